@@ -1,0 +1,119 @@
+# hookbox: a webhook acceptance boundary for media pipelines.
+#
+#   make            build everything into $(O)/
+#   make check      install what is missing, build, run every test
+#   make run        install what is missing, build, start a demo on 127.0.0.1
+#   make install    install into $(DESTDIR)$(PREFIX)
+#
+# Local overrides go in config.mk (not tracked).
+
+-include config.mk
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+O	?= build
+CC	?= cc
+
+PKGS	 = sqlite3 libsodium libcjson libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+OPT	?= -O2 -g
+WARN	 = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
+	   -Wmissing-prototypes -Wpointer-arith -Wno-format-nonliteral
+CFLAGS	?= $(OPT)
+CFLAGS	+= -std=c11 $(WARN) -fvisibility=hidden -fstack-protector-strong
+CPPFLAGS += -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -Ilib $(PKG_CFLAGS)
+LDLIBS	+= $(PKG_LIBS)
+
+# SAN=1: the sanitizer build (ASan + UBSan), built in its own directory.
+ifeq ($(SAN),1)
+O	 = build-san
+OPT	 = -O1 -g
+CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
+	   -fno-sanitize-recover=all
+CPPFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(CPPFLAGS))
+LDFLAGS	+= -fsanitize=address,undefined
+endif
+
+LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/obs.c lib/tornado.c \
+	   lib/auth.c lib/config.c lib/store.c lib/accept.c lib/fault.c
+LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
+	   lib/auth.h lib/config.h lib/store.h lib/accept.h lib/fault.h
+LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
+# The test build of the library: the same sources with fault points.
+TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
+
+CLI_SRCS = cli/hookbox.c
+CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
+
+TEST_SUITES = check_util check_tornado check_auth check_config check_accept
+TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
+TEST_COMMON = $(O)/tests/testutil.o
+
+BINS	 = $(O)/hookbox
+
+all: $(BINS) $(TEST_BINS)
+
+$(O)/lib/%.o: lib/%.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/lib/%.fault.o: lib/%.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DHB_FAULT $(CFLAGS) -c -o $@ $<
+
+$(O)/libhookbox.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS)
+
+$(O)/libhookbox-fault.a: $(TLIB_OBJS)
+	rm -f $@
+	ar rcs $@ $(TLIB_OBJS)
+
+$(O)/cli/%.o: cli/%.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/hookbox: $(CLI_OBJS) $(O)/libhookbox.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(O)/libhookbox.a $(LDLIBS)
+
+$(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DHB_FAULT $(CHECK_CFLAGS) $(CFLAGS) -Itests \
+	    -Wno-missing-prototypes -c -o $@ $<
+
+$(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(O)/libhookbox-fault.a \
+	    $(LDLIBS) $(CHECK_LIBS)
+
+# Everything a test run needs, then every suite: unit tests in the normal
+# and the sanitizer build, then the command-line and end-to-end scripts.
+check: deps
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	sh tests/run-unit.sh build
+	sh tests/run-unit.sh build-san
+	sh tests/cli.sh build/hookbox
+
+unit: all
+	sh tests/run-unit.sh $(O)
+
+deps:
+	sh scripts/install-deps.sh
+
+run: deps
+	$(MAKE) all
+	sh scripts/run.sh $(O)
+
+install: $(O)/hookbox
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(O)/hookbox $(DESTDIR)$(BINDIR)/hookbox
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all check unit deps run install clean
+.SECONDARY:

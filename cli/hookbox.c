@@ -1,0 +1,953 @@
+/*
+ * hookbox: the operator's command-line tool.
+ *
+ * It parses arguments, reads secrets from files or standard input (never
+ * from argv), calls the library and prints.  Exit codes (sysexits style):
+ *   0  success
+ *   1  operation refused or failed
+ *   2  usage error
+ *   75 temporarily unavailable (database busy); try again
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <sodium.h>
+
+#include "accept.h"
+#include "config.h"
+#include "store.h"
+#include "tornado.h"
+#include "util.h"
+
+#define EXIT_OK		0
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+#define EXIT_TEMPFAIL	75
+
+/* Everything a command needs from the global options and environment. */
+struct env {
+	char	dir[PATH_MAX];
+	char	state_path[PATH_MAX];
+	char	config_path[PATH_MAX];
+	int	busy_ms;
+	int	sync_normal;
+};
+
+struct cmd {
+	const char	*name;
+	const char	*sub;	/* NULL for single-word commands */
+	int		(*fn)(struct env *, int, char **);
+	const char	*usage;
+};
+
+static const struct cmd *current;
+
+static void warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+warnx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fputs("hookbox: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int
+usage_of(const struct cmd *c)
+{
+	fprintf(stderr, "usage: hookbox [-d DIR] %s%s%s %s\n", c->name,
+	    c->sub != NULL ? " " : "", c->sub != NULL ? c->sub : "", c->usage);
+	return EXIT_USAGE;
+}
+
+static int
+usage(void)
+{
+	return usage_of(current);
+}
+
+/* Exit code for a configuration status. */
+static int
+config_exit(enum config_status s)
+{
+	return s == CONFIG_OK ? EXIT_OK : s == CONFIG_BUSY ? EXIT_TEMPFAIL :
+	    EXIT_FAIL;
+}
+
+static int
+store_exit(enum store_status s)
+{
+	return s == STORE_OK ? EXIT_OK : s == STORE_BUSY ? EXIT_TEMPFAIL :
+	    EXIT_FAIL;
+}
+
+static int
+parse_int(const char *s, long long min, long long max, const char *what,
+    long long *out)
+{
+	const char	*err;
+
+	*out = util_strtonum(s, min, max, &err);
+	if (err != NULL) {
+		warnx("%s: %s", what, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Reads all of fd into buf (at most max bytes).  Returns the length, or
+ * -1 on error or when there is more than max.
+ */
+static ssize_t
+read_bounded(int fd, char *buf, size_t max)
+{
+	size_t	used = 0;
+	ssize_t	n;
+	char	extra;
+
+	while (used < max) {
+		n = read(fd, buf + used, max - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return (ssize_t)used;
+		used += (size_t)n;
+	}
+	while ((n = read(fd, &extra, 1)) < 0 && errno == EINTR)
+		;
+	return n == 0 ? (ssize_t)used : -1;
+}
+
+/*
+ * Reads a secret from a file, or standard input for "-", into buf; one
+ * trailing newline is dropped.  Returns its length, or -1 (reported).
+ */
+static ssize_t
+read_secret(const char *path, unsigned char *buf, size_t max)
+{
+	ssize_t	n;
+	int	fd;
+
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		warnx("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = read_bounded(fd, (char *)buf, max);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (n < 0) {
+		warnx("%s: unreadable, or longer than %zu bytes", path, max);
+		return -1;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	if (n == 0) {
+		warnx("%s: empty secret", path);
+		return -1;
+	}
+	return n;
+}
+
+static int
+open_config(struct env *e, enum config_mode mode, struct config **cfg)
+{
+	enum config_status	rc;
+
+	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
+	    CONFIG_OK) {
+		warnx("%s: %s", e->config_path, config_strerror(rc));
+		return config_exit(rc) == EXIT_OK ? EXIT_FAIL : config_exit(rc);
+	}
+	return EXIT_OK;
+}
+
+static int
+open_store(struct env *e, int create, struct store **st)
+{
+	struct store_opts	opts;
+	enum store_status	rc;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.busy_ms = e->busy_ms;
+	opts.sync_normal = e->sync_normal;
+	opts.create = create;
+	if ((rc = store_open(e->state_path, &opts, st)) != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(rc));
+		return store_exit(rc);
+	}
+	return EXIT_OK;
+}
+
+/* Reports a configuration write's outcome. */
+static int
+config_done(enum config_status rc, const char *what, const char *why)
+{
+	if (rc == CONFIG_OK)
+		return EXIT_OK;
+	if (rc == CONFIG_INVALID && why != NULL)
+		warnx("%s: invalid %s", what, why);
+	else
+		warnx("%s: %s", what, config_strerror(rc));
+	return config_exit(rc);
+}
+
+/* Copies an argument into a bounded field, or fails loudly. */
+static int
+set_field(char *dst, size_t len, const char *src, const char *what)
+{
+	if (strlen(src) >= len) {
+		warnx("%s: too long (at most %zu bytes)", what, len - 1);
+		return -1;
+	}
+	memcpy(dst, src, strlen(src) + 1);
+	return 0;
+}
+
+/*
+ * getopt_long over a subcommand's arguments (argv[0] is the subcommand).
+ * Resets getopt's state for each use.
+ */
+static int
+next_opt(int argc, char **argv, const struct option *opts)
+{
+	return getopt_long(argc, argv, "", opts, NULL);
+}
+
+/* ---- init --------------------------------------------------------- */
+
+static int
+cmd_init(struct env *e, int argc, char **argv)
+{
+	struct store		*st = NULL;
+	enum config_status	 crc;
+	int			 rc;
+
+	(void)argv;
+	if (argc != 1)
+		return usage();
+	if (mkdir(e->dir, 0750) != 0 && errno != EEXIST) {
+		warnx("%s: %s", e->dir, strerror(errno));
+		return EXIT_FAIL;
+	}
+	crc = config_create(e->config_path);
+	if (crc != CONFIG_OK && crc != CONFIG_EXISTS) {
+		warnx("%s: %s", e->config_path, config_strerror(crc));
+		return config_exit(crc);
+	}
+	if ((rc = open_store(e, 1, &st)) != EXIT_OK)
+		return rc;
+	store_close(st);
+	printf("initialised %s\n", e->dir);
+	return EXIT_OK;
+}
+
+/* ---- tenant ------------------------------------------------------- */
+
+static int
+cmd_tenant_add(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "inactive", no_argument, NULL, 'i' },
+		{ "status-base", required_argument, NULL, 'b' },
+		{ "api-key-file", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_tenant	 t;
+	struct config		*cfg = NULL;
+	unsigned char		 key[CONFIG_SECRET_MAX + 1];
+	ssize_t			 keylen = 0;
+	const char		*keyfile = NULL, *why = NULL;
+	int			 ch, rc;
+
+	memset(&t, 0, sizeof(t));
+	t.active = 1;
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'i':
+			t.active = 0;
+			break;
+		case 'b':
+			if (set_field(t.status_base, sizeof(t.status_base),
+			    optarg, "--status-base") != 0)
+				return EXIT_USAGE;
+			break;
+		case 'k':
+			keyfile = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 ||
+	    set_field(t.id, sizeof(t.id), argv[optind], "tenant") != 0)
+		return usage();
+	if (keyfile != NULL &&
+	    (keylen = read_secret(keyfile, key, CONFIG_SECRET_MAX)) < 0)
+		return EXIT_FAIL;
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
+		rc = config_done(config_tenant_add(cfg, &t, keylen > 0 ? key :
+		    NULL, (size_t)keylen, &why), t.id, why);
+		config_close(cfg);
+	}
+	sodium_memzero(key, sizeof(key));
+	return rc;
+}
+
+/* ---- endpoint ----------------------------------------------------- */
+
+static int
+parse_expiry(const char *s, int64_t *out)
+{
+	long long	v;
+
+	if (parse_int(s, 1, INT64_MAX / 1000, "--expires", &v) != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+add_secret(struct config *cfg, const char *endpoint, const char *file,
+    int64_t expires)
+{
+	unsigned char	 buf[CONFIG_SECRET_MAX + 1];
+	ssize_t		 n;
+	const char	*why = NULL;
+	int		 rc;
+
+	if ((n = read_secret(file, buf, CONFIG_SECRET_MAX)) < 0)
+		return EXIT_FAIL;
+	rc = config_done(config_secret_add(cfg, endpoint, buf, (size_t)n,
+	    expires, &why), endpoint, why);
+	sodium_memzero(buf, sizeof(buf));
+	return rc;
+}
+
+static int
+cmd_endpoint_add(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "auth", required_argument, NULL, 'a' },
+		{ "key-header", required_argument, NULL, 'h' },
+		{ "tolerance", required_argument, NULL, 'T' },
+		{ "secret-file", required_argument, NULL, 's' },
+		{ "expires", required_argument, NULL, 'x' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_endpoint	 ep;
+	struct config		*cfg = NULL;
+	const char		*secret = NULL, *why = NULL;
+	long long		 v;
+	int64_t			 expires = 0;
+	int			 ch, rc;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.kind = CONFIG_KIND_JOB;
+	ep.auth = CONFIG_AUTH_HMAC;
+	ep.tolerance = AUTH_TOLERANCE_DEFAULT;
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			if (set_field(ep.tenant, sizeof(ep.tenant), optarg,
+			    "--tenant") != 0)
+				return EXIT_USAGE;
+			break;
+		case 'k':
+			if (config_kind_parse(optarg, &ep.kind) != 0) {
+				warnx("--kind: tornado-job or tornado-org");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			if (config_auth_parse(optarg, &ep.auth) != 0) {
+				warnx("--auth: hmac, key or standard");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			if (set_field(ep.key_header, sizeof(ep.key_header),
+			    optarg, "--key-header") != 0)
+				return EXIT_USAGE;
+			break;
+		case 'T':
+			if (parse_int(optarg, 1, 86400, "--tolerance", &v) != 0)
+				return EXIT_USAGE;
+			ep.tolerance = v;
+			break;
+		case 's':
+			secret = optarg;
+			break;
+		case 'x':
+			if (parse_expiry(optarg, &expires) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || ep.tenant[0] == '\0' || secret == NULL ||
+	    set_field(ep.name, sizeof(ep.name), argv[optind], "endpoint") != 0)
+		return usage();
+	if (ep.auth == CONFIG_AUTH_KEY && ep.key_header[0] == '\0') {
+		warnx("--auth key needs --key-header");
+		return EXIT_USAGE;
+	}
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+		return rc;
+	/* The endpoint and its first secret commit together or not at all. */
+	if ((rc = config_done(config_begin(cfg), ep.name, NULL)) == EXIT_OK &&
+	    (rc = config_done(config_endpoint_add(cfg, &ep, &why), ep.name,
+	    why)) == EXIT_OK &&
+	    (rc = add_secret(cfg, ep.name, secret, expires)) == EXIT_OK)
+		rc = config_done(config_commit(cfg), ep.name, NULL);
+	if (rc != EXIT_OK)
+		config_rollback(cfg);
+	config_close(cfg);
+	return rc;
+}
+
+static int
+cmd_endpoint_secret(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "secret-file", required_argument, NULL, 's' },
+		{ "expires", required_argument, NULL, 'x' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config	*cfg = NULL;
+	const char	*secret = NULL;
+	int64_t		 expires = 0;
+	int		 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 's':
+			secret = optarg;
+			break;
+		case 'x':
+			if (parse_expiry(optarg, &expires) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || secret == NULL)
+		return usage();
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+		return rc;
+	rc = add_secret(cfg, argv[optind], secret, expires);
+	config_close(cfg);
+	return rc;
+}
+
+/* ---- destination -------------------------------------------------- */
+
+static int
+cmd_destination_add(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "idempotent", no_argument, NULL, 'i' },
+		{ "status-url", required_argument, NULL, 'S' },
+		{ "secret-file", required_argument, NULL, 's' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ "max-attempts", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_destination	 d;
+	struct config			*cfg = NULL;
+	unsigned char			 key[CONFIG_SECRET_MAX + 1];
+	ssize_t				 keylen = 0;
+	const char			*keyfile = NULL, *why = NULL;
+	long long			 v;
+	int				 ch, rc;
+
+	memset(&d, 0, sizeof(d));
+	d.timeout_ms = 10000;
+	d.max_attempts = 10;
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			if (set_field(d.tenant, sizeof(d.tenant), optarg,
+			    "--tenant") != 0)
+				return EXIT_USAGE;
+			break;
+		case 'u':
+			if (set_field(d.url, sizeof(d.url), optarg,
+			    "--url") != 0)
+				return EXIT_USAGE;
+			break;
+		case 'i':
+			d.idempotent = 1;
+			break;
+		case 'S':
+			if (set_field(d.status_url, sizeof(d.status_url),
+			    optarg, "--status-url") != 0)
+				return EXIT_USAGE;
+			break;
+		case 's':
+			keyfile = optarg;
+			break;
+		case 'T':
+			if (parse_int(optarg, 1, 600000, "--timeout-ms",
+			    &v) != 0)
+				return EXIT_USAGE;
+			d.timeout_ms = (int)v;
+			break;
+		case 'm':
+			if (parse_int(optarg, 1, 1000, "--max-attempts",
+			    &v) != 0)
+				return EXIT_USAGE;
+			d.max_attempts = (int)v;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || d.tenant[0] == '\0' || d.url[0] == '\0' ||
+	    set_field(d.name, sizeof(d.name), argv[optind], "destination") != 0)
+		return usage();
+	if (keyfile != NULL &&
+	    (keylen = read_secret(keyfile, key, CONFIG_SECRET_MAX)) < 0)
+		return EXIT_FAIL;
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
+		rc = config_done(config_destination_add(cfg, &d,
+		    keylen > 0 ? key : NULL, (size_t)keylen, &why), d.name,
+		    why);
+		config_close(cfg);
+	}
+	sodium_memzero(key, sizeof(key));
+	return rc;
+}
+
+/* ---- job ---------------------------------------------------------- */
+
+static int
+cmd_job_add(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ "attempt", required_argument, NULL, 'a' },
+		{ "step", required_argument, NULL, 's' },
+		{ "destination", required_argument, NULL, 'D' },
+		{ "source-url", required_argument, NULL, 'u' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_job	 j;
+	struct config		*cfg = NULL;
+	const char		*why = NULL;
+	int			 ch, rc;
+
+	memset(&j, 0, sizeof(j));
+	while ((ch = next_opt(argc, argv, opts)) != -1) {
+		switch (ch) {
+		case 't':
+			rc = set_field(j.tenant, sizeof(j.tenant), optarg,
+			    "--tenant");
+			break;
+		case 'a':
+			rc = set_field(j.attempt, sizeof(j.attempt), optarg,
+			    "--attempt");
+			break;
+		case 's':
+			rc = set_field(j.step, sizeof(j.step), optarg,
+			    "--step");
+			break;
+		case 'D':
+			rc = set_field(j.destination, sizeof(j.destination),
+			    optarg, "--destination");
+			break;
+		case 'u':
+			rc = set_field(j.source_url, sizeof(j.source_url),
+			    optarg, "--source-url");
+			break;
+		case 'o':
+			rc = set_field(j.output, sizeof(j.output), optarg,
+			    "--output");
+			break;
+		default:
+			return usage();
+		}
+		if (rc != 0)
+			return EXIT_USAGE;
+	}
+	if (argc - optind != 1 || j.tenant[0] == '\0' ||
+	    j.attempt[0] == '\0' || j.step[0] == '\0' ||
+	    j.destination[0] == '\0' ||
+	    set_field(j.job_id, sizeof(j.job_id), argv[optind], "job") != 0)
+		return usage();
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+		return rc;
+	rc = config_done(config_job_add(cfg, &j, &why), j.job_id, why);
+	config_close(cfg);
+	return rc;
+}
+
+/* ---- list and remove, for every table ----------------------------- */
+
+static int
+table_of(const char *name, enum config_table *t)
+{
+	static const char *const names[] = {
+		[CONFIG_TENANTS] = "tenant",
+		[CONFIG_ENDPOINTS] = "endpoint",
+		[CONFIG_DESTINATIONS] = "destination",
+		[CONFIG_JOBS] = "job",
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0) {
+			*t = (enum config_table)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+cmd_list(struct env *e, int argc, char **argv)
+{
+	struct config		*cfg = NULL;
+	cJSON			*arr = NULL;
+	char			*s;
+	enum config_table	 t;
+	int			 rc;
+
+	(void)argv;
+	if (argc != 1 || table_of(current->name, &t) != 0)
+		return usage();
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	rc = config_done(config_list(cfg, t, &arr), current->name, NULL);
+	config_close(cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	if ((s = cJSON_Print(arr)) == NULL) {
+		cJSON_Delete(arr);
+		warnx("out of memory");
+		return EXIT_FAIL;
+	}
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(arr);
+	return EXIT_OK;
+}
+
+static int
+cmd_remove(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config		*cfg = NULL;
+	enum config_table	 t;
+	const char		*tenant = NULL;
+	int			 ch, rc, scoped;
+
+	if (table_of(current->name, &t) != 0)
+		return usage();
+	scoped = t == CONFIG_DESTINATIONS || t == CONFIG_JOBS;
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			tenant = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || (scoped != (tenant != NULL)))
+		return usage();
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+		return rc;
+	rc = config_done(scoped ?
+	    config_remove(cfg, t, tenant, argv[optind]) :
+	    config_remove(cfg, t, argv[optind], NULL), argv[optind], NULL);
+	config_close(cfg);
+	return rc;
+}
+
+/* ---- observe ------------------------------------------------------ */
+
+static int
+cmd_observe(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct accept_req	 req;
+	struct accept_res	 res;
+	struct obs		 o;
+	struct config		*cfg = NULL;
+	struct store		*st = NULL;
+	char			*body = NULL, why[128], out[1024];
+	const char		*tenant = NULL;
+	ssize_t			 len;
+	enum tornado_err	 perr;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			tenant = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind || tenant == NULL)
+		return usage();
+	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
+		warnx("out of memory");
+		return EXIT_FAIL;
+	}
+	memset(&res, 0, sizeof(res));
+	if ((len = read_bounded(STDIN_FILENO, body, HB_BODY_MAX_DEFAULT)) < 0) {
+		warnx("standard input: unreadable or over %d bytes",
+		    HB_BODY_MAX_DEFAULT);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if ((perr = tornado_parse_status(body, (size_t)len, &o, why,
+	    sizeof(why))) != TORNADO_OK) {
+		res.result = perr == TORNADO_NOMEM ? HB_NOMEM : HB_MALFORMED;
+		res.detail = why;
+	} else {
+		if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+		    (rc = open_store(e, 0, &st)) != EXIT_OK)
+			goto out;
+		memset(&req, 0, sizeof(req));
+		req.tenant = tenant;
+		req.obs = &o;
+		req.body = body;
+		req.bodylen = (size_t)len;
+		req.now_ms = util_now_ms();
+		if (accept_observation(st, cfg, &req, &res) == HB_UNAVAILABLE)
+			warnx("%s: %s", e->state_path, store_errmsg(st));
+	}
+	if (accept_res_json(&res, out, sizeof(out)) == 0)
+		puts(out);
+	rc = hb_result_is_ack(res.result) ? EXIT_OK :
+	    res.result == HB_UNAVAILABLE ? EXIT_TEMPFAIL : EXIT_FAIL;
+out:
+	store_close(st);
+	config_close(cfg);
+	free(body);
+	return rc;
+}
+
+/* ---- status ------------------------------------------------------- */
+
+static int
+cmd_status(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store_counts	 c;
+	struct store		*st = NULL;
+	enum store_status	 src;
+	int64_t			 age = 0;
+	int			 ch, json = 0, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'j':
+			json = 1;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_counts(st, &c);
+	store_close(st);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		return store_exit(src);
+	}
+	if (c.oldest_pending_ms > 0 && util_now_ms() > c.oldest_pending_ms)
+		age = (util_now_ms() - c.oldest_pending_ms) / 1000;
+	if (json)
+		printf("{\"outbox\":{\"pending\":%lld,\"leased\":%lld,"
+		    "\"delivered\":%lld,\"dead\":%lld,\"unknown\":%lld},"
+		    "\"conflicts_open\":%lld,\"oldest_pending_age_s\":%lld}\n",
+		    (long long)c.pending, (long long)c.leased,
+		    (long long)c.delivered, (long long)c.dead,
+		    (long long)c.unknown, (long long)c.conflicts_open,
+		    (long long)age);
+	else
+		printf("outbox: %lld pending, %lld leased, %lld delivered, "
+		    "%lld dead, %lld unknown outcome\n"
+		    "open conflicts: %lld\n"
+		    "oldest pending: %lld s\n",
+		    (long long)c.pending, (long long)c.leased,
+		    (long long)c.delivered, (long long)c.dead,
+		    (long long)c.unknown, (long long)c.conflicts_open,
+		    (long long)age);
+	return EXIT_OK;
+}
+
+/* ---- dispatch table and main -------------------------------------- */
+
+static const struct cmd cmds[] = {
+	{ "init", NULL, cmd_init, "" },
+	{ "tenant", "add", cmd_tenant_add,
+	    "[--inactive] [--status-base URL] [--api-key-file FILE|-] ID" },
+	{ "tenant", "list", cmd_list, "" },
+	{ "tenant", "remove", cmd_remove, "ID" },
+	{ "endpoint", "add", cmd_endpoint_add,
+	    "--tenant T [--kind tornado-job|tornado-org]\n"
+	    "       [--auth hmac|key|standard] [--key-header H]"
+	    " [--tolerance S]\n"
+	    "       --secret-file FILE|- [--expires UNIXTIME] NAME" },
+	{ "endpoint", "secret", cmd_endpoint_secret,
+	    "--secret-file FILE|- [--expires UNIXTIME] NAME" },
+	{ "endpoint", "list", cmd_list, "" },
+	{ "endpoint", "remove", cmd_remove, "NAME" },
+	{ "destination", "add", cmd_destination_add,
+	    "--tenant T --url URL [--idempotent] [--status-url URL]\n"
+	    "       [--secret-file FILE|-] [--timeout-ms N]"
+	    " [--max-attempts N] NAME" },
+	{ "destination", "list", cmd_list, "" },
+	{ "destination", "remove", cmd_remove, "--tenant T NAME" },
+	{ "job", "add", cmd_job_add,
+	    "--tenant T --attempt A --step S --destination D\n"
+	    "       [--source-url URL] [--output JSON] JOB_ID" },
+	{ "job", "list", cmd_list, "" },
+	{ "job", "remove", cmd_remove, "--tenant T JOB_ID" },
+	{ "observe", NULL, cmd_observe, "--tenant T < status.json" },
+	{ "status", NULL, cmd_status, "[--json]" },
+};
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static int
+main_usage(void)
+{
+	size_t	i;
+
+	fputs("usage: hookbox [-d DIR] COMMAND [ARGS]\n\ncommands:\n", stderr);
+	for (i = 0; i < NCMDS; i++)
+		fprintf(stderr, "  %s%s%s\n", cmds[i].name,
+		    cmds[i].sub != NULL ? " " : "",
+		    cmds[i].sub != NULL ? cmds[i].sub : "");
+	fputs("\nDIR (or $HOOKBOX_DIR) holds state.db and config.db.\n"
+	    "Each command takes --help.  Exit codes: 0 success, 1 refused or"
+	    " failed,\n2 usage, 75 temporarily unavailable.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int
+env_setup(struct env *e, const char *dir)
+{
+	const char	*s, *err;
+	long long	 v;
+
+	memset(e, 0, sizeof(*e));
+	e->busy_ms = STORE_BUSY_MS_DEFAULT;
+	if ((s = getenv("HOOKBOX_BUSY_MS")) != NULL) {
+		v = util_strtonum(s, 0, 600000, &err);
+		if (err != NULL) {
+			warnx("HOOKBOX_BUSY_MS: %s", err);
+			return -1;
+		}
+		e->busy_ms = (int)v;
+	}
+	if ((s = getenv("HOOKBOX_SYNC")) != NULL) {
+		if (strcmp(s, "normal") == 0)
+			e->sync_normal = 1;
+		else if (strcmp(s, "full") != 0) {
+			warnx("HOOKBOX_SYNC: full or normal");
+			return -1;
+		}
+	}
+	if (dir == NULL && (dir = getenv("HOOKBOX_DIR")) == NULL) {
+		warnx("no data directory: give -d DIR or set HOOKBOX_DIR");
+		return -1;
+	}
+	if (set_field(e->dir, sizeof(e->dir), dir, "DIR") != 0 ||
+	    snprintf(e->state_path, sizeof(e->state_path), "%s/state.db",
+	    dir) >= (int)sizeof(e->state_path) ||
+	    snprintf(e->config_path, sizeof(e->config_path), "%s/config.db",
+	    dir) >= (int)sizeof(e->config_path)) {
+		warnx("DIR: too long");
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct env	 e;
+	const char	*dir = NULL;
+	size_t		 i;
+	int		 ch, words;
+
+	while ((ch = getopt(argc, argv, "+d:h")) != -1)
+		switch (ch) {
+		case 'd':
+			dir = optarg;
+			break;
+		default:
+			return main_usage();
+		}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return main_usage();
+
+	for (i = 0; i < NCMDS; i++) {
+		if (strcmp(argv[0], cmds[i].name) != 0)
+			continue;
+		words = cmds[i].sub != NULL ? 2 : 1;
+		if (words == 2 && (argc < 2 || strcmp(argv[1], cmds[i].sub) != 0))
+			continue;
+		current = &cmds[i];
+		argc -= words - 1;
+		argv += words - 1;
+		if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0)) {
+			(void)usage();
+			return EXIT_OK;
+		}
+		if (util_init() != 0) {
+			warnx("libsodium failed to initialise");
+			return EXIT_FAIL;
+		}
+		if (env_setup(&e, dir) != 0)
+			return EXIT_USAGE;
+		optind = 0;	/* reset getopt for the subcommand */
+		return cmds[i].fn(&e, argc, argv);
+	}
+	if (argc >= 1 && strcmp(argv[0], "help") == 0)
+		return main_usage(), EXIT_OK;
+	warnx("unknown command: %s%s%s", argv[0], argc > 1 ? " " : "",
+	    argc > 1 ? argv[1] : "");
+	return main_usage();
+}

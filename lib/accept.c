@@ -1,0 +1,306 @@
+/*
+ * accept.c: qualification, ordering and the acceptance transaction.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "accept.h"
+#include "util.h"
+
+static const char *const source_names[] = {
+	[OBS_SRC_JOB] = "job", [OBS_SRC_ORG] = "org", [OBS_SRC_POLL] = "poll",
+};
+
+static enum hb_result
+unavailable(enum store_status s)
+{
+	return s == STORE_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+}
+
+static enum hb_result
+config_failure(enum config_status s)
+{
+	return s == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+}
+
+/* A completion and a non-completion contradict; two failures do not. */
+static int
+contradicts(enum obs_status recorded, enum obs_status observed)
+{
+	return (recorded == OBS_ST_COMPLETED) != (observed == OBS_ST_COMPLETED);
+}
+
+/*
+ * The JSON document sent downstream for an action.  Returns a string to
+ * free with cJSON_free(), or NULL when out of memory.
+ */
+static char *
+action_payload(const char *action, const struct config_job *job,
+    const struct obs *o, int64_t now)
+{
+	cJSON	*doc, *file, *out = NULL;
+	char	*s = NULL;
+
+	if ((doc = cJSON_CreateObject()) == NULL)
+		return NULL;
+	if (job->output[0] != '\0' &&
+	    (out = cJSON_Parse(job->output)) == NULL &&
+	    (out = cJSON_CreateString(job->output)) == NULL)
+		goto out;
+	if (cJSON_AddStringToObject(doc, "action", action) == NULL ||
+	    cJSON_AddStringToObject(doc, "tenant", job->tenant) == NULL ||
+	    cJSON_AddStringToObject(doc, "attempt", job->attempt) == NULL ||
+	    cJSON_AddStringToObject(doc, "step", job->step) == NULL ||
+	    cJSON_AddStringToObject(doc, "job_id", job->job_id) == NULL ||
+	    cJSON_AddStringToObject(doc, "observed_via",
+	    source_names[o->source]) == NULL ||
+	    (file = cJSON_AddObjectToObject(doc, "file")) == NULL ||
+	    (o->file_key[0] != '\0' &&
+	    cJSON_AddStringToObject(file, "key", o->file_key) == NULL) ||
+	    (o->file_url[0] != '\0' &&
+	    cJSON_AddStringToObject(file, "url", o->file_url) == NULL) ||
+	    (job->source_url[0] != '\0' &&
+	    cJSON_AddStringToObject(doc, "source_url", job->source_url) ==
+	    NULL) ||
+	    cJSON_AddNumberToObject(doc, "accepted_at_ms", (double)now) == NULL)
+		goto out;
+	if (out != NULL) {
+		cJSON_AddItemToObject(doc, "output", out);
+		out = NULL;
+	}
+	s = cJSON_PrintUnformatted(doc);
+out:
+	cJSON_Delete(out);
+	cJSON_Delete(doc);
+	return s;
+}
+
+/*
+ * Claims the action for a completed job and, only when the claim is new,
+ * adds its outbox row.  Inside the open transaction.
+ */
+static enum store_status
+claim(struct store *st, const struct config_job *job, const struct obs *o,
+    const struct accept_req *req, struct accept_res *res)
+{
+	struct store_action	 a;
+	enum store_claim	 c;
+	enum store_status	 rc;
+	char			*payload;
+
+	memset(&a, 0, sizeof(a));
+	a.id = res->action;
+	a.tenant = job->tenant;
+	a.attempt = job->attempt;
+	a.step = job->step;
+	a.job_id = job->job_id;
+	a.destination = job->destination;
+	a.now = req->now_ms;
+	if ((rc = store_action_claim(st, &a, &c)) != STORE_OK)
+		return rc;
+	switch (c) {
+	case STORE_CLAIMED:
+		if ((payload = action_payload(res->action, job, o,
+		    req->now_ms)) == NULL)
+			return STORE_NOMEM;
+		a.payload = payload;
+		rc = store_outbox_add(st, &a);
+		cJSON_free(payload);
+		res->result = HB_ACCEPTED;
+		return rc;
+	case STORE_CLAIMED_BEFORE:
+		res->result = HB_DUPLICATE;
+		return STORE_OK;
+	case STORE_CLAIMED_OTHER:
+		res->result = HB_ACTION_CONFLICT;
+		res->detail = "action id already accepted for another job";
+		return store_conflict_add(st, job->tenant, job->job_id,
+		    res->action, "action", "another job", job->job_id,
+		    req->now_ms);
+	}
+	return STORE_ERROR;
+}
+
+/*
+ * Decides what a job observation means against the recorded state and
+ * writes it.  Inside the open transaction.
+ */
+static enum store_status
+apply(struct store *st, const struct config_job *job, const struct obs *o,
+    const struct accept_req *req, struct accept_res *res)
+{
+	struct store_job	 cur, next;
+	enum store_status	 rc;
+
+	if ((rc = store_job_get(st, job->tenant, job->job_id, &cur)) !=
+	    STORE_OK)
+		return rc;
+	next = cur;
+
+	if (o->status == OBS_ST_NONE) {
+		/* Progress: the stage rank only moves forward. */
+		if (cur.terminal != OBS_ST_NONE || o->stage < cur.stage) {
+			res->result = HB_STALE;
+			return STORE_OK;
+		}
+		res->result = HB_RECORDED;
+		if (o->stage == cur.stage)
+			return STORE_OK;
+		next.stage = o->stage;
+		return store_job_put(st, job->tenant, job->job_id, &next, o,
+		    req->now_ms);
+	}
+
+	if (cur.terminal == OBS_ST_NONE) {
+		next.terminal = o->status;
+		if (o->stage > next.stage)
+			next.stage = o->stage;
+		if ((rc = store_job_put(st, job->tenant, job->job_id, &next,
+		    o, req->now_ms)) != STORE_OK)
+			return rc;
+	} else if (contradicts(cur.terminal, o->status)) {
+		res->result = HB_CONFLICT;
+		res->detail = "terminal state contradicts the recorded one";
+		return store_conflict_add(st, job->tenant, job->job_id,
+		    res->action, "terminal", obs_status_name(cur.terminal),
+		    obs_status_name(o->status), req->now_ms);
+	}
+
+	/* Only completion qualifies the file for the job's step. */
+	if (o->status != OBS_ST_COMPLETED) {
+		res->result = HB_RECORDED;
+		return STORE_OK;
+	}
+	return claim(st, job, o, req, res);
+}
+
+enum hb_result
+accept_observation(struct store *st, struct config *cfg,
+    const struct accept_req *req, struct accept_res *res)
+{
+	const struct obs	*o = req->obs;
+	struct config_tenant	 tenant;
+	struct config_job	 job;
+	struct store_receipt	 rcpt;
+	struct store_prior	 prior;
+	enum config_status	 cs;
+	enum store_status	 ss;
+	int64_t			 rid;
+	int			 seen, is_job;
+
+	memset(res, 0, sizeof(*res));
+	is_job = o->event == OBS_EV_JOB;
+
+	/* Validate identifiers before anything is looked up or written. */
+	if (!util_valid_id(req->tenant, HB_ID_MAX) ||
+	    (is_job && !util_valid_id(o->job_id, HB_ID_MAX)) ||
+	    (o->delivery_id[0] != '\0' &&
+	    !util_valid_id(o->delivery_id, HB_ID_MAX)) ||
+	    (unsigned)o->source > OBS_SRC_POLL ||
+	    (unsigned)o->stage > OBS_STAGE_COMPLETED) {
+		res->detail = "identifier empty, too long or not UTF-8";
+		return res->result = HB_MALFORMED;
+	}
+
+	cs = config_tenant_get(cfg, req->tenant, &tenant);
+	if (cs == CONFIG_NOTFOUND || (cs == CONFIG_OK && !tenant.active)) {
+		res->detail = "no such active tenant";
+		return res->result = HB_UNKNOWN_ENDPOINT;
+	}
+	if (cs != CONFIG_OK)
+		return res->result = config_failure(cs);
+
+	if (is_job) {
+		cs = config_job_get(cfg, req->tenant, o->job_id, &job);
+		if (cs == CONFIG_NOTFOUND) {
+			res->detail = "job not registered to this tenant";
+			return res->result = HB_UNKNOWN_JOB;
+		}
+		if (cs != CONFIG_OK)
+			return res->result = config_failure(cs);
+		if (snprintf(res->action, sizeof(res->action), "%s:%s:%s",
+		    job.tenant, job.attempt, job.step) >=
+		    (int)sizeof(res->action)) {
+			res->action[0] = '\0';
+			res->detail = "action id too long";
+			return res->result = HB_MALFORMED;
+		}
+	}
+
+	memset(&rcpt, 0, sizeof(rcpt));
+	rcpt.at = req->now_ms;
+	rcpt.tenant = req->tenant;
+	rcpt.endpoint = req->endpoint;
+	rcpt.source = source_names[o->source];
+	rcpt.delivery_id = o->delivery_id;
+	rcpt.job_id = o->job_id;
+	rcpt.type = o->type;
+	rcpt.status = obs_status_name(o->status);
+	rcpt.stage = obs_stage_name(o->stage);
+	rcpt.body = req->body;
+	rcpt.bodylen = req->bodylen;
+
+	if ((ss = store_begin(st)) != STORE_OK)
+		return res->result = unavailable(ss);
+	if ((ss = store_receipt_add(st, &rcpt, &rid, &seen, &prior)) !=
+	    STORE_OK)
+		goto fail;
+	if (seen) {
+		/* The same delivery again: answer as before, write nothing. */
+		store_rollback(st);
+		memcpy(res->action, prior.action, sizeof(res->action));
+		res->detail = "delivery id received before";
+		return res->result = HB_DUPLICATE;
+	}
+
+	switch (o->event) {
+	case OBS_EV_JOB:
+		ss = apply(st, &job, o, req, res);
+		break;
+	case OBS_EV_BATCH:
+		res->result = HB_RECORDED;
+		break;
+	case OBS_EV_UNKNOWN:
+		res->result = HB_IGNORED;
+		res->detail = "event type not understood; recorded";
+		break;
+	}
+	if (ss != STORE_OK)
+		goto fail;
+	if ((ss = store_receipt_finish(st, rid, hb_result_name(res->result),
+	    res->action)) != STORE_OK)
+		goto fail;
+	if ((ss = store_commit(st)) != STORE_OK)
+		goto fail;
+	return res->result;
+fail:
+	store_rollback(st);
+	res->detail = store_strerror(ss);
+	return res->result = unavailable(ss);
+}
+
+int
+accept_res_json(const struct accept_res *res, char *buf, size_t len)
+{
+	cJSON	*doc;
+	int	 rc = -1;
+
+	if ((doc = cJSON_CreateObject()) == NULL)
+		return -1;
+	if (cJSON_AddStringToObject(doc, "result",
+	    hb_result_name(res->result)) == NULL ||
+	    (res->action[0] != '\0' &&
+	    cJSON_AddStringToObject(doc, "action", res->action) == NULL) ||
+	    (res->detail != NULL &&
+	    cJSON_AddStringToObject(doc, "detail", res->detail) == NULL))
+		goto out;
+	if (len <= INT_MAX &&
+	    cJSON_PrintPreallocated(doc, buf, (int)len, 0))
+		rc = 0;
+out:
+	cJSON_Delete(doc);
+	return rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * accept.h: the one acceptance routine shared by the responder, the
+ * status poller and the command line.
+ *
+ * Given an authenticated, parsed observation for a tenant, it resolves
+ * the job in config.db, decides what the observation means for the job's
+ * recorded state (DESIGN.md section 4) and commits, in one state.db
+ * transaction, the receipt, the job-state change, the accepted row and,
+ * only when that row was new, the outbox row.  It returns only after
+ * COMMIT succeeded, or after everything was rolled back.
+ */
+#ifndef HB_ACCEPT_H
+#define HB_ACCEPT_H
+
+#include "config.h"
+#include "obs.h"
+#include "store.h"
+
+struct accept_req {
+	const char		*tenant;
+	const char		*endpoint;	/* NULL for polls and observe */
+	const struct obs	*obs;
+	const char		*body;		/* raw body for the receipt, or NULL */
+	size_t			 bodylen;
+	int64_t			 now_ms;
+};
+
+struct accept_res {
+	enum hb_result	 result;
+	/* The action concerned ("" when none): tenant:attempt:step. */
+	char		 action[HB_ACTION_MAX + 1];
+	/* Why, for results that are not self-explanatory; static storage. */
+	const char	*detail;
+};
+
+/*
+ * Runs one observation through acceptance.  Results:
+ *  HB_ACCEPTED		the action was new: accepted and outbox rows committed
+ *  HB_DUPLICATE	the action (or this delivery id) was accepted before
+ *  HB_RECORDED		state recorded, no action (progress, failure, batch)
+ *  HB_STALE		older than the recorded state; only the receipt written
+ *  HB_CONFLICT		contradicting terminal state: conflict recorded
+ *  HB_IGNORED		unknown event type: receipt recorded
+ *  HB_ACTION_CONFLICT	the action id belongs to another job: conflict recorded
+ *  HB_MALFORMED	bad identifiers; nothing written
+ *  HB_UNKNOWN_ENDPOINT	no such tenant, or inactive; nothing written
+ *  HB_UNKNOWN_JOB	job not registered to this tenant; nothing written
+ *  HB_UNAVAILABLE	busy, I/O error, disk full, read-only; nothing written
+ *  HB_NOMEM		out of memory; nothing written
+ * res is always filled; the return value equals res->result.
+ */
+HB_API enum hb_result accept_observation(struct store *, struct config *,
+    const struct accept_req *, struct accept_res *res) HB_MUST_CHECK;
+
+/*
+ * Writes the JSON answer for a result into buf: {"result":..} with
+ * "action" when there is one and "detail" when there is one.  The same
+ * document is the HTTP body and the command line's output.  Returns 0,
+ * or -1 when buf is too small (1 KiB always suffices).
+ */
+HB_API int accept_res_json(const struct accept_res *, char *buf, size_t len)
+    HB_MUST_CHECK;
+
+#endif

@@ -1,0 +1,849 @@
+/*
+ * config.c: config.db, the trusted configuration.  All of its SQL is here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <sodium.h>
+
+#include "config.h"
+#include "sql.h"
+#include "util.h"
+
+#define CONFIG_VERSION	1
+
+struct config {
+	struct sql	sql;
+	int		writable;
+};
+
+static const char schema[] =
+	"PRAGMA journal_mode=DELETE;"
+	"BEGIN;"
+	"CREATE TABLE tenants("
+	" id TEXT PRIMARY KEY,"
+	" active INTEGER NOT NULL DEFAULT 1,"
+	" status_base TEXT,"
+	" api_key BLOB,"
+	" created_at INTEGER NOT NULL);"
+	"CREATE TABLE endpoints("
+	" name TEXT PRIMARY KEY,"
+	" tenant TEXT NOT NULL REFERENCES tenants(id),"
+	" kind TEXT NOT NULL CHECK(kind IN ('tornado-job','tornado-org')),"
+	" auth TEXT NOT NULL CHECK(auth IN ('hmac','key','standard')),"
+	" key_header TEXT,"
+	" tolerance_s INTEGER NOT NULL DEFAULT 300 CHECK(tolerance_s > 0),"
+	" created_at INTEGER NOT NULL);"
+	"CREATE TABLE secrets("
+	" id INTEGER PRIMARY KEY,"
+	" endpoint TEXT NOT NULL REFERENCES endpoints(name) ON DELETE CASCADE,"
+	" secret BLOB NOT NULL,"
+	" expires_at INTEGER,"
+	" created_at INTEGER NOT NULL);"
+	"CREATE INDEX secrets_endpoint ON secrets(endpoint);"
+	"CREATE TABLE destinations("
+	" tenant TEXT NOT NULL REFERENCES tenants(id),"
+	" name TEXT NOT NULL,"
+	" url TEXT NOT NULL,"
+	" idempotent INTEGER NOT NULL DEFAULT 0,"
+	" status_url TEXT,"
+	" secret BLOB,"
+	" timeout_ms INTEGER NOT NULL CHECK(timeout_ms > 0),"
+	" max_attempts INTEGER NOT NULL CHECK(max_attempts > 0),"
+	" created_at INTEGER NOT NULL,"
+	" PRIMARY KEY(tenant, name));"
+	"CREATE TABLE jobs("
+	" tenant TEXT NOT NULL REFERENCES tenants(id),"
+	" job_id TEXT NOT NULL,"
+	" attempt TEXT NOT NULL,"
+	" step TEXT NOT NULL,"
+	" destination TEXT NOT NULL,"
+	" source_url TEXT,"
+	" output TEXT,"
+	" created_at INTEGER NOT NULL,"
+	" PRIMARY KEY(tenant, job_id),"
+	" FOREIGN KEY(tenant, destination) REFERENCES destinations(tenant, name));"
+	"PRAGMA user_version=1;"
+	"COMMIT;";
+
+enum q {
+	Q_TENANT_GET,
+	Q_ENDPOINT_GET,
+	Q_JOB_GET,
+	Q_DEST_GET,
+	Q_SECRETS,
+	Q_DEST_SECRET,
+	Q_TENANT_KEY,
+	Q_TENANT_ADD,
+	Q_ENDPOINT_ADD,
+	Q_SECRET_ADD,
+	Q_DEST_ADD,
+	Q_JOB_ADD,
+	Q_TENANT_DEL,
+	Q_ENDPOINT_DEL,
+	Q_DEST_DEL,
+	Q_JOB_DEL,
+	Q_TENANT_LIST,
+	Q_ENDPOINT_LIST,
+	Q_DEST_LIST,
+	Q_JOB_LIST,
+	Q__N
+};
+
+static const char *const sqltext[Q__N] = {
+	[Q_TENANT_GET] = "SELECT id, active, status_base FROM tenants"
+	    " WHERE id = ?1",
+	[Q_ENDPOINT_GET] = "SELECT name, tenant, kind, auth, key_header,"
+	    " tolerance_s FROM endpoints WHERE name = ?1",
+	[Q_JOB_GET] = "SELECT tenant, job_id, attempt, step, destination,"
+	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2",
+	[Q_DEST_GET] = "SELECT tenant, name, url, idempotent, status_url,"
+	    " timeout_ms, max_attempts FROM destinations"
+	    " WHERE tenant = ?1 AND name = ?2",
+	[Q_SECRETS] = "SELECT secret FROM secrets WHERE endpoint = ?1"
+	    " AND (expires_at IS NULL OR expires_at > ?2)"
+	    " ORDER BY id DESC LIMIT 8",
+	[Q_DEST_SECRET] = "SELECT secret FROM destinations"
+	    " WHERE tenant = ?1 AND name = ?2 AND secret IS NOT NULL",
+	[Q_TENANT_KEY] = "SELECT api_key FROM tenants"
+	    " WHERE id = ?1 AND api_key IS NOT NULL",
+	[Q_TENANT_ADD] = "INSERT INTO tenants(id, active, status_base,"
+	    " api_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+	[Q_ENDPOINT_ADD] = "INSERT INTO endpoints(name, tenant, kind, auth,"
+	    " key_header, tolerance_s, created_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[Q_SECRET_ADD] = "INSERT INTO secrets(endpoint, secret, expires_at,"
+	    " created_at) VALUES (?1, ?2, ?3, ?4)",
+	[Q_DEST_ADD] = "INSERT INTO destinations(tenant, name, url,"
+	    " idempotent, status_url, secret, timeout_ms, max_attempts,"
+	    " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[Q_JOB_ADD] = "INSERT INTO jobs(tenant, job_id, attempt, step,"
+	    " destination, source_url, output, created_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[Q_TENANT_DEL] = "DELETE FROM tenants WHERE id = ?1",
+	[Q_ENDPOINT_DEL] = "DELETE FROM endpoints WHERE name = ?1",
+	[Q_DEST_DEL] = "DELETE FROM destinations WHERE tenant = ?1"
+	    " AND name = ?2",
+	[Q_JOB_DEL] = "DELETE FROM jobs WHERE tenant = ?1 AND job_id = ?2",
+	[Q_TENANT_LIST] = "SELECT json_object('id', id, 'active',"
+	    " json(iif(active, 'true', 'false')),"
+	    " 'status_base', status_base,"
+	    " 'api_key', json(iif(api_key IS NULL, 'false', 'true')),"
+	    " 'created_at', created_at) FROM tenants ORDER BY id",
+	[Q_ENDPOINT_LIST] = "SELECT json_object('name', name, 'tenant',"
+	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
+	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
+	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
+	    " OR s.expires_at > unixepoch())), 'created_at', created_at)"
+	    " FROM endpoints e ORDER BY name",
+	[Q_DEST_LIST] = "SELECT json_object('tenant', tenant, 'name', name,"
+	    " 'url', url, 'idempotent', json(iif(idempotent, 'true', 'false')),"
+	    " 'status_url', status_url,"
+	    " 'signed', json(iif(secret IS NULL, 'false', 'true')),"
+	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
+	    " 'created_at', created_at) FROM destinations ORDER BY tenant, name",
+	[Q_JOB_LIST] = "SELECT json_object('tenant', tenant, 'job_id', job_id,"
+	    " 'attempt', attempt, 'step', step, 'destination', destination,"
+	    " 'source_url', source_url, 'output', output, 'created_at',"
+	    " created_at) FROM jobs ORDER BY tenant, job_id",
+};
+
+static const char *const kind_names[] = {
+	[CONFIG_KIND_JOB] = "tornado-job", [CONFIG_KIND_ORG] = "tornado-org",
+};
+static const char *const auth_names[] = {
+	[CONFIG_AUTH_HMAC] = "hmac", [CONFIG_AUTH_KEY] = "key",
+	[CONFIG_AUTH_STANDARD] = "standard",
+};
+
+const char *
+config_strerror(enum config_status s)
+{
+	switch (s) {
+	case CONFIG_OK:
+		return "ok";
+	case CONFIG_NOTFOUND:
+		return "not found";
+	case CONFIG_EXISTS:
+		return "already exists";
+	case CONFIG_INVALID:
+		return "invalid value";
+	case CONFIG_REFUSED:
+		return "refused: still referenced, or refers to nothing";
+	case CONFIG_BUSY:
+		return "configuration database is busy";
+	case CONFIG_ERROR:
+		return "configuration database error";
+	case CONFIG_NOMEM:
+		return "out of memory";
+	}
+	return "unknown error";
+}
+
+const char *
+config_kind_name(enum config_kind k)
+{
+	return (unsigned)k < 2 ? kind_names[k] : "?";
+}
+
+const char *
+config_auth_name(enum config_auth a)
+{
+	return (unsigned)a < 3 ? auth_names[a] : "?";
+}
+
+static int
+parse_name(const char *s, const char *const *names, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+config_kind_parse(const char *s, enum config_kind *out)
+{
+	int	i;
+
+	if ((i = parse_name(s, kind_names, 2)) < 0)
+		return -1;
+	*out = (enum config_kind)i;
+	return 0;
+}
+
+int
+config_auth_parse(const char *s, enum config_auth *out)
+{
+	int	i;
+
+	if ((i = parse_name(s, auth_names, 3)) < 0)
+		return -1;
+	*out = (enum config_auth)i;
+	return 0;
+}
+
+/* Maps a SQLite code to a status. */
+static enum config_status
+status_of(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return CONFIG_OK;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return CONFIG_BUSY;
+	case SQLITE_NOMEM:
+		return CONFIG_NOMEM;
+	case SQLITE_CONSTRAINT:
+		if (rc == SQLITE_CONSTRAINT_PRIMARYKEY ||
+		    rc == SQLITE_CONSTRAINT_UNIQUE)
+			return CONFIG_EXISTS;
+		if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+			return CONFIG_REFUSED;
+		return CONFIG_INVALID;
+	default:
+		return CONFIG_ERROR;
+	}
+}
+
+enum config_status
+config_create(const char *path)
+{
+	struct sql		s;
+	enum config_status	rc;
+	int			fd;
+
+	/* Create the file ourselves so that its mode is never wider. */
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) < 0)
+		return errno == EEXIST ? CONFIG_EXISTS : CONFIG_ERROR;
+	close(fd);
+	if ((rc = status_of(sql_open(&s, path, SQLITE_OPEN_READWRITE, NULL,
+	    0))) != CONFIG_OK) {
+		unlink(path);
+		return rc;
+	}
+	rc = status_of(sql_exec(&s, schema));
+	sql_close(&s);
+	if (rc != CONFIG_OK)
+		unlink(path);
+	return rc;
+}
+
+enum config_status
+config_open(const char *path, enum config_mode mode, int busy_ms,
+    struct config **out)
+{
+	struct config		*c;
+	sqlite3_stmt		*st = NULL;
+	enum config_status	 rc;
+	int			 flags;
+
+	*out = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return CONFIG_NOMEM;
+	c->writable = mode == CONFIG_WRITE;
+	flags = c->writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+	if ((rc = status_of(sql_open(&c->sql, path, flags, sqltext, Q__N))) !=
+	    CONFIG_OK)
+		goto out;
+	sql_busy(&c->sql, busy_ms);
+	if (c->writable &&
+	    (rc = status_of(sql_exec(&c->sql, "PRAGMA foreign_keys=ON"))) !=
+	    CONFIG_OK)
+		goto out;
+	if (sqlite3_prepare_v2(c->sql.db, "PRAGMA user_version", -1, &st,
+	    NULL) != SQLITE_OK) {
+		rc = CONFIG_ERROR;
+		goto out;
+	}
+	if ((rc = status_of(sqlite3_step(st))) == CONFIG_OK &&
+	    sqlite3_column_int(st, 0) != CONFIG_VERSION)
+		rc = CONFIG_ERROR;
+out:
+	sqlite3_finalize(st);
+	if (rc != CONFIG_OK)
+		config_close(c);
+	else
+		*out = c;
+	return rc;
+}
+
+void
+config_close(struct config *c)
+{
+	if (c == NULL)
+		return;
+	sql_close(&c->sql);
+	free(c);
+}
+
+/* Binds up to two text keys and steps once: CONFIG_OK means a row. */
+static enum config_status
+lookup(struct config *c, enum q q, const char *k1, const char *k2,
+    sqlite3_stmt **out)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*out = NULL;
+	if ((st = sql_stmt(&c->sql, q)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, k1) != SQLITE_OK ||
+	    (k2 != NULL && sql_bind_text(st, 2, k2) != SQLITE_OK))
+		return CONFIG_NOMEM;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(st);
+		return CONFIG_NOTFOUND;
+	}
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return status_of(rc);
+	}
+	*out = st;
+	return CONFIG_OK;
+}
+
+/* Copies columns into buffers; a value that does not fit is an error. */
+static enum config_status
+copy_cols(sqlite3_stmt *st, char *const *bufs, const size_t *lens, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (bufs[i] != NULL && sql_col_copy(st, (int)i, bufs[i],
+		    lens[i]) != 0)
+			return CONFIG_ERROR;
+	return CONFIG_OK;
+}
+
+enum config_status
+config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = lookup(c, Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
+		return rc;
+	memset(t, 0, sizeof(*t));
+	if (sql_col_copy(st, 0, t->id, sizeof(t->id)) != 0 ||
+	    sql_col_copy(st, 2, t->status_base, sizeof(t->status_base)) != 0)
+		rc = CONFIG_ERROR;
+	t->active = sqlite3_column_int(st, 1);
+	sqlite3_reset(st);
+	return rc;
+}
+
+enum config_status
+config_endpoint_get(struct config *c, const char *name,
+    struct config_endpoint *e)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+	const char		*kind, *auth;
+
+	if ((rc = lookup(c, Q_ENDPOINT_GET, name, NULL, &st)) != CONFIG_OK)
+		return rc;
+	memset(e, 0, sizeof(*e));
+	kind = (const char *)sqlite3_column_text(st, 2);
+	auth = (const char *)sqlite3_column_text(st, 3);
+	if (sql_col_copy(st, 0, e->name, sizeof(e->name)) != 0 ||
+	    sql_col_copy(st, 1, e->tenant, sizeof(e->tenant)) != 0 ||
+	    sql_col_copy(st, 4, e->key_header, sizeof(e->key_header)) != 0 ||
+	    kind == NULL || config_kind_parse(kind, &e->kind) != 0 ||
+	    auth == NULL || config_auth_parse(auth, &e->auth) != 0)
+		rc = CONFIG_ERROR;
+	e->tolerance = sqlite3_column_int64(st, 5);
+	sqlite3_reset(st);
+	return rc;
+}
+
+enum config_status
+config_job_get(struct config *c, const char *tenant, const char *job_id,
+    struct config_job *j)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+	char *const		 bufs[] = { j->tenant, j->job_id, j->attempt,
+	    j->step, j->destination, j->source_url, j->output };
+	const size_t		 lens[] = { sizeof(j->tenant),
+	    sizeof(j->job_id), sizeof(j->attempt), sizeof(j->step),
+	    sizeof(j->destination), sizeof(j->source_url), sizeof(j->output) };
+
+	if ((rc = lookup(c, Q_JOB_GET, tenant, job_id, &st)) != CONFIG_OK)
+		return rc;
+	rc = copy_cols(st, bufs, lens, 7);
+	sqlite3_reset(st);
+	return rc;
+}
+
+enum config_status
+config_destination_get(struct config *c, const char *tenant,
+    const char *name, struct config_destination *d)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+	char *const		 bufs[] = { d->tenant, d->name, d->url, NULL,
+	    d->status_url };
+	const size_t		 lens[] = { sizeof(d->tenant), sizeof(d->name),
+	    sizeof(d->url), 0, sizeof(d->status_url) };
+
+	if ((rc = lookup(c, Q_DEST_GET, tenant, name, &st)) != CONFIG_OK)
+		return rc;
+	rc = copy_cols(st, bufs, lens, 5);
+	d->idempotent = sqlite3_column_int(st, 3);
+	d->timeout_ms = sqlite3_column_int(st, 5);
+	d->max_attempts = sqlite3_column_int(st, 6);
+	sqlite3_reset(st);
+	return rc;
+}
+
+void
+config_secrets_clear(struct config_secrets *s)
+{
+	if (s == NULL)
+		return;
+	if (s->buf != NULL) {
+		sodium_memzero(s->buf, s->buflen);
+		free(s->buf);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Collects the blob column 0 of every row into one wiped-on-clear buffer.
+ * The statement has been bound by the caller.
+ */
+static enum config_status
+collect_secrets(sqlite3_stmt *st, struct config_secrets *out)
+{
+	unsigned char	 tmp[CONFIG_SECRETS_MAX * CONFIG_SECRET_MAX];
+	size_t		 used = 0, len, i;
+	const void	*v;
+	int		 rc;
+	enum config_status status = CONFIG_OK;
+
+	memset(out, 0, sizeof(*out));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    out->n < CONFIG_SECRETS_MAX) {
+		v = sqlite3_column_blob(st, 0);
+		len = (size_t)sqlite3_column_bytes(st, 0);
+		if (v == NULL || len == 0 || len > CONFIG_SECRET_MAX)
+			continue;
+		memcpy(tmp + used, v, len);
+		out->s[out->n].keylen = len;
+		out->s[out->n].key = (const unsigned char *)(uintptr_t)used;
+		out->n++;
+		used += len;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		status = status_of(rc);
+	sqlite3_reset(st);
+	if (status == CONFIG_OK && used > 0) {
+		if ((out->buf = malloc(used)) == NULL)
+			status = CONFIG_NOMEM;
+		else {
+			memcpy(out->buf, tmp, used);
+			out->buflen = used;
+			for (i = 0; i < out->n; i++)
+				out->s[i].key = out->buf +
+				    (uintptr_t)out->s[i].key;
+		}
+	}
+	sodium_memzero(tmp, used);
+	if (status != CONFIG_OK)
+		config_secrets_clear(out);
+	return status;
+}
+
+enum config_status
+config_endpoint_secrets(struct config *c, const char *endpoint, int64_t now,
+    struct config_secrets *out)
+{
+	sqlite3_stmt	*st;
+
+	memset(out, 0, sizeof(*out));
+	if ((st = sql_stmt(&c->sql, Q_SECRETS)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK)
+		return CONFIG_NOMEM;
+	return collect_secrets(st, out);
+}
+
+static enum config_status
+secret_by_key(struct config *c, enum q q, const char *k1, const char *k2,
+    struct config_secrets *out)
+{
+	sqlite3_stmt	*st;
+
+	memset(out, 0, sizeof(*out));
+	if ((st = sql_stmt(&c->sql, q)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, k1) != SQLITE_OK ||
+	    (k2 != NULL && sql_bind_text(st, 2, k2) != SQLITE_OK))
+		return CONFIG_NOMEM;
+	return collect_secrets(st, out);
+}
+
+enum config_status
+config_destination_secret(struct config *c, const char *tenant,
+    const char *name, struct config_secrets *out)
+{
+	return secret_by_key(c, Q_DEST_SECRET, tenant, name, out);
+}
+
+enum config_status
+config_tenant_api_key(struct config *c, const char *tenant,
+    struct config_secrets *out)
+{
+	return secret_by_key(c, Q_TENANT_KEY, tenant, NULL, out);
+}
+
+/* Runs a prepared, bound write statement. */
+static enum config_status
+write_done(sqlite3_stmt *st)
+{
+	return status_of(sql_step_done(st));
+}
+
+#define CHECK_ID(v, name) do {						\
+	if (!util_valid_id((v), HB_ID_MAX)) {				\
+		*why = (name);						\
+		return CONFIG_INVALID;					\
+	}								\
+} while (0)
+
+#define CHECK_TEXT(v, name) do {					\
+	if (!util_valid_text((v), HB_TEXT_MAX)) {			\
+		*why = (name);						\
+		return CONFIG_INVALID;					\
+	}								\
+} while (0)
+
+static int
+bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b, size_t len)
+{
+	if (b == NULL || len == 0)
+		return sqlite3_bind_null(st, idx);
+	return sqlite3_bind_blob(st, idx, b, (int)len, SQLITE_TRANSIENT);
+}
+
+static enum config_status
+writable(struct config *c, const char **why)
+{
+	*why = NULL;
+	return c->writable ? CONFIG_OK : CONFIG_ERROR;
+}
+
+enum config_status
+config_tenant_add(struct config *c, const struct config_tenant *t,
+    const unsigned char *api_key, size_t keylen, const char **why)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = writable(c, why)) != CONFIG_OK)
+		return rc;
+	CHECK_ID(t->id, "tenant id");
+	CHECK_TEXT(t->status_base, "status base URL");
+	if (keylen > CONFIG_SECRET_MAX) {
+		*why = "API key (too long)";
+		return CONFIG_INVALID;
+	}
+	if ((st = sql_stmt(&c->sql, Q_TENANT_ADD)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 2, t->active ? 1 : 0) != SQLITE_OK ||
+	    sql_bind_text(st, 3, t->status_base) != SQLITE_OK ||
+	    bind_blob(st, 4, api_key, keylen) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 5, util_now()) != SQLITE_OK)
+		return CONFIG_NOMEM;
+	return write_done(st);
+}
+
+enum config_status
+config_endpoint_add(struct config *c, const struct config_endpoint *e,
+    const char **why)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = writable(c, why)) != CONFIG_OK)
+		return rc;
+	CHECK_ID(e->name, "endpoint name");
+	CHECK_ID(e->tenant, "tenant id");
+	if (e->name[0] == '_' || strchr(e->name, '/') != NULL) {
+		*why = "endpoint name (may not start with '_' or contain '/')";
+		return CONFIG_INVALID;
+	}
+	if (e->auth == CONFIG_AUTH_KEY)
+		CHECK_ID(e->key_header, "key header");
+	if (e->tolerance <= 0 || e->tolerance > 86400) {
+		*why = "tolerance (1..86400 seconds)";
+		return CONFIG_INVALID;
+	}
+	if ((st = sql_stmt(&c->sql, Q_ENDPOINT_ADD)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, e->name) != SQLITE_OK ||
+	    sql_bind_text(st, 2, e->tenant) != SQLITE_OK ||
+	    sql_bind_text(st, 3, config_kind_name(e->kind)) != SQLITE_OK ||
+	    sql_bind_text(st, 4, config_auth_name(e->auth)) != SQLITE_OK ||
+	    sql_bind_text(st, 5, e->auth == CONFIG_AUTH_KEY ? e->key_header :
+	    NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 6, e->tolerance) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 7, util_now()) != SQLITE_OK)
+		return CONFIG_NOMEM;
+	return write_done(st);
+}
+
+enum config_status
+config_secret_add(struct config *c, const char *endpoint,
+    const unsigned char *secret, size_t len, int64_t expires_at,
+    const char **why)
+{
+	struct config_endpoint	 e;
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+	unsigned char		 hash[AUTH_HASH_LEN];
+	const unsigned char	*v = secret;
+	size_t			 vlen = len;
+
+	if ((rc = writable(c, why)) != CONFIG_OK)
+		return rc;
+	if (len == 0 || len > CONFIG_SECRET_MAX) {
+		*why = "secret (1..512 bytes)";
+		return CONFIG_INVALID;
+	}
+	if ((rc = config_endpoint_get(c, endpoint, &e)) != CONFIG_OK)
+		return rc;
+	if (e.auth == CONFIG_AUTH_KEY) {
+		if (auth_key_hash((const char *)secret, len, hash) != 0)
+			return CONFIG_ERROR;
+		v = hash;
+		vlen = sizeof(hash);
+	}
+	if ((st = sql_stmt(&c->sql, Q_SECRET_ADD)) == NULL) {
+		rc = status_of(sqlite3_errcode(c->sql.db));
+		goto out;
+	}
+	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
+	    bind_blob(st, 2, v, vlen) != SQLITE_OK ||
+	    (expires_at > 0 ? sqlite3_bind_int64(st, 3, expires_at) :
+	    sqlite3_bind_null(st, 3)) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, util_now()) != SQLITE_OK) {
+		rc = CONFIG_NOMEM;
+		goto out;
+	}
+	rc = write_done(st);
+out:
+	/* The statement holds a transient copy until reset. */
+	if (st != NULL)
+		sqlite3_clear_bindings(st);
+	sodium_memzero(hash, sizeof(hash));
+	return rc;
+}
+
+enum config_status
+config_destination_add(struct config *c, const struct config_destination *d,
+    const unsigned char *secret, size_t secretlen, const char **why)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = writable(c, why)) != CONFIG_OK)
+		return rc;
+	CHECK_ID(d->tenant, "tenant id");
+	CHECK_ID(d->name, "destination name");
+	CHECK_TEXT(d->url, "destination URL");
+	if (d->url[0] == '\0') {
+		*why = "destination URL";
+		return CONFIG_INVALID;
+	}
+	CHECK_TEXT(d->status_url, "status URL");
+	if (secretlen > CONFIG_SECRET_MAX) {
+		*why = "secret (too long)";
+		return CONFIG_INVALID;
+	}
+	if (d->timeout_ms <= 0 || d->max_attempts <= 0) {
+		*why = "timeout and max attempts (must be positive)";
+		return CONFIG_INVALID;
+	}
+	if ((st = sql_stmt(&c->sql, Q_DEST_ADD)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, d->tenant) != SQLITE_OK ||
+	    sql_bind_text(st, 2, d->name) != SQLITE_OK ||
+	    sql_bind_text(st, 3, d->url) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 4, d->idempotent ? 1 : 0) != SQLITE_OK ||
+	    sql_bind_text(st, 5, d->status_url) != SQLITE_OK ||
+	    bind_blob(st, 6, secret, secretlen) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 7, d->timeout_ms) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 8, d->max_attempts) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 9, util_now()) != SQLITE_OK)
+		return CONFIG_NOMEM;
+	rc = write_done(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+enum config_status
+config_job_add(struct config *c, const struct config_job *j, const char **why)
+{
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = writable(c, why)) != CONFIG_OK)
+		return rc;
+	CHECK_ID(j->tenant, "tenant id");
+	CHECK_ID(j->job_id, "job id");
+	CHECK_ID(j->attempt, "attempt");
+	CHECK_ID(j->step, "step");
+	CHECK_ID(j->destination, "destination");
+	CHECK_TEXT(j->source_url, "source URL");
+	CHECK_TEXT(j->output, "output settings");
+	if (strchr(j->tenant, ':') != NULL || strchr(j->attempt, ':') != NULL) {
+		/* The action id tenant:attempt:step must stay unambiguous. */
+		*why = "tenant and attempt may not contain ':'";
+		return CONFIG_INVALID;
+	}
+	if ((st = sql_stmt(&c->sql, Q_JOB_ADD)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, j->tenant) != SQLITE_OK ||
+	    sql_bind_text(st, 2, j->job_id) != SQLITE_OK ||
+	    sql_bind_text(st, 3, j->attempt) != SQLITE_OK ||
+	    sql_bind_text(st, 4, j->step) != SQLITE_OK ||
+	    sql_bind_text(st, 5, j->destination) != SQLITE_OK ||
+	    sql_bind_text(st, 6, j->source_url) != SQLITE_OK ||
+	    sql_bind_text(st, 7, j->output) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 8, util_now()) != SQLITE_OK)
+		return CONFIG_NOMEM;
+	return write_done(st);
+}
+
+enum config_status
+config_begin(struct config *c)
+{
+	if (!c->writable)
+		return CONFIG_ERROR;
+	return status_of(sql_exec(&c->sql, "BEGIN IMMEDIATE"));
+}
+
+enum config_status
+config_commit(struct config *c)
+{
+	return status_of(sql_exec(&c->sql, "COMMIT"));
+}
+
+void
+config_rollback(struct config *c)
+{
+	if (!sqlite3_get_autocommit(c->sql.db))
+		(void)sql_exec(&c->sql, "ROLLBACK");
+}
+
+enum config_status
+config_remove(struct config *c, enum config_table t, const char *key,
+    const char *key2)
+{
+	static const enum q	 del[] = { Q_TENANT_DEL, Q_ENDPOINT_DEL,
+	    Q_DEST_DEL, Q_JOB_DEL };
+	sqlite3_stmt		*st;
+	enum config_status	 rc;
+
+	if (!c->writable || (unsigned)t > CONFIG_JOBS)
+		return CONFIG_ERROR;
+	if ((st = sql_stmt(&c->sql, del[t])) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, key) != SQLITE_OK ||
+	    (key2 != NULL && sql_bind_text(st, 2, key2) != SQLITE_OK))
+		return CONFIG_NOMEM;
+	if ((rc = write_done(st)) != CONFIG_OK)
+		return rc;
+	return sqlite3_changes(c->sql.db) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
+}
+
+enum config_status
+config_list(struct config *c, enum config_table t, cJSON **out)
+{
+	static const enum q	 list[] = { Q_TENANT_LIST, Q_ENDPOINT_LIST,
+	    Q_DEST_LIST, Q_JOB_LIST };
+	sqlite3_stmt		*st;
+	cJSON			*arr, *obj;
+	const char		*row;
+	enum config_status	 status = CONFIG_OK;
+	int			 rc;
+
+	*out = NULL;
+	if ((unsigned)t > CONFIG_JOBS)
+		return CONFIG_ERROR;
+	if ((st = sql_stmt(&c->sql, list[t])) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if ((arr = cJSON_CreateArray()) == NULL)
+		return CONFIG_NOMEM;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row = (const char *)sqlite3_column_text(st, 0);
+		if (row == NULL || (obj = cJSON_Parse(row)) == NULL) {
+			status = CONFIG_NOMEM;
+			break;
+		}
+		cJSON_AddItemToArray(arr, obj);
+	}
+	if (status == CONFIG_OK && rc != SQLITE_DONE)
+		status = status_of(rc);
+	sqlite3_reset(st);
+	if (status != CONFIG_OK)
+		cJSON_Delete(arr);
+	else
+		*out = arr;
+	return status;
+}

@@ -1,0 +1,178 @@
+/*
+ * config.h: the trusted configuration, config.db.
+ *
+ * Written only by the admin commands (CONFIG_WRITE); every other reader
+ * opens it with SQLITE_OPEN_READONLY (CONFIG_READ), so a compromised
+ * responder cannot rewrite tenants, secrets or job mappings.  Nothing is
+ * cached: a change is seen by the next read.  The file stays in rollback
+ * journal mode so that readers need nothing but read permission.
+ *
+ * All config.db SQL lives in config.c.
+ */
+#ifndef HB_CONFIG_H
+#define HB_CONFIG_H
+
+#include "auth.h"
+#include "hb.h"
+
+struct cJSON;
+struct config;
+
+enum config_status {
+	CONFIG_OK = 0,
+	CONFIG_NOTFOUND,	/* no such row */
+	CONFIG_EXISTS,		/* a row with that key exists already */
+	CONFIG_INVALID,		/* a value failed validation (see *why) */
+	CONFIG_REFUSED,		/* still referenced, or refers to nothing */
+	CONFIG_BUSY,		/* locked past the busy timeout */
+	CONFIG_ERROR,		/* I/O, corruption, wrong schema, read-only */
+	CONFIG_NOMEM
+};
+
+enum config_mode { CONFIG_READ, CONFIG_WRITE };
+
+enum config_kind { CONFIG_KIND_JOB = 0, CONFIG_KIND_ORG };	/* tornado-job, tornado-org */
+enum config_auth { CONFIG_AUTH_HMAC = 0, CONFIG_AUTH_KEY, CONFIG_AUTH_STANDARD };
+
+#define CONFIG_SECRETS_MAX	8	/* active secrets per endpoint */
+#define CONFIG_SECRET_MAX	512	/* bytes in one secret */
+
+struct config_tenant {
+	char	id[HB_ID_MAX + 1];
+	int	active;
+	char	status_base[HB_TEXT_MAX + 1];	/* provider status API base URL */
+};
+
+struct config_endpoint {
+	char			name[HB_ID_MAX + 1];
+	char			tenant[HB_ID_MAX + 1];
+	enum config_kind	kind;
+	enum config_auth	auth;
+	char			key_header[HB_ID_MAX + 1];	/* key mode */
+	int64_t			tolerance;	/* seconds */
+};
+
+struct config_destination {
+	char	tenant[HB_ID_MAX + 1];
+	char	name[HB_ID_MAX + 1];
+	char	url[HB_TEXT_MAX + 1];
+	int	idempotent;	/* honours Idempotency-Key */
+	char	status_url[HB_TEXT_MAX + 1];	/* "" when none */
+	int	timeout_ms;
+	int	max_attempts;
+};
+
+struct config_job {
+	char	tenant[HB_ID_MAX + 1];
+	char	job_id[HB_ID_MAX + 1];
+	char	attempt[HB_ID_MAX + 1];
+	char	step[HB_ID_MAX + 1];
+	char	destination[HB_ID_MAX + 1];
+	char	source_url[HB_TEXT_MAX + 1];
+	char	output[HB_TEXT_MAX + 1];	/* output settings, JSON text */
+};
+
+/*
+ * An endpoint's or destination's secrets, in memory the caller owns:
+ * config_secrets_clear() wipes and frees them.  s[i].key points into buf.
+ */
+struct config_secrets {
+	struct auth_secret	 s[CONFIG_SECRETS_MAX];
+	size_t			 n;
+	unsigned char		*buf;
+	size_t			 buflen;
+};
+
+HB_API const char *config_strerror(enum config_status);
+HB_API const char *config_kind_name(enum config_kind);
+HB_API const char *config_auth_name(enum config_auth);
+HB_API int config_kind_parse(const char *, enum config_kind *);
+HB_API int config_auth_parse(const char *, enum config_auth *);
+
+/* Creates config.db with its schema (mode 0640).  Existing file: CONFIG_EXISTS. */
+HB_API enum config_status config_create(const char *path) HB_MUST_CHECK;
+
+/*
+ * Opens config.db.  *out is freed with config_close().  busy_ms bounds
+ * the wait for a writer's lock.  A schema of another version is
+ * CONFIG_ERROR.
+ */
+HB_API enum config_status config_open(const char *path, enum config_mode,
+    int busy_ms, struct config **out) HB_MUST_CHECK;
+HB_API void config_close(struct config *);
+
+/* Look-ups.  The out structs are filled only on CONFIG_OK. */
+HB_API enum config_status config_tenant_get(struct config *, const char *id,
+    struct config_tenant *) HB_MUST_CHECK;
+HB_API enum config_status config_endpoint_get(struct config *,
+    const char *name, struct config_endpoint *) HB_MUST_CHECK;
+HB_API enum config_status config_job_get(struct config *, const char *tenant,
+    const char *job_id, struct config_job *) HB_MUST_CHECK;
+HB_API enum config_status config_destination_get(struct config *,
+    const char *tenant, const char *name, struct config_destination *)
+    HB_MUST_CHECK;
+
+/*
+ * An endpoint's secrets that are unexpired at now, newest first, at most
+ * CONFIG_SECRETS_MAX.  For key mode they are the stored hashes.
+ */
+HB_API enum config_status config_endpoint_secrets(struct config *,
+    const char *endpoint, int64_t now, struct config_secrets *) HB_MUST_CHECK;
+/* A destination's outgoing signing secret (n is 0 when it has none). */
+HB_API enum config_status config_destination_secret(struct config *,
+    const char *tenant, const char *name, struct config_secrets *)
+    HB_MUST_CHECK;
+/* A tenant's provider API key (n is 0 when none). */
+HB_API enum config_status config_tenant_api_key(struct config *,
+    const char *tenant, struct config_secrets *) HB_MUST_CHECK;
+HB_API void config_secrets_clear(struct config_secrets *);
+
+/*
+ * Admin writes (CONFIG_WRITE only).  On CONFIG_INVALID, *why names the
+ * offending field (static storage).  Secrets are copied, never logged.
+ */
+HB_API enum config_status config_tenant_add(struct config *,
+    const struct config_tenant *, const unsigned char *api_key, size_t keylen,
+    const char **why) HB_MUST_CHECK;
+HB_API enum config_status config_endpoint_add(struct config *,
+    const struct config_endpoint *, const char **why) HB_MUST_CHECK;
+/*
+ * Adds a secret to an endpoint (rotation: older ones stay until removed
+ * or expired).  For key-mode endpoints the secret is hashed first and
+ * only the hash is stored.  expires_at 0 = never.
+ */
+HB_API enum config_status config_secret_add(struct config *,
+    const char *endpoint, const unsigned char *secret, size_t len,
+    int64_t expires_at, const char **why) HB_MUST_CHECK;
+HB_API enum config_status config_destination_add(struct config *,
+    const struct config_destination *, const unsigned char *secret,
+    size_t secretlen, const char **why) HB_MUST_CHECK;
+HB_API enum config_status config_job_add(struct config *,
+    const struct config_job *, const char **why) HB_MUST_CHECK;
+
+/* Groups admin writes into one transaction (CONFIG_WRITE only). */
+HB_API enum config_status config_begin(struct config *) HB_MUST_CHECK;
+HB_API enum config_status config_commit(struct config *) HB_MUST_CHECK;
+HB_API void config_rollback(struct config *);
+
+enum config_table {
+	CONFIG_TENANTS = 0, CONFIG_ENDPOINTS, CONFIG_DESTINATIONS, CONFIG_JOBS
+};
+
+/*
+ * Removes one row.  For destinations and jobs key2 is the name / job id
+ * and key the tenant; otherwise key2 is NULL.  A row still referenced
+ * (a tenant with endpoints, a destination with jobs) is CONFIG_REFUSED.
+ */
+HB_API enum config_status config_remove(struct config *, enum config_table,
+    const char *key, const char *key2) HB_MUST_CHECK;
+
+/*
+ * Lists a table as a JSON array of objects (never with secrets; an
+ * endpoint shows its count of active secrets).  *out is freed with
+ * cJSON_Delete().
+ */
+HB_API enum config_status config_list(struct config *, enum config_table,
+    struct cJSON **out) HB_MUST_CHECK;
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * fault.h: fault injection points, compiled in only with -DHB_FAULT (the
+ * test build).  In every other build fault_fire() is the constant 0 and
+ * the hooks do not exist.
+ *
+ * A test arms a point with a callback; when the library reaches the
+ * point, the callback runs and a non-zero return makes the library fail
+ * there as if the underlying call had failed (an I/O error).
+ */
+#ifndef HB_FAULT_H
+#define HB_FAULT_H
+
+#include "hb.h"
+
+enum fault_point {
+	FAULT_OUTBOX_INSERT = 0,	/* store_outbox_add(), before the INSERT */
+	FAULT_BEFORE_COMMIT,		/* store_commit(), before COMMIT */
+	FAULT__N
+};
+
+typedef int (*fault_fn)(enum fault_point, void *arg);
+
+#ifdef HB_FAULT
+/* Arms (fn non-NULL) or disarms a point. */
+HB_API void fault_set(enum fault_point, fault_fn fn, void *arg);
+int fault_fire(enum fault_point);
+#else
+#define fault_fire(p) 0
+#endif
+
+#endif

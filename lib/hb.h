@@ -1,0 +1,56 @@
+/*
+ * hb.h: what every hookbox module shares: the export marker, the input
+ * limits, and the result of handling one observation.
+ *
+ * The result enum is the library's answer for every row of the HTTP table
+ * in DESIGN.md section 6.  The library knows nothing of HTTP: the responder
+ * maps results to status codes, the command line to exit codes.
+ */
+#ifndef HB_H
+#define HB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HB_API __attribute__((visibility("default")))
+#define HB_MUST_CHECK __attribute__((warn_unused_result))
+
+/*
+ * Input limits.  Every identifier that reaches the database is checked
+ * against these (non-empty, at most this many bytes, valid UTF-8, no
+ * control characters) before it is used; see util_valid_id().
+ */
+#define HB_ID_MAX	128	/* tenant, endpoint, job, attempt, step, ... */
+#define HB_ACTION_MAX	(3 * HB_ID_MAX + 2)	/* tenant:attempt:step */
+#define HB_TEXT_MAX	2048	/* URLs, keys, error texts */
+#define HB_BODY_MAX_DEFAULT	(64 * 1024)
+
+enum hb_result {
+	HB_ACCEPTED = 0,	/* a new pending action was committed */
+	HB_DUPLICATE,		/* the same action was already accepted */
+	HB_RECORDED,		/* stored; qualifies for no action */
+	HB_STALE,		/* older than the recorded state; ignored */
+	HB_CONFLICT,		/* contradicting terminal state recorded */
+	HB_IGNORED,		/* unknown event type, recorded */
+	HB_MALFORMED,		/* not JSON, wrong types, missing fields */
+	HB_UNAUTHORIZED,	/* bad signature, key or timestamp */
+	HB_UNKNOWN_ENDPOINT,	/* no such endpoint (or tenant) */
+	HB_ACTION_CONFLICT,	/* action id maps to another job (recorded) */
+	HB_UNKNOWN_JOB,		/* job not registered to this tenant */
+	HB_UNAVAILABLE,		/* nothing committed: busy, I/O, disk full */
+	HB_NOMEM		/* out of memory; nothing committed */
+};
+
+/* The "result" word of the JSON body ("accepted", ...).  Static storage. */
+HB_API const char *hb_result_name(enum hb_result);
+
+/* A sentence for logs and the command line.  Static storage. */
+HB_API const char *hb_result_strerror(enum hb_result);
+
+/*
+ * Non-zero when the result acknowledges the observation (the HTTP 200
+ * rows): the provider must not send it again.
+ */
+HB_API int hb_result_is_ack(enum hb_result);
+
+#endif

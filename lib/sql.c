@@ -1,0 +1,132 @@
+/*
+ * sql.c: statement cache and small binding helpers.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "sql.h"
+
+int
+sql_open(struct sql *s, const char *path, int flags, const char *const *text,
+    size_t n)
+{
+	int	rc;
+
+	memset(s, 0, sizeof(*s));
+	if ((s->st = calloc(n, sizeof(*s->st))) == NULL)
+		return SQLITE_NOMEM;
+	s->text = text;
+	s->n = n;
+	rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_extended_result_codes(s->db, 1);
+	if (rc != SQLITE_OK)
+		sql_close(s);
+	return rc;
+}
+
+static long long
+mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+busy_cb(void *arg, int count)
+{
+	struct sql	*s = arg;
+	struct timespec	 ts;
+
+	if (count == 0)
+		s->busy_since = mono_ms();
+	else if (mono_ms() - s->busy_since >= s->busy_ms)
+		return 0;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)(250 + randombytes_uniform(1000)) * 1000;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+void
+sql_busy(struct sql *s, int ms)
+{
+	s->busy_ms = ms;
+	sqlite3_busy_handler(s->db, ms > 0 ? busy_cb : NULL, s);
+}
+
+void
+sql_close(struct sql *s)
+{
+	size_t	i;
+
+	if (s->st != NULL)
+		for (i = 0; i < s->n; i++)
+			sqlite3_finalize(s->st[i]);
+	free(s->st);
+	s->st = NULL;
+	sqlite3_close(s->db);
+	s->db = NULL;
+}
+
+sqlite3_stmt *
+sql_stmt(struct sql *s, size_t i)
+{
+	if (i >= s->n)
+		return NULL;
+	if (s->st[i] == NULL) {
+		if (sqlite3_prepare_v3(s->db, s->text[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK)
+			return NULL;
+	} else {
+		sqlite3_reset(s->st[i]);
+		sqlite3_clear_bindings(s->st[i]);
+	}
+	return s->st[i];
+}
+
+int
+sql_exec(struct sql *s, const char *text)
+{
+	return sqlite3_exec(s->db, text, NULL, NULL, NULL);
+}
+
+int
+sql_bind_text(sqlite3_stmt *st, int idx, const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return sqlite3_bind_null(st, idx);
+	return sqlite3_bind_text(st, idx, s, -1, SQLITE_TRANSIENT);
+}
+
+int
+sql_col_copy(sqlite3_stmt *st, int col, char *buf, size_t len)
+{
+	const unsigned char	*v;
+	size_t			 n;
+
+	buf[0] = '\0';
+	if ((v = sqlite3_column_text(st, col)) == NULL)
+		return 0;
+	n = (size_t)sqlite3_column_bytes(st, col);
+	if (n >= len)
+		return -1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+sql_step_done(sqlite3_stmt *st)
+{
+	int	rc;
+
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? SQLITE_DONE : rc;
+}

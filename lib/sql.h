@@ -1,0 +1,59 @@
+/*
+ * sql.h: the private SQLite plumbing shared by the two storage modules
+ * (store.c for state.db, config.c for config.db).  Not installed, not
+ * exported: nothing outside lib/ sees a sqlite3 handle.
+ *
+ * Each connection owns a fixed table of SQL texts; sql_stmt() prepares a
+ * statement once (SQLITE_PREPARE_PERSISTENT) on first use and hands it
+ * back reset and unbound on every later use.
+ */
+#ifndef HB_SQL_H
+#define HB_SQL_H
+
+#include <sqlite3.h>
+
+struct sql {
+	sqlite3			 *db;
+	const char *const	 *text;	/* n SQL texts, static storage */
+	sqlite3_stmt		**st;	/* n slots, prepared lazily */
+	size_t			  n;
+	int			  busy_ms;	/* see sql_busy() */
+	long long		  busy_since;	/* ms, first busy call */
+};
+
+/*
+ * Opens path with the given SQLITE_OPEN_* flags and allocates the
+ * statement slots.  On failure returns the SQLite code and leaves *s
+ * closed.  Extended result codes are on.
+ */
+int sql_open(struct sql *s, const char *path, int flags,
+    const char *const *text, size_t n);
+
+/*
+ * Installs the busy handler: instead of SQLite's default (sleeps that
+ * grow to 100 ms, which lets one writer starve another), it retries after
+ * short random sleeps (0.25-1.25 ms) until ms have passed since the first
+ * busy call, then gives up with SQLITE_BUSY.  Waiters thus get the lock
+ * in roughly random order, and nobody waits past the bound.
+ */
+void sql_busy(struct sql *s, int ms);
+
+/* Finalizes every statement and closes the connection.  Safe twice. */
+void sql_close(struct sql *s);
+
+/* The statement for text[i], reset and with bindings cleared, or NULL. */
+sqlite3_stmt *sql_stmt(struct sql *s, size_t i);
+
+/* Runs a statement text with no result rows (pragmas, BEGIN, DDL). */
+int sql_exec(struct sql *s, const char *text);
+
+/* Binds s, or NULL when s is NULL or empty. */
+int sql_bind_text(sqlite3_stmt *, int idx, const char *s);
+
+/* Copies column col into buf (NUL-terminated, "" for NULL); -1 if it did not fit. */
+int sql_col_copy(sqlite3_stmt *, int col, char *buf, size_t len);
+
+/* Steps a statement expected to return no row; returns SQLITE_DONE or the error. */
+int sql_step_done(sqlite3_stmt *);
+
+#endif

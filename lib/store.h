@@ -1,0 +1,154 @@
+/*
+ * store.h: the state database, state.db (read-write).
+ *
+ * The storage interface the rest of hookbox uses: a handful of
+ * transaction primitives for acceptance, and read-outs for operators.  It
+ * says nothing of SQLite so that another backend (PostgreSQL is planned)
+ * can stand behind it; all state.db SQL lives in store.c.
+ *
+ * state.db runs in WAL mode with synchronous=FULL (an acknowledged action
+ * survives power loss) unless the caller opts in to NORMAL.  Every write
+ * happens between store_begin() and store_commit(); a failing call inside
+ * a transaction leaves it to the caller to store_rollback().  Times are
+ * unix milliseconds.
+ */
+#ifndef HB_STORE_H
+#define HB_STORE_H
+
+#include "hb.h"
+#include "obs.h"
+
+struct store;
+
+enum store_status {
+	STORE_OK = 0,
+	STORE_BUSY,	/* locked past the busy timeout */
+	STORE_IO,	/* I/O error, disk full, read-only file */
+	STORE_NOMEM,
+	STORE_ERROR	/* corrupt, schema too new, misuse */
+};
+
+struct store_opts {
+	int	busy_ms;	/* bound on waiting for the write lock */
+	int	sync_normal;	/* synchronous=NORMAL instead of FULL */
+	int	create;		/* create the file if missing (init only) */
+};
+
+#define STORE_BUSY_MS_DEFAULT	5000
+
+HB_API const char *store_strerror(enum store_status);
+
+/*
+ * Opens (and with opts->create, creates with mode 0600) state.db,
+ * migrating its schema to the current version.  *out is freed with
+ * store_close().  opts NULL means the defaults.
+ */
+HB_API enum store_status store_open(const char *path,
+    const struct store_opts *opts, struct store **out) HB_MUST_CHECK;
+HB_API void store_close(struct store *);
+
+/* The last SQLite message, for logs (never contains bound values). */
+HB_API const char *store_errmsg(struct store *);
+
+/* BEGIN IMMEDIATE: takes the write lock now, waiting at most busy_ms. */
+HB_API enum store_status store_begin(struct store *) HB_MUST_CHECK;
+HB_API enum store_status store_commit(struct store *) HB_MUST_CHECK;
+/* Rolls back the open transaction, if any. */
+HB_API void store_rollback(struct store *);
+
+/* One received observation, for diagnostics. */
+struct store_receipt {
+	int64_t		 at;
+	const char	*tenant;
+	const char	*endpoint;	/* NULL for polls */
+	const char	*source;	/* "job", "org", "poll" */
+	const char	*delivery_id;	/* NULL unless an org event */
+	const char	*job_id;
+	const char	*type;
+	const char	*status;
+	const char	*stage;
+	const char	*body;		/* raw bytes, may be NULL */
+	size_t		 bodylen;
+};
+
+/* What an earlier receipt of the same delivery id was answered. */
+struct store_prior {
+	char	result[32];
+	char	action[HB_ACTION_MAX + 1];
+};
+
+/*
+ * Inserts a receipt with result "pending" and returns its id.  When the
+ * endpoint already received this delivery id, nothing is inserted,
+ * *seen is set and *prior holds the earlier answer.
+ */
+HB_API enum store_status store_receipt_add(struct store *,
+    const struct store_receipt *, int64_t *id, int *seen,
+    struct store_prior *prior) HB_MUST_CHECK;
+
+/* Sets the result (and action id, may be NULL) of a receipt. */
+HB_API enum store_status store_receipt_finish(struct store *, int64_t id,
+    const char *result, const char *action) HB_MUST_CHECK;
+
+/* The recorded state of one job; a job never seen is stage QUEUED, no terminal. */
+struct store_job {
+	enum obs_stage	stage;
+	enum obs_status	terminal;
+};
+
+HB_API enum store_status store_job_get(struct store *, const char *tenant,
+    const char *job_id, struct store_job *) HB_MUST_CHECK;
+
+/* Writes the job's new state; o supplies the file and error details. */
+HB_API enum store_status store_job_put(struct store *, const char *tenant,
+    const char *job_id, const struct store_job *, const struct obs *o,
+    int64_t now) HB_MUST_CHECK;
+
+struct store_action {
+	const char	*id;		/* tenant:attempt:step */
+	const char	*tenant;
+	const char	*attempt;
+	const char	*step;
+	const char	*job_id;
+	const char	*destination;
+	const char	*payload;	/* JSON sent downstream */
+	int64_t		 now;
+};
+
+enum store_claim {
+	STORE_CLAIMED = 0,	/* the action id is ours: a new action */
+	STORE_CLAIMED_BEFORE,	/* already accepted, for this same job */
+	STORE_CLAIMED_OTHER	/* already accepted for another job */
+};
+
+/*
+ * INSERT .. ON CONFLICT(action_id) DO NOTHING into accepted.  Only when
+ * nothing was inserted is the existing row read, to tell a duplicate from
+ * an action id that maps to another job.
+ */
+HB_API enum store_status store_action_claim(struct store *,
+    const struct store_action *, enum store_claim *) HB_MUST_CHECK;
+
+/* Adds the outbox row, pending and due now, for a claimed action. */
+HB_API enum store_status store_outbox_add(struct store *,
+    const struct store_action *) HB_MUST_CHECK;
+
+/*
+ * Records (or counts again) an open conflict.  kind is "terminal" or
+ * "action"; recorded and observed describe the two sides.
+ */
+HB_API enum store_status store_conflict_add(struct store *, const char *tenant,
+    const char *job_id, const char *action_id, const char *kind,
+    const char *recorded, const char *observed, int64_t now) HB_MUST_CHECK;
+
+struct store_counts {
+	int64_t	pending, leased, delivered, dead, unknown;
+	int64_t	conflicts_open;
+	int64_t	oldest_pending_ms;	/* created_at of the oldest pending
+					   or leased row, 0 when none */
+};
+
+HB_API enum store_status store_counts(struct store *, struct store_counts *)
+    HB_MUST_CHECK;
+
+#endif
