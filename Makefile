@@ -94,12 +94,7 @@ $(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
 check: deps
 	$(MAKE) all
 	$(MAKE) SAN=1 all
-	sh tests/run-unit.sh build
-	sh tests/run-unit.sh build-san
-	sh tests/cli.sh build/hookbox
-
-unit: all
-	sh tests/run-unit.sh $(O)
+	sh tests/check.sh
 
 deps:
 	sh scripts/install-deps.sh
@@ -115,5 +110,5 @@ install: $(O)/hookbox
 clean:
 	rm -rf build build-san
 
-.PHONY: all check unit deps run install clean
+.PHONY: all check deps run install clean
 .SECONDARY:

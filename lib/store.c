@@ -223,14 +223,25 @@ migrate(struct store *s)
 	int			 v, i;
 	char			 pragma[48];
 
-	if ((rc = status_of(sql_exec(&s->sql, "BEGIN IMMEDIATE"))) != STORE_OK)
-		return rc;
 	if (sqlite3_prepare_v2(s->sql.db, "PRAGMA user_version", -1, &st,
-	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+	    NULL) != SQLITE_OK)
+		return last(s);
+	/* The common case, current already, needs no write lock. */
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_int(st, 0) == SCHEMA_VERSION) {
+		sqlite3_finalize(st);
+		return STORE_OK;
+	}
+	sqlite3_reset(st);
+	if ((rc = status_of(sql_exec(&s->sql, "BEGIN IMMEDIATE"))) != STORE_OK)
+		goto out;
+	/* Read again under the lock: another process may have migrated. */
+	if (sqlite3_step(st) != SQLITE_ROW) {
 		rc = last(s);
 		goto out;
 	}
 	v = sqlite3_column_int(st, 0);
+	sqlite3_reset(st);
 	if (v > SCHEMA_VERSION || v < 0) {
 		rc = STORE_ERROR;	/* written by a newer hookbox */
 		goto out;
@@ -251,7 +262,7 @@ migrate(struct store *s)
 	rc = status_of(sql_exec(&s->sql, "COMMIT"));
 out:
 	sqlite3_finalize(st);
-	if (rc != STORE_OK)
+	if (rc != STORE_OK && !sqlite3_get_autocommit(s->sql.db))
 		(void)sql_exec(&s->sql, "ROLLBACK");
 	return rc;
 }

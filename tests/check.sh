@@ -1,0 +1,48 @@
+#!/bin/sh
+# tests/check.sh: every test, in the normal and the sanitizer build.
+# Run by `make check` after both builds; prints one closing line
+# "check: N passed, N failed" counting individual checks.
+set -u
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+
+for build in build build-san; do
+	for t in "$build"/tests/check_*; do
+		case "$t" in *.o) continue ;; esac
+		[ -x "$t" ] || continue
+		echo "== $t"
+		if ! "$t" > "$log.one" 2>&1; then
+			status=1
+		fi
+		cat "$log.one"
+		cat "$log.one" >> "$log"
+	done
+	echo "== tests/cli.sh $build/hookbox"
+	if ! sh tests/cli.sh "$build/hookbox" > "$log.one" 2>&1; then
+		status=1
+	fi
+	cat "$log.one"
+	cat "$log.one" >> "$log"
+done
+rm -f "$log.one"
+
+# Sum Check's "Checks: N, Failures: F, Errors: E" and our "N passed, N failed".
+totals=$(awk '
+/Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/ {
+	gsub(/[,%:]/, " ")
+	for (i = 1; i <= NF; i++) {
+		if ($i == "Checks") n = $(i + 1)
+		if ($i == "Failures") f = $(i + 1)
+		if ($i == "Errors") e = $(i + 1)
+	}
+	pass += n - f - e; fail += f + e
+}
+/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$/ {
+	pass += $2; fail += $4
+}
+END { printf "%d %d\n", pass, fail }' "$log")
+set -- $totals
+echo "check: $1 passed, $2 failed"
+[ "$status" -eq 0 ] && [ "$2" -eq 0 ] && [ "$1" -gt 0 ]

@@ -1,0 +1,675 @@
+/*
+ * check_accept.c: the acceptance routine against real SQLite files, and
+ * every library failure window of DESIGN.md section 9.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "accept.h"
+#include "fault.h"
+#include "testutil.h"
+#include "tornado.h"
+#include "util.h"
+
+static char		 dir[PATH_MAX - 32];
+static char		 state_path[PATH_MAX];
+static char		 config_path[PATH_MAX];
+static struct store	*st;
+static struct config	*cfg;
+
+static void
+add_job(struct config *w, const char *tenant, const char *job,
+    const char *attempt, const char *step)
+{
+	struct config_job	 j;
+	const char		*why;
+
+	memset(&j, 0, sizeof(j));
+	snprintf(j.tenant, sizeof(j.tenant), "%s", tenant);
+	snprintf(j.job_id, sizeof(j.job_id), "%s", job);
+	snprintf(j.attempt, sizeof(j.attempt), "%s", attempt);
+	snprintf(j.step, sizeof(j.step), "%s", step);
+	snprintf(j.destination, sizeof(j.destination), "sink");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+}
+
+static void
+add_tenant(struct config *w, const char *id, int active)
+{
+	struct config_tenant		 t;
+	struct config_destination	 d;
+	const char			*why;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.id, sizeof(t.id), "%s", id);
+	t.active = active;
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+	memset(&d, 0, sizeof(d));
+	snprintf(d.tenant, sizeof(d.tenant), "%s", id);
+	snprintf(d.name, sizeof(d.name), "sink");
+	snprintf(d.url, sizeof(d.url), "http://127.0.0.1:9/sink");
+	d.timeout_ms = 1000;
+	d.max_attempts = 3;
+	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+	    CONFIG_OK);
+}
+
+static void
+open_both(int busy_ms, struct store **s, struct config **c)
+{
+	struct store_opts	opts;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.busy_ms = busy_ms;
+	ck_assert_int_eq(store_open(state_path, &opts, s), STORE_OK);
+	ck_assert_int_eq(config_open(config_path, CONFIG_READ, busy_ms, c),
+	    CONFIG_OK);
+}
+
+static void
+setup(void)
+{
+	struct config		*w;
+	struct store_opts	 opts;
+
+	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
+	snprintf(state_path, sizeof(state_path), "%s/state.db", dir);
+	snprintf(config_path, sizeof(config_path), "%s/config.db", dir);
+	ck_assert_int_eq(config_create(config_path), CONFIG_OK);
+	ck_assert_int_eq(config_open(config_path, CONFIG_WRITE, 1000, &w),
+	    CONFIG_OK);
+	add_tenant(w, "acme", 1);
+	add_tenant(w, "other", 1);
+	add_tenant(w, "sleepy", 0);
+	add_job(w, "acme", "job-1", "att-42", "analyze-v1");
+	add_job(w, "acme", "job-2", "att-42", "analyze-v1");	/* same action */
+	add_job(w, "acme", "job-3", "att-43", "analyze-v1");
+	add_job(w, "other", "job-x", "att-1", "analyze-v1");
+	add_job(w, "sleepy", "job-s", "att-1", "analyze-v1");
+	config_close(w);
+	memset(&opts, 0, sizeof(opts));
+	opts.create = 1;
+	opts.busy_ms = 1000;
+	ck_assert_int_eq(store_open(state_path, &opts, &st), STORE_OK);
+	ck_assert_int_eq(config_open(config_path, CONFIG_READ, 1000, &cfg),
+	    CONFIG_OK);
+}
+
+static void
+teardown(void)
+{
+	fault_set(FAULT_OUTBOX_INSERT, NULL, NULL);
+	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
+	store_close(st);
+	config_close(cfg);
+	st = NULL;
+	cfg = NULL;
+	test_rmdir(dir);
+}
+
+/* One integer from state.db through a connection of the test's own. */
+static long long
+q(const char *sql)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*s;
+	long long	 v = -1;
+
+	ck_assert_int_eq(sqlite3_open_v2(state_path, &db, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/* The number of rows in every state table, as one comparable string. */
+static void
+snapshot(char *buf, size_t len)
+{
+	snprintf(buf, len, "r%lld j%lld a%lld o%lld c%lld",
+	    q("SELECT count(*) FROM receipts"),
+	    q("SELECT count(*) FROM job_state"),
+	    q("SELECT count(*) FROM accepted"),
+	    q("SELECT count(*) FROM outbox"),
+	    q("SELECT count(*) FROM conflicts"));
+}
+
+enum kind { POLL, CALLBACK, EVENT };
+
+static enum hb_result
+run_with(struct store *s, struct config *c, const char *tenant,
+    enum kind kind, const char *json, struct accept_res *res)
+{
+	struct accept_req	 req;
+	struct obs		 o;
+	enum tornado_err	 e;
+	char			 why[128];
+
+	switch (kind) {
+	case POLL:
+		e = tornado_parse_status(json, strlen(json), &o, why,
+		    sizeof(why));
+		break;
+	case CALLBACK:
+		e = tornado_parse_callback(json, strlen(json), &o, why,
+		    sizeof(why));
+		break;
+	default:
+		e = tornado_parse_event(json, strlen(json), &o, why,
+		    sizeof(why));
+		break;
+	}
+	ck_assert_msg(e == TORNADO_OK, "parse: %s", why);
+	memset(&req, 0, sizeof(req));
+	req.tenant = tenant;
+	req.endpoint = kind == POLL ? NULL : "hook";
+	req.obs = &o;
+	req.body = json;
+	req.bodylen = strlen(json);
+	req.now_ms = util_now_ms();
+	return accept_observation(s, c, &req, res);
+}
+
+static enum hb_result
+run(const char *tenant, enum kind kind, const char *json)
+{
+	struct accept_res	res;
+
+	return run_with(st, cfg, tenant, kind, json, &res);
+}
+
+static const char completed1[] = "{\"type\":\"job_completed\","
+    "\"job_id\":\"job-1\",\"status\":\"completed\",\"key\":\"out/1.mp4\","
+    "\"url\":\"https://cdn.example/out/1.mp4\"}";
+static const char failed1[] = "{\"type\":\"job_failed\",\"job_id\":\"job-1\","
+    "\"status\":\"failed\",\"error\":\"boom\"}";
+
+START_TEST(same_event_twice)
+{
+	struct accept_res	res;
+
+	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, completed1, &res),
+	    HB_ACCEPTED);
+	ck_assert_str_eq(res.action, "acme:att-42:analyze-v1");
+	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, completed1, &res),
+	    HB_DUPLICATE);
+	ck_assert_str_eq(res.action, "acme:att-42:analyze-v1");
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 2);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE state='pending'"
+	    " AND action_id='acme:att-42:analyze-v1' AND destination='sink'"
+	    " AND json_extract(payload,'$.file.key')='out/1.mp4'"), 1);
+}
+END_TEST
+
+/*
+ * Eight processes, eight connections, one action: exactly one is
+ * accepted, the rest are duplicates, none fails, one outbox row.
+ */
+START_TEST(concurrent_processes_one_action)
+{
+	enum { N = 8 };
+	pid_t	pids[N];
+	int	gun[2], i, status, accepted = 0, duplicate = 0;
+	char	c;
+
+	ck_assert_int_eq(pipe(gun), 0);
+	for (i = 0; i < N; i++) {
+		pids[i] = fork();
+		ck_assert_int_ne(pids[i], -1);
+		if (pids[i] == 0) {
+			struct store		*s;
+			struct config		*k;
+			struct accept_res	 res;
+			enum hb_result		 r;
+
+			close(gun[1]);
+			open_both(10000, &s, &k);
+			/* Wait for the start: the parent closes the pipe. */
+			while (read(gun[0], &c, 1) < 0 && errno == EINTR)
+				;
+			r = run_with(s, k, "acme", i % 2 ? POLL : CALLBACK,
+			    i % 2 ? "{\"id\":\"job-1\",\"status\":\"Completed\"}" :
+			    completed1, &res);
+			store_close(s);
+			config_close(k);
+			_exit((int)r);
+		}
+	}
+	close(gun[0]);
+	usleep(100 * 1000);
+	close(gun[1]);
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFEXITED(status));
+		if (WEXITSTATUS(status) == HB_ACCEPTED)
+			accepted++;
+		else if (WEXITSTATUS(status) == HB_DUPLICATE)
+			duplicate++;
+		else
+			ck_abort_msg("process %d: result %d", i,
+			    WEXITSTATUS(status));
+	}
+	ck_assert_int_eq(accepted, 1);
+	ck_assert_int_eq(duplicate, N - 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), N);
+}
+END_TEST
+
+START_TEST(action_maps_to_another_job)
+{
+	struct accept_res	res;
+
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	/* job-2 was registered with the same attempt and step. */
+	ck_assert_int_eq(run_with(st, cfg, "acme", POLL,
+	    "{\"id\":\"job-2\",\"status\":\"Completed\"}", &res),
+	    HB_ACTION_CONFLICT);
+	ck_assert_str_eq(res.action, "acme:att-42:analyze-v1");
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM conflicts WHERE kind='action'"
+	    " AND job_id='job-2' AND resolved_at IS NULL"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted WHERE"
+	    " job_id='job-1'"), 1);
+	/* Seen again: still one open conflict, counted twice. */
+	ck_assert_int_eq(run("acme", POLL,
+	    "{\"id\":\"job-2\",\"status\":\"Completed\"}"), HB_ACTION_CONFLICT);
+	ck_assert_int_eq(q("SELECT seen FROM conflicts WHERE kind='action'"),
+	    2);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM conflicts"), 1);
+}
+END_TEST
+
+/* Hand-built observations: the routine validates what parsers did not. */
+static enum hb_result
+run_ids(const char *tenant, const char *job_id, size_t jlen)
+{
+	struct accept_req	req;
+	struct accept_res	res;
+	struct obs		o;
+
+	memset(&o, 0, sizeof(o));
+	o.source = OBS_SRC_POLL;
+	o.event = OBS_EV_JOB;
+	o.status = OBS_ST_COMPLETED;
+	o.stage = OBS_STAGE_COMPLETED;
+	memcpy(o.job_id, job_id, jlen < sizeof(o.job_id) ? jlen :
+	    sizeof(o.job_id) - 1);
+	memset(&req, 0, sizeof(req));
+	req.tenant = tenant;
+	req.obs = &o;
+	req.now_ms = util_now_ms();
+	return accept_observation(st, cfg, &req, &res);
+}
+
+START_TEST(bad_ids_rejected)
+{
+	char	big[HB_ID_MAX + 2];
+	char	snap[128];
+
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(run_ids("acme", "", 0), HB_MALFORMED);
+	ck_assert_int_eq(run_ids("acme", "job\xff", 4), HB_MALFORMED);
+	ck_assert_int_eq(run_ids("acme", "job\xc0\x80", 5), HB_MALFORMED);
+	ck_assert_int_eq(run_ids("acme", "job\x01", 4), HB_MALFORMED);
+	ck_assert_int_eq(run_ids("", "job-1", 5), HB_MALFORMED);
+	ck_assert_int_eq(run_ids(big, "job-1", 5), HB_MALFORMED);
+	ck_assert_int_eq(run_ids("ac\xffme", "job-1", 5), HB_MALFORMED);
+	/* An id of HB_ID_MAX + 1 bytes cannot even be represented in obs;
+	 * the parser rejects it (see check_tornado), and HB_ID_MAX is fine. */
+	big[HB_ID_MAX] = '\0';
+	ck_assert_int_eq(run_ids("acme", big, HB_ID_MAX), HB_UNKNOWN_JOB);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
+	/* The parsers reject the same through JSON. */
+	ck_assert_int_eq(run_ids("acme", "job-1", 5), HB_ACCEPTED);
+}
+END_TEST
+
+static int
+fail_once(enum fault_point p, void *arg)
+{
+	int	*left = arg;
+
+	(void)p;
+	return (*left)-- > 0;
+}
+
+START_TEST(outbox_failure_rolls_back)
+{
+	struct accept_res	res;
+	char			snap[128];
+	int			left = 1;
+
+	fault_set(FAULT_OUTBOX_INSERT, fail_once, &left);
+	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, completed1, &res),
+	    HB_UNAVAILABLE);
+	ck_assert(!hb_result_is_ack(res.result));
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
+	/* The retry claims the action afresh. */
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r1 j1 a1 o1 c0");
+}
+END_TEST
+
+START_TEST(survives_reopen)
+{
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	store_close(st);
+	config_close(cfg);
+	open_both(1000, &st, &cfg);
+	ck_assert_int_eq(run("acme", POLL,
+	    "{\"id\":\"job-1\",\"status\":\"Completed\"}"), HB_DUPLICATE);
+	ck_assert_int_eq(run("acme", CALLBACK, failed1), HB_CONFLICT);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+}
+END_TEST
+
+static int
+stop_here(enum fault_point p, void *arg)
+{
+	int	fd = *(int *)arg;
+
+	(void)p;
+	/* Tell the parent we are inside the transaction, then wait to die. */
+	if (write(fd, "x", 1) != 1)
+		_exit(99);
+	for (;;)
+		pause();
+	return 0;
+}
+
+START_TEST(killed_before_commit)
+{
+	pid_t	pid;
+	int	sync[2], status;
+	char	c, snap[128];
+
+	ck_assert_int_eq(pipe(sync), 0);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		struct store	*s;
+		struct config	*k;
+
+		close(sync[0]);
+		open_both(1000, &s, &k);
+		fault_set(FAULT_BEFORE_COMMIT, stop_here, &sync[1]);
+		(void)run_with(s, k, "acme", CALLBACK, completed1,
+		    &(struct accept_res){ 0 });
+		_exit(98);	/* not reached */
+	}
+	close(sync[1]);
+	ck_assert_int_eq(read(sync[0], &c, 1), 1);
+	/* The child has inserted the accepted and outbox rows; not committed. */
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	close(sync[0]);
+
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
+	/* The lock died with the process: a retry is accepted at once. */
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+}
+END_TEST
+
+START_TEST(stale_progress_after_completion)
+{
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_progress\","
+	    "\"job_id\":\"job-1\",\"stage\":\"downloading\"}"), HB_RECORDED);
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_progress\","
+	    "\"job_id\":\"job-1\",\"stage\":\"muxing\"}"), HB_RECORDED);
+	ck_assert_int_eq(q("SELECT stage FROM job_state"), OBS_STAGE_MUXING);
+	/* An older stage arriving late is stale. */
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_progress\","
+	    "\"job_id\":\"job-1\",\"step\":\"download_complete\"}"), HB_STALE);
+	ck_assert_int_eq(q("SELECT stage FROM job_state"), OBS_STAGE_MUXING);
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_progress\","
+	    "\"job_id\":\"job-1\",\"stage\":\"uploading\"}"), HB_STALE);
+	ck_assert_int_eq(run("acme", POLL, "{\"id\":\"job-1\","
+	    "\"status\":\"Processing\",\"step\":\"Muxing\"}"), HB_STALE);
+	ck_assert_int_eq(q("SELECT stage FROM job_state"),
+	    OBS_STAGE_COMPLETED);
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state"
+	    " WHERE terminal='completed'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE"
+	    " result='stale'"), 3);
+}
+END_TEST
+
+START_TEST(completed_then_failed)
+{
+	struct accept_res	res;
+
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, failed1, &res),
+	    HB_CONFLICT);
+	ck_assert_int_eq(q("SELECT count(*) FROM conflicts WHERE"
+	    " kind='terminal' AND recorded='completed' AND observed='failed'"),
+	    1);
+	/* No last-arrival-wins: the job stays completed, one action. */
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state"
+	    " WHERE terminal='completed'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted"), 1);
+}
+END_TEST
+
+START_TEST(failed_then_completed)
+{
+	ck_assert_int_eq(run("acme", CALLBACK, failed1), HB_RECORDED);
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_CONFLICT);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted"), 0);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 0);
+	ck_assert_int_eq(q("SELECT count(*) FROM conflicts WHERE"
+	    " recorded='failed' AND observed='completed'"), 1);
+	/* Failed and skipped are both "no file": not a contradiction. */
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_skipped\","
+	    "\"job_id\":\"job-1\",\"reason\":\"dup\"}"), HB_RECORDED);
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state"
+	    " WHERE terminal='failed'"), 1);
+}
+END_TEST
+
+START_TEST(warning_is_terminal_without_action)
+{
+	ck_assert_int_eq(run("acme", POLL, "{\"id\":\"job-3\","
+	    "\"status\":\"Warning\"}"), HB_RECORDED);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 0);
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_completed\","
+	    "\"job_id\":\"job-3\",\"status\":\"completed\"}"), HB_CONFLICT);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 0);
+}
+END_TEST
+
+START_TEST(poll_then_webhook_one_action)
+{
+	ck_assert_int_eq(run("acme", POLL, "{\"id\":\"job-1\","
+	    "\"status\":\"Completed\",\"step\":\"Finished\"}"), HB_ACCEPTED);
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_DUPLICATE);
+	ck_assert_int_eq(run("acme", EVENT, "{\"delivery_id\":\"d-1\","
+	    "\"type\":\"job_completed\",\"created_at\":\"2026-01-01\","
+	    "\"data\":{\"job_id\":\"job-1\",\"status\":\"completed\"}}"),
+	    HB_DUPLICATE);
+	/* The legacy generation resolves to the same action too. */
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_completed\","
+	    "\"job_id\":\"job-1\",\"status\":\"Completed\",\"s3_key\":\"k\"}"),
+	    HB_DUPLICATE);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 4);
+}
+END_TEST
+
+START_TEST(delivery_id_deduplicated)
+{
+	static const char ev[] = "{\"delivery_id\":\"d-7\","
+	    "\"type\":\"job_completed\",\"data\":{\"job_id\":\"job-3\"}}";
+	struct accept_res	res;
+
+	ck_assert_int_eq(run("acme", EVENT, ev), HB_ACCEPTED);
+	ck_assert_int_eq(run_with(st, cfg, "acme", EVENT, ev, &res),
+	    HB_DUPLICATE);
+	ck_assert_str_eq(res.action, "acme:att-43:analyze-v1");
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+}
+END_TEST
+
+START_TEST(other_tenants_job_refused)
+{
+	char	snap[128];
+
+	/* job-x belongs to "other"; acme's endpoint may not attach it. */
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_completed\","
+	    "\"job_id\":\"job-x\",\"status\":\"completed\"}"), HB_UNKNOWN_JOB);
+	ck_assert_int_eq(run("acme", POLL, "{\"id\":\"nope\","
+	    "\"status\":\"Completed\"}"), HB_UNKNOWN_JOB);
+	ck_assert_int_eq(run("nobody", POLL, "{\"id\":\"job-1\","
+	    "\"status\":\"Completed\"}"), HB_UNKNOWN_ENDPOINT);
+	ck_assert_int_eq(run("sleepy", POLL, "{\"id\":\"job-s\","
+	    "\"status\":\"Completed\"}"), HB_UNKNOWN_ENDPOINT);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
+	ck_assert_int_eq(run("other", POLL, "{\"id\":\"job-x\","
+	    "\"status\":\"Completed\"}"), HB_ACCEPTED);
+}
+END_TEST
+
+START_TEST(unknown_and_batch_recorded)
+{
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_archived\","
+	    "\"job_id\":\"job-1\"}"), HB_IGNORED);
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"batch_completed\","
+	    "\"batch_id\":\"b-1\",\"completed\":2,\"failed\":0,\"total\":2}"),
+	    HB_RECORDED);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 2);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE"
+	    " result='ignored' AND body IS NOT NULL"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state"), 0);
+}
+END_TEST
+
+/* With the write lock held elsewhere past the busy timeout: 503, nothing. */
+START_TEST(busy_database_unavailable)
+{
+	struct store	*s;
+	struct config	*k;
+	sqlite3		*db;
+	struct timespec	 a, b;
+	long		 ms;
+	char		 snap[128];
+
+	ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	open_both(300, &s, &k);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(run_with(s, k, "acme", CALLBACK, completed1,
+	    &(struct accept_res){ 0 }), HB_UNAVAILABLE);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	/* It waited for the lock (bounded below only: no timing flakes). */
+	ck_assert_int_ge(ms, 290);
+	ck_assert_int_eq(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
+	/* Once the lock is gone the same observation is accepted. */
+	ck_assert_int_eq(run_with(s, k, "acme", CALLBACK, completed1,
+	    &(struct accept_res){ 0 }), HB_ACCEPTED);
+	store_close(s);
+	config_close(k);
+}
+END_TEST
+
+START_TEST(wal_and_full_sync)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*s;
+
+	ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "wal");
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	ck_assert_int_eq(q("PRAGMA user_version"), 1);
+}
+END_TEST
+
+START_TEST(result_json)
+{
+	struct accept_res	res;
+	char			buf[1024];
+
+	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, completed1, &res),
+	    HB_ACCEPTED);
+	ck_assert_int_eq(accept_res_json(&res, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "{\"result\":\"accepted\","
+	    "\"action\":\"acme:att-42:analyze-v1\"}");
+	ck_assert_int_eq(accept_res_json(&res, buf, 10), -1);
+}
+END_TEST
+
+static Suite *
+accept_suite(void)
+{
+	Suite	*s = suite_create("accept");
+	TCase	*tc = tcase_create("windows");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, same_event_twice);
+	tcase_add_test(tc, concurrent_processes_one_action);
+	tcase_add_test(tc, action_maps_to_another_job);
+	tcase_add_test(tc, bad_ids_rejected);
+	tcase_add_test(tc, outbox_failure_rolls_back);
+	tcase_add_test(tc, survives_reopen);
+	tcase_add_test(tc, killed_before_commit);
+	tcase_add_test(tc, stale_progress_after_completion);
+	tcase_add_test(tc, completed_then_failed);
+	tcase_add_test(tc, failed_then_completed);
+	tcase_add_test(tc, warning_is_terminal_without_action);
+	tcase_add_test(tc, poll_then_webhook_one_action);
+	tcase_add_test(tc, delivery_id_deduplicated);
+	tcase_add_test(tc, other_tenants_job_refused);
+	tcase_add_test(tc, unknown_and_batch_recorded);
+	tcase_add_test(tc, busy_database_unavailable);
+	tcase_add_test(tc, wal_and_full_sync);
+	tcase_add_test(tc, result_json);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	if (util_init() != 0)
+		return 1;
+	return test_run(accept_suite());
+}

@@ -1,0 +1,159 @@
+#!/bin/sh
+# tests/cli.sh: the hookbox tool end to end, on real files.
+# Usage: tests/cli.sh PATH_TO_HOOKBOX
+set -u
+HB=$(readlink -f "${1:?usage: cli.sh HOOKBOX}")
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export HOOKBOX_DIR="$tmp/data"
+
+# Set-up: every admin command, secrets from a file and from stdin.
+"$HB" init >/dev/null; eq "init" 0 $?
+"$HB" init >/dev/null; eq "init twice is harmless" 0 $?
+"$HB" tenant add acme; eq "tenant add" 0 $?
+"$HB" tenant add acme 2>/dev/null; eq "tenant add twice refused" 1 $?
+printf 'hmac-secret-123\n' > "$tmp/secret"
+"$HB" endpoint add tornado --tenant acme --secret-file "$tmp/secret"
+eq "endpoint add (file)" 0 $?
+printf 'the-shared-key' | "$HB" endpoint add keyed --tenant acme \
+    --auth key --key-header X-Api-Key --secret-file -
+eq "endpoint add (stdin, key mode)" 0 $?
+"$HB" endpoint add nokey --tenant acme 2>/dev/null
+eq "endpoint add without a secret is a usage error" 2 $?
+"$HB" endpoint add bad --tenant nobody --secret-file "$tmp/secret" 2>/dev/null
+eq "endpoint of an unknown tenant refused" 1 $?
+"$HB" endpoint list | grep -q '"name":	"bad"'
+eq "refused endpoint left nothing behind" 1 $?
+"$HB" destination add sink --tenant acme --url http://127.0.0.1:9/sink
+eq "destination add" 0 $?
+"$HB" job add job-1 --tenant acme --attempt att-42 --step analyze-v1 \
+    --destination sink --source-url https://src.example/a.mp4
+eq "job add" 0 $?
+"$HB" job add job-9 --tenant acme --attempt att-1 --step s \
+    --destination missing 2>/dev/null
+eq "job with an unknown destination refused" 1 $?
+"$HB" job add job-8 --tenant acme --attempt a:b --step s \
+    --destination sink 2>/dev/null
+eq "attempt with ':' refused" 1 $?
+
+list=$("$HB" endpoint list)
+contains "endpoint list shows secrets count" '"secrets":	1' "$list"
+lacks "endpoint list never shows a secret" "hmac-secret-123" "$list"
+lacks "endpoint list never shows a key" "the-shared-key" "$list"
+if grep -q 'the-shared-key' "$HOOKBOX_DIR/config.db"; then
+	fail "key-mode secret stored in clear"
+else
+	pass
+fi
+if grep -q 'hmac-secret-123' "$HOOKBOX_DIR/config.db"; then pass; else
+	fail "hmac secret not stored as configured"
+fi
+mode=$(stat -c %a "$HOOKBOX_DIR/state.db")
+eq "state.db mode" 600 "$mode"
+mode=$(stat -c %a "$HOOKBOX_DIR/config.db")
+eq "config.db mode" 640 "$mode"
+
+# Usage and help.
+"$HB" >/dev/null 2>&1; eq "no command is a usage error" 2 $?
+"$HB" frobnicate 2>/dev/null; eq "unknown command" 2 $?
+"$HB" job add --help 2>/dev/null; eq "--help exits 0" 0 $?
+"$HB" status --bogus 2>/dev/null; eq "unknown option" 2 $?
+env -u HOOKBOX_DIR "$HB" status 2>/dev/null; eq "no data directory" 2 $?
+"$HB" -d "$tmp/nowhere" status 2>/dev/null; eq "missing data directory" 1 $?
+
+# The same completed status twice: one pending row.
+doc='{"id":"job-1","status":"Completed","step":"Finished"}'
+out=$(printf '%s' "$doc" | "$HB" observe --tenant acme); rc=$?
+eq "observe accepted exit" 0 $rc
+eq "observe accepted" accepted "$(jget result "$out")"
+eq "observe action" "acme:att-42:analyze-v1" "$(jget action "$out")"
+out=$(printf '%s' "$doc" | "$HB" observe --tenant acme); rc=$?
+eq "observe duplicate exit" 0 $rc
+eq "observe duplicate" duplicate "$(jget result "$out")"
+st=$("$HB" status --json)
+eq "one pending after two observes" 1 "$(jget outbox.pending "$st")"
+eq "no conflicts" 0 "$(jget conflicts_open "$st")"
+for k in outbox.leased outbox.delivered outbox.dead outbox.unknown \
+    oldest_pending_age_s; do
+	v=$(jget "$k" "$st")
+	[ -n "$v" ] && pass || fail "status --json lacks $k"
+done
+
+out=$(printf '%s' '{"id":"job-1","status":"Failed"}' |
+    "$HB" observe --tenant acme); rc=$?
+eq "completed then failed: exit 0" 0 $rc
+eq "completed then failed: conflict" conflict "$(jget result "$out")"
+st=$("$HB" status --json)
+eq "conflict counted" 1 "$(jget conflicts_open "$st")"
+eq "still one pending" 1 "$(jget outbox.pending "$st")"
+
+out=$(printf '%s' '{"id":"job-x","status":"Completed"}' |
+    "$HB" observe --tenant acme); rc=$?
+eq "unknown job exit" 1 $rc
+eq "unknown job" unknown_job "$(jget result "$out")"
+out=$(printf 'not json' | "$HB" observe --tenant acme); rc=$?
+eq "malformed exit" 1 $rc
+eq "malformed" malformed "$(jget result "$out")"
+head -c 70000 /dev/zero | tr '\0' ' ' | "$HB" observe --tenant acme \
+    >/dev/null 2>&1
+eq "oversized input refused" 1 $?
+
+# Eight concurrent observe processes for a new job: one action.
+"$HB" job add job-2 --tenant acme --attempt att-43 --step analyze-v1 \
+    --destination sink
+doc='{"id":"job-2","status":"Completed"}'
+i=0
+while [ $i -lt 8 ]; do
+	(printf '%s' "$doc" | "$HB" observe --tenant acme > "$tmp/out.$i";
+	    echo $? > "$tmp/rc.$i") &
+	i=$((i + 1))
+done
+wait
+acc=0; dup=0; i=0
+while [ $i -lt 8 ]; do
+	eq "concurrent observe $i exit" 0 "$(cat "$tmp/rc.$i")"
+	case $(jget result "$(cat "$tmp/out.$i")") in
+	accepted) acc=$((acc + 1)) ;;
+	duplicate) dup=$((dup + 1)) ;;
+	esac
+	i=$((i + 1))
+done
+eq "exactly one accepted" 1 $acc
+eq "seven duplicates" 7 $dup
+st=$("$HB" status --json)
+eq "two pending after the race" 2 "$(jget outbox.pending "$st")"
+
+# A write-locked state file: observe answers unavailable with exit 75.
+"$HB" job add job-3 --tenant acme --attempt att-44 --step analyze-v1 \
+    --destination sink
+fifo="$tmp/lock"
+mkfifo "$fifo"
+(sqlite3 "$HOOKBOX_DIR/state.db" < "$fifo" >/dev/null 2>&1) &
+exec 3> "$fifo"
+echo "BEGIN IMMEDIATE; SELECT 1;" >&3
+sleep 0.5
+out=$(printf '%s' '{"id":"job-3","status":"Completed"}' |
+    HOOKBOX_BUSY_MS=200 "$HB" observe --tenant acme 2>/dev/null); rc=$?
+eq "busy exit code" 75 $rc
+eq "busy result" unavailable "$(jget result "$out")"
+echo "ROLLBACK;" >&3
+exec 3>&-
+wait
+st=$("$HB" status --json)
+eq "nothing written while busy" 2 "$(jget outbox.pending "$st")"
+out=$(printf '%s' '{"id":"job-3","status":"Completed"}' |
+    "$HB" observe --tenant acme)
+eq "accepted once the lock is gone" accepted "$(jget result "$out")"
+
+# Removal: referenced rows are refused, the rest go.
+"$HB" tenant remove acme 2>/dev/null; eq "tenant with endpoints kept" 1 $?
+"$HB" job remove job-9 --tenant acme 2>/dev/null
+eq "removing a missing job" 1 $?
+"$HB" job remove job-1 --tenant acme; eq "job remove" 0 $?
+"$HB" job remove job-1 2>/dev/null; eq "job remove needs --tenant" 2 $?
+"$HB" endpoint remove keyed; eq "endpoint remove" 0 $?
+
+finish cli
