@@ -39,9 +39,11 @@ LDFLAGS	+= -fsanitize=address,undefined
 endif
 
 LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/obs.c lib/tornado.c \
-	   lib/auth.c lib/config.c lib/store.c lib/accept.c lib/fault.c
+	   lib/auth.c lib/config.c lib/store.c lib/accept.c lib/hook.c \
+	   lib/fault.c
 LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
-	   lib/auth.h lib/config.h lib/store.h lib/accept.h lib/fault.h
+	   lib/auth.h lib/config.h lib/store.h lib/accept.h lib/hook.h \
+	   lib/fault.h
 LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
@@ -49,11 +51,16 @@ TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 CLI_SRCS = cli/hookbox.c
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
 
+FCGI_SRCS = fcgi/main.c fcgi/respond.c
+FCGI_HDRS = fcgi/respond.h
+FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
+FCGI_LIBS = -lfcgi
+
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept
 TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
-BINS	 = $(O)/hookbox
+BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
 
 all: $(BINS) $(TEST_BINS)
 
@@ -80,6 +87,14 @@ $(O)/cli/%.o: cli/%.c $(LIB_HDRS)
 $(O)/hookbox: $(CLI_OBJS) $(O)/libhookbox.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(O)/libhookbox.a $(LDLIBS)
 
+$(O)/fcgi/%.o: fcgi/%.c $(FCGI_HDRS) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/hookbox-fcgi: $(FCGI_OBJS) $(O)/libhookbox.a
+	$(CC) $(LDFLAGS) -o $@ $(FCGI_OBJS) $(O)/libhookbox.a $(FCGI_LIBS) \
+	    $(LDLIBS)
+
 $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT $(CHECK_CFLAGS) $(CFLAGS) -Itests \
@@ -103,9 +118,9 @@ run: deps
 	$(MAKE) all
 	sh scripts/run.sh $(O)
 
-install: $(O)/hookbox
+install: $(BINS)
 	install -d $(DESTDIR)$(BINDIR)
-	install -m 0755 $(O)/hookbox $(DESTDIR)$(BINDIR)/hookbox
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
 
 clean:
 	rm -rf build build-san

@@ -24,6 +24,7 @@
 
 #include "accept.h"
 #include "config.h"
+#include "hook.h"
 #include "store.h"
 #include "tornado.h"
 #include "util.h"
@@ -702,7 +703,7 @@ cmd_observe(struct env *e, int argc, char **argv)
 	struct obs		 o;
 	struct config		*cfg = NULL;
 	struct store		*st = NULL;
-	char			*body = NULL, why[128], out[1024];
+	char			*body = NULL, out[1024];
 	const char		*tenant = NULL;
 	ssize_t			 len;
 	enum tornado_err	 perr;
@@ -729,10 +730,10 @@ cmd_observe(struct env *e, int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	if ((perr = tornado_parse_status(body, (size_t)len, &o, why,
-	    sizeof(why))) != TORNADO_OK) {
+	if ((perr = tornado_parse_status(body, (size_t)len, &o, res.why,
+	    sizeof(res.why))) != TORNADO_OK) {
 		res.result = perr == TORNADO_NOMEM ? HB_NOMEM : HB_MALFORMED;
-		res.detail = why;
+		res.detail = res.why;
 	} else {
 		if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
 		    (rc = open_store(e, 0, &st)) != EXIT_OK)
@@ -752,6 +753,100 @@ cmd_observe(struct env *e, int argc, char **argv)
 	    res.result == HB_UNAVAILABLE ? EXIT_TEMPFAIL : EXIT_FAIL;
 out:
 	store_close(st);
+	config_close(cfg);
+	free(body);
+	return rc;
+}
+
+/* ---- sign --------------------------------------------------------- */
+
+static int
+cmd_sign(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "endpoint", required_argument, NULL, 'e' },
+		{ "timestamp", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_endpoint	 ep;
+	struct config_secrets	 sec;
+	struct config		*cfg = NULL;
+	const char		*name = NULL, *hname;
+	char			*body = NULL, sig[AUTH_HEADER_MAX], id[40];
+	unsigned char		 rnd[12];
+	ssize_t			 len;
+	long long		 v;
+	int64_t			 now = util_now(), t = now;
+	int			 ch, rc;
+
+	memset(&sec, 0, sizeof(sec));
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'e':
+			name = optarg;
+			break;
+		case 't':
+			if (parse_int(optarg, 0, INT64_MAX / 1000,
+			    "--timestamp", &v) != 0)
+				return EXIT_USAGE;
+			t = v;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind || name == NULL)
+		return usage();
+	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
+		warnx("out of memory");
+		return EXIT_FAIL;
+	}
+	if ((len = read_bounded(STDIN_FILENO, body, HB_BODY_MAX_DEFAULT)) < 0) {
+		warnx("standard input: unreadable or over %d bytes",
+		    HB_BODY_MAX_DEFAULT);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		goto out;
+	if ((rc = config_done(config_endpoint_get(cfg, name, &ep), name,
+	    NULL)) != EXIT_OK ||
+	    (rc = config_done(config_endpoint_secrets(cfg, name, now, &sec),
+	    name, NULL)) != EXIT_OK)
+		goto out;
+	rc = EXIT_FAIL;
+	switch (ep.auth) {
+	case CONFIG_AUTH_KEY:
+		warnx("%s: key endpoints keep only a hash; send the key in"
+		    " %s", name, ep.key_header);
+		goto out;
+	case CONFIG_AUTH_HMAC:
+		hname = ep.key_header[0] != '\0' ? ep.key_header :
+		    HOOK_HMAC_HEADER;
+		if (auth_sign_tsig(sec.s, sec.n, now, t,
+		    (const unsigned char *)body, (size_t)len, sig,
+		    sizeof(sig)) != 0) {
+			warnx("%s: no active secret", name);
+			goto out;
+		}
+		printf("%s: %s\n", hname, sig);
+		break;
+	case CONFIG_AUTH_STANDARD:
+		randombytes_buf(rnd, sizeof(rnd));
+		memcpy(id, "msg_", 4);
+		sodium_bin2hex(id + 4, sizeof(id) - 4, rnd, sizeof(rnd));
+		if (sec.n == 0 || auth_sign_stdwebhooks(sec.s[0].key,
+		    sec.s[0].keylen, id, t, (const unsigned char *)body,
+		    (size_t)len, sig, sizeof(sig)) != 0) {
+			warnx("%s: no active secret that decodes", name);
+			goto out;
+		}
+		printf("webhook-id: %s\nwebhook-timestamp: %lld\n"
+		    "webhook-signature: %s\n", id, (long long)t, sig);
+		break;
+	}
+	rc = EXIT_OK;
+out:
+	config_secrets_clear(&sec);
 	config_close(cfg);
 	free(body);
 	return rc;
@@ -841,6 +936,8 @@ static const struct cmd cmds[] = {
 	{ "job", "list", cmd_list, "" },
 	{ "job", "remove", cmd_remove, "--tenant T JOB_ID" },
 	{ "observe", NULL, cmd_observe, "--tenant T < status.json" },
+	{ "sign", NULL, cmd_sign,
+	    "--endpoint E [--timestamp UNIXTIME] < body" },
 	{ "status", NULL, cmd_status, "[--json]" },
 };
 

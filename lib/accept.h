@@ -29,8 +29,12 @@ struct accept_res {
 	enum hb_result	 result;
 	/* The action concerned ("" when none): tenant:attempt:step. */
 	char		 action[HB_ACTION_MAX + 1];
-	/* Why, for results that are not self-explanatory; static storage. */
+	/*
+	 * Why, for results that are not self-explanatory: static storage,
+	 * or the why buffer below.  Never a secret or a signature.
+	 */
 	const char	*detail;
+	char		 why[128];
 };
 
 /*

@@ -119,6 +119,7 @@ enum q {
 	Q_COUNT_OUTBOX,
 	Q_COUNT_CONFLICTS,
 	Q_OLDEST_PENDING,
+	Q_RECEIPT_COUNTS,
 	Q__N
 };
 
@@ -163,6 +164,8 @@ static const char *const sqltext[Q__N] = {
 	    " WHERE resolved_at IS NULL",
 	[Q_OLDEST_PENDING] = "SELECT min(created_at) FROM outbox"
 	    " WHERE state IN ('pending','leased')",
+	[Q_RECEIPT_COUNTS] = "SELECT result, count(*) FROM receipts"
+	    " GROUP BY result ORDER BY result",
 };
 
 const char *
@@ -614,4 +617,39 @@ store_counts(struct store *s, struct store_counts *c)
 	    STORE_OK)
 		return status;
 	return scalar(s, Q_OLDEST_PENDING, &c->oldest_pending_ms);
+}
+
+enum store_status
+store_receipt_counts(struct store *s,
+    int (*fn)(void *, const char *, int64_t), void *arg)
+{
+	sqlite3_stmt	*st;
+	const char	*result;
+	int		 rc;
+
+	if ((st = sql_stmt(&s->sql, Q_RECEIPT_COUNTS)) == NULL)
+		return last(s);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		result = (const char *)sqlite3_column_text(st, 0);
+		if (result != NULL &&
+		    fn(arg, result, sqlite3_column_int64(st, 1)) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_reset(st);
+	return status_of(rc);
+}
+
+enum store_status
+store_check_writable(struct store *s)
+{
+	enum store_status	rc;
+
+	if (sqlite3_db_readonly(s->sql.db, "main") != 0)
+		return STORE_IO;
+	if ((rc = store_begin(s)) != STORE_OK)
+		return rc;
+	store_rollback(s);
+	return STORE_OK;
 }

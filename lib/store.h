@@ -151,4 +151,18 @@ struct store_counts {
 HB_API enum store_status store_counts(struct store *, struct store_counts *)
     HB_MUST_CHECK;
 
+/*
+ * Receipts retained, by result: calls fn once per result word present.
+ * A non-zero return from fn stops the walk.
+ */
+HB_API enum store_status store_receipt_counts(struct store *,
+    int (*fn)(void *arg, const char *result, int64_t n), void *arg)
+    HB_MUST_CHECK;
+
+/*
+ * Health: can a write transaction start now?  Takes the write lock and
+ * releases it at once (within busy_ms).  STORE_OK, STORE_BUSY or STORE_IO.
+ */
+HB_API enum store_status store_check_writable(struct store *) HB_MUST_CHECK;
+
 #endif

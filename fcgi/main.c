@@ -1,0 +1,332 @@
+/*
+ * hookbox-fcgi: the webhook responder.
+ *
+ * One binary, three ways to run:
+ *  - under spawn-fcgi (or any FastCGI manager): the listening socket is
+ *    file descriptor 0;
+ *  - on its own socket (-s PATH or -s [HOST]:PORT) with -w pre-forked
+ *    worker processes, respawned when one dies;
+ *  - as a plain CGI program, when started with CGI variables and no
+ *    socket: one request from the environment and standard input.
+ * The request path itself is respond.c.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "respond.h"
+#include "store.h"
+#include "util.h"
+
+#define WORKERS_MAX	64
+
+static volatile sig_atomic_t	stopping;
+static volatile sig_atomic_t	in_request;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: hookbox-fcgi [-d DIR] [-s SOCKET [-w WORKERS]]"
+	    " [-l BODY_MAX] [-b BUSY_MS] [-m SOCKET_MODE]\n");
+	exit(2);
+}
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "hookbox-fcgi: %s\n", what);
+	exit(1);
+}
+
+/* ---- FastCGI transport ---- */
+
+static const char *
+fcgi_param(void *arg, const char *name)
+{
+	return FCGX_GetParam(name, ((FCGX_Request *)arg)->envp);
+}
+
+static size_t
+fcgi_read(void *arg, char *buf, size_t len)
+{
+	FCGX_Request	*r = arg;
+	size_t		 got = 0;
+	int		 n;
+
+	while (got < len) {
+		n = FCGX_GetStr(buf + got, len - got > 65536 ? 65536 :
+		    (int)(len - got), r->in);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
+static int
+fcgi_write(void *arg, const char *buf, size_t len)
+{
+	return FCGX_PutStr(buf, (int)len, ((FCGX_Request *)arg)->out) ==
+	    (int)len ? 0 : -1;
+}
+
+/* ---- CGI transport ---- */
+
+static const char *
+cgi_param(void *arg, const char *name)
+{
+	(void)arg;
+	return getenv(name);
+}
+
+static size_t
+cgi_read(void *arg, char *buf, size_t len)
+{
+	(void)arg;
+	return fread(buf, 1, len, stdin);
+}
+
+static int
+cgi_write(void *arg, const char *buf, size_t len)
+{
+	(void)arg;
+	return fwrite(buf, 1, len, stdout) == len ? 0 : -1;
+}
+
+/* ---- process model ---- */
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+	/* Idle in accept(): nothing to finish, leave now. */
+	if (!in_request)
+		_exit(0);
+}
+
+static void
+serve(struct resp_server *srv, int listen_fd)
+{
+	struct sigaction	sa;
+	FCGX_Request		req;
+	struct resp_io		io;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	if (FCGX_InitRequest(&req, listen_fd, 0) != 0)
+		die("cannot initialise a FastCGI request");
+	io.param = fcgi_param;
+	io.read = fcgi_read;
+	io.write = fcgi_write;
+	io.arg = &req;
+	while (!stopping) {
+		if (FCGX_Accept_r(&req) < 0) {
+			if (errno == EINTR && !stopping)
+				continue;
+			break;
+		}
+		in_request = 1;
+		respond(srv, &io);
+		FCGX_Finish_r(&req);
+		in_request = 0;
+	}
+	respond_close(srv);
+}
+
+static void
+on_parent_signal(int sig)
+{
+	if (sig != SIGCHLD)
+		stopping = 1;
+}
+
+static pid_t
+spawn(struct resp_server *srv, int listen_fd, const sigset_t *mask)
+{
+	pid_t	pid;
+
+	if ((pid = fork()) == 0) {
+		signal(SIGCHLD, SIG_DFL);
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		serve(srv, listen_fd);
+		_exit(0);
+	}
+	if (pid < 0)
+		fprintf(stderr, "hookbox-fcgi: fork: %s\n", strerror(errno));
+	return pid;
+}
+
+/*
+ * Keeps n workers alive until SIGTERM or SIGINT, then stops them (each
+ * finishes the request it is serving) and returns.  Workers open their
+ * own database connections after the fork.
+ */
+static void
+supervise(struct resp_server *srv, int listen_fd, int n)
+{
+	struct sigaction	 sa;
+	pid_t			 pids[WORKERS_MAX], pid;
+	time_t			 born[WORKERS_MAX];
+	sigset_t		 block, old;
+	int			 i, status;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_parent_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &old);
+
+	for (i = 0; i < n; i++) {
+		pids[i] = spawn(srv, listen_fd, &old);
+		born[i] = time(NULL);
+	}
+	while (!stopping) {
+		sigsuspend(&old);	/* until a worker dies or we are told */
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			for (i = 0; i < n && pids[i] != pid; i++)
+				;
+			if (i == n || stopping)
+				continue;
+			fprintf(stderr, "hookbox-fcgi: worker %d exited"
+			    " (status %d); restarting\n", (int)pid, status);
+			/* A worker that dies at once must not spin us. */
+			if (time(NULL) - born[i] < 1)
+				sleep(1);
+			pids[i] = spawn(srv, listen_fd, &old);
+			born[i] = time(NULL);
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGTERM);
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], &status, 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct resp_server	 srv;
+	struct resp_io		 io;
+	const char		*dir = NULL, *sock = NULL, *err, *s;
+	long long		 workers = 2, mode = -1;
+	int			 ch, fd, workers_set = 0;
+
+	memset(&srv, 0, sizeof(srv));
+	srv.body_max = HB_BODY_MAX_DEFAULT;
+	srv.busy_ms = STORE_BUSY_MS_DEFAULT;
+	srv.retry_after = 5;
+	while ((ch = getopt(argc, argv, "b:d:l:m:s:w:")) != -1)
+		switch (ch) {
+		case 'b':
+			srv.busy_ms = (int)util_strtonum(optarg, 0, 600000,
+			    &err);
+			if (err != NULL)
+				usage();
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'l':
+			srv.body_max = (size_t)util_strtonum(optarg, 1,
+			    64 * 1024 * 1024, &err);
+			if (err != NULL)
+				usage();
+			break;
+		case 'm':
+			mode = util_strtonum(optarg, 0, 0777, &err);
+			if (err != NULL)
+				usage();
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'w':
+			workers = util_strtonum(optarg, 1, WORKERS_MAX, &err);
+			if (err != NULL)
+				usage();
+			workers_set = 1;
+			break;
+		default:
+			usage();
+		}
+	if (argc != optind)
+		usage();
+	if (util_init() != 0)
+		die("libsodium failed to initialise");
+	if (dir == NULL && (dir = getenv("HOOKBOX_DIR")) == NULL)
+		die("no data directory: give -d DIR or set HOOKBOX_DIR");
+	if ((s = getenv("HOOKBOX_BUSY_MS")) != NULL) {
+		srv.busy_ms = (int)util_strtonum(s, 0, 600000, &err);
+		if (err != NULL)
+			die("HOOKBOX_BUSY_MS: not a number of milliseconds");
+	}
+	if ((s = getenv("HOOKBOX_SYNC")) != NULL)
+		srv.sync_normal = strcmp(s, "normal") == 0;
+	if (snprintf(srv.state_path, sizeof(srv.state_path), "%s/state.db",
+	    dir) >= (int)sizeof(srv.state_path) ||
+	    snprintf(srv.config_path, sizeof(srv.config_path), "%s/config.db",
+	    dir) >= (int)sizeof(srv.config_path))
+		die("data directory path too long");
+	signal(SIGPIPE, SIG_IGN);
+	if (FCGX_Init() != 0)
+		die("cannot initialise libfcgi");
+
+	if (sock != NULL) {
+		if ((fd = FCGX_OpenSocket(sock, 128)) < 0)
+			die("cannot listen on the socket");
+		if (mode >= 0 && sock[0] == '/' && chmod(sock, (mode_t)mode) != 0)
+			die("cannot set the socket's mode");
+		supervise(&srv, fd, (int)workers);
+		close(fd);
+		if (sock[0] == '/')
+			unlink(sock);
+		return 0;
+	}
+	if (!FCGX_IsCGI()) {
+		/*
+		 * A FastCGI manager (spawn-fcgi) gave us fd 0.  It usually
+		 * forks the processes itself (spawn-fcgi -F), so one worker
+		 * unless -w says otherwise.
+		 */
+		if (workers_set && workers > 1)
+			supervise(&srv, 0, (int)workers);
+		else
+			serve(&srv, 0);
+		return 0;
+	}
+	/* Plain CGI: one request. */
+	if (getenv("GATEWAY_INTERFACE") == NULL &&
+	    getenv("REQUEST_METHOD") == NULL) {
+		fprintf(stderr, "hookbox-fcgi: not started by a web server"
+		    " (no socket on fd 0, no CGI variables); see -s\n");
+		return 2;
+	}
+	io.param = cgi_param;
+	io.read = cgi_read;
+	io.write = cgi_write;
+	io.arg = NULL;
+	respond(&srv, &io);
+	respond_close(&srv);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,415 @@
+/*
+ * respond.c: the HTTP side of one webhook request.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hook.h"
+#include "respond.h"
+#include "util.h"
+
+#define HOOKS_PREFIX	"/hooks/"
+
+/* Everything the responder can answer, in one table. */
+enum reply {
+	R_RESULT,	/* a library result: see status_of_result() */
+	R_METHOD,	/* 405 */
+	R_LENGTH,	/* 411 */
+	R_TOO_LARGE,	/* 413 */
+	R_MEDIA,	/* 415 */
+	R_NOT_FOUND	/* 404 for paths outside /hooks/{endpoint} */
+};
+
+static int
+status_of_result(enum hb_result r)
+{
+	switch (r) {
+	case HB_ACCEPTED:
+	case HB_DUPLICATE:
+	case HB_RECORDED:
+	case HB_STALE:
+	case HB_CONFLICT:
+	case HB_IGNORED:
+		return 200;
+	case HB_MALFORMED:
+		return 400;
+	case HB_UNAUTHORIZED:
+		return 401;
+	case HB_UNKNOWN_ENDPOINT:
+		return 404;
+	case HB_ACTION_CONFLICT:
+		return 409;
+	case HB_UNKNOWN_JOB:
+		return 422;
+	case HB_UNAVAILABLE:
+	case HB_NOMEM:
+		return 503;
+	}
+	return 500;
+}
+
+static const char *
+reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Content";
+	case 503: return "Service Unavailable";
+	}
+	return "Internal Server Error";
+}
+
+static void
+out(const struct resp_io *io, const char *s, size_t len)
+{
+	(void)io->write(io->arg, s, len);
+}
+
+/* Writes the status line and headers; extra is "" or "Name: v\r\n...". */
+static void
+head(const struct resp_io *io, int status, const char *type,
+    const char *extra)
+{
+	char	buf[512];
+	int	n;
+
+	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
+	    "Content-Type: %s\r\nCache-Control: no-store\r\n%s\r\n",
+	    status, reason(status), type, extra);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		out(io, buf, (size_t)n);
+}
+
+/* Answers a result as its JSON document. */
+static void
+answer(const struct resp_server *srv, const struct resp_io *io, int status,
+    const struct accept_res *res, const char *word)
+{
+	char	body[1024], extra[96];
+	int	n;
+
+	extra[0] = '\0';
+	if (status == 503)
+		(void)snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
+		    srv->retry_after);
+	else if (status == 405)
+		(void)snprintf(extra, sizeof(extra), "Allow: POST\r\n");
+	if (word != NULL)
+		n = snprintf(body, sizeof(body), "{\"result\":\"%s\"}", word);
+	else
+		n = accept_res_json(res, body, sizeof(body)) == 0 ?
+		    (int)strlen(body) : snprintf(body, sizeof(body),
+		    "{\"result\":\"%s\"}", hb_result_name(res->result));
+	head(io, status, "application/json", extra);
+	if (n > 0 && (size_t)n < sizeof(body)) {
+		out(io, body, (size_t)n);
+		out(io, "\n", 1);
+	}
+}
+
+static void
+answer_reply(const struct resp_server *srv, const struct resp_io *io,
+    enum reply r)
+{
+	static const struct {
+		int		 status;
+		const char	*word;
+	} replies[] = {
+		[R_METHOD] = { 405, "method_not_allowed" },
+		[R_LENGTH] = { 411, "length_required" },
+		[R_TOO_LARGE] = { 413, "payload_too_large" },
+		[R_MEDIA] = { 415, "unsupported_media_type" },
+		[R_NOT_FOUND] = { 404, "unknown_endpoint" },
+	};
+
+	answer(srv, io, replies[r].status, NULL, replies[r].word);
+}
+
+/* Opens what is not open yet; on failure the request gets 503. */
+static int
+ensure_open(struct resp_server *srv)
+{
+	struct store_opts	opts;
+
+	if (srv->cfg == NULL && config_open(srv->config_path, CONFIG_READ,
+	    srv->busy_ms, &srv->cfg) != CONFIG_OK) {
+		srv->cfg = NULL;
+		return -1;
+	}
+	if (srv->st == NULL) {
+		memset(&opts, 0, sizeof(opts));
+		opts.busy_ms = srv->busy_ms;
+		opts.sync_normal = srv->sync_normal;
+		if (store_open(srv->state_path, &opts, &srv->st) != STORE_OK) {
+			srv->st = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+respond_close(struct resp_server *srv)
+{
+	store_close(srv->st);
+	config_close(srv->cfg);
+	srv->st = NULL;
+	srv->cfg = NULL;
+}
+
+/* The request path without its query string; "" when absent. */
+static const char *
+request_path(const struct resp_io *io, char *buf, size_t len)
+{
+	const char	*p;
+	size_t		 n;
+
+	if ((p = io->param(io->arg, "PATH_INFO")) != NULL && *p != '\0')
+		return p;
+	if ((p = io->param(io->arg, "DOCUMENT_URI")) != NULL && *p != '\0')
+		return p;
+	if ((p = io->param(io->arg, "REQUEST_URI")) == NULL)
+		return "";
+	n = strcspn(p, "?");
+	if (n >= len)
+		return "";
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Header look-up for hook_handle(): "X-Foo-Bar" is HTTP_X_FOO_BAR. */
+static const char *
+header(void *arg, const char *name)
+{
+	const struct resp_io	*io = arg;
+	char			 var[160];
+	size_t			 i, n = strlen(name);
+
+	if (n + 5 >= sizeof(var))
+		return NULL;
+	memcpy(var, "HTTP_", 5);
+	for (i = 0; i < n; i++)
+		var[5 + i] = name[i] == '-' ? '_' :
+		    (char)toupper((unsigned char)name[i]);
+	var[5 + n] = '\0';
+	return io->param(io->arg, var);
+}
+
+/* application/json, optionally with parameters ("; charset=utf-8"). */
+static int
+is_json(const char *type)
+{
+	static const char	json[] = "application/json";
+	size_t			n = sizeof(json) - 1;
+
+	if (type == NULL || strncasecmp(type, json, n) != 0)
+		return 0;
+	return type[n] == '\0' || type[n] == ';' || type[n] == ' ';
+}
+
+/* printf to the client, one bounded line at a time. */
+static void outf(const struct resp_io *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+outf(const struct resp_io *io, const char *fmt, ...)
+{
+	char	line[256];
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof(line))
+		out(io, line, (size_t)n);
+}
+
+static int
+write_receipts(void *arg, const char *result, int64_t n)
+{
+	outf(arg, "hookbox_receipts{result=\"%s\"} %lld\n", result,
+	    (long long)n);
+	return 0;
+}
+
+static void
+unavailable(const struct resp_server *srv, const struct resp_io *io,
+    const char *detail)
+{
+	struct accept_res	res;
+
+	memset(&res, 0, sizeof(res));
+	res.result = HB_UNAVAILABLE;
+	res.detail = detail;
+	answer(srv, io, 503, &res, NULL);
+}
+
+/* Prometheus text exposition of what to watch: pending work, not traffic. */
+static void
+metrics(struct resp_server *srv, const struct resp_io *io)
+{
+	struct store_counts	c;
+	int64_t			age = 0, now;
+
+	if (store_counts(srv->st, &c) != STORE_OK) {
+		unavailable(srv, io, "state database unreadable");
+		return;
+	}
+	now = util_now_ms();
+	if (c.oldest_pending_ms > 0 && now > c.oldest_pending_ms)
+		age = (now - c.oldest_pending_ms) / 1000;
+	head(io, 200, "text/plain; version=0.0.4; charset=utf-8", "");
+	outf(io, "# HELP hookbox_outbox_actions Outbox rows by delivery"
+	    " state.\n# TYPE hookbox_outbox_actions gauge\n");
+	outf(io, "hookbox_outbox_actions{state=\"pending\"} %lld\n",
+	    (long long)c.pending);
+	outf(io, "hookbox_outbox_actions{state=\"leased\"} %lld\n",
+	    (long long)c.leased);
+	outf(io, "hookbox_outbox_actions{state=\"delivered\"} %lld\n",
+	    (long long)c.delivered);
+	outf(io, "hookbox_outbox_actions{state=\"dead\"} %lld\n",
+	    (long long)c.dead);
+	outf(io, "hookbox_outbox_actions{state=\"unknown\"} %lld\n",
+	    (long long)c.unknown);
+	outf(io, "# HELP hookbox_conflicts_open Conflicts awaiting"
+	    " reconciliation.\n# TYPE hookbox_conflicts_open gauge\n"
+	    "hookbox_conflicts_open %lld\n", (long long)c.conflicts_open);
+	outf(io, "# HELP hookbox_oldest_pending_age_seconds Age of the oldest"
+	    " undelivered action.\n"
+	    "# TYPE hookbox_oldest_pending_age_seconds gauge\n"
+	    "hookbox_oldest_pending_age_seconds %lld\n", (long long)age);
+	outf(io, "# HELP hookbox_receipts Notifications retained, by"
+	    " result.\n# TYPE hookbox_receipts gauge\n");
+	if (store_receipt_counts(srv->st, write_receipts, (void *)io) !=
+	    STORE_OK)
+		outf(io, "# receipts unavailable: state database busy\n");
+}
+
+static void
+health(struct resp_server *srv, const struct resp_io *io)
+{
+	static const char	ok[] = "{\"status\":\"ok\"}\n";
+	enum store_status	rc;
+
+	if ((rc = store_check_writable(srv->st)) != STORE_OK) {
+		unavailable(srv, io, store_strerror(rc));
+		return;
+	}
+	head(io, 200, "application/json", "");
+	out(io, ok, sizeof(ok) - 1);
+}
+
+/* One log line per refused or failed request; never a secret. */
+static void
+log_request(const char *endpoint, int status, const struct accept_res *res)
+{
+	if (status == 200)
+		return;
+	fprintf(stderr, "hookbox-fcgi: /hooks/%s: %d %s%s%s\n",
+	    util_valid_id(endpoint, HB_ID_MAX) ? endpoint : "(invalid)",
+	    status, hb_result_name(res->result),
+	    res->detail != NULL ? ": " : "",
+	    res->detail != NULL ? res->detail : "");
+}
+
+void
+respond(struct resp_server *srv, const struct resp_io *io)
+{
+	struct hook_req		 req;
+	struct accept_res	 res;
+	const char		*method, *path, *name, *s, *err;
+	char			 pathbuf[1024], *body = NULL;
+	long long		 len;
+	int			 get, status;
+
+	method = io->param(io->arg, "REQUEST_METHOD");
+	if (method == NULL)
+		method = "";
+	get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	path = request_path(io, pathbuf, sizeof(pathbuf));
+	if (strncmp(path, HOOKS_PREFIX, sizeof(HOOKS_PREFIX) - 1) != 0) {
+		answer_reply(srv, io, R_NOT_FOUND);
+		return;
+	}
+	name = path + sizeof(HOOKS_PREFIX) - 1;
+
+	if (strcmp(name, "_health") == 0 || strcmp(name, "_metrics") == 0) {
+		if (!get) {
+			head(io, 405, "application/json", "Allow: GET\r\n");
+			outf(io, "{\"result\":\"method_not_allowed\"}\n");
+		} else if (ensure_open(srv) != 0)
+			unavailable(srv, io, "cannot open the databases");
+		else if (name[1] == 'h')
+			health(srv, io);
+		else
+			metrics(srv, io);
+		return;
+	}
+
+	if (strcmp(method, "POST") != 0) {
+		answer_reply(srv, io, R_METHOD);
+		return;
+	}
+	if (!is_json(io->param(io->arg, "CONTENT_TYPE"))) {
+		answer_reply(srv, io, R_MEDIA);
+		return;
+	}
+	/* Bound the input before allocating or reading any of it. */
+	if ((s = io->param(io->arg, "CONTENT_LENGTH")) == NULL || *s == '\0') {
+		answer_reply(srv, io, R_LENGTH);
+		return;
+	}
+	len = util_strtonum(s, 0, LLONG_MAX, &err);
+	if (err != NULL && strcmp(err, "too large") == 0)
+		len = LLONG_MAX;
+	else if (err != NULL) {
+		memset(&res, 0, sizeof(res));
+		res.result = HB_MALFORMED;
+		res.detail = "invalid Content-Length";
+		answer(srv, io, 400, &res, NULL);
+		return;
+	}
+	if ((unsigned long long)len > srv->body_max) {
+		answer_reply(srv, io, R_TOO_LARGE);
+		return;
+	}
+
+	memset(&res, 0, sizeof(res));
+	if (ensure_open(srv) != 0) {
+		res.result = HB_UNAVAILABLE;
+		res.detail = "cannot open the databases";
+	} else if ((body = malloc((size_t)len + 1)) == NULL)
+		res.result = HB_NOMEM;
+	else if (io->read(io->arg, body, (size_t)len) != (size_t)len) {
+		res.result = HB_MALFORMED;
+		res.detail = "body shorter than Content-Length";
+	} else {
+		memset(&req, 0, sizeof(req));
+		req.endpoint = name;
+		req.header = header;
+		req.arg = (void *)io;
+		req.body = body;
+		req.bodylen = (size_t)len;
+		req.now_ms = util_now_ms();
+		res.result = hook_handle(srv->st, srv->cfg, &req, &res);
+	}
+	status = status_of_result(res.result);
+	answer(srv, io, status, &res, NULL);
+	log_request(name, status, &res);
+	free(body);
+}

@@ -1,0 +1,47 @@
+/*
+ * respond.h: one HTTP request over any CGI-shaped transport.
+ *
+ * The request path (check method, type and length, read, hand to
+ * hook_handle(), answer) is kept apart from the process model in main.c,
+ * so that FastCGI workers, plain CGI and a later threaded responder share
+ * it.  It maps library results to HTTP status codes.
+ */
+#ifndef RESPOND_H
+#define RESPOND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct config;
+
+/* What a transport offers: CGI variables, the body, the output. */
+struct resp_io {
+	/* A CGI variable ("CONTENT_LENGTH", "HTTP_X_...") or NULL. */
+	const char	*(*param)(void *arg, const char *name);
+	/* Reads up to len bytes; returns how many (fewer only at the end). */
+	size_t		 (*read)(void *arg, char *buf, size_t len);
+	/* Writes len bytes; returns 0, or -1 when the client is gone. */
+	int		 (*write)(void *arg, const char *buf, size_t len);
+	void		*arg;
+};
+
+/* A worker's long-lived state.  Handles are opened lazily and kept. */
+struct resp_server {
+	char		 state_path[4096];
+	char		 config_path[4096];
+	int		 busy_ms;
+	int		 sync_normal;
+	size_t		 body_max;	/* bytes; 413 beyond */
+	int		 retry_after;	/* seconds, on 503 */
+	struct store	*st;
+	struct config	*cfg;
+};
+
+/* Serves one request.  Never exits; logs at most one line to stderr. */
+void respond(struct resp_server *, const struct resp_io *);
+
+/* Closes the server's database handles. */
+void respond_close(struct resp_server *);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * hook.h: one webhook request, from raw bytes to an answer.
+ *
+ * The request path every transport shares (FastCGI, CGI, a future
+ * threaded responder): resolve the endpoint, authenticate the raw body
+ * with the endpoint's scheme and secrets, parse it with the endpoint's
+ * format, and run the observation through accept_observation().  It knows
+ * nothing of FastCGI: headers come through a look-up callback, and the
+ * caller maps the result to an HTTP status.
+ *
+ * Nothing is written to state.db unless the request authenticated.
+ */
+#ifndef HB_HOOK_H
+#define HB_HOOK_H
+
+#include "accept.h"
+
+#define HOOK_HMAC_HEADER	"X-Tornado-Signature"
+
+struct hook_req {
+	const char	*endpoint;	/* the {endpoint} of /hooks/{endpoint} */
+	/*
+	 * Returns the value of an HTTP request header by its name as
+	 * written in HTTP ("X-Tornado-Signature"), or NULL.  The string
+	 * must live until hook_handle() returns.
+	 */
+	const char	*(*header)(void *arg, const char *name);
+	void		*arg;
+	const char	*body;		/* exactly the bytes received */
+	size_t		 bodylen;
+	int64_t		 now_ms;
+};
+
+/*
+ * Handles one request.  res is always filled; its detail never contains
+ * a secret, a signature or a key.  Results beyond accept_observation()'s:
+ * HB_UNKNOWN_ENDPOINT (no such endpoint), HB_UNAUTHORIZED (nothing
+ * written), HB_MALFORMED (the body failed its format; nothing written).
+ */
+HB_API enum hb_result hook_handle(struct store *, struct config *,
+    const struct hook_req *, struct accept_res *res) HB_MUST_CHECK;
+
+#endif
