@@ -274,8 +274,9 @@ main(int argc, char *argv[])
 		usage();
 	if (util_init() != 0)
 		die("libsodium failed to initialise");
-	if (dir == NULL && (dir = getenv("HOOKBOX_DIR")) == NULL)
-		die("no data directory: give -d DIR or set HOOKBOX_DIR");
+	/* Without either, each request must carry HOOKBOX_DIR. */
+	if (dir == NULL)
+		dir = getenv("HOOKBOX_DIR");
 	if ((s = getenv("HOOKBOX_BUSY_MS")) != NULL) {
 		srv.busy_ms = (int)util_strtonum(s, 0, 600000, &err);
 		if (err != NULL)
@@ -283,10 +284,8 @@ main(int argc, char *argv[])
 	}
 	if ((s = getenv("HOOKBOX_SYNC")) != NULL)
 		srv.sync_normal = strcmp(s, "normal") == 0;
-	if (snprintf(srv.state_path, sizeof(srv.state_path), "%s/state.db",
-	    dir) >= (int)sizeof(srv.state_path) ||
-	    snprintf(srv.config_path, sizeof(srv.config_path), "%s/config.db",
-	    dir) >= (int)sizeof(srv.config_path))
+	if (dir != NULL && snprintf(srv.dir, sizeof(srv.dir), "%s", dir) >=
+	    (int)sizeof(srv.dir))
 		die("data directory path too long");
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)

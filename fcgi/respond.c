@@ -138,22 +138,41 @@ answer_reply(const struct resp_server *srv, const struct resp_io *io,
 	answer(srv, io, replies[r].status, NULL, replies[r].word);
 }
 
-/* Opens what is not open yet; on failure the request gets 503. */
+/*
+ * Opens what is not open yet, in the request's data directory (the
+ * HOOKBOX_DIR parameter from nginx, else the one given at start-up).
+ * On failure the request gets 503.
+ */
 static int
-ensure_open(struct resp_server *srv)
+ensure_open(struct resp_server *srv, const struct resp_io *io)
 {
-	struct store_opts	opts;
+	struct store_opts	 opts;
+	const char		*dir;
+	char			 path[sizeof(srv->dir) + 16];
 
-	if (srv->cfg == NULL && config_open(srv->config_path, CONFIG_READ,
-	    srv->busy_ms, &srv->cfg) != CONFIG_OK) {
-		srv->cfg = NULL;
+	dir = io->param(io->arg, "HOOKBOX_DIR");
+	if (dir != NULL && *dir != '\0' && strcmp(dir, srv->dir) != 0) {
+		if (strlen(dir) >= sizeof(srv->dir))
+			return -1;
+		respond_close(srv);
+		memcpy(srv->dir, dir, strlen(dir) + 1);
+	}
+	if (srv->dir[0] == '\0')
 		return -1;
+	if (srv->cfg == NULL) {
+		(void)snprintf(path, sizeof(path), "%s/config.db", srv->dir);
+		if (config_open(path, CONFIG_READ, srv->busy_ms, &srv->cfg) !=
+		    CONFIG_OK) {
+			srv->cfg = NULL;
+			return -1;
+		}
 	}
 	if (srv->st == NULL) {
+		(void)snprintf(path, sizeof(path), "%s/state.db", srv->dir);
 		memset(&opts, 0, sizeof(opts));
 		opts.busy_ms = srv->busy_ms;
 		opts.sync_normal = srv->sync_normal;
-		if (store_open(srv->state_path, &opts, &srv->st) != STORE_OK) {
+		if (store_open(path, &opts, &srv->st) != STORE_OK) {
 			srv->st = NULL;
 			return -1;
 		}
@@ -352,7 +371,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		if (!get) {
 			head(io, 405, "application/json", "Allow: GET\r\n");
 			outf(io, "{\"result\":\"method_not_allowed\"}\n");
-		} else if (ensure_open(srv) != 0)
+		} else if (ensure_open(srv, io) != 0)
 			unavailable(srv, io, "cannot open the databases");
 		else if (name[1] == 'h')
 			health(srv, io);
@@ -390,7 +409,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	}
 
 	memset(&res, 0, sizeof(res));
-	if (ensure_open(srv) != 0) {
+	if (ensure_open(srv, io) != 0) {
 		res.result = HB_UNAVAILABLE;
 		res.detail = "cannot open the databases";
 	} else if ((body = malloc((size_t)len + 1)) == NULL)

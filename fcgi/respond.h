@@ -26,10 +26,12 @@ struct resp_io {
 	void		*arg;
 };
 
-/* A worker's long-lived state.  Handles are opened lazily and kept. */
+/*
+ * A worker's long-lived state.  Handles are opened lazily and kept; a
+ * request carrying another HOOKBOX_DIR (fastcgi_param) switches them.
+ */
 struct resp_server {
-	char		 state_path[4096];
-	char		 config_path[4096];
+	char		 dir[4000];	/* "" until known */
 	int		 busy_ms;
 	int		 sync_normal;
 	size_t		 body_max;	/* bytes; 413 beyond */

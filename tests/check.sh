@@ -19,12 +19,15 @@ for build in build build-san; do
 		cat "$log.one"
 		cat "$log.one" >> "$log"
 	done
-	echo "== tests/cli.sh $build/hookbox"
-	if ! sh tests/cli.sh "$build/hookbox" > "$log.one" 2>&1; then
-		status=1
-	fi
-	cat "$log.one"
-	cat "$log.one" >> "$log"
+	for script in "tests/cli.sh $build/hookbox" "tests/e2e.sh $build"; do
+		echo "== $script"
+		# shellcheck disable=SC2086
+		if ! sh $script > "$log.one" 2>&1; then
+			status=1
+		fi
+		cat "$log.one"
+		cat "$log.one" >> "$log"
+	done
 done
 rm -f "$log.one"
 

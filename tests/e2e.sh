@@ -1,0 +1,252 @@
+#!/bin/sh
+# tests/e2e.sh BUILD_DIR: the responder end to end, through a real nginx.
+#
+# Starts hookbox-fcgi on its own unix socket with three workers, and nginx
+# on a loopback port with the site snippet from nginx/, then checks every
+# row of the HTTP contract, runs every replay scenario, and exercises CGI
+# mode, spawn-fcgi mode and a write-locked state file.
+set -u
+build=$(cd "${1:?usage: e2e.sh BUILD_DIR}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib.sh"
+HB="$build/hookbox"
+FCGI="$build/hookbox-fcgi"
+export HOOKBOX="$HB"
+
+tmp=$(mktemp -d)
+export HOOKBOX_DIR="$tmp/data"
+pids=""
+cleanup() {
+	[ -f "$tmp/nginx/nginx.pid" ] && kill "$(cat "$tmp/nginx/nginx.pid")" 2>/dev/null
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# ---- set-up: two tenants, one endpoint of every kind and scheme ----
+"$HB" init >/dev/null
+"$HB" tenant add acme
+"$HB" tenant add other
+printf 'hmac-secret-for-tests' > "$tmp/hmac.secret"
+"$HB" endpoint add tornado --tenant acme --secret-file "$tmp/hmac.secret"
+"$HB" endpoint add tornado-org --tenant acme --kind tornado-org \
+    --secret-file "$tmp/hmac.secret"
+printf 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' |
+    "$HB" endpoint add std --tenant acme --auth standard --secret-file -
+printf 'a-long-shared-key' |
+    "$HB" endpoint add keyed --tenant acme --auth key \
+    --key-header X-Hook-Key --secret-file -
+"$HB" endpoint add other-hook --tenant other --secret-file "$tmp/hmac.secret"
+"$HB" destination add sink --tenant acme --url http://127.0.0.1:9/sink
+"$HB" destination add sink --tenant other --url http://127.0.0.1:9/sink
+for j in job-1 job-2 job-3 job-4 job-k job-s; do
+	"$HB" job add $j --tenant acme --attempt "att-$j" --step analyze-v1 \
+	    --destination sink
+done
+# job-twin shares job-1's attempt and step: the same action id.
+"$HB" job add job-twin --tenant acme --attempt att-job-1 --step analyze-v1 \
+    --destination sink
+"$HB" job add job-x --tenant other --attempt att-x --step analyze-v1 \
+    --destination sink
+
+# ---- the responder on its own socket, then nginx in front ----
+sock="$tmp/hookbox.sock"
+HOOKBOX_BUSY_MS=400 "$FCGI" -s "$sock" -w 3 2> "$tmp/fcgi.log" &
+fcgi_pid=$!
+pids="$pids $fcgi_pid"
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ -S "$sock" ] || { echo "responder did not start"; cat "$tmp/fcgi.log"; exit 1; }
+
+started=0
+for try in 1 2 3 4 5; do
+	port=$(( (($(od -An -N2 -tu2 /dev/urandom) % 20000)) + 20000 ))
+	conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx" "$port" "$sock" \
+	    "$HOOKBOX_DIR")
+	if nginx -p "$tmp/nginx" -c "$conf" -e "$tmp/nginx/error.log" \
+	    2>>"$tmp/nginx.start"; then
+		started=1
+		break
+	fi
+done
+[ $started -eq 1 ] || { echo "nginx did not start"; cat "$tmp/nginx.start"; exit 1; }
+base="http://127.0.0.1:$port"
+i=0
+until curl -sf "$base/hooks/_health" >/dev/null || [ $i -ge 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+
+workers() { pgrep -P "$fcgi_pid" | sort | tr '\n' ' '; }
+workers_before=$(workers)
+n=$(echo $workers_before | wc -w)
+eq "three workers" 3 "$n"
+
+scratch="$tmp/s"
+mkdir -p "$scratch"
+
+# req METHOD ENDPOINT BODY [CURL_ARGS...]: sets code, reply, result, headers.
+req() {
+	_m=$1 _ep=$2
+	printf '%s' "$3" > "$scratch/body"
+	shift 3
+	code=$(curl -s -X "$_m" -D "$scratch/hdr" -o "$scratch/reply" \
+	    -w '%{http_code}' "$@" "$base/hooks/$_ep")
+	reply=$(cat "$scratch/reply")
+	result=$(jget result "$reply")
+}
+
+# signed ENDPOINT BODY [SIGN_ARGS]: a POST signed for ENDPOINT.
+signed() {
+	_ep=$1
+	printf '%s' "$2" > "$scratch/sbody"
+	shift 2
+	"$HB" sign --endpoint "$_ep" "$@" < "$scratch/sbody" > "$scratch/sh"
+	set --
+	while IFS= read -r _h; do set -- "$@" -H "$_h"; done < "$scratch/sh"
+	req POST "$_ep" "$(cat "$scratch/sbody")" \
+	    -H 'Content-Type: application/json' --data-binary "@$scratch/body" "$@"
+}
+
+completed() {
+	printf '{"type":"job_completed","job_id":"%s","status":"completed","key":"k/%s"}' "$1" "$1"
+}
+receipts() {
+	sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" \
+	    'SELECT count(*) FROM receipts' 2>/dev/null
+}
+pending() { jget outbox.pending "$("$HB" status --json)"; }
+
+# ---- every row of the contract ----
+signed tornado "$(completed job-1)"
+eq "200 accepted" "200 accepted" "$code $result"
+eq "action" "acme:att-job-1:analyze-v1" "$(jget action "$reply")"
+contains "JSON content type" "application/json" "$(cat "$scratch/hdr")"
+signed tornado "$(completed job-1)"
+eq "200 duplicate" "200 duplicate" "$code $result"
+signed tornado '{"type":"job_progress","job_id":"job-2","stage":"muxing"}'
+eq "200 recorded" "200 recorded" "$code $result"
+signed tornado '{"type":"job_progress","job_id":"job-2","step":"downloading"}'
+eq "200 stale" "200 stale" "$code $result"
+signed tornado '{"type":"job_failed","job_id":"job-1","status":"failed","error":"x"}'
+eq "200 conflict" "200 conflict" "$code $result"
+signed tornado '{"type":"job_archived","job_id":"job-1"}'
+eq "200 ignored" "200 ignored" "$code $result"
+signed tornado '{"type":"job_completed","job_id":'
+eq "400 malformed" "400 malformed" "$code $result"
+r0=$(receipts)
+req POST tornado "$(completed job-3)" -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body" \
+    -H "X-Tornado-Signature: t=$(date +%s),v1=$(printf '%064d' 0)"
+eq "401 unauthorized" "401 unauthorized" "$code $result"
+signed tornado "$(completed job-3)" --timestamp $(( $(date +%s) - 301 ))
+eq "401 stale timestamp" "401 unauthorized" "$code $result"
+signed tornado "$(completed job-3)" --timestamp $(( $(date +%s) + 301 ))
+eq "401 future timestamp" "401 unauthorized" "$code $result"
+eq "unauthenticated requests write nothing" "$r0" "$(receipts)"
+signed tornado "$(completed job-3)" --timestamp $(( $(date +%s) - 200 ))
+eq "within tolerance" "200 accepted" "$code $result"
+req POST nosuch "$(completed job-3)" -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body"
+eq "404 unknown_endpoint" "404 unknown_endpoint" "$code $result"
+req GET tornado ""
+eq "405 method" "405" "$code"
+contains "405 Allow header" "Allow: POST" "$(cat "$scratch/hdr")"
+req POST tornado "" -H 'Content-Type: application/json'
+eq "411 no length" "411 length_required" "$code $result"
+head -c 70000 /dev/zero | tr '\0' 'x' > "$scratch/big"
+code=$(curl -s -o "$scratch/reply" -w '%{http_code}' \
+    -H 'Content-Type: application/json' --data-binary "@$scratch/big" \
+    "$base/hooks/tornado")
+eq "413 too large (nginx)" "413 payload_too_large" \
+    "$code $(jget result "$(cat "$scratch/reply")")"
+req POST tornado "$(completed job-3)" -H 'Content-Type: text/plain' \
+    --data-binary "@$scratch/body"
+eq "415 not JSON" "415 unsupported_media_type" "$code $result"
+signed tornado "$(completed job-twin)"
+eq "409 action_conflict" "409 action_conflict" "$code $result"
+signed tornado "$(completed job-x)"
+eq "422 unknown_job" "422 unknown_job" "$code $result"
+
+# ---- the other schemes ----
+signed std "$(completed job-s)"
+eq "Standard Webhooks" "200 accepted" "$code $result"
+req POST keyed "$(completed job-k)" -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body" -H 'X-Hook-Key: wrong'
+eq "key mode, wrong key" "401 unauthorized" "$code $result"
+req POST keyed "$(completed job-k)" -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body" -H 'X-Hook-Key: a-long-shared-key'
+eq "key mode, right key" "200 accepted" "$code $result"
+
+# ---- health and metrics ----
+req GET _health ""
+eq "health" "200" "$code"
+req GET _metrics ""
+eq "metrics" "200" "$code"
+contains "metrics: pending" "hookbox_outbox_actions{state=\"pending\"} $(pending)" "$reply"
+contains "metrics: conflicts (terminal and action)" "hookbox_conflicts_open 2" "$reply"
+contains "metrics: receipts" 'hookbox_receipts{result="accepted"}' "$reply"
+contains "metrics: content type" "text/plain; version=0.0.4" "$(cat "$scratch/hdr")"
+
+# ---- busy: state.db write-locked past the busy timeout ----
+mkfifo "$tmp/lock"
+(sqlite3 "$HOOKBOX_DIR/state.db" < "$tmp/lock" >/dev/null 2>&1) &
+exec 3> "$tmp/lock"
+echo "BEGIN IMMEDIATE; SELECT 1;" >&3
+sleep 0.3
+r0=$(receipts)
+signed tornado "$(completed job-4)"
+eq "503 while locked" "503 unavailable" "$code $result"
+contains "Retry-After" "Retry-After:" "$(cat "$scratch/hdr")"
+req GET _health ""
+eq "health 503 while locked" "503" "$code"
+echo "ROLLBACK;" >&3
+exec 3>&-
+wait $! 2>/dev/null
+eq "nothing written while locked" "$r0" "$(receipts)"
+signed tornado "$(completed job-4)"
+eq "the retry is accepted" "200 accepted" "$code $result"
+
+# ---- the replay scenarios, against this instance ----
+for s in "$top"/tests/replay/*.sh; do
+	case "$s" in */common.sh) continue ;; esac
+	if out=$(sh "$s" "$base" tornado tornado-org 2>&1); then
+		pass
+	else
+		fail "replay $(basename "$s"): $out"
+	fi
+done
+
+eq "no worker died" "$workers_before" "$(workers)"
+
+# ---- CGI mode: the same binary, one request from the environment ----
+body=$(completed job-2)
+sig=$(printf '%s' "$body" | "$HB" sign --endpoint tornado | sed 's/^[^:]*: //')
+out=$(printf '%s' "$body" | env -i HOOKBOX_DIR="$HOOKBOX_DIR" \
+    GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST PATH_INFO=/hooks/tornado \
+    CONTENT_TYPE=application/json CONTENT_LENGTH=${#body} \
+    HTTP_X_TORNADO_SIGNATURE="$sig" "$FCGI" 2>/dev/null)
+contains "CGI status line" "Status: 200 OK" "$out"
+contains "CGI body" '"result":"accepted"' "$out"
+
+# ---- spawn-fcgi: the listening socket on fd 0 ----
+sock2="$tmp/spawned.sock"
+spawn-fcgi -s "$sock2" -P "$tmp/spawned.pid" -- "$FCGI" -d "$HOOKBOX_DIR" \
+    >/dev/null 2>&1
+i=0
+while [ ! -S "$sock2" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+pids="$pids $(cat "$tmp/spawned.pid" 2>/dev/null)"
+body=$(completed job-2)
+out=$(printf '%s' "$body" | env -i REQUEST_METHOD=POST \
+    DOCUMENT_URI=/hooks/tornado CONTENT_TYPE=application/json \
+    CONTENT_LENGTH=${#body} HTTP_X_TORNADO_SIGNATURE="$sig" \
+    cgi-fcgi -bind -connect "$sock2" 2>/dev/null)
+contains "spawn-fcgi answers" '"result":"duplicate"' "$out"
+
+# ---- shutdown: SIGTERM stops the workers and removes the socket ----
+kill "$fcgi_pid"
+wait "$fcgi_pid"
+eq "responder exits cleanly" 0 $?
+[ -e "$sock" ] && fail "socket left behind" || pass
+
+finish e2e
