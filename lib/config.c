@@ -627,6 +627,14 @@ config_endpoint_add(struct config *c, const struct config_endpoint *e,
 		*why = "endpoint name (may not start with '_' or contain '/')";
 		return CONFIG_INVALID;
 	}
+	if ((unsigned)e->kind > CONFIG_KIND_ORG) {
+		*why = "kind (tornado-job or tornado-org)";
+		return CONFIG_INVALID;
+	}
+	if ((unsigned)e->auth > CONFIG_AUTH_STANDARD) {
+		*why = "auth (hmac, key or standard)";
+		return CONFIG_INVALID;
+	}
 	if (e->auth == CONFIG_AUTH_KEY)
 		CHECK_ID(e->key_header, "key header");
 	if (e->tolerance <= 0 || e->tolerance > 86400) {
@@ -663,6 +671,10 @@ config_secret_add(struct config *c, const char *endpoint,
 		return rc;
 	if (len == 0 || len > CONFIG_SECRET_MAX) {
 		*why = "secret (1..512 bytes)";
+		return CONFIG_INVALID;
+	}
+	if (expires_at < 0) {
+		*why = "expiry (0 for never, else a unix time)";
 		return CONFIG_INVALID;
 	}
 	if ((rc = config_endpoint_get(c, endpoint, &e)) != CONFIG_OK)

@@ -209,6 +209,27 @@ badtype:
 }
 
 /*
+ * Non-zero when a JSON string in the body holds the escape \u0000: cJSON
+ * would decode it to a NUL that silently cuts the value ("job-1\u0000x"
+ * would read as "job-1").  Escaped backslashes are skipped in pairs.
+ */
+static int
+has_nul_escape(const char *b, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i + 1 < len; i++) {
+		if (b[i] != '\\')
+			continue;
+		if (b[i + 1] == 'u' && len - i >= 6 &&
+		    memcmp(b + i + 2, "0000", 4) == 0)
+			return 1;
+		i++;	/* the escaped character */
+	}
+	return 0;
+}
+
+/*
  * Parses a bounded body into an object; trailing bytes other than white
  * space make it not JSON.
  */
@@ -220,6 +241,10 @@ parse_object(const char *body, size_t len, cJSON **out, char *why,
 	cJSON		*doc;
 
 	*out = NULL;
+	if (has_nul_escape(body, len)) {
+		say(why, whylen, "body", "a string contains \\u0000");
+		return TORNADO_INVALID;
+	}
 	doc = cJSON_ParseWithLengthOpts(body, len, &end, 0);
 	if (doc == NULL) {
 		/* cJSON reports allocation failure and syntax alike. */

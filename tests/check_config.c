@@ -1,0 +1,1759 @@
+/*
+ * check_config.c: tests of lib/config.c, config.db through its API, with
+ * a few looks at the file through SQLite directly (what is stored for a
+ * key, the schema version).
+ *
+ * Each test gets a fresh config.db in its own directory and an open
+ * writer, w.  The directories live under one per test case, removed by
+ * the parent process even when a test fails.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <cJSON.h>
+#include <sodium.h>
+#include <sqlite3.h>
+
+#include "auth.h"
+#include "config.h"
+#include "util.h"
+#include "testutil.h"
+
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+#define BUSY_MS		2000
+
+/* Secrets that must never show where they do not belong. */
+#define HMAC_SECRET	"hmac-secret-7f3a9c1e5b2d"
+#define KEY_SECRET	"hb_live_key_4e8b1d6f0a2c"
+#define API_KEY		"tornado-api-key-9d2e7b4a"
+#define DEST_SECRET	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+static char		 base[PATH_MAX];	/* per test case */
+static char		 oldtmp[PATH_MAX];	/* $TMPDIR before, or "" */
+static char		 dir[PATH_MAX];		/* per test */
+static char		 dbpath[PATH_MAX];
+static struct config	*w;
+
+static Suite	*config_suite(void);
+
+/*
+ * Fixtures
+ */
+
+static void
+copy(char *dst, size_t len, const char *src)
+{
+	ck_assert_int_lt(snprintf(dst, len, "%s", src), (int)len);
+}
+
+#define SET(dst, src)	copy((dst), sizeof(dst), (src))
+
+/* In the parent, once per test case: a directory for its tests. */
+static void
+case_setup(void)
+{
+	const char	*t;
+
+	t = getenv("TMPDIR");
+	copy(oldtmp, sizeof(oldtmp), t != NULL ? t : "");
+	copy(base, sizeof(base), test_tmpdir());
+	if (setenv("TMPDIR", base, 1) != 0)
+		ck_abort_msg("setenv");
+}
+
+static void
+case_teardown(void)
+{
+	test_rmdir(base);
+	if (oldtmp[0] != '\0')
+		(void)setenv("TMPDIR", oldtmp, 1);
+	else
+		(void)unsetenv("TMPDIR");
+}
+
+/* In each test's process: a fresh config.db and a writer on it. */
+static void
+setup(void)
+{
+	copy(dir, sizeof(dir), test_tmpdir());
+	ck_assert_int_lt(snprintf(dbpath, sizeof(dbpath), "%s/config.db",
+	    dir), (int)sizeof(dbpath));
+	ck_assert_int_eq(config_create(dbpath), CONFIG_OK);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, BUSY_MS, &w),
+	    CONFIG_OK);
+	ck_assert_ptr_nonnull(w);
+}
+
+static void
+teardown(void)
+{
+	config_close(w);
+	w = NULL;
+	test_rmdir(dir);
+}
+
+/*
+ * Rows
+ */
+
+static struct config_tenant
+tenant(const char *id)
+{
+	struct config_tenant	t;
+
+	memset(&t, 0, sizeof(t));
+	SET(t.id, id);
+	t.active = 1;
+	return t;
+}
+
+static struct config_endpoint
+endpoint(const char *name, const char *tn, enum config_auth auth)
+{
+	struct config_endpoint	e;
+
+	memset(&e, 0, sizeof(e));
+	SET(e.name, name);
+	SET(e.tenant, tn);
+	e.kind = CONFIG_KIND_JOB;
+	e.auth = auth;
+	if (auth == CONFIG_AUTH_KEY)
+		SET(e.key_header, "X-Hook-Key");
+	e.tolerance = 300;
+	return e;
+}
+
+static struct config_destination
+destination(const char *tn, const char *name)
+{
+	struct config_destination	d;
+
+	memset(&d, 0, sizeof(d));
+	SET(d.tenant, tn);
+	SET(d.name, name);
+	SET(d.url, "https://app.example/actions");
+	d.timeout_ms = 5000;
+	d.max_attempts = 5;
+	return d;
+}
+
+static struct config_job
+job(const char *tn, const char *id, const char *dest)
+{
+	struct config_job	j;
+
+	memset(&j, 0, sizeof(j));
+	SET(j.tenant, tn);
+	SET(j.job_id, id);
+	SET(j.attempt, "att-1");
+	SET(j.step, "analyze-v1");
+	SET(j.destination, dest);
+	return j;
+}
+
+static void
+add_tenant(const char *id)
+{
+	struct config_tenant	 t = tenant(id);
+	const char		*why = NULL;
+
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+}
+
+static void
+add_endpoint(const char *name, const char *tn, enum config_auth auth)
+{
+	struct config_endpoint	 e = endpoint(name, tn, auth);
+	const char		*why = NULL;
+
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
+}
+
+static void
+add_secret(const char *ep, const char *secret, int64_t expires_at)
+{
+	const char	*why = NULL;
+
+	ck_assert_int_eq(config_secret_add(w, ep,
+	    (const unsigned char *)secret, strlen(secret), expires_at, &why),
+	    CONFIG_OK);
+}
+
+static void
+add_destination(const char *tn, const char *name)
+{
+	struct config_destination	 d = destination(tn, name);
+	const char			*why = NULL;
+
+	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+	    CONFIG_OK);
+}
+
+static void
+add_job(const char *tn, const char *id, const char *dest)
+{
+	struct config_job	 j = job(tn, id, dest);
+	const char		*why = NULL;
+
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+}
+
+/*
+ * CONFIG_INVALID with a reason that mentions what: why must be a
+ * variable in scope, passed to the call as &why.
+ */
+#define CK_INVALID(call, what) do {					\
+	why = NULL;							\
+	ck_assert_int_eq((call), CONFIG_INVALID);			\
+	ck_assert_msg(why != NULL, "CONFIG_INVALID without a reason");	\
+	ck_assert_msg(strcasestr(why, (what)) != NULL,			\
+	    "reason \"%s\" does not mention \"%s\"", why, (what));	\
+} while (0)
+
+/* The number of rows config_list() returns for a table. */
+static int
+count(struct config *c, enum config_table t)
+{
+	cJSON	*arr;
+	int	 n;
+
+	ck_assert_int_eq(config_list(c, t, &arr), CONFIG_OK);
+	ck_assert_ptr_nonnull(arr);
+	ck_assert(cJSON_IsArray(arr));
+	n = cJSON_GetArraySize(arr);
+	cJSON_Delete(arr);
+	return n;
+}
+
+/*
+ * SQLite directly
+ */
+
+static void
+raw_exec(const char *sql)
+{
+	sqlite3	*db = NULL;
+	char	*err = NULL;
+	int	 rc;
+
+	ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE,
+	    NULL), SQLITE_OK);
+	rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql,
+	    err != NULL ? err : "?");
+	sqlite3_close(db);
+}
+
+/*
+ * Runs a query and looks for needle in every column of every row, as
+ * bytes.  Returns the number of rows; *found counts the hits.
+ */
+static int
+raw_scan(const char *sql, const void *needle, size_t nlen, int *found)
+{
+	sqlite3		*db = NULL;
+	sqlite3_stmt	*st = NULL;
+	const void	*v;
+	int		 rows = 0, i, n, rc;
+
+	*found = 0;
+	ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		rows++;
+		for (i = 0; i < sqlite3_column_count(st); i++) {
+			v = sqlite3_column_blob(st, i);
+			n = sqlite3_column_bytes(st, i);
+			if (v != NULL && memmem(v, (size_t)n, needle, nlen) !=
+			    NULL)
+				(*found)++;
+		}
+	}
+	ck_assert_int_eq(rc, SQLITE_DONE);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rows;
+}
+
+/* Non-zero when the file at path holds needle anywhere. */
+static int
+file_has(const char *path, const void *needle, size_t nlen)
+{
+	FILE	*f;
+	char	*buf;
+	long	 len;
+	int	 has;
+
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	ck_assert_int_gt(len, 0);
+	rewind(f);
+	buf = malloc((size_t)len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	has = memmem(buf, (size_t)len, needle, nlen) != NULL;
+	free(buf);
+	return has;
+}
+
+/*
+ * The access mode (O_RDONLY, O_RDWR) of this process's descriptors open
+ * on path: -1 when none is, -2 when they disagree.  Linux: reads
+ * /proc/self/fd and /proc/self/fdinfo.
+ */
+static int
+fd_accmode(const char *path)
+{
+	DIR		*d;
+	struct dirent	*de;
+	FILE		*f;
+	char		 link[PATH_MAX], target[PATH_MAX], line[256];
+	ssize_t		 n;
+	int		 mode = -1, m;
+
+	d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		ck_assert_int_lt(snprintf(link, sizeof(link), "/proc/self/fd/%s",
+		    de->d_name), (int)sizeof(link));
+		if ((n = readlink(link, target, sizeof(target) - 1)) < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, path) != 0)
+			continue;
+		ck_assert_int_lt(snprintf(link, sizeof(link),
+		    "/proc/self/fdinfo/%s", de->d_name), (int)sizeof(link));
+		f = fopen(link, "r");
+		ck_assert_ptr_nonnull(f);
+		m = -1;
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "flags:", 6) == 0)
+				m = (int)(strtoul(line + 6, NULL, 8) &
+				    O_ACCMODE);
+		fclose(f);
+		ck_assert_int_ne(m, -1);
+		mode = mode == -1 || mode == m ? m : -2;
+	}
+	closedir(d);
+	return mode;
+}
+
+/*
+ * Creating and opening
+ */
+
+START_TEST(test_create)
+{
+	struct config	*c;
+	struct stat	 sb;
+	char		 path[PATH_MAX];
+	FILE		*f;
+
+	/* The fixture made config.db: a second create refuses. */
+	ck_assert_int_eq(config_create(dbpath), CONFIG_EXISTS);
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 0);
+
+	/* Mode 0640, never wider. */
+	umask(022);
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/new.db", dir),
+	    (int)sizeof(path));
+	ck_assert_int_eq(config_create(path), CONFIG_OK);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_eq(sb.st_mode & 07777, 0640);
+	ck_assert_int_eq(config_create(path), CONFIG_EXISTS);
+	ck_assert_int_eq(config_open(path, CONFIG_READ, 0, &c), CONFIG_OK);
+	ck_assert_int_eq(count(c, CONFIG_JOBS), 0);
+	config_close(c);
+
+	/* Any existing file is left alone. */
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/other", dir),
+	    (int)sizeof(path));
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not a database", f);
+	fclose(f);
+	ck_assert_int_eq(config_create(path), CONFIG_EXISTS);
+	ck_assert_int_ne(file_has(path, "not a database", 14), 0);
+
+	/* No such directory. */
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/no/such.db", dir),
+	    (int)sizeof(path));
+	ck_assert_int_eq(config_create(path), CONFIG_ERROR);
+	ck_assert_int_ne(access(path, F_OK), 0);
+
+	config_close(NULL);
+}
+END_TEST
+
+START_TEST(test_open_version)
+{
+	struct config	*c;
+
+	config_close(w);
+	w = NULL;
+
+	/* Another schema version: refused in both modes. */
+	raw_exec("PRAGMA user_version=99");
+	c = (struct config *)&c;	/* not NULL: see that it is reset */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+	c = (struct config *)&c;
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
+	    CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+	raw_exec("PRAGMA user_version=0");
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_ERROR);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
+	    CONFIG_ERROR);
+
+	/* The version was the only thing wrong. */
+	raw_exec("PRAGMA user_version=1");
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_OK);
+	ck_assert_ptr_nonnull(c);
+	config_close(c);
+}
+END_TEST
+
+START_TEST(test_open_bad_files)
+{
+	struct config	*c;
+	char		 path[PATH_MAX];
+	FILE		*f;
+	int		 i;
+
+	/* Missing: an error in either mode, and nothing is created. */
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/missing.db", dir),
+	    (int)sizeof(path));
+	ck_assert_int_eq(config_open(path, CONFIG_READ, 0, &c), CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(config_open(path, CONFIG_WRITE, 0, &c), CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+	ck_assert_int_ne(access(path, F_OK), 0);
+
+	/* Not a database. */
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/text.db", dir),
+	    (int)sizeof(path));
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (i = 0; i < 200; i++)
+		fputs("this is not an SQLite database\n", f);
+	fclose(f);
+	ck_assert_int_eq(config_open(path, CONFIG_READ, 0, &c), CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(config_open(path, CONFIG_WRITE, 0, &c), CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+
+	/* An empty file is an empty database, of version 0. */
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/empty.db", dir),
+	    (int)sizeof(path));
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(config_open(path, CONFIG_READ, 0, &c), CONFIG_ERROR);
+	ck_assert_int_eq(config_open(path, CONFIG_WRITE, 0, &c), CONFIG_ERROR);
+}
+END_TEST
+
+/*
+ * Rows in and out
+ */
+
+START_TEST(test_roundtrip)
+{
+	struct config_tenant		 t, tg;
+	struct config_endpoint		 e, eg;
+	struct config_destination	 d, dg;
+	struct config_job		 j, jg;
+	struct config_secrets		 sec;
+	const char			*why;
+
+	/* Tenants, with and without an API key. */
+	t = tenant("acme");
+	SET(t.status_base, "https://api.tornado.example/v1");
+	ck_assert_int_eq(config_tenant_add(w, &t,
+	    (const unsigned char *)API_KEY, strlen(API_KEY), &why), CONFIG_OK);
+	t = tenant("beta");
+	t.active = 0;
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+
+	memset(&tg, 'Z', sizeof(tg));
+	ck_assert_int_eq(config_tenant_get(w, "acme", &tg), CONFIG_OK);
+	ck_assert_str_eq(tg.id, "acme");
+	ck_assert_int_ne(tg.active, 0);
+	ck_assert_str_eq(tg.status_base, "https://api.tornado.example/v1");
+	memset(&tg, 'Z', sizeof(tg));
+	ck_assert_int_eq(config_tenant_get(w, "beta", &tg), CONFIG_OK);
+	ck_assert_str_eq(tg.id, "beta");
+	ck_assert_int_eq(tg.active, 0);
+	ck_assert_str_eq(tg.status_base, "");
+
+	ck_assert_int_eq(config_tenant_api_key(w, "acme", &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_uint_eq(sec.s[0].keylen, strlen(API_KEY));
+	ck_assert_mem_eq(sec.s[0].key, API_KEY, strlen(API_KEY));
+	config_secrets_clear(&sec);
+	ck_assert_ptr_null(sec.buf);
+	ck_assert_uint_eq(sec.n, 0);
+	ck_assert_int_eq(config_tenant_api_key(w, "beta", &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	config_secrets_clear(&sec);
+
+	/* Endpoints of each auth mode and kind. */
+	e = endpoint("acme-org", "acme", CONFIG_AUTH_HMAC);
+	e.kind = CONFIG_KIND_ORG;
+	e.tolerance = 600;
+	SET(e.key_header, "X-Ignored");		/* not key mode: not kept */
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
+	e = endpoint("acme-key", "acme", CONFIG_AUTH_KEY);
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
+	e = endpoint("beta-std", "beta", CONFIG_AUTH_STANDARD);
+	e.tolerance = 86400;
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
+
+	memset(&eg, 'Z', sizeof(eg));
+	ck_assert_int_eq(config_endpoint_get(w, "acme-org", &eg), CONFIG_OK);
+	ck_assert_str_eq(eg.name, "acme-org");
+	ck_assert_str_eq(eg.tenant, "acme");
+	ck_assert_int_eq(eg.kind, CONFIG_KIND_ORG);
+	ck_assert_int_eq(eg.auth, CONFIG_AUTH_HMAC);
+	ck_assert_str_eq(eg.key_header, "");
+	ck_assert_int_eq(eg.tolerance, 600);
+	memset(&eg, 'Z', sizeof(eg));
+	ck_assert_int_eq(config_endpoint_get(w, "acme-key", &eg), CONFIG_OK);
+	ck_assert_str_eq(eg.name, "acme-key");
+	ck_assert_str_eq(eg.tenant, "acme");
+	ck_assert_int_eq(eg.kind, CONFIG_KIND_JOB);
+	ck_assert_int_eq(eg.auth, CONFIG_AUTH_KEY);
+	ck_assert_str_eq(eg.key_header, "X-Hook-Key");
+	ck_assert_int_eq(eg.tolerance, 300);
+	ck_assert_int_eq(config_endpoint_get(w, "beta-std", &eg), CONFIG_OK);
+	ck_assert_str_eq(eg.tenant, "beta");
+	ck_assert_int_eq(eg.auth, CONFIG_AUTH_STANDARD);
+	ck_assert_int_eq(eg.tolerance, 86400);
+
+	/* Destinations, signed and not. */
+	d = destination("acme", "analyzer");
+	SET(d.url, "https://analyzer.example/hook?x=1&y=\xc3\xa9");
+	SET(d.status_url, "https://analyzer.example/status");
+	d.idempotent = 1;
+	d.timeout_ms = 2500;
+	d.max_attempts = 12;
+	ck_assert_int_eq(config_destination_add(w, &d,
+	    (const unsigned char *)DEST_SECRET, strlen(DEST_SECRET), &why),
+	    CONFIG_OK);
+	d = destination("acme", "plain");
+	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+	    CONFIG_OK);
+
+	memset(&dg, 'Z', sizeof(dg));
+	ck_assert_int_eq(config_destination_get(w, "acme", "analyzer", &dg),
+	    CONFIG_OK);
+	ck_assert_str_eq(dg.tenant, "acme");
+	ck_assert_str_eq(dg.name, "analyzer");
+	ck_assert_str_eq(dg.url, "https://analyzer.example/hook?x=1&y=\xc3\xa9");
+	ck_assert_str_eq(dg.status_url, "https://analyzer.example/status");
+	ck_assert_int_ne(dg.idempotent, 0);
+	ck_assert_int_eq(dg.timeout_ms, 2500);
+	ck_assert_int_eq(dg.max_attempts, 12);
+	memset(&dg, 'Z', sizeof(dg));
+	ck_assert_int_eq(config_destination_get(w, "acme", "plain", &dg),
+	    CONFIG_OK);
+	ck_assert_str_eq(dg.url, "https://app.example/actions");
+	ck_assert_str_eq(dg.status_url, "");
+	ck_assert_int_eq(dg.idempotent, 0);
+	ck_assert_int_eq(dg.timeout_ms, 5000);
+	ck_assert_int_eq(dg.max_attempts, 5);
+
+	ck_assert_int_eq(config_destination_secret(w, "acme", "analyzer",
+	    &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_uint_eq(sec.s[0].keylen, strlen(DEST_SECRET));
+	ck_assert_mem_eq(sec.s[0].key, DEST_SECRET, strlen(DEST_SECRET));
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_destination_secret(w, "acme", "plain", &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	config_secrets_clear(&sec);
+
+	/* Jobs. */
+	j = job("acme", "tj-0001", "analyzer");
+	SET(j.attempt, "att-42");
+	SET(j.step, "analyze:v1");
+	SET(j.source_url, "https://videos.example/src/1");
+	SET(j.output, "{\"format\":\"mp4\",\"quality\":\"1080p\"}");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	add_job("acme", "tj-0002", "plain");
+
+	memset(&jg, 'Z', sizeof(jg));
+	ck_assert_int_eq(config_job_get(w, "acme", "tj-0001", &jg), CONFIG_OK);
+	ck_assert_str_eq(jg.tenant, "acme");
+	ck_assert_str_eq(jg.job_id, "tj-0001");
+	ck_assert_str_eq(jg.attempt, "att-42");
+	ck_assert_str_eq(jg.step, "analyze:v1");
+	ck_assert_str_eq(jg.destination, "analyzer");
+	ck_assert_str_eq(jg.source_url, "https://videos.example/src/1");
+	ck_assert_str_eq(jg.output, "{\"format\":\"mp4\",\"quality\":\"1080p\"}");
+	memset(&jg, 'Z', sizeof(jg));
+	ck_assert_int_eq(config_job_get(w, "acme", "tj-0002", &jg), CONFIG_OK);
+	ck_assert_str_eq(jg.destination, "plain");
+	ck_assert_str_eq(jg.source_url, "");
+	ck_assert_str_eq(jg.output, "");
+	/* Jobs belong to their tenant. */
+	ck_assert_int_eq(config_job_get(w, "beta", "tj-0001", &jg),
+	    CONFIG_NOTFOUND);
+}
+END_TEST
+
+START_TEST(test_notfound)
+{
+	struct config_tenant		t;
+	struct config_endpoint		e;
+	struct config_destination	d;
+	struct config_job		j;
+
+	add_tenant("acme");
+	add_destination("acme", "dest");
+
+	/* Not found, and the out structs are left alone. */
+	memset(&t, 'Z', sizeof(t));
+	ck_assert_int_eq(config_tenant_get(w, "nobody", &t), CONFIG_NOTFOUND);
+	ck_assert_int_eq(t.id[0], 'Z');
+	ck_assert_int_eq(config_tenant_get(w, "", &t), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_tenant_get(w, "ACME", &t), CONFIG_NOTFOUND);
+	memset(&e, 'Z', sizeof(e));
+	ck_assert_int_eq(config_endpoint_get(w, "nope", &e), CONFIG_NOTFOUND);
+	ck_assert_int_eq(e.name[0], 'Z');
+	memset(&d, 'Z', sizeof(d));
+	ck_assert_int_eq(config_destination_get(w, "acme", "nope", &d),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_destination_get(w, "nobody", "dest", &d),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(d.name[0], 'Z');
+	memset(&j, 'Z', sizeof(j));
+	ck_assert_int_eq(config_job_get(w, "acme", "nope", &j),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(j.job_id[0], 'Z');
+}
+END_TEST
+
+/*
+ * Validation
+ */
+
+START_TEST(test_tenant_invalid)
+{
+	struct config_tenant	 t;
+	struct config_secrets	 sec;
+	unsigned char		 key[CONFIG_SECRET_MAX + 1];
+	const char		*why;
+
+	t = tenant("");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	/* HB_ID_MAX + 1 bytes (no room for a NUL: none is read). */
+	memset(t.id, 'a', sizeof(t.id));
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	t = tenant("ac\x01me");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	t = tenant("ac\tme");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	t = tenant("acme\x7f");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	t = tenant("acme\xff");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	t = tenant("acme");
+	memset(t.status_base, 'u', sizeof(t.status_base));
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "status");
+	t = tenant("acme");
+	SET(t.status_base, "https://\xc0\xaf");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "status");
+	t = tenant("acme");
+	memset(key, 'k', sizeof(key));
+	CK_INVALID(config_tenant_add(w, &t, key, sizeof(key), &why), "key");
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 0);
+
+	/* The edges. */
+	memset(t.id, 'a', HB_ID_MAX);
+	t.id[HB_ID_MAX] = '\0';
+	memset(t.status_base, 'u', HB_TEXT_MAX);
+	t.status_base[HB_TEXT_MAX] = '\0';
+	ck_assert_int_eq(config_tenant_add(w, &t, key, CONFIG_SECRET_MAX,
+	    &why), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_api_key(w, t.id, &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_uint_eq(sec.s[0].keylen, CONFIG_SECRET_MAX);
+	config_secrets_clear(&sec);
+	t = tenant("t\xc3\xa9nant \xe2\x82\xac");
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 2);
+}
+END_TEST
+
+START_TEST(test_endpoint_invalid)
+{
+	struct config_endpoint	 e;
+	const char		*why;
+
+	add_tenant("acme");
+
+	e = endpoint("", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	memset(e.name, 'n', sizeof(e.name));
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	e = endpoint("ep\x01", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	e = endpoint("ep\xff", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	e = endpoint("ep", "", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "tenant");
+	memset(e.tenant, 't', sizeof(e.tenant));
+	CK_INVALID(config_endpoint_add(w, &e, &why), "tenant");
+	/* Names that would clash with /hooks/_health or another path. */
+	e = endpoint("_health", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	e = endpoint("_", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	e = endpoint("a/b", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	e = endpoint("../x", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	e = endpoint("ab/", "acme", CONFIG_AUTH_HMAC);
+	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
+	/* Key mode needs a usable header name. */
+	e = endpoint("ep", "acme", CONFIG_AUTH_KEY);
+	e.key_header[0] = '\0';
+	CK_INVALID(config_endpoint_add(w, &e, &why), "header");
+	SET(e.key_header, "X-Key\r\nX-Other");
+	CK_INVALID(config_endpoint_add(w, &e, &why), "header");
+	/* Tolerance in 1..86400. */
+	e = endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	e.tolerance = 0;
+	CK_INVALID(config_endpoint_add(w, &e, &why), "tolerance");
+	e.tolerance = -300;
+	CK_INVALID(config_endpoint_add(w, &e, &why), "tolerance");
+	e.tolerance = 86401;
+	CK_INVALID(config_endpoint_add(w, &e, &why), "tolerance");
+	e.tolerance = INT64_MAX;
+	CK_INVALID(config_endpoint_add(w, &e, &why), "tolerance");
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
+
+	/* The edges. */
+	e = endpoint("a_b", "acme", CONFIG_AUTH_HMAC);
+	e.tolerance = 1;
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
+	memset(e.name, 'n', HB_ID_MAX);
+	e.name[HB_ID_MAX] = '\0';
+	e.tolerance = 86400;
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 2);
+}
+END_TEST
+
+START_TEST(test_endpoint_bad_enum)
+{
+	struct config_endpoint	 e;
+	const char		*why;
+
+	add_tenant("acme");
+
+	/* An out-of-range kind or auth is refused with *why naming it. */
+	e = endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	e.kind = (enum config_kind)7;
+	CK_INVALID(config_endpoint_add(w, &e, &why), "kind");
+	e = endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	e.auth = (enum config_auth)7;
+	CK_INVALID(config_endpoint_add(w, &e, &why), "auth");
+}
+END_TEST
+
+START_TEST(test_secret_invalid)
+{
+	unsigned char	 big[CONFIG_SECRET_MAX + 1];
+	const char	*why;
+	int		 found;
+
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+
+	CK_INVALID(config_secret_add(w, "ep", (const unsigned char *)"", 0, 0,
+	    &why), "secret");
+	CK_INVALID(config_secret_add(w, "ep", NULL, 0, 0, &why), "secret");
+	memset(big, 's', sizeof(big));
+	CK_INVALID(config_secret_add(w, "ep", big, sizeof(big), 0, &why),
+	    "secret");
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", "s", 1, &found),
+	    0);
+
+	/* No such endpoint. */
+	ck_assert_int_eq(config_secret_add(w, "nope",
+	    (const unsigned char *)"s", 1, 0, &why), CONFIG_NOTFOUND);
+
+	/* The edges. */
+	ck_assert_int_eq(config_secret_add(w, "ep", big, CONFIG_SECRET_MAX, 0,
+	    &why), CONFIG_OK);
+	ck_assert_int_eq(config_secret_add(w, "ep", big, 1, 0, &why),
+	    CONFIG_OK);
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", "s", 1, &found),
+	    2);
+}
+END_TEST
+
+START_TEST(test_destination_invalid)
+{
+	struct config_destination	 d;
+	unsigned char			 big[CONFIG_SECRET_MAX + 1];
+	const char			*why;
+
+	add_tenant("acme");
+
+	d = destination("", "dest");
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "tenant");
+	d = destination("acme", "");
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
+	    "destination");
+	memset(d.name, 'd', sizeof(d.name));
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
+	    "destination");
+	d = destination("acme", "de\x1fst");
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
+	    "destination");
+	d = destination("acme", "dest");
+	d.url[0] = '\0';
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
+	memset(d.url, 'u', sizeof(d.url));
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
+	SET(d.url, "https://x.example/\xed\xa0\x80");
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
+	d = destination("acme", "dest");
+	memset(d.status_url, 'u', sizeof(d.status_url));
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "status");
+	d = destination("acme", "dest");
+	d.timeout_ms = 0;
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "timeout");
+	d.timeout_ms = -1;
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "timeout");
+	d = destination("acme", "dest");
+	d.max_attempts = 0;
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "attempts");
+	d = destination("acme", "dest");
+	memset(big, 's', sizeof(big));
+	CK_INVALID(config_destination_add(w, &d, big, sizeof(big), &why),
+	    "secret");
+	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 0);
+
+	/* The edges. */
+	d = destination("acme", "dest");
+	memset(d.url, 'u', HB_TEXT_MAX);
+	d.url[HB_TEXT_MAX] = '\0';
+	d.timeout_ms = 1;
+	d.max_attempts = 1;
+	ck_assert_int_eq(config_destination_add(w, &d, big, CONFIG_SECRET_MAX,
+	    &why), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 1);
+}
+END_TEST
+
+START_TEST(test_job_invalid)
+{
+	struct config_job	 j;
+	const char		*why;
+
+	add_tenant("acme");
+	add_destination("acme", "dest");
+
+	j = job("", "j1", "dest");
+	CK_INVALID(config_job_add(w, &j, &why), "tenant");
+	j = job("acme", "", "dest");
+	CK_INVALID(config_job_add(w, &j, &why), "job");
+	memset(j.job_id, 'j', sizeof(j.job_id));
+	CK_INVALID(config_job_add(w, &j, &why), "job");
+	j = job("acme", "j\x01", "dest");
+	CK_INVALID(config_job_add(w, &j, &why), "job");
+	j = job("acme", "j\xc3", "dest");
+	CK_INVALID(config_job_add(w, &j, &why), "job");
+	j = job("acme", "j1", "dest");
+	j.attempt[0] = '\0';
+	CK_INVALID(config_job_add(w, &j, &why), "attempt");
+	memset(j.attempt, 'a', sizeof(j.attempt));
+	CK_INVALID(config_job_add(w, &j, &why), "attempt");
+	j = job("acme", "j1", "dest");
+	j.step[0] = '\0';
+	CK_INVALID(config_job_add(w, &j, &why), "step");
+	j = job("acme", "j1", "");
+	CK_INVALID(config_job_add(w, &j, &why), "destination");
+	/* The action id tenant:attempt:step must stay unambiguous. */
+	j = job("acme", "j1", "dest");
+	SET(j.attempt, "att:1");
+	CK_INVALID(config_job_add(w, &j, &why), "attempt");
+	SET(j.attempt, ":");
+	CK_INVALID(config_job_add(w, &j, &why), "attempt");
+	j = job("ac:me", "j1", "dest");
+	CK_INVALID(config_job_add(w, &j, &why), "tenant");
+	j = job("acme", "j1", "dest");
+	memset(j.source_url, 'u', sizeof(j.source_url));
+	CK_INVALID(config_job_add(w, &j, &why), "source");
+	j = job("acme", "j1", "dest");
+	SET(j.output, "{\"q\":\"\xff\"}");
+	CK_INVALID(config_job_add(w, &j, &why), "output");
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 0);
+
+	/* The edges. */
+	j = job("acme", "j1", "dest");
+	memset(j.job_id, 'j', HB_ID_MAX);
+	j.job_id[HB_ID_MAX] = '\0';
+	memset(j.output, 'o', HB_TEXT_MAX);
+	j.output[HB_TEXT_MAX] = '\0';
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 1);
+}
+END_TEST
+
+/*
+ * Keys: duplicates, references, removal
+ */
+
+START_TEST(test_duplicates)
+{
+	struct config_tenant		 t;
+	struct config_endpoint		 e;
+	struct config_destination	 d;
+	struct config_job		 j;
+	const char			*why;
+
+	add_tenant("acme");
+	add_tenant("beta");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	add_destination("acme", "dest");
+	add_job("acme", "j1", "dest");
+
+	t = tenant("acme");
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why),
+	    CONFIG_EXISTS);
+	/* Endpoint names are global: they are URL paths. */
+	e = endpoint("ep", "acme", CONFIG_AUTH_KEY);
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_EXISTS);
+	e = endpoint("ep", "beta", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_EXISTS);
+	d = destination("acme", "dest");
+	SET(d.url, "https://other.example/");
+	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+	    CONFIG_EXISTS);
+	j = job("acme", "j1", "dest");
+	SET(j.attempt, "att-2");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_EXISTS);
+
+	/* Nothing was overwritten. */
+	ck_assert_int_eq(config_endpoint_get(w, "ep", &e), CONFIG_OK);
+	ck_assert_str_eq(e.tenant, "acme");
+	ck_assert_int_eq(e.auth, CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_job_get(w, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_str_eq(j.attempt, "att-1");
+
+	/* Destinations and jobs are per tenant. */
+	add_destination("beta", "dest");
+	add_job("beta", "j1", "dest");
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 2);
+}
+END_TEST
+
+START_TEST(test_references)
+{
+	struct config_endpoint		 e;
+	struct config_destination	 d;
+	struct config_job		 j;
+	const char			*why;
+
+	add_tenant("acme");
+	add_tenant("beta");
+	add_destination("acme", "dest");
+
+	e = endpoint("ep", "nobody", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_REFUSED);
+	d = destination("nobody", "dest");
+	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+	    CONFIG_REFUSED);
+	/* A job whose destination does not exist. */
+	j = job("acme", "j1", "nowhere");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_REFUSED);
+	/* ...or exists for another tenant only. */
+	j = job("beta", "j1", "dest");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_REFUSED);
+	j = job("nobody", "j1", "dest");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_REFUSED);
+
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
+	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 1);
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 0);
+}
+END_TEST
+
+START_TEST(test_remove)
+{
+	struct config_tenant	t;
+	struct config_endpoint	e;
+	struct config_secrets	sec;
+
+	add_tenant("acme");
+	add_tenant("beta");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	add_secret("ep", HMAC_SECRET, 0);
+	add_destination("beta", "dest");
+	add_job("beta", "j1", "dest");
+
+	/* Still referenced. */
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "acme", NULL),
+	    CONFIG_REFUSED);
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "beta", NULL),
+	    CONFIG_REFUSED);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "beta", "dest"),
+	    CONFIG_REFUSED);
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 1);
+
+	/* Missing rows. */
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "nobody", NULL),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "nope", NULL),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "beta", "nope"),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "acme", "dest"),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "beta", "nope"),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "acme", "j1"),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_ne(config_remove(w, (enum config_table)9, "acme", NULL),
+	    CONFIG_OK);
+
+	/* In order, everything goes. */
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "beta", "j1"),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "beta", "dest"),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "beta", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "ep", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "acme", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_endpoint_get(w, "ep", &e), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "acme", NULL),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 0);
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 0);
+
+	/* An endpoint's secrets went with it: a new one starts bare. */
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	config_secrets_clear(&sec);
+}
+END_TEST
+
+/*
+ * Secrets
+ */
+
+START_TEST(test_key_hashed)
+{
+	struct config_secrets	 sec;
+	unsigned char		 hash[AUTH_HASH_LEN];
+	char			 hex[2 * AUTH_HASH_LEN + 1];
+	cJSON			*arr;
+	char			*json;
+	int			 found;
+
+	add_tenant("acme");
+	add_endpoint("ep-key", "acme", CONFIG_AUTH_KEY);
+	add_secret("ep-key", KEY_SECRET, 0);
+	ck_assert_int_eq(auth_key_hash(KEY_SECRET, strlen(KEY_SECRET), hash),
+	    0);
+
+	/* What comes back is the BLAKE2b hash, and it verifies the key. */
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep-key", util_now(),
+	    &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_uint_eq(sec.s[0].keylen, AUTH_HASH_LEN);
+	ck_assert_mem_eq(sec.s[0].key, hash, AUTH_HASH_LEN);
+	ck_assert_int_eq(auth_verify_key(KEY_SECRET, strlen(KEY_SECRET),
+	    sec.s, sec.n, util_now()), AUTH_OK);
+	ck_assert_int_eq(auth_verify_key("hb_live_key_4e8b1d6f0a2d",
+	    strlen(KEY_SECRET), sec.s, sec.n, util_now()), AUTH_BAD_SIGNATURE);
+	config_secrets_clear(&sec);
+
+	/* The clear key is nowhere in the table, nor in the file. */
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", KEY_SECRET,
+	    strlen(KEY_SECRET), &found), 1);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", hash,
+	    sizeof(hash), &found), 1);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(raw_scan("SELECT secret FROM secrets"
+	    " WHERE length(secret) = 32", "", 0, &found), 1);
+	config_close(w);
+	w = NULL;
+	ck_assert_int_eq(file_has(dbpath, KEY_SECRET, strlen(KEY_SECRET)), 0);
+	ck_assert_int_ne(file_has(dbpath, hash, sizeof(hash)), 0);
+
+	/* Nor in a listing, in clear or as hex. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &w), CONFIG_OK);
+	ck_assert_int_eq(config_list(w, CONFIG_ENDPOINTS, &arr), CONFIG_OK);
+	json = cJSON_PrintUnformatted(arr);
+	ck_assert_ptr_nonnull(json);
+	ck_assert_ptr_null(strstr(json, KEY_SECRET));
+	sodium_bin2hex(hex, sizeof(hex), hash, sizeof(hash));
+	ck_assert_ptr_null(strstr(json, hex));
+	cJSON_free(json);
+	cJSON_Delete(arr);
+}
+END_TEST
+
+START_TEST(test_hmac_secrets)
+{
+	static const unsigned char	 bin[] = { 0x00, 0x01, 's', 0xff, 0x00 };
+	struct config_secrets		 sec;
+	const char			*why;
+
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	add_endpoint("ep-std", "acme", CONFIG_AUTH_STANDARD);
+	add_endpoint("ep-none", "acme", CONFIG_AUTH_HMAC);
+
+	add_secret("ep", "first-secret", 0);
+	add_secret("ep", HMAC_SECRET, 0);
+	ck_assert_int_eq(config_secret_add(w, "ep", bin, sizeof(bin), 0, &why),
+	    CONFIG_OK);
+	add_secret("ep-std", DEST_SECRET, 0);
+
+	/* As configured, byte for byte, newest first. */
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 3);
+	ck_assert_uint_eq(sec.s[0].keylen, sizeof(bin));
+	ck_assert_mem_eq(sec.s[0].key, bin, sizeof(bin));
+	ck_assert_uint_eq(sec.s[1].keylen, strlen(HMAC_SECRET));
+	ck_assert_mem_eq(sec.s[1].key, HMAC_SECRET, strlen(HMAC_SECRET));
+	ck_assert_uint_eq(sec.s[2].keylen, strlen("first-secret"));
+	ck_assert_mem_eq(sec.s[2].key, "first-secret", strlen("first-secret"));
+	config_secrets_clear(&sec);
+	ck_assert_uint_eq(sec.n, 0);
+	ck_assert_ptr_null(sec.buf);
+
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep-std", util_now(),
+	    &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_mem_eq(sec.s[0].key, DEST_SECRET, strlen(DEST_SECRET));
+	config_secrets_clear(&sec);
+
+	/* None, or no such endpoint: none. */
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep-none", util_now(),
+	    &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_endpoint_secrets(w, "nope", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	config_secrets_clear(&sec);
+	config_secrets_clear(NULL);
+}
+END_TEST
+
+START_TEST(test_secret_expiry)
+{
+	struct config_secrets	sec;
+	int64_t			now = util_now();
+
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	add_secret("ep", "expires-1000", 1000);
+	add_secret("ep", "expires-2000", 2000);
+	add_secret("ep", "never", 0);
+
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 999, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 3);
+	ck_assert_mem_eq(sec.s[0].key, "never", 5);
+	ck_assert_mem_eq(sec.s[1].key, "expires-2000", 12);
+	ck_assert_mem_eq(sec.s[2].key, "expires-1000", 12);
+	config_secrets_clear(&sec);
+
+	/* expires_at <= now is expired. */
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 1000, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 2);
+	ck_assert_mem_eq(sec.s[0].key, "never", 5);
+	ck_assert_mem_eq(sec.s[1].key, "expires-2000", 12);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 1999, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 2);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 2000, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_mem_eq(sec.s[0].key, "never", 5);
+	config_secrets_clear(&sec);
+
+	/* The same against the clock. */
+	add_secret("ep", "expired-now", now);
+	add_secret("ep", "expired-before", now - 10);
+	add_secret("ep", "fresh", now + 3600);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", now, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 2);
+	ck_assert_mem_eq(sec.s[0].key, "fresh", 5);
+	ck_assert_mem_eq(sec.s[1].key, "never", 5);
+	config_secrets_clear(&sec);
+}
+END_TEST
+
+START_TEST(test_secret_negative_expiry)
+{
+	struct config_secrets	 sec;
+	const char		*why = NULL;
+	enum config_status	 rc;
+
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+
+	/*
+	 * Only 0 means "never expires" (config.h); a negative expiry is a
+	 * mistake, refused rather than stored as "never".
+	 */
+	rc = config_secret_add(w, "ep", (const unsigned char *)"old", 3, -1,
+	    &why);
+	ck_assert_int_eq(rc, CONFIG_INVALID);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);	/* nothing was stored */
+	config_secrets_clear(&sec);
+}
+END_TEST
+
+START_TEST(test_secrets_max)
+{
+	struct config_secrets	sec;
+	char			name[32];
+	int			i;
+
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	for (i = 0; i < CONFIG_SECRETS_MAX + 3; i++) {
+		ck_assert_int_lt(snprintf(name, sizeof(name), "secret-%02d", i),
+		    (int)sizeof(name));
+		add_secret("ep", name, 0);
+	}
+
+	/* The newest CONFIG_SECRETS_MAX. */
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 1, &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, CONFIG_SECRETS_MAX);
+	for (i = 0; i < CONFIG_SECRETS_MAX; i++) {
+		ck_assert_int_lt(snprintf(name, sizeof(name), "secret-%02d",
+		    CONFIG_SECRETS_MAX + 2 - i), (int)sizeof(name));
+		ck_assert_uint_eq(sec.s[i].keylen, strlen(name));
+		ck_assert_mem_eq(sec.s[i].key, name, strlen(name));
+	}
+	config_secrets_clear(&sec);
+
+	/* The limit applies to unexpired secrets only. */
+	add_endpoint("ep2", "acme", CONFIG_AUTH_HMAC);
+	for (i = 0; i < CONFIG_SECRETS_MAX + 3; i++) {
+		ck_assert_int_lt(snprintf(name, sizeof(name), "s2-%02d", i),
+		    (int)sizeof(name));
+		add_secret("ep2", name, i >= 5 ? 1000 : 0);
+	}
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep2", 1000, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 5);
+	ck_assert_mem_eq(sec.s[0].key, "s2-04", 5);
+	ck_assert_mem_eq(sec.s[4].key, "s2-00", 5);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep2", 999, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, CONFIG_SECRETS_MAX);
+	ck_assert_mem_eq(sec.s[0].key, "s2-10", 5);
+	config_secrets_clear(&sec);
+}
+END_TEST
+
+/*
+ * Readers
+ */
+
+START_TEST(test_read_refuses_writes)
+{
+	struct config			*r;
+	struct config_tenant		 t;
+	struct config_endpoint		 e;
+	struct config_destination	 d;
+	struct config_job		 j;
+	struct config_secrets		 sec;
+	const char			*why;
+
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	add_destination("acme", "dest");
+	add_job("acme", "j1", "dest");
+
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, BUSY_MS, &r),
+	    CONFIG_OK);
+	/* Reads work... */
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(config_job_get(r, "acme", "j1", &j), CONFIG_OK);
+	/* ...every write fails. */
+	t = tenant("new");
+	ck_assert_int_ne(config_tenant_add(r, &t, NULL, 0, &why), CONFIG_OK);
+	e = endpoint("new-ep", "acme", CONFIG_AUTH_HMAC);
+	ck_assert_int_ne(config_endpoint_add(r, &e, &why), CONFIG_OK);
+	ck_assert_int_ne(config_secret_add(r, "ep",
+	    (const unsigned char *)"s", 1, 0, &why), CONFIG_OK);
+	d = destination("acme", "new-dest");
+	ck_assert_int_ne(config_destination_add(r, &d, NULL, 0, &why),
+	    CONFIG_OK);
+	j = job("acme", "j2", "dest");
+	ck_assert_int_ne(config_job_add(r, &j, &why), CONFIG_OK);
+	ck_assert_int_ne(config_remove(r, CONFIG_JOBS, "acme", "j1"),
+	    CONFIG_OK);
+	ck_assert_int_ne(config_remove(r, CONFIG_ENDPOINTS, "ep", NULL),
+	    CONFIG_OK);
+	ck_assert_int_ne(config_begin(r), CONFIG_OK);
+	config_rollback(r);
+
+	/* And nothing changed. */
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 1);
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 1);
+	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 1);
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 1);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 1, &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	config_secrets_clear(&sec);
+	config_close(r);
+}
+END_TEST
+
+START_TEST(test_read_only_open)
+{
+	struct config		*r;
+	struct config_tenant	 t;
+	char			 real[PATH_MAX];
+	const char		*why;
+
+	add_tenant("acme");
+	config_close(w);
+	w = NULL;
+	ck_assert_ptr_nonnull(realpath(dbpath, real));
+	ck_assert_int_eq(fd_accmode(real), -1);
+
+	/*
+	 * SQLITE_OPEN_READONLY opens the file O_RDONLY: the descriptor
+	 * itself cannot write, whatever the file's mode or our uid.
+	 */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &r), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(fd_accmode(real), O_RDONLY);
+	config_close(r);
+	ck_assert_int_eq(fd_accmode(real), -1);
+
+	/* The same look at a writer sees O_RDWR. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &w), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(fd_accmode(real), O_RDWR);
+
+	/*
+	 * With the file mode 0444: readers need nothing more.  (Root
+	 * ignores the mode, so the writer half is checked only as another
+	 * user.)
+	 */
+	config_close(w);
+	w = NULL;
+	ck_assert_int_eq(chmod(dbpath, 0444), 0);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &r), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(count(r, CONFIG_TENANTS), 1);
+	config_close(r);
+	if (geteuid() != 0) {
+		if (config_open(dbpath, CONFIG_WRITE, 0, &w) == CONFIG_OK) {
+			t = tenant("new");
+			ck_assert_int_ne(config_tenant_add(w, &t, NULL, 0,
+			    &why), CONFIG_OK);
+		}
+		ck_assert_int_eq(count(w != NULL ? w : r, CONFIG_TENANTS), 1);
+	}
+}
+END_TEST
+
+START_TEST(test_reader_sees_writes)
+{
+	struct config		*r;
+	struct config_tenant	 t;
+	struct config_endpoint	 e;
+	struct config_secrets	 sec;
+
+	/* Opened before anything exists. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, BUSY_MS, &r),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_NOTFOUND);
+	ck_assert_int_eq(count(r, CONFIG_TENANTS), 0);
+
+	add_tenant("acme");
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_str_eq(t.id, "acme");
+	ck_assert_int_eq(count(r, CONFIG_TENANTS), 1);
+
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_endpoint_secrets(r, "ep", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	config_secrets_clear(&sec);
+	add_secret("ep", HMAC_SECRET, 0);
+	ck_assert_int_eq(config_endpoint_secrets(r, "ep", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	config_secrets_clear(&sec);
+
+	/* Rotation: the new secret is first on the next read. */
+	add_secret("ep", "rotated", 0);
+	ck_assert_int_eq(config_endpoint_secrets(r, "ep", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 2);
+	ck_assert_mem_eq(sec.s[0].key, "rotated", 7);
+	config_secrets_clear(&sec);
+
+	/* Removal. */
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "ep", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_endpoint_get(r, "ep", &e), CONFIG_NOTFOUND);
+
+	/* Uncommitted work is not seen; once committed it is. */
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	add_tenant("pending");
+	ck_assert_int_eq(config_tenant_get(r, "pending", &t), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_commit(w), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "pending", &t), CONFIG_OK);
+	config_close(r);
+}
+END_TEST
+
+/*
+ * Transactions
+ */
+
+START_TEST(test_rollback)
+{
+	struct config_endpoint	 e;
+	const char		*why;
+
+	add_tenant("acme");
+
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	add_endpoint("ep-tx", "acme", CONFIG_AUTH_HMAC);
+	add_secret("ep-tx", HMAC_SECRET, 0);
+	ck_assert_int_eq(config_endpoint_get(w, "ep-tx", &e), CONFIG_OK);
+	config_rollback(w);
+	ck_assert_int_eq(config_endpoint_get(w, "ep-tx", &e), CONFIG_NOTFOUND);
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
+	/* What was there before stays. */
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 1);
+
+	/* Outside a transaction, rollback does nothing. */
+	config_rollback(w);
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 1);
+
+	/* No nesting. */
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	ck_assert_int_ne(config_begin(w), CONFIG_OK);
+	add_endpoint("ep-1", "acme", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_commit(w), CONFIG_OK);
+	ck_assert_int_eq(config_endpoint_get(w, "ep-1", &e), CONFIG_OK);
+
+	/* A failed write inside leaves the transaction usable. */
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	add_endpoint("ep-2", "acme", CONFIG_AUTH_HMAC);
+	e = endpoint("ep-1", "acme", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_EXISTS);
+	ck_assert_int_eq(config_commit(w), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 2);
+}
+END_TEST
+
+/*
+ * Listing
+ */
+
+/* The string member name of object o, or NULL. */
+static const char *
+str(const cJSON *o, const char *name)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
+	    name));
+}
+
+static double
+num(const cJSON *o, const char *name)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	ck_assert_msg(cJSON_IsNumber(it), "%s is not a number", name);
+	return it->valuedouble;
+}
+
+static int
+yes(const cJSON *o, const char *name)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	ck_assert_msg(cJSON_IsBool(it), "%s is not a boolean", name);
+	return cJSON_IsTrue(it);
+}
+
+START_TEST(test_list)
+{
+	static const enum config_table	 tables[] = { CONFIG_TENANTS,
+	    CONFIG_ENDPOINTS, CONFIG_DESTINATIONS, CONFIG_JOBS };
+	static const char *const	 secrets[] = { HMAC_SECRET, KEY_SECRET,
+	    API_KEY, DEST_SECRET };
+	struct config_tenant		 t;
+	struct config_destination	 d;
+	struct config			*r, *c;
+	cJSON				*arr;
+	const cJSON			*o;
+	char				*json;
+	const char			*why;
+	size_t				 i, k, n;
+
+	for (i = 0; i < NELEM(tables); i++)
+		ck_assert_int_eq(count(w, tables[i]), 0);
+
+	t = tenant("acme");
+	SET(t.status_base, "https://api.tornado.example/v1");
+	ck_assert_int_eq(config_tenant_add(w, &t,
+	    (const unsigned char *)API_KEY, strlen(API_KEY), &why), CONFIG_OK);
+	t = tenant("beta");
+	t.active = 0;
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+	add_endpoint("ep-hmac", "acme", CONFIG_AUTH_HMAC);
+	add_secret("ep-hmac", HMAC_SECRET, 0);
+	add_secret("ep-hmac", "expired-long-ago", 1);
+	add_endpoint("ep-key", "beta", CONFIG_AUTH_KEY);
+	add_secret("ep-key", KEY_SECRET, 0);
+	d = destination("acme", "signed");
+	ck_assert_int_eq(config_destination_add(w, &d,
+	    (const unsigned char *)DEST_SECRET, strlen(DEST_SECRET), &why),
+	    CONFIG_OK);
+	add_destination("acme", "unsigned");
+	add_job("acme", "j1", "signed");
+
+	/* Through the writer and through a reader alike. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &r), CONFIG_OK);
+	for (k = 0; k < 2; k++) {
+		c = k == 0 ? w : r;
+
+		ck_assert_int_eq(config_list(c, CONFIG_TENANTS, &arr),
+		    CONFIG_OK);
+		ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
+		o = cJSON_GetArrayItem(arr, 0);
+		ck_assert_str_eq(str(o, "id"), "acme");
+		ck_assert_int_ne(yes(o, "active"), 0);
+		ck_assert_int_ne(yes(o, "api_key"), 0);
+		ck_assert_str_eq(str(o, "status_base"),
+		    "https://api.tornado.example/v1");
+		o = cJSON_GetArrayItem(arr, 1);
+		ck_assert_str_eq(str(o, "id"), "beta");
+		ck_assert_int_eq(yes(o, "active"), 0);
+		ck_assert_int_eq(yes(o, "api_key"), 0);
+		cJSON_Delete(arr);
+
+		ck_assert_int_eq(config_list(c, CONFIG_ENDPOINTS, &arr),
+		    CONFIG_OK);
+		ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
+		o = cJSON_GetArrayItem(arr, 0);
+		ck_assert_str_eq(str(o, "name"), "ep-hmac");
+		ck_assert_str_eq(str(o, "tenant"), "acme");
+		ck_assert_str_eq(str(o, "kind"), "tornado-job");
+		ck_assert_str_eq(str(o, "auth"), "hmac");
+		ck_assert(num(o, "tolerance_s") == 300);
+		/* Active secrets only. */
+		ck_assert(num(o, "secrets") == 1);
+		o = cJSON_GetArrayItem(arr, 1);
+		ck_assert_str_eq(str(o, "name"), "ep-key");
+		ck_assert_str_eq(str(o, "auth"), "key");
+		ck_assert_str_eq(str(o, "key_header"), "X-Hook-Key");
+		ck_assert(num(o, "secrets") == 1);
+		cJSON_Delete(arr);
+
+		ck_assert_int_eq(config_list(c, CONFIG_DESTINATIONS, &arr),
+		    CONFIG_OK);
+		ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
+		o = cJSON_GetArrayItem(arr, 0);
+		ck_assert_str_eq(str(o, "name"), "signed");
+		ck_assert_str_eq(str(o, "url"), "https://app.example/actions");
+		ck_assert_int_ne(yes(o, "signed"), 0);
+		ck_assert(num(o, "timeout_ms") == 5000);
+		ck_assert(num(o, "max_attempts") == 5);
+		o = cJSON_GetArrayItem(arr, 1);
+		ck_assert_str_eq(str(o, "name"), "unsigned");
+		ck_assert_int_eq(yes(o, "signed"), 0);
+		cJSON_Delete(arr);
+
+		ck_assert_int_eq(config_list(c, CONFIG_JOBS, &arr), CONFIG_OK);
+		ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
+		o = cJSON_GetArrayItem(arr, 0);
+		ck_assert_str_eq(str(o, "tenant"), "acme");
+		ck_assert_str_eq(str(o, "job_id"), "j1");
+		ck_assert_str_eq(str(o, "attempt"), "att-1");
+		ck_assert_str_eq(str(o, "step"), "analyze-v1");
+		ck_assert_str_eq(str(o, "destination"), "signed");
+		cJSON_Delete(arr);
+
+		/* No secret, in any table's listing. */
+		for (i = 0; i < NELEM(tables); i++) {
+			ck_assert_int_eq(config_list(c, tables[i], &arr),
+			    CONFIG_OK);
+			json = cJSON_PrintUnformatted(arr);
+			ck_assert_ptr_nonnull(json);
+			for (n = 0; n < NELEM(secrets); n++)
+				ck_assert_msg(strstr(json, secrets[n]) == NULL,
+				    "listing shows a secret: %s", json);
+			ck_assert_ptr_null(strstr(json, "expired-long-ago"));
+			cJSON_free(json);
+			cJSON_Delete(arr);
+		}
+	}
+	arr = (cJSON *)&arr;
+	ck_assert_int_ne(config_list(r, (enum config_table)9, &arr),
+	    CONFIG_OK);
+	ck_assert_ptr_null(arr);
+	config_close(r);
+}
+END_TEST
+
+/*
+ * Names
+ */
+
+START_TEST(test_names)
+{
+	static const enum config_status	 all[] = { CONFIG_OK, CONFIG_NOTFOUND,
+	    CONFIG_EXISTS, CONFIG_INVALID, CONFIG_REFUSED, CONFIG_BUSY,
+	    CONFIG_ERROR, CONFIG_NOMEM };
+	enum config_kind		 k;
+	enum config_auth		 a;
+	size_t				 i, j;
+
+	for (i = 0; i < NELEM(all); i++)
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(config_strerror(all[i]),
+			    config_strerror(all[j]));
+	ck_assert_ptr_nonnull(config_strerror((enum config_status)99));
+
+	ck_assert_str_eq(config_kind_name(CONFIG_KIND_JOB), "tornado-job");
+	ck_assert_str_eq(config_kind_name(CONFIG_KIND_ORG), "tornado-org");
+	ck_assert_str_eq(config_auth_name(CONFIG_AUTH_HMAC), "hmac");
+	ck_assert_str_eq(config_auth_name(CONFIG_AUTH_KEY), "key");
+	ck_assert_str_eq(config_auth_name(CONFIG_AUTH_STANDARD), "standard");
+	ck_assert_ptr_nonnull(config_kind_name((enum config_kind)5));
+	ck_assert_ptr_nonnull(config_auth_name((enum config_auth)5));
+
+	ck_assert_int_eq(config_kind_parse("tornado-org", &k), 0);
+	ck_assert_int_eq(k, CONFIG_KIND_ORG);
+	ck_assert_int_eq(config_kind_parse("tornado-job", &k), 0);
+	ck_assert_int_eq(k, CONFIG_KIND_JOB);
+	ck_assert_int_eq(config_auth_parse("standard", &a), 0);
+	ck_assert_int_eq(a, CONFIG_AUTH_STANDARD);
+	ck_assert_int_eq(config_auth_parse("key", &a), 0);
+	ck_assert_int_eq(a, CONFIG_AUTH_KEY);
+	k = CONFIG_KIND_ORG;
+	ck_assert_int_eq(config_kind_parse("tornado", &k), -1);
+	ck_assert_int_eq(config_kind_parse("", &k), -1);
+	ck_assert_int_eq(k, CONFIG_KIND_ORG);
+	a = CONFIG_AUTH_KEY;
+	ck_assert_int_eq(config_auth_parse("hmac-sha256", &a), -1);
+	ck_assert_int_eq(config_auth_parse("", &a), -1);
+	ck_assert_int_eq(a, CONFIG_AUTH_KEY);
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("config");
+
+	tc = tcase_create("file");
+	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_create);
+	tcase_add_test(tc, test_open_version);
+	tcase_add_test(tc, test_open_bad_files);
+	tcase_add_test(tc, test_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rows");
+	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_roundtrip);
+	tcase_add_test(tc, test_notfound);
+	tcase_add_test(tc, test_tenant_invalid);
+	tcase_add_test(tc, test_endpoint_invalid);
+	tcase_add_test(tc, test_endpoint_bad_enum);
+	tcase_add_test(tc, test_secret_invalid);
+	tcase_add_test(tc, test_destination_invalid);
+	tcase_add_test(tc, test_job_invalid);
+	tcase_add_test(tc, test_duplicates);
+	tcase_add_test(tc, test_references);
+	tcase_add_test(tc, test_remove);
+	tcase_add_test(tc, test_rollback);
+	tcase_add_test(tc, test_list);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("secrets");
+	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_key_hashed);
+	tcase_add_test(tc, test_hmac_secrets);
+	tcase_add_test(tc, test_secret_expiry);
+	tcase_add_test(tc, test_secret_negative_expiry);
+	tcase_add_test(tc, test_secrets_max);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("readers");
+	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_read_refuses_writes);
+	tcase_add_test(tc, test_read_only_open);
+	tcase_add_test(tc, test_reader_sees_writes);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int
+main(void)
+{
+	if (util_init() != 0)
+		return 1;
+	return test_run(config_suite());
+}

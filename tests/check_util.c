@@ -1,0 +1,635 @@
+/*
+ * check_util.c: tests of lib/util.c, lib/hb.c and lib/obs.c: the integer
+ * parser, the UTF-8 and identifier validators, the result table and the
+ * observation state names.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "hb.h"
+#include "obs.h"
+#include "util.h"
+#include "testutil.h"
+
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* A value no function under test returns: proves *errstr was written. */
+static const char	 unset[] = "unset";
+
+static Suite	*util_suite(void);
+
+/* Returns n copies of unit, NUL-terminated, in memory the caller frees. */
+static char *
+repeat(const char *unit, size_t n)
+{
+	size_t	 ulen = strlen(unit), i;
+	char	*s;
+
+	s = malloc(ulen * n + 1);
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i < n; i++)
+		memcpy(s + i * ulen, unit, ulen);
+	s[ulen * n] = '\0';
+	return s;
+}
+
+/*
+ * util_strtonum
+ *
+ * The contract is "a whole decimal string": digits with an optional
+ * leading '-', nothing else.  This is stricter than OpenBSD's strtonum(3),
+ * whose strtoll(3) skips leading white space and a '+'.
+ */
+
+static const struct numcase {
+	const char	*s;
+	long long	 min;
+	long long	 max;
+	long long	 want;
+	const char	*err;	/* NULL: success */
+} numcases[] = {
+	{ "0", 0, 10, 0, NULL },
+	{ "7", 0, 10, 7, NULL },
+	{ "-0", 0, 10, 0, NULL },
+	{ "0000000000000000000000042", 0, 100, 42, NULL },
+	/* The edges of [min, max], and one past each. */
+	{ "10", 0, 10, 10, NULL },
+	{ "11", 0, 10, 0, "too large" },
+	{ "1", 1, 10, 1, NULL },
+	{ "0", 1, 10, 0, "too small" },
+	{ "-5", -5, 5, -5, NULL },
+	{ "-6", -5, 5, 0, "too small" },
+	{ "5", -5, 5, 5, NULL },
+	{ "6", -5, 5, 0, "too large" },
+	{ "3", 3, 3, 3, NULL },
+	{ "-3", -3, -3, -3, NULL },
+	{ "-2", -3, -3, 0, "too large" },
+	/* The type's own edges, and one past each. */
+	{ "9223372036854775807", LLONG_MIN, LLONG_MAX, LLONG_MAX, NULL },
+	{ "-9223372036854775808", LLONG_MIN, LLONG_MAX, LLONG_MIN, NULL },
+	{ "9223372036854775808", LLONG_MIN, LLONG_MAX, 0, "too large" },
+	{ "-9223372036854775809", LLONG_MIN, LLONG_MAX, 0, "too small" },
+	{ "9223372036854775806", LLONG_MIN, LLONG_MAX, LLONG_MAX - 1, NULL },
+	{ "-9223372036854775807", LLONG_MIN, LLONG_MAX, LLONG_MIN + 1, NULL },
+	/* Far out of range: 2^64 (wraps to 0 in 64 bits), 20 and 30 digits. */
+	{ "18446744073709551616", LLONG_MIN, LLONG_MAX, 0, "too large" },
+	{ "-18446744073709551616", LLONG_MIN, LLONG_MAX, 0, "too small" },
+	{ "99999999999999999999", LLONG_MIN, LLONG_MAX, 0, "too large" },
+	{ "-99999999999999999999", LLONG_MIN, LLONG_MAX, 0, "too small" },
+	{ "999999999999999999999999999999", 0, 10, 0, "too large" },
+	/* In the type's range but not in [min, max]. */
+	{ "9223372036854775807", 0, 100, 0, "too large" },
+	{ "-9223372036854775808", 0, 100, 0, "too small" },
+	/* Not a whole decimal string. */
+	{ "", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "-", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "+", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "+1", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "--1", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "-+1", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ " 1", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "\t1", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "1 ", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "1\n", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "- 1", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "0x10", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "12abc", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "abc", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "1.5", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "1e3", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "1,000", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "-12-", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "\xd9\xa1", LLONG_MIN, LLONG_MAX, 0, "invalid" },	/* Arabic 1 */
+	/* An empty range is an invalid call whatever the string. */
+	{ "5", 10, 0, 0, "invalid" },
+	{ "0", 1, -1, 0, "invalid" },
+};
+
+START_TEST(test_strtonum)
+{
+	const struct numcase	*c = &numcases[_i];
+	const char		*err = unset;
+	long long		 v;
+
+	v = util_strtonum(c->s, c->min, c->max, &err);
+	ck_assert_msg(v == c->want, "\"%s\" in [%lld, %lld]: %lld, want %lld",
+	    c->s, c->min, c->max, v, c->want);
+	if (c->err == NULL)
+		ck_assert_msg(err == NULL, "\"%s\": errstr \"%s\", want NULL",
+		    c->s, err == NULL ? "(null)" : err);
+	else {
+		ck_assert_msg(err != NULL, "\"%s\": errstr NULL, want \"%s\"",
+		    c->s, c->err);
+		ck_assert_str_eq(err, c->err);
+	}
+}
+END_TEST
+
+START_TEST(test_strtonum_null_and_reuse)
+{
+	const char	*err = unset;
+
+	ck_assert_int_eq(util_strtonum(NULL, 0, 10, &err), 0);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_str_eq(err, "invalid");
+
+	/* A success after a failure clears the old error. */
+	ck_assert_int_eq(util_strtonum("x", 0, 10, &err), 0);
+	ck_assert_str_eq(err, "invalid");
+	ck_assert_int_eq(util_strtonum("9", 0, 10, &err), 9);
+	ck_assert_ptr_null(err);
+}
+END_TEST
+
+/*
+ * util_valid_utf8
+ */
+
+static const struct utf8case {
+	const char	*s;
+	size_t		 len;
+	int		 valid;
+} utf8cases[] = {
+	{ "", 0, 1 },
+	{ "hello, world", 12, 1 },
+	{ "\x7f", 1, 1 },
+	{ "a\0b", 3, 1 },		/* NUL is a character; len rules */
+	/* Two bytes: the first, a middle, the last. */
+	{ "\xc2\x80", 2, 1 },
+	{ "\xc3\xa9", 2, 1 },
+	{ "\xdf\xbf", 2, 1 },
+	/* Three bytes, with the code points either side of the surrogates. */
+	{ "\xe0\xa0\x80", 3, 1 },
+	{ "\xe2\x82\xac", 3, 1 },
+	{ "\xed\x9f\xbf", 3, 1 },
+	{ "\xee\x80\x80", 3, 1 },
+	{ "\xef\xbf\xbf", 3, 1 },
+	/* Four bytes, up to U+10FFFF. */
+	{ "\xf0\x90\x80\x80", 4, 1 },
+	{ "\xf0\x9f\x98\x80", 4, 1 },
+	{ "\xf4\x8f\xbf\xbf", 4, 1 },
+	{ "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z", 11, 1 },
+	/* Overlong forms. */
+	{ "\xc0\x80", 2, 0 },
+	{ "\xc0\xaf", 2, 0 },
+	{ "\xc1\xbf", 2, 0 },
+	{ "\xe0\x80\x80", 3, 0 },
+	{ "\xe0\x80\xaf", 3, 0 },
+	{ "\xe0\x9f\xbf", 3, 0 },
+	{ "\xf0\x80\x80\x80", 4, 0 },
+	{ "\xf0\x8f\xbf\xbf", 4, 0 },
+	/* UTF-16 surrogates, alone and paired. */
+	{ "\xed\xa0\x80", 3, 0 },
+	{ "\xed\xaf\xbf", 3, 0 },
+	{ "\xed\xb0\x80", 3, 0 },
+	{ "\xed\xbf\xbf", 3, 0 },
+	{ "\xed\xa0\xbd\xed\xb8\x80", 6, 0 },
+	/* Past U+10FFFF. */
+	{ "\xf4\x90\x80\x80", 4, 0 },
+	{ "\xf5\x80\x80\x80", 4, 0 },
+	{ "\xf7\xbf\xbf\xbf", 4, 0 },
+	/* Lead bytes of five and six byte forms, and 0xfe, 0xff. */
+	{ "\xf8\x88\x80\x80\x80", 5, 0 },
+	{ "\xfc\x84\x80\x80\x80\x80", 6, 0 },
+	{ "\xfe", 1, 0 },
+	{ "\xff", 1, 0 },
+	/* Truncated sequences: at the end, and followed by ASCII. */
+	{ "\xc3", 1, 0 },
+	{ "\xe2\x82", 2, 0 },
+	{ "\xf0\x9f\x98", 3, 0 },
+	{ "abc\xe2", 4, 0 },
+	{ "\xc3" "a", 2, 0 },
+	{ "\xe2\x82" "a", 3, 0 },
+	{ "\xf0\x9f\x98" "a", 4, 0 },
+	/* A valid sequence cut by len. */
+	{ "\xc3\xa9", 1, 0 },
+	{ "\xe2\x82\xac", 2, 0 },
+	{ "\xf0\x9f\x98\x80", 3, 0 },
+	/* Stray continuation bytes. */
+	{ "\x80", 1, 0 },
+	{ "\xbf", 1, 0 },
+	{ "a\x80" "b", 3, 0 },
+	{ "\xc3\xa9\xa9", 3, 0 },
+	{ "\xe2\x82\xac\x80", 4, 0 },
+	/* Bytes past len are not looked at. */
+	{ "ab\xff", 2, 1 },
+	{ "\xc3\xa9\xc3", 2, 1 },
+};
+
+START_TEST(test_utf8)
+{
+	const struct utf8case	*c = &utf8cases[_i];
+	char			*copy;
+
+	/* An exact-size copy: the sanitizer build catches reads past len. */
+	copy = malloc(c->len > 0 ? c->len : 1);
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, c->s, c->len);
+	ck_assert_msg(util_valid_utf8(copy, c->len) == c->valid,
+	    "case %d: want %d", _i, c->valid);
+	free(copy);
+}
+END_TEST
+
+/*
+ * util_valid_id
+ */
+
+static const struct idcase {
+	const char	*s;
+	int		 valid;
+} idcases[] = {
+	{ "", 0 },
+	{ "a", 1 },
+	{ "acme:att-42:analyze-v1", 1 },
+	{ "job 42", 1 },			/* a space is no control */
+	{ "~!@#$%^&*()[]{}", 1 },
+	{ "job-\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80", 1 },
+	/* C0 controls, DEL, tab. */
+	{ "\x01", 0 },
+	{ "a\x01" "b", 0 },
+	{ "\x1f", 0 },
+	{ "ab\x1f", 0 },
+	{ "\x7f", 0 },
+	{ "a\x7f", 0 },
+	{ "a\tb", 0 },
+	{ "\t", 0 },
+	{ "a\nb", 0 },
+	{ "a\r", 0 },
+	{ "\x1b[31m", 0 },
+	/* Not UTF-8. */
+	{ "\xff", 0 },
+	{ "job-\xfe", 0 },
+	{ "\xc0\x80", 0 },
+	{ "\xed\xa0\x80", 0 },
+	{ "\xf4\x90\x80\x80", 0 },
+	{ "j\xc3", 0 },
+	{ "j\x80", 0 },
+};
+
+START_TEST(test_id)
+{
+	const struct idcase	*c = &idcases[_i];
+
+	ck_assert_msg(util_valid_id(c->s, HB_ID_MAX) == c->valid,
+	    "case %d: want %d", _i, c->valid);
+}
+END_TEST
+
+START_TEST(test_id_length)
+{
+	char	*s, buf[HB_ID_MAX + 1];
+
+	ck_assert_int_eq(util_valid_id(NULL, HB_ID_MAX), 0);
+
+	/* Exactly HB_ID_MAX bytes, then one more. */
+	s = repeat("a", HB_ID_MAX);
+	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 1);
+	free(s);
+	s = repeat("a", HB_ID_MAX + 1);
+	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 0);
+	free(s);
+
+	/* The bound is in bytes, not characters: 42 and 43 euro signs. */
+	s = repeat("\xe2\x82\xac", HB_ID_MAX / 3);
+	ck_assert_uint_eq(strlen(s), 126);
+	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 1);
+	free(s);
+	s = repeat("\xe2\x82\xac", HB_ID_MAX / 3 + 1);
+	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 0);
+	free(s);
+
+	/* A two-byte character ending exactly at the limit, or past it. */
+	memset(buf, 'a', sizeof(buf));
+	memcpy(buf + HB_ID_MAX - 2, "\xc3\xa9", 3);
+	ck_assert_uint_eq(strlen(buf), HB_ID_MAX);
+	ck_assert_int_eq(util_valid_id(buf, HB_ID_MAX), 1);
+
+	/*
+	 * HB_ID_MAX + 1 bytes and no NUL within them: refused without
+	 * reading further (the sanitizer build would see a read past buf).
+	 */
+	memset(buf, 'a', sizeof(buf));
+	ck_assert_int_eq(util_valid_id(buf, HB_ID_MAX), 0);
+
+	/* Another max. */
+	ck_assert_int_eq(util_valid_id("abc", 3), 1);
+	ck_assert_int_eq(util_valid_id("abcd", 3), 0);
+	ck_assert_int_eq(util_valid_id("a", 0), 0);
+}
+END_TEST
+
+/*
+ * util_valid_text
+ */
+
+START_TEST(test_text)
+{
+	char	*s, buf[HB_TEXT_MAX + 1];
+
+	ck_assert_int_eq(util_valid_text("", HB_TEXT_MAX), 1);
+	ck_assert_int_eq(util_valid_text("", 0), 1);
+	ck_assert_int_eq(util_valid_text(NULL, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_text("https://cdn.example/a b.mp4",
+	    HB_TEXT_MAX), 1);
+	/* Text may hold what identifiers may not. */
+	ck_assert_int_eq(util_valid_text("line one\nline\ttwo\x7f",
+	    HB_TEXT_MAX), 1);
+	ck_assert_int_eq(util_valid_text("caf\xc3\xa9 \xf0\x9f\x98\x80",
+	    HB_TEXT_MAX), 1);
+	/* But not bad UTF-8. */
+	ck_assert_int_eq(util_valid_text("caf\xc3", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_text("\xc0\x80", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_text("x\xed\xa0\x80", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_text("\xff", HB_TEXT_MAX), 0);
+
+	/* The edge. */
+	s = repeat("u", HB_TEXT_MAX);
+	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 1);
+	free(s);
+	s = repeat("u", HB_TEXT_MAX + 1);
+	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 0);
+	free(s);
+	s = repeat("\xf0\x9f\x98\x80", HB_TEXT_MAX / 4);
+	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 1);
+	free(s);
+	s = repeat("\xf0\x9f\x98\x80", HB_TEXT_MAX / 4 + 1);
+	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 0);
+	free(s);
+	ck_assert_int_eq(util_valid_text("abc", 3), 1);
+	ck_assert_int_eq(util_valid_text("abcd", 3), 0);
+
+	/* No NUL within max + 1 bytes: refused, nothing read past buf. */
+	memset(buf, 'u', sizeof(buf));
+	ck_assert_int_eq(util_valid_text(buf, HB_TEXT_MAX), 0);
+}
+END_TEST
+
+/*
+ * util_eqi
+ */
+
+START_TEST(test_eqi)
+{
+	ck_assert_int_ne(util_eqi("", ""), 0);
+	ck_assert_int_ne(util_eqi("Completed", "completed"), 0);
+	ck_assert_int_ne(util_eqi("FAILED", "failed"), 0);
+	ck_assert_int_ne(util_eqi("job_Completed-1", "JOB_completed-1"), 0);
+	ck_assert_int_eq(util_eqi("completed", "complete"), 0);
+	ck_assert_int_eq(util_eqi("complete", "completed"), 0);
+	ck_assert_int_eq(util_eqi("failed", "faile"), 0);
+	ck_assert_int_eq(util_eqi("a", ""), 0);
+	ck_assert_int_eq(util_eqi("", "a"), 0);
+	ck_assert_int_eq(util_eqi("muxing", "muxinG "), 0);
+	/* '_' (0x5f) and DEL (0x7f) differ by 0x20 but are not letters. */
+	ck_assert_int_eq(util_eqi("_", "\x7f"), 0);
+	ck_assert_int_eq(util_eqi("@", "`"), 0);
+	/* ASCII only: e-acute and E-acute are different bytes. */
+	ck_assert_int_eq(util_eqi("\xc3\xa9", "\xc3\x89"), 0);
+	ck_assert_int_ne(util_eqi("\xc3\xa9", "\xc3\xa9"), 0);
+}
+END_TEST
+
+/*
+ * The clock
+ */
+
+START_TEST(test_now)
+{
+	int64_t	s, ms;
+
+	s = util_now();
+	ms = util_now_ms();
+	ck_assert_int_gt(s, INT64_C(1600000000));
+	ck_assert_int_le(s, ms / 1000);
+	ck_assert_int_le(ms / 1000 - s, 1);
+}
+END_TEST
+
+/*
+ * hb_result
+ */
+
+static const struct rescase {
+	enum hb_result	 r;
+	const char	*name;
+	int		 ack;
+} rescases[] = {
+	{ HB_ACCEPTED, "accepted", 1 },
+	{ HB_DUPLICATE, "duplicate", 1 },
+	{ HB_RECORDED, "recorded", 1 },
+	{ HB_STALE, "stale", 1 },
+	{ HB_CONFLICT, "conflict", 1 },
+	{ HB_IGNORED, "ignored", 1 },
+	{ HB_MALFORMED, "malformed", 0 },
+	{ HB_UNAUTHORIZED, "unauthorized", 0 },
+	{ HB_UNKNOWN_ENDPOINT, "unknown_endpoint", 0 },
+	{ HB_ACTION_CONFLICT, "action_conflict", 0 },
+	{ HB_UNKNOWN_JOB, "unknown_job", 0 },
+	{ HB_UNAVAILABLE, "unavailable", 0 },
+	{ HB_NOMEM, "unavailable", 0 },		/* a 503 like any other */
+};
+
+START_TEST(test_result)
+{
+	const struct rescase	*c = &rescases[_i];
+	const char		*text;
+
+	/* The table lists every value, in order. */
+	ck_assert_int_eq((int)c->r, _i);
+	ck_assert_str_eq(hb_result_name(c->r), c->name);
+	if (c->ack)
+		ck_assert_int_ne(hb_result_is_ack(c->r), 0);
+	else
+		ck_assert_int_eq(hb_result_is_ack(c->r), 0);
+	text = hb_result_strerror(c->r);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_gt(strlen(text), 0);
+}
+END_TEST
+
+START_TEST(test_result_all)
+{
+	size_t	i, j;
+
+	/* One row per enum value. */
+	ck_assert_uint_eq(NELEM(rescases), (size_t)HB_NOMEM + 1);
+	/* Every sentence is distinct (HB_NOMEM's name is not, on purpose). */
+	for (i = 0; i < NELEM(rescases); i++)
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(hb_result_strerror(rescases[i].r),
+			    hb_result_strerror(rescases[j].r));
+
+	/* Out of range: never an acknowledgement. */
+	ck_assert_int_eq(hb_result_is_ack((enum hb_result)(HB_NOMEM + 1)), 0);
+	ck_assert_int_eq(hb_result_is_ack((enum hb_result)-1), 0);
+	ck_assert_str_eq(hb_result_name((enum hb_result)(HB_NOMEM + 1)),
+	    "unavailable");
+	ck_assert_str_eq(hb_result_name((enum hb_result)-1), "unavailable");
+	ck_assert_ptr_nonnull(hb_result_strerror((enum hb_result)99));
+}
+END_TEST
+
+/*
+ * obs stage and status names
+ */
+
+static const struct stagecase {
+	enum obs_stage	 stage;
+	const char	*name;
+} stagecases[] = {
+	{ OBS_STAGE_QUEUED, "queued" },
+	{ OBS_STAGE_DOWNLOADING, "downloading" },
+	{ OBS_STAGE_DOWNLOAD_COMPLETE, "download_complete" },
+	{ OBS_STAGE_MUXING, "muxing" },
+	{ OBS_STAGE_MUX_COMPLETE, "mux_complete" },
+	{ OBS_STAGE_UPLOADING, "uploading" },
+	{ OBS_STAGE_COMPLETED, "completed" },
+};
+
+START_TEST(test_stage_roundtrip)
+{
+	enum obs_stage	st;
+	size_t		i;
+
+	for (i = 0; i < NELEM(stagecases); i++) {
+		ck_assert_str_eq(obs_stage_name(stagecases[i].stage),
+		    stagecases[i].name);
+		st = (enum obs_stage)-1;
+		ck_assert_int_eq(obs_stage_parse(stagecases[i].name, &st), 0);
+		ck_assert_int_eq(st, stagecases[i].stage);
+		st = (enum obs_stage)-1;
+		ck_assert_int_eq(obs_stage_parse(
+		    obs_stage_name(stagecases[i].stage), &st), 0);
+		ck_assert_int_eq(st, stagecases[i].stage);
+	}
+	ck_assert_ptr_nonnull(obs_stage_name((enum obs_stage)99));
+}
+END_TEST
+
+START_TEST(test_stage_order)
+{
+	/* DESIGN.md section 3, parsed from the names. */
+	static const char *const order[] = { "downloading",
+	    "download_complete", "muxing", "mux_complete", "uploading",
+	    "completed" };
+	enum obs_stage		 prev, cur;
+	size_t			 i;
+
+	ck_assert_int_eq(obs_stage_parse("queued", &prev), 0);
+	for (i = 0; i < NELEM(order); i++) {
+		ck_assert_int_eq(obs_stage_parse(order[i], &cur), 0);
+		ck_assert_msg(prev < cur, "%s does not rank above the stage "
+		    "before it", order[i]);
+		prev = cur;
+	}
+}
+END_TEST
+
+START_TEST(test_stage_parse)
+{
+	static const char *const bad[] = { "", "mux", "muxing ", " muxing",
+	    "finished", "complete", "download-complete", "download complete",
+	    "queued\n", "uploadingx", "mux\xc3\xa9" };
+	enum obs_stage		 st;
+	size_t			 i;
+
+	/* Case-insensitive. */
+	ck_assert_int_eq(obs_stage_parse("MUXING", &st), 0);
+	ck_assert_int_eq(st, OBS_STAGE_MUXING);
+	ck_assert_int_eq(obs_stage_parse("Download_Complete", &st), 0);
+	ck_assert_int_eq(st, OBS_STAGE_DOWNLOAD_COMPLETE);
+	ck_assert_int_eq(obs_stage_parse("Uploading", &st), 0);
+	ck_assert_int_eq(st, OBS_STAGE_UPLOADING);
+
+	/* Unknown names fail and leave *out alone. */
+	for (i = 0; i < NELEM(bad); i++) {
+		st = OBS_STAGE_MUX_COMPLETE;
+		ck_assert_msg(obs_stage_parse(bad[i], &st) == -1,
+		    "\"%s\" parsed", bad[i]);
+		ck_assert_int_eq(st, OBS_STAGE_MUX_COMPLETE);
+	}
+}
+END_TEST
+
+START_TEST(test_status_names)
+{
+	static const struct {
+		enum obs_status	 st;
+		const char	*name;
+	} names[] = {
+		{ OBS_ST_NONE, "none" },
+		{ OBS_ST_COMPLETED, "completed" },
+		{ OBS_ST_FAILED, "failed" },
+		{ OBS_ST_SKIPPED, "skipped" },
+		{ OBS_ST_WARNING, "warning" },
+	};
+	static const char *const bad[] = { "", "complete", "done", "fail",
+	    "completed ", "pending" };
+	enum obs_status		 st;
+	size_t			 i;
+
+	for (i = 0; i < NELEM(names); i++) {
+		ck_assert_str_eq(obs_status_name(names[i].st), names[i].name);
+		st = (enum obs_status)-1;
+		ck_assert_int_eq(obs_status_parse(names[i].name, &st), 0);
+		ck_assert_int_eq(st, names[i].st);
+	}
+	for (i = 0; i < NELEM(bad); i++) {
+		st = OBS_ST_SKIPPED;
+		ck_assert_msg(obs_status_parse(bad[i], &st) == -1,
+		    "\"%s\" parsed", bad[i]);
+		ck_assert_int_eq(st, OBS_ST_SKIPPED);
+	}
+	ck_assert_ptr_nonnull(obs_status_name((enum obs_status)99));
+}
+END_TEST
+
+static Suite *
+util_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("util");
+
+	tc = tcase_create("strtonum");
+	tcase_add_loop_test(tc, test_strtonum, 0, (int)NELEM(numcases));
+	tcase_add_test(tc, test_strtonum_null_and_reuse);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("validate");
+	tcase_add_loop_test(tc, test_utf8, 0, (int)NELEM(utf8cases));
+	tcase_add_loop_test(tc, test_id, 0, (int)NELEM(idcases));
+	tcase_add_test(tc, test_id_length);
+	tcase_add_test(tc, test_text);
+	tcase_add_test(tc, test_eqi);
+	tcase_add_test(tc, test_now);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("result");
+	tcase_add_loop_test(tc, test_result, 0, (int)NELEM(rescases));
+	tcase_add_test(tc, test_result_all);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("obs");
+	tcase_add_test(tc, test_stage_roundtrip);
+	tcase_add_test(tc, test_stage_order);
+	tcase_add_test(tc, test_stage_parse);
+	tcase_add_test(tc, test_status_names);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int
+main(void)
+{
+	if (util_init() != 0)
+		return 1;
+	return test_run(util_suite());
+}
