@@ -11,12 +11,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -25,6 +28,9 @@
 #include "accept.h"
 #include "config.h"
 #include "hook.h"
+#include "http.h"
+#include "outbox.h"
+#include "poll.h"
 #include "store.h"
 #include "tornado.h"
 #include "util.h"
@@ -907,6 +913,515 @@ cmd_status(struct env *e, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- dispatch ------------------------------------------------------ */
+
+static volatile sig_atomic_t	stop_requested;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void
+sleep_ms(int64_t ms)
+{
+	struct timespec	ts;
+
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);	/* a signal cuts it short: fine */
+}
+
+static int
+env_ms(const char *name, int64_t *out)
+{
+	const char	*s, *err;
+	long long	 v;
+
+	if ((s = getenv(name)) == NULL)
+		return 0;
+	v = util_strtonum(s, 1, INT64_MAX / 4, &err);
+	if (err != NULL) {
+		warnx("%s: %s", name, err);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* One dispatcher worker: its own connections, its own lease owner id. */
+static int
+dispatch_worker(struct env *e, int once)
+{
+	struct outbox_opts	 opts;
+	struct outbox		*ob = NULL;
+	struct config		*cfg = NULL;
+	struct store		*st = NULL;
+	enum outbox_status	 s;
+	char			 host[64], owner[HB_ID_MAX + 1];
+	int			 rc;
+
+	memset(&opts, 0, sizeof(opts));
+	if (env_ms("HOOKBOX_BACKOFF_MS", &opts.backoff_base_ms) != 0 ||
+	    env_ms("HOOKBOX_BACKOFF_MAX_MS", &opts.backoff_max_ms) != 0 ||
+	    env_ms("HOOKBOX_LEASE_MARGIN_MS", &opts.lease_margin_ms) != 0 ||
+	    env_ms("HOOKBOX_RECHECK_MS", &opts.recheck_ms) != 0)
+		return EXIT_USAGE;
+	if (gethostname(host, sizeof(host)) != 0)
+		memcpy(host, "localhost", sizeof("localhost"));
+	host[sizeof(host) - 1] = '\0';
+	(void)snprintf(owner, sizeof(owner), "%s:%ld", host, (long)getpid());
+	opts.owner = owner;
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+		goto out;
+	if ((ob = outbox_new(st, cfg, &opts)) == NULL) {
+		warnx("out of memory");
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	rc = EXIT_OK;
+	while (!stop_requested) {
+		s = outbox_step(ob);
+		if (s == OUTBOX_WORKED)
+			continue;
+		if (s == OUTBOX_IDLE) {
+			if (once)
+				break;
+			sleep_ms(outbox_idle_ms(ob, 250));
+			continue;
+		}
+		warnx("%s: %s", e->state_path, s == OUTBOX_BUSY ?
+		    "busy" : store_errmsg(st));
+		if (once) {
+			rc = s == OUTBOX_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
+			break;
+		}
+		sleep_ms(s == OUTBOX_BUSY ? 50 : 1000);
+	}
+out:
+	outbox_free(ob);
+	store_close(st);
+	config_close(cfg);
+	return rc;
+}
+
+static int
+cmd_dispatch(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "once", no_argument, NULL, 'o' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sigaction	 sa;
+	pid_t			 pids[64];
+	long long		 workers = 1;
+	int			 ch, once = 0, i, status, rc = EXIT_OK, code;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'o':
+			once = 1;
+			break;
+		case 'w':
+			if (parse_int(optarg, 1, 64, "--workers", &workers) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if (http_global_init() != 0) {
+		warnx("libcurl failed to initialise");
+		return EXIT_FAIL;
+	}
+	/* SIGTERM: finish the request in flight, record it, then leave. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	if (workers == 1)
+		return dispatch_worker(e, once);
+
+	for (i = 0; i < workers; i++) {
+		if ((pids[i] = fork()) == 0)
+			_exit(dispatch_worker(e, once));
+		if (pids[i] < 0) {
+			warnx("fork: %s", strerror(errno));
+			workers = i;
+			stop_requested = 1;
+			rc = EXIT_FAIL;
+			break;
+		}
+	}
+	for (i = 0; i < workers; i++) {
+		while (waitpid(pids[i], &status, 0) < 0) {
+			if (errno != EINTR)
+				break;
+			/* Pass the stop on; each worker ends cleanly. */
+			if (stop_requested)
+				kill(pids[i], SIGTERM);
+		}
+		code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAIL;
+		if (code != EXIT_OK && rc == EXIT_OK)
+			rc = code;
+	}
+	return rc;
+}
+
+/* ---- poll ---------------------------------------------------------- */
+
+static void
+poll_report(void *arg, const struct poll_report *r)
+{
+	char	out[1024];
+
+	(void)arg;
+	if (r->res != NULL && accept_res_json(r->res, out, sizeof(out)) == 0)
+		printf("%s\t%s\t%s\n", r->tenant, r->job_id, out);
+	else
+		printf("%s\t%s\t{\"error\":\"%s\"}\n", r->tenant, r->job_id,
+		    r->error != NULL ? r->error : "unknown");
+}
+
+static int
+cmd_poll(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "limit", required_argument, NULL, 'l' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct poll_stats	 ps;
+	struct config		*cfg = NULL;
+	struct store		*st = NULL;
+	struct http		*http = NULL;
+	enum store_status	 src;
+	long long		 limit = 100, timeout = 10000;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'l':
+			if (parse_int(optarg, 1, 100000, "--limit", &limit) != 0)
+				return EXIT_USAGE;
+			break;
+		case 'T':
+			if (parse_int(optarg, 1, 600000, "--timeout-ms",
+			    &timeout) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if (http_global_init() != 0 || (http = http_new()) == NULL) {
+		warnx("libcurl failed to initialise");
+		return EXIT_FAIL;
+	}
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+		goto out;
+	src = poll_run(st, cfg, http, (int)limit, (long)timeout, poll_report,
+	    NULL, &ps);
+	fprintf(stderr, "hookbox: polled %d: %d answered, %d failed,"
+	    " %d unavailable\n", ps.asked, ps.answered, ps.failed,
+	    ps.unavailable);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		rc = store_exit(src);
+	} else
+		rc = ps.unavailable > 0 ? EXIT_TEMPFAIL : EXIT_OK;
+out:
+	http_free(http);
+	store_close(st);
+	config_close(cfg);
+	return rc;
+}
+
+/* ---- operator read-outs and moves ---------------------------------- */
+
+/* Prints a JSON array and frees it. */
+static int
+print_json(cJSON *arr)
+{
+	char	*s;
+
+	if ((s = cJSON_Print(arr)) == NULL) {
+		cJSON_Delete(arr);
+		warnx("out of memory");
+		return EXIT_FAIL;
+	}
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(arr);
+	return EXIT_OK;
+}
+
+static int
+cmd_list_state(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char *const states[] = {
+		"pending", "leased", "delivered", "dead", "unknown"
+	};
+	struct store		*st = NULL;
+	cJSON			*arr = NULL;
+	enum store_status	 src;
+	const char		*state = NULL;
+	long long		 limit = 100;
+	size_t			 i;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 's':
+			state = optarg;
+			break;
+		case 'l':
+			if (parse_int(optarg, 1, 1000000, "--limit",
+			    &limit) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind || state == NULL)
+		return usage();
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcmp(state, states[i]) == 0)
+			break;
+	if (i == sizeof(states) / sizeof(states[0])) {
+		warnx("--state: pending, leased, delivered, dead or unknown");
+		return EXIT_USAGE;
+	}
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_outbox_list(st, state, (int)limit, &arr);
+	store_close(st);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		return store_exit(src);
+	}
+	return print_json(arr);
+}
+
+static int
+cmd_attempts(struct env *e, int argc, char **argv)
+{
+	struct store		*st = NULL;
+	cJSON			*arr = NULL;
+	enum store_status	 src;
+	int			 rc;
+
+	if (argc != 2)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_attempts_list(st, argv[1], &arr);
+	store_close(st);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		return store_exit(src);
+	}
+	return print_json(arr);
+}
+
+/* Applies one operator move to an action; 1 when it was not applicable. */
+static int
+move(struct env *e, const char *action, enum store_move m, const char *note,
+    const char *from)
+{
+	struct store		*st = NULL;
+	enum store_status	 src;
+	int			 changed, rc;
+
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_outbox_move(st, action, m, util_now_ms(), 0, note,
+	    &changed);
+	store_close(st);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		return store_exit(src);
+	}
+	if (!changed) {
+		warnx("%s: no such action in state %s", action, from);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int
+cmd_requeue(struct env *e, int argc, char **argv)
+{
+	if (argc != 2)
+		return usage();
+	return move(e, argv[1], STORE_MOVE_REQUEUE, "requeued by an operator",
+	    "dead or unknown");
+}
+
+static int
+cmd_reconcile(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "delivered", no_argument, NULL, 'd' },
+		{ "resend", no_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	ch, how = 0;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'd':
+		case 'r':
+			if (how != 0)
+				return usage();
+			how = ch;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || how == 0)
+		return usage();
+	if (how == 'd')
+		return move(e, argv[optind], STORE_MOVE_DELIVERED,
+		    "reconciled by an operator: delivered", "unknown or dead");
+	return move(e, argv[optind], STORE_MOVE_RESEND,
+	    "reconciled by an operator: resend", "unknown");
+}
+
+static int
+cmd_conflicts(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store		*st = NULL;
+	cJSON			*arr = NULL;
+	enum store_status	 src;
+	int			 ch, all = 0, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'a':
+			all = 1;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_conflicts_list(st, all, &arr);
+	store_close(st);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		return store_exit(src);
+	}
+	return print_json(arr);
+}
+
+static int
+cmd_resolve(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "note", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store		*st = NULL;
+	enum store_status	 src;
+	const char		*note = "resolved by an operator";
+	long long		 id;
+	int			 ch, changed, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'n':
+			if (!util_valid_text(optarg, HB_TEXT_MAX)) {
+				warnx("--note: too long or not UTF-8");
+				return EXIT_USAGE;
+			}
+			note = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 ||
+	    parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_conflict_resolve(st, id, note, util_now_ms(), &changed);
+	store_close(st);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		return store_exit(src);
+	}
+	if (!changed) {
+		warnx("conflict %lld: not found or already resolved", id);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int
+cmd_prune(struct env *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "receipts-days", required_argument, NULL, 'r' },
+		{ "actions-days", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store_pruned	 p;
+	struct store		*st = NULL;
+	enum store_status	 src;
+	long long		 rdays = 7, adays = 90;
+	int64_t			 now = util_now_ms(), day = 86400000;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'r':
+			if (parse_int(optarg, 0, 36500, "--receipts-days",
+			    &rdays) != 0)
+				return EXIT_USAGE;
+			break;
+		case 'a':
+			if (parse_int(optarg, 1, 36500, "--actions-days",
+			    &adays) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_prune(st, now - rdays * day, now - adays * day, &p);
+	store_close(st);
+	if (src != STORE_OK) {
+		warnx("%s: %s", e->state_path, store_strerror(src));
+		return store_exit(src);
+	}
+	printf("pruned %lld receipts, %lld delivered actions\n",
+	    (long long)p.receipts, (long long)p.actions);
+	return EXIT_OK;
+}
+
 /* ---- dispatch table and main -------------------------------------- */
 
 static const struct cmd cmds[] = {
@@ -939,6 +1454,17 @@ static const struct cmd cmds[] = {
 	{ "sign", NULL, cmd_sign,
 	    "--endpoint E [--timestamp UNIXTIME] < body" },
 	{ "status", NULL, cmd_status, "[--json]" },
+	{ "dispatch", NULL, cmd_dispatch, "[--once] [--workers N]" },
+	{ "poll", NULL, cmd_poll, "[--limit N] [--timeout-ms N]" },
+	{ "list", NULL, cmd_list_state,
+	    "--state pending|leased|delivered|dead|unknown [--limit N]" },
+	{ "attempts", NULL, cmd_attempts, "ACTION" },
+	{ "requeue", NULL, cmd_requeue, "ACTION" },
+	{ "reconcile", NULL, cmd_reconcile, "--delivered|--resend ACTION" },
+	{ "conflicts", NULL, cmd_conflicts, "[--all]" },
+	{ "resolve", NULL, cmd_resolve, "[--note TEXT] ID" },
+	{ "prune", NULL, cmd_prune,
+	    "[--receipts-days N (7)] [--actions-days N (90)]" },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

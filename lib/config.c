@@ -92,6 +92,7 @@ enum q {
 	Q_ENDPOINT_LIST,
 	Q_DEST_LIST,
 	Q_JOB_LIST,
+	Q_POLLABLE,
 	Q__N
 };
 
@@ -151,6 +152,11 @@ static const char *const sqltext[Q__N] = {
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
 	    " 'source_url', source_url, 'output', output, 'created_at',"
 	    " created_at) FROM jobs ORDER BY tenant, job_id",
+	[Q_POLLABLE] = "SELECT j.tenant, j.job_id, j.attempt, j.step,"
+	    " j.destination, j.source_url, j.output, t.status_base"
+	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"
+	    " WHERE t.active AND t.status_base IS NOT NULL"
+	    " ORDER BY j.created_at, j.tenant, j.job_id",
 };
 
 static const char *const kind_names[] = {
@@ -857,5 +863,37 @@ config_list(struct config *c, enum config_table t, cJSON **out)
 		cJSON_Delete(arr);
 	else
 		*out = arr;
+	return status;
+}
+
+enum config_status
+config_pollable_jobs(struct config *c,
+    int (*fn)(void *, const struct config_job *, const char *), void *arg)
+{
+	struct config_job	 j;
+	char			 base[HB_TEXT_MAX + 1];
+	sqlite3_stmt		*st;
+	enum config_status	 status = CONFIG_OK;
+	int			 rc;
+	char *const		 bufs[] = { j.tenant, j.job_id, j.attempt,
+	    j.step, j.destination, j.source_url, j.output, base };
+	const size_t		 lens[] = { sizeof(j.tenant), sizeof(j.job_id),
+	    sizeof(j.attempt), sizeof(j.step), sizeof(j.destination),
+	    sizeof(j.source_url), sizeof(j.output), sizeof(base) };
+
+	if ((st = sql_stmt(&c->sql, Q_POLLABLE)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&j, 0, sizeof(j));
+		if (copy_cols(st, bufs, lens, 8) != CONFIG_OK)
+			continue;
+		if (fn(arg, &j, base) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		status = status_of(rc);
+	sqlite3_reset(st);
 	return status;
 }

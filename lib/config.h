@@ -155,6 +155,14 @@ HB_API enum config_status config_begin(struct config *) HB_MUST_CHECK;
 HB_API enum config_status config_commit(struct config *) HB_MUST_CHECK;
 HB_API void config_rollback(struct config *);
 
+/*
+ * Calls fn for every job of an active tenant that has a status API base
+ * URL, oldest registration first, until fn returns non-zero.
+ */
+HB_API enum config_status config_pollable_jobs(struct config *,
+    int (*fn)(void *arg, const struct config_job *, const char *base),
+    void *arg) HB_MUST_CHECK;
+
 enum config_table {
 	CONFIG_TENANTS = 0, CONFIG_ENDPOINTS, CONFIG_DESTINATIONS, CONFIG_JOBS
 };

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "fault.h"
 #include "sql.h"
 #include "store.h"
@@ -99,6 +101,8 @@ static const char *const migrations[] = {
 	" resolution TEXT);"
 	"CREATE UNIQUE INDEX conflicts_open ON conflicts(tenant, job_id, kind,"
 	" observed) WHERE resolved_at IS NULL;",
+	/* 1 -> 2: the dispatcher's round-robin claim. */
+	"CREATE INDEX outbox_claim ON outbox(state, tenant, next_at);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -120,6 +124,29 @@ enum q {
 	Q_COUNT_CONFLICTS,
 	Q_OLDEST_PENDING,
 	Q_RECEIPT_COUNTS,
+	Q_PICK_AFTER,
+	Q_PICK_ANY,
+	Q_LEASE,
+	Q_ATTEMPT_START,
+	Q_ATTEMPT_END,
+	Q_FINISH,
+	Q_EXPIRED,
+	Q_EXPIRE_MOVE,
+	Q_EXPIRE_ATTEMPTS,
+	Q_UNKNOWN_DUE,
+	Q_MOVE_REQUEUE,
+	Q_MOVE_DELIVERED,
+	Q_MOVE_RESEND,
+	Q_MOVE_RECHECK,
+	Q_NEXT_DUE,
+	Q_LIST_STATE,
+	Q_LIST_ATTEMPTS,
+	Q_LIST_CONFLICTS,
+	Q_RESOLVE,
+	Q_PRUNE_RECEIPTS,
+	Q_PRUNE_ATTEMPTS,
+	Q_PRUNE_OUTBOX,
+	Q_PRUNE_ACCEPTED,
 	Q__N
 };
 
@@ -166,6 +193,79 @@ static const char *const sqltext[Q__N] = {
 	    " WHERE state IN ('pending','leased')",
 	[Q_RECEIPT_COUNTS] = "SELECT result, count(*) FROM receipts"
 	    " GROUP BY result ORDER BY result",
+	[Q_PICK_AFTER] = "SELECT action_id, tenant, destination, payload,"
+	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
+	    " AND tenant > ?2 ORDER BY tenant, next_at LIMIT 1",
+	[Q_PICK_ANY] = "SELECT action_id, tenant, destination, payload,"
+	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
+	    " ORDER BY tenant, next_at LIMIT 1",
+	[Q_LEASE] = "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
+	    " lease_until = ?3, attempts = attempts + 1, updated_at = ?4"
+	    " WHERE action_id = ?1 AND state = 'pending'",
+	[Q_ATTEMPT_START] = "INSERT INTO attempts(action_id, n, owner,"
+	    " started_at) VALUES (?1, ?2, ?3, ?4)",
+	[Q_ATTEMPT_END] = "UPDATE attempts SET ended_at = ?2,"
+	    " http_status = ?3, error = ?4 WHERE id = ?1 AND ended_at IS NULL",
+	[Q_FINISH] = "UPDATE outbox SET state = ?2, next_at = ?3,"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = ?4,"
+	    " last_status = ?5, last_error = ?6"
+	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner = ?7",
+	[Q_EXPIRED] = "SELECT action_id, tenant, destination FROM outbox"
+	    " WHERE state = 'leased' AND lease_until < ?1"
+	    " ORDER BY lease_until LIMIT ?2",
+	[Q_EXPIRE_MOVE] = "UPDATE outbox SET state = ?2, next_at = ?3,"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = ?3,"
+	    " last_error = 'lease expired: outcome unknown'"
+	    " WHERE action_id = ?1 AND state = 'leased' AND lease_until < ?3",
+	[Q_EXPIRE_ATTEMPTS] = "UPDATE attempts SET ended_at = ?2,"
+	    " error = 'lease expired: outcome unknown'"
+	    " WHERE action_id = ?1 AND ended_at IS NULL",
+	[Q_UNKNOWN_DUE] = "SELECT action_id, tenant, destination FROM outbox"
+	    " WHERE state = 'unknown' AND next_at <= ?1 ORDER BY next_at"
+	    " LIMIT ?2",
+	[Q_MOVE_REQUEUE] = "UPDATE outbox SET state = 'pending', next_at = ?2,"
+	    " attempts = 0, updated_at = ?2, last_error = ?3"
+	    " WHERE action_id = ?1 AND state IN ('dead', 'unknown')",
+	[Q_MOVE_DELIVERED] = "UPDATE outbox SET state = 'delivered',"
+	    " updated_at = ?2, last_error = ?3"
+	    " WHERE action_id = ?1 AND state IN ('unknown', 'dead')",
+	[Q_MOVE_RESEND] = "UPDATE outbox SET state = 'pending', next_at = ?2,"
+	    " updated_at = ?2, last_error = ?3"
+	    " WHERE action_id = ?1 AND state = 'unknown'",
+	[Q_MOVE_RECHECK] = "UPDATE outbox SET next_at = ?4, updated_at = ?2,"
+	    " last_error = ?3 WHERE action_id = ?1 AND state = 'unknown'",
+	[Q_NEXT_DUE] = "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
+	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
+	    " FROM outbox WHERE state = 'leased')",
+	[Q_LIST_STATE] = "SELECT json_object('action', action_id, 'tenant',"
+	    " tenant, 'destination', destination, 'state', state, 'attempts',"
+	    " attempts, 'next_at', next_at, 'lease_owner', lease_owner,"
+	    " 'lease_until', lease_until, 'created_at', created_at,"
+	    " 'updated_at', updated_at, 'last_status', last_status,"
+	    " 'last_error', last_error) FROM outbox WHERE state = ?1"
+	    " ORDER BY created_at LIMIT ?2",
+	[Q_LIST_ATTEMPTS] = "SELECT json_object('n', n, 'owner', owner,"
+	    " 'started_at', started_at, 'ended_at', ended_at, 'http_status',"
+	    " http_status, 'error', error) FROM attempts WHERE action_id = ?1"
+	    " ORDER BY id",
+	[Q_LIST_CONFLICTS] = "SELECT json_object('id', id, 'created_at',"
+	    " created_at, 'tenant', tenant, 'job_id', job_id, 'action',"
+	    " action_id, 'kind', kind, 'recorded', recorded, 'observed',"
+	    " observed, 'seen', seen, 'resolved_at', resolved_at,"
+	    " 'resolution', resolution) FROM conflicts"
+	    " WHERE ?1 OR resolved_at IS NULL ORDER BY id",
+	[Q_RESOLVE] = "UPDATE conflicts SET resolved_at = ?2, resolution = ?3"
+	    " WHERE id = ?1 AND resolved_at IS NULL",
+	[Q_PRUNE_RECEIPTS] = "DELETE FROM receipts WHERE received_at < ?1",
+	[Q_PRUNE_ATTEMPTS] = "DELETE FROM attempts WHERE action_id IN"
+	    " (SELECT o.action_id FROM outbox o JOIN accepted a USING"
+	    " (action_id) WHERE o.state = 'delivered' AND a.accepted_at < ?1)",
+	[Q_PRUNE_OUTBOX] = "DELETE FROM outbox WHERE state = 'delivered' AND"
+	    " action_id IN (SELECT action_id FROM accepted"
+	    " WHERE accepted_at < ?1)",
+	[Q_PRUNE_ACCEPTED] = "DELETE FROM accepted WHERE accepted_at < ?1"
+	    " AND NOT EXISTS (SELECT 1 FROM outbox o"
+	    " WHERE o.action_id = accepted.action_id)",
 };
 
 const char *
@@ -652,4 +752,477 @@ store_check_writable(struct store *s)
 		return rc;
 	store_rollback(s);
 	return STORE_OK;
+}
+
+void
+store_lease_clear(struct store_lease *l)
+{
+	if (l == NULL)
+		return;
+	free(l->payload);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Steps a pick query: fills the lease from its row; *found 0 if none. */
+static enum store_status
+pick(struct store *s, enum q q, int64_t now, const char *cursor,
+    struct store_lease *l, int *found)
+{
+	sqlite3_stmt		*st;
+	const char		*payload;
+	enum store_status	 status = STORE_OK;
+	int			 rc;
+
+	*found = 0;
+	if ((st = sql_stmt(&s->sql, q)) == NULL)
+		return last(s);
+	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
+	    (cursor != NULL && sql_bind_text(st, 2, cursor) != SQLITE_OK))
+		return STORE_NOMEM;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		payload = (const char *)sqlite3_column_text(st, 3);
+		if (sql_col_copy(st, 0, l->action, sizeof(l->action)) != 0 ||
+		    sql_col_copy(st, 1, l->tenant, sizeof(l->tenant)) != 0 ||
+		    sql_col_copy(st, 2, l->destination,
+		    sizeof(l->destination)) != 0 || payload == NULL)
+			status = STORE_ERROR;
+		else if ((l->payload = strdup(payload)) == NULL)
+			status = STORE_NOMEM;
+		l->attempt = sqlite3_column_int(st, 4) + 1;
+		*found = status == STORE_OK;
+	} else if (rc != SQLITE_DONE)
+		status = status_of(rc);
+	sqlite3_reset(st);
+	return status;
+}
+
+enum store_status
+store_outbox_claim(struct store *s, const char *owner, int64_t now,
+    int64_t (*lease_ms)(void *, const char *, const char *), void *arg,
+    char *cursor, struct store_lease *l, int *found)
+{
+	sqlite3_stmt		*st;
+	enum store_status	 rc;
+
+	memset(l, 0, sizeof(*l));
+	*found = 0;
+	if ((rc = store_begin(s)) != STORE_OK)
+		return rc;
+	/* The next tenant after the cursor, else from the start. */
+	if (cursor[0] != '\0' &&
+	    (rc = pick(s, Q_PICK_AFTER, now, cursor, l, found)) != STORE_OK)
+		goto fail;
+	if (!*found &&
+	    (rc = pick(s, Q_PICK_ANY, now, NULL, l, found)) != STORE_OK)
+		goto fail;
+	if (!*found) {
+		store_rollback(s);
+		return STORE_OK;
+	}
+	if ((st = sql_stmt(&s->sql, Q_LEASE)) == NULL) {
+		rc = last(s);
+		goto fail;
+	}
+	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
+	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, now + lease_ms(arg, l->tenant,
+	    l->destination)) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
+	if ((rc = status_of(sql_step_done(st))) != STORE_OK)
+		goto fail;
+	if ((st = sql_stmt(&s->sql, Q_ATTEMPT_START)) == NULL) {
+		rc = last(s);
+		goto fail;
+	}
+	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 2, l->attempt) != SQLITE_OK ||
+	    sql_bind_text(st, 3, owner) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
+	if ((rc = status_of(sql_step_done(st))) != STORE_OK)
+		goto fail;
+	l->attempt_id = sqlite3_last_insert_rowid(s->sql.db);
+	if ((rc = store_commit(s)) != STORE_OK)
+		goto fail;
+	memcpy(cursor, l->tenant, strlen(l->tenant) + 1);
+	return STORE_OK;
+fail:
+	store_rollback(s);
+	store_lease_clear(l);
+	*found = 0;
+	return rc;
+}
+
+static const char *const outcome_state[] = {
+	[STORE_OUT_DELIVERED] = "delivered",
+	[STORE_OUT_RETRY] = "pending",
+	[STORE_OUT_DEAD] = "dead",
+	[STORE_OUT_UNKNOWN] = "unknown",
+};
+
+static enum store_status
+attempt_end(struct store *s, int64_t id, int64_t now, long status,
+    const char *error)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = sql_stmt(&s->sql, Q_ATTEMPT_END)) == NULL)
+		return last(s);
+	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
+	    (status > 0 ? sqlite3_bind_int64(st, 3, status) :
+	    sqlite3_bind_null(st, 3)) != SQLITE_OK ||
+	    sql_bind_text(st, 4, error) != SQLITE_OK)
+		return STORE_NOMEM;
+	return status_of(sql_step_done(st));
+}
+
+enum store_status
+store_outbox_finish(struct store *s, const struct store_lease *l,
+    const char *owner, enum store_outcome out, int64_t now, int64_t next_at,
+    long http_status, const char *error, int *lost)
+{
+	sqlite3_stmt		*st;
+	enum store_status	 rc;
+
+	*lost = 0;
+	if ((unsigned)out > STORE_OUT_UNKNOWN)
+		return STORE_ERROR;
+	if ((rc = store_begin(s)) != STORE_OK)
+		return rc;
+	if ((rc = attempt_end(s, l->attempt_id, now, http_status, error)) !=
+	    STORE_OK)
+		goto fail;
+	if ((st = sql_stmt(&s->sql, Q_FINISH)) == NULL) {
+		rc = last(s);
+		goto fail;
+	}
+	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
+	    sql_bind_text(st, 2, outcome_state[out]) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, next_at) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK ||
+	    (http_status > 0 ? sqlite3_bind_int64(st, 5, http_status) :
+	    sqlite3_bind_null(st, 5)) != SQLITE_OK ||
+	    sql_bind_text(st, 6, error) != SQLITE_OK ||
+	    sql_bind_text(st, 7, owner) != SQLITE_OK) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
+	if ((rc = status_of(sql_step_done(st))) != STORE_OK)
+		goto fail;
+	*lost = sqlite3_changes(s->sql.db) == 0;
+	if ((rc = store_commit(s)) != STORE_OK)
+		goto fail;
+	return STORE_OK;
+fail:
+	store_rollback(s);
+	return rc;
+}
+
+enum store_status
+store_outbox_expire(struct store *s, int64_t now, int limit,
+    enum store_outcome (*decide)(void *, const char *, const char *),
+    void *arg, int *n)
+{
+	struct row {
+		char	action[HB_ACTION_MAX + 1];
+		char	tenant[HB_ID_MAX + 1];
+		char	destination[HB_ID_MAX + 1];
+	}			*rows = NULL;
+	sqlite3_stmt		*st;
+	enum store_outcome	 out;
+	enum store_status	 rc;
+	int			 i, nrows = 0, step;
+
+	*n = 0;
+	if (limit <= 0)
+		return STORE_OK;
+	if ((rows = calloc((size_t)limit, sizeof(*rows))) == NULL)
+		return STORE_NOMEM;
+	if ((rc = store_begin(s)) != STORE_OK)
+		goto out;
+	if ((st = sql_stmt(&s->sql, Q_EXPIRED)) == NULL) {
+		rc = last(s);
+		goto fail;
+	}
+	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
+	while (nrows < limit && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sql_col_copy(st, 0, rows[nrows].action,
+		    sizeof(rows[nrows].action)) == 0 &&
+		    sql_col_copy(st, 1, rows[nrows].tenant,
+		    sizeof(rows[nrows].tenant)) == 0 &&
+		    sql_col_copy(st, 2, rows[nrows].destination,
+		    sizeof(rows[nrows].destination)) == 0)
+			nrows++;
+	}
+	sqlite3_reset(st);
+	for (i = 0; i < nrows; i++) {
+		out = decide(arg, rows[i].tenant, rows[i].destination);
+		if ((st = sql_stmt(&s->sql, Q_EXPIRE_MOVE)) == NULL) {
+			rc = last(s);
+			goto fail;
+		}
+		if (sql_bind_text(st, 1, rows[i].action) != SQLITE_OK ||
+		    sql_bind_text(st, 2, out == STORE_OUT_RETRY ? "pending" :
+		    "unknown") != SQLITE_OK ||
+		    sqlite3_bind_int64(st, 3, now) != SQLITE_OK) {
+			rc = STORE_NOMEM;
+			goto fail;
+		}
+		if ((rc = status_of(sql_step_done(st))) != STORE_OK)
+			goto fail;
+		if (sqlite3_changes(s->sql.db) == 0)
+			continue;
+		(*n)++;
+		if ((st = sql_stmt(&s->sql, Q_EXPIRE_ATTEMPTS)) == NULL) {
+			rc = last(s);
+			goto fail;
+		}
+		if (sql_bind_text(st, 1, rows[i].action) != SQLITE_OK ||
+		    sqlite3_bind_int64(st, 2, now) != SQLITE_OK) {
+			rc = STORE_NOMEM;
+			goto fail;
+		}
+		if ((rc = status_of(sql_step_done(st))) != STORE_OK)
+			goto fail;
+	}
+	if ((rc = store_commit(s)) == STORE_OK)
+		goto out;
+fail:
+	store_rollback(s);
+	*n = 0;
+out:
+	free(rows);
+	return rc;
+}
+
+enum store_status
+store_outbox_unknown(struct store *s, int64_t now, int limit,
+    void (*fn)(void *, const char *, const char *, const char *), void *arg)
+{
+	struct row {
+		char	action[HB_ACTION_MAX + 1];
+		char	tenant[HB_ID_MAX + 1];
+		char	destination[HB_ID_MAX + 1];
+	}		*rows;
+	sqlite3_stmt	*st;
+	int		 i, n = 0, rc;
+
+	if (limit <= 0)
+		return STORE_OK;
+	if ((rows = calloc((size_t)limit, sizeof(*rows))) == NULL)
+		return STORE_NOMEM;
+	if ((st = sql_stmt(&s->sql, Q_UNKNOWN_DUE)) == NULL) {
+		free(rows);
+		return last(s);
+	}
+	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK) {
+		free(rows);
+		return STORE_NOMEM;
+	}
+	/* Collect first: fn talks to the network and writes. */
+	while (n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (sql_col_copy(st, 0, rows[n].action,
+		    sizeof(rows[n].action)) == 0 &&
+		    sql_col_copy(st, 1, rows[n].tenant,
+		    sizeof(rows[n].tenant)) == 0 &&
+		    sql_col_copy(st, 2, rows[n].destination,
+		    sizeof(rows[n].destination)) == 0)
+			n++;
+	sqlite3_reset(st);
+	for (i = 0; i < n; i++)
+		fn(arg, rows[i].action, rows[i].tenant, rows[i].destination);
+	free(rows);
+	return STORE_OK;
+}
+
+enum store_status
+store_outbox_move(struct store *s, const char *action, enum store_move m,
+    int64_t now, int64_t at, const char *note, int *changed)
+{
+	static const enum q	 qs[] = {
+		[STORE_MOVE_REQUEUE] = Q_MOVE_REQUEUE,
+		[STORE_MOVE_DELIVERED] = Q_MOVE_DELIVERED,
+		[STORE_MOVE_RESEND] = Q_MOVE_RESEND,
+		[STORE_MOVE_RECHECK] = Q_MOVE_RECHECK,
+	};
+	sqlite3_stmt		*st;
+	enum store_status	 rc;
+
+	*changed = 0;
+	if ((unsigned)m > STORE_MOVE_RECHECK)
+		return STORE_ERROR;
+	if ((st = sql_stmt(&s->sql, qs[m])) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
+	    sql_bind_text(st, 3, note) != SQLITE_OK ||
+	    (m == STORE_MOVE_RECHECK &&
+	    sqlite3_bind_int64(st, 4, at) != SQLITE_OK))
+		return STORE_NOMEM;
+	if ((rc = status_of(sql_step_done(st))) == STORE_OK)
+		*changed = sqlite3_changes(s->sql.db) > 0;
+	return rc;
+}
+
+enum store_status
+store_outbox_next(struct store *s, int64_t now, int64_t *in_ms)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*in_ms = -1;
+	if ((st = sql_stmt(&s->sql, Q_NEXT_DUE)) == NULL)
+		return last(s);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+			*in_ms = sqlite3_column_int64(st, 0) - now;
+			if (*in_ms < 0)
+				*in_ms = 0;
+		}
+		rc = SQLITE_DONE;
+	}
+	sqlite3_reset(st);
+	return status_of(rc);
+}
+
+/* Collects column 0 (a JSON object per row) of a bound statement. */
+static enum store_status
+json_rows(sqlite3_stmt *st, cJSON **out)
+{
+	cJSON			*arr, *obj;
+	const char		*row;
+	enum store_status	 status = STORE_OK;
+	int			 rc;
+
+	*out = NULL;
+	if ((arr = cJSON_CreateArray()) == NULL) {
+		sqlite3_reset(st);
+		return STORE_NOMEM;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row = (const char *)sqlite3_column_text(st, 0);
+		if (row == NULL || (obj = cJSON_Parse(row)) == NULL) {
+			status = STORE_NOMEM;
+			break;
+		}
+		cJSON_AddItemToArray(arr, obj);
+	}
+	if (status == STORE_OK && rc != SQLITE_DONE)
+		status = status_of(rc);
+	sqlite3_reset(st);
+	if (status != STORE_OK)
+		cJSON_Delete(arr);
+	else
+		*out = arr;
+	return status;
+}
+
+enum store_status
+store_outbox_list(struct store *s, const char *state, int limit, cJSON **out)
+{
+	sqlite3_stmt	*st;
+
+	*out = NULL;
+	if ((st = sql_stmt(&s->sql, Q_LIST_STATE)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, state) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK)
+		return STORE_NOMEM;
+	return json_rows(st, out);
+}
+
+enum store_status
+store_attempts_list(struct store *s, const char *action, cJSON **out)
+{
+	sqlite3_stmt	*st;
+
+	*out = NULL;
+	if ((st = sql_stmt(&s->sql, Q_LIST_ATTEMPTS)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, action) != SQLITE_OK)
+		return STORE_NOMEM;
+	return json_rows(st, out);
+}
+
+enum store_status
+store_conflicts_list(struct store *s, int all, cJSON **out)
+{
+	sqlite3_stmt	*st;
+
+	*out = NULL;
+	if ((st = sql_stmt(&s->sql, Q_LIST_CONFLICTS)) == NULL)
+		return last(s);
+	if (sqlite3_bind_int(st, 1, all ? 1 : 0) != SQLITE_OK)
+		return STORE_NOMEM;
+	return json_rows(st, out);
+}
+
+enum store_status
+store_conflict_resolve(struct store *s, int64_t id, const char *note,
+    int64_t now, int *changed)
+{
+	sqlite3_stmt		*st;
+	enum store_status	 rc;
+
+	*changed = 0;
+	if ((st = sql_stmt(&s->sql, Q_RESOLVE)) == NULL)
+		return last(s);
+	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
+	    sql_bind_text(st, 3, note) != SQLITE_OK)
+		return STORE_NOMEM;
+	if ((rc = status_of(sql_step_done(st))) == STORE_OK)
+		*changed = sqlite3_changes(s->sql.db) > 0;
+	return rc;
+}
+
+/* Runs one bound-at-?1 DELETE; adds the rows it removed to *n. */
+static enum store_status
+prune_one(struct store *s, enum q q, int64_t before, int64_t *n)
+{
+	sqlite3_stmt		*st;
+	enum store_status	 rc;
+
+	if ((st = sql_stmt(&s->sql, q)) == NULL)
+		return last(s);
+	if (sqlite3_bind_int64(st, 1, before) != SQLITE_OK)
+		return STORE_NOMEM;
+	if ((rc = status_of(sql_step_done(st))) == STORE_OK && n != NULL)
+		*n += sqlite3_changes(s->sql.db);
+	return rc;
+}
+
+enum store_status
+store_prune(struct store *s, int64_t receipts_before, int64_t actions_before,
+    struct store_pruned *p)
+{
+	enum store_status	rc;
+
+	memset(p, 0, sizeof(*p));
+	if ((rc = store_begin(s)) != STORE_OK)
+		return rc;
+	if ((rc = prune_one(s, Q_PRUNE_RECEIPTS, receipts_before,
+	    &p->receipts)) != STORE_OK ||
+	    (rc = prune_one(s, Q_PRUNE_ATTEMPTS, actions_before, NULL)) !=
+	    STORE_OK ||
+	    (rc = prune_one(s, Q_PRUNE_OUTBOX, actions_before, NULL)) !=
+	    STORE_OK ||
+	    (rc = prune_one(s, Q_PRUNE_ACCEPTED, actions_before,
+	    &p->actions)) != STORE_OK ||
+	    (rc = store_commit(s)) != STORE_OK) {
+		store_rollback(s);
+		memset(p, 0, sizeof(*p));
+	}
+	return rc;
 }

@@ -165,4 +165,120 @@ HB_API enum store_status store_receipt_counts(struct store *,
  */
 HB_API enum store_status store_check_writable(struct store *) HB_MUST_CHECK;
 
+/* ---- the outbox, for the dispatcher and the operator ---- */
+
+/* One leased row: the dispatcher owns it until lease_until. */
+struct store_lease {
+	char	 action[HB_ACTION_MAX + 1];
+	char	 tenant[HB_ID_MAX + 1];
+	char	 destination[HB_ID_MAX + 1];
+	char	*payload;		/* owned: store_lease_clear() */
+	int	 attempt;		/* this attempt's number, from 1 */
+	int64_t	 attempt_id;		/* its row in attempts */
+};
+
+HB_API void store_lease_clear(struct store_lease *);
+
+/*
+ * Claims one due pending row and leases it to owner for lease_ms(arg,
+ * tenant, destination) milliseconds, recording the attempt's start, all
+ * in one transaction.  Rows are taken round-robin across tenants: the
+ * first due row of the first tenant after cursor (wrapping), whose id is
+ * then written back to cursor (HB_ID_MAX + 1 bytes).  *found is 0 when
+ * nothing is due.
+ */
+HB_API enum store_status store_outbox_claim(struct store *, const char *owner,
+    int64_t now, int64_t (*lease_ms)(void *arg, const char *tenant,
+    const char *destination), void *arg, char *cursor, struct store_lease *,
+    int *found) HB_MUST_CHECK;
+
+/* Where a finished attempt leaves its row. */
+enum store_outcome {
+	STORE_OUT_DELIVERED = 0,
+	STORE_OUT_RETRY,	/* back to pending at next_at */
+	STORE_OUT_DEAD,
+	STORE_OUT_UNKNOWN	/* may or may not have been delivered */
+};
+
+/*
+ * Records the end of an attempt and moves its row, only if owner still
+ * holds the lease.  *lost is set when it did not (the lease had expired
+ * and was recovered): then nothing but the attempt's end is written.
+ */
+HB_API enum store_status store_outbox_finish(struct store *,
+    const struct store_lease *, const char *owner, enum store_outcome,
+    int64_t now, int64_t next_at, long http_status, const char *error,
+    int *lost) HB_MUST_CHECK;
+
+/*
+ * Expired leases: calls decide() for each (at most limit) with the row's
+ * tenant and destination; it returns the outcome to record (RETRY to
+ * resend with the same key, UNKNOWN to wait for reconciliation).  The
+ * open attempt is closed as "lease expired: outcome unknown".  One
+ * transaction.  *n receives the number of rows moved.
+ */
+HB_API enum store_status store_outbox_expire(struct store *, int64_t now,
+    int limit, enum store_outcome (*decide)(void *arg, const char *tenant,
+    const char *destination), void *arg, int *n) HB_MUST_CHECK;
+
+/*
+ * Unknown rows due for a reconciliation check (next_at <= now): calls fn
+ * for each, at most limit, outside any transaction.
+ */
+HB_API enum store_status store_outbox_unknown(struct store *, int64_t now,
+    int limit, void (*fn)(void *arg, const char *action, const char *tenant,
+    const char *destination), void *arg) HB_MUST_CHECK;
+
+/*
+ * Operator and reconciliation moves; each applies only from the states
+ * named and reports *changed:
+ *   STORE_MOVE_REQUEUE		dead|unknown -> pending now, attempts reset
+ *   STORE_MOVE_DELIVERED	unknown|dead -> delivered
+ *   STORE_MOVE_RESEND		unknown -> pending now
+ *   STORE_MOVE_RECHECK		unknown -> unknown, next check at `at`
+ */
+enum store_move {
+	STORE_MOVE_REQUEUE = 0,
+	STORE_MOVE_DELIVERED,
+	STORE_MOVE_RESEND,
+	STORE_MOVE_RECHECK
+};
+
+HB_API enum store_status store_outbox_move(struct store *, const char *action,
+    enum store_move, int64_t now, int64_t at, const char *note, int *changed)
+    HB_MUST_CHECK;
+
+/* Milliseconds from now until a pending row is due or a lease expires;
+ * -1 when there is neither. */
+HB_API enum store_status store_outbox_next(struct store *, int64_t now,
+    int64_t *in_ms) HB_MUST_CHECK;
+
+/* ---- operator read-outs: JSON arrays, freed with cJSON_Delete() ---- */
+
+struct cJSON;
+
+/* Outbox rows in one state, oldest first, at most limit. */
+HB_API enum store_status store_outbox_list(struct store *, const char *state,
+    int limit, struct cJSON **out) HB_MUST_CHECK;
+/* The attempts of one action, oldest first. */
+HB_API enum store_status store_attempts_list(struct store *,
+    const char *action, struct cJSON **out) HB_MUST_CHECK;
+/* Open conflicts (all of them with all set). */
+HB_API enum store_status store_conflicts_list(struct store *, int all,
+    struct cJSON **out) HB_MUST_CHECK;
+/* Marks an open conflict resolved with a note; *changed 0 if none. */
+HB_API enum store_status store_conflict_resolve(struct store *, int64_t id,
+    const char *note, int64_t now, int *changed) HB_MUST_CHECK;
+
+/*
+ * Deletes receipts received before receipts_before, and delivered
+ * actions (outbox row, attempts, accepted tombstone) accepted before
+ * actions_before.  Undelivered actions are never touched.
+ */
+struct store_pruned {
+	int64_t	receipts, actions;
+};
+HB_API enum store_status store_prune(struct store *, int64_t receipts_before,
+    int64_t actions_before, struct store_pruned *) HB_MUST_CHECK;
+
 #endif

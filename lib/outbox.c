@@ -1,0 +1,313 @@
+/*
+ * outbox.c: claim, send, record; recover and reconcile.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "auth.h"
+#include "http.h"
+#include "outbox.h"
+#include "util.h"
+
+#define EXPIRE_BATCH	50
+#define RECONCILE_BATCH	10
+
+struct outbox {
+	struct store		*st;
+	struct config		*cfg;
+	struct http		*http;
+	struct outbox_opts	 opts;
+	char			 owner[HB_ID_MAX + 1];
+	char			 cursor[HB_ID_MAX + 1];	/* last tenant served */
+};
+
+struct outbox *
+outbox_new(struct store *st, struct config *cfg, const struct outbox_opts *o)
+{
+	struct outbox	*ob;
+
+	if ((ob = calloc(1, sizeof(*ob))) == NULL)
+		return NULL;
+	if ((ob->http = http_new()) == NULL) {
+		free(ob);
+		return NULL;
+	}
+	ob->st = st;
+	ob->cfg = cfg;
+	if (o != NULL)
+		ob->opts = *o;
+	if (ob->opts.backoff_base_ms <= 0)
+		ob->opts.backoff_base_ms = OUTBOX_BACKOFF_BASE_MS;
+	if (ob->opts.backoff_max_ms <= 0)
+		ob->opts.backoff_max_ms = OUTBOX_BACKOFF_MAX_MS;
+	if (ob->opts.lease_margin_ms <= 0)
+		ob->opts.lease_margin_ms = OUTBOX_LEASE_MARGIN_MS;
+	if (ob->opts.recheck_ms <= 0)
+		ob->opts.recheck_ms = OUTBOX_RECHECK_MS;
+	(void)snprintf(ob->owner, sizeof(ob->owner), "%s",
+	    o != NULL && o->owner != NULL ? o->owner : "hookbox");
+	ob->opts.owner = ob->owner;
+	return ob;
+}
+
+void
+outbox_free(struct outbox *ob)
+{
+	if (ob == NULL)
+		return;
+	http_free(ob->http);
+	free(ob);
+}
+
+int64_t
+outbox_backoff(const struct outbox_opts *o, int attempt,
+    int64_t retry_after_ms)
+{
+	int64_t		cap = o->backoff_base_ms, delay;
+	int		i;
+
+	for (i = 1; i < attempt && cap < o->backoff_max_ms; i++)
+		cap *= 2;
+	if (cap > o->backoff_max_ms)
+		cap = o->backoff_max_ms;
+	/* Full jitter: uniform in [0, cap]. */
+	delay = (int64_t)(((uint64_t)randombytes_random() << 32 |
+	    randombytes_random()) % (uint64_t)(cap + 1));
+	if (retry_after_ms >= 0 && delay < retry_after_ms)
+		delay = retry_after_ms;
+	return delay;
+}
+
+static enum outbox_status
+status_of(enum store_status s)
+{
+	return s == STORE_OK ? OUTBOX_WORKED : s == STORE_BUSY ? OUTBOX_BUSY :
+	    OUTBOX_ERROR;
+}
+
+/* ---- expired leases ---- */
+
+/*
+ * A lease expired with its request possibly sent.  Resend only where the
+ * destination deduplicates by Idempotency-Key; otherwise wait for
+ * reconciliation.  A destination that no longer exists cannot be asked.
+ */
+static enum store_outcome
+decide_expired(void *arg, const char *tenant, const char *destination)
+{
+	struct outbox			*ob = arg;
+	struct config_destination	 d;
+
+	if (config_destination_get(ob->cfg, tenant, destination, &d) ==
+	    CONFIG_OK && d.idempotent)
+		return STORE_OUT_RETRY;
+	return STORE_OUT_UNKNOWN;
+}
+
+/* ---- reconciliation through a status URL ---- */
+
+static void
+reconcile_one(void *arg, const char *action, const char *tenant,
+    const char *destination)
+{
+	struct outbox			*ob = arg;
+	struct config_destination	 d;
+	struct http_result		 res;
+	struct http_header		 h[1];
+	int64_t				 now = util_now_ms();
+	int				 changed;
+	enum store_move			 m = STORE_MOVE_RECHECK;
+	const char			*note;
+
+	if (config_destination_get(ob->cfg, tenant, destination, &d) !=
+	    CONFIG_OK || d.status_url[0] == '\0') {
+		/* Nothing to ask: an operator decides.  Look again later. */
+		if (store_outbox_move(ob->st, action, STORE_MOVE_RECHECK,
+		    now, now + OUTBOX_OPERATOR_RECHECK_MS,
+		    "outcome unknown: waiting for an operator", &changed) !=
+		    STORE_OK)
+			fprintf(stderr, "hookbox: %s: cannot record the"
+			    " reconciliation check\n", action);
+		return;
+	}
+	h[0].name = "Idempotency-Key";
+	h[0].value = action;
+	(void)http_request(ob->http, "GET", d.status_url, h, 1, NULL, 0,
+	    d.timeout_ms, 0, &res);
+	if (res.status == 200) {
+		m = STORE_MOVE_DELIVERED;
+		note = "reconciled: the destination has it";
+	} else if (res.status == 404) {
+		m = STORE_MOVE_RESEND;
+		note = "reconciled: the destination does not have it";
+	} else
+		note = "outcome unknown: status URL inconclusive";
+	if (store_outbox_move(ob->st, action, m, now,
+	    now + ob->opts.recheck_ms, note, &changed) != STORE_OK)
+		fprintf(stderr, "hookbox: %s: cannot record the"
+		    " reconciliation (%s)\n", action, note);
+	http_result_clear(&res);
+}
+
+/* ---- delivery ---- */
+
+/* What an attempt's answer means for its row. */
+static enum store_outcome
+classify(const struct http_result *r, int idempotent)
+{
+	if (r->status >= 200 && r->status < 300)
+		return STORE_OUT_DELIVERED;
+	if (r->status == 408 || r->status == 429 || r->status >= 500)
+		return STORE_OUT_RETRY;
+	if (r->status >= 400)
+		return STORE_OUT_DEAD;
+	if (r->status > 0)
+		return STORE_OUT_DEAD;	/* 1xx/3xx: not an answer we follow */
+	/* No answer.  Never sent: retry.  Maybe received: ask first. */
+	if (!r->sent || idempotent)
+		return STORE_OUT_RETRY;
+	return STORE_OUT_UNKNOWN;
+}
+
+/* Sends one leased row; fills the result. */
+static void
+send_one(struct outbox *ob, const struct store_lease *l,
+    const struct config_destination *d, struct http_result *res)
+{
+	struct config_secrets	 sec;
+	struct http_header	 h[5];
+	char			 ts[24], sig[AUTH_HEADER_MAX];
+	size_t			 n = 0;
+	int64_t			 now = util_now();
+
+	memset(&sec, 0, sizeof(sec));
+	h[n].name = "Content-Type";
+	h[n++].value = "application/json";
+	h[n].name = "Idempotency-Key";
+	h[n++].value = l->action;
+	if (config_destination_secret(ob->cfg, d->tenant, d->name, &sec) ==
+	    CONFIG_OK && sec.n > 0) {
+		if (auth_sign_stdwebhooks(sec.s[0].key, sec.s[0].keylen,
+		    l->action, now, (const unsigned char *)l->payload,
+		    strlen(l->payload), sig, sizeof(sig)) != 0) {
+			config_secrets_clear(&sec);
+			memset(res, 0, sizeof(*res));
+			res->retry_after_ms = -1;
+			(void)snprintf(res->error, sizeof(res->error),
+			    "the destination's secret does not decode");
+			return;
+		}
+		(void)snprintf(ts, sizeof(ts), "%lld", (long long)now);
+		h[n].name = "webhook-id";
+		h[n++].value = l->action;
+		h[n].name = "webhook-timestamp";
+		h[n++].value = ts;
+		h[n].name = "webhook-signature";
+		h[n++].value = sig;
+	}
+	config_secrets_clear(&sec);
+	(void)http_request(ob->http, "POST", d->url, h, n, l->payload,
+	    strlen(l->payload), d->timeout_ms, 0, res);
+	sodium_memzero(sig, sizeof(sig));
+}
+
+/* The lease must outlive the request: the destination's timeout + margin. */
+static int64_t
+lease_for(void *arg, const char *tenant, const char *destination)
+{
+	struct outbox			*ob = arg;
+	struct config_destination	 d;
+
+	if (config_destination_get(ob->cfg, tenant, destination, &d) !=
+	    CONFIG_OK)
+		return ob->opts.lease_margin_ms;
+	return d.timeout_ms + ob->opts.lease_margin_ms;
+}
+
+static enum outbox_status
+deliver(struct outbox *ob)
+{
+	struct config_destination	 d;
+	struct store_lease		 l;
+	struct http_result		 res;
+	enum store_outcome		 out;
+	enum store_status		 rc;
+	enum config_status		 cs;
+	char				 err[320];
+	int64_t				 now = util_now_ms(), next_at;
+	int				 found, lost;
+
+	memset(&res, 0, sizeof(res));
+	res.retry_after_ms = -1;
+	rc = store_outbox_claim(ob->st, ob->owner, now, lease_for, ob,
+	    ob->cursor, &l, &found);
+	if (rc != STORE_OK)
+		return status_of(rc);
+	if (!found)
+		return OUTBOX_IDLE;
+
+	cs = config_destination_get(ob->cfg, l.tenant, l.destination, &d);
+	if (cs == CONFIG_NOTFOUND) {
+		out = STORE_OUT_DEAD;
+		(void)snprintf(err, sizeof(err), "no such destination");
+	} else if (cs != CONFIG_OK) {
+		out = STORE_OUT_RETRY;
+		(void)snprintf(err, sizeof(err), "configuration: %s",
+		    config_strerror(cs));
+	} else {
+		send_one(ob, &l, &d, &res);
+		out = classify(&res, d.idempotent);
+		if (res.status > 0)
+			(void)snprintf(err, sizeof(err), "HTTP %ld", res.status);
+		else
+			(void)snprintf(err, sizeof(err), "%s%s", res.error,
+			    out == STORE_OUT_UNKNOWN ?
+			    " (may have been received)" : "");
+		if (out == STORE_OUT_RETRY && l.attempt >= d.max_attempts)
+			out = STORE_OUT_DEAD;
+	}
+	now = util_now_ms();
+	next_at = now;	/* unknown: reconcile at the next step */
+	if (out == STORE_OUT_RETRY)
+		next_at += outbox_backoff(&ob->opts, l.attempt,
+		    res.retry_after_ms);
+	rc = store_outbox_finish(ob->st, &l, ob->owner, out, now, next_at,
+	    res.status, out == STORE_OUT_DELIVERED ? NULL : err, &lost);
+	if (rc == STORE_OK && lost)
+		fprintf(stderr, "hookbox: %s: lease lost before the outcome"
+		    " was recorded\n", l.action);
+	http_result_clear(&res);
+	store_lease_clear(&l);
+	return status_of(rc);
+}
+
+enum outbox_status
+outbox_step(struct outbox *ob)
+{
+	enum store_status	rc;
+	int			n;
+
+	rc = store_outbox_expire(ob->st, util_now_ms(), EXPIRE_BATCH,
+	    decide_expired, ob, &n);
+	if (rc != STORE_OK)
+		return status_of(rc);
+	rc = store_outbox_unknown(ob->st, util_now_ms(), RECONCILE_BATCH,
+	    reconcile_one, ob);
+	if (rc != STORE_OK)
+		return status_of(rc);
+	return deliver(ob);
+}
+
+int64_t
+outbox_idle_ms(struct outbox *ob, int64_t max_ms)
+{
+	int64_t	in_ms;
+
+	if (store_outbox_next(ob->st, util_now_ms(), &in_ms) != STORE_OK ||
+	    in_ms < 0 || in_ms > max_ms)
+		return max_ms;
+	return in_ms;
+}

@@ -1,0 +1,75 @@
+/*
+ * outbox.h: the dispatcher.  Delivers accepted actions downstream with a
+ * recovery contract (DESIGN.md section 7):
+ *
+ *  - a row is leased (owner, expiry) before it is sent, so two workers
+ *    never send it at once; rows are taken round-robin across tenants;
+ *  - every attempt is recorded (start, end, HTTP status, error);
+ *  - 2xx: delivered.  408, 429, 5xx and failures to connect: retried with
+ *    exponential backoff and full jitter, honouring Retry-After, up to the
+ *    destination's max attempts, then dead.  Other 4xx: dead at once;
+ *  - a timeout or a broken connection after the request may have reached
+ *    the destination is an unknown outcome: resent with the same
+ *    Idempotency-Key when the destination honours it, else the row waits
+ *    in "unknown" for reconciliation;
+ *  - a lease that expired (its worker died) is an unknown outcome too;
+ *  - unknown rows of destinations with a status URL are reconciled by
+ *    asking it: 200 means delivered, 404 means resend.
+ */
+#ifndef HB_OUTBOX_H
+#define HB_OUTBOX_H
+
+#include "config.h"
+#include "store.h"
+
+struct outbox;
+
+struct outbox_opts {
+	const char	*owner;		/* lease owner id; unique per worker */
+	int64_t		 backoff_base_ms;	/* first retry within this */
+	int64_t		 backoff_max_ms;	/* cap on one backoff */
+	int64_t		 lease_margin_ms;	/* lease = timeout + margin */
+	int64_t		 recheck_ms;	/* between status-URL checks */
+};
+
+#define OUTBOX_BACKOFF_BASE_MS	1000
+#define OUTBOX_BACKOFF_MAX_MS	(3600 * 1000)
+#define OUTBOX_LEASE_MARGIN_MS	30000
+#define OUTBOX_RECHECK_MS	60000
+/* Unknown rows without a status URL wait for an operator; looked at hourly. */
+#define OUTBOX_OPERATOR_RECHECK_MS	(3600 * 1000)
+
+enum outbox_status {
+	OUTBOX_WORKED = 0,	/* delivered, retried or settled one row */
+	OUTBOX_IDLE,		/* nothing due */
+	OUTBOX_BUSY,		/* state.db busy; try again */
+	OUTBOX_ERROR		/* state.db failing, or out of memory */
+};
+
+/*
+ * A dispatcher over open store and config handles (not owned).  opts
+ * fields left 0 take the defaults above; owner is copied.  NULL when out
+ * of memory.  http_global_init() must have run.
+ */
+HB_API struct outbox *outbox_new(struct store *, struct config *,
+    const struct outbox_opts *);
+HB_API void outbox_free(struct outbox *);
+
+/*
+ * One step: settles expired leases, reconciles due unknown rows, then
+ * claims and delivers at most one due row.
+ */
+HB_API enum outbox_status outbox_step(struct outbox *) HB_MUST_CHECK;
+
+/* Milliseconds until something may be due (at most max_ms). */
+HB_API int64_t outbox_idle_ms(struct outbox *, int64_t max_ms);
+
+/*
+ * The delay before retry number `attempt` (1 = the first retry): full
+ * jitter, uniform in [0, min(max, base * 2^(attempt-1))], and never less
+ * than retry_after_ms when that is >= 0.
+ */
+HB_API int64_t outbox_backoff(const struct outbox_opts *, int attempt,
+    int64_t retry_after_ms);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * poll.c: the status poller.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "http.h"
+#include "poll.h"
+#include "tornado.h"
+#include "util.h"
+
+struct pending {
+	struct config_job	job;
+	char			base[HB_TEXT_MAX + 1];
+};
+
+struct run {
+	struct pending		*jobs;	/* collected first, asked after */
+	int			 njobs;
+	struct store		*st;
+	struct config		*cfg;
+	struct http		*http;
+	int			 limit;
+	long			 timeout_ms;
+	void			(*report)(void *, const struct poll_report *);
+	void			*arg;
+	struct poll_stats	*stats;
+	enum store_status	 status;
+};
+
+static void
+tell(struct run *r, const struct config_job *j, const struct accept_res *res,
+    const char *error)
+{
+	struct poll_report	rep;
+
+	if (r->report == NULL)
+		return;
+	rep.tenant = j->tenant;
+	rep.job_id = j->job_id;
+	rep.res = res;
+	rep.error = error;
+	r->report(r->arg, &rep);
+}
+
+/* Asks about one job and accepts the answer. */
+static void
+ask(struct run *r, const struct config_job *j, const char *base)
+{
+	struct config_secrets	 key;
+	struct http_header	 h[2];
+	struct http_result	 res;
+	struct accept_req	 req;
+	struct accept_res	 ares;
+	struct obs		 o;
+	char			 id[3 * HB_ID_MAX + 1], url[HB_TEXT_MAX + 512];
+	char			*k = NULL;
+	size_t			 n = 0;
+	int			 len;
+
+	memset(&res, 0, sizeof(res));
+	memset(&key, 0, sizeof(key));
+	if (http_escape(r->http, j->job_id, id, sizeof(id)) != 0 ||
+	    (len = snprintf(url, sizeof(url), "%s/jobs/%s", base, id)) < 0 ||
+	    (size_t)len >= sizeof(url)) {
+		r->stats->failed++;
+		tell(r, j, NULL, "status URL too long");
+		return;
+	}
+	if (config_tenant_api_key(r->cfg, j->tenant, &key) == CONFIG_OK &&
+	    key.n > 0) {
+		/* The key as a C string, wiped with the rest. */
+		if ((k = calloc(1, key.s[0].keylen + 1)) == NULL) {
+			config_secrets_clear(&key);
+			r->stats->failed++;
+			tell(r, j, NULL, "out of memory");
+			return;
+		}
+		memcpy(k, key.s[0].key, key.s[0].keylen);
+		h[n].name = "x-api-key";
+		h[n++].value = k;
+	}
+	h[n].name = "Accept";
+	h[n++].value = "application/json";
+	r->stats->asked++;
+	(void)http_request(r->http, "GET", url, h, n, NULL, 0, r->timeout_ms,
+	    HB_BODY_MAX_DEFAULT, &res);
+	if (k != NULL) {
+		sodium_memzero(k, key.s[0].keylen);
+		free(k);
+	}
+	config_secrets_clear(&key);
+
+	if (res.status != 200 || res.body == NULL) {
+		r->stats->failed++;
+		tell(r, j, NULL, res.status > 0 ? "status API answered an"
+		    " error" : res.error[0] != '\0' ? res.error :
+		    "no answer");
+		goto out;
+	}
+	if (tornado_parse_status(res.body, res.bodylen, &o, ares.why,
+	    sizeof(ares.why)) != TORNADO_OK) {
+		r->stats->failed++;
+		tell(r, j, NULL, "status answer malformed");
+		goto out;
+	}
+	if (strcmp(o.job_id, j->job_id) != 0) {
+		r->stats->failed++;
+		tell(r, j, NULL, "status answer is about another job");
+		goto out;
+	}
+	memset(&req, 0, sizeof(req));
+	req.tenant = j->tenant;
+	req.obs = &o;
+	req.body = res.body;
+	req.bodylen = res.bodylen;
+	req.now_ms = util_now_ms();
+	if (accept_observation(r->st, r->cfg, &req, &ares) == HB_UNAVAILABLE)
+		r->stats->unavailable++;
+	else
+		r->stats->answered++;
+	tell(r, j, &ares, NULL);
+out:
+	http_result_clear(&res);
+}
+
+/*
+ * Collects unfinished jobs, so that config.db is not held open for reading
+ * while the network is slow (admin writes would wait on it).
+ */
+static int
+each(void *arg, const struct config_job *j, const char *base)
+{
+	struct run		*r = arg;
+	struct store_job	 sj;
+	enum store_status	 rc;
+
+	if (r->njobs >= r->limit)
+		return 1;
+	if ((rc = store_job_get(r->st, j->tenant, j->job_id, &sj)) !=
+	    STORE_OK) {
+		r->status = rc;
+		return 1;
+	}
+	if (sj.terminal != OBS_ST_NONE)
+		return 0;	/* finished: nothing to ask */
+	r->jobs[r->njobs].job = *j;
+	memcpy(r->jobs[r->njobs].base, base, strlen(base) + 1);
+	r->njobs++;
+	return 0;
+}
+
+enum store_status
+poll_run(struct store *st, struct config *cfg, struct http *http, int limit,
+    long timeout_ms, void (*report)(void *, const struct poll_report *),
+    void *arg, struct poll_stats *stats)
+{
+	struct run		r;
+	enum config_status	cs;
+	enum store_status	rc;
+	int			i;
+
+	memset(stats, 0, sizeof(*stats));
+	if (limit <= 0)
+		return STORE_OK;
+	memset(&r, 0, sizeof(r));
+	if ((r.jobs = calloc((size_t)limit, sizeof(*r.jobs))) == NULL)
+		return STORE_NOMEM;
+	r.st = st;
+	r.cfg = cfg;
+	r.http = http;
+	r.limit = limit;
+	r.timeout_ms = timeout_ms;
+	r.report = report;
+	r.arg = arg;
+	r.stats = stats;
+	r.status = STORE_OK;
+	cs = config_pollable_jobs(cfg, each, &r);
+	if ((rc = r.status) == STORE_OK && cs != CONFIG_OK)
+		rc = cs == CONFIG_BUSY ? STORE_BUSY : cs == CONFIG_NOMEM ?
+		    STORE_NOMEM : STORE_ERROR;
+	for (i = 0; rc == STORE_OK && i < r.njobs; i++)
+		ask(&r, &r.jobs[i].job, r.jobs[i].base);
+	free(r.jobs);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/*
+ * poll.h: asking the provider's status API about unfinished jobs.
+ *
+ * For each registered job of an active tenant with a status API base URL
+ * whose recorded state is not terminal, GET {base}/jobs/{id} with the
+ * tenant's key in x-api-key, parse the answer and run it through the
+ * same acceptance routine as a webhook.  One failing job does not stop
+ * the others.
+ */
+#ifndef HB_POLL_H
+#define HB_POLL_H
+
+#include "accept.h"
+
+struct http;
+
+struct poll_report {
+	const char		*tenant;
+	const char		*job_id;
+	const struct accept_res	*res;	/* NULL when the job could not be asked */
+	const char		*error;	/* why not, or NULL */
+};
+
+struct poll_stats {
+	int	asked;		/* requests sent */
+	int	answered;	/* answers run through acceptance */
+	int	failed;		/* no usable answer */
+	int	unavailable;	/* acceptance could not commit */
+};
+
+/*
+ * Polls at most limit unfinished jobs.  report (may be NULL) is called
+ * once per job asked.  Returns STORE_OK unless state.db itself failed.
+ */
+HB_API enum store_status poll_run(struct store *, struct config *,
+    struct http *, int limit, long timeout_ms,
+    void (*report)(void *arg, const struct poll_report *), void *arg,
+    struct poll_stats *) HB_MUST_CHECK;
+
+#endif
