@@ -40,10 +40,10 @@ endif
 
 LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/obs.c lib/tornado.c \
 	   lib/auth.c lib/config.c lib/store.c lib/accept.c lib/hook.c \
-	   lib/http.c lib/outbox.c lib/poll.c lib/fault.c
+	   lib/http.c lib/outbox.c lib/poller.c lib/fault.c
 LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
 	   lib/auth.h lib/config.h lib/store.h lib/accept.h lib/hook.h \
-	   lib/http.h lib/outbox.h lib/poll.h lib/fault.h
+	   lib/http.h lib/outbox.h lib/poller.h lib/fault.h
 LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
@@ -56,13 +56,16 @@ FCGI_HDRS = fcgi/respond.h
 FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
 FCGI_LIBS = -lfcgi
 
-TEST_SUITES = check_util check_tornado check_auth check_config check_accept
+TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
+	      check_outbox
 TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
 BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
+# A scriptable HTTP server: the downstream consumer in dispatcher tests.
+SINK	 = $(O)/tests/sink
 
-all: $(BINS) $(TEST_BINS)
+all: $(BINS) $(TEST_BINS) $(SINK)
 
 $(O)/lib/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -99,6 +102,10 @@ $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT $(CHECK_CFLAGS) $(CFLAGS) -Itests \
 	    -Wno-missing-prototypes -c -o $@ $<
+
+$(SINK): tests/sink.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ tests/sink.c
 
 $(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(O)/libhookbox-fault.a \

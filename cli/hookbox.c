@@ -30,7 +30,7 @@
 #include "hook.h"
 #include "http.h"
 #include "outbox.h"
-#include "poll.h"
+#include "poller.h"
 #include "store.h"
 #include "tornado.h"
 #include "util.h"
@@ -915,6 +915,9 @@ cmd_status(struct env *e, int argc, char **argv)
 
 /* ---- dispatch ------------------------------------------------------ */
 
+/* dispatch --once also waits for what falls due within this. */
+#define ONCE_HORIZON_MS	1000
+
 static volatile sig_atomic_t	stop_requested;
 
 static void
@@ -961,6 +964,7 @@ dispatch_worker(struct env *e, int once)
 	struct store		*st = NULL;
 	enum outbox_status	 s;
 	char			 host[64], owner[HB_ID_MAX + 1];
+	int64_t			 wait;
 	int			 rc;
 
 	memset(&opts, 0, sizeof(opts));
@@ -988,9 +992,11 @@ dispatch_worker(struct env *e, int once)
 		if (s == OUTBOX_WORKED)
 			continue;
 		if (s == OUTBOX_IDLE) {
-			if (once)
+			/* --once: done when nothing is due within a second. */
+			wait = outbox_idle_ms(ob, once ? ONCE_HORIZON_MS : 250);
+			if (once && wait >= ONCE_HORIZON_MS)
 				break;
-			sleep_ms(outbox_idle_ms(ob, 250));
+			sleep_ms(wait > 0 ? wait : 1);
 			continue;
 		}
 		warnx("%s: %s", e->state_path, s == OUTBOX_BUSY ?

@@ -3,8 +3,9 @@
 #
 # A demo data directory under ./run (a tenant, an HMAC endpoint, a
 # registered job, a destination), the responder on a unix socket with two
-# workers, and nginx on 127.0.0.1:$HOOKBOX_PORT (default 8088) with its
-# own configuration and nothing that needs root.  Ctrl-C stops it all.
+# workers, nginx on 127.0.0.1:$HOOKBOX_PORT (default 8088) with its own
+# configuration and nothing that needs root, and the dispatcher delivering
+# to nginx's /sink (a 204).  Ctrl-C stops it all.
 set -eu
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,6 +64,9 @@ until curl -sf "http://127.0.0.1:$port/hooks/_health" >/dev/null; do
 	sleep 0.1
 done
 
+"$HB" dispatch 2> "$run/dispatch.log" &
+pids="$pids $!"
+
 body='{"type":"job_completed","job_id":"job-demo-1","status":"completed","key":"out/demo.mp4","url":"https://cdn.example/out/demo.mp4"}'
 sig=$(printf '%s' "$body" | "$HB" sign --endpoint tornado-demo)
 cat <<EOT
@@ -79,7 +83,9 @@ or sign at send time:
   body='$body'
   curl -s -H 'Content-Type: application/json' -H "\$(printf %s "\$body" | HOOKBOX_DIR=$HOOKBOX_DIR $HB sign --endpoint tornado-demo)" --data-binary "\$body" http://127.0.0.1:$port/hooks/tornado-demo
 
-then:  HOOKBOX_DIR=$HOOKBOX_DIR $HB status
+then watch the action go pending -> delivered (the dispatcher is running):
+  HOOKBOX_DIR=$HOOKBOX_DIR $HB status
+  HOOKBOX_DIR=$HOOKBOX_DIR $HB list --state delivered
 Ctrl-C stops everything.
 EOT
 wait

@@ -217,6 +217,34 @@ for s in "$top"/tests/replay/*.sh; do
 	fi
 done
 
+# ---- poll: the status API, static JSON served by nginx ----
+printf 'provider-api-key' | "$HB" tenant add poller \
+    --status-base "$base/status" --api-key-file -
+"$HB" endpoint add poller-hook --tenant poller --secret-file "$tmp/hmac.secret"
+"$HB" destination add sink --tenant poller --url http://127.0.0.1:9/sink
+for j in job-p1 job-p2 job-p3; do
+	"$HB" job add $j --tenant poller --attempt "att-$j" --step analyze-v1 \
+	    --destination sink
+done
+mkdir -p "$tmp/nginx/status/jobs"
+printf '{"id":"job-p1","status":"Completed","step":"Finished","finished_at":1764500000000}' \
+    > "$tmp/nginx/status/jobs/job-p1"
+printf '{"id":"job-p2","status":"Processing","step":"Muxing"}' \
+    > "$tmp/nginx/status/jobs/job-p2"
+# job-p3 has no document: a 404 must not stop the others.
+out=$("$HB" poll 2>"$tmp/poll.err"); rc=$?
+eq "poll exits 0" 0 $rc
+eq "poll: completed job accepted" accepted \
+    "$(jget result "$(echo "$out" | grep '	job-p1	' | cut -f3)")"
+eq "poll: running job recorded" recorded \
+    "$(jget result "$(echo "$out" | grep '	job-p2	' | cut -f3)")"
+contains "poll: missing job reported" "job-p3" "$out"
+contains "poll summary" "polled 3: 2 answered, 1 failed" "$(cat "$tmp/poll.err")"
+signed poller-hook "$(completed job-p1)"
+eq "webhook after poll: duplicate" "200 duplicate" "$code $result"
+out=$("$HB" poll 2>/dev/null)
+lacks "finished jobs are not asked again" "job-p1" "$out"
+
 eq "no worker died" "$workers_before" "$(workers)"
 
 # ---- CGI mode: the same binary, one request from the environment ----

@@ -1,5 +1,5 @@
 /*
- * poll.c: the status poller.
+ * poller.c: the status poller.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <sodium.h>
 
 #include "http.h"
-#include "poll.h"
+#include "poller.h"
 #include "tornado.h"
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /*
- * poll.h: asking the provider's status API about unfinished jobs.
+ * poller.h: asking the provider's status API about unfinished jobs.
  *
  * For each registered job of an active tenant with a status API base URL
  * whose recorded state is not terminal, GET {base}/jobs/{id} with the
@@ -7,8 +7,8 @@
  * same acceptance routine as a webhook.  One failing job does not stop
  * the others.
  */
-#ifndef HB_POLL_H
-#define HB_POLL_H
+#ifndef HB_POLLER_H
+#define HB_POLLER_H
 
 #include "accept.h"
 

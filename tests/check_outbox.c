@@ -1,0 +1,249 @@
+/*
+ * check_outbox.c: the dispatcher in-process, against a real local HTTP
+ * server (tests/sink, started here): backoff bounds, and the Standard
+ * Webhooks signature it sends verified with the project's own verifier.
+ * The process-level windows (SIGKILL, two dispatchers, restart) are in
+ * tests/dispatch.sh.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "accept.h"
+#include "auth.h"
+#include "http.h"
+#include "outbox.h"
+#include "testutil.h"
+#include "tornado.h"
+#include "util.h"
+
+#define SECRET	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+static char		 sink_path[PATH_MAX];
+static char		 dir[PATH_MAX - 64];
+static char		 log_path[PATH_MAX];
+static pid_t		 sink_pid;
+static int		 sink_port;
+static struct store	*st;
+static struct config	*cfg;
+
+START_TEST(backoff_bounds)
+{
+	struct outbox_opts	o;
+	int64_t			d, cap, seen_max = 0;
+	int			a, i;
+
+	memset(&o, 0, sizeof(o));
+	o.backoff_base_ms = 100;
+	o.backoff_max_ms = 1000;
+	for (a = 1; a <= 12; a++) {
+		cap = 100LL << (a - 1);
+		if (cap > 1000)
+			cap = 1000;
+		for (i = 0; i < 200; i++) {
+			d = outbox_backoff(&o, a, -1);
+			ck_assert_int_ge(d, 0);
+			ck_assert_int_le(d, cap);
+			if (a == 3 && d > seen_max)
+				seen_max = d;
+		}
+	}
+	/* Full jitter spreads: 200 draws in [0, 400] reach past 200. */
+	ck_assert_int_gt(seen_max, 200);
+	/* Retry-After is a floor. */
+	for (i = 0; i < 50; i++)
+		ck_assert_int_ge(outbox_backoff(&o, 1, 5000), 5000);
+}
+END_TEST
+
+/* Starts the sink with a script; reads the port it prints. */
+static void
+start_sink(const char *script)
+{
+	int	 out[2];
+	char	 buf[32];
+	ssize_t	 n;
+
+	ck_assert_int_eq(pipe(out), 0);
+	sink_pid = fork();
+	ck_assert_int_ne(sink_pid, -1);
+	if (sink_pid == 0) {
+		dup2(out[1], STDOUT_FILENO);
+		close(out[0]);
+		execl(sink_path, "sink", "-p", "0", "-l", log_path, "-s",
+		    script, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	n = read(out[0], buf, sizeof(buf) - 1);
+	close(out[0]);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	sink_port = (int)strtol(buf, NULL, 10);
+	ck_assert_int_gt(sink_port, 0);
+}
+
+static void
+setup(void)
+{
+	struct config			*w;
+	struct config_tenant		 t;
+	struct config_destination	 d;
+	struct config_job		 j;
+	struct store_opts		 so;
+	const char			*why;
+	char				 path[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
+	snprintf(log_path, sizeof(log_path), "%s/sink.log", dir);
+	start_sink("204");
+
+	snprintf(path, sizeof(path), "%s/config.db", dir);
+	ck_assert_int_eq(config_create(path), CONFIG_OK);
+	ck_assert_int_eq(config_open(path, CONFIG_WRITE, 1000, &w), CONFIG_OK);
+	memset(&t, 0, sizeof(t));
+	snprintf(t.id, sizeof(t.id), "acme");
+	t.active = 1;
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+	memset(&d, 0, sizeof(d));
+	snprintf(d.tenant, sizeof(d.tenant), "acme");
+	snprintf(d.name, sizeof(d.name), "signed");
+	snprintf(d.url, sizeof(d.url), "http://127.0.0.1:%d/in", sink_port);
+	d.timeout_ms = 5000;
+	d.max_attempts = 3;
+	ck_assert_int_eq(config_destination_add(w, &d,
+	    (const unsigned char *)SECRET, strlen(SECRET), &why), CONFIG_OK);
+	memset(&j, 0, sizeof(j));
+	snprintf(j.tenant, sizeof(j.tenant), "acme");
+	snprintf(j.job_id, sizeof(j.job_id), "job-1");
+	snprintf(j.attempt, sizeof(j.attempt), "att-1");
+	snprintf(j.step, sizeof(j.step), "analyze-v1");
+	snprintf(j.destination, sizeof(j.destination), "signed");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	config_close(w);
+
+	ck_assert_int_eq(config_open(path, CONFIG_READ, 1000, &cfg),
+	    CONFIG_OK);
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	memset(&so, 0, sizeof(so));
+	so.create = 1;
+	so.busy_ms = 1000;
+	ck_assert_int_eq(store_open(path, &so, &st), STORE_OK);
+}
+
+static void
+teardown(void)
+{
+	if (sink_pid > 0) {
+		kill(sink_pid, SIGTERM);
+		waitpid(sink_pid, NULL, 0);
+	}
+	store_close(st);
+	config_close(cfg);
+	test_rmdir(dir);
+}
+
+/* Splits one tab-separated log line in place; returns the field count. */
+static int
+fields(char *line, char **f, int max)
+{
+	int	n = 0;
+
+	while (n < max) {
+		f[n++] = line;
+		if ((line = strchr(line, '\t')) == NULL)
+			break;
+		*line++ = '\0';
+	}
+	return n;
+}
+
+START_TEST(signature_verifies)
+{
+	static const char	 doc[] = "{\"id\":\"job-1\",\"status\":\"Completed\"}";
+	struct auth_secret	 sec;
+	struct accept_req	 req;
+	struct accept_res	 res;
+	struct outbox		*ob;
+	struct obs		 o;
+	char			 why[128], line[16384], *f[10], *nl;
+	FILE			*fp;
+	int64_t			 now = util_now();
+
+	ck_assert_int_eq(tornado_parse_status(doc, strlen(doc), &o, why,
+	    sizeof(why)), TORNADO_OK);
+	memset(&req, 0, sizeof(req));
+	req.tenant = "acme";
+	req.obs = &o;
+	req.now_ms = util_now_ms();
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res), HB_ACCEPTED);
+
+	ck_assert_ptr_nonnull(ob = outbox_new(st, cfg, NULL));
+	ck_assert_int_eq(outbox_step(ob), OUTBOX_WORKED);
+	ck_assert_int_eq(outbox_step(ob), OUTBOX_IDLE);
+	outbox_free(ob);
+
+	/* seq method path key id timestamp signature length answer body */
+	ck_assert_ptr_nonnull(fp = fopen(log_path, "r"));
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	if ((nl = strchr(line, '\n')) != NULL)
+		*nl = '\0';
+	ck_assert_int_eq(fields(line, f, 10), 10);
+	ck_assert_str_eq(f[1], "POST");
+	ck_assert_str_eq(f[3], "acme:att-1:analyze-v1");
+	ck_assert_str_eq(f[4], "acme:att-1:analyze-v1");
+	ck_assert_str_eq(f[8], "204");
+
+	sec.key = (const unsigned char *)SECRET;
+	sec.keylen = strlen(SECRET);
+	sec.expires_at = 0;
+	ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
+	    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
+	    AUTH_TOLERANCE_DEFAULT), AUTH_OK);
+	/* The same headers do not verify another body. */
+	f[9][1] = f[9][1] == 'x' ? 'y' : 'x';
+	ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
+	    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
+	    AUTH_TOLERANCE_DEFAULT), AUTH_BAD_SIGNATURE);
+}
+END_TEST
+
+static Suite *
+outbox_suite(void)
+{
+	Suite	*s = suite_create("outbox");
+	TCase	*tc = tcase_create("backoff");
+	TCase	*sig = tcase_create("signature");
+
+	tcase_add_test(tc, backoff_bounds);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(sig, setup, teardown);
+	tcase_set_timeout(sig, 30);
+	tcase_add_test(sig, signature_verifies);
+	suite_add_tcase(s, sig);
+	return s;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char	*slash;
+	size_t		 n;
+
+	(void)argc;
+	/* The sink is built next to this program. */
+	slash = strrchr(argv[0], '/');
+	n = slash != NULL ? (size_t)(slash - argv[0]) + 1 : 0;
+	if (n + sizeof("sink") > sizeof(sink_path))
+		return 1;
+	memcpy(sink_path, argv[0], n);
+	memcpy(sink_path + n, "sink", sizeof("sink"));
+	if (util_init() != 0 || http_global_init() != 0)
+		return 1;
+	return test_run(outbox_suite());
+}

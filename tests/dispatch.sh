@@ -1,0 +1,267 @@
+#!/bin/sh
+# tests/dispatch.sh BUILD_DIR: the outbox dispatcher against real local
+# HTTP servers (tests/sink.c, scripted per request), with real processes
+# killed with SIGKILL.  Every scenario of DESIGN.md section 7.
+set -u
+build=$(cd "${1:?usage: dispatch.sh BUILD_DIR}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib.sh"
+HB="$build/hookbox"
+SINK="$build/tests/sink"
+
+tmp=$(mktemp -d)
+export HOOKBOX_DIR="$tmp/data"
+export HOOKBOX_BACKOFF_MS=1		# retries at once, unless Retry-After
+export HOOKBOX_LEASE_MARGIN_MS=300	# leases expire soon after a death
+sinks=""
+cleanup() {
+	for p in $sinks; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$HB" init >/dev/null
+"$HB" tenant add acme
+"$HB" tenant add beta
+n=0
+
+# sink NAME SCRIPT: starts a sink; sets $port; its log is $tmp/NAME.log.
+sink() {
+	: > "$tmp/$1.log"
+	"$SINK" -p 0 -l "$tmp/$1.log" -s "$2" -r "$tmp/$1.pid" \
+	    > "$tmp/$1.port" 2>"$tmp/$1.err" &
+	sinks="$sinks $!"
+	i=0
+	while [ ! -s "$tmp/$1.port" ] && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	port=$(head -n 1 "$tmp/$1.port")
+}
+
+# action DEST [TENANT]: registers a job going to DEST and accepts its
+# completion; sets $a to the action id.
+action() {
+	n=$((n + 1))
+	_t=${2:-acme}
+	"$HB" job add "job-$n" --tenant "$_t" --attempt "att-$n" \
+	    --step deliver-v1 --destination "$1" || exit 1
+	printf '{"id":"job-%s","status":"Completed"}' "$n" |
+	    "$HB" observe --tenant "$_t" >/dev/null || exit 1
+	a="$_t:att-$n:deliver-v1"
+}
+
+state_of() {
+	sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" \
+	    "SELECT state FROM outbox WHERE action_id = '$1'"
+}
+sq() { sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "$1"; }
+posts() { grep -c "	POST	" "$tmp/$1.log"; }
+keys() { awk -F'\t' '$2 == "POST" { print $4 }' "$tmp/$1.log" | sort -u | tr '\n' ' '; }
+
+# ---- delivered on 2xx, with the key and the payload ----
+sink ok 204
+"$HB" destination add ok --tenant acme --url "http://127.0.0.1:$port/hook"
+action ok
+"$HB" dispatch --once; eq "dispatch --once exits 0" 0 $?
+eq "2xx: delivered" delivered "$(state_of "$a")"
+eq "one POST" 1 "$(posts ok)"
+eq "Idempotency-Key is the action id" "$a " "$(keys ok)"
+contains "payload carries the action" "\"action\":\"$a\"" "$(cat "$tmp/ok.log")"
+eq "attempt recorded with its status" "1|204" \
+    "$(sq "SELECT n || '|' || http_status FROM attempts WHERE action_id = '$a'")"
+
+# ---- 500, then success ----
+sink flaky 500,204
+"$HB" destination add flaky --tenant acme --url "http://127.0.0.1:$port/hook"
+action flaky
+"$HB" dispatch --once
+eq "500 then 204: delivered" delivered "$(state_of "$a")"
+eq "two POSTs" 2 "$(posts flaky)"
+eq "same key both times" "$a " "$(keys flaky)"
+eq "both attempts recorded" "500 204" \
+    "$(sq "SELECT group_concat(http_status, ' ') FROM attempts WHERE action_id = '$a' ORDER BY id")"
+
+# ---- 429 with Retry-After ----
+sink slow 429:2,204
+"$HB" destination add slow --tenant acme --url "http://127.0.0.1:$port/hook"
+action slow
+"$HB" dispatch --once
+eq "429: back to pending" pending "$(state_of "$a")"
+eq "not retried before Retry-After" 1 "$(posts slow)"
+wait_ms=$(sq "SELECT o.next_at - a.ended_at FROM outbox o JOIN attempts a USING (action_id) WHERE action_id = '$a'")
+[ "$wait_ms" -ge 2000 ] && pass || fail "Retry-After 2 s not honoured: next in $wait_ms ms"
+timeout -s TERM 4 "$HB" dispatch
+eq "delivered after Retry-After" delivered "$(state_of "$a")"
+gap=$(sq "SELECT max(started_at) - min(ended_at) FROM attempts WHERE action_id = '$a'")
+[ "$gap" -ge 2000 ] && pass || fail "second attempt only $gap ms after the 429"
+
+# ---- 400: dead at once; requeue delivers with the same key ----
+sink bad 400,204
+"$HB" destination add bad --tenant acme --url "http://127.0.0.1:$port/hook"
+action bad
+"$HB" dispatch --once
+eq "400: dead at once" dead "$(state_of "$a")"
+eq "one POST only" 1 "$(posts bad)"
+st=$("$HB" status --json)
+eq "status counts the dead" 1 "$(jget outbox.dead "$st")"
+"$HB" requeue "$a"; eq "requeue" 0 $?
+"$HB" requeue "$a" 2>/dev/null; eq "requeue of a pending row refused" 1 $?
+"$HB" dispatch --once
+eq "requeued: delivered" delivered "$(state_of "$a")"
+eq "same key after requeue" "$a " "$(keys bad)"
+
+# ---- max attempts: dead ----
+sink down 503
+"$HB" destination add down --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --max-attempts 3
+action down
+"$HB" dispatch --once
+eq "503 x 3: dead" dead "$(state_of "$a")"
+eq "three POSTs" 3 "$(posts down)"
+eq "three attempts" 3 "$(sq "SELECT count(*) FROM attempts WHERE action_id = '$a'")"
+out=$("$HB" list --state dead)
+contains "list --state dead shows it" "$a" "$out"
+
+# ---- connection refused: retried, never unknown ----
+"$HB" destination add nowhere --tenant acme --url "http://127.0.0.1:9/hook" \
+    --max-attempts 2
+action nowhere
+"$HB" dispatch --once
+eq "unreachable: dead after max attempts, not unknown" dead "$(state_of "$a")"
+
+# ---- timeout after the downstream received it: no silent duplicate ----
+sink late slow:1500:204
+"$HB" destination add late --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --timeout-ms 500
+action late
+"$HB" dispatch --once
+eq "timeout, not idempotent: unknown" unknown "$(state_of "$a")"
+"$HB" dispatch --once
+sleep 1.5
+eq "not resent" 1 "$(posts late)"
+st=$("$HB" status --json)
+eq "status counts the unknown" 1 "$(jget outbox.unknown "$st")"
+"$HB" reconcile --resend "$a"; eq "reconcile --resend" 0 $?
+"$HB" dispatch --once
+eq "resent on the operator's word" 2 "$(posts late)"
+
+sink late2 slow:1500:204,204
+"$HB" destination add late2 --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --timeout-ms 500 --idempotent
+action late2
+"$HB" dispatch --once
+sleep 1.6
+eq "timeout, idempotent: resent with the same key" "$a " "$(keys late2)"
+[ "$(posts late2)" -ge 2 ] && pass || fail "idempotent destination not resent"
+
+# ---- SIGKILL while the downstream holds the request ----
+# killed DEST: starts a dispatcher, waits until the POST reached the sink,
+# kills the dispatcher with SIGKILL, waits for the lease to expire.
+killed() {
+	"$HB" dispatch & _d=$!
+	i=0
+	while [ "$(posts "$1")" -lt 1 ] && [ $i -lt 100 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	kill -KILL $_d
+	wait $_d 2>/dev/null
+	eq "$1: leased while the worker is dead" leased "$(state_of "$a")"
+	sleep 1.6	# timeout 1000 + margin 300
+}
+
+sink holdi hang:3,204
+"$HB" destination add holdi --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --timeout-ms 1000 --idempotent
+action holdi
+killed holdi
+"$HB" dispatch --once
+eq "idempotent: resent after the lease expired" delivered "$(state_of "$a")"
+eq "with the same Idempotency-Key" "$a " "$(keys holdi)"
+eq "two POSTs" 2 "$(posts holdi)"
+contains "the lost attempt says so" "lease expired: outcome unknown" \
+    "$("$HB" attempts "$a")"
+
+sink holdn hang:3,204
+"$HB" destination add holdn --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --timeout-ms 1000
+action holdn
+killed holdn
+"$HB" dispatch --once
+eq "not idempotent: unknown" unknown "$(state_of "$a")"
+"$HB" dispatch --once
+eq "and nothing more is sent" 1 "$(posts holdn)"
+"$HB" reconcile --delivered "$a"; eq "reconcile --delivered" 0 $?
+eq "operator: delivered" delivered "$(state_of "$a")"
+"$HB" reconcile --delivered "$a" 2>/dev/null
+eq "reconcile of a delivered row refused" 1 $?
+"$HB" dispatch --once
+eq "still one POST" 1 "$(posts holdn)"
+
+# Through the destination's status URL: the sink has it, so delivered.
+sink holds hang:3,204
+"$HB" destination add holds --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --timeout-ms 1000 --status-url "http://127.0.0.1:$port/status"
+action holds
+killed holds
+"$HB" dispatch --once
+eq "status URL found it: delivered" delivered "$(state_of "$a")"
+eq "no resend" 1 "$(posts holds)"
+contains "the sink was asked" "	GET	/status	$a	" "$(cat "$tmp/holds.log")"
+
+# ---- restart resumes recorded work and invents nothing ----
+sink resume 204
+"$HB" destination add resume --tenant acme --url "http://127.0.0.1:$port/hook"
+action resume; a1=$a; action resume; a2=$a; action resume; a3=$a
+before=$(sq "SELECT count(*) FROM accepted")
+"$HB" dispatch --once
+eq "all resumed and delivered" "delivered delivered delivered" \
+    "$(state_of "$a1") $(state_of "$a2") $(state_of "$a3")"
+eq "no new action invented" "$before" "$(sq "SELECT count(*) FROM accepted")"
+
+# ---- two dispatchers on one state file: each row exactly once ----
+sink many 204
+"$HB" destination add many --tenant acme --url "http://127.0.0.1:$port/hook"
+"$HB" destination add many --tenant beta --url "http://127.0.0.1:$port/hook"
+i=0
+while [ $i -lt 60 ]; do
+	action many
+	action many beta
+	i=$((i + 1))
+done
+"$HB" dispatch --once --workers 2 & d1=$!
+"$HB" dispatch --once --workers 2 & d2=$!
+wait $d1; r1=$?
+wait $d2; r2=$?
+eq "both dispatchers exit 0" "0 0" "$r1 $r2"
+eq "120 POSTs" 120 "$(posts many)"
+eq "120 distinct keys" 120 "$(awk -F'\t' '$2 == "POST" { print $4 }' "$tmp/many.log" | sort -u | wc -l)"
+eq "120 delivered" 120 "$(sq "SELECT count(*) FROM outbox WHERE destination = 'many' AND state = 'delivered'")"
+eq "one attempt each" 120 "$(sq "SELECT count(*) FROM attempts a JOIN outbox o USING (action_id) WHERE o.destination = 'many'")"
+owners=$(sq "SELECT count(DISTINCT owner) FROM attempts a JOIN outbox o USING (action_id) WHERE o.destination = 'many'")
+[ "$owners" -ge 2 ] && pass || fail "only $owners worker(s) did the work"
+
+# ---- round-robin: one tenant's backlog does not starve another ----
+sink rr 204
+"$HB" destination add rr --tenant acme --url "http://127.0.0.1:$port/hook"
+"$HB" destination add rr --tenant beta --url "http://127.0.0.1:$port/hook"
+i=0
+while [ $i -lt 20 ]; do action rr; i=$((i + 1)); done
+action rr beta
+action rr beta
+"$HB" dispatch --once
+first=$(awk -F'\t' '$2 == "POST" { print $4 }' "$tmp/rr.log" | head -n 4 | cut -d: -f1 | sort | uniq -c | awk '{ print $2 "=" $1 }' | tr '\n' ' ')
+eq "the first four alternate tenants" "acme=2 beta=2 " "$first"
+
+# ---- prune: undelivered rows and recent tombstones stay ----
+delivered_old=$a1
+undelivered_old=$(sq "SELECT action_id FROM outbox WHERE state = 'dead' LIMIT 1")
+sqlite3 "$HOOKBOX_DIR/state.db" "UPDATE accepted SET accepted_at = accepted_at - 100 * 86400000 WHERE action_id IN ('$delivered_old', '$undelivered_old'); UPDATE receipts SET received_at = received_at - 30 * 86400000 WHERE id = 1;"
+out=$("$HB" prune)
+eq "prune counts" "pruned 1 receipts, 1 delivered actions" "$out"
+eq "old delivered action pruned" 0 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$delivered_old'")"
+eq "old undelivered action kept" 1 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$undelivered_old'")"
+eq "its outbox row kept" dead "$(state_of "$undelivered_old")"
+eq "recent delivered tombstones kept" 1 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$a2'")"
+
+finish dispatch
