@@ -4,13 +4,13 @@
 set -eu
 
 pkgs="gcc make pkg-config libc6-dev sqlite3 libsqlite3-dev libsodium-dev
-libcjson-dev libcurl4-openssl-dev libfcgi-dev check nginx-light spawn-fcgi
-curl"
+libcjson-dev libcurl4-openssl-dev libfcgi-dev libfcgi-bin check nginx
+spawn-fcgi curl procps"
 
 missing=""
 for p in $pkgs; do
-	# A full nginx package satisfies nginx-light.
-	if [ "$p" = nginx-light ] && command -v nginx >/dev/null 2>&1; then
+	# Any nginx build (nginx-light, -full, ...) will do.
+	if [ "$p" = nginx ] && command -v nginx >/dev/null 2>&1; then
 		continue
 	fi
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -1,0 +1,86 @@
+#!/bin/sh
+# bench/dispatch.sh [BUILD_DIR] [ACTIONS]
+#
+# Deliveries per second from the outbox to a local sink that answers 204
+# (nginx, on loopback), with 1 and with 2 dispatcher workers, each run on
+# the same number of fresh pending actions.  The baseline, measured in the
+# same run, is the same number of POSTs sent to the same sink by one curl
+# process reusing its connection (no database, no bookkeeping): the ratio
+# says what leasing and recording each attempt (two commits) costs.
+set -eu
+build=$(cd "${1:-build}" && pwd)
+count=${2:-2000}
+top=$(cd "$(dirname "$0")/.." && pwd)
+HB="$build/hookbox"
+
+tmp=$(mktemp -d)
+cleanup() {
+	[ -f "$tmp/nginx/nginx.pid" ] && kill "$(cat "$tmp/nginx/nginx.pid")" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+port=$(( $(od -An -N2 -tu2 /dev/urandom) % 20000 + 20000 ))
+conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx" "$port" "$tmp/unused.sock" \
+    "$tmp/unused")
+sed -i 's|access_log .*;|access_log off;|' "$conf"
+nginx -p "$tmp/nginx" -c "$conf" -e "$tmp/nginx/error.log"
+sink="http://127.0.0.1:$port/sink"
+until curl -s -o /dev/null "$sink" -d x; do sleep 0.1; done
+
+now_ms() { date +%s%3N; }
+
+# A data directory with $count pending actions, made through acceptance.
+prepare() {
+	export HOOKBOX_DIR="$tmp/$1"
+	"$HB" init >/dev/null
+	"$HB" tenant add bench
+	"$HB" destination add sink --tenant bench --url "$sink"
+	sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT 0
+	    UNION ALL SELECT i + 1 FROM n WHERE i < $count - 1)
+	    INSERT INTO jobs(tenant, job_id, attempt, step, destination,
+	    created_at) SELECT 'bench', 'job-' || i, 'att-' || i, 'deliver',
+	    'sink', unixepoch() FROM n;"
+	i=0
+	while [ $i -lt "$count" ]; do
+		printf '{"id":"job-%d","status":"Completed"}\n' $i
+		i=$((i + 1))
+	done > "$tmp/docs"
+	# Through the real acceptance path, one observe per action.
+	while IFS= read -r doc; do
+		printf '%s' "$doc" | "$HB" observe --tenant bench >/dev/null
+	done < "$tmp/docs"
+}
+
+run() {
+	prepare "w$1"
+	t0=$(now_ms)
+	"$HB" dispatch --once --workers "$1"
+	t1=$(now_ms)
+	done=$(sqlite3 "$HOOKBOX_DIR/state.db" \
+	    "SELECT count(*) FROM outbox WHERE state = 'delivered'")
+	echo "$done $((t1 - t0))"
+}
+
+# Baseline: the same POSTs from one curl process, one connection.
+i=0
+while [ $i -lt "$count" ]; do
+	printf 'url = "%s"\nrequest = "POST"\ndata = "{}"\noutput = "/dev/null"\n' "$sink"
+	[ $i -lt $((count - 1)) ] && echo next
+	i=$((i + 1))
+done > "$tmp/curl.cfg"
+t0=$(now_ms)
+curl -s -K "$tmp/curl.cfg"
+t1=$(now_ms)
+base=$(echo "$count * 1000 / ($t1 - $t0)" | bc)
+
+printf '%-22s %10s %12s %8s\n' run delivered per-second ratio
+printf '%-22s %10s %12s %8s\n' "curl, 1 connection" "$count" "$base" 1.000
+for w in 1 2; do
+	set -- $(run $w)
+	rate=$(echo "$1 * 1000 / $2" | bc)
+	printf '%-22s %10s %12s %8.3f\n' "dispatch, $w worker(s)" "$1" "$rate" \
+	    "$(echo "$rate / $base" | bc -l)"
+done
+echo "sync: ${HOOKBOX_SYNC:-full}"
