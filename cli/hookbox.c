@@ -101,6 +101,14 @@ store_exit(enum store_status s)
 	    EXIT_FAIL;
 }
 
+/* Reports a state.db failure; returns its exit code. */
+static int
+store_fail(const struct env *e, enum store_status s)
+{
+	warnx("%s: %s", e->state_path, store_strerror(s));
+	return store_exit(s);
+}
+
 static int
 parse_int(const char *s, long long min, long long max, const char *what,
     long long *out)
@@ -198,10 +206,8 @@ open_store(struct env *e, int create, struct store **st)
 	opts.busy_ms = e->busy_ms;
 	opts.sync_normal = e->sync_normal;
 	opts.create = create;
-	if ((rc = store_open(e->state_path, &opts, st)) != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(rc));
-		return store_exit(rc);
-	}
+	if ((rc = store_open(e->state_path, &opts, st)) != STORE_OK)
+		return store_fail(e, rc);
 	return EXIT_OK;
 }
 
@@ -887,10 +893,8 @@ cmd_status(struct env *e, int argc, char **argv)
 		return rc;
 	src = store_counts(st, &c);
 	store_close(st);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		return store_exit(src);
-	}
+	if (src != STORE_OK)
+		return store_fail(e, src);
 	if (c.oldest_pending_ms > 0 && util_now_ms() > c.oldest_pending_ms)
 		age = (util_now_ms() - c.oldest_pending_ms) / 1000;
 	if (json)
@@ -1139,10 +1143,9 @@ cmd_poll(struct env *e, int argc, char **argv)
 	fprintf(stderr, "hookbox: polled %d: %d answered, %d failed,"
 	    " %d unavailable\n", ps.asked, ps.answered, ps.failed,
 	    ps.unavailable);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		rc = store_exit(src);
-	} else
+	if (src != STORE_OK)
+		rc = store_fail(e, src);
+	else
 		rc = ps.unavailable > 0 ? EXIT_TEMPFAIL : EXIT_OK;
 out:
 	http_free(http);
@@ -1215,10 +1218,8 @@ cmd_list_state(struct env *e, int argc, char **argv)
 		return rc;
 	src = store_outbox_list(st, state, (int)limit, &arr);
 	store_close(st);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		return store_exit(src);
-	}
+	if (src != STORE_OK)
+		return store_fail(e, src);
 	return print_json(arr);
 }
 
@@ -1236,10 +1237,8 @@ cmd_attempts(struct env *e, int argc, char **argv)
 		return rc;
 	src = store_attempts_list(st, argv[1], &arr);
 	store_close(st);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		return store_exit(src);
-	}
+	if (src != STORE_OK)
+		return store_fail(e, src);
 	return print_json(arr);
 }
 
@@ -1257,10 +1256,8 @@ move(struct env *e, const char *action, enum store_move m, const char *note,
 	src = store_outbox_move(st, action, m, util_now_ms(), 0, note,
 	    &changed);
 	store_close(st);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		return store_exit(src);
-	}
+	if (src != STORE_OK)
+		return store_fail(e, src);
 	if (!changed) {
 		warnx("%s: no such action in state %s", action, from);
 		return EXIT_FAIL;
@@ -1333,10 +1330,8 @@ cmd_conflicts(struct env *e, int argc, char **argv)
 		return rc;
 	src = store_conflicts_list(st, all, &arr);
 	store_close(st);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		return store_exit(src);
-	}
+	if (src != STORE_OK)
+		return store_fail(e, src);
 	return print_json(arr);
 }
 
@@ -1372,10 +1367,8 @@ cmd_resolve(struct env *e, int argc, char **argv)
 		return rc;
 	src = store_conflict_resolve(st, id, note, util_now_ms(), &changed);
 	store_close(st);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		return store_exit(src);
-	}
+	if (src != STORE_OK)
+		return store_fail(e, src);
 	if (!changed) {
 		warnx("conflict %lld: not found or already resolved", id);
 		return EXIT_FAIL;
@@ -1419,10 +1412,8 @@ cmd_prune(struct env *e, int argc, char **argv)
 		return rc;
 	src = store_prune(st, now - rdays * day, now - adays * day, &p);
 	store_close(st);
-	if (src != STORE_OK) {
-		warnx("%s: %s", e->state_path, store_strerror(src));
-		return store_exit(src);
-	}
+	if (src != STORE_OK)
+		return store_fail(e, src);
 	printf("pruned %lld receipts, %lld delivered actions\n",
 	    (long long)p.receipts, (long long)p.actions);
 	return EXIT_OK;
