@@ -125,12 +125,33 @@ run: deps
 	$(MAKE) all
 	sh scripts/run.sh $(O)
 
+# Fuzzing (clang's libFuzzer): one target per parser, FUZZ_RUNS inputs each.
+FUZZ_CC	  ?= clang
+FUZZ_RUNS ?= 20000
+FUZZ_TARGETS = callback event status tsig sw
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
+	     $(PKG_CFLAGS)
+
+fuzz:
+	@mkdir -p build-fuzz
+	for t in $(FUZZ_TARGETS); do \
+		T=$$(echo $$t | tr a-z A-Z); \
+		$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_$$T -o build-fuzz/fuzz_$$t \
+		    tests/fuzz.c $(LIB_SRCS) $(PKG_LIBS) || exit 1; \
+		mkdir -p build-fuzz/corpus_$$t; \
+		cp tests/fuzz-seeds/* build-fuzz/corpus_$$t/; \
+		build-fuzz/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=4096 -seed=1 \
+		    build-fuzz/corpus_$$t > build-fuzz/fuzz_$$t.log 2>&1 || \
+		    { tail -n 40 build-fuzz/fuzz_$$t.log; exit 1; }; \
+		echo "fuzz_$$t: $$(tail -n 1 build-fuzz/fuzz_$$t.log)"; \
+	done
+
 install: $(BINS)
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
-.PHONY: all check deps run install clean
+.PHONY: all check deps run install clean fuzz
 .SECONDARY:

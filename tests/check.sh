@@ -32,6 +32,22 @@ for build in build build-san; do
 done
 rm -f "$log.one"
 
+# A short fuzzing run of every parser, where clang's libFuzzer is here.
+if command -v clang >/dev/null 2>&1; then
+	echo "== make fuzz"
+	if make -s fuzz FUZZ_RUNS=20000 > "$log.one" 2>&1; then
+		n=$(grep -c '^fuzz_.*Done' "$log.one")
+		echo "fuzz: $n passed, 0 failed" | tee -a "$log"
+	else
+		status=1
+		echo "fuzz: 0 passed, 1 failed" | tee -a "$log"
+	fi
+	cat "$log.one"
+	rm -f "$log.one"
+else
+	echo "== make fuzz: skipped (no clang)"
+fi
+
 # Sum Check's "Checks: N, Failures: F, Errors: E" and our "N passed, N failed".
 totals=$(awk '
 /Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/ {
