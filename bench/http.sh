@@ -32,7 +32,7 @@ trap cleanup EXIT
 "$HB" init >/dev/null
 "$HB" tenant add bench
 printf 'bench-shared-key' | "$HB" endpoint add keyed --tenant bench \
-    --auth key --key-header X-Hook-Key --secret-file -
+    --auth key --header X-Hook-Key --secret-file -
 "$HB" destination add sink --tenant bench --url http://127.0.0.1:9/sink
 # Many jobs at once, straight into config.db (bench only).
 njobs=400000

@@ -362,6 +362,7 @@ cmd_endpoint_add(struct env *e, int argc, char **argv)
 		{ "tenant", required_argument, NULL, 't' },
 		{ "kind", required_argument, NULL, 'k' },
 		{ "auth", required_argument, NULL, 'a' },
+		{ "header", required_argument, NULL, 'h' },
 		{ "key-header", required_argument, NULL, 'h' },
 		{ "tolerance", required_argument, NULL, 'T' },
 		{ "secret-file", required_argument, NULL, 's' },
@@ -400,7 +401,7 @@ cmd_endpoint_add(struct env *e, int argc, char **argv)
 			break;
 		case 'h':
 			if (set_field(ep.key_header, sizeof(ep.key_header),
-			    optarg, "--key-header") != 0)
+			    optarg, "--header") != 0)
 				return EXIT_USAGE;
 			break;
 		case 'T':
@@ -422,7 +423,7 @@ cmd_endpoint_add(struct env *e, int argc, char **argv)
 	    set_field(ep.name, sizeof(ep.name), argv[optind], "endpoint") != 0)
 		return usage();
 	if (ep.auth == CONFIG_AUTH_KEY && ep.key_header[0] == '\0') {
-		warnx("--auth key needs --key-header");
+		warnx("--auth key needs --header");
 		return EXIT_USAGE;
 	}
 	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
@@ -1027,9 +1028,10 @@ cmd_dispatch(struct env *e, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sigaction	 sa;
-	pid_t			 pids[64];
+	pid_t			 pids[64], pid;
 	long long		 workers = 1;
 	int			 ch, once = 0, i, status, rc = EXIT_OK, code;
+	int			 live, forwarded = 0;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -1069,14 +1071,26 @@ cmd_dispatch(struct env *e, int argc, char **argv)
 			break;
 		}
 	}
-	for (i = 0; i < workers; i++) {
-		while (waitpid(pids[i], &status, 0) < 0) {
-			if (errno != EINTR)
-				break;
-			/* Pass the stop on; each worker ends cleanly. */
-			if (stop_requested)
-				kill(pids[i], SIGTERM);
+	/* Wait for every worker; pass a stop on to all of them, once. */
+	for (live = (int)workers; live > 0;) {
+		if (stop_requested && !forwarded) {
+			for (i = 0; i < workers; i++)
+				if (pids[i] > 0)
+					kill(pids[i], SIGTERM);
+			forwarded = 1;
 		}
+		if ((pid = waitpid(-1, &status, 0)) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = EXIT_FAIL;
+			break;
+		}
+		for (i = 0; i < workers && pids[i] != pid; i++)
+			;
+		if (i == workers)
+			continue;
+		pids[i] = 0;
+		live--;
 		code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAIL;
 		if (code != EXIT_OK && rc == EXIT_OK)
 			rc = code;
@@ -1429,7 +1443,7 @@ static const struct cmd cmds[] = {
 	{ "tenant", "remove", cmd_remove, "ID" },
 	{ "endpoint", "add", cmd_endpoint_add,
 	    "--tenant T [--kind tornado-job|tornado-org]\n"
-	    "       [--auth hmac|key|standard] [--key-header H]"
+	    "       [--auth hmac|key|standard] [--header H]"
 	    " [--tolerance S]\n"
 	    "       --secret-file FILE|- [--expires UNIXTIME] NAME" },
 	{ "endpoint", "secret", cmd_endpoint_secret,

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -122,6 +123,8 @@ serve(struct resp_server *srv, int listen_fd)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
+	/* A stop must not cut a body read short: restart the read. */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -155,9 +158,13 @@ on_parent_signal(int sig)
 static pid_t
 spawn(struct resp_server *srv, int listen_fd, const sigset_t *mask)
 {
-	pid_t	pid;
+	pid_t	pid, parent = getpid();
 
 	if ((pid = fork()) == 0) {
+		/* Do not outlive the supervisor, serving a stale socket. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
+		    getppid() != parent)
+			_exit(1);
 		signal(SIGCHLD, SIG_DFL);
 		sigprocmask(SIG_SETMASK, mask, NULL);
 		serve(srv, listen_fd);
@@ -203,10 +210,18 @@ supervise(struct resp_server *srv, int listen_fd, int n)
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			for (i = 0; i < n && pids[i] != pid; i++)
 				;
-			if (i == n || stopping)
+			if (i == n)
 				continue;
-			fprintf(stderr, "hookbox-fcgi: worker %d exited"
-			    " (status %d); restarting\n", (int)pid, status);
+			pids[i] = 0;
+			if (!stopping)
+				fprintf(stderr, "hookbox-fcgi: worker %d exited"
+				    " (status %d); restarting\n", (int)pid,
+				    status);
+		}
+		/* Refill every empty slot (died, or fork failed). */
+		for (i = 0; i < n && !stopping; i++) {
+			if (pids[i] > 0)
+				continue;
 			/* A worker that dies at once must not spin us. */
 			if (time(NULL) - born[i] < 1)
 				sleep(1);

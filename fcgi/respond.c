@@ -415,7 +415,8 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	} else if ((body = malloc((size_t)len + 1)) == NULL)
 		res.result = HB_NOMEM;
 	else if (io->read(io->arg, body, (size_t)len) != (size_t)len) {
-		res.result = HB_MALFORMED;
+		/* Cut off (or interrupted): nothing done, so try again. */
+		res.result = HB_UNAVAILABLE;
 		res.detail = "body shorter than Content-Length";
 	} else {
 		memset(&req, 0, sizeof(req));

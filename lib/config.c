@@ -17,6 +17,9 @@
 
 #define CONFIG_VERSION	1
 
+#define HEADER_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+			"0123456789-_"
+
 struct config {
 	struct sql	sql;
 	int		writable;
@@ -577,6 +580,14 @@ write_done(sqlite3_stmt *st)
 	}								\
 } while (0)
 
+/* For what goes into our own HTTP requests: no CR, LF or other controls. */
+#define CHECK_LINE(v, name) do {					\
+	if (!util_valid_line((v), HB_TEXT_MAX)) {			\
+		*why = (name);						\
+		return CONFIG_INVALID;					\
+	}								\
+} while (0)
+
 static int
 bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b, size_t len)
 {
@@ -598,15 +609,22 @@ config_tenant_add(struct config *c, const struct config_tenant *t,
 {
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
+	size_t			 i;
 
 	if ((rc = writable(c, why)) != CONFIG_OK)
 		return rc;
 	CHECK_ID(t->id, "tenant id");
-	CHECK_TEXT(t->status_base, "status base URL");
+	CHECK_LINE(t->status_base, "status base URL");
 	if (keylen > CONFIG_SECRET_MAX) {
 		*why = "API key (too long)";
 		return CONFIG_INVALID;
 	}
+	/* The key is sent as a header: printable ASCII only. */
+	for (i = 0; i < keylen; i++)
+		if (api_key[i] < 0x21 || api_key[i] > 0x7e) {
+			*why = "API key (printable ASCII, no spaces)";
+			return CONFIG_INVALID;
+		}
 	if ((st = sql_stmt(&c->sql, Q_TENANT_ADD)) == NULL)
 		return status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
@@ -641,8 +659,14 @@ config_endpoint_add(struct config *c, const struct config_endpoint *e,
 		*why = "auth (hmac, key or standard)";
 		return CONFIG_INVALID;
 	}
-	if (e->auth == CONFIG_AUTH_KEY)
-		CHECK_ID(e->key_header, "key header");
+	/* key: the header with the key; hmac: the signature header. */
+	if (e->auth == CONFIG_AUTH_KEY ||
+	    (e->auth == CONFIG_AUTH_HMAC && e->key_header[0] != '\0'))
+		CHECK_ID(e->key_header, "header name");
+	if (strspn(e->key_header, HEADER_CHARS) != strlen(e->key_header)) {
+		*why = "header name (letters, digits, '-' and '_')";
+		return CONFIG_INVALID;
+	}
 	if (e->tolerance <= 0 || e->tolerance > 86400) {
 		*why = "tolerance (1..86400 seconds)";
 		return CONFIG_INVALID;
@@ -653,8 +677,8 @@ config_endpoint_add(struct config *c, const struct config_endpoint *e,
 	    sql_bind_text(st, 2, e->tenant) != SQLITE_OK ||
 	    sql_bind_text(st, 3, config_kind_name(e->kind)) != SQLITE_OK ||
 	    sql_bind_text(st, 4, config_auth_name(e->auth)) != SQLITE_OK ||
-	    sql_bind_text(st, 5, e->auth == CONFIG_AUTH_KEY ? e->key_header :
-	    NULL) != SQLITE_OK ||
+	    sql_bind_text(st, 5, e->auth == CONFIG_AUTH_STANDARD ? NULL :
+	    e->key_header) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 6, e->tolerance) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 7, util_now()) != SQLITE_OK)
 		return CONFIG_NOMEM;
@@ -723,12 +747,12 @@ config_destination_add(struct config *c, const struct config_destination *d,
 		return rc;
 	CHECK_ID(d->tenant, "tenant id");
 	CHECK_ID(d->name, "destination name");
-	CHECK_TEXT(d->url, "destination URL");
+	CHECK_LINE(d->url, "destination URL");
 	if (d->url[0] == '\0') {
 		*why = "destination URL";
 		return CONFIG_INVALID;
 	}
-	CHECK_TEXT(d->status_url, "status URL");
+	CHECK_LINE(d->status_url, "status URL");
 	if (secretlen > CONFIG_SECRET_MAX) {
 		*why = "secret (too long)";
 		return CONFIG_INVALID;

@@ -48,7 +48,9 @@ struct config_endpoint {
 	char			tenant[HB_ID_MAX + 1];
 	enum config_kind	kind;
 	enum config_auth	auth;
-	char			key_header[HB_ID_MAX + 1];	/* key mode */
+	/* key: the header carrying the key; hmac: the signature header
+	   ("" for X-Tornado-Signature); unused for standard. */
+	char			key_header[HB_ID_MAX + 1];
 	int64_t			tolerance;	/* seconds */
 };
 

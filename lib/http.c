@@ -127,20 +127,25 @@ on_header(char *data, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* Whether the connection was ever established (a connect timeout is not). */
+/*
+ * Whether any of the request left: libcurl counts the bytes of requests
+ * it wrote.  On a reused connection the connect time is 0 even though
+ * the request went out, so that is no test.
+ */
 static int
-connected(CURL *c)
+wrote_request(CURL *c)
 {
-	curl_off_t	t = 0;
+	long	n = 0;
 
-	return curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &t) == CURLE_OK &&
-	    t > 0;
+	return curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &n) != CURLE_OK ||
+	    n > 0;
 }
 
 int
 http_request(struct http *h, const char *method, const char *url,
     const struct http_header *hdrs, size_t nhdrs, const char *body,
-    size_t bodylen, long timeout_ms, size_t body_cap, struct http_result *out)
+    size_t bodylen, long timeout_ms, size_t body_cap, int flags,
+    struct http_result *out)
 {
 	struct curl_slist	*list = NULL, *l;
 	struct sink		 sink;
@@ -192,7 +197,11 @@ http_request(struct http *h, const char *method, const char *url,
 	    CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_HEADERDATA, &sink) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_USERAGENT, "hookbox") != CURLE_OK) {
+	    curl_easy_setopt(c, CURLOPT_USERAGENT, "hookbox") != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_FRESH_CONNECT,
+	    (flags & HTTP_FRESH) ? 1L : 0L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_FORBID_REUSE,
+	    (flags & HTTP_FRESH) ? 1L : 0L) != CURLE_OK) {
 		(void)snprintf(out->error, sizeof(out->error),
 		    "cannot set up the request");
 		out->sent = 0;
@@ -220,11 +229,11 @@ http_request(struct http *h, const char *method, const char *url,
 	}
 	out->status = 0;
 	out->timed_out = cc == CURLE_OPERATION_TIMEDOUT;
-	/* Only these mean the request surely never reached the server. */
+	/* Not sent: no connection, or not a byte of the request written. */
 	out->sent = !(cc == CURLE_COULDNT_CONNECT ||
 	    cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
-	    cc == CURLE_UNSUPPORTED_PROTOCOL || cc == CURLE_URL_MALFORMAT ||
-	    (cc == CURLE_OPERATION_TIMEDOUT && !connected(c)));
+	    cc == CURLE_UNSUPPORTED_PROTOCOL || cc == CURLE_URL_MALFORMAT) &&
+	    wrote_request(c);
 	(void)snprintf(out->error, sizeof(out->error), "%s",
 	    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(cc));
 out:

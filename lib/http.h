@@ -33,16 +33,23 @@ HB_API struct http *http_new(void);
 HB_API void http_free(struct http *);
 HB_API void http_result_clear(struct http_result *);
 
+/* http_request() flags. */
+#define HTTP_FRESH	0x01	/* a new connection, closed afterwards */
+
 /*
  * Sends one request (method "GET" or "POST"; body NULL for none) to an
  * http or https URL, with at most timeout_ms for all of it and no
  * redirects followed.  Keeps the first body_cap bytes of the answer.
  * Returns 0 when an answer (any status) came back, -1 otherwise; *out
  * is filled either way.
+ *
+ * HTTP_FRESH is for requests that must not be sent twice: on a reused
+ * connection that the server has closed, libcurl silently resends the
+ * request on a new one, and the server may have acted on the first.
  */
 HB_API int http_request(struct http *, const char *method, const char *url,
     const struct http_header *hdrs, size_t nhdrs, const char *body,
-    size_t bodylen, long timeout_ms, size_t body_cap,
+    size_t bodylen, long timeout_ms, size_t body_cap, int flags,
     struct http_result *out);
 
 /* URL-escapes s into out; -1 when it does not fit. */

@@ -88,6 +88,18 @@ status_of(enum store_status s)
 	    OUTBOX_ERROR;
 }
 
+/*
+ * How long to wait before asking a status URL about an unknown outcome:
+ * asked too soon, a destination still processing the request would say
+ * "not found" and the action would be sent twice.
+ */
+static int64_t
+unknown_delay(const struct outbox *ob, int64_t timeout_ms)
+{
+	return timeout_ms > ob->opts.recheck_ms ? timeout_ms :
+	    ob->opts.recheck_ms;
+}
+
 /* ---- expired leases ---- */
 
 /*
@@ -136,7 +148,7 @@ reconcile_one(void *arg, const char *action, const char *tenant,
 	h[0].name = "Idempotency-Key";
 	h[0].value = action;
 	(void)http_request(ob->http, "GET", d.status_url, h, 1, NULL, 0,
-	    d.timeout_ms, 0, &res);
+	    d.timeout_ms, 0, 0, &res);
 	if (res.status == 200) {
 		m = STORE_MOVE_DELIVERED;
 		note = "reconciled: the destination has it";
@@ -172,7 +184,20 @@ classify(const struct http_result *r, int idempotent)
 	return STORE_OUT_UNKNOWN;
 }
 
-/* Sends one leased row; fills the result. */
+/* A result for a request that never left. */
+static void
+not_sent(struct http_result *res, const char *why)
+{
+	memset(res, 0, sizeof(*res));
+	res->retry_after_ms = -1;
+	(void)snprintf(res->error, sizeof(res->error), "%s", why);
+}
+
+/*
+ * Sends one leased row; fills the result.  A destination that does not
+ * deduplicate gets a fresh connection, so that libcurl never resends the
+ * request on its own.
+ */
 static void
 send_one(struct outbox *ob, const struct store_lease *l,
     const struct config_destination *d, struct http_result *res)
@@ -183,21 +208,22 @@ send_one(struct outbox *ob, const struct store_lease *l,
 	size_t			 n = 0;
 	int64_t			 now = util_now();
 
-	memset(&sec, 0, sizeof(sec));
 	h[n].name = "Content-Type";
 	h[n++].value = "application/json";
 	h[n].name = "Idempotency-Key";
 	h[n++].value = l->action;
-	if (config_destination_secret(ob->cfg, d->tenant, d->name, &sec) ==
-	    CONFIG_OK && sec.n > 0) {
+	if (config_destination_secret(ob->cfg, d->tenant, d->name, &sec) !=
+	    CONFIG_OK) {
+		/* Unsigned would be refused downstream: try again later. */
+		not_sent(res, "cannot read the destination's secret");
+		return;
+	}
+	if (sec.n > 0) {
 		if (auth_sign_stdwebhooks(sec.s[0].key, sec.s[0].keylen,
 		    l->action, now, (const unsigned char *)l->payload,
 		    strlen(l->payload), sig, sizeof(sig)) != 0) {
 			config_secrets_clear(&sec);
-			memset(res, 0, sizeof(*res));
-			res->retry_after_ms = -1;
-			(void)snprintf(res->error, sizeof(res->error),
-			    "the destination's secret does not decode");
+			not_sent(res, "the destination's secret does not decode");
 			return;
 		}
 		(void)snprintf(ts, sizeof(ts), "%lld", (long long)now);
@@ -210,7 +236,8 @@ send_one(struct outbox *ob, const struct store_lease *l,
 	}
 	config_secrets_clear(&sec);
 	(void)http_request(ob->http, "POST", d->url, h, n, l->payload,
-	    strlen(l->payload), d->timeout_ms, 0, res);
+	    strlen(l->payload), d->timeout_ms, 0,
+	    d->idempotent ? 0 : HTTP_FRESH, res);
 	sodium_memzero(sig, sizeof(sig));
 }
 
@@ -227,6 +254,35 @@ lease_for(void *arg, const char *tenant, const char *destination)
 	return d.timeout_ms + ob->opts.lease_margin_ms;
 }
 
+/*
+ * Records how an attempt ended.  The outcome is known only here, so a
+ * busy database is waited out for as long as the lease lasts.  If the
+ * lease was lost meanwhile (recovered as expired) and the destination
+ * did take the action, the row is settled as delivered all the same.
+ */
+static enum store_status
+record(struct outbox *ob, const struct store_lease *l, enum store_outcome out,
+    int64_t next_at, const struct http_result *res, const char *err)
+{
+	enum store_status	rc;
+	int			lost, changed;
+
+	do {
+		rc = store_outbox_finish(ob->st, l, ob->owner, out,
+		    util_now_ms(), next_at, res->status,
+		    out == STORE_OUT_DELIVERED ? NULL : err, &lost);
+	} while (rc == STORE_BUSY && util_now_ms() < l->lease_until);
+	if (rc != STORE_OK || !lost)
+		return rc;
+	fprintf(stderr, "hookbox: %s: lease lost before the outcome was"
+	    " recorded\n", l->action);
+	if (out == STORE_OUT_DELIVERED)
+		rc = store_outbox_move(ob->st, l->action, STORE_MOVE_DELIVERED,
+		    util_now_ms(), 0, "delivered; recorded after the lease"
+		    " expired", &changed);
+	return rc;
+}
+
 static enum outbox_status
 deliver(struct outbox *ob)
 {
@@ -238,10 +294,11 @@ deliver(struct outbox *ob)
 	enum config_status		 cs;
 	char				 err[320];
 	int64_t				 now = util_now_ms(), next_at;
-	int				 found, lost;
+	int				 found;
 
 	memset(&res, 0, sizeof(res));
 	res.retry_after_ms = -1;
+	memset(&d, 0, sizeof(d));
 	rc = store_outbox_claim(ob->st, ob->owner, now, lease_for, ob,
 	    ob->cursor, &l, &found);
 	if (rc != STORE_OK)
@@ -270,15 +327,14 @@ deliver(struct outbox *ob)
 			out = STORE_OUT_DEAD;
 	}
 	now = util_now_ms();
-	next_at = now;	/* unknown: reconcile at the next step */
+	next_at = now;
 	if (out == STORE_OUT_RETRY)
 		next_at += outbox_backoff(&ob->opts, l.attempt,
 		    res.retry_after_ms);
-	rc = store_outbox_finish(ob->st, &l, ob->owner, out, now, next_at,
-	    res.status, out == STORE_OUT_DELIVERED ? NULL : err, &lost);
-	if (rc == STORE_OK && lost)
-		fprintf(stderr, "hookbox: %s: lease lost before the outcome"
-		    " was recorded\n", l.action);
+	else if (out == STORE_OUT_UNKNOWN)
+		/* The destination may still be working on it: ask later. */
+		next_at += unknown_delay(ob, d.timeout_ms);
+	rc = record(ob, &l, out, next_at, &res, err);
 	http_result_clear(&res);
 	store_lease_clear(&l);
 	return status_of(rc);
@@ -291,7 +347,7 @@ outbox_step(struct outbox *ob)
 	int			n;
 
 	rc = store_outbox_expire(ob->st, util_now_ms(), EXPIRE_BATCH,
-	    decide_expired, ob, &n);
+	    ob->opts.recheck_ms, decide_expired, ob, &n);
 	if (rc != STORE_OK)
 		return status_of(rc);
 	rc = store_outbox_unknown(ob->st, util_now_ms(), RECONCILE_BATCH,

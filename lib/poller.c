@@ -12,14 +12,16 @@
 #include "tornado.h"
 #include "util.h"
 
-struct pending {
-	struct config_job	job;
-	char			base[HB_TEXT_MAX + 1];
+/* An unfinished job, and when it was last asked about. */
+struct candidate {
+	char	tenant[HB_ID_MAX + 1];
+	char	job_id[HB_ID_MAX + 1];
+	int64_t	polled_at;
 };
 
 struct run {
-	struct pending		*jobs;	/* collected first, asked after */
-	int			 njobs;
+	struct candidate	*c;	/* collected first, asked after */
+	size_t			 n, cap;
 	struct store		*st;
 	struct config		*cfg;
 	struct http		*http;
@@ -87,7 +89,7 @@ ask(struct run *r, const struct config_job *j, const char *base)
 	h[n++].value = "application/json";
 	r->stats->asked++;
 	(void)http_request(r->http, "GET", url, h, n, NULL, 0, r->timeout_ms,
-	    HB_BODY_MAX_DEFAULT, &res);
+	    HB_BODY_MAX_DEFAULT, 0, &res);
 	if (k != NULL) {
 		sodium_memzero(k, key.s[0].keylen);
 		free(k);
@@ -128,29 +130,50 @@ out:
 }
 
 /*
- * Collects unfinished jobs, so that config.db is not held open for reading
- * while the network is slow (admin writes would wait on it).
+ * Collects every unfinished job with the time it was last asked about;
+ * config.db is not held open for reading while the network is slow
+ * (admin writes would wait on it).
  */
 static int
 each(void *arg, const struct config_job *j, const char *base)
 {
 	struct run		*r = arg;
+	struct candidate	*c;
 	struct store_job	 sj;
-	enum store_status	 rc;
+	size_t			 cap;
 
-	if (r->njobs >= r->limit)
+	(void)base;
+	if ((r->status = store_job_get(r->st, j->tenant, j->job_id, &sj)) !=
+	    STORE_OK)
 		return 1;
-	if ((rc = store_job_get(r->st, j->tenant, j->job_id, &sj)) !=
-	    STORE_OK) {
-		r->status = rc;
-		return 1;
-	}
 	if (sj.terminal != OBS_ST_NONE)
 		return 0;	/* finished: nothing to ask */
-	r->jobs[r->njobs].job = *j;
-	memcpy(r->jobs[r->njobs].base, base, strlen(base) + 1);
-	r->njobs++;
+	if (r->n == r->cap) {
+		cap = r->cap == 0 ? 64 : r->cap * 2;
+		if ((c = reallocarray(r->c, cap, sizeof(*c))) == NULL) {
+			r->status = STORE_NOMEM;
+			return 1;
+		}
+		r->c = c;
+		r->cap = cap;
+	}
+	c = &r->c[r->n];
+	memcpy(c->tenant, j->tenant, sizeof(c->tenant));
+	memcpy(c->job_id, j->job_id, sizeof(c->job_id));
+	if ((r->status = store_poll_last(r->st, j->tenant, j->job_id,
+	    &c->polled_at)) != STORE_OK)
+		return 1;
+	r->n++;
 	return 0;
+}
+
+/* Least recently asked first, so that no job is starved by others. */
+static int
+by_polled_at(const void *a, const void *b)
+{
+	const struct candidate	*x = a, *y = b;
+
+	return x->polled_at < y->polled_at ? -1 : x->polled_at > y->polled_at;
 }
 
 enum store_status
@@ -158,17 +181,15 @@ poll_run(struct store *st, struct config *cfg, struct http *http, int limit,
     long timeout_ms, void (*report)(void *, const struct poll_report *),
     void *arg, struct poll_stats *stats)
 {
-	struct run		r;
-	enum config_status	cs;
-	enum store_status	rc;
-	int			i;
+	struct config_tenant	 t;
+	struct config_job	 j;
+	struct run		 r;
+	enum config_status	 cs;
+	enum store_status	 rc;
+	size_t			 i;
 
 	memset(stats, 0, sizeof(*stats));
-	if (limit <= 0)
-		return STORE_OK;
 	memset(&r, 0, sizeof(r));
-	if ((r.jobs = calloc((size_t)limit, sizeof(*r.jobs))) == NULL)
-		return STORE_NOMEM;
 	r.st = st;
 	r.cfg = cfg;
 	r.http = http;
@@ -182,8 +203,20 @@ poll_run(struct store *st, struct config *cfg, struct http *http, int limit,
 	if ((rc = r.status) == STORE_OK && cs != CONFIG_OK)
 		rc = cs == CONFIG_BUSY ? STORE_BUSY : cs == CONFIG_NOMEM ?
 		    STORE_NOMEM : STORE_ERROR;
-	for (i = 0; rc == STORE_OK && i < r.njobs; i++)
-		ask(&r, &r.jobs[i].job, r.jobs[i].base);
-	free(r.jobs);
+	if (rc == STORE_OK && r.n > 1)
+		qsort(r.c, r.n, sizeof(*r.c), by_polled_at);
+	for (i = 0; rc == STORE_OK && i < r.n && (int)i < limit; i++) {
+		/* Read again: the registration may have changed meanwhile. */
+		if (config_job_get(cfg, r.c[i].tenant, r.c[i].job_id, &j) !=
+		    CONFIG_OK ||
+		    config_tenant_get(cfg, r.c[i].tenant, &t) != CONFIG_OK ||
+		    t.status_base[0] == '\0')
+			continue;
+		if ((rc = store_poll_mark(st, j.tenant, j.job_id,
+		    util_now_ms())) != STORE_OK)
+			break;
+		ask(&r, &j, t.status_base);
+	}
+	free(r.c);
 	return rc;
 }

@@ -29,8 +29,11 @@ struct poll_stats {
 };
 
 /*
- * Polls at most limit unfinished jobs.  report (may be NULL) is called
- * once per job asked.  Returns STORE_OK unless state.db itself failed.
+ * Polls at most limit unfinished jobs, those asked about least recently
+ * first (never asked: first of all), so that jobs the API keeps answering
+ * "Processing" or 404 for cannot starve the others.  report (may be NULL)
+ * is called once per job asked.  Returns STORE_OK unless state.db itself
+ * failed.
  */
 HB_API enum store_status poll_run(struct store *, struct config *,
     struct http *, int limit, long timeout_ms,

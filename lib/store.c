@@ -103,6 +103,12 @@ static const char *const migrations[] = {
 	" observed) WHERE resolved_at IS NULL;",
 	/* 1 -> 2: the dispatcher's round-robin claim. */
 	"CREATE INDEX outbox_claim ON outbox(state, tenant, next_at);",
+	/* 2 -> 3: when the poller last asked about each job. */
+	"CREATE TABLE polls("
+	" tenant TEXT NOT NULL,"
+	" job_id TEXT NOT NULL,"
+	" polled_at INTEGER NOT NULL,"
+	" PRIMARY KEY(tenant, job_id)) WITHOUT ROWID;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -147,6 +153,8 @@ enum q {
 	Q_PRUNE_ATTEMPTS,
 	Q_PRUNE_OUTBOX,
 	Q_PRUNE_ACCEPTED,
+	Q_POLL_LAST,
+	Q_POLL_MARK,
 	Q__N
 };
 
@@ -205,7 +213,7 @@ static const char *const sqltext[Q__N] = {
 	[Q_ATTEMPT_START] = "INSERT INTO attempts(action_id, n, owner,"
 	    " started_at) VALUES (?1, ?2, ?3, ?4)",
 	[Q_ATTEMPT_END] = "UPDATE attempts SET ended_at = ?2,"
-	    " http_status = ?3, error = ?4 WHERE id = ?1 AND ended_at IS NULL",
+	    " http_status = ?3, error = ?4 WHERE id = ?1",
 	[Q_FINISH] = "UPDATE outbox SET state = ?2, next_at = ?3,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?4,"
 	    " last_status = ?5, last_error = ?6"
@@ -213,7 +221,7 @@ static const char *const sqltext[Q__N] = {
 	[Q_EXPIRED] = "SELECT action_id, tenant, destination FROM outbox"
 	    " WHERE state = 'leased' AND lease_until < ?1"
 	    " ORDER BY lease_until LIMIT ?2",
-	[Q_EXPIRE_MOVE] = "UPDATE outbox SET state = ?2, next_at = ?3,"
+	[Q_EXPIRE_MOVE] = "UPDATE outbox SET state = ?2, next_at = ?4,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?3,"
 	    " last_error = 'lease expired: outcome unknown'"
 	    " WHERE action_id = ?1 AND state = 'leased' AND lease_until < ?3",
@@ -266,6 +274,11 @@ static const char *const sqltext[Q__N] = {
 	[Q_PRUNE_ACCEPTED] = "DELETE FROM accepted WHERE accepted_at < ?1"
 	    " AND NOT EXISTS (SELECT 1 FROM outbox o"
 	    " WHERE o.action_id = accepted.action_id)",
+	[Q_POLL_LAST] = "SELECT polled_at FROM polls WHERE tenant = ?1"
+	    " AND job_id = ?2",
+	[Q_POLL_MARK] = "INSERT INTO polls(tenant, job_id, polled_at)"
+	    " VALUES (?1, ?2, ?3) ON CONFLICT(tenant, job_id)"
+	    " DO UPDATE SET polled_at = excluded.polled_at",
 };
 
 const char *
@@ -823,10 +836,10 @@ store_outbox_claim(struct store *s, const char *owner, int64_t now,
 		rc = last(s);
 		goto fail;
 	}
+	l->lease_until = now + lease_ms(arg, l->tenant, l->destination);
 	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
 	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, now + lease_ms(arg, l->tenant,
-	    l->destination)) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, l->lease_until) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK) {
 		rc = STORE_NOMEM;
 		goto fail;
@@ -926,8 +939,8 @@ fail:
 
 enum store_status
 store_outbox_expire(struct store *s, int64_t now, int limit,
-    enum store_outcome (*decide)(void *, const char *, const char *),
-    void *arg, int *n)
+    int64_t unknown_delay, enum store_outcome (*decide)(void *, const char *,
+    const char *), void *arg, int *n)
 {
 	struct row {
 		char	action[HB_ACTION_MAX + 1];
@@ -937,7 +950,7 @@ store_outbox_expire(struct store *s, int64_t now, int limit,
 	sqlite3_stmt		*st;
 	enum store_outcome	 out;
 	enum store_status	 rc;
-	int			 i, nrows = 0, step;
+	int			 i, nrows = 0, step = SQLITE_DONE;
 
 	*n = 0;
 	if (limit <= 0)
@@ -965,6 +978,10 @@ store_outbox_expire(struct store *s, int64_t now, int limit,
 			nrows++;
 	}
 	sqlite3_reset(st);
+	if (nrows < limit && step != SQLITE_DONE) {
+		rc = status_of(step);
+		goto fail;
+	}
 	for (i = 0; i < nrows; i++) {
 		out = decide(arg, rows[i].tenant, rows[i].destination);
 		if ((st = sql_stmt(&s->sql, Q_EXPIRE_MOVE)) == NULL) {
@@ -974,7 +991,9 @@ store_outbox_expire(struct store *s, int64_t now, int limit,
 		if (sql_bind_text(st, 1, rows[i].action) != SQLITE_OK ||
 		    sql_bind_text(st, 2, out == STORE_OUT_RETRY ? "pending" :
 		    "unknown") != SQLITE_OK ||
-		    sqlite3_bind_int64(st, 3, now) != SQLITE_OK) {
+		    sqlite3_bind_int64(st, 3, now) != SQLITE_OK ||
+		    sqlite3_bind_int64(st, 4, out == STORE_OUT_RETRY ? now :
+		    now + unknown_delay) != SQLITE_OK) {
 			rc = STORE_NOMEM;
 			goto fail;
 		}
@@ -1031,6 +1050,7 @@ store_outbox_unknown(struct store *s, int64_t now, int limit,
 		return STORE_NOMEM;
 	}
 	/* Collect first: fn talks to the network and writes. */
+	rc = SQLITE_DONE;
 	while (n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		if (sql_col_copy(st, 0, rows[n].action,
 		    sizeof(rows[n].action)) == 0 &&
@@ -1040,6 +1060,10 @@ store_outbox_unknown(struct store *s, int64_t now, int limit,
 		    sizeof(rows[n].destination)) == 0)
 			n++;
 	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		free(rows);
+		return status_of(rc);
+	}
 	for (i = 0; i < n; i++)
 		fn(arg, rows[i].action, rows[i].tenant, rows[i].destination);
 	free(rows);
@@ -1225,4 +1249,40 @@ store_prune(struct store *s, int64_t receipts_before, int64_t actions_before,
 		memset(p, 0, sizeof(*p));
 	}
 	return rc;
+}
+
+enum store_status
+store_poll_last(struct store *s, const char *tenant, const char *job_id,
+    int64_t *at)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*at = 0;
+	if ((st = sql_stmt(&s->sql, Q_POLL_LAST)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, tenant) != SQLITE_OK ||
+	    sql_bind_text(st, 2, job_id) != SQLITE_OK)
+		return STORE_NOMEM;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*at = sqlite3_column_int64(st, 0);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_reset(st);
+	return status_of(rc);
+}
+
+enum store_status
+store_poll_mark(struct store *s, const char *tenant, const char *job_id,
+    int64_t now)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = sql_stmt(&s->sql, Q_POLL_MARK)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, tenant) != SQLITE_OK ||
+	    sql_bind_text(st, 2, job_id) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, now) != SQLITE_OK)
+		return STORE_NOMEM;
+	return status_of(sql_step_done(st));
 }

@@ -175,6 +175,7 @@ struct store_lease {
 	char	*payload;		/* owned: store_lease_clear() */
 	int	 attempt;		/* this attempt's number, from 1 */
 	int64_t	 attempt_id;		/* its row in attempts */
+	int64_t	 lease_until;
 };
 
 HB_API void store_lease_clear(struct store_lease *);
@@ -201,9 +202,10 @@ enum store_outcome {
 };
 
 /*
- * Records the end of an attempt and moves its row, only if owner still
- * holds the lease.  *lost is set when it did not (the lease had expired
- * and was recovered): then nothing but the attempt's end is written.
+ * Records the end of an attempt (its real result, even over a "lease
+ * expired" note) and moves its row, only if owner still holds the lease.
+ * *lost is set when it did not (the lease had expired and was
+ * recovered): then nothing but the attempt's end is written.
  */
 HB_API enum store_status store_outbox_finish(struct store *,
     const struct store_lease *, const char *owner, enum store_outcome,
@@ -213,13 +215,15 @@ HB_API enum store_status store_outbox_finish(struct store *,
 /*
  * Expired leases: calls decide() for each (at most limit) with the row's
  * tenant and destination; it returns the outcome to record (RETRY to
- * resend with the same key, UNKNOWN to wait for reconciliation).  The
- * open attempt is closed as "lease expired: outcome unknown".  One
- * transaction.  *n receives the number of rows moved.
+ * resend with the same key at once, UNKNOWN to wait for reconciliation,
+ * first checked unknown_delay ms from now).  The open attempt is closed
+ * as "lease expired: outcome unknown".  One transaction.  *n receives
+ * the number of rows moved.
  */
 HB_API enum store_status store_outbox_expire(struct store *, int64_t now,
-    int limit, enum store_outcome (*decide)(void *arg, const char *tenant,
-    const char *destination), void *arg, int *n) HB_MUST_CHECK;
+    int limit, int64_t unknown_delay, enum store_outcome (*decide)(void *arg,
+    const char *tenant, const char *destination), void *arg, int *n)
+    HB_MUST_CHECK;
 
 /*
  * Unknown rows due for a reconciliation check (next_at <= now): calls fn
@@ -252,6 +256,15 @@ HB_API enum store_status store_outbox_move(struct store *, const char *action,
  * -1 when there is neither. */
 HB_API enum store_status store_outbox_next(struct store *, int64_t now,
     int64_t *in_ms) HB_MUST_CHECK;
+
+/* ---- the poller's memory ---- */
+
+/* When the poller last asked about a job (0: never). */
+HB_API enum store_status store_poll_last(struct store *, const char *tenant,
+    const char *job_id, int64_t *at) HB_MUST_CHECK;
+/* Notes that the poller asked about a job now (its own transaction). */
+HB_API enum store_status store_poll_mark(struct store *, const char *tenant,
+    const char *job_id, int64_t now) HB_MUST_CHECK;
 
 /* ---- operator read-outs: JSON arrays, freed with cJSON_Delete() ---- */
 

@@ -109,16 +109,22 @@ util_valid_text(const char *s, size_t max)
 }
 
 int
-util_valid_id(const char *s, size_t max)
+util_valid_line(const char *s, size_t max)
 {
 	size_t	i, len;
 
-	if (s == NULL || (len = strnlen(s, max + 1)) == 0 || len > max)
+	if (s == NULL || (len = strnlen(s, max + 1)) > max)
 		return 0;
 	for (i = 0; i < len; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			return 0;
 	return util_valid_utf8(s, len);
+}
+
+int
+util_valid_id(const char *s, size_t max)
+{
+	return s != NULL && *s != '\0' && util_valid_line(s, max);
 }
 
 int64_t

@@ -29,6 +29,13 @@ HB_API int util_valid_utf8(const char *s, size_t len);
  */
 HB_API int util_valid_id(const char *s, size_t max);
 
+/*
+ * Non-zero when s can go into an HTTP header or request line: at most
+ * max bytes (may be empty), valid UTF-8, no control characters (no CR,
+ * LF, NUL, tab or DEL).  For URLs and keys we send.
+ */
+HB_API int util_valid_line(const char *s, size_t max);
+
 /* Non-zero when s is valid UTF-8 text of at most max bytes (may be empty). */
 HB_API int util_valid_text(const char *s, size_t max);
 

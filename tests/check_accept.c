@@ -618,7 +618,7 @@ START_TEST(wal_and_full_sync)
 	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "wal");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
-	ck_assert_int_eq(q("PRAGMA user_version"), 2);
+	ck_assert_int_eq(q("PRAGMA user_version"), 3);
 }
 END_TEST
 

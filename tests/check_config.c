@@ -519,7 +519,7 @@ START_TEST(test_roundtrip)
 	e = endpoint("acme-org", "acme", CONFIG_AUTH_HMAC);
 	e.kind = CONFIG_KIND_ORG;
 	e.tolerance = 600;
-	SET(e.key_header, "X-Ignored");		/* not key mode: not kept */
+	SET(e.key_header, "Mux-Signature");	/* hmac: the signature header */
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
 	e = endpoint("acme-key", "acme", CONFIG_AUTH_KEY);
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
@@ -533,7 +533,7 @@ START_TEST(test_roundtrip)
 	ck_assert_str_eq(eg.tenant, "acme");
 	ck_assert_int_eq(eg.kind, CONFIG_KIND_ORG);
 	ck_assert_int_eq(eg.auth, CONFIG_AUTH_HMAC);
-	ck_assert_str_eq(eg.key_header, "");
+	ck_assert_str_eq(eg.key_header, "Mux-Signature");
 	ck_assert_int_eq(eg.tolerance, 600);
 	memset(&eg, 'Z', sizeof(eg));
 	ck_assert_int_eq(config_endpoint_get(w, "acme-key", &eg), CONFIG_OK);
@@ -686,6 +686,17 @@ START_TEST(test_tenant_invalid)
 	t = tenant("acme");
 	memset(key, 'k', sizeof(key));
 	CK_INVALID(config_tenant_add(w, &t, key, sizeof(key), &why), "key");
+	/* What we send in headers and request lines: no CR, LF, controls. */
+	t = tenant("acme");
+	SET(t.status_base, "https://api.example/\r\nX-Evil: 1");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "status");
+	t = tenant("acme");
+	CK_INVALID(config_tenant_add(w, &t, (const unsigned char *)"k\r\nX: 1",
+	    7, &why), "key");
+	CK_INVALID(config_tenant_add(w, &t, (const unsigned char *)"a b", 3,
+	    &why), "key");
+	CK_INVALID(config_tenant_add(w, &t, (const unsigned char *)"a\0b", 3,
+	    &why), "key");
 	ck_assert_int_eq(count(w, CONFIG_TENANTS), 0);
 
 	/* The edges. */
@@ -840,6 +851,11 @@ START_TEST(test_destination_invalid)
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
 	SET(d.url, "https://x.example/\xed\xa0\x80");
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
+	SET(d.url, "https://x.example/\nHost: evil");
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
+	d = destination("acme", "dest");
+	SET(d.status_url, "https://x.example/s\r");
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "status");
 	d = destination("acme", "dest");
 	memset(d.status_url, 'u', sizeof(d.status_url));
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "status");

@@ -327,6 +327,29 @@ END_TEST
  * util_valid_text
  */
 
+START_TEST(test_line)
+{
+	char	buf[HB_TEXT_MAX + 2];
+
+	ck_assert_int_eq(util_valid_line("", HB_TEXT_MAX), 1);
+	ck_assert_int_eq(util_valid_line(NULL, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_line("https://a.example/x?y=1 z",
+	    HB_TEXT_MAX), 1);
+	ck_assert_int_eq(util_valid_line("caf\xc3\xa9", HB_TEXT_MAX), 1);
+	ck_assert_int_eq(util_valid_line("a\r\nb", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_line("a\nb", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_line("a\tb", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_line("a\x7f", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(util_valid_line("\xff", HB_TEXT_MAX), 0);
+	memset(buf, 'a', sizeof(buf));
+	buf[HB_TEXT_MAX] = '\0';
+	ck_assert_int_eq(util_valid_line(buf, HB_TEXT_MAX), 1);
+	buf[HB_TEXT_MAX] = 'a';
+	buf[HB_TEXT_MAX + 1] = '\0';
+	ck_assert_int_eq(util_valid_line(buf, HB_TEXT_MAX), 0);
+}
+END_TEST
+
 START_TEST(test_text)
 {
 	char	*s, buf[HB_TEXT_MAX + 1];
@@ -607,6 +630,7 @@ util_suite(void)
 	tcase_add_loop_test(tc, test_id, 0, (int)NELEM(idcases));
 	tcase_add_test(tc, test_id_length);
 	tcase_add_test(tc, test_text);
+	tcase_add_test(tc, test_line);
 	tcase_add_test(tc, test_eqi);
 	tcase_add_test(tc, test_now);
 	suite_add_tcase(s, tc);

@@ -19,7 +19,7 @@ printf 'hmac-secret-123\n' > "$tmp/secret"
 "$HB" endpoint add tornado --tenant acme --secret-file "$tmp/secret"
 eq "endpoint add (file)" 0 $?
 printf 'the-shared-key' | "$HB" endpoint add keyed --tenant acme \
-    --auth key --key-header X-Api-Key --secret-file -
+    --auth key --header X-Api-Key --secret-file -
 eq "endpoint add (stdin, key mode)" 0 $?
 "$HB" endpoint add nokey --tenant acme 2>/dev/null
 eq "endpoint add without a secret is a usage error" 2 $?

@@ -13,6 +13,7 @@ tmp=$(mktemp -d)
 export HOOKBOX_DIR="$tmp/data"
 export HOOKBOX_BACKOFF_MS=1		# retries at once, unless Retry-After
 export HOOKBOX_LEASE_MARGIN_MS=300	# leases expire soon after a death
+export HOOKBOX_RECHECK_MS=500		# unknown outcomes are asked about soon
 sinks=""
 cleanup() {
 	for p in $sinks; do kill "$p" 2>/dev/null; done
@@ -205,9 +206,27 @@ sink holds hang:3,204
 action holds
 killed holds
 "$HB" dispatch --once
+eq "expired lease: unknown first" unknown "$(state_of "$a")"
+sleep 0.6	# HOOKBOX_RECHECK_MS
+"$HB" dispatch --once
 eq "status URL found it: delivered" delivered "$(state_of "$a")"
 eq "no resend" 1 "$(posts holds)"
 contains "the sink was asked" "	GET	/status	$a	" "$(cat "$tmp/holds.log")"
+
+# A timeout: the status URL is not asked at once (the destination may
+# still be working on it and answer "not found"), but after a while.
+sink asklater slow:1500:204
+"$HB" destination add asklater --tenant acme \
+    --url "http://127.0.0.1:$port/hook" --timeout-ms 500 \
+    --status-url "http://127.0.0.1:$port/status"
+action asklater
+"$HB" dispatch --once
+eq "timeout: unknown" unknown "$(state_of "$a")"
+eq "status URL not asked yet" 0 "$(grep -c '	GET	' "$tmp/asklater.log")"
+sleep 0.6
+"$HB" dispatch --once
+eq "asked later: delivered" delivered "$(state_of "$a")"
+eq "sent once" 1 "$(posts asklater)"
 
 # ---- restart resumes recorded work and invents nothing ----
 sink resume 204
@@ -263,5 +282,15 @@ eq "old delivered action pruned" 0 "$(sq "SELECT count(*) FROM accepted WHERE ac
 eq "old undelivered action kept" 1 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$undelivered_old'")"
 eq "its outbox row kept" dead "$(state_of "$undelivered_old")"
 eq "recent delivered tombstones kept" 1 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$a2'")"
+
+# ---- SIGTERM stops every worker of a multi-worker dispatcher ----
+"$HB" dispatch --workers 3 & d=$!
+sleep 0.5
+eq "three workers" 3 "$(pgrep -P $d | wc -l)"
+kill -TERM $d
+wait $d; rc=$?
+eq "SIGTERM: clean exit" 0 $rc
+sleep 0.2
+eq "no worker left behind" 0 "$(pgrep -f "hookbox dispatch --workers 3" | wc -l)"
 
 finish dispatch

@@ -36,11 +36,13 @@ printf 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' |
     "$HB" endpoint add std --tenant acme --auth standard --secret-file -
 printf 'a-long-shared-key' |
     "$HB" endpoint add keyed --tenant acme --auth key \
-    --key-header X-Hook-Key --secret-file -
+    --header X-Hook-Key --secret-file -
 "$HB" endpoint add other-hook --tenant other --secret-file "$tmp/hmac.secret"
+"$HB" endpoint add mux --tenant acme --header Mux-Signature \
+    --secret-file "$tmp/hmac.secret"
 "$HB" destination add sink --tenant acme --url http://127.0.0.1:9/sink
 "$HB" destination add sink --tenant other --url http://127.0.0.1:9/sink
-for j in job-1 job-2 job-3 job-4 job-k job-s; do
+for j in job-1 job-2 job-3 job-4 job-k job-s job-m; do
 	"$HB" job add $j --tenant acme --attempt "att-$j" --step analyze-v1 \
 	    --destination sink
 done
@@ -178,6 +180,10 @@ req POST keyed "$(completed job-k)" -H 'Content-Type: application/json' \
     --data-binary "@$scratch/body" -H 'X-Hook-Key: a-long-shared-key'
 eq "key mode, right key" "200 accepted" "$code $result"
 
+signed mux "$(completed job-m)"
+eq "hmac on another header (Mux-Signature)" "200 accepted" "$code $result"
+contains "sign names that header" "Mux-Signature: t=" "$(cat "$scratch/sh")"
+
 # ---- health and metrics ----
 req GET _health ""
 eq "health" "200" "$code"
@@ -244,6 +250,11 @@ signed poller-hook "$(completed job-p1)"
 eq "webhook after poll: duplicate" "200 duplicate" "$code $result"
 out=$("$HB" poll 2>/dev/null)
 lacks "finished jobs are not asked again" "job-p1" "$out"
+# Least recently asked first: two unfinished jobs take turns.
+o1=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
+o2=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
+o3=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
+eq "poll --limit 1 takes turns" "job-p2 job-p3 job-p2" "$o1 $o2 $o3"
 
 eq "no worker died" "$workers_before" "$(workers)"
 
