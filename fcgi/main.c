@@ -104,6 +104,11 @@ cgi_write(void *arg, const char *buf, size_t len)
 
 /* ---- process model ---- */
 
+/*
+ * XXX A stop that lands after libfcgi accepted a connection but before
+ * in_request is set drops that connection: nginx answers 502 and the
+ * provider retries.  Nothing was committed, so nothing is lost.
+ */
 static void
 on_term(int sig)
 {
