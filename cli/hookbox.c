@@ -639,12 +639,28 @@ table_of(const char *name, enum config_table *t)
 	return -1;
 }
 
+/* Prints a JSON array and frees it. */
+static int
+print_json(cJSON *arr)
+{
+	char	*s;
+
+	if ((s = cJSON_Print(arr)) == NULL) {
+		cJSON_Delete(arr);
+		warnx("out of memory");
+		return EXIT_FAIL;
+	}
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(arr);
+	return EXIT_OK;
+}
+
 static int
 cmd_list(struct env *e, int argc, char **argv)
 {
 	struct config		*cfg = NULL;
 	cJSON			*arr = NULL;
-	char			*s;
 	enum config_table	 t;
 	int			 rc;
 
@@ -657,15 +673,7 @@ cmd_list(struct env *e, int argc, char **argv)
 	config_close(cfg);
 	if (rc != EXIT_OK)
 		return rc;
-	if ((s = cJSON_Print(arr)) == NULL) {
-		cJSON_Delete(arr);
-		warnx("out of memory");
-		return EXIT_FAIL;
-	}
-	puts(s);
-	cJSON_free(s);
-	cJSON_Delete(arr);
-	return EXIT_OK;
+	return print_json(arr);
 }
 
 static int
@@ -1169,23 +1177,6 @@ out:
 }
 
 /* ---- operator read-outs and moves ---------------------------------- */
-
-/* Prints a JSON array and frees it. */
-static int
-print_json(cJSON *arr)
-{
-	char	*s;
-
-	if ((s = cJSON_Print(arr)) == NULL) {
-		cJSON_Delete(arr);
-		warnx("out of memory");
-		return EXIT_FAIL;
-	}
-	puts(s);
-	cJSON_free(s);
-	cJSON_Delete(arr);
-	return EXIT_OK;
-}
 
 static int
 cmd_list_state(struct env *e, int argc, char **argv)

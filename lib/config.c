@@ -860,34 +860,13 @@ config_list(struct config *c, enum config_table t, cJSON **out)
 	static const enum q	 list[] = { Q_TENANT_LIST, Q_ENDPOINT_LIST,
 	    Q_DEST_LIST, Q_JOB_LIST };
 	sqlite3_stmt		*st;
-	cJSON			*arr, *obj;
-	const char		*row;
-	enum config_status	 status = CONFIG_OK;
-	int			 rc;
 
 	*out = NULL;
 	if ((unsigned)t > CONFIG_JOBS)
 		return CONFIG_ERROR;
 	if ((st = sql_stmt(&c->sql, list[t])) == NULL)
 		return status_of(sqlite3_errcode(c->sql.db));
-	if ((arr = cJSON_CreateArray()) == NULL)
-		return CONFIG_NOMEM;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		row = (const char *)sqlite3_column_text(st, 0);
-		if (row == NULL || (obj = cJSON_Parse(row)) == NULL) {
-			status = CONFIG_NOMEM;
-			break;
-		}
-		cJSON_AddItemToArray(arr, obj);
-	}
-	if (status == CONFIG_OK && rc != SQLITE_DONE)
-		status = status_of(rc);
-	sqlite3_reset(st);
-	if (status != CONFIG_OK)
-		cJSON_Delete(arr);
-	else
-		*out = arr;
-	return status;
+	return status_of(sql_json_rows(st, out));
 }
 
 enum config_status

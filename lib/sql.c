@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <cJSON.h>
 #include <sodium.h>
 
 #include "sql.h"
@@ -129,4 +130,33 @@ sql_step_done(sqlite3_stmt *st)
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? SQLITE_DONE : rc;
+}
+
+int
+sql_json_rows(sqlite3_stmt *st, cJSON **out)
+{
+	cJSON		*arr, *obj;
+	const char	*row;
+	int		 rc;
+
+	*out = NULL;
+	if ((arr = cJSON_CreateArray()) == NULL) {
+		sqlite3_reset(st);
+		return SQLITE_NOMEM;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row = (const char *)sqlite3_column_text(st, 0);
+		if (row == NULL || (obj = cJSON_Parse(row)) == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		cJSON_AddItemToArray(arr, obj);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		cJSON_Delete(arr);
+		return rc;
+	}
+	*out = arr;
+	return SQLITE_OK;
 }

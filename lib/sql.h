@@ -56,4 +56,13 @@ int sql_col_copy(sqlite3_stmt *, int col, char *buf, size_t len);
 /* Steps a statement expected to return no row; returns SQLITE_DONE or the error. */
 int sql_step_done(sqlite3_stmt *);
 
+struct cJSON;
+
+/*
+ * Steps a bound statement whose column 0 is a JSON object per row into a
+ * new array (*out, freed with cJSON_Delete()); resets the statement.
+ * Returns SQLITE_OK, SQLITE_NOMEM, or the step's error.
+ */
+int sql_json_rows(sqlite3_stmt *, struct cJSON **out);
+
 #endif

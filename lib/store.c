@@ -937,51 +937,65 @@ fail:
 	return rc;
 }
 
+/* An outbox row's keys, collected before it is acted on. */
+struct row {
+	char	action[HB_ACTION_MAX + 1];
+	char	tenant[HB_ID_MAX + 1];
+	char	destination[HB_ID_MAX + 1];
+};
+
+/*
+ * Runs a statement bound with ?1 = now and ?2 = limit that selects
+ * (action_id, tenant, destination), into a new array of at most limit
+ * rows (*rows, freed by the caller even on error).
+ */
+static enum store_status
+collect_rows(struct store *s, enum q q, int64_t now, int limit,
+    struct row **rows, int *n)
+{
+	sqlite3_stmt	*st;
+	struct row	*r;
+	int		 rc = SQLITE_DONE;
+
+	*n = 0;
+	if ((*rows = r = calloc((size_t)limit, sizeof(*r))) == NULL)
+		return STORE_NOMEM;
+	if ((st = sql_stmt(&s->sql, q)) == NULL)
+		return last(s);
+	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK)
+		return STORE_NOMEM;
+	while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (sql_col_copy(st, 0, r[*n].action,
+		    sizeof(r[*n].action)) == 0 &&
+		    sql_col_copy(st, 1, r[*n].tenant,
+		    sizeof(r[*n].tenant)) == 0 &&
+		    sql_col_copy(st, 2, r[*n].destination,
+		    sizeof(r[*n].destination)) == 0)
+			(*n)++;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? STORE_OK : status_of(rc);
+}
+
 enum store_status
 store_outbox_expire(struct store *s, int64_t now, int limit,
     int64_t unknown_delay, enum store_outcome (*decide)(void *, const char *,
     const char *), void *arg, int *n)
 {
-	struct row {
-		char	action[HB_ACTION_MAX + 1];
-		char	tenant[HB_ID_MAX + 1];
-		char	destination[HB_ID_MAX + 1];
-	}			*rows = NULL;
+	struct row		*rows = NULL;
 	sqlite3_stmt		*st;
 	enum store_outcome	 out;
 	enum store_status	 rc;
-	int			 i, nrows = 0, step = SQLITE_DONE;
+	int			 i, nrows;
 
 	*n = 0;
 	if (limit <= 0)
 		return STORE_OK;
-	if ((rows = calloc((size_t)limit, sizeof(*rows))) == NULL)
-		return STORE_NOMEM;
 	if ((rc = store_begin(s)) != STORE_OK)
-		goto out;
-	if ((st = sql_stmt(&s->sql, Q_EXPIRED)) == NULL) {
-		rc = last(s);
+		return rc;
+	if ((rc = collect_rows(s, Q_EXPIRED, now, limit, &rows, &nrows)) !=
+	    STORE_OK)
 		goto fail;
-	}
-	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK) {
-		rc = STORE_NOMEM;
-		goto fail;
-	}
-	while (nrows < limit && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sql_col_copy(st, 0, rows[nrows].action,
-		    sizeof(rows[nrows].action)) == 0 &&
-		    sql_col_copy(st, 1, rows[nrows].tenant,
-		    sizeof(rows[nrows].tenant)) == 0 &&
-		    sql_col_copy(st, 2, rows[nrows].destination,
-		    sizeof(rows[nrows].destination)) == 0)
-			nrows++;
-	}
-	sqlite3_reset(st);
-	if (nrows < limit && step != SQLITE_DONE) {
-		rc = status_of(step);
-		goto fail;
-	}
 	for (i = 0; i < nrows; i++) {
 		out = decide(arg, rows[i].tenant, rows[i].destination);
 		if ((st = sql_stmt(&s->sql, Q_EXPIRE_MOVE)) == NULL) {
@@ -1028,46 +1042,20 @@ enum store_status
 store_outbox_unknown(struct store *s, int64_t now, int limit,
     void (*fn)(void *, const char *, const char *, const char *), void *arg)
 {
-	struct row {
-		char	action[HB_ACTION_MAX + 1];
-		char	tenant[HB_ID_MAX + 1];
-		char	destination[HB_ID_MAX + 1];
-	}		*rows;
-	sqlite3_stmt	*st;
-	int		 i, n = 0, rc;
+	struct row		*rows = NULL;
+	enum store_status	 rc;
+	int			 i, n;
 
 	if (limit <= 0)
 		return STORE_OK;
-	if ((rows = calloc((size_t)limit, sizeof(*rows))) == NULL)
-		return STORE_NOMEM;
-	if ((st = sql_stmt(&s->sql, Q_UNKNOWN_DUE)) == NULL) {
-		free(rows);
-		return last(s);
-	}
-	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK) {
-		free(rows);
-		return STORE_NOMEM;
-	}
 	/* Collect first: fn talks to the network and writes. */
-	rc = SQLITE_DONE;
-	while (n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (sql_col_copy(st, 0, rows[n].action,
-		    sizeof(rows[n].action)) == 0 &&
-		    sql_col_copy(st, 1, rows[n].tenant,
-		    sizeof(rows[n].tenant)) == 0 &&
-		    sql_col_copy(st, 2, rows[n].destination,
-		    sizeof(rows[n].destination)) == 0)
-			n++;
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		free(rows);
-		return status_of(rc);
-	}
-	for (i = 0; i < n; i++)
-		fn(arg, rows[i].action, rows[i].tenant, rows[i].destination);
+	if ((rc = collect_rows(s, Q_UNKNOWN_DUE, now, limit, &rows, &n)) ==
+	    STORE_OK)
+		for (i = 0; i < n; i++)
+			fn(arg, rows[i].action, rows[i].tenant,
+			    rows[i].destination);
 	free(rows);
-	return STORE_OK;
+	return rc;
 }
 
 enum store_status
@@ -1120,36 +1108,11 @@ store_outbox_next(struct store *s, int64_t now, int64_t *in_ms)
 	return status_of(rc);
 }
 
-/* Collects column 0 (a JSON object per row) of a bound statement. */
+/* The JSON objects a bound statement selects, as an array. */
 static enum store_status
 json_rows(sqlite3_stmt *st, cJSON **out)
 {
-	cJSON			*arr, *obj;
-	const char		*row;
-	enum store_status	 status = STORE_OK;
-	int			 rc;
-
-	*out = NULL;
-	if ((arr = cJSON_CreateArray()) == NULL) {
-		sqlite3_reset(st);
-		return STORE_NOMEM;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		row = (const char *)sqlite3_column_text(st, 0);
-		if (row == NULL || (obj = cJSON_Parse(row)) == NULL) {
-			status = STORE_NOMEM;
-			break;
-		}
-		cJSON_AddItemToArray(arr, obj);
-	}
-	if (status == STORE_OK && rc != SQLITE_DONE)
-		status = status_of(rc);
-	sqlite3_reset(st);
-	if (status != STORE_OK)
-		cJSON_Delete(arr);
-	else
-		*out = arr;
-	return status;
+	return status_of(sql_json_rows(st, out));
 }
 
 enum store_status
