@@ -33,7 +33,13 @@ done
 rm -f "$log.one"
 
 # A short fuzzing run of every parser, where clang's libFuzzer is here.
-if command -v clang >/dev/null 2>&1; then
+probe=$(mktemp -d)
+printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+    'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
+    'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)' \
+    '{ (void)d; (void)n; return 0; }' > "$probe/p.c"
+if command -v clang >/dev/null 2>&1 &&
+    clang -fsanitize=fuzzer -o "$probe/p" "$probe/p.c" >/dev/null 2>&1; then
 	echo "== make fuzz"
 	if make -s fuzz FUZZ_RUNS=20000 > "$log.one" 2>&1; then
 		n=$(grep -c '^fuzz_.*Done' "$log.one")
@@ -45,8 +51,9 @@ if command -v clang >/dev/null 2>&1; then
 	cat "$log.one"
 	rm -f "$log.one"
 else
-	echo "== make fuzz: skipped (no clang)"
+	echo "== make fuzz: skipped (no clang with libFuzzer)"
 fi
+rm -rf "$probe"
 
 # Sum Check's "Checks: N, Failures: F, Errors: E" and our "N passed, N failed".
 totals=$(awk '
