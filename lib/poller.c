@@ -167,13 +167,21 @@ each(void *arg, const struct config_job *j, const char *base)
 	return 0;
 }
 
-/* Least recently asked first, so that no job is starved by others. */
+/*
+ * Least recently asked first, so that no job is starved by others; ties
+ * (asked within one millisecond) in a fixed order.
+ */
 static int
 by_polled_at(const void *a, const void *b)
 {
 	const struct candidate	*x = a, *y = b;
+	int			 c;
 
-	return x->polled_at < y->polled_at ? -1 : x->polled_at > y->polled_at;
+	if (x->polled_at != y->polled_at)
+		return x->polled_at < y->polled_at ? -1 : 1;
+	if ((c = strcmp(x->tenant, y->tenant)) != 0)
+		return c;
+	return strcmp(x->job_id, y->job_id);
 }
 
 enum store_status

@@ -66,7 +66,7 @@ totals=$(awk '
 	}
 	pass += n - f - e; fail += f + e
 }
-/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$/ {
+/^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed$/ {
 	pass += $2; fail += $4
 }
 END { printf "%d %d\n", pass, fail }' "$log")

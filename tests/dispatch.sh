@@ -13,7 +13,7 @@ tmp=$(mktemp -d)
 export HOOKBOX_DIR="$tmp/data"
 export HOOKBOX_BACKOFF_MS=1		# retries at once, unless Retry-After
 export HOOKBOX_LEASE_MARGIN_MS=300	# leases expire soon after a death
-export HOOKBOX_RECHECK_MS=500		# unknown outcomes are asked about soon
+export HOOKBOX_RECHECK_MS=1000		# unknown outcomes are asked about soon
 sinks=""
 cleanup() {
 	for p in $sinks; do kill "$p" 2>/dev/null; done
@@ -207,7 +207,7 @@ action holds
 killed holds
 "$HB" dispatch --once
 eq "expired lease: unknown first" unknown "$(state_of "$a")"
-sleep 0.6	# HOOKBOX_RECHECK_MS
+sleep 1.2	# HOOKBOX_RECHECK_MS
 "$HB" dispatch --once
 eq "status URL found it: delivered" delivered "$(state_of "$a")"
 eq "no resend" 1 "$(posts holds)"
@@ -223,7 +223,7 @@ action asklater
 "$HB" dispatch --once
 eq "timeout: unknown" unknown "$(state_of "$a")"
 eq "status URL not asked yet" 0 "$(grep -c '	GET	' "$tmp/asklater.log")"
-sleep 0.6
+sleep 1.2
 "$HB" dispatch --once
 eq "asked later: delivered" delivered "$(state_of "$a")"
 eq "sent once" 1 "$(posts asklater)"
