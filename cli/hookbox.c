@@ -656,6 +656,17 @@ print_json(cJSON *arr)
 	return EXIT_OK;
 }
 
+/* Closes state.db after a read-out, then reports or prints its result. */
+static int
+list_done(const struct env *e, struct store *st, enum store_status src,
+    cJSON *arr)
+{
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	return print_json(arr);
+}
+
 static int
 cmd_list(struct env *e, int argc, char **argv)
 {
@@ -1222,10 +1233,7 @@ cmd_list_state(struct env *e, int argc, char **argv)
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_outbox_list(st, state, (int)limit, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return store_fail(e, src);
-	return print_json(arr);
+	return list_done(e, st, src, arr);
 }
 
 static int
@@ -1241,10 +1249,7 @@ cmd_attempts(struct env *e, int argc, char **argv)
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_attempts_list(st, argv[1], &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return store_fail(e, src);
-	return print_json(arr);
+	return list_done(e, st, src, arr);
 }
 
 /* Applies one operator move to an action; 1 when it was not applicable. */
@@ -1334,10 +1339,7 @@ cmd_conflicts(struct env *e, int argc, char **argv)
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_conflicts_list(st, all, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return store_fail(e, src);
-	return print_json(arr);
+	return list_done(e, st, src, arr);
 }
 
 static int

@@ -15,9 +15,8 @@
 
 #define HOOKS_PREFIX	"/hooks/"
 
-/* Everything the responder can answer, in one table. */
+/* What the responder answers before the library is asked. */
 enum reply {
-	R_RESULT,	/* a library result: see status_of_result() */
 	R_METHOD,	/* 405 */
 	R_LENGTH,	/* 411 */
 	R_TOO_LARGE,	/* 413 */
