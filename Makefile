@@ -22,7 +22,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 OPT	?= -O2 -g
 WARN	 = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
-	   -Wmissing-prototypes -Wpointer-arith -Wno-format-nonliteral
+	   -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wno-format-nonliteral
 CFLAGS	?= $(OPT)
 CFLAGS	+= -std=c11 $(WARN) -fvisibility=hidden -fstack-protector-strong
 CPPFLAGS += -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -Ilib $(PKG_CFLAGS)
@@ -65,7 +65,14 @@ BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
 # A scriptable HTTP server: the downstream consumer in dispatcher tests.
 SINK	 = $(O)/tests/sink
 
-all: $(BINS) $(TEST_BINS) $(SINK)
+all: $(O)/.banned $(BINS) $(TEST_BINS) $(SINK)
+
+# No banned calls (sprintf, strcpy, atoi, ...) anywhere: see the script.
+C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c)
+$(O)/.banned: scripts/banned.sh $(C_SRCS)
+	@mkdir -p $(@D)
+	sh scripts/banned.sh $(C_SRCS)
+	@touch $@
 
 $(O)/lib/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)

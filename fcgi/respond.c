@@ -211,7 +211,7 @@ request_path(const struct resp_io *io, char *buf, size_t len)
 
 /* Header look-up for hook_handle(): "X-Foo-Bar" is HTTP_X_FOO_BAR. */
 static const char *
-header(void *arg, const char *name)
+header(const void *arg, const char *name)
 {
 	const struct resp_io	*io = arg;
 	char			 var[160];
@@ -260,7 +260,9 @@ outf(const struct resp_io *io, const char *fmt, ...)
 static int
 write_receipts(void *arg, const char *result, int64_t n)
 {
-	outf(arg, "hookbox_receipts{result=\"%s\"} %lld\n", result,
+	const struct resp_io	*io = *(const struct resp_io **)arg;
+
+	outf(io, "hookbox_receipts{result=\"%s\"} %lld\n", result,
 	    (long long)n);
 	return 0;
 }
@@ -313,7 +315,7 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 	    "hookbox_oldest_pending_age_seconds %lld\n", (long long)age);
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
-	if (store_receipt_counts(srv->st, write_receipts, (void *)io) !=
+	if (store_receipt_counts(srv->st, write_receipts, &io) !=
 	    STORE_OK)
 		outf(io, "# receipts unavailable: state database busy\n");
 }
@@ -421,7 +423,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		memset(&req, 0, sizeof(req));
 		req.endpoint = name;
 		req.header = header;
-		req.arg = (void *)io;
+		req.arg = io;
 		req.body = body;
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();

@@ -24,8 +24,8 @@ struct hook_req {
 	 * written in HTTP ("X-Tornado-Signature"), or NULL.  The string
 	 * must live until hook_handle() returns.
 	 */
-	const char	*(*header)(void *arg, const char *name);
-	void		*arg;
+	const char	*(*header)(const void *arg, const char *name);
+	const void	*arg;
 	const char	*body;		/* exactly the bytes received */
 	size_t		 bodylen;
 	int64_t		 now_ms;
