@@ -334,15 +334,19 @@ health(struct resp_server *srv, const struct resp_io *io)
 	out(io, ok, sizeof(ok) - 1);
 }
 
-/* One log line per refused or failed request; never a secret. */
+/*
+ * One log line per refused or failed request; never a secret.  The
+ * endpoint comes from anyone who can reach the socket: escaped.
+ */
 static void
 log_request(const char *endpoint, int status, const struct accept_res *res)
 {
+	char	name[HB_ID_MAX + 8];
+
 	if (status == 200)
 		return;
 	fprintf(stderr, "hookbox-fcgi: /hooks/%s: %d %s%s%s\n",
-	    util_valid_id(endpoint, HB_ID_MAX) ? endpoint : "(invalid)",
-	    status, hb_result_name(res->result),
+	    util_escape(endpoint, (size_t)-1, name, sizeof(name)), status, hb_result_name(res->result),
 	    res->detail != NULL ? ": " : "",
 	    res->detail != NULL ? res->detail : "");
 }

@@ -195,7 +195,7 @@ accept_observation(struct store *st, struct config *cfg,
 	is_job = o->event == OBS_EV_JOB;
 
 	/* Validate identifiers before anything is looked up or written. */
-	if (!util_valid_id(req->tenant, HB_ID_MAX) ||
+	if (!util_valid_name(req->tenant) ||
 	    (is_job && !util_valid_id(o->job_id, HB_ID_MAX)) ||
 	    (o->delivery_id[0] != '\0' &&
 	    !util_valid_id(o->delivery_id, HB_ID_MAX)) ||

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,6 +81,7 @@ enum q {
 	Q_JOB_GET,
 	Q_DEST_GET,
 	Q_SECRETS,
+	Q_SECRET_COUNT,
 	Q_DEST_SECRET,
 	Q_TENANT_KEY,
 	Q_TENANT_ADD,
@@ -111,7 +113,9 @@ static const char *const sqltext[Q__N] = {
 	    " WHERE tenant = ?1 AND name = ?2",
 	[Q_SECRETS] = "SELECT secret FROM secrets WHERE endpoint = ?1"
 	    " AND (expires_at IS NULL OR expires_at > ?2)"
-	    " ORDER BY id DESC LIMIT 8",
+	    " ORDER BY id DESC LIMIT 9",	/* CONFIG_SECRETS_MAX + 1 */
+	[Q_SECRET_COUNT] = "SELECT count(*) FROM secrets WHERE endpoint = ?1"
+	    " AND (expires_at IS NULL OR expires_at > ?2)",
 	[Q_DEST_SECRET] = "SELECT secret FROM destinations"
 	    " WHERE tenant = ?1 AND name = ?2 AND secret IS NOT NULL",
 	[Q_TENANT_KEY] = "SELECT api_key FROM tenants"
@@ -376,6 +380,106 @@ copy_cols(sqlite3_stmt *st, char *const *bufs, const size_t *lens, size_t n)
 	return CONFIG_OK;
 }
 
+/*
+ * The validators: each returns the name of the first field that breaks
+ * its rule, or NULL.  The admin writes refuse such a row, and every read
+ * refuses it again (CONFIG_INVALID), so that a config.db written by
+ * anything but this code cannot put a CR, a LF or a second ':' into a
+ * header, a URL or an action id.
+ */
+
+/* "" or an http(s) URL that can go into a request line. */
+static int
+valid_url(const char *u, int required)
+{
+	if (u[0] == '\0')
+		return !required;
+	return util_valid_line(u, HB_TEXT_MAX) &&
+	    (strncasecmp(u, "http://", 7) == 0 ||
+	    strncasecmp(u, "https://", 8) == 0);
+}
+
+static const char *
+tenant_invalid(const struct config_tenant *t)
+{
+	if (!util_valid_name(t->id))
+		return "tenant id";
+	if (!valid_url(t->status_base, 0))
+		return "status base URL (http or https)";
+	return NULL;
+}
+
+static const char *
+endpoint_invalid(const struct config_endpoint *e)
+{
+	if (!util_valid_name(e->name))
+		return "endpoint name";
+	if (!util_valid_name(e->tenant))
+		return "tenant id";
+	if ((unsigned)e->kind > CONFIG_KIND_ORG)
+		return "kind (tornado-job or tornado-org)";
+	if ((unsigned)e->auth > CONFIG_AUTH_STANDARD)
+		return "auth (hmac, key or standard)";
+	/* key: the header with the key; hmac: the signature header. */
+	if ((e->auth == CONFIG_AUTH_KEY && e->key_header[0] == '\0') ||
+	    strlen(e->key_header) > HB_ID_MAX ||
+	    strspn(e->key_header, HEADER_CHARS) != strlen(e->key_header))
+		return "header name (letters, digits, '-' and '_')";
+	if (e->tolerance <= 0 || e->tolerance > 86400)
+		return "tolerance (1..86400 seconds)";
+	return NULL;
+}
+
+static const char *
+destination_invalid(const struct config_destination *d)
+{
+	if (!util_valid_name(d->tenant))
+		return "tenant id";
+	if (!util_valid_name(d->name))
+		return "destination name";
+	if (!valid_url(d->url, 1))
+		return "destination URL (http or https)";
+	if (!valid_url(d->status_url, 0))
+		return "status URL (http or https)";
+	if (d->timeout_ms <= 0 || d->max_attempts <= 0)
+		return "timeout and max attempts (must be positive)";
+	return NULL;
+}
+
+static const char *
+job_invalid(const struct config_job *j)
+{
+	if (!util_valid_name(j->tenant))
+		return "tenant id";
+	if (!util_valid_id(j->job_id, HB_ID_MAX))
+		return "job id";
+	if (!util_valid_name(j->attempt))
+		return "attempt";
+	if (!util_valid_name(j->step))
+		return "step";
+	if (!util_valid_name(j->destination))
+		return "destination";
+	if (!util_valid_text(j->source_url, HB_TEXT_MAX))
+		return "source URL";
+	if (!util_valid_text(j->output, HB_TEXT_MAX))
+		return "output settings";
+	return NULL;
+}
+
+/* An API key goes into a header: printable ASCII, no spaces. */
+static int
+valid_api_key(const unsigned char *k, size_t len)
+{
+	size_t	i;
+
+	if (len > CONFIG_SECRET_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (k[i] < 0x21 || k[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
 enum config_status
 config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
 {
@@ -390,6 +494,8 @@ config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
 		rc = CONFIG_ERROR;
 	t->active = sqlite3_column_int(st, 1);
 	sqlite3_reset(st);
+	if (rc == CONFIG_OK && tenant_invalid(t) != NULL)
+		rc = CONFIG_INVALID;
 	return rc;
 }
 
@@ -414,6 +520,8 @@ config_endpoint_get(struct config *c, const char *name,
 		rc = CONFIG_ERROR;
 	e->tolerance = sqlite3_column_int64(st, 5);
 	sqlite3_reset(st);
+	if (rc == CONFIG_OK && endpoint_invalid(e) != NULL)
+		rc = CONFIG_INVALID;
 	return rc;
 }
 
@@ -433,6 +541,8 @@ config_job_get(struct config *c, const char *tenant, const char *job_id,
 		return rc;
 	rc = copy_cols(st, bufs, lens, 7);
 	sqlite3_reset(st);
+	if (rc == CONFIG_OK && job_invalid(j) != NULL)
+		rc = CONFIG_INVALID;
 	return rc;
 }
 
@@ -454,6 +564,8 @@ config_destination_get(struct config *c, const char *tenant,
 	d->timeout_ms = sqlite3_column_int(st, 5);
 	d->max_attempts = sqlite3_column_int(st, 6);
 	sqlite3_reset(st);
+	if (rc == CONFIG_OK && destination_invalid(d) != NULL)
+		rc = CONFIG_INVALID;
 	return rc;
 }
 
@@ -483,19 +595,25 @@ collect_secrets(sqlite3_stmt *st, struct config_secrets *out)
 	enum config_status status = CONFIG_OK;
 
 	memset(out, 0, sizeof(*out));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    out->n < CONFIG_SECRETS_MAX) {
+	/*
+	 * More secrets than the limit, or one of a size no write allows, is
+	 * a config.db that was not written by the tool: refused, never cut.
+	 */
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		v = sqlite3_column_blob(st, 0);
 		len = (size_t)sqlite3_column_bytes(st, 0);
-		if (v == NULL || len == 0 || len > CONFIG_SECRET_MAX)
-			continue;
+		if (out->n == CONFIG_SECRETS_MAX || v == NULL || len == 0 ||
+		    len > CONFIG_SECRET_MAX) {
+			status = CONFIG_INVALID;
+			break;
+		}
 		memcpy(tmp + used, v, len);
 		out->s[out->n].keylen = len;
 		out->s[out->n].key = (const unsigned char *)(uintptr_t)used;
 		out->n++;
 		used += len;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (status == CONFIG_OK && rc != SQLITE_DONE)
 		status = status_of(rc);
 	sqlite3_reset(st);
 	if (status == CONFIG_OK && used > 0) {
@@ -556,7 +674,15 @@ enum config_status
 config_tenant_api_key(struct config *c, const char *tenant,
     struct config_secrets *out)
 {
-	return secret_by_key(c, Q_TENANT_KEY, tenant, NULL, out);
+	enum config_status	rc;
+
+	rc = secret_by_key(c, Q_TENANT_KEY, tenant, NULL, out);
+	if (rc == CONFIG_OK && out->n > 0 &&
+	    !valid_api_key(out->s[0].key, out->s[0].keylen)) {
+		config_secrets_clear(out);
+		rc = CONFIG_INVALID;
+	}
+	return rc;
 }
 
 /* Runs a prepared, bound write statement. */
@@ -566,26 +692,9 @@ write_done(sqlite3_stmt *st)
 	return status_of(sql_step_done(st));
 }
 
-#define CHECK_ID(v, name) do {						\
-	if (!util_valid_id((v), HB_ID_MAX)) {				\
-		*why = (name);						\
+#define REFUSE_IF(v) do {						\
+	if ((*why = (v)) != NULL)					\
 		return CONFIG_INVALID;					\
-	}								\
-} while (0)
-
-#define CHECK_TEXT(v, name) do {					\
-	if (!util_valid_text((v), HB_TEXT_MAX)) {			\
-		*why = (name);						\
-		return CONFIG_INVALID;					\
-	}								\
-} while (0)
-
-/* For what goes into our own HTTP requests: no CR, LF or other controls. */
-#define CHECK_LINE(v, name) do {					\
-	if (!util_valid_line((v), HB_TEXT_MAX)) {			\
-		*why = (name);						\
-		return CONFIG_INVALID;					\
-	}								\
 } while (0)
 
 static int
@@ -609,22 +718,12 @@ config_tenant_add(struct config *c, const struct config_tenant *t,
 {
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
-	size_t			 i;
 
 	if ((rc = writable(c, why)) != CONFIG_OK)
 		return rc;
-	CHECK_ID(t->id, "tenant id");
-	CHECK_LINE(t->status_base, "status base URL");
-	if (keylen > CONFIG_SECRET_MAX) {
-		*why = "API key (too long)";
-		return CONFIG_INVALID;
-	}
-	/* The key is sent as a header: printable ASCII only. */
-	for (i = 0; i < keylen; i++)
-		if (api_key[i] < 0x21 || api_key[i] > 0x7e) {
-			*why = "API key (printable ASCII, no spaces)";
-			return CONFIG_INVALID;
-		}
+	REFUSE_IF(tenant_invalid(t));
+	REFUSE_IF(valid_api_key(api_key, keylen) ? NULL :
+	    "API key (printable ASCII, no spaces, at most 512 bytes)");
 	if ((st = sql_stmt(&c->sql, Q_TENANT_ADD)) == NULL)
 		return status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
@@ -645,32 +744,7 @@ config_endpoint_add(struct config *c, const struct config_endpoint *e,
 
 	if ((rc = writable(c, why)) != CONFIG_OK)
 		return rc;
-	CHECK_ID(e->name, "endpoint name");
-	CHECK_ID(e->tenant, "tenant id");
-	if (e->name[0] == '_' || strchr(e->name, '/') != NULL) {
-		*why = "endpoint name (may not start with '_' or contain '/')";
-		return CONFIG_INVALID;
-	}
-	if ((unsigned)e->kind > CONFIG_KIND_ORG) {
-		*why = "kind (tornado-job or tornado-org)";
-		return CONFIG_INVALID;
-	}
-	if ((unsigned)e->auth > CONFIG_AUTH_STANDARD) {
-		*why = "auth (hmac, key or standard)";
-		return CONFIG_INVALID;
-	}
-	/* key: the header with the key; hmac: the signature header. */
-	if (e->auth == CONFIG_AUTH_KEY ||
-	    (e->auth == CONFIG_AUTH_HMAC && e->key_header[0] != '\0'))
-		CHECK_ID(e->key_header, "header name");
-	if (strspn(e->key_header, HEADER_CHARS) != strlen(e->key_header)) {
-		*why = "header name (letters, digits, '-' and '_')";
-		return CONFIG_INVALID;
-	}
-	if (e->tolerance <= 0 || e->tolerance > 86400) {
-		*why = "tolerance (1..86400 seconds)";
-		return CONFIG_INVALID;
-	}
+	REFUSE_IF(endpoint_invalid(e));
 	if ((st = sql_stmt(&c->sql, Q_ENDPOINT_ADD)) == NULL)
 		return status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, e->name) != SQLITE_OK ||
@@ -709,6 +783,22 @@ config_secret_add(struct config *c, const char *endpoint,
 	}
 	if ((rc = config_endpoint_get(c, endpoint, &e)) != CONFIG_OK)
 		return rc;
+	/* A secret over the limit would push an older one out unseen. */
+	if ((st = sql_stmt(&c->sql, Q_SECRET_COUNT)) == NULL)
+		return status_of(sqlite3_errcode(c->sql.db));
+	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, util_now()) != SQLITE_OK)
+		return CONFIG_NOMEM;
+	if ((rc = status_of(sqlite3_step(st))) == CONFIG_OK &&
+	    sqlite3_column_int64(st, 0) >= CONFIG_SECRETS_MAX) {
+		*why = "secret (the endpoint has 8 unexpired secrets already:"
+		    " remove one first)";
+		rc = CONFIG_INVALID;
+	}
+	sqlite3_reset(st);
+	st = NULL;
+	if (rc != CONFIG_OK)
+		return rc;
 	if (e.auth == CONFIG_AUTH_KEY) {
 		if (auth_key_hash((const char *)secret, len, hash) != 0)
 			return CONFIG_ERROR;
@@ -745,22 +835,8 @@ config_destination_add(struct config *c, const struct config_destination *d,
 
 	if ((rc = writable(c, why)) != CONFIG_OK)
 		return rc;
-	CHECK_ID(d->tenant, "tenant id");
-	CHECK_ID(d->name, "destination name");
-	CHECK_LINE(d->url, "destination URL");
-	if (d->url[0] == '\0') {
-		*why = "destination URL";
-		return CONFIG_INVALID;
-	}
-	CHECK_LINE(d->status_url, "status URL");
-	if (secretlen > CONFIG_SECRET_MAX) {
-		*why = "secret (too long)";
-		return CONFIG_INVALID;
-	}
-	if (d->timeout_ms <= 0 || d->max_attempts <= 0) {
-		*why = "timeout and max attempts (must be positive)";
-		return CONFIG_INVALID;
-	}
+	REFUSE_IF(destination_invalid(d));
+	REFUSE_IF(secretlen > CONFIG_SECRET_MAX ? "secret (too long)" : NULL);
 	if ((st = sql_stmt(&c->sql, Q_DEST_ADD)) == NULL)
 		return status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, d->tenant) != SQLITE_OK ||
@@ -786,18 +862,7 @@ config_job_add(struct config *c, const struct config_job *j, const char **why)
 
 	if ((rc = writable(c, why)) != CONFIG_OK)
 		return rc;
-	CHECK_ID(j->tenant, "tenant id");
-	CHECK_ID(j->job_id, "job id");
-	CHECK_ID(j->attempt, "attempt");
-	CHECK_ID(j->step, "step");
-	CHECK_ID(j->destination, "destination");
-	CHECK_TEXT(j->source_url, "source URL");
-	CHECK_TEXT(j->output, "output settings");
-	if (strchr(j->tenant, ':') != NULL || strchr(j->attempt, ':') != NULL) {
-		/* The action id tenant:attempt:step must stay unambiguous. */
-		*why = "tenant and attempt may not contain ':'";
-		return CONFIG_INVALID;
-	}
+	REFUSE_IF(job_invalid(j));
 	if ((st = sql_stmt(&c->sql, Q_JOB_ADD)) == NULL)
 		return status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, j->tenant) != SQLITE_OK ||
@@ -888,7 +953,9 @@ config_pollable_jobs(struct config *c,
 		return status_of(sqlite3_errcode(c->sql.db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		memset(&j, 0, sizeof(j));
-		if (copy_cols(st, bufs, lens, 8) != CONFIG_OK)
+		/* A row that breaks its rule is skipped, never asked about. */
+		if (copy_cols(st, bufs, lens, 8) != CONFIG_OK ||
+		    job_invalid(&j) != NULL || !valid_url(base, 1))
 			continue;
 		if (fn(arg, &j, base) != 0) {
 			rc = SQLITE_DONE;

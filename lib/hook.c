@@ -49,7 +49,7 @@ hook_handle(struct store *st, struct config *cfg, const struct hook_req *req,
 	enum tornado_err	 te;
 
 	memset(res, 0, sizeof(*res));
-	if (!util_valid_id(req->endpoint, HB_ID_MAX)) {
+	if (!util_valid_name(req->endpoint)) {
 		res->detail = "no such endpoint";
 		return res->result = HB_UNKNOWN_ENDPOINT;
 	}

@@ -23,18 +23,43 @@ HB_API long long util_strtonum(const char *s, long long min, long long max,
 HB_API int util_valid_utf8(const char *s, size_t len);
 
 /*
- * Non-zero when s is a usable identifier: 1..max bytes, valid UTF-8, no
- * control characters (C0, DEL).  Identifiers name tenants, endpoints,
- * jobs, attempts, steps and deliveries.
+ * The identifier rules, one per kind, used everywhere an identifier enters
+ * (the tool, a payload, a status answer) and again wherever one is read
+ * back from a database before it goes into a header, URL, log or action id:
+ *
+ * util_valid_name(): hookbox's own names, chosen by the operator (tenant,
+ * endpoint, destination, attempt, step): 1..HB_ID_MAX bytes of
+ * [A-Za-z0-9._-], starting with a letter or digit.  So a name is safe in
+ * a URL path, a header, a metric label and a file name, and ':' stays the
+ * action id's separator: tenant:attempt:step has exactly one reading.
+ *
+ * util_valid_id(): ids chosen by others (provider job ids, delivery ids):
+ * 1..max bytes of valid UTF-8 with no control character (C0, DEL, C1) and
+ * no invisible format or bidirectional character (U+200B-U+200F,
+ * U+2028-U+202E, U+2060-U+206F, U+061C, U+FEFF), so that what a log or a
+ * terminal shows is what was stored.
  */
+HB_API int util_valid_name(const char *s);
 HB_API int util_valid_id(const char *s, size_t max);
+
+/* Non-zero when s is tenant:attempt:step, three valid names. */
+HB_API int util_valid_action(const char *s);
 
 /*
  * Non-zero when s can go into an HTTP header or request line: at most
- * max bytes (may be empty), valid UTF-8, no control characters (no CR,
- * LF, NUL, tab or DEL).  For URLs and keys we send.
+ * max bytes (may be empty), valid UTF-8, and none of the characters
+ * util_valid_id() refuses (no CR, LF, NUL, tab, DEL, C1, bidi).  For URLs
+ * and keys we send.
  */
 HB_API int util_valid_line(const char *s, size_t max);
+
+/*
+ * Copies s (at most n bytes; n may be (size_t)-1 for "up to the NUL")
+ * into buf for a log line: printable ASCII other than '"' and '\\' as is,
+ * every other byte as \xNN, cut with "..." when buf is short.  Always
+ * NUL-terminates (len > 0).  Returns buf.
+ */
+HB_API char *util_escape(const char *s, size_t n, char *buf, size_t len);
 
 /* Non-zero when s is valid UTF-8 text of at most max bytes (may be empty). */
 HB_API int util_valid_text(const char *s, size_t max);

@@ -595,7 +595,7 @@ START_TEST(test_roundtrip)
 	/* Jobs. */
 	j = job("acme", "tj-0001", "analyzer");
 	SET(j.attempt, "att-42");
-	SET(j.step, "analyze:v1");
+	SET(j.step, "analyze.v1");
 	SET(j.source_url, "https://videos.example/src/1");
 	SET(j.output, "{\"format\":\"mp4\",\"quality\":\"1080p\"}");
 	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
@@ -606,7 +606,7 @@ START_TEST(test_roundtrip)
 	ck_assert_str_eq(jg.tenant, "acme");
 	ck_assert_str_eq(jg.job_id, "tj-0001");
 	ck_assert_str_eq(jg.attempt, "att-42");
-	ck_assert_str_eq(jg.step, "analyze:v1");
+	ck_assert_str_eq(jg.step, "analyze.v1");
 	ck_assert_str_eq(jg.destination, "analyzer");
 	ck_assert_str_eq(jg.source_url, "https://videos.example/src/1");
 	ck_assert_str_eq(jg.output, "{\"format\":\"mp4\",\"quality\":\"1080p\"}");
@@ -703,6 +703,7 @@ START_TEST(test_tenant_invalid)
 	memset(t.id, 'a', HB_ID_MAX);
 	t.id[HB_ID_MAX] = '\0';
 	memset(t.status_base, 'u', HB_TEXT_MAX);
+	memcpy(t.status_base, "https://", 8);
 	t.status_base[HB_TEXT_MAX] = '\0';
 	ck_assert_int_eq(config_tenant_add(w, &t, key, CONFIG_SECRET_MAX,
 	    &why), CONFIG_OK);
@@ -710,7 +711,12 @@ START_TEST(test_tenant_invalid)
 	ck_assert_uint_eq(sec.n, 1);
 	ck_assert_uint_eq(sec.s[0].keylen, CONFIG_SECRET_MAX);
 	config_secrets_clear(&sec);
-	t = tenant("t\xc3\xa9nant \xe2\x82\xac");
+	/* Names are ASCII: they go into URLs, headers and metric labels. */
+	t = tenant("t\xc3\xa9nant");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	t = tenant("tenant one");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
+	t = tenant("tenant_1.b-2");
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
 	ck_assert_int_eq(count(w, CONFIG_TENANTS), 2);
 }
@@ -876,6 +882,7 @@ START_TEST(test_destination_invalid)
 	/* The edges. */
 	d = destination("acme", "dest");
 	memset(d.url, 'u', HB_TEXT_MAX);
+	memcpy(d.url, "http://", 7);
 	d.url[HB_TEXT_MAX] = '\0';
 	d.timeout_ms = 1;
 	d.max_attempts = 1;
@@ -921,6 +928,27 @@ START_TEST(test_job_invalid)
 	CK_INVALID(config_job_add(w, &j, &why), "attempt");
 	j = job("ac:me", "j1", "dest");
 	CK_INVALID(config_job_add(w, &j, &why), "tenant");
+	j = job("acme", "j1", "dest");
+	SET(j.step, "analyze:v1");
+	CK_INVALID(config_job_add(w, &j, &why), "step");
+	/* Names are [A-Za-z0-9._-], starting with a letter or digit. */
+	SET(j.step, "analyze v1");
+	CK_INVALID(config_job_add(w, &j, &why), "step");
+	SET(j.step, ".hidden");
+	CK_INVALID(config_job_add(w, &j, &why), "step");
+	SET(j.step, "\xc3\xa9tape");
+	CK_INVALID(config_job_add(w, &j, &why), "step");
+	j = job("acme", "j1", "dest");
+	/* A job id is the provider's: any printable text, ':' included... */
+	SET(j.job_id, "job:1/\xc3\xa9");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "acme", j.job_id),
+	    CONFIG_OK);
+	/* ...but no C1 control or bidirectional override. */
+	SET(j.job_id, "job-\xc2\x85-1");
+	CK_INVALID(config_job_add(w, &j, &why), "job id");
+	SET(j.job_id, "job-\xe2\x80\xae-1");
+	CK_INVALID(config_job_add(w, &j, &why), "job id");
 	j = job("acme", "j1", "dest");
 	memset(j.source_url, 'u', sizeof(j.source_url));
 	CK_INVALID(config_job_add(w, &j, &why), "source");
@@ -1269,24 +1297,29 @@ END_TEST
 
 START_TEST(test_secrets_max)
 {
-	struct config_secrets	sec;
-	char			name[32];
-	int			i;
+	struct config_secrets	 sec;
+	char			 name[32];
+	const char		*why;
+	sqlite3			*db;
+	int			 i;
 
 	add_tenant("acme");
 	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
-	for (i = 0; i < CONFIG_SECRETS_MAX + 3; i++) {
+	for (i = 0; i < CONFIG_SECRETS_MAX; i++) {
 		ck_assert_int_lt(snprintf(name, sizeof(name), "secret-%02d", i),
 		    (int)sizeof(name));
 		add_secret("ep", name, 0);
 	}
+	/* One more is refused, not allowed to push the oldest out. */
+	CK_INVALID(config_secret_add(w, "ep", (const unsigned char *)"ninth",
+	    5, 0, &why), "remove one");
 
-	/* The newest CONFIG_SECRETS_MAX. */
+	/* All CONFIG_SECRETS_MAX, newest first. */
 	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 1, &sec), CONFIG_OK);
 	ck_assert_uint_eq(sec.n, CONFIG_SECRETS_MAX);
 	for (i = 0; i < CONFIG_SECRETS_MAX; i++) {
 		ck_assert_int_lt(snprintf(name, sizeof(name), "secret-%02d",
-		    CONFIG_SECRETS_MAX + 2 - i), (int)sizeof(name));
+		    CONFIG_SECRETS_MAX - 1 - i), (int)sizeof(name));
 		ck_assert_uint_eq(sec.s[i].keylen, strlen(name));
 		ck_assert_mem_eq(sec.s[i].key, name, strlen(name));
 	}
@@ -1305,11 +1338,107 @@ START_TEST(test_secrets_max)
 	ck_assert_mem_eq(sec.s[0].key, "s2-04", 5);
 	ck_assert_mem_eq(sec.s[4].key, "s2-00", 5);
 	config_secrets_clear(&sec);
+	/* Seen before they expired there were 11: refused, never cut. */
 	ck_assert_int_eq(config_endpoint_secrets(w, "ep2", 999, &sec),
-	    CONFIG_OK);
-	ck_assert_uint_eq(sec.n, CONFIG_SECRETS_MAX);
-	ck_assert_mem_eq(sec.s[0].key, "s2-10", 5);
-	config_secrets_clear(&sec);
+	    CONFIG_INVALID);
+	ck_assert_uint_eq(sec.n, 0);
+	ck_assert_ptr_null(sec.buf);
+
+	/* A ninth row written behind the tool's back is refused as well. */
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO secrets(endpoint,"
+	    " secret, created_at) VALUES ('ep', x'6e696e7468', 1)", NULL, NULL,
+	    NULL), SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 1, &sec),
+	    CONFIG_INVALID);
+	ck_assert_uint_eq(sec.n, 0);
+}
+END_TEST
+
+/*
+ * Rows written behind the tool's back are checked again when read: a
+ * value that could inject a header line or split an action id is
+ * refused, whatever wrote it.
+ */
+START_TEST(test_read_revalidates)
+{
+	static const char *const bad[] = {
+		"UPDATE jobs SET attempt = 'att' || char(13, 10) || 'X-Evil: 1'",
+		"UPDATE jobs SET step = 'a:b'",
+		"UPDATE jobs SET tenant = 'ac:me'",
+		"UPDATE jobs SET job_id = 'j1' || char(27) || '[2J'",
+		"UPDATE jobs SET destination = 'dest' || char(10)",
+	};
+	static const char *const badd[] = {
+		"UPDATE destinations SET url = 'http://x/' || char(13, 10) ||"
+		    " 'Host: evil'",
+		"UPDATE destinations SET url = 'file:///etc/passwd'",
+		"UPDATE destinations SET status_url = 'gopher://x/'",
+		"UPDATE destinations SET name = 'de st'",
+		"UPDATE destinations SET url = ''",
+	};
+	struct config_job		 j;
+	struct config_destination	 d;
+	struct config_tenant		 t;
+	struct config_endpoint		 e;
+	struct config_secrets		 sec;
+	sqlite3				*db;
+	size_t				 i;
+	const char			*why;
+
+	add_tenant("acme");
+	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	add_destination("acme", "dest");
+	add_job("acme", "j1", "dest");
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(sqlite3_exec(db, "SAVEPOINT s", NULL, NULL,
+		    NULL), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(db, bad[i], NULL, NULL, NULL),
+		    SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(db, "RELEASE s", NULL, NULL,
+		    NULL), SQLITE_OK);
+		ck_assert_msg(config_job_get(w, "acme", "j1", &j) !=
+		    CONFIG_OK || 0, "job read back after: %s", bad[i]);
+		ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM jobs", NULL,
+		    NULL, NULL), SQLITE_OK);
+		add_job("acme", "j1", "dest");
+	}
+	for (i = 0; i < sizeof(badd) / sizeof(badd[0]); i++) {
+		ck_assert_int_eq(sqlite3_exec(db, badd[i], NULL, NULL, NULL),
+		    SQLITE_OK);
+		ck_assert_msg(config_destination_get(w, "acme", "dest", &d) !=
+		    CONFIG_OK, "destination read back after: %s", badd[i]);
+		ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM jobs;"
+		    " DELETE FROM destinations", NULL, NULL, NULL), SQLITE_OK);
+		add_destination("acme", "dest");
+		add_job("acme", "j1", "dest");
+		ck_assert_int_eq(config_destination_get(w, "acme", "dest", &d),
+		    CONFIG_OK);
+	}
+	ck_assert_int_eq(config_job_get(w, "acme", "j1", &j), CONFIG_OK);
+
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE endpoints SET"
+	    " key_header = 'X-Sig' || char(13, 10) || 'X: 1'", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(config_endpoint_get(w, "ep", &e), CONFIG_INVALID);
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE tenants SET"
+	    " status_base = 'https://api/' || char(10)", NULL, NULL, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_INVALID);
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE tenants SET"
+	    " status_base = NULL, api_key = x'6b0d0a583a2031'", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_api_key(w, "acme", &sec),
+	    CONFIG_INVALID);
+	ck_assert_uint_eq(sec.n, 0);
+	sqlite3_close(db);
+
+	/* And the tool's own door: a tenant id may not contain ':'. */
+	t = tenant("a:b");
+	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
 }
 END_TEST
 
@@ -1738,6 +1867,7 @@ config_suite(void)
 	tcase_add_test(tc, test_secret_invalid);
 	tcase_add_test(tc, test_destination_invalid);
 	tcase_add_test(tc, test_job_invalid);
+	tcase_add_test(tc, test_read_revalidates);
 	tcase_add_test(tc, test_duplicates);
 	tcase_add_test(tc, test_references);
 	tcase_add_test(tc, test_remove);

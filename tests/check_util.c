@@ -269,6 +269,20 @@ static const struct idcase {
 	{ "\xf4\x90\x80\x80", 0 },
 	{ "j\xc3", 0 },
 	{ "j\x80", 0 },
+	/* C1 controls (U+0080..U+009F), encoded as UTF-8. */
+	{ "a\xc2\x80" "b", 0 },
+	{ "a\xc2\x85" "b", 0 },	/* NEL */
+	{ "\xc2\x9b" "31m", 0 },	/* CSI */
+	{ "a\xc2\xa0" "b", 1 },	/* NBSP is printable */
+	/* Invisible and bidirectional format characters. */
+	{ "job\xe2\x80\xae" "gnp.exe", 0 },	/* U+202E RLO */
+	{ "a\xe2\x80\x8b" "b", 0 },	/* U+200B zero width space */
+	{ "a\xe2\x80\x8f", 0 },	/* U+200F RLM */
+	{ "a\xe2\x80\xa8" "b", 0 },	/* U+2028 line separator */
+	{ "a\xe2\x81\xa6" "b", 0 },	/* U+2066 LRI */
+	{ "a\xd8\x9c" "b", 0 },		/* U+061C ALM */
+	{ "\xef\xbb\xbf" "a", 0 },	/* U+FEFF BOM */
+	{ "a\xe2\x80\x94" "b", 1 },	/* U+2014 em dash is fine */
 };
 
 START_TEST(test_id)
@@ -277,6 +291,118 @@ START_TEST(test_id)
 
 	ck_assert_msg(util_valid_id(c->s, HB_ID_MAX) == c->valid,
 	    "case %d: want %d", _i, c->valid);
+}
+END_TEST
+
+/*
+ * util_valid_name, util_valid_action
+ */
+
+static const struct idcase namecases[] = {
+	{ "", 0 },
+	{ "a", 1 },
+	{ "acme", 1 },
+	{ "Acme-2_b.c", 1 },
+	{ "9lives", 1 },
+	{ "a:b", 0 },
+	{ ":", 0 },
+	{ "a b", 0 },
+	{ "a/b", 0 },
+	{ ".", 0 },
+	{ "..", 0 },
+	{ "_health", 0 },
+	{ "-x", 0 },
+	{ "a\r\nX: 1", 0 },
+	{ "t\xc3\xa9nant", 0 },
+	{ "a\x7f", 0 },
+};
+
+START_TEST(test_name)
+{
+	const struct idcase	*c = &namecases[_i];
+
+	ck_assert_msg(util_valid_name(c->s) == c->valid,
+	    "case %d \"%s\": want %d", _i, c->s, c->valid);
+}
+END_TEST
+
+static const struct idcase actioncases[] = {
+	{ "acme:att-42:analyze-v1", 1 },
+	{ "a:b:c", 1 },
+	{ "a:b", 0 },
+	{ "a:b:c:d", 0 },
+	{ "a::c", 0 },
+	{ ":b:c", 0 },
+	{ "a:b:", 0 },
+	{ "a:b:c\r\nX-Evil: 1", 0 },
+	{ "a:b c:d", 0 },
+	{ "", 0 },
+};
+
+START_TEST(test_action)
+{
+	const struct idcase	*c = &actioncases[_i];
+
+	ck_assert_msg(util_valid_action(c->s) == c->valid,
+	    "case %d \"%s\": want %d", _i, c->s, c->valid);
+}
+END_TEST
+
+START_TEST(test_name_length)
+{
+	char	buf[3 * (HB_ID_MAX + 1) + 1];
+
+	memset(buf, 'a', HB_ID_MAX);
+	buf[HB_ID_MAX] = '\0';
+	ck_assert_int_eq(util_valid_name(buf), 1);
+	memset(buf, 'a', HB_ID_MAX + 1);
+	buf[HB_ID_MAX + 1] = '\0';
+	ck_assert_int_eq(util_valid_name(buf), 0);
+	ck_assert_int_eq(util_valid_name(NULL), 0);
+
+	/* Three names of HB_ID_MAX: the longest action id. */
+	memset(buf, 'a', sizeof(buf) - 1);
+	buf[HB_ID_MAX] = ':';
+	buf[2 * HB_ID_MAX + 1] = ':';
+	buf[3 * HB_ID_MAX + 2] = '\0';
+	ck_assert_uint_eq(strlen(buf), HB_ACTION_MAX);
+	ck_assert_int_eq(util_valid_action(buf), 1);
+	buf[3 * HB_ID_MAX + 2] = 'a';
+	buf[3 * HB_ID_MAX + 3] = '\0';
+	ck_assert_int_eq(util_valid_action(buf), 0);
+}
+END_TEST
+
+/*
+ * util_escape: what reaches a log line.
+ */
+START_TEST(test_escape)
+{
+	char	buf[64], small[8];
+
+	ck_assert_str_eq(util_escape("ok-name_1", (size_t)-1, buf,
+	    sizeof(buf)), "ok-name_1");
+	ck_assert_str_eq(util_escape("a\r\nb", (size_t)-1, buf, sizeof(buf)),
+	    "a\\x0d\\x0ab");
+	ck_assert_str_eq(util_escape("\x1b[2J", (size_t)-1, buf, sizeof(buf)),
+	    "\\x1b[2J");
+	/* C1 and bidirectional characters are bytes >= 0x80: escaped. */
+	ck_assert_str_eq(util_escape("a\xc2\x9b" "b", (size_t)-1, buf,
+	    sizeof(buf)), "a\\xc2\\x9bb");
+	ck_assert_str_eq(util_escape("\xe2\x80\xae", (size_t)-1, buf,
+	    sizeof(buf)), "\\xe2\\x80\\xae");
+	ck_assert_str_eq(util_escape("say \"hi\" \\", (size_t)-1, buf,
+	    sizeof(buf)), "say \\x22hi\\x22 \\x5c");
+	/* n bounds the read; a NUL ends it sooner. */
+	ck_assert_str_eq(util_escape("abcdef", 3, buf, sizeof(buf)), "abc");
+	ck_assert_str_eq(util_escape(NULL, 3, buf, sizeof(buf)), "");
+	/* Cut, marked, always terminated. */
+	ck_assert_str_eq(util_escape("abcdefghij", (size_t)-1, small,
+	    sizeof(small)), "abcd...");
+	ck_assert_str_eq(util_escape("\x01\x02", (size_t)-1, small,
+	    sizeof(small)), "\\x01...");
+	ck_assert_str_eq(util_escape("\x01\x02\x03", (size_t)-1, small, 4),
+	    "...");
 }
 END_TEST
 
@@ -629,6 +755,10 @@ util_suite(void)
 	tcase_add_loop_test(tc, test_utf8, 0, (int)NELEM(utf8cases));
 	tcase_add_loop_test(tc, test_id, 0, (int)NELEM(idcases));
 	tcase_add_test(tc, test_id_length);
+	tcase_add_loop_test(tc, test_name, 0, (int)NELEM(namecases));
+	tcase_add_loop_test(tc, test_action, 0, (int)NELEM(actioncases));
+	tcase_add_test(tc, test_name_length);
+	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_text);
 	tcase_add_test(tc, test_line);
 	tcase_add_test(tc, test_eqi);
