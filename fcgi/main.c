@@ -32,12 +32,53 @@
 static volatile sig_atomic_t	stopping;
 static volatile sig_atomic_t	in_request;
 
+#define SOCKET_MODE_DEFAULT	0660
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: hookbox-fcgi [-d DIR] [-s SOCKET [-w WORKERS]]"
-	    " [-l BODY_MAX] [-b BUSY_MS] [-m SOCKET_MODE]\n");
+	fprintf(stderr, "usage: hookbox-fcgi [-d DIR] [-s SOCKET [-w WORKERS]"
+	    " [-m MODE]] [-l BODY_MAX] [-b BUSY_MS]\n");
 	exit(2);
+}
+
+/* An octal file mode, as chmod(1) writes it: "660", "0660". */
+static int
+parse_mode(const char *s, mode_t *mode)
+{
+	unsigned	v = 0;
+	size_t		i;
+
+	if (s[0] == '\0' || strlen(s) > 4)
+		return -1;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] < '0' || s[i] > '7')
+			return -1;
+		v = v * 8 + (unsigned)(s[i] - '0');
+	}
+	if (v > 0777)
+		return -1;
+	*mode = (mode_t)v;
+	return 0;
+}
+
+/*
+ * A TCP socket on every address ("-s :9000", "0.0.0.0:9000") lets anyone
+ * who reaches the port talk FastCGI to us, bypassing nginx.
+ */
+static void
+warn_wildcard(const char *sock)
+{
+	if (sock[0] == '/')
+		return;
+	if (sock[0] == ':' || strncmp(sock, "0.0.0.0:", 8) == 0 ||
+	    strncmp(sock, "*:", 2) == 0 || strncmp(sock, "[::]:", 5) == 0 ||
+	    strncmp(sock, ":::", 3) == 0)
+		fprintf(stderr, "hookbox-fcgi: warning: -s %s listens on every"
+		    " address: anyone who reaches the port can send requests"
+		    " past nginx; bind 127.0.0.1:PORT%s\n", sock,
+		    getenv("FCGI_WEB_SERVER_ADDRS") != NULL ? "" :
+		    ", or set FCGI_WEB_SERVER_ADDRS to nginx's address");
 }
 
 static void
@@ -156,7 +197,7 @@ serve(struct resp_server *srv, int listen_fd)
 static void
 on_parent_signal(int sig)
 {
-	if (sig != SIGCHLD)
+	if (sig == SIGTERM || sig == SIGINT)
 		stopping = 1;
 }
 
@@ -200,10 +241,12 @@ supervise(struct resp_server *srv, int listen_fd, int n)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGALRM);
 	sigprocmask(SIG_BLOCK, &block, &old);
 
 	for (i = 0; i < n; i++) {
@@ -211,7 +254,14 @@ supervise(struct resp_server *srv, int listen_fd, int n)
 		born[i] = time(NULL);
 	}
 	while (!stopping) {
-		sigsuspend(&old);	/* until a worker dies or we are told */
+		/*
+		 * A slot left empty by a failed fork (no memory, process
+		 * limit) is tried again in a second, not at the next signal.
+		 */
+		for (i = 0; i < n && pids[i] > 0; i++)
+			;
+		alarm(i < n ? 1 : 0);
+		sigsuspend(&old);	/* until a worker dies, a retry, or a stop */
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			for (i = 0; i < n && pids[i] != pid; i++)
 				;
@@ -234,6 +284,7 @@ supervise(struct resp_server *srv, int listen_fd, int n)
 			born[i] = time(NULL);
 		}
 	}
+	alarm(0);
 	for (i = 0; i < n; i++)
 		if (pids[i] > 0)
 			kill(pids[i], SIGTERM);
@@ -249,7 +300,8 @@ main(int argc, char *argv[])
 	struct resp_server	 srv;
 	struct resp_io		 io;
 	const char		*dir = NULL, *sock = NULL, *err, *s;
-	long long		 workers = 2, mode = -1;
+	long long		 workers = 2;
+	mode_t			 mode = SOCKET_MODE_DEFAULT, mask;
 	int			 ch, fd, workers_set = 0;
 
 	memset(&srv, 0, sizeof(srv));
@@ -274,8 +326,7 @@ main(int argc, char *argv[])
 				usage();
 			break;
 		case 'm':
-			mode = util_strtonum(optarg, 0, 0777, &err);
-			if (err != NULL)
+			if (parse_mode(optarg, &mode) != 0)
 				usage();
 			break;
 		case 's':
@@ -294,9 +345,14 @@ main(int argc, char *argv[])
 		usage();
 	if (util_init() != 0)
 		die("libsodium failed to initialise");
-	/* Without either, each request must carry HOOKBOX_DIR. */
+	/* The operator's data directory: a request cannot choose another. */
 	if (dir == NULL)
 		dir = getenv("HOOKBOX_DIR");
+	if (dir == NULL || *dir == '\0') {
+		fprintf(stderr, "hookbox-fcgi: no data directory: give -d DIR"
+		    " or set HOOKBOX_DIR\n");
+		return 2;
+	}
 	if ((s = getenv("HOOKBOX_BUSY_MS")) != NULL) {
 		srv.busy_ms = (int)util_strtonum(s, 0, 600000, &err);
 		if (err != NULL)
@@ -304,7 +360,7 @@ main(int argc, char *argv[])
 	}
 	if ((s = getenv("HOOKBOX_SYNC")) != NULL)
 		srv.sync_normal = strcmp(s, "normal") == 0;
-	if (dir != NULL && snprintf(srv.dir, sizeof(srv.dir), "%s", dir) >=
+	if (snprintf(srv.dir, sizeof(srv.dir), "%s", dir) >=
 	    (int)sizeof(srv.dir))
 		die("data directory path too long");
 	signal(SIGPIPE, SIG_IGN);
@@ -312,9 +368,14 @@ main(int argc, char *argv[])
 		die("cannot initialise libfcgi");
 
 	if (sock != NULL) {
-		if ((fd = FCGX_OpenSocket(sock, 128)) < 0)
+		warn_wildcard(sock);
+		/* The socket is born with its mode: no window with a looser one. */
+		mask = umask(~mode & 0777);
+		fd = FCGX_OpenSocket(sock, 128);
+		umask(mask);
+		if (fd < 0)
 			die("cannot listen on the socket");
-		if (mode >= 0 && sock[0] == '/' && chmod(sock, (mode_t)mode) != 0)
+		if (sock[0] == '/' && chmod(sock, mode) != 0)
 			die("cannot set the socket's mode");
 		supervise(&srv, fd, (int)workers);
 		close(fd);

@@ -137,27 +137,55 @@ answer_reply(const struct resp_server *srv, const struct resp_io *io,
 	answer(srv, io, replies[r].status, NULL, replies[r].word);
 }
 
+/* dir without its trailing slashes: the length to compare. */
+static size_t
+dir_len(const char *dir)
+{
+	size_t	n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return n;
+}
+
 /*
- * Opens what is not open yet, in the request's data directory (the
- * HOOKBOX_DIR parameter from nginx, else the one given at start-up).
- * On failure the request gets 503.
+ * The HOOKBOX_DIR parameter, when nginx sends one (fastcgi_param), is a
+ * cross-check, never a choice: a request naming another directory than
+ * the responder's own is a misconfiguration (or a peer on the socket
+ * trying to redirect it) and changes nothing.
  */
 static int
-ensure_open(struct resp_server *srv, const struct resp_io *io)
+dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
+{
+	const char	*p;
+	size_t		 n;
+
+	if ((p = io->param(io->arg, "HOOKBOX_DIR")) == NULL || *p == '\0')
+		return 1;
+	n = dir_len(p);
+	return n == dir_len(srv->dir) && memcmp(p, srv->dir, n) == 0;
+}
+
+/*
+ * Opens what is not open yet in the data directory, and first closes a
+ * handle whose file is no longer the one at its path (removed, renamed
+ * over or made read-only under us), so that the request meets the file
+ * the operator's tools see.  On failure the request gets 503.
+ */
+static int
+ensure_open(struct resp_server *srv)
 {
 	struct store_opts	 opts;
-	const char		*dir;
 	char			 path[sizeof(srv->dir) + 16];
 
-	dir = io->param(io->arg, "HOOKBOX_DIR");
-	if (dir != NULL && *dir != '\0' && strcmp(dir, srv->dir) != 0) {
-		if (strlen(dir) >= sizeof(srv->dir))
-			return -1;
-		respond_close(srv);
-		memcpy(srv->dir, dir, strlen(dir) + 1);
+	if (srv->cfg != NULL && !config_same_file(srv->cfg)) {
+		config_close(srv->cfg);
+		srv->cfg = NULL;
 	}
-	if (srv->dir[0] == '\0')
-		return -1;
+	if (srv->st != NULL && store_check_file(srv->st) != STORE_OK) {
+		store_close(srv->st);
+		srv->st = NULL;
+	}
 	if (srv->cfg == NULL) {
 		(void)snprintf(path, sizeof(path), "%s/config.db", srv->dir);
 		if (config_open(path, CONFIG_READ, srv->busy_ms, &srv->cfg) !=
@@ -351,6 +379,20 @@ log_request(const char *endpoint, int status, const struct accept_res *res)
 	    res->detail != NULL ? res->detail : "");
 }
 
+/* 500: the request names another data directory than ours. */
+static void
+misdirected(const struct resp_io *io, const char *endpoint)
+{
+	char	name[HB_ID_MAX + 8];
+
+	head(io, 500, "application/json", "");
+	outf(io, "{\"result\":\"misconfigured\",\"detail\":\"HOOKBOX_DIR"
+	    " differs from the responder's data directory\"}\n");
+	fprintf(stderr, "hookbox-fcgi: /hooks/%s: 500 misconfigured: the"
+	    " request's HOOKBOX_DIR differs from -d; refused\n",
+	    util_escape(endpoint, (size_t)-1, name, sizeof(name)));
+}
+
 void
 respond(struct resp_server *srv, const struct resp_io *io)
 {
@@ -372,11 +414,15 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	}
 	name = path + sizeof(HOOKS_PREFIX) - 1;
 
+	if (!dir_param_ok(srv, io)) {
+		misdirected(io, name);
+		return;
+	}
 	if (strcmp(name, "_health") == 0 || strcmp(name, "_metrics") == 0) {
 		if (!get) {
 			head(io, 405, "application/json", "Allow: GET\r\n");
 			outf(io, "{\"result\":\"method_not_allowed\"}\n");
-		} else if (ensure_open(srv, io) != 0)
+		} else if (ensure_open(srv) != 0)
 			unavailable(srv, io, "cannot open the databases");
 		else if (name[1] == 'h')
 			health(srv, io);
@@ -414,7 +460,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	}
 
 	memset(&res, 0, sizeof(res));
-	if (ensure_open(srv, io) != 0) {
+	if (ensure_open(srv) != 0) {
 		res.result = HB_UNAVAILABLE;
 		res.detail = "cannot open the databases";
 	} else if ((body = malloc((size_t)len + 1)) == NULL)

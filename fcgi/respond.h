@@ -27,11 +27,12 @@ struct resp_io {
 };
 
 /*
- * A worker's long-lived state.  Handles are opened lazily and kept; a
- * request carrying another HOOKBOX_DIR (fastcgi_param) switches them.
+ * A worker's long-lived state.  The data directory is the operator's,
+ * fixed at start-up: a request cannot choose another one.  Handles are
+ * opened lazily and kept while their files stay where they were opened.
  */
 struct resp_server {
-	char		 dir[4000];	/* "" until known */
+	char		 dir[4000];	/* set before the first request */
 	int		 busy_ms;
 	int		 sync_normal;
 	size_t		 body_max;	/* bytes; 413 beyond */

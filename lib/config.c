@@ -331,6 +331,12 @@ out:
 	return rc;
 }
 
+int
+config_same_file(const struct config *c)
+{
+	return sql_same_file(&c->sql);
+}
+
 void
 config_close(struct config *c)
 {

@@ -97,11 +97,18 @@ HB_API enum config_status config_create(const char *path) HB_MUST_CHECK;
 /*
  * Opens config.db.  *out is freed with config_close().  busy_ms bounds
  * the wait for a writer's lock.  A schema of another version is
- * CONFIG_ERROR.
+ * CONFIG_ERROR; a path that is a symbolic link is refused (CONFIG_ERROR).
  */
 HB_API enum config_status config_open(const char *path, enum config_mode,
     int busy_ms, struct config **out) HB_MUST_CHECK;
 HB_API void config_close(struct config *);
+
+/*
+ * Non-zero while the open config.db is still the file at its path.  A
+ * long-lived reader (the responder) reopens when it is not, so that a
+ * config.db replaced by rename is seen by the next request.
+ */
+HB_API int config_same_file(const struct config *);
 
 /* Look-ups.  The out structs are filled only on CONFIG_OK. */
 HB_API enum config_status config_tenant_get(struct config *, const char *id,

@@ -1,6 +1,9 @@
 /*
  * sql.c: statement cache and small binding helpers.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,19 +17,48 @@ int
 sql_open(struct sql *s, const char *path, int flags, const char *const *text,
     size_t n)
 {
-	int	rc;
+	struct stat	sb, sb2;
+	int		rc;
 
 	memset(s, 0, sizeof(*s));
-	if ((s->st = calloc(n, sizeof(*s->st))) == NULL)
+	if ((s->st = calloc(n, sizeof(*s->st))) == NULL ||
+	    (s->path = strdup(path)) == NULL) {
+		sql_close(s);
 		return SQLITE_NOMEM;
+	}
 	s->text = text;
 	s->n = n;
-	rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+	/* A file that is not there is not created by a plain open. */
+	if (!(flags & SQLITE_OPEN_CREATE) && lstat(path, &sb) != 0) {
+		sql_close(s);
+		return errno == ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+	}
+	rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_extended_result_codes(s->db, 1);
-	if (rc != SQLITE_OK)
+	/*
+	 * The file SQLite opened is the one stat sees now, unless it was
+	 * replaced and put back between the two: then the next
+	 * sql_same_file() says so.
+	 */
+	if (rc == SQLITE_OK && stat(path, &sb2) != 0)
+		rc = SQLITE_CANTOPEN;
+	if (rc != SQLITE_OK) {
 		sql_close(s);
-	return rc;
+		return rc;
+	}
+	s->dev = sb2.st_dev;
+	s->ino = sb2.st_ino;
+	return SQLITE_OK;
+}
+
+int
+sql_same_file(const struct sql *s)
+{
+	struct stat	sb;
+
+	return s->path != NULL && stat(s->path, &sb) == 0 &&
+	    sb.st_dev == s->dev && sb.st_ino == s->ino && S_ISREG(sb.st_mode);
 }
 
 static long long
@@ -71,6 +103,8 @@ sql_close(struct sql *s)
 			sqlite3_finalize(s->st[i]);
 	free(s->st);
 	s->st = NULL;
+	free(s->path);
+	s->path = NULL;
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

@@ -12,8 +12,13 @@
 
 #include <sqlite3.h>
 
+#include <sys/types.h>
+
 struct sql {
 	sqlite3			 *db;
+	char			 *path;
+	dev_t			  dev;	/* of the file opened at path */
+	ino_t			  ino;
 	const char *const	 *text;	/* n SQL texts, static storage */
 	sqlite3_stmt		**st;	/* n slots, prepared lazily */
 	size_t			  n;
@@ -24,10 +29,19 @@ struct sql {
 /*
  * Opens path with the given SQLITE_OPEN_* flags and allocates the
  * statement slots.  On failure returns the SQLite code and leaves *s
- * closed.  Extended result codes are on.
+ * closed.  Extended result codes are on.  A path whose last component is
+ * a symbolic link is refused (SQLITE_CANTOPEN): a database is opened
+ * where the operator put it, never where a link points.  The file's
+ * device and inode are remembered for sql_same_file().
  */
 int sql_open(struct sql *s, const char *path, int flags,
     const char *const *text, size_t n);
+
+/*
+ * Non-zero while the file at the path given to sql_open() is still the
+ * one opened (not removed, not renamed over).  One stat(2).
+ */
+int sql_same_file(const struct sql *s);
 
 /*
  * Installs the busy handler: instead of SQLite's default (sleeps that

@@ -296,6 +296,9 @@ store_strerror(enum store_status s)
 		return "out of memory";
 	case STORE_ERROR:
 		return "state database error";
+	case STORE_GONE:
+		return "state database file removed, replaced or made"
+		    " read-only under the running process";
 	}
 	return "unknown error";
 }
@@ -453,11 +456,28 @@ run(struct store *s, enum q q)
 	return status_of(sql_step_done(st));
 }
 
+/*
+ * A file removed (or renamed over) under a running process stays open
+ * and writable through our descriptor: commits would succeed into a file
+ * no one else will ever read.  A file made read-only stays writable
+ * through a descriptor opened before.  Neither may be acknowledged into.
+ */
+enum store_status
+store_check_file(struct store *s)
+{
+	if (!sql_same_file(&s->sql) ||
+	    faccessat(AT_FDCWD, s->sql.path, W_OK, AT_EACCESS) != 0)
+		return STORE_GONE;
+	return STORE_OK;
+}
+
 enum store_status
 store_begin(struct store *s)
 {
 	enum store_status	rc;
 
+	if ((rc = store_check_file(s)) != STORE_OK)
+		return rc;
 	if ((rc = run(s, Q_BEGIN)) == STORE_OK)
 		s->in_tx = 1;
 	return rc;
@@ -472,6 +492,8 @@ store_commit(struct store *s)
 		return STORE_IO;
 	if ((rc = run(s, Q_COMMIT)) == STORE_OK)
 		s->in_tx = 0;
+	if (rc == STORE_OK)
+		rc = store_check_file(s);
 	return rc;
 }
 
@@ -760,7 +782,7 @@ store_check_writable(struct store *s)
 	enum store_status	rc;
 
 	if (sqlite3_db_readonly(s->sql.db, "main") != 0)
-		return STORE_IO;
+		return STORE_GONE;
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
 	store_rollback(s);

@@ -25,7 +25,13 @@ enum store_status {
 	STORE_BUSY,	/* locked past the busy timeout */
 	STORE_IO,	/* I/O error, disk full, read-only file */
 	STORE_NOMEM,
-	STORE_ERROR	/* corrupt, schema too new, misuse */
+	STORE_ERROR,	/* corrupt, schema too new, misuse */
+	/*
+	 * The open file is no longer the one at its path (removed or
+	 * replaced), or the path can no longer be written by us: nothing is
+	 * written, and the handle should be closed and opened again.
+	 */
+	STORE_GONE
 };
 
 struct store_opts {
@@ -41,7 +47,9 @@ HB_API const char *store_strerror(enum store_status);
 /*
  * Opens (and with opts->create, creates with mode 0600) state.db,
  * migrating its schema to the current version.  *out is freed with
- * store_close().  opts NULL means the defaults.
+ * store_close().  opts NULL means the defaults.  A path whose last
+ * component is a symbolic link is refused (STORE_IO).  The file's device
+ * and inode are remembered: see store_check_file().
  */
 HB_API enum store_status store_open(const char *path,
     const struct store_opts *opts, struct store **out) HB_MUST_CHECK;
@@ -50,8 +58,23 @@ HB_API void store_close(struct store *);
 /* The last SQLite message, for logs (never contains bound values). */
 HB_API const char *store_errmsg(struct store *);
 
-/* BEGIN IMMEDIATE: takes the write lock now, waiting at most busy_ms. */
+/*
+ * STORE_OK while the open file is still the file at its path and we may
+ * still write it; else STORE_GONE.  Two system calls (stat, access).
+ */
+HB_API enum store_status store_check_file(struct store *) HB_MUST_CHECK;
+
+/*
+ * BEGIN IMMEDIATE: takes the write lock now, waiting at most busy_ms.
+ * First checks the file (store_check_file()): nothing is ever written
+ * into a file that is no longer at the path.
+ */
 HB_API enum store_status store_begin(struct store *) HB_MUST_CHECK;
+/*
+ * COMMIT, then checks the file again: STORE_GONE when it was removed or
+ * replaced meanwhile, so that the caller does not acknowledge work that
+ * went into a file no other process will read.
+ */
 HB_API enum store_status store_commit(struct store *) HB_MUST_CHECK;
 /* Rolls back the open transaction, if any. */
 HB_API void store_rollback(struct store *);
