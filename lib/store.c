@@ -465,7 +465,9 @@ run(struct store *s, enum q q)
 enum store_status
 store_check_file(struct store *s)
 {
+	/* SQLite opens a file it may not write read-only, without a word. */
 	if (!sql_same_file(&s->sql) ||
+	    sqlite3_db_readonly(s->sql.db, "main") != 0 ||
 	    faccessat(AT_FDCWD, s->sql.path, W_OK, AT_EACCESS) != 0)
 		return STORE_GONE;
 	return STORE_OK;
@@ -781,8 +783,6 @@ store_check_writable(struct store *s)
 {
 	enum store_status	rc;
 
-	if (sqlite3_db_readonly(s->sql.db, "main") != 0)
-		return STORE_GONE;
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
 	store_rollback(s);
