@@ -186,6 +186,7 @@ accept_observation(struct store *st, struct config *cfg,
 	struct config_job	 job;
 	struct store_receipt	 rcpt;
 	struct store_prior	 prior;
+	enum hb_result		 first;
 	enum config_status	 cs;
 	enum store_status	 ss;
 	int64_t			 rid;
@@ -249,9 +250,19 @@ accept_observation(struct store *st, struct config *cfg,
 	    STORE_OK)
 		goto fail;
 	if (seen) {
-		/* The same delivery again: answer as before, write nothing. */
+		/*
+		 * The same delivery again: write nothing, and answer as the
+		 * first time where that answer refused it (409): a retry, or
+		 * another body reusing the delivery id, must not turn a
+		 * refusal into an acknowledgement.
+		 */
 		store_rollback(st);
 		memcpy(res->action, prior.action, sizeof(res->action));
+		if (hb_result_parse(prior.result, &first) == 0 &&
+		    !hb_result_is_ack(first)) {
+			res->detail = "delivery id refused before";
+			return res->result = first;
+		}
 		res->detail = "delivery id received before";
 		return res->result = HB_DUPLICATE;
 	}

@@ -1,6 +1,8 @@
 /*
  * hb.c: the names and meanings of enum hb_result, in one table.
  */
+#include <string.h>
+
 #include "hb.h"
 
 static const struct {
@@ -39,6 +41,20 @@ const char *
 hb_result_name(enum hb_result r)
 {
 	return valid(r) ? results[r].name : "unavailable";
+}
+
+int
+hb_result_parse(const char *s, enum hb_result *out)
+{
+	unsigned	i;
+
+	for (i = 0; s != NULL && i < sizeof(results) / sizeof(results[0]);
+	    i++)
+		if (results[i].name != NULL && strcmp(results[i].name, s) == 0) {
+			*out = (enum hb_result)i;
+			return 0;
+		}
+	return -1;
 }
 
 const char *

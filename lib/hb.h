@@ -44,6 +44,12 @@ enum hb_result {
 /* The "result" word of the JSON body ("accepted", ...).  Static storage. */
 HB_API const char *hb_result_name(enum hb_result);
 
+/*
+ * The result whose name is s (the inverse of hb_result_name(); "unavailable"
+ * is HB_UNAVAILABLE).  Returns 0, or -1 when s names none.
+ */
+HB_API int hb_result_parse(const char *s, enum hb_result *out);
+
 /* A sentence for logs and the command line.  Static storage. */
 HB_API const char *hb_result_strerror(enum hb_result);
 

@@ -538,6 +538,38 @@ START_TEST(delivery_id_deduplicated)
 }
 END_TEST
 
+/*
+ * A delivery refused with 409 stays refused when it comes again, and so
+ * does any other body that reuses its delivery id: a retry must not turn
+ * a refusal into an acknowledgement.
+ */
+START_TEST(delivery_id_refusal_kept)
+{
+	static const char ev[] = "{\"delivery_id\":\"d-9\","
+	    "\"type\":\"job_completed\",\"data\":{\"job_id\":\"job-2\","
+	    "\"status\":\"completed\"}}";
+	static const char other[] = "{\"delivery_id\":\"d-9\","
+	    "\"type\":\"job_progress\",\"data\":{\"job_id\":\"job-3\","
+	    "\"stage\":\"muxing\"}}";
+	struct accept_res	res;
+
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	/* job-2 shares job-1's attempt and step: 409. */
+	ck_assert_int_eq(run_with(st, cfg, "acme", EVENT, ev, &res),
+	    HB_ACTION_CONFLICT);
+	ck_assert_int_eq(run_with(st, cfg, "acme", EVENT, ev, &res),
+	    HB_ACTION_CONFLICT);
+	ck_assert_str_eq(res.action, "acme:att-42:analyze-v1");
+	ck_assert_int_eq(run_with(st, cfg, "acme", EVENT, other, &res),
+	    HB_ACTION_CONFLICT);
+	ck_assert(!hb_result_is_ack(res.result));
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 2);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+	ck_assert_int_eq(q("SELECT seen FROM conflicts WHERE kind='action'"),
+	    1);
+}
+END_TEST
+
 START_TEST(other_tenants_job_refused)
 {
 	char	snap[128];
@@ -657,6 +689,7 @@ accept_suite(void)
 	tcase_add_test(tc, warning_is_terminal_without_action);
 	tcase_add_test(tc, poll_then_webhook_one_action);
 	tcase_add_test(tc, delivery_id_deduplicated);
+	tcase_add_test(tc, delivery_id_refusal_kept);
 	tcase_add_test(tc, other_tenants_job_refused);
 	tcase_add_test(tc, unknown_and_batch_recorded);
 	tcase_add_test(tc, busy_database_unavailable);

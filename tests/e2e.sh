@@ -171,6 +171,36 @@ eq "409 action_conflict" "409 action_conflict" "$code $result"
 signed tornado "$(completed job-x)"
 eq "422 unknown_job" "422 unknown_job" "$code $result"
 
+# A refusal stays a refusal: the provider's retry of a 409'd delivery, or
+# another body reusing its delivery id, is not acknowledged.
+dlv='{"delivery_id":"dlv-409","type":"job_completed","data":{"job_id":"job-twin","status":"completed"}}'
+signed tornado-org "$dlv"
+eq "org delivery: 409" "409 action_conflict" "$code $result"
+signed tornado-org "$dlv"
+eq "its retry: 409 again" "409 action_conflict" "$code $result"
+signed tornado-org '{"delivery_id":"dlv-409","type":"job_completed","data":{"job_id":"job-3","status":"completed"}}'
+eq "another body, same delivery id: 409" "409 action_conflict" "$code $result"
+
+# What a signed body may not carry: raw control bytes inside a string
+# (a NUL would cut job-4<NUL>-x to job-4), or a key twice.
+# bad_body NAME PRINTF_FORMAT: signs and sends the bytes printf makes.
+bad_body() {
+	printf "$2" > "$scratch/raw"
+	"$HB" sign --endpoint tornado < "$scratch/raw" > "$scratch/sh"
+	code=$(curl -s -o "$scratch/reply" -w '%{http_code}' \
+	    -H 'Content-Type: application/json' -H "$(cat "$scratch/sh")" \
+	    --data-binary "@$scratch/raw" "$base/hooks/tornado")
+	eq "$1" "400 malformed" "$code $(jget result "$(cat "$scratch/reply")")"
+}
+r0=$(receipts)
+bad_body "raw NUL in job_id" '{"type":"job_completed","job_id":"job-4\000-x","status":"completed"}'
+bad_body "raw CR LF in key" '{"type":"job_completed","job_id":"job-4","status":"completed","key":"k\r\nX: 1"}'
+bad_body "raw ESC in error" '{"type":"job_failed","job_id":"job-4","status":"failed","error":"\033[2J"}'
+bad_body "escaped ESC in job_id" '{"type":"job_completed","job_id":"job-4\\u001b","status":"completed"}'
+bad_body "duplicate key" '{"type":"job_completed","job_id":"job-4","job_id":"job-5","status":"completed"}'
+bad_body "duplicate key in data" '{"type":"job_completed","job_id":"job-4","status":"completed","status":"failed"}'
+eq "malformed bodies write nothing" "$r0" "$(receipts)"
+
 # ---- the other schemes ----
 signed std "$(completed job-s)"
 eq "Standard Webhooks" "200 accepted" "$code $result"
