@@ -13,6 +13,7 @@
 
 #include <check.h>
 
+#include "fault.h"
 #include "obs.h"
 #include "tornado.h"
 #include "util.h"
@@ -1655,6 +1656,139 @@ START_TEST(test_dup_keys_many)
 }
 END_TEST
 
+/*
+ * Out of memory (DESIGN.md section 6)
+ */
+
+/* Fails allocation number n (from 0) that reaches FAULT_ALLOC. */
+struct failnth {
+	long	n;
+	long	seen;
+	int	fired;
+};
+
+static int
+fail_nth(enum fault_point p, void *arg)
+{
+	struct failnth	*f = arg;
+
+	(void)p;
+	if (f->seen++ != f->n)
+		return 0;
+	f->fired = 1;
+	return 1;
+}
+
+/*
+ * cJSON answers NULL for a failed allocation as for bad input.  Failing
+ * each allocation of a parse in turn, the parser must answer "out of
+ * memory" every time (never "not JSON" or "invalid": the sender would
+ * stop retrying a callback that was never recorded), leave out empty,
+ * and give the normal answer once no allocation fails.  Bodies that are
+ * malformed after the failure point are NOMEM too: nothing was decided.
+ */
+static const struct nomemcase {
+	parse_fn		 fn;
+	const char		*body;
+	enum tornado_err	 want;	/* with memory */
+} nomemcases[] = {
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"job-1\","
+	    "\"status\":\"completed\",\"url\":\"https://cdn.example/v/1.mp4\","
+	    "\"key\":\"v/1.mp4\",\"title\":\"Pilot\","
+	    "\"extra\":{\"nested\":[1,2,{\"x\":null}]}}", TORNADO_OK },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"L2\","
+	    "\"status\":\"Failed\",\"error\":\"mux error\","
+	    "\"file_size_bytes\":0}", TORNADO_OK },
+	{ CB, "{\"type\":\"job_progress\",\"job_id\":\"p1\","
+	    "\"step\":\"uploading\",\"progress\":42}", TORNADO_OK },
+	{ EV, "{\"delivery_id\":\"d1\",\"type\":\"job.completed\","
+	    "\"created_at\":\"2024-05-01T10:00:00Z\",\"data\":{"
+	    "\"job_id\":\"org-1\",\"status\":\"completed\",\"key\":\"k\"}}",
+	    TORNADO_OK },
+	{ ST, "{\"id\":\"poll-2\",\"status\":\"Failed\",\"step\":\"Muxing\","
+	    "\"error\":\"ffmpeg exited 1\",\"finished_at\":1700000000123}",
+	    TORNADO_OK },
+	/* Malformed, but only found out after allocations. */
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"key\":\"k\","
+	    "\"job_id\":\"k\"}", TORNADO_INVALID },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":42,\"key\":\"k\"}",
+	    TORNADO_INVALID },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"key\":\"k\"",
+	    TORNADO_NOT_JSON },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"J1\",\"job_id\":\"J2\"}}",
+	    TORNADO_INVALID },
+};
+
+START_TEST(test_nomem_parse)
+{
+	const struct nomemcase	*c = &nomemcases[_i];
+	struct failnth		 f;
+	struct obs		 o;
+	enum tornado_err	 rc;
+
+	for (f.n = 0;; f.n++) {
+		f.seen = 0;
+		f.fired = 0;
+		dirty(&o);
+		fault_set(FAULT_ALLOC, fail_nth, &f);
+		rc = run(c->fn, c->body, &o);
+		fault_set(FAULT_ALLOC, NULL, NULL);
+		if (!f.fired)
+			break;
+		ck_assert_msg(rc == TORNADO_NOMEM, "%s, allocation %ld failed: "
+		    "%s, want out of memory", c->body, f.n,
+		    tornado_strerror(rc));
+		ck_assert_msg(strstr(why, "memory") != NULL, "why \"%s\"", why);
+		ck_empty(&o, E_ALL);
+		ck_assert_int_eq(o.status, OBS_ST_NONE);
+	}
+	ck_assert_msg(rc == c->want, "%s: %s with memory", c->body,
+	    tornado_strerror(rc));
+	/* The loop went through every allocation; there are several. */
+	ck_assert_msg(f.n >= 4, "%s: only %ld allocations", c->body, f.n);
+	if (c->want == TORNADO_OK)
+		ck_assert_int_ne(util_valid_id(o.job_id, HB_ID_MAX), 0);
+}
+END_TEST
+
+static int
+always_fail(enum fault_point p, void *arg)
+{
+	struct failnth	*f = arg;
+
+	(void)p;
+	f->seen++;
+	return 1;
+}
+
+/* Allocations that fail for good: the same answer, whatever comes next. */
+START_TEST(test_nomem_parse_all)
+{
+	struct failnth	f = { 0, 0, 0 };
+	struct obs	o;
+	size_t		i;
+
+	for (i = 0; i < NELEM(nomemcases); i++) {
+		f.n = 0;
+		f.seen = 0;
+		fault_set(FAULT_ALLOC, always_fail, &f);
+		ck_assert_int_eq(run(nomemcases[i].fn, nomemcases[i].body, &o),
+		    TORNADO_NOMEM);
+		fault_set(FAULT_ALLOC, NULL, NULL);
+		ck_assert_int_gt(f.seen, 0);
+	}
+	/* Bodies refused before any allocation are refused as before. */
+	fault_set(FAULT_ALLOC, always_fail, &f);
+	ck_assert_int_eq(run_len(CB, "{\"type\":\"a\0\"}", 12, &o),
+	    TORNADO_NOT_JSON);
+	ck_assert_int_eq(run(CB, "{\"type\":\"a\\u0000\"}", &o),
+	    TORNADO_INVALID);
+	ck_assert_int_eq(run(CB, "", &o), TORNADO_NOT_JSON);
+	fault_set(FAULT_ALLOC, NULL, NULL);
+}
+END_TEST
+
 static Suite *
 tornado_suite(void)
 {
@@ -1713,6 +1847,11 @@ tornado_suite(void)
 	tcase_add_loop_test(tc, test_dup_keys, 0, (int)NELEM(dupcases));
 	tcase_add_test(tc, test_dup_keys_not);
 	tcase_add_test(tc, test_dup_keys_many);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("nomem");
+	tcase_add_loop_test(tc, test_nomem_parse, 0, (int)NELEM(nomemcases));
+	tcase_add_test(tc, test_nomem_parse_all);
 	suite_add_tcase(s, tc);
 
 	return s;
