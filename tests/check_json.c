@@ -10,6 +10,7 @@
  * which every cJSON allocation passes once util_init() installed the
  * hooks; the databases are real SQLite files.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -757,6 +758,28 @@ START_TEST(nomem_flag_per_thread)
 }
 END_TEST
 
+/*
+ * Which cJSON runs: in the sanitizer build, when Debian's source package
+ * could be had (scripts/cjson-src.sh), the instrumented copy compiled into
+ * the program, so that ASan and UBSan see inside the parser; elsewhere
+ * the system's shared libcjson.
+ */
+START_TEST(cjson_origin)
+{
+	Dl_info	di;
+
+	ck_assert_int_ne(dladdr((void *)cJSON_ParseWithLengthOpts, &di), 0);
+	ck_assert_ptr_nonnull(di.dli_fname);
+#ifdef HB_CJSON_SOURCE
+	ck_assert_msg(strstr(di.dli_fname, "libcjson") == NULL,
+	    "cJSON comes from %s, not from the program", di.dli_fname);
+#else
+	ck_assert_msg(strstr(di.dli_fname, "libcjson") != NULL,
+	    "cJSON comes from %s, not from libcjson", di.dli_fname);
+#endif
+}
+END_TEST
+
 static Suite *
 json_suite(void)
 {
@@ -772,6 +795,7 @@ json_suite(void)
 	tcase_add_test(tc, nomem_flag_per_thread);
 	tcase_add_test(tc, result_json_without_memory);
 	tcase_add_test(tc, json_rows_status);
+	tcase_add_test(tc, cjson_origin);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("library");
