@@ -177,6 +177,7 @@ fuzz:
 		mkdir -p build-fuzz/corpus_$$t; \
 		cp tests/fuzz-seeds/* build-fuzz/corpus_$$t/; \
 		build-fuzz/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=4096 -seed=1 \
+		    -artifact_prefix=build-fuzz/fuzz_$$t- \
 		    build-fuzz/corpus_$$t > build-fuzz/fuzz_$$t.log 2>&1 || \
 		    { tail -n 40 build-fuzz/fuzz_$$t.log; exit 1; }; \
 		echo "fuzz_$$t: $$(tail -n 1 build-fuzz/fuzz_$$t.log)"; \
