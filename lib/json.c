@@ -181,30 +181,33 @@ json_parse_strict(const char *b, size_t len, cJSON **out, char *dup,
     size_t duplen)
 {
 	const char		*end = NULL, *key = "";
-	cJSON			*doc;
+	cJSON			*doc = NULL;
 	enum json_status	 rc;
 
 	*out = NULL;
 	if (dup != NULL && duplen > 0)
 		dup[0] = '\0';
 	if ((rc = scan((const unsigned char *)b, len)) != JSON_OK)
-		return rc;
+		goto out;
 	nomem = 0;
-	if ((doc = cJSON_ParseWithLengthOpts(b, len, &end, 0)) == NULL)
-		return nomem ? JSON_NOMEM : JSON_SYNTAX;
+	if ((doc = cJSON_ParseWithLengthOpts(b, len, &end, 0)) == NULL) {
+		rc = nomem ? JSON_NOMEM : JSON_SYNTAX;
+		goto out;
+	}
 	for (; end != NULL && end < b + len; end++)
 		if (!is_ws((unsigned char)*end)) {
-			cJSON_Delete(doc);
-			return JSON_SYNTAX;
+			rc = JSON_SYNTAX;
+			goto out;
 		}
-	if ((rc = dupkeys(doc, &key)) != JSON_OK) {
-		if (rc == JSON_DUPKEY)
-			copy_plain(key, dup, duplen);
-		cJSON_Delete(doc);
-		return rc;
-	}
+	if ((rc = dupkeys(doc, &key)) == JSON_DUPKEY)
+		copy_plain(key, dup, duplen);
+	if (rc != JSON_OK)
+		goto out;
 	*out = doc;
-	return JSON_OK;
+	doc = NULL;
+out:
+	cJSON_Delete(doc);
+	return rc;
 }
 
 enum json_status

@@ -22,7 +22,7 @@
 #ifndef HB_JSON_H
 #define HB_JSON_H
 
-#include <stddef.h>
+#include "hb.h"
 
 struct cJSON;
 
@@ -45,8 +45,11 @@ void json_init(void);
 /*
  * Parses len bytes at b (not NUL-terminated; no byte past len is read)
  * into *out (freed with cJSON_Delete(); NULL unless JSON_OK).  Strict:
- *  - RFC 8259's grammar, and only its white space (space, tab, LF, CR)
- *    around tokens: cJSON skips any byte up to 0x20 there;
+ *  - cJSON's grammar, and only RFC 8259's white space (space, tab, LF,
+ *    CR) around tokens: cJSON skips any byte up to 0x20 there.  (XXX
+ *    cJSON also takes numbers with leading zeros or a trailing '.', a
+ *    leading UTF-8 BOM, and strings that are not UTF-8; the field tables
+ *    check UTF-8 in every string hookbox reads, numbers are only typed.)
  *  - no raw byte below 0x20 inside a string (cJSON copies them, and a
  *    raw NUL silently cuts the decoded value);
  *  - no escape \u0000 (it decodes to a NUL that cuts the value);
@@ -59,7 +62,7 @@ void json_init(void);
  * bytes chosen by the sender.
  */
 enum json_status json_parse_strict(const char *b, size_t len,
-    struct cJSON **out, char *dup, size_t duplen);
+    struct cJSON **out, char *dup, size_t duplen) HB_MUST_CHECK;
 
 /*
  * Parses the NUL-terminated document s that hookbox wrote itself (a
@@ -67,6 +70,7 @@ enum json_status json_parse_strict(const char *b, size_t len,
  * cJSON_Delete(); NULL unless JSON_OK).  Returns JSON_OK, JSON_SYNTAX or
  * JSON_NOMEM.
  */
-enum json_status json_parse(const char *s, struct cJSON **out);
+enum json_status json_parse(const char *s, struct cJSON **out)
+    HB_MUST_CHECK;
 
 #endif
