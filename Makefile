@@ -38,12 +38,36 @@ CPPFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(CPPFLAGS))
 LDFLAGS	+= -fsanitize=address,undefined
 endif
 
+# The sanitizer and fuzz builds compile cJSON from Debian's source package
+# with their own instrumentation, so that ASan, UBSan and libFuzzer see
+# inside the JSON parser.  scripts/cjson-src.sh fetches and verifies it
+# once into $(CJSON_DIR) and writes $(CJSON_MK), which sets CJSON_SRC, or
+# leaves it empty with a warning saying why: then these builds link the
+# system's libcjson like the others.
+CJSON_DIR ?= build/cjson
+CJSON_MK   = $(CJSON_DIR).mk
+CJSON_SRC  =
+CJSON_OBJ  =
+ifneq ($(filter 1,$(SAN))$(filter fuzz,$(MAKECMDGOALS)),)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+include $(CJSON_MK)
+endif
+endif
+ifeq ($(SAN),1)
+ifneq ($(CJSON_SRC),)
+# Its header first; HB_CJSON_SOURCE tells the tests which cJSON to expect.
+CPPFLAGS := -I$(dir $(CJSON_SRC)) -DHB_CJSON_SOURCE $(CPPFLAGS)
+LDLIBS	:= $(filter-out -lcjson,$(LDLIBS))
+CJSON_OBJ = $(O)/cjson/cJSON.o
+endif
+endif
+
 LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/obs.c lib/tornado.c \
 	   lib/auth.c lib/config.c lib/store.c lib/accept.c lib/hook.c \
-	   lib/http.c lib/outbox.c lib/poller.c lib/fault.c
+	   lib/http.c lib/outbox.c lib/poller.c lib/fault.c lib/json.c
 LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
 	   lib/auth.h lib/config.h lib/store.h lib/accept.h lib/hook.h \
-	   lib/http.h lib/outbox.h lib/poller.h lib/fault.h
+	   lib/http.h lib/outbox.h lib/poller.h lib/fault.h lib/json.h
 LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
@@ -57,7 +81,7 @@ FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
 FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
-	      check_outbox
+	      check_outbox check_json
 TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
@@ -82,13 +106,22 @@ $(O)/lib/%.fault.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT $(CFLAGS) -c -o $@ $<
 
-$(O)/libhookbox.a: $(LIB_OBJS)
+$(O)/libhookbox.a: $(LIB_OBJS) $(CJSON_OBJ)
 	rm -f $@
-	ar rcs $@ $(LIB_OBJS)
+	ar rcs $@ $(LIB_OBJS) $(CJSON_OBJ)
 
-$(O)/libhookbox-fault.a: $(TLIB_OBJS)
+$(O)/libhookbox-fault.a: $(TLIB_OBJS) $(CJSON_OBJ)
 	rm -f $@
-	ar rcs $@ $(TLIB_OBJS)
+	ar rcs $@ $(TLIB_OBJS) $(CJSON_OBJ)
+
+$(CJSON_MK): scripts/cjson-src.sh
+	sh scripts/cjson-src.sh $(CJSON_DIR) $@
+
+# cJSON's own code, not held to our warnings; instrumented like the rest.
+$(O)/cjson/cJSON.o: $(CJSON_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -fsanitize=address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=all -c -o $@ $(CJSON_SRC)
 
 $(O)/cli/%.o: cli/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -136,18 +169,22 @@ run: deps
 FUZZ_CC	  ?= clang
 FUZZ_RUNS ?= 20000
 FUZZ_TARGETS = callback event status tsig sw
-FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
-	     $(PKG_CFLAGS)
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+	     $(if $(CJSON_SRC),-I$(dir $(CJSON_SRC))) -Ilib $(PKG_CFLAGS)
+# cJSON compiled in (see CJSON_SRC above), or the system's.
+FUZZ_SRCS = tests/fuzz.c $(LIB_SRCS) $(CJSON_SRC)
+FUZZ_LIBS = $(if $(CJSON_SRC),$(filter-out -lcjson,$(PKG_LIBS)),$(PKG_LIBS))
 
 fuzz:
 	@mkdir -p build-fuzz
 	for t in $(FUZZ_TARGETS); do \
 		T=$$(echo $$t | tr a-z A-Z); \
 		$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_$$T -o build-fuzz/fuzz_$$t \
-		    tests/fuzz.c $(LIB_SRCS) $(PKG_LIBS) || exit 1; \
+		    $(FUZZ_SRCS) $(FUZZ_LIBS) || exit 1; \
 		mkdir -p build-fuzz/corpus_$$t; \
 		cp tests/fuzz-seeds/* build-fuzz/corpus_$$t/; \
 		build-fuzz/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=4096 -seed=1 \
+		    -artifact_prefix=build-fuzz/fuzz_$$t- \
 		    build-fuzz/corpus_$$t > build-fuzz/fuzz_$$t.log 2>&1 || \
 		    { tail -n 40 build-fuzz/fuzz_$$t.log; exit 1; }; \
 		echo "fuzz_$$t: $$(tail -n 1 build-fuzz/fuzz_$$t.log)"; \

@@ -470,6 +470,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		res.result = HB_UNAVAILABLE;
 		res.detail = "body shorter than Content-Length";
 	} else {
+		body[len] = '\0';	/* a stray str*() stops here */
 		memset(&req, 0, sizeof(req));
 		req.endpoint = name;
 		req.header = header;

@@ -1,13 +1,13 @@
 /*
  * accept.c: qualification, ordering and the acceptance transaction.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cJSON.h>
 
 #include "accept.h"
+#include "json.h"
 #include "util.h"
 
 static const char *const source_names[] = {
@@ -35,7 +35,11 @@ contradicts(enum obs_status recorded, enum obs_status observed)
 
 /*
  * The JSON document sent downstream for an action.  Returns a string to
- * free with cJSON_free(), or NULL when out of memory.
+ * free with cJSON_free(), or NULL when out of memory (cJSON's Create and
+ * Add functions fail for nothing else), so that the caller rolls back
+ * and answers "try again".  Output settings that are JSON travel as JSON,
+ * others as a string; running out of memory while parsing them must not
+ * turn the one into the other.
  */
 static char *
 action_payload(const char *action, const struct config_job *job,
@@ -46,10 +50,18 @@ action_payload(const char *action, const struct config_job *job,
 
 	if ((doc = cJSON_CreateObject()) == NULL)
 		return NULL;
-	if (job->output[0] != '\0' &&
-	    (out = cJSON_Parse(job->output)) == NULL &&
-	    (out = cJSON_CreateString(job->output)) == NULL)
-		goto out;
+	if (job->output[0] != '\0') {
+		switch (json_parse(job->output, &out)) {
+		case JSON_OK:
+			break;
+		case JSON_SYNTAX:
+			if ((out = cJSON_CreateString(job->output)) == NULL)
+				goto out;
+			break;
+		default:
+			goto out;
+		}
+	}
 	if (cJSON_AddStringToObject(doc, "action", action) == NULL ||
 	    cJSON_AddStringToObject(doc, "tenant", job->tenant) == NULL ||
 	    cJSON_AddStringToObject(doc, "attempt", job->attempt) == NULL ||
@@ -68,7 +80,9 @@ action_payload(const char *action, const struct config_job *job,
 	    cJSON_AddNumberToObject(doc, "accepted_at_ms", (double)now) == NULL)
 		goto out;
 	if (out != NULL) {
-		cJSON_AddItemToObject(doc, "output", out);
+		/* Adding copies the key: it can fail, leaving out ours. */
+		if (!cJSON_AddItemToObject(doc, "output", out))
+			goto out;
 		out = NULL;
 	}
 	s = cJSON_PrintUnformatted(doc);
@@ -293,25 +307,87 @@ fail:
 	return res->result = unavailable(ss);
 }
 
+/*
+ * Appends s to buf at *off as a JSON string, quotes included.  Control
+ * characters and DEL are escaped as \u00XX, so that the document is one
+ * clean line; other bytes are copied (the inputs are valid UTF-8).
+ * Returns 0, or -1 when it does not fit with room for the final NUL.
+ */
+static int
+put_string(char *buf, size_t len, size_t *off, const char *s)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	const unsigned char	*p;
+	char			 esc[7];
+	size_t			 n;
+	const char		*add;
+
+	if (*off + 1 >= len)
+		return -1;
+	buf[(*off)++] = '"';
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		add = esc;
+		if (*p == '"' || *p == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)*p;
+			n = 2;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 0xf];
+			n = 6;
+		} else {
+			add = (const char *)p;
+			n = 1;
+		}
+		if (len - *off <= n)
+			return -1;
+		memcpy(buf + *off, add, n);
+		*off += n;
+	}
+	if (len - *off <= 1)
+		return -1;
+	buf[(*off)++] = '"';
+	return 0;
+}
+
+/* Appends the literal s; -1 when it does not fit with the final NUL. */
+static int
+put_raw(char *buf, size_t len, size_t *off, const char *s)
+{
+	size_t	n = strlen(s);
+
+	if (len - *off <= n)
+		return -1;
+	memcpy(buf + *off, s, n);
+	*off += n;
+	return 0;
+}
+
+/*
+ * Written by hand, not with cJSON: the answer must not need memory, so
+ * that a request refused for want of it is still told so, and a 200 still
+ * names its action.
+ */
 int
 accept_res_json(const struct accept_res *res, char *buf, size_t len)
 {
-	cJSON	*doc;
-	int	 rc = -1;
+	size_t	off = 0;
 
-	if ((doc = cJSON_CreateObject()) == NULL)
+	if (len == 0)
 		return -1;
-	if (cJSON_AddStringToObject(doc, "result",
-	    hb_result_name(res->result)) == NULL ||
+	if (put_raw(buf, len, &off, "{\"result\":") != 0 ||
+	    put_string(buf, len, &off, hb_result_name(res->result)) != 0 ||
 	    (res->action[0] != '\0' &&
-	    cJSON_AddStringToObject(doc, "action", res->action) == NULL) ||
+	    (put_raw(buf, len, &off, ",\"action\":") != 0 ||
+	    put_string(buf, len, &off, res->action) != 0)) ||
 	    (res->detail != NULL &&
-	    cJSON_AddStringToObject(doc, "detail", res->detail) == NULL))
-		goto out;
-	if (len <= INT_MAX &&
-	    cJSON_PrintPreallocated(doc, buf, (int)len, 0))
-		rc = 0;
-out:
-	cJSON_Delete(doc);
-	return rc;
+	    (put_raw(buf, len, &off, ",\"detail\":") != 0 ||
+	    put_string(buf, len, &off, res->detail) != 0)) ||
+	    put_raw(buf, len, &off, "}") != 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	buf[off] = '\0';
+	return 0;
 }

@@ -58,9 +58,11 @@ HB_API enum hb_result accept_observation(struct store *, struct config *,
 
 /*
  * Writes the JSON answer for a result into buf: {"result":..} with
- * "action" when there is one and "detail" when there is one.  The same
- * document is the HTTP body and the command line's output.  Returns 0,
- * or -1 when buf is too small (1 KiB always suffices).
+ * "action" when there is one and "detail" when there is one, on one line
+ * (control characters escaped).  The same document is the HTTP body and
+ * the command line's output.  It allocates nothing, so it answers even
+ * when memory ran out.  Returns 0, or -1 when buf is too small (buf is
+ * then "" if len > 0; 1 KiB always suffices).
  */
 HB_API int accept_res_json(const struct accept_res *, char *buf, size_t len)
     HB_MUST_CHECK;

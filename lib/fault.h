@@ -5,7 +5,9 @@
  *
  * A test arms a point with a callback; when the library reaches the
  * point, the callback runs and a non-zero return makes the library fail
- * there as if the underlying call had failed (an I/O error).
+ * there as if the underlying call had failed (an I/O error, or for
+ * FAULT_ALLOC a malloc() that returned NULL).  The registry is not
+ * thread-safe: tests arm and fire points on one thread.
  */
 #ifndef HB_FAULT_H
 #define HB_FAULT_H
@@ -15,6 +17,7 @@
 enum fault_point {
 	FAULT_OUTBOX_INSERT = 0,	/* store_outbox_add(), before the INSERT */
 	FAULT_BEFORE_COMMIT,		/* store_commit(), before COMMIT */
+	FAULT_ALLOC,			/* every cJSON allocation (json.c) */
 	FAULT__N
 };
 

@@ -4,7 +4,8 @@
  *
  * The provider parsers (tornado.h) fill it from validated input; the
  * acceptance routine (accept.h) only ever sees this form.  Every string
- * is NUL-terminated, bounded by its buffer, and valid UTF-8.
+ * is NUL-terminated, bounded by its buffer, valid UTF-8 and free of
+ * control characters (C0, DEL): it may go into a log line as it is.
  */
 #ifndef HB_OBS_H
 #define HB_OBS_H

@@ -11,6 +11,7 @@
 #include <cJSON.h>
 #include <sodium.h>
 
+#include "json.h"
 #include "sql.h"
 
 int
@@ -179,13 +180,25 @@ sql_json_rows(sqlite3_stmt *st, cJSON **out)
 		return SQLITE_NOMEM;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		row = (const char *)sqlite3_column_text(st, 0);
-		if (row == NULL || (obj = cJSON_Parse(row)) == NULL) {
-			rc = SQLITE_NOMEM;
+		/* SQLite itself wrote the row with json_object(). */
+		if ((row = (const char *)sqlite3_column_text(st, 0)) == NULL) {
+			rc = sqlite3_errcode(sqlite3_db_handle(st)) ==
+			    SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_CORRUPT;
 			break;
+		}
+		switch (json_parse(row, &obj)) {
+		case JSON_OK:
+			break;
+		case JSON_NOMEM:
+			rc = SQLITE_NOMEM;
+			goto out;
+		default:
+			rc = SQLITE_CORRUPT;
+			goto out;
 		}
 		cJSON_AddItemToArray(arr, obj);
 	}
+out:
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
 		cJSON_Delete(arr);

@@ -74,8 +74,9 @@ struct cJSON;
 
 /*
  * Steps a bound statement whose column 0 is a JSON object per row into a
- * new array (*out, freed with cJSON_Delete()); resets the statement.
- * Returns SQLITE_OK, SQLITE_NOMEM, or the step's error.
+ * new array (*out, freed with cJSON_Delete(); NULL on error); resets the
+ * statement.  Returns SQLITE_OK, SQLITE_NOMEM when memory ran out,
+ * SQLITE_CORRUPT for a row that is NULL or not JSON, or the step's error.
  */
 int sql_json_rows(sqlite3_stmt *, struct cJSON **out);
 

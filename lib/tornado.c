@@ -12,13 +12,15 @@
 
 #include <cJSON.h>
 
+#include "json.h"
 #include "tornado.h"
 #include "util.h"
 
 enum ftype {
 	F_ID,		/* string, util_valid_id(), at most HB_ID_MAX */
-	F_TEXT,		/* string, valid UTF-8, at most HB_TEXT_MAX */
-	F_TEXT_CUT,	/* like F_TEXT, but cut to HB_TEXT_MAX if longer */
+	F_TEXT,		/* string, util_valid_line(), at most HB_TEXT_MAX */
+	F_TEXT_CUT,	/* free text: valid UTF-8, cut to HB_TEXT_MAX if
+			   longer, control characters made spaces */
 	F_NUMBER,	/* JSON number; only its type is checked */
 	F_OBJECT	/* JSON object; only its type is checked */
 };
@@ -136,6 +138,21 @@ cut_utf8(const char *s, size_t len, size_t max)
 }
 
 /*
+ * Free text (error, reason) is the provider's to word, and a multi-line
+ * message must not make a failure unrecordable; but no observation may
+ * carry a control character into the database, a log line or a terminal.
+ * Each one (C0 or DEL, one byte in UTF-8) becomes a space; the receipt
+ * keeps the body as sent.
+ */
+static void
+blank_controls(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
+/*
  * Applies a field table to a JSON object: checks presence and type, bounds
  * and UTF-8, and copies strings into the raw struct.  Absent and null are
  * the same.
@@ -178,28 +195,37 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 		if (!cJSON_IsString(it) || it->valuestring == NULL)
 			goto badtype;
 		len = strlen(it->valuestring);
-		if (tab[i].type == F_ID) {
+		switch (tab[i].type) {
+		case F_ID:
 			if (!util_valid_id(it->valuestring, HB_ID_MAX)) {
 				say(why, whylen, name, len == 0 ? "empty" :
 				    "too long, not UTF-8 or has control "
 				    "characters");
 				return TORNADO_INVALID;
 			}
-		} else {
-			if (tab[i].type == F_TEXT_CUT)
-				len = cut_utf8(it->valuestring, len,
-				    HB_TEXT_MAX);
-			if (len > HB_TEXT_MAX ||
-			    !util_valid_utf8(it->valuestring, len)) {
-				say(why, whylen, name, "too long or not UTF-8");
+			break;
+		case F_TEXT:
+			if (!util_valid_line(it->valuestring, HB_TEXT_MAX)) {
+				say(why, whylen, name, "too long, not UTF-8 "
+				    "or has control characters");
 				return TORNADO_INVALID;
 			}
+			break;
+		default:
+			len = cut_utf8(it->valuestring, len, HB_TEXT_MAX);
+			if (!util_valid_utf8(it->valuestring, len)) {
+				say(why, whylen, name, "not UTF-8");
+				return TORNADO_INVALID;
+			}
+			break;
 		}
 		if (tab[i].off == NOWHERE)
 			continue;
 		dst = (char *)raw + tab[i].off;
 		memcpy(dst, it->valuestring, len);
 		dst[len] = '\0';
+		if (tab[i].type == F_TEXT_CUT)
+			blank_controls(dst);
 		continue;
 badtype:
 		say(why, whylen, name, "wrong type");
@@ -209,54 +235,38 @@ badtype:
 }
 
 /*
- * Non-zero when a JSON string in the body holds the escape \u0000: cJSON
- * would decode it to a NUL that silently cuts the value ("job-1\u0000x"
- * would read as "job-1").  Escaped backslashes are skipped in pairs.
- */
-static int
-has_nul_escape(const char *b, size_t len)
-{
-	size_t	i;
-
-	for (i = 0; i + 1 < len; i++) {
-		if (b[i] != '\\')
-			continue;
-		if (b[i + 1] == 'u' && len - i >= 6 &&
-		    memcmp(b + i + 2, "0000", 4) == 0)
-			return 1;
-		i++;	/* the escaped character */
-	}
-	return 0;
-}
-
-/*
- * Parses a bounded body into an object; trailing bytes other than white
- * space make it not JSON.
+ * Parses a bounded body into an object with json.h's strict rules.  A
+ * body outside the JSON grammar is not JSON; JSON that hookbox must not
+ * read (\u0000, a key twice) or that is no object is invalid; a failed
+ * allocation is neither, so that the sender is asked to try again.
  */
 static enum tornado_err
 parse_object(const char *body, size_t len, cJSON **out, char *why,
     size_t whylen)
 {
-	const char	*end = NULL;
-	cJSON		*doc;
+	enum json_status	 js;
+	cJSON			*doc;
+	char			 key[33];
 
 	*out = NULL;
-	if (has_nul_escape(body, len)) {
-		say(why, whylen, "body", "a string contains \\u0000");
+	switch ((js = json_parse_strict(body, len, &doc, key, sizeof(key)))) {
+	case JSON_OK:
+		break;
+	case JSON_NOMEM:
+		say(why, whylen, "body", json_strerror(js));
+		return TORNADO_NOMEM;
+	case JSON_SYNTAX:
+	case JSON_CONTROL:
+		say(why, whylen, "body", json_strerror(js));
+		return TORNADO_NOT_JSON;
+	case JSON_DUPKEY:
+		say(why, whylen, key[0] != '\0' ? key : "body",
+		    json_strerror(js));
+		return TORNADO_INVALID;
+	default:
+		say(why, whylen, "body", json_strerror(js));
 		return TORNADO_INVALID;
 	}
-	doc = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-	if (doc == NULL) {
-		/* cJSON reports allocation failure and syntax alike. */
-		say(why, whylen, "body", "not JSON");
-		return TORNADO_NOT_JSON;
-	}
-	for (; end != NULL && end < body + len; end++)
-		if (!isspace((unsigned char)*end)) {
-			cJSON_Delete(doc);
-			say(why, whylen, "body", "trailing data after JSON");
-			return TORNADO_NOT_JSON;
-		}
 	if (!cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
 		say(why, whylen, "body", "not a JSON object");

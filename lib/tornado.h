@@ -2,11 +2,26 @@
  * tornado.h: the Tornado provider's formats, parsed into struct obs.
  *
  * Each parser takes the raw body (not NUL-terminated; at most len bytes
- * are read), validates it against one table of fields per payload kind,
- * and fills *out only from validated values.  Unknown fields are ignored;
- * unknown event types parse successfully as OBS_EV_UNKNOWN so that they
- * can be recorded and acknowledged.  On error, why receives a short
- * sentence naming the field (never the field's value).
+ * are read), parses it with json.h's strict rules, validates it against
+ * one table of fields per payload kind, and fills *out only from
+ * validated values.  Unknown fields are ignored; unknown event types
+ * parse successfully as OBS_EV_UNKNOWN so that they can be recorded and
+ * acknowledged.  On error, why receives a short sentence naming the field
+ * (never the field's value).
+ *
+ * Malformed, whatever the field (DESIGN.md section 6):
+ *  - a raw byte below 0x20 inside a string, or one between tokens that is
+ *    not JSON white space (TORNADO_NOT_JSON);
+ *  - the escape \u0000 in any string, a key named twice in any object at
+ *    any depth (TORNADO_INVALID).
+ * Decoded control characters (C0 and DEL, e.g. from \u001b, \r, \n) are
+ * refused in identifiers (type, job_id, status, stage, batch_id,
+ * delivery_id, id) and in file locations (key, url); in free text (error,
+ * reason) each becomes a space.  So every string of a parsed obs passes
+ * util_valid_line().
+ *
+ * TORNADO_NOMEM means an allocation failed: nothing about the body was
+ * decided, and it must be answered as "try again", never as malformed.
  */
 #ifndef HB_TORNADO_H
 #define HB_TORNADO_H
@@ -15,9 +30,9 @@
 
 enum tornado_err {
 	TORNADO_OK = 0,
-	TORNADO_NOT_JSON,	/* not a JSON document */
+	TORNADO_NOT_JSON,	/* not a JSON document (RFC 8259) */
 	TORNADO_INVALID,	/* JSON, but wrong types or missing fields */
-	TORNADO_NOMEM
+	TORNADO_NOMEM		/* out of memory; try again */
 };
 
 HB_API const char *tornado_strerror(enum tornado_err);

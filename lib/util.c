@@ -10,11 +10,13 @@
 
 #include <sodium.h>
 
+#include "json.h"
 #include "util.h"
 
 int
 util_init(void)
 {
+	json_init();
 	return sodium_init() < 0 ? -1 : 0;
 }
 

@@ -7,7 +7,11 @@
 
 #include "hb.h"
 
-/* Initialises libsodium.  Call once at start-up.  Returns 0, or -1. */
+/*
+ * Initialises libsodium and installs cJSON's allocation hooks (json.h).
+ * Call once at start-up, before any thread starts and before any other
+ * call into the library.  Returns 0, or -1.
+ */
 HB_API int util_init(void) HB_MUST_CHECK;
 
 /*

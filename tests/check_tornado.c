@@ -13,6 +13,7 @@
 
 #include <check.h>
 
+#include "fault.h"
 #include "obs.h"
 #include "tornado.h"
 #include "util.h"
@@ -704,8 +705,9 @@ static const struct badcase {
 	    TORNADO_INVALID, "job_id", "ev" },
 	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"a\\tb\"}",
 	    TORNADO_INVALID, "job_id", NULL },
+	/* A raw tab is no JSON at all (see test_raw_control). */
 	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"a\tb\"}",
-	    TORNADO_INVALID, "job_id", NULL },
+	    TORNADO_NOT_JSON, "body", NULL },
 	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"evil\xff\xfe\"}",
 	    TORNADO_INVALID, "job_id", "evil" },
 	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"\xc0\x80\"}",
@@ -1223,6 +1225,570 @@ START_TEST(test_escaped_backslash_u0000)
 }
 END_TEST
 
+/*
+ * Raw control bytes (DESIGN.md section 6)
+ */
+
+/*
+ * RFC 8259 allows no byte below 0x20 inside a string: such a body is not
+ * JSON, whichever field the string is, even one hookbox ignores, and even
+ * a key.  cJSON copies them through (a raw NUL cut "job-4<NUL>-x" to the
+ * job id "job-4" while the receipt kept every byte), so the parser checks
+ * the raw bytes itself.  '@' in a template stands for the byte under test.
+ */
+static const struct ctrlcase {
+	parse_fn	 fn;
+	const char	*tmpl;
+} ctrlcases[] = {
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"job-4@-x\","
+	    "\"status\":\"completed\"}" },
+	{ CB, "{\"type\":\"job_completed@\",\"job_id\":\"j\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"key\":\"k@\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"s3_key\":\"@k\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"url\":\"https://x/@y\"}" },
+	{ CB, "{\"type\":\"job_failed\",\"job_id\":\"j\",\"error\":\"a@b\"}" },
+	{ CB, "{\"type\":\"job_skipped\",\"job_id\":\"j\",\"reason\":\"@\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"title\":\"t@\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"ti@tle\":\"t\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"extra\":{\"a\":[\"x\",\"@\"]}}" },
+	{ EV, "{\"delivery_id\":\"d@\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"j\"}}" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"j@\"}}" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.failed\","
+	    "\"data\":{\"job_id\":\"j\",\"error\":\"e@\"}}" },
+	{ ST, "{\"id\":\"j@\",\"status\":\"Completed\"}" },
+	{ ST, "{\"id\":\"j\",\"status\":\"Failed\",\"error\":\"@e\"}" },
+};
+
+/* Returns tmpl with each '@' replaced by c; *len is its length. */
+static char *
+subst(const char *tmpl, char c, size_t *len)
+{
+	char	*s;
+	size_t	 i;
+
+	*len = strlen(tmpl);
+	s = malloc(*len + 1);
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i <= *len; i++)
+		s[i] = tmpl[i] == '@' ? c : tmpl[i];
+	return s;
+}
+
+START_TEST(test_raw_control)
+{
+	static const char	 bytes[] = { 0x00, '\r', '\n', 0x1b, '\t',
+	    0x01, 0x1f, 0x08, 0x0c };
+	const struct ctrlcase	*c = &ctrlcases[_i];
+	struct obs		 o;
+	enum tornado_err	 rc;
+	char			*body;
+	size_t			 i, len;
+
+	/* With a harmless byte in place, the template itself is fine. */
+	body = subst(c->tmpl, 'x', &len);
+	ck_assert_msg(run_len(c->fn, body, len, &o) == TORNADO_OK, "%s: %s",
+	    body, why);
+	free(body);
+
+	for (i = 0; i < sizeof(bytes); i++) {
+		body = subst(c->tmpl, bytes[i], &len);
+		dirty(&o);
+		rc = run_len(c->fn, body, len, &o);
+		ck_assert_msg(rc == TORNADO_NOT_JSON, "%s with byte 0x%02x: "
+		    "%s (job_id \"%s\"), want not JSON", c->tmpl,
+		    (unsigned)bytes[i], tornado_strerror(rc), o.job_id);
+		ck_assert_msg(strstr(why, "control") != NULL,
+		    "byte 0x%02x: why \"%s\"", (unsigned)bytes[i], why);
+		ck_empty(&o, E_ALL);
+		free(body);
+	}
+}
+END_TEST
+
+/*
+ * Outside strings only JSON's white space (space, tab, LF, CR) may stand
+ * between tokens; cJSON skips every byte up to 0x20 there.
+ */
+START_TEST(test_raw_control_between)
+{
+	static const char	 tmpl[] = "@{@\"type\"@:@\"job_completed\"@,"
+	    "\"job_id\":\"j\"@}@";
+	static const char	 bad[] = { 0x00, 0x01, 0x0b, 0x0c, 0x1b, 0x1f };
+	static const char	 good[] = { ' ', '\t', '\n', '\r' };
+	struct obs		 o;
+	char			*body;
+	size_t			 i, len;
+
+	for (i = 0; i < sizeof(bad); i++) {
+		body = subst(tmpl, bad[i], &len);
+		ck_assert_msg(run_len(CB, body, len, &o) == TORNADO_NOT_JSON,
+		    "byte 0x%02x between tokens was accepted",
+		    (unsigned)bad[i]);
+		free(body);
+	}
+	for (i = 0; i < sizeof(good); i++) {
+		body = subst(tmpl, good[i], &len);
+		ck_assert_msg(run_len(CB, body, len, &o) == TORNADO_OK,
+		    "white space 0x%02x: %s", (unsigned)good[i], why);
+		ck_assert_str_eq(o.job_id, "j");
+		free(body);
+	}
+}
+END_TEST
+
+/*
+ * Decoded control characters (escapes such as \u001b, \r, \n) in an
+ * identifier: refused, naming the field and not repeating the value.
+ * '@' stands for the escape under test.
+ */
+static const struct idcase {
+	parse_fn	 fn;
+	const char	*tmpl;
+	const char	*field;
+} idcases[] = {
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"evil@x\"}", "job_id" },
+	{ CB, "{\"type\":\"job_completed@\",\"job_id\":\"j\"}", "type" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"status\":\"completed@\"}", "status" },
+	{ CB, "{\"type\":\"job_progress\",\"job_id\":\"j\","
+	    "\"stage\":\"muxing@\"}", "stage" },
+	{ CB, "{\"type\":\"job_progress\",\"job_id\":\"j\","
+	    "\"step\":\"@muxing\"}", "step" },
+	{ CB, "{\"type\":\"batch_completed\",\"batch_id\":\"b@\"}",
+	    "batch_id" },
+	{ EV, "{\"delivery_id\":\"evil@x\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"j\"}}", "delivery_id" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"evil@x\"}}", "job_id" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"id\":\"evil@x\"}}", "id" },
+	{ ST, "{\"id\":\"evil@x\",\"status\":\"Completed\"}", "id" },
+	{ ST, "{\"id\":\"j\",\"status\":\"Processing\",\"step\":\"Mux@\"}",
+	    "step" },
+};
+
+/* Builds tmpl with '@' replaced by the string esc. */
+static char *
+subst_str(const char *tmpl, const char *esc)
+{
+	const char	*at = strchr(tmpl, '@');
+	char		*s;
+	size_t		 pre, elen = strlen(esc);
+
+	ck_assert_ptr_nonnull(at);
+	pre = (size_t)(at - tmpl);
+	s = malloc(strlen(tmpl) + elen);
+	ck_assert_ptr_nonnull(s);
+	memcpy(s, tmpl, pre);
+	memcpy(s + pre, esc, elen);
+	memcpy(s + pre + elen, at + 1, strlen(at + 1) + 1);
+	return s;
+}
+
+static const char *const ctrl_escapes[] = { "\\u001b", "\\u001B[31m",
+    "\\r", "\\n", "\\r\\n", "\\t", "\\b", "\\f", "\\u0001", "\\u007f",
+    "\\u000a" };
+
+START_TEST(test_decoded_control_id)
+{
+	const struct idcase	*c = &idcases[_i];
+	struct obs		 o;
+	enum tornado_err	 rc;
+	char			*body;
+	size_t			 i;
+
+	body = subst_str(c->tmpl, "");
+	ck_assert_msg(run(c->fn, body, &o) == TORNADO_OK, "%s: %s", body, why);
+	free(body);
+	for (i = 0; i < NELEM(ctrl_escapes); i++) {
+		body = subst_str(c->tmpl, ctrl_escapes[i]);
+		rc = run(c->fn, body, &o);
+		ck_assert_msg(rc == TORNADO_INVALID, "%s: %s, want invalid",
+		    body, tornado_strerror(rc));
+		ck_assert_msg(strstr(why, c->field) != NULL,
+		    "%s: why \"%s\" does not name %s", body, why, c->field);
+		ck_assert_msg(strstr(why, "evil") == NULL,
+		    "why \"%s\" repeats the value", why);
+		free(body);
+	}
+}
+END_TEST
+
+/*
+ * File locations (key, url) are handed downstream and may end up in
+ * request lines, headers and logs: a decoded control character there is
+ * refused like in an identifier.
+ */
+static const struct idcase loccases[] = {
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"key\":\"v/@1\"}",
+	    "key" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"s3_key\":\"v/1@\"}", "s3_key" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"url\":\"https://x/@\"}", "url" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"s3_url\":\"@https://x/\"}", "s3_url" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"j\",\"key\":\"k@\"}}", "key" },
+	{ ST, "{\"id\":\"j\",\"status\":\"Completed\",\"url\":\"u@\"}", "url" },
+};
+
+START_TEST(test_decoded_control_location)
+{
+	const struct idcase	*c = &loccases[_i];
+	struct obs		 o;
+	enum tornado_err	 rc;
+	char			*body;
+	size_t			 i;
+
+	body = subst_str(c->tmpl, "");
+	ck_assert_msg(run(c->fn, body, &o) == TORNADO_OK, "%s: %s", body, why);
+	free(body);
+	for (i = 0; i < NELEM(ctrl_escapes); i++) {
+		body = subst_str(c->tmpl, ctrl_escapes[i]);
+		rc = run(c->fn, body, &o);
+		ck_assert_msg(rc == TORNADO_INVALID, "%s: %s, want invalid",
+		    body, tornado_strerror(rc));
+		ck_assert_msg(strstr(why, c->field) != NULL,
+		    "%s: why \"%s\" does not name %s", body, why, c->field);
+		free(body);
+	}
+}
+END_TEST
+
+/*
+ * Free text (error, reason) is the provider's to word: a multi-line error
+ * must not make a failure unrecordable.  Each decoded control character
+ * becomes one space, so that no observation ever carries one into the
+ * database or a log; the raw body in the receipt keeps the original.
+ */
+static const struct idcase textcases[] = {
+	{ CB, "{\"type\":\"job_failed\",\"job_id\":\"j\",\"error\":\"a@b\"}",
+	    "error" },
+	{ CB, "{\"type\":\"job_skipped\",\"job_id\":\"j\",\"reason\":\"a@b\"}",
+	    "reason" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.failed\","
+	    "\"data\":{\"job_id\":\"j\",\"error\":\"a@b\"}}", "error" },
+	{ ST, "{\"id\":\"j\",\"status\":\"Failed\",\"error\":\"a@b\"}",
+	    "error" },
+};
+
+START_TEST(test_decoded_control_text)
+{
+	static const struct {
+		const char	*esc;
+		const char	*want;
+	} texts[] = {
+		{ "\\n", "a b" },
+		{ "\\r\\n", "a  b" },
+		{ "\\u001b[31m", "a [31mb" },
+		{ "\\t", "a b" },
+		{ "\\u0000", NULL },	/* still refused: see test_embedded_nul */
+		{ "\\u007f", "a b" },
+		{ "\\u0001\\u001f", "a  b" },
+		{ "\\u00e9\\n", "a\xc3\xa9 b" },
+		{ "\\\\n", "a\\nb" },	/* an escaped backslash, then n */
+	};
+	const struct idcase	*c = &textcases[_i];
+	struct obs		 o;
+	enum tornado_err	 rc;
+	char			*body;
+	size_t			 i;
+
+	for (i = 0; i < NELEM(texts); i++) {
+		body = subst_str(c->tmpl, texts[i].esc);
+		dirty(&o);
+		rc = run(c->fn, body, &o);
+		if (texts[i].want == NULL) {
+			ck_assert_int_eq(rc, TORNADO_INVALID);
+			free(body);
+			continue;
+		}
+		ck_assert_msg(rc == TORNADO_OK, "%s: %s", body, why);
+		ck_assert_msg(strcmp(o.error, texts[i].want) == 0,
+		    "%s: error \"%s\", want \"%s\"", body, o.error,
+		    texts[i].want);
+		ck_assert_int_ne(util_valid_line(o.error, HB_TEXT_MAX), 0);
+		free(body);
+	}
+}
+END_TEST
+
+/*
+ * Duplicate keys (DESIGN.md section 6)
+ */
+
+/*
+ * cJSON keeps both members and reads the first; a last-key-wins reader
+ * of the stored receipt would read the other.  Any object naming a key
+ * twice makes the body malformed: at the top level, in the envelope's
+ * data, and in nested objects hookbox does not read today (the receipt
+ * keeps them, and whoever reads it next may).  Keys compare as decoded,
+ * case-sensitively.
+ */
+static const struct dupcase {
+	parse_fn	 fn;
+	const char	*body;
+} dupcases[] = {
+	{ CB, "{\"job_id\":\"J1\",\"job_id\":\"J2\",\"type\":\"job_completed\","
+	    "\"status\":\"completed\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"J1\","
+	    "\"status\":\"completed\",\"job_id\":\"J2\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"type\":\"job_failed\","
+	    "\"job_id\":\"j\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"status\":\"completed\",\"status\":\"failed\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"key\":\"a\","
+	    "\"key\":\"b\"}" },
+	/* The same key, spelled with an escape. */
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"J1\","
+	    "\"job\\u005fid\":\"J2\"}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"J1\","
+	    "\"\\u006a\\u006f\\u0062_id\":\"J2\"}" },
+	/* null counts: the key is there twice. */
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":null,"
+	    "\"job_id\":\"J2\"}" },
+	/* A field hookbox ignores. */
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"title\":\"a\","
+	    "\"title\":\"b\"}" },
+	/* Nested objects, read or not. */
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"extra\":{\"a\":1,\"a\":2}}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"extra\":[{\"x\":{\"b\":1,\"c\":2,\"b\":3}}]}" },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\","
+	    "\"extra\":{},\"extra\":{}}" },
+	/* Organization events: the envelope and data. */
+	{ EV, "{\"delivery_id\":\"d1\",\"delivery_id\":\"d2\","
+	    "\"type\":\"job.completed\",\"data\":{\"job_id\":\"j\"}}" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"type\":\"job.failed\",\"data\":{\"job_id\":\"j\"}}" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"J1\",\"job_id\":\"J2\"}}" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"id\":\"J1\",\"status\":\"completed\",\"id\":\"J2\"}}" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"j\"},\"data\":{\"job_id\":\"k\"}}" },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"j\",\"meta\":{\"k\":1,\"k\":1}}}" },
+	/* The status API. */
+	{ ST, "{\"id\":\"j1\",\"id\":\"j2\",\"status\":\"Completed\"}" },
+	{ ST, "{\"id\":\"j\",\"status\":\"Processing\","
+	    "\"status\":\"Completed\"}" },
+	{ ST, "{\"id\":\"j\",\"status\":\"Completed\",\"finished_at\":1,"
+	    "\"finished_at\":2}" },
+};
+
+START_TEST(test_dup_keys)
+{
+	const struct dupcase	*c = &dupcases[_i];
+	struct obs		 o;
+	enum tornado_err	 rc;
+
+	dirty(&o);
+	rc = run(c->fn, c->body, &o);
+	ck_assert_msg(rc == TORNADO_INVALID, "%s: %s (job_id \"%s\"), want "
+	    "invalid", c->body, tornado_strerror(rc), o.job_id);
+	ck_assert_msg(strstr(why, "duplicate") != NULL, "why \"%s\"", why);
+	ck_empty(&o, E_ALL);
+}
+END_TEST
+
+START_TEST(test_dup_keys_not)
+{
+	struct obs	o;
+
+	/* The same key in different objects is no duplicate. */
+	ck_assert_int_eq(run(EV, "{\"delivery_id\":\"d\","
+	    "\"type\":\"job.completed\",\"job_id\":\"top\","
+	    "\"data\":{\"job_id\":\"j\",\"type\":\"x\",\"data\":{\"data\":1}},"
+	    "\"x\":[{\"a\":1},{\"a\":2}]}", &o), TORNADO_OK);
+	ck_assert_str_eq(o.job_id, "j");
+
+	/* Keys differ in case: two keys. */
+	ck_assert_int_eq(run(CB, "{\"type\":\"job_completed\","
+	    "\"job_id\":\"j1\",\"Job_id\":\"j2\",\"JOB_ID\":\"j3\"}", &o),
+	    TORNADO_OK);
+	ck_assert_str_eq(o.job_id, "j1");
+
+	/* A key that is a prefix of another. */
+	ck_assert_int_eq(run(CB, "{\"type\":\"job_completed\","
+	    "\"job_id\":\"j1\",\"job_id2\":\"j2\",\"job\":\"j3\"}", &o),
+	    TORNADO_OK);
+	ck_assert_str_eq(o.job_id, "j1");
+
+}
+END_TEST
+
+/* Thousands of keys in one object: distinct ones parse, one repeat does not. */
+START_TEST(test_dup_keys_many)
+{
+	enum { N = 6000 };
+	struct obs	 o;
+	char		*body;
+	size_t		 i, off, cap = N * 16 + 128;
+
+	body = malloc(cap);
+	ck_assert_ptr_nonnull(body);
+	off = (size_t)snprintf(body, cap,
+	    "{\"type\":\"job_completed\",\"job_id\":\"j\"");
+	for (i = 0; i < N; i++)
+		off += (size_t)snprintf(body + off, cap - off, ",\"k%zu\":%zu",
+		    (N - i) * 7919 % 100003, i);
+	ck_assert_uint_lt(off + 16, cap);
+	memcpy(body + off, "}", 2);
+	ck_assert_msg(run(CB, body, &o) == TORNADO_OK, "%s", why);
+	ck_assert_str_eq(o.job_id, "j");
+
+	/* Repeat the first key generated, last. */
+	(void)snprintf(body + off, cap - off, ",\"k%d\":1}",
+	    (int)((size_t)N * 7919 % 100003));
+	ck_assert_int_eq(run(CB, body, &o), TORNADO_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "duplicate"));
+	free(body);
+}
+END_TEST
+
+/*
+ * Out of memory (DESIGN.md section 6)
+ */
+
+/* Fails allocation number n (from 0) that reaches FAULT_ALLOC. */
+struct failnth {
+	long	n;
+	long	seen;
+	int	fired;
+};
+
+static int
+fail_nth(enum fault_point p, void *arg)
+{
+	struct failnth	*f = arg;
+
+	(void)p;
+	if (f->seen++ != f->n)
+		return 0;
+	f->fired = 1;
+	return 1;
+}
+
+/*
+ * cJSON answers NULL for a failed allocation as for bad input.  Failing
+ * each allocation of a parse in turn, the parser must answer "out of
+ * memory" every time (never "not JSON" or "invalid": the sender would
+ * stop retrying a callback that was never recorded), leave out empty,
+ * and give the normal answer once no allocation fails.  Bodies that are
+ * malformed after the failure point are NOMEM too: nothing was decided.
+ */
+static const struct nomemcase {
+	parse_fn		 fn;
+	const char		*body;
+	enum tornado_err	 want;	/* with memory */
+} nomemcases[] = {
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"job-1\","
+	    "\"status\":\"completed\",\"url\":\"https://cdn.example/v/1.mp4\","
+	    "\"key\":\"v/1.mp4\",\"title\":\"Pilot\","
+	    "\"extra\":{\"nested\":[1,2,{\"x\":null}]}}", TORNADO_OK },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"L2\","
+	    "\"status\":\"Failed\",\"error\":\"mux error\","
+	    "\"file_size_bytes\":0}", TORNADO_OK },
+	{ CB, "{\"type\":\"job_progress\",\"job_id\":\"p1\","
+	    "\"step\":\"uploading\",\"progress\":42}", TORNADO_OK },
+	{ EV, "{\"delivery_id\":\"d1\",\"type\":\"job.completed\","
+	    "\"created_at\":\"2024-05-01T10:00:00Z\",\"data\":{"
+	    "\"job_id\":\"org-1\",\"status\":\"completed\",\"key\":\"k\"}}",
+	    TORNADO_OK },
+	{ ST, "{\"id\":\"poll-2\",\"status\":\"Failed\",\"step\":\"Muxing\","
+	    "\"error\":\"ffmpeg exited 1\",\"finished_at\":1700000000123}",
+	    TORNADO_OK },
+	/* Malformed, but only found out after allocations. */
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"key\":\"k\","
+	    "\"job_id\":\"k\"}", TORNADO_INVALID },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":42,\"key\":\"k\"}",
+	    TORNADO_INVALID },
+	{ CB, "{\"type\":\"job_completed\",\"job_id\":\"j\",\"key\":\"k\"",
+	    TORNADO_NOT_JSON },
+	{ EV, "{\"delivery_id\":\"d\",\"type\":\"job.completed\","
+	    "\"data\":{\"job_id\":\"J1\",\"job_id\":\"J2\"}}",
+	    TORNADO_INVALID },
+};
+
+START_TEST(test_nomem_parse)
+{
+	const struct nomemcase	*c = &nomemcases[_i];
+	struct failnth		 f;
+	struct obs		 o;
+	enum tornado_err	 rc;
+
+	for (f.n = 0;; f.n++) {
+		f.seen = 0;
+		f.fired = 0;
+		dirty(&o);
+		fault_set(FAULT_ALLOC, fail_nth, &f);
+		rc = run(c->fn, c->body, &o);
+		fault_set(FAULT_ALLOC, NULL, NULL);
+		if (!f.fired)
+			break;
+		ck_assert_msg(rc == TORNADO_NOMEM, "%s, allocation %ld failed: "
+		    "%s, want out of memory", c->body, f.n,
+		    tornado_strerror(rc));
+		ck_assert_msg(strstr(why, "memory") != NULL, "why \"%s\"", why);
+		ck_empty(&o, E_ALL);
+		ck_assert_int_eq(o.status, OBS_ST_NONE);
+	}
+	ck_assert_msg(rc == c->want, "%s: %s with memory", c->body,
+	    tornado_strerror(rc));
+	/* The loop went through every allocation; there are several. */
+	ck_assert_msg(f.n >= 4, "%s: only %ld allocations", c->body, f.n);
+	if (c->want == TORNADO_OK)
+		ck_assert_int_ne(util_valid_id(o.job_id, HB_ID_MAX), 0);
+}
+END_TEST
+
+static int
+always_fail(enum fault_point p, void *arg)
+{
+	struct failnth	*f = arg;
+
+	(void)p;
+	f->seen++;
+	return 1;
+}
+
+/* Allocations that fail for good: the same answer, whatever comes next. */
+START_TEST(test_nomem_parse_all)
+{
+	struct failnth	f = { 0, 0, 0 };
+	struct obs	o;
+	size_t		i;
+
+	for (i = 0; i < NELEM(nomemcases); i++) {
+		f.n = 0;
+		f.seen = 0;
+		fault_set(FAULT_ALLOC, always_fail, &f);
+		ck_assert_int_eq(run(nomemcases[i].fn, nomemcases[i].body, &o),
+		    TORNADO_NOMEM);
+		fault_set(FAULT_ALLOC, NULL, NULL);
+		ck_assert_int_gt(f.seen, 0);
+	}
+	/* Bodies refused before any allocation are refused as before. */
+	fault_set(FAULT_ALLOC, always_fail, &f);
+	ck_assert_int_eq(run_len(CB, "{\"type\":\"a\0\"}", 12, &o),
+	    TORNADO_NOT_JSON);
+	ck_assert_int_eq(run(CB, "{\"type\":\"a\\u0000\"}", &o),
+	    TORNADO_INVALID);
+	ck_assert_int_eq(run(CB, "", &o), TORNADO_NOT_JSON);
+	fault_set(FAULT_ALLOC, NULL, NULL);
+}
+END_TEST
+
 static Suite *
 tornado_suite(void)
 {
@@ -1264,6 +1830,28 @@ tornado_suite(void)
 	tcase_add_test(tc, test_why);
 	tcase_add_test(tc, test_escaped_backslash_u0000);
 	tcase_add_loop_test(tc, test_embedded_nul, 0, (int)NELEM(nulcases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("control");
+	tcase_add_loop_test(tc, test_raw_control, 0, (int)NELEM(ctrlcases));
+	tcase_add_test(tc, test_raw_control_between);
+	tcase_add_loop_test(tc, test_decoded_control_id, 0,
+	    (int)NELEM(idcases));
+	tcase_add_loop_test(tc, test_decoded_control_location, 0,
+	    (int)NELEM(loccases));
+	tcase_add_loop_test(tc, test_decoded_control_text, 0,
+	    (int)NELEM(textcases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("duplicate");
+	tcase_add_loop_test(tc, test_dup_keys, 0, (int)NELEM(dupcases));
+	tcase_add_test(tc, test_dup_keys_not);
+	tcase_add_test(tc, test_dup_keys_many);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("nomem");
+	tcase_add_loop_test(tc, test_nomem_parse, 0, (int)NELEM(nomemcases));
+	tcase_add_test(tc, test_nomem_parse_all);
 	suite_add_tcase(s, tc);
 
 	return s;
