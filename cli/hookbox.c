@@ -213,12 +213,14 @@ open_store(struct env *e, int create, struct store **st)
 
 /* Reports a configuration write's outcome. */
 static int
-config_done(enum config_status rc, const char *what, const char *why)
+config_done(enum config_status rc, const char *what,
+    const char *const *why)
 {
 	if (rc == CONFIG_OK)
 		return EXIT_OK;
-	if (rc == CONFIG_INVALID && why != NULL)
-		warnx("%s: invalid %s", what, why);
+	/* why by address: it is set by the call that is our first argument. */
+	if (rc == CONFIG_INVALID && why != NULL && *why != NULL)
+		warnx("%s: invalid %s", what, *why);
 	else
 		warnx("%s: %s", what, config_strerror(rc));
 	return config_exit(rc);
@@ -318,7 +320,7 @@ cmd_tenant_add(struct env *e, int argc, char **argv)
 		return EXIT_FAIL;
 	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
 		rc = config_done(config_tenant_add(cfg, &t, keylen > 0 ? key :
-		    NULL, (size_t)keylen, &why), t.id, why);
+		    NULL, (size_t)keylen, &why), t.id, &why);
 		config_close(cfg);
 	}
 	sodium_memzero(key, sizeof(key));
@@ -350,7 +352,7 @@ add_secret(struct config *cfg, const char *endpoint, const char *file,
 	if ((n = read_secret(file, buf, CONFIG_SECRET_MAX)) < 0)
 		return EXIT_FAIL;
 	rc = config_done(config_secret_add(cfg, endpoint, buf, (size_t)n,
-	    expires, &why), endpoint, why);
+	    expires, &why), endpoint, &why);
 	sodium_memzero(buf, sizeof(buf));
 	return rc;
 }
@@ -431,7 +433,7 @@ cmd_endpoint_add(struct env *e, int argc, char **argv)
 	/* The endpoint and its first secret commit together or not at all. */
 	if ((rc = config_done(config_begin(cfg), ep.name, NULL)) == EXIT_OK &&
 	    (rc = config_done(config_endpoint_add(cfg, &ep, &why), ep.name,
-	    why)) == EXIT_OK &&
+	    &why)) == EXIT_OK &&
 	    (rc = add_secret(cfg, ep.name, secret, expires)) == EXIT_OK)
 		rc = config_done(config_commit(cfg), ep.name, NULL);
 	if (rc != EXIT_OK)
@@ -547,7 +549,7 @@ cmd_destination_add(struct env *e, int argc, char **argv)
 	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
 		rc = config_done(config_destination_add(cfg, &d,
 		    keylen > 0 ? key : NULL, (size_t)keylen, &why), d.name,
-		    why);
+		    &why);
 		config_close(cfg);
 	}
 	sodium_memzero(key, sizeof(key));
@@ -613,7 +615,7 @@ cmd_job_add(struct env *e, int argc, char **argv)
 		return usage();
 	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
 		return rc;
-	rc = config_done(config_job_add(cfg, &j, &why), j.job_id, why);
+	rc = config_done(config_job_add(cfg, &j, &why), j.job_id, &why);
 	config_close(cfg);
 	return rc;
 }

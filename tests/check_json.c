@@ -185,7 +185,7 @@ snapshot(char *buf, size_t len)
 }
 
 static const char *
-header(void *arg, const char *name)
+header(const void *arg, const char *name)
 {
 	(void)arg;
 	return strcmp(name, KEY_HEADER) == 0 ? KEY : NULL;

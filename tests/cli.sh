@@ -38,6 +38,21 @@ eq "job with an unknown destination refused" 1 $?
 "$HB" job add job-8 --tenant acme --attempt a:b --step s \
     --destination sink 2>/dev/null
 eq "attempt with ':' refused" 1 $?
+"$HB" tenant add 'a:b' 2>/dev/null
+eq "tenant with ':' refused" 1 $?
+"$HB" job add job-8 --tenant acme --attempt att-8 --step 'a b' \
+    --destination sink 2>/dev/null
+eq "step with a space refused" 1 $?
+"$HB" destination add evil --tenant acme --url 'file:///etc/passwd' \
+    2>/dev/null
+eq "destination URL must be http(s)" 1 $?
+for i in 1 2 3 4 5 6 7; do
+	printf 'rotation-%s' $i | "$HB" endpoint secret tornado --secret-file - ||
+	    fail "secret $i"
+done
+printf "ninth" | "$HB" endpoint secret tornado --secret-file - 2>"$tmp/err"
+eq "a ninth secret refused" 1 $?
+contains "and why" "remove one" "$(cat "$tmp/err")"
 
 list=$("$HB" endpoint list)
 contains "endpoint list shows secrets count" '"secrets":	1' "$list"
