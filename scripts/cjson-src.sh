@@ -22,7 +22,6 @@ set -u
 dir=${1:?usage: cjson-src.sh DIR MK}
 mk=${2:?usage: cjson-src.sh DIR MK}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-mirror=${HOOKBOX_DEBIAN_MIRROR:-http://deb.debian.org}
 
 fragment() {
 	mkdir -p "$(dirname "$mk")"
@@ -66,13 +65,19 @@ apt="$abs/apt"
 rm -rf "$apt" "$abs/unpack"
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/parts" \
     "$abs/unpack" || fragment "" "cannot create $dir"
-{
-	for suite in "$codename" "$codename-updates"; do
-		echo "deb-src [signed-by=$keyring] $mirror/debian $suite main"
-	done
-	echo "deb-src [signed-by=$keyring] $mirror/debian-security" \
-	    "$codename-security main"
-} > "$apt/sources.list"
+# The machine's own Debian mirrors, as deb-src: the same archive, the same
+# signing keys, whatever proxy or mirror the operator chose.
+: > "$apt/sources.list"
+for f in /etc/apt/sources.list.d/*.sources; do
+	[ -f "$f" ] && grep -q "Signed-By: $keyring" "$f" || continue
+	sed 's/^Types: deb$/Types: deb-src/' "$f" > "$apt/parts/$(basename "$f")"
+done
+if [ -f /etc/apt/sources.list ]; then
+	sed -n "s|^deb \(\[[^]]*\] \)\{0,1\}|deb-src [signed-by=$keyring] |p" \
+	    /etc/apt/sources.list > "$apt/sources.list"
+fi
+[ -s "$apt/sources.list" ] || ls "$apt/parts"/*.sources >/dev/null 2>&1 ||
+    fragment "" "no Debian archive in the system's apt sources"
 
 # As root apt would hand downloads to the _apt user, who cannot write
 # here; running them as whoever runs this changes nothing else.
