@@ -24,6 +24,7 @@
 struct config {
 	struct sql	sql;
 	int		writable;
+	int		in_snapshot;
 };
 
 static const char schema[] =
@@ -329,6 +330,30 @@ out:
 	else
 		*out = c;
 	return rc;
+}
+
+enum config_status
+config_snapshot(struct config *c)
+{
+	enum config_status	rc;
+
+	if (c->in_snapshot)
+		return CONFIG_OK;
+	if ((rc = status_of(sql_exec(&c->sql, "BEGIN"))) == CONFIG_OK)
+		c->in_snapshot = 1;
+	return rc;
+}
+
+void
+config_release(struct config *c)
+{
+	if (c == NULL || !c->in_snapshot)
+		return;
+	/* A read transaction: COMMIT only drops the shared lock. */
+	if (!sqlite3_get_autocommit(c->sql.db) &&
+	    sql_exec(&c->sql, "COMMIT") != SQLITE_OK)
+		(void)sql_exec(&c->sql, "ROLLBACK");
+	c->in_snapshot = 0;
 }
 
 int

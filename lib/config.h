@@ -110,6 +110,17 @@ HB_API void config_close(struct config *);
  */
 HB_API int config_same_file(const struct config *);
 
+/*
+ * One snapshot for several look-ups: between config_snapshot() and
+ * config_release() every read sees the same config.db, and the file is
+ * locked, checked and read once instead of once per look-up (a request
+ * makes four).  A change is still seen by the next snapshot.  Not for a
+ * CONFIG_WRITE handle inside config_begin().  config_release() without a
+ * snapshot does nothing.
+ */
+HB_API enum config_status config_snapshot(struct config *) HB_MUST_CHECK;
+HB_API void config_release(struct config *);
+
 /* Look-ups.  The out structs are filled only on CONFIG_OK. */
 HB_API enum config_status config_tenant_get(struct config *, const char *id,
     struct config_tenant *) HB_MUST_CHECK;

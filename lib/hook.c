@@ -36,8 +36,9 @@ authenticate(const struct config_endpoint *ep,
 	return AUTH_ERROR;
 }
 
-enum hb_result
-hook_handle(struct store *st, struct config *cfg, const struct hook_req *req,
+/* Everything hook_handle() does, inside one config.db snapshot. */
+static enum hb_result
+handle(struct store *st, struct config *cfg, const struct hook_req *req,
     struct accept_res *res)
 {
 	struct config_endpoint	 ep;
@@ -98,4 +99,23 @@ hook_handle(struct store *st, struct config *cfg, const struct hook_req *req,
 config_failed:
 	res->detail = config_strerror(cs);
 	return res->result = cs == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+}
+
+enum hb_result
+hook_handle(struct store *st, struct config *cfg, const struct hook_req *req,
+    struct accept_res *res)
+{
+	enum config_status	cs;
+	enum hb_result		r;
+
+	/* One read of config.db for the endpoint, secrets, tenant and job. */
+	if ((cs = config_snapshot(cfg)) != CONFIG_OK) {
+		memset(res, 0, sizeof(*res));
+		res->detail = config_strerror(cs);
+		return res->result = cs == CONFIG_NOMEM ? HB_NOMEM :
+		    HB_UNAVAILABLE;
+	}
+	r = handle(st, cfg, req, res);
+	config_release(cfg);
+	return r;
 }
