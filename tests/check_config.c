@@ -1601,6 +1601,43 @@ START_TEST(test_reader_sees_writes)
 END_TEST
 
 /*
+ * A snapshot: every look-up in it sees one config.db, a writer's commit
+ * waits for it to end, and the next snapshot sees the change.
+ */
+START_TEST(test_snapshot)
+{
+	struct config		*r;
+	struct config_tenant	 t;
+	const char		*why;
+
+	add_tenant("acme");
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &r), CONFIG_OK);
+	config_release(r);	/* without a snapshot: nothing */
+	ck_assert_int_eq(config_snapshot(r), CONFIG_OK);
+	ck_assert_int_eq(config_snapshot(r), CONFIG_OK);	/* nested: one */
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_NOTFOUND);
+
+	/* The writer cannot commit under a reader's snapshot... */
+	config_close(w);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &w), CONFIG_OK);
+	t = tenant("late");
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why),
+	    CONFIG_BUSY);
+	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_NOTFOUND);
+	/* ...and can once it is released; the next snapshot sees it. */
+	config_release(r);
+	t = tenant("late");
+	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+	ck_assert_int_eq(config_snapshot(r), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_OK);
+	config_release(r);
+	config_release(r);
+	config_close(r);
+}
+END_TEST
+
+/*
  * Transactions
  */
 
@@ -1891,6 +1928,7 @@ config_suite(void)
 	tcase_add_test(tc, test_read_refuses_writes);
 	tcase_add_test(tc, test_read_only_open);
 	tcase_add_test(tc, test_reader_sees_writes);
+	tcase_add_test(tc, test_snapshot);
 	suite_add_tcase(s, tc);
 
 	return s;
