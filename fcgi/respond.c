@@ -398,9 +398,10 @@ respond(struct resp_server *srv, const struct resp_io *io)
 {
 	struct hook_req		 req;
 	struct accept_res	 res;
-	const char		*method, *path, *name, *s, *err;
+	const char		*method, *path, *name, *s;
 	char			 pathbuf[1024], *body = NULL;
-	long long		 len;
+	long long		 len = 0;
+	enum util_num		 num;
 	int			 get, status;
 
 	method = io->param(io->arg, "REQUEST_METHOD");
@@ -444,10 +445,9 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		answer_reply(srv, io, R_LENGTH);
 		return;
 	}
-	len = util_strtonum(s, 0, LLONG_MAX, &err);
-	if (err != NULL && strcmp(err, "too large") == 0)
+	if ((num = util_parse_num(s, 0, LLONG_MAX, &len)) == UTIL_NUM_LARGE)
 		len = LLONG_MAX;
-	else if (err != NULL) {
+	else if (num != UTIL_NUM_OK) {
 		memset(&res, 0, sizeof(res));
 		res.result = HB_MALFORMED;
 		res.detail = "invalid Content-Length";

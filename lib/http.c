@@ -96,8 +96,8 @@ on_header(char *data, size_t size, size_t n, void *arg)
 	struct sink	*s = arg;
 	size_t		 len = size * n, i;
 	char		 v[64];
-	const char	*err;
-	long long	 secs;
+	enum util_num	 num;
+	long long	 secs = 0;
 	time_t		 when;
 
 	if (len < 12 || strncasecmp(data, "Retry-After:", 12) != 0)
@@ -111,10 +111,10 @@ on_header(char *data, size_t size, size_t n, void *arg)
 		return size * n;
 	memcpy(v, data + i, len);
 	v[len] = '\0';
-	secs = util_strtonum(v, 0, RETRY_AFTER_MAX_MS / 1000, &err);
-	if (err != NULL && strcmp(err, "too large") == 0)
+	if ((num = util_parse_num(v, 0, RETRY_AFTER_MAX_MS / 1000, &secs)) ==
+	    UTIL_NUM_LARGE)
 		secs = RETRY_AFTER_MAX_MS / 1000;
-	else if (err != NULL) {
+	else if (num != UTIL_NUM_OK) {
 		if ((when = curl_getdate(v, NULL)) < 0)
 			return size * n;
 		secs = (long long)(when - time(NULL));

@@ -20,49 +20,61 @@ util_init(void)
 	return sodium_init() < 0 ? -1 : 0;
 }
 
-long long
-util_strtonum(const char *s, long long min, long long max, const char **errstr)
+enum util_num
+util_parse_num(const char *s, long long min, long long max, long long *out)
 {
 	long long	 v = 0;
 	int		 neg = 0, digit;
 
-	*errstr = "invalid";
 	if (s == NULL || min > max)
-		return 0;
+		return UTIL_NUM_INVALID;
 	if (*s == '-') {
 		neg = 1;
 		s++;
 	}
 	if (*s == '\0')
-		return 0;
+		return UTIL_NUM_INVALID;
 	/* Accumulate negatively so that LLONG_MIN parses too. */
 	for (; *s != '\0'; s++) {
 		if (*s < '0' || *s > '9')
-			return 0;
+			return UTIL_NUM_INVALID;
 		digit = *s - '0';
 		if (v < (LLONG_MIN + digit) / 10) {
-			*errstr = neg ? "too small" : "too large";
-			return 0;
+			/* Still a number: say which way it is out of range. */
+			while (s[1] >= '0' && s[1] <= '9')
+				s++;
+			if (s[1] != '\0')
+				return UTIL_NUM_INVALID;
+			return neg ? UTIL_NUM_SMALL : UTIL_NUM_LARGE;
 		}
 		v = v * 10 - digit;
 	}
 	if (!neg) {
-		if (v == LLONG_MIN) {
-			*errstr = "too large";
-			return 0;
-		}
+		if (v == LLONG_MIN)
+			return UTIL_NUM_LARGE;
 		v = -v;
 	}
-	if (v < min) {
-		*errstr = "too small";
-		return 0;
-	}
-	if (v > max) {
-		*errstr = "too large";
-		return 0;
-	}
-	*errstr = NULL;
-	return v;
+	if (v < min)
+		return UTIL_NUM_SMALL;
+	if (v > max)
+		return UTIL_NUM_LARGE;
+	*out = v;
+	return UTIL_NUM_OK;
+}
+
+long long
+util_strtonum(const char *s, long long min, long long max, const char **errstr)
+{
+	static const char *const words[] = {
+		[UTIL_NUM_OK] = NULL,
+		[UTIL_NUM_INVALID] = "invalid",
+		[UTIL_NUM_SMALL] = "too small",
+		[UTIL_NUM_LARGE] = "too large",
+	};
+	long long	v = 0;
+
+	*errstr = words[util_parse_num(s, min, max, &v)];
+	return *errstr == NULL ? v : 0;
 }
 
 int

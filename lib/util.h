@@ -14,10 +14,26 @@
  */
 HB_API int util_init(void) HB_MUST_CHECK;
 
+/* What the one bounded integer parser found. */
+enum util_num {
+	UTIL_NUM_OK = 0,
+	UTIL_NUM_INVALID,	/* not a whole decimal number, or min > max */
+	UTIL_NUM_SMALL,		/* below min */
+	UTIL_NUM_LARGE		/* above max (or past LLONG_MAX) */
+};
+
 /*
- * strtonum(3) in the OpenBSD style: parses a whole decimal string into
- * [min, max].  On error returns 0 and sets *errstr to "invalid",
- * "too small" or "too large" (static storage); on success *errstr = NULL.
+ * The one bounded integer parser: a whole decimal string ("-" allowed,
+ * no sign "+", no space) into [min, max].  *out is set only on
+ * UTIL_NUM_OK.
+ */
+HB_API enum util_num util_parse_num(const char *s, long long min,
+    long long max, long long *out) HB_MUST_CHECK;
+
+/*
+ * strtonum(3) in the OpenBSD style, over util_parse_num(): returns the
+ * value, or 0 with *errstr set to "invalid", "too small" or "too large"
+ * (static storage, for messages only); on success *errstr = NULL.
  */
 HB_API long long util_strtonum(const char *s, long long min, long long max,
     const char **errstr);

@@ -77,6 +77,10 @@ static const struct numcase {
 	{ "-9223372036854775807", LLONG_MIN, LLONG_MAX, LLONG_MIN + 1, NULL },
 	/* Far out of range: 2^64 (wraps to 0 in 64 bits), 20 and 30 digits. */
 	{ "18446744073709551616", LLONG_MIN, LLONG_MAX, 0, "too large" },
+	/* Past the range and then not a number: not a number. */
+	{ "99999999999999999999x", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "-99999999999999999999 ", LLONG_MIN, LLONG_MAX, 0, "invalid" },
+	{ "99999999999999999999999", 0, 65536, 0, "too large" },
 	{ "-18446744073709551616", LLONG_MIN, LLONG_MAX, 0, "too small" },
 	{ "99999999999999999999", LLONG_MIN, LLONG_MAX, 0, "too large" },
 	{ "-99999999999999999999", LLONG_MIN, LLONG_MAX, 0, "too small" },
