@@ -31,6 +31,7 @@
 #include "http.h"
 #include "outbox.h"
 #include "poller.h"
+#include "settings.h"
 #include "store.h"
 #include "tornado.h"
 #include "util.h"
@@ -41,18 +42,10 @@
 #define EXIT_TEMPFAIL	75
 
 /* Everything a command needs from the global options and environment. */
-struct env {
-	char	dir[PATH_MAX];
-	char	state_path[PATH_MAX];
-	char	config_path[PATH_MAX];
-	int	busy_ms;
-	int	sync_normal;
-};
-
 struct cmd {
 	const char	*name;
 	const char	*sub;	/* NULL for single-word commands */
-	int		(*fn)(struct env *, int, char **);
+	int		(*fn)(struct settings *, int, char **);
 	const char	*usage;
 };
 
@@ -103,7 +96,7 @@ store_exit(enum store_status s)
 
 /* Reports a state.db failure; returns its exit code. */
 static int
-store_fail(const struct env *e, enum store_status s)
+store_fail(const struct settings *e, enum store_status s)
 {
 	warnx("%s: %s", e->state_path, store_strerror(s));
 	return store_exit(s);
@@ -184,7 +177,7 @@ read_secret(const char *path, unsigned char *buf, size_t max)
 }
 
 static int
-open_config(struct env *e, enum config_mode mode, struct config **cfg)
+open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 {
 	enum config_status	rc;
 
@@ -197,7 +190,7 @@ open_config(struct env *e, enum config_mode mode, struct config **cfg)
 }
 
 static int
-open_store(struct env *e, int create, struct store **st)
+open_store(struct settings *e, int create, struct store **st)
 {
 	struct store_opts	opts;
 	enum store_status	rc;
@@ -251,7 +244,7 @@ next_opt(int argc, char **argv, const struct option *opts)
 /* ---- init --------------------------------------------------------- */
 
 static int
-cmd_init(struct env *e, int argc, char **argv)
+cmd_init(struct settings *e, int argc, char **argv)
 {
 	struct store		*st = NULL;
 	enum config_status	 crc;
@@ -279,7 +272,7 @@ cmd_init(struct env *e, int argc, char **argv)
 /* ---- tenant ------------------------------------------------------- */
 
 static int
-cmd_tenant_add(struct env *e, int argc, char **argv)
+cmd_tenant_add(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "inactive", no_argument, NULL, 'i' },
@@ -358,7 +351,7 @@ add_secret(struct config *cfg, const char *endpoint, const char *file,
 }
 
 static int
-cmd_endpoint_add(struct env *e, int argc, char **argv)
+cmd_endpoint_add(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "tenant", required_argument, NULL, 't' },
@@ -443,7 +436,7 @@ cmd_endpoint_add(struct env *e, int argc, char **argv)
 }
 
 static int
-cmd_endpoint_secret(struct env *e, int argc, char **argv)
+cmd_endpoint_secret(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "secret-file", required_argument, NULL, 's' },
@@ -479,7 +472,7 @@ cmd_endpoint_secret(struct env *e, int argc, char **argv)
 /* ---- destination -------------------------------------------------- */
 
 static int
-cmd_destination_add(struct env *e, int argc, char **argv)
+cmd_destination_add(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "tenant", required_argument, NULL, 't' },
@@ -559,7 +552,7 @@ cmd_destination_add(struct env *e, int argc, char **argv)
 /* ---- job ---------------------------------------------------------- */
 
 static int
-cmd_job_add(struct env *e, int argc, char **argv)
+cmd_job_add(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "tenant", required_argument, NULL, 't' },
@@ -660,7 +653,7 @@ print_json(cJSON *arr)
 
 /* Closes state.db after a read-out, then reports or prints its result. */
 static int
-list_done(const struct env *e, struct store *st, enum store_status src,
+list_done(const struct settings *e, struct store *st, enum store_status src,
     cJSON *arr)
 {
 	store_close(st);
@@ -670,7 +663,7 @@ list_done(const struct env *e, struct store *st, enum store_status src,
 }
 
 static int
-cmd_list(struct env *e, int argc, char **argv)
+cmd_list(struct settings *e, int argc, char **argv)
 {
 	struct config		*cfg = NULL;
 	cJSON			*arr = NULL;
@@ -690,7 +683,7 @@ cmd_list(struct env *e, int argc, char **argv)
 }
 
 static int
-cmd_remove(struct env *e, int argc, char **argv)
+cmd_remove(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "tenant", required_argument, NULL, 't' },
@@ -726,7 +719,7 @@ cmd_remove(struct env *e, int argc, char **argv)
 /* ---- observe ------------------------------------------------------ */
 
 static int
-cmd_observe(struct env *e, int argc, char **argv)
+cmd_observe(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "tenant", required_argument, NULL, 't' },
@@ -795,7 +788,7 @@ out:
 /* ---- sign --------------------------------------------------------- */
 
 static int
-cmd_sign(struct env *e, int argc, char **argv)
+cmd_sign(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "endpoint", required_argument, NULL, 'e' },
@@ -889,7 +882,7 @@ out:
 /* ---- status ------------------------------------------------------- */
 
 static int
-cmd_status(struct env *e, int argc, char **argv)
+cmd_status(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -982,7 +975,7 @@ env_ms(const char *name, int64_t *out)
 
 /* One dispatcher worker: its own connections, its own lease owner id. */
 static int
-dispatch_worker(struct env *e, int once)
+dispatch_worker(struct settings *e, int once)
 {
 	struct outbox_opts	 opts;
 	struct outbox		*ob = NULL;
@@ -1041,7 +1034,7 @@ out:
 }
 
 static int
-cmd_dispatch(struct env *e, int argc, char **argv)
+cmd_dispatch(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "once", no_argument, NULL, 'o' },
@@ -1135,7 +1128,7 @@ poll_report(void *arg, const struct poll_report *r)
 }
 
 static int
-cmd_poll(struct env *e, int argc, char **argv)
+cmd_poll(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "limit", required_argument, NULL, 'l' },
@@ -1192,7 +1185,7 @@ out:
 /* ---- operator read-outs and moves ---------------------------------- */
 
 static int
-cmd_list_state(struct env *e, int argc, char **argv)
+cmd_list_state(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, 's' },
@@ -1239,7 +1232,7 @@ cmd_list_state(struct env *e, int argc, char **argv)
 }
 
 static int
-cmd_attempts(struct env *e, int argc, char **argv)
+cmd_attempts(struct settings *e, int argc, char **argv)
 {
 	struct store		*st = NULL;
 	cJSON			*arr = NULL;
@@ -1256,7 +1249,7 @@ cmd_attempts(struct env *e, int argc, char **argv)
 
 /* Applies one operator move to an action; 1 when it was not applicable. */
 static int
-move(struct env *e, const char *action, enum store_move m, const char *note,
+move(struct settings *e, const char *action, enum store_move m, const char *note,
     const char *from)
 {
 	struct store		*st = NULL;
@@ -1278,7 +1271,7 @@ move(struct env *e, const char *action, enum store_move m, const char *note,
 }
 
 static int
-cmd_requeue(struct env *e, int argc, char **argv)
+cmd_requeue(struct settings *e, int argc, char **argv)
 {
 	if (argc != 2)
 		return usage();
@@ -1287,7 +1280,7 @@ cmd_requeue(struct env *e, int argc, char **argv)
 }
 
 static int
-cmd_reconcile(struct env *e, int argc, char **argv)
+cmd_reconcile(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "delivered", no_argument, NULL, 'd' },
@@ -1317,7 +1310,7 @@ cmd_reconcile(struct env *e, int argc, char **argv)
 }
 
 static int
-cmd_conflicts(struct env *e, int argc, char **argv)
+cmd_conflicts(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
@@ -1345,7 +1338,7 @@ cmd_conflicts(struct env *e, int argc, char **argv)
 }
 
 static int
-cmd_resolve(struct env *e, int argc, char **argv)
+cmd_resolve(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "note", required_argument, NULL, 'n' },
@@ -1386,7 +1379,7 @@ cmd_resolve(struct env *e, int argc, char **argv)
 }
 
 static int
-cmd_prune(struct env *e, int argc, char **argv)
+cmd_prune(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "receipts-days", required_argument, NULL, 'r' },
@@ -1492,39 +1485,12 @@ main_usage(void)
 }
 
 static int
-env_setup(struct env *e, const char *dir)
+env_setup(struct settings *e, const char *dir)
 {
-	const char	*s, *err;
-	long long	 v;
+	const char	*why;
 
-	memset(e, 0, sizeof(*e));
-	e->busy_ms = STORE_BUSY_MS_DEFAULT;
-	if ((s = getenv("HOOKBOX_BUSY_MS")) != NULL) {
-		v = util_strtonum(s, 0, 600000, &err);
-		if (err != NULL) {
-			warnx("HOOKBOX_BUSY_MS: %s", err);
-			return -1;
-		}
-		e->busy_ms = (int)v;
-	}
-	if ((s = getenv("HOOKBOX_SYNC")) != NULL) {
-		if (strcmp(s, "normal") == 0)
-			e->sync_normal = 1;
-		else if (strcmp(s, "full") != 0) {
-			warnx("HOOKBOX_SYNC: full or normal");
-			return -1;
-		}
-	}
-	if (dir == NULL && (dir = getenv("HOOKBOX_DIR")) == NULL) {
-		warnx("no data directory: give -d DIR or set HOOKBOX_DIR");
-		return -1;
-	}
-	if (set_field(e->dir, sizeof(e->dir), dir, "DIR") != 0 ||
-	    snprintf(e->state_path, sizeof(e->state_path), "%s/state.db",
-	    dir) >= (int)sizeof(e->state_path) ||
-	    snprintf(e->config_path, sizeof(e->config_path), "%s/config.db",
-	    dir) >= (int)sizeof(e->config_path)) {
-		warnx("DIR: too long");
+	if (settings_load(e, dir, -1, 1, &why) != 0) {
+		warnx("%s", why);
 		return -1;
 	}
 	return 0;
@@ -1533,7 +1499,7 @@ env_setup(struct env *e, const char *dir)
 int
 main(int argc, char *argv[])
 {
-	struct env	 e;
+	struct settings	 e;
 	const char	*dir = NULL;
 	size_t		 i;
 	int		 ch, words;

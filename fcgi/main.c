@@ -299,20 +299,18 @@ main(int argc, char *argv[])
 {
 	struct resp_server	 srv;
 	struct resp_io		 io;
-	const char		*dir = NULL, *sock = NULL, *err, *s;
-	long long		 workers = 2;
+	const char		*dir = NULL, *sock = NULL, *err, *why;
+	long long		 workers = 2, busy_ms = -1;
 	mode_t			 mode = SOCKET_MODE_DEFAULT, mask;
 	int			 ch, fd, workers_set = 0;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.body_max = HB_BODY_MAX_DEFAULT;
-	srv.busy_ms = STORE_BUSY_MS_DEFAULT;
 	srv.retry_after = 5;
 	while ((ch = getopt(argc, argv, "b:d:l:m:s:w:")) != -1)
 		switch (ch) {
 		case 'b':
-			srv.busy_ms = (int)util_strtonum(optarg, 0, 600000,
-			    &err);
+			busy_ms = util_strtonum(optarg, 0, 600000, &err);
 			if (err != NULL)
 				usage();
 			break;
@@ -346,23 +344,10 @@ main(int argc, char *argv[])
 	if (util_init() != 0)
 		die("libsodium failed to initialise");
 	/* The operator's data directory: a request cannot choose another. */
-	if (dir == NULL)
-		dir = getenv("HOOKBOX_DIR");
-	if (dir == NULL || *dir == '\0') {
-		fprintf(stderr, "hookbox-fcgi: no data directory: give -d DIR"
-		    " or set HOOKBOX_DIR\n");
+	if (settings_load(&srv.set, dir, (int)busy_ms, 1, &why) != 0) {
+		fprintf(stderr, "hookbox-fcgi: %s\n", why);
 		return 2;
 	}
-	if ((s = getenv("HOOKBOX_BUSY_MS")) != NULL) {
-		srv.busy_ms = (int)util_strtonum(s, 0, 600000, &err);
-		if (err != NULL)
-			die("HOOKBOX_BUSY_MS: not a number of milliseconds");
-	}
-	if ((s = getenv("HOOKBOX_SYNC")) != NULL)
-		srv.sync_normal = strcmp(s, "normal") == 0;
-	if (snprintf(srv.dir, sizeof(srv.dir), "%s", dir) >=
-	    (int)sizeof(srv.dir))
-		die("data directory path too long");
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)
 		die("cannot initialise libfcgi");

@@ -163,7 +163,7 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
 	if ((p = io->param(io->arg, "HOOKBOX_DIR")) == NULL || *p == '\0')
 		return 1;
 	n = dir_len(p);
-	return n == dir_len(srv->dir) && memcmp(p, srv->dir, n) == 0;
+	return n == dir_len(srv->set.dir) && memcmp(p, srv->set.dir, n) == 0;
 }
 
 /*
@@ -175,8 +175,7 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
 static int
 ensure_open(struct resp_server *srv)
 {
-	struct store_opts	 opts;
-	char			 path[sizeof(srv->dir) + 16];
+	struct store_opts	opts;
 
 	if (srv->cfg != NULL && !config_same_file(srv->cfg)) {
 		config_close(srv->cfg);
@@ -186,20 +185,17 @@ ensure_open(struct resp_server *srv)
 		store_close(srv->st);
 		srv->st = NULL;
 	}
-	if (srv->cfg == NULL) {
-		(void)snprintf(path, sizeof(path), "%s/config.db", srv->dir);
-		if (config_open(path, CONFIG_READ, srv->busy_ms, &srv->cfg) !=
-		    CONFIG_OK) {
-			srv->cfg = NULL;
-			return -1;
-		}
+	if (srv->cfg == NULL && config_open(srv->set.config_path, CONFIG_READ,
+	    srv->set.busy_ms, &srv->cfg) != CONFIG_OK) {
+		srv->cfg = NULL;
+		return -1;
 	}
 	if (srv->st == NULL) {
-		(void)snprintf(path, sizeof(path), "%s/state.db", srv->dir);
 		memset(&opts, 0, sizeof(opts));
-		opts.busy_ms = srv->busy_ms;
-		opts.sync_normal = srv->sync_normal;
-		if (store_open(path, &opts, &srv->st) != STORE_OK) {
+		opts.busy_ms = srv->set.busy_ms;
+		opts.sync_normal = srv->set.sync_normal;
+		if (store_open(srv->set.state_path, &opts, &srv->st) !=
+		    STORE_OK) {
 			srv->st = NULL;
 			return -1;
 		}

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "settings.h"
+
 struct store;
 struct config;
 
@@ -32,9 +34,7 @@ struct resp_io {
  * opened lazily and kept while their files stay where they were opened.
  */
 struct resp_server {
-	char		 dir[4000];	/* set before the first request */
-	int		 busy_ms;
-	int		 sync_normal;
+	struct settings	 set;		/* the data directory, busy, sync */
 	size_t		 body_max;	/* bytes; 413 beyond */
 	int		 retry_after;	/* seconds, on 503 */
 	struct store	*st;

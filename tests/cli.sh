@@ -77,6 +77,10 @@ eq "config.db mode" 640 "$mode"
 "$HB" job add --help 2>/dev/null; eq "--help exits 0" 0 $?
 "$HB" status --bogus 2>/dev/null; eq "unknown option" 2 $?
 env -u HOOKBOX_DIR "$HB" status 2>/dev/null; eq "no data directory" 2 $?
+HOOKBOX_SYNC=fast "$HB" status 2>"$tmp/err"; eq "HOOKBOX_SYNC typo refused" 2 $?
+contains "and named" "HOOKBOX_SYNC" "$(cat "$tmp/err")"
+HOOKBOX_BUSY_MS=soon "$HB" status 2>/dev/null
+eq "HOOKBOX_BUSY_MS not a number refused" 2 $?
 "$HB" -d "$tmp/nowhere" status 2>/dev/null; eq "missing data directory" 1 $?
 
 # The same completed status twice: one pending row.

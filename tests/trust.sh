@@ -119,6 +119,10 @@ eq "-m 0680 refused" 2 $?
 timeout 10 env -u HOOKBOX_DIR "$FCGI" -s "$tmp/run/nodir.sock" 2> "$tmp/nodir.log" </dev/null
 eq "no data directory: refused at start" 2 $?
 contains "no data directory: said" "no data directory" "$(cat "$tmp/nodir.log")"
+HOOKBOX_SYNC=fast timeout 10 "$FCGI" -d "$tmp/data" -s "$tmp/run/sync.sock" \
+    2> "$tmp/sync.log" </dev/null
+eq "HOOKBOX_SYNC typo refused at start" 2 $?
+contains "HOOKBOX_SYNC typo: said" "HOOKBOX_SYNC" "$(cat "$tmp/sync.log")"
 
 port=$(( (($(od -An -N2 -tu2 /dev/urandom) % 20000)) + 20000 ))
 "$FCGI" -d "$tmp/data" -s ":$port" -w 1 2> "$tmp/wild.log" &
