@@ -891,7 +891,8 @@ cmd_status(struct settings *e, int argc, char **argv)
 	struct store_counts	 c;
 	struct store		*st = NULL;
 	enum store_status	 src;
-	int64_t			 age = 0;
+	enum store_state	 i;
+	int64_t			 age;
 	int			 ch, json = 0, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
@@ -910,25 +911,22 @@ cmd_status(struct settings *e, int argc, char **argv)
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
-	if (c.oldest_pending_ms > 0 && util_now_ms() > c.oldest_pending_ms)
-		age = (util_now_ms() - c.oldest_pending_ms) / 1000;
-	if (json)
-		printf("{\"outbox\":{\"pending\":%lld,\"leased\":%lld,"
-		    "\"delivered\":%lld,\"dead\":%lld,\"unknown\":%lld},"
-		    "\"conflicts_open\":%lld,\"oldest_pending_age_s\":%lld}\n",
-		    (long long)c.pending, (long long)c.leased,
-		    (long long)c.delivered, (long long)c.dead,
-		    (long long)c.unknown, (long long)c.conflicts_open,
-		    (long long)age);
-	else
-		printf("outbox: %lld pending, %lld leased, %lld delivered, "
-		    "%lld dead, %lld unknown outcome\n"
-		    "open conflicts: %lld\n"
-		    "oldest pending: %lld s\n",
-		    (long long)c.pending, (long long)c.leased,
-		    (long long)c.delivered, (long long)c.dead,
-		    (long long)c.unknown, (long long)c.conflicts_open,
-		    (long long)age);
+	age = store_counts_age(&c, util_now_ms());
+	if (json) {
+		printf("{\"outbox\":{");
+		for (i = 0; i < STORE_STATE__N; i++)
+			printf("%s\"%s\":%lld", i > 0 ? "," : "",
+			    store_state_name(i), (long long)c.outbox[i]);
+		printf("},\"conflicts_open\":%lld,\"oldest_pending_age_s\":"
+		    "%lld}\n", (long long)c.conflicts_open, (long long)age);
+	} else {
+		printf("outbox:");
+		for (i = 0; i < STORE_STATE__N; i++)
+			printf("%s %lld %s", i > 0 ? "," : "",
+			    (long long)c.outbox[i], store_state_name(i));
+		printf("\nopen conflicts: %lld\noldest pending: %lld s\n",
+		    (long long)c.conflicts_open, (long long)age);
+	}
 	return EXIT_OK;
 }
 
@@ -1192,21 +1190,18 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 		{ "limit", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char *const states[] = {
-		"pending", "leased", "delivered", "dead", "unknown"
-	};
 	struct store		*st = NULL;
 	cJSON			*arr = NULL;
 	enum store_status	 src;
-	const char		*state = NULL;
+	enum store_state	 state;
+	const char		*name = NULL;
 	long long		 limit = 100;
-	size_t			 i;
 	int			 ch, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 's':
-			state = optarg;
+			name = optarg;
 			break;
 		case 'l':
 			if (parse_int(optarg, 1, 1000000, "--limit",
@@ -1216,12 +1211,9 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 		default:
 			return usage();
 		}
-	if (argc != optind || state == NULL)
+	if (argc != optind || name == NULL)
 		return usage();
-	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
-		if (strcmp(state, states[i]) == 0)
-			break;
-	if (i == sizeof(states) / sizeof(states[0])) {
+	if (store_state_parse(name, &state) != 0) {
 		warnx("--state: pending, leased, delivered, dead or unknown");
 		return EXIT_USAGE;
 	}

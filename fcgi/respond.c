@@ -308,35 +308,26 @@ static void
 metrics(struct resp_server *srv, const struct resp_io *io)
 {
 	struct store_counts	c;
-	int64_t			age = 0, now;
+	enum store_state	i;
 
 	if (store_counts(srv->st, &c) != STORE_OK) {
 		unavailable(srv, io, "state database unreadable");
 		return;
 	}
-	now = util_now_ms();
-	if (c.oldest_pending_ms > 0 && now > c.oldest_pending_ms)
-		age = (now - c.oldest_pending_ms) / 1000;
 	head(io, 200, "text/plain; version=0.0.4; charset=utf-8", "");
 	outf(io, "# HELP hookbox_outbox_actions Outbox rows by delivery"
 	    " state.\n# TYPE hookbox_outbox_actions gauge\n");
-	outf(io, "hookbox_outbox_actions{state=\"pending\"} %lld\n",
-	    (long long)c.pending);
-	outf(io, "hookbox_outbox_actions{state=\"leased\"} %lld\n",
-	    (long long)c.leased);
-	outf(io, "hookbox_outbox_actions{state=\"delivered\"} %lld\n",
-	    (long long)c.delivered);
-	outf(io, "hookbox_outbox_actions{state=\"dead\"} %lld\n",
-	    (long long)c.dead);
-	outf(io, "hookbox_outbox_actions{state=\"unknown\"} %lld\n",
-	    (long long)c.unknown);
+	for (i = 0; i < STORE_STATE__N; i++)
+		outf(io, "hookbox_outbox_actions{state=\"%s\"} %lld\n",
+		    store_state_name(i), (long long)c.outbox[i]);
 	outf(io, "# HELP hookbox_conflicts_open Conflicts awaiting"
 	    " reconciliation.\n# TYPE hookbox_conflicts_open gauge\n"
 	    "hookbox_conflicts_open %lld\n", (long long)c.conflicts_open);
 	outf(io, "# HELP hookbox_oldest_pending_age_seconds Age of the oldest"
 	    " undelivered action.\n"
 	    "# TYPE hookbox_oldest_pending_age_seconds gauge\n"
-	    "hookbox_oldest_pending_age_seconds %lld\n", (long long)age);
+	    "hookbox_oldest_pending_age_seconds %lld\n",
+	    (long long)store_counts_age(&c, util_now_ms()));
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
 	if (store_receipt_counts(srv->st, write_receipts, &io) !=

@@ -719,34 +719,56 @@ scalar(struct store *s, enum q q, int64_t *out)
 	return status_of(rc);
 }
 
+static const char *const state_names[STORE_STATE__N] = {
+	[STORE_PENDING] = "pending",
+	[STORE_LEASED] = "leased",
+	[STORE_DELIVERED] = "delivered",
+	[STORE_DEAD] = "dead",
+	[STORE_UNKNOWN] = "unknown",
+};
+
+const char *
+store_state_name(enum store_state st)
+{
+	return (unsigned)st < STORE_STATE__N ? state_names[st] : NULL;
+}
+
+int
+store_state_parse(const char *s, enum store_state *out)
+{
+	unsigned	i;
+
+	for (i = 0; s != NULL && i < STORE_STATE__N; i++)
+		if (strcmp(s, state_names[i]) == 0) {
+			*out = (enum store_state)i;
+			return 0;
+		}
+	return -1;
+}
+
+int64_t
+store_counts_age(const struct store_counts *c, int64_t now_ms)
+{
+	if (c->oldest_pending_ms <= 0 || now_ms <= c->oldest_pending_ms)
+		return 0;
+	return (now_ms - c->oldest_pending_ms) / 1000;
+}
+
 enum store_status
 store_counts(struct store *s, struct store_counts *c)
 {
 	sqlite3_stmt		*st;
-	const char		*state;
-	int64_t			 n;
+	enum store_state	 state;
 	int			 rc;
 	enum store_status	 status;
 
 	memset(c, 0, sizeof(*c));
 	if ((st = sql_stmt(&s->sql, Q_COUNT_OUTBOX)) == NULL)
 		return last(s);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		state = (const char *)sqlite3_column_text(st, 0);
-		n = sqlite3_column_int64(st, 1);
-		if (state == NULL)
-			continue;
-		if (strcmp(state, "pending") == 0)
-			c->pending = n;
-		else if (strcmp(state, "leased") == 0)
-			c->leased = n;
-		else if (strcmp(state, "delivered") == 0)
-			c->delivered = n;
-		else if (strcmp(state, "dead") == 0)
-			c->dead = n;
-		else if (strcmp(state, "unknown") == 0)
-			c->unknown = n;
-	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (store_state_parse((const char *)sqlite3_column_text(st, 0),
+		    &state) == 0)
+			c->outbox[state] = sqlite3_column_int64(st, 1);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return status_of(rc);
@@ -1138,14 +1160,17 @@ json_rows(sqlite3_stmt *st, cJSON **out)
 }
 
 enum store_status
-store_outbox_list(struct store *s, const char *state, int limit, cJSON **out)
+store_outbox_list(struct store *s, enum store_state state, int limit,
+    cJSON **out)
 {
 	sqlite3_stmt	*st;
 
 	*out = NULL;
+	if (store_state_name(state) == NULL)
+		return STORE_ERROR;
 	if ((st = sql_stmt(&s->sql, Q_LIST_STATE)) == NULL)
 		return last(s);
-	if (sql_bind_text(st, 1, state) != SQLITE_OK ||
+	if (sql_bind_text(st, 1, store_state_name(state)) != SQLITE_OK ||
 	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK)
 		return STORE_NOMEM;
 	return json_rows(st, out);

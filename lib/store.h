@@ -164,12 +164,30 @@ HB_API enum store_status store_conflict_add(struct store *, const char *tenant,
     const char *job_id, const char *action_id, const char *kind,
     const char *recorded, const char *observed, int64_t now) HB_MUST_CHECK;
 
+/* An outbox row's state: the one vocabulary (names as stored and shown). */
+enum store_state {
+	STORE_PENDING = 0,	/* due at next_at */
+	STORE_LEASED,		/* a worker owns it until lease_until */
+	STORE_DELIVERED,
+	STORE_DEAD,		/* gave up: an operator may requeue it */
+	STORE_UNKNOWN,		/* may or may not have been delivered */
+	STORE_STATE__N
+};
+
+/* "pending", ...; static storage.  NULL for a value out of range. */
+HB_API const char *store_state_name(enum store_state);
+/* The state named s; 0, or -1 when s names none. */
+HB_API int store_state_parse(const char *s, enum store_state *out);
+
 struct store_counts {
-	int64_t	pending, leased, delivered, dead, unknown;
+	int64_t	outbox[STORE_STATE__N];	/* rows by state */
 	int64_t	conflicts_open;
 	int64_t	oldest_pending_ms;	/* created_at of the oldest pending
 					   or leased row, 0 when none */
 };
+
+/* Seconds since the oldest pending or leased row was created; 0: none. */
+HB_API int64_t store_counts_age(const struct store_counts *, int64_t now_ms);
 
 HB_API enum store_status store_counts(struct store *, struct store_counts *)
     HB_MUST_CHECK;
@@ -294,8 +312,8 @@ HB_API enum store_status store_poll_mark(struct store *, const char *tenant,
 struct cJSON;
 
 /* Outbox rows in one state, oldest first, at most limit. */
-HB_API enum store_status store_outbox_list(struct store *, const char *state,
-    int limit, struct cJSON **out) HB_MUST_CHECK;
+HB_API enum store_status store_outbox_list(struct store *,
+    enum store_state, int limit, struct cJSON **out) HB_MUST_CHECK;
 /* The attempts of one action, oldest first. */
 HB_API enum store_status store_attempts_list(struct store *,
     const char *action, struct cJSON **out) HB_MUST_CHECK;

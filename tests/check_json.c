@@ -417,7 +417,7 @@ START_TEST(readouts_nomem)
 	for (f.n = 0;; f.n++) {
 		arm(&f, f.n, _i);
 		arr = (cJSON *)&f;	/* proves *out is written */
-		ss = store_outbox_list(st, "pending", 10, &arr);
+		ss = store_outbox_list(st, STORE_PENDING, 10, &arr);
 		disarm();
 		if (!f.fired)
 			break;
