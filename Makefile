@@ -1,6 +1,7 @@
 # hookbox: a webhook acceptance boundary for media pipelines.
 #
-#   make            build everything into $(O)/
+#   make            build the programs into $(O)/ (needs no Check)
+#   make tests      build the test programs too
 #   make check      install what is missing, build, run every test
 #   make run        install what is missing, build, start a demo on 127.0.0.1
 #   make install    install into $(DESTDIR)$(PREFIX)
@@ -13,12 +14,20 @@ PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 O	?= build
 CC	?= cc
+# The build directory as given; the sanitizer build goes to $(BUILD)-san.
+BUILD	:= $(O)
 
+# pkg-config, asked once and only when a rule needs the answer (so that
+# `make deps` and `make check` can install the packages first).  A package
+# that is missing stops the build with pkg-config's own message.
+pkgconf = $(eval $(1) := $(shell pkg-config $(2) || echo __failed__))$(if \
+	$(findstring __failed__,$($(1))),$(error pkg-config $(2) failed; \
+	`make deps` installs the Debian packages))$($(1))
 PKGS	 = sqlite3 libsodium libcjson libcurl
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+PKG_CFLAGS = $(call pkgconf,PKG_CFLAGS,--cflags $(PKGS))
+PKG_LIBS   = $(call pkgconf,PKG_LIBS,--libs $(PKGS))
+CHECK_CFLAGS = $(call pkgconf,CHECK_CFLAGS,--cflags check)
+CHECK_LIBS   = $(call pkgconf,CHECK_LIBS,--libs check)
 
 OPT	?= -O2 -g
 WARN	 = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
@@ -30,7 +39,7 @@ LDLIBS	+= $(PKG_LIBS)
 
 # SAN=1: the sanitizer build (ASan + UBSan), built in its own directory.
 ifeq ($(SAN),1)
-O	 = build-san
+override O := $(BUILD)-san
 OPT	 = -O1 -g
 CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
@@ -44,7 +53,7 @@ endif
 # once into $(CJSON_DIR) and writes $(CJSON_MK), which sets CJSON_SRC, or
 # leaves it empty with a warning saying why: then these builds link the
 # system's libcjson like the others.
-CJSON_DIR ?= build/cjson
+CJSON_DIR ?= $(BUILD)/cjson
 CJSON_MK   = $(CJSON_DIR).mk
 CJSON_SRC  =
 CJSON_OBJ  =
@@ -70,6 +79,8 @@ LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
 	   lib/auth.h lib/config.h lib/store.h lib/accept.h lib/hook.h \
 	   lib/http.h lib/outbox.h lib/poller.h lib/fault.h lib/json.h \
 	   lib/settings.h
+# The headers that make the library's public contract (not sql.h, json.h).
+PUB_HDRS = $(filter-out lib/sql.h lib/json.h,$(LIB_HDRS))
 LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
@@ -91,7 +102,9 @@ BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
 # A scriptable HTTP server: the downstream consumer in dispatcher tests.
 SINK	 = $(O)/tests/sink
 
-all: $(O)/.banned $(BINS) $(TEST_BINS) $(SINK)
+all: $(O)/.banned $(BINS)
+
+tests: all $(TEST_BINS) $(SINK) $(if $(filter 1,$(SAN)),,$(O)/.exports)
 
 # No banned calls (sprintf, strcpy, atoi, ...) anywhere: see the script.
 C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c)
@@ -100,9 +113,11 @@ $(O)/.banned: scripts/banned.sh $(C_SRCS)
 	sh scripts/banned.sh $(C_SRCS)
 	@touch $@
 
+# Position-independent, so that the same objects make the shared library
+# whose exports are checked against the headers.
 $(O)/lib/%.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(O)/lib/%.fault.o: lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -111,6 +126,16 @@ $(O)/lib/%.fault.o: lib/%.c $(LIB_HDRS)
 $(O)/libhookbox.a: $(LIB_OBJS) $(CJSON_OBJ)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS) $(CJSON_OBJ)
+
+# Built to be checked: -fvisibility=hidden leaves exported only what the
+# headers mark HB_API, and scripts/exports.sh holds them to that.
+$(O)/libhookbox.so: $(LIB_OBJS)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libhookbox.so -o $@ $(LIB_OBJS) \
+	    $(LDLIBS)
+
+$(O)/.exports: $(O)/libhookbox.so scripts/exports.sh $(PUB_HDRS)
+	sh scripts/exports.sh $(O)/libhookbox.so $(PUB_HDRS)
+	@touch $@
 
 $(O)/libhookbox-fault.a: $(TLIB_OBJS) $(CJSON_OBJ)
 	rm -f $@
@@ -156,8 +181,8 @@ $(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
 # Everything a test run needs, then every suite: unit tests in the normal
 # and the sanitizer build, then the command-line and end-to-end scripts.
 check: deps
-	$(MAKE) all
-	$(MAKE) SAN=1 all
+	$(MAKE) tests
+	$(MAKE) SAN=1 tests
 	sh tests/check.sh
 
 deps:
@@ -197,7 +222,7 @@ install: $(BINS)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf $(BUILD) $(BUILD)-san build-fuzz
 
-.PHONY: all check deps run install clean fuzz
+.PHONY: all tests check deps run install clean fuzz
 .SECONDARY:

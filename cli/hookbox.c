@@ -1164,7 +1164,7 @@ cmd_poll(struct settings *e, int argc, char **argv)
 	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
 	    (rc = open_store(e, 0, &st)) != EXIT_OK)
 		goto out;
-	src = poll_run(st, cfg, http, (int)limit, (long)timeout, poll_report,
+	src = poller_run(st, cfg, http, (int)limit, (long)timeout, poll_report,
 	    NULL, &ps);
 	fprintf(stderr, "hookbox: polled %d: %d answered, %d failed,"
 	    " %d unavailable\n", ps.asked, ps.answered, ps.failed,

@@ -185,7 +185,7 @@ by_polled_at(const void *a, const void *b)
 }
 
 enum store_status
-poll_run(struct store *st, struct config *cfg, struct http *http, int limit,
+poller_run(struct store *st, struct config *cfg, struct http *http, int limit,
     long timeout_ms, void (*report)(void *, const struct poll_report *),
     void *arg, struct poll_stats *stats)
 {

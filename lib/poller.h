@@ -35,7 +35,7 @@ struct poll_stats {
  * is called once per job asked.  Returns STORE_OK unless state.db itself
  * failed.
  */
-HB_API enum store_status poll_run(struct store *, struct config *,
+HB_API enum store_status poller_run(struct store *, struct config *,
     struct http *, int limit, long timeout_ms,
     void (*report)(void *arg, const struct poll_report *), void *arg,
     struct poll_stats *) HB_MUST_CHECK;

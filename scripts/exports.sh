@@ -1,0 +1,49 @@
+#!/bin/sh
+# scripts/exports.sh [--max N] LIB.so HEADER...: checks what the shared
+# library exports against what the headers promise.
+#
+#  - every exported function is declared HB_API in one of the headers
+#    (nothing leaks out of lib/ that no header states a contract for);
+#  - each is named with its header's module prefix (store_... in store.h);
+#  - with --max N, no header exports more than N functions.
+# Prints one line per header with its count.
+set -u
+max=0
+if [ "${1:-}" = "--max" ]; then
+	max=$2
+	shift 2
+fi
+so=${1:?usage: exports.sh [--max N] LIB.so HEADER...}
+shift
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' | sort > "$tmp/exported"
+: > "$tmp/declared"
+for h in "$@"; do
+	mod=$(basename "$h" .h)
+	grep -v '^#' "$h" | tr '\n' ' ' | grep -o 'HB_API[^;]*;' |
+	    sed -e 's/(.*//' -e 's/.*[ *]//' | sort > "$tmp/$mod"
+	n=$(wc -l < "$tmp/$mod")
+	printf '%-12s %3d exported\n' "$mod.h" "$n"
+	if [ "$max" -gt 0 ] && [ "$n" -gt "$max" ]; then
+		echo "exports.sh: $h exports $n functions (at most $max)" >&2
+		status=1
+	fi
+	while read -r f; do
+		case "$f" in
+		"$mod"_*) ;;
+		*) echo "exports.sh: $h: $f lacks the prefix ${mod}_" >&2
+		   status=1 ;;
+		esac
+	done < "$tmp/$mod"
+	cat "$tmp/$mod" >> "$tmp/declared"
+done
+sort -o "$tmp/declared" "$tmp/declared"
+extra=$(comm -23 "$tmp/exported" "$tmp/declared")
+if [ -n "$extra" ]; then
+	echo "exports.sh: exported but declared HB_API in no header:" $extra >&2
+	status=1
+fi
+exit "$status"
