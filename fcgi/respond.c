@@ -48,6 +48,8 @@ status_of_result(enum hb_result r)
 	case HB_UNAVAILABLE:
 	case HB_NOMEM:
 		return 503;
+	case HB_RESULT__N:
+		break;
 	}
 	return 500;
 }
@@ -281,16 +283,6 @@ outf(const struct resp_io *io, const char *fmt, ...)
 		out(io, line, (size_t)n);
 }
 
-static int
-write_receipts(void *arg, const char *result, int64_t n)
-{
-	const struct resp_io	*io = *(const struct resp_io **)arg;
-
-	outf(io, "hookbox_receipts{result=\"%s\"} %lld\n", result,
-	    (long long)n);
-	return 0;
-}
-
 static void
 unavailable(const struct resp_server *srv, const struct resp_io *io,
     const char *detail)
@@ -308,7 +300,9 @@ static void
 metrics(struct resp_server *srv, const struct resp_io *io)
 {
 	struct store_counts	c;
+	struct store_receipts	rc;
 	enum store_state	i;
+	enum hb_result		r;
 
 	if (store_counts(srv->st, &c) != STORE_OK) {
 		unavailable(srv, io, "state database unreadable");
@@ -330,9 +324,14 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 	    (long long)store_counts_age(&c, util_now_ms()));
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
-	if (store_receipt_counts(srv->st, write_receipts, &io) !=
-	    STORE_OK)
+	if (store_receipt_counts(srv->st, &rc) != STORE_OK) {
 		outf(io, "# receipts unavailable: state database busy\n");
+		return;
+	}
+	for (r = 0; r < HB_RESULT__N; r++)
+		if (rc.n[r] > 0)
+			outf(io, "hookbox_receipts{result=\"%s\"} %lld\n",
+			    hb_result_name(r), (long long)rc.n[r]);
 }
 
 static void

@@ -9,7 +9,7 @@ static const struct {
 	const char	*name;
 	const char	*text;
 	int		 ack;
-} results[] = {
+} results[HB_RESULT__N] = {
 	[HB_ACCEPTED] = { "accepted", "a new pending action was committed", 1 },
 	[HB_DUPLICATE] = { "duplicate", "the action was already accepted", 1 },
 	[HB_RECORDED] = { "recorded", "observation recorded; no action", 1 },

@@ -38,7 +38,8 @@ enum hb_result {
 	HB_ACTION_CONFLICT,	/* action id maps to another job (recorded) */
 	HB_UNKNOWN_JOB,		/* job not registered to this tenant */
 	HB_UNAVAILABLE,		/* nothing committed: busy, I/O, disk full */
-	HB_NOMEM		/* out of memory; nothing committed */
+	HB_NOMEM,		/* out of memory; nothing committed */
+	HB_RESULT__N
 };
 
 /* The "result" word of the JSON body ("accepted", ...).  Static storage. */

@@ -779,23 +779,19 @@ store_counts(struct store *s, struct store_counts *c)
 }
 
 enum store_status
-store_receipt_counts(struct store *s,
-    int (*fn)(void *, const char *, int64_t), void *arg)
+store_receipt_counts(struct store *s, struct store_receipts *r)
 {
 	sqlite3_stmt	*st;
-	const char	*result;
+	enum hb_result	 res;
 	int		 rc;
 
+	memset(r, 0, sizeof(*r));
 	if ((st = sql_stmt(&s->sql, Q_RECEIPT_COUNTS)) == NULL)
 		return last(s);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		result = (const char *)sqlite3_column_text(st, 0);
-		if (result != NULL &&
-		    fn(arg, result, sqlite3_column_int64(st, 1)) != 0) {
-			rc = SQLITE_DONE;
-			break;
-		}
-	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (hb_result_parse((const char *)sqlite3_column_text(st, 0),
+		    &res) == 0)
+			r->n[res] += sqlite3_column_int64(st, 1);
 	sqlite3_reset(st);
 	return status_of(rc);
 }

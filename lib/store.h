@@ -193,12 +193,14 @@ HB_API enum store_status store_counts(struct store *, struct store_counts *)
     HB_MUST_CHECK;
 
 /*
- * Receipts retained, by result: calls fn once per result word present.
- * A non-zero return from fn stops the walk.
+ * Receipts retained, by result (the index is enum hb_result; a result
+ * word that names none is not counted).
  */
+struct store_receipts {
+	int64_t	n[HB_RESULT__N];
+};
 HB_API enum store_status store_receipt_counts(struct store *,
-    int (*fn)(void *arg, const char *result, int64_t n), void *arg)
-    HB_MUST_CHECK;
+    struct store_receipts *) HB_MUST_CHECK;
 
 /*
  * Health: can a write transaction start now?  Takes the write lock and
