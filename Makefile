@@ -94,7 +94,7 @@ FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
 FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
-	      check_outbox check_json
+	      check_outbox check_json check_respond
 TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
@@ -169,6 +169,21 @@ $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT $(CHECK_CFLAGS) $(CFLAGS) -Itests \
 	    -Wno-missing-prototypes -c -o $@ $<
+
+# check_respond drives fcgi/respond.c in-process, compiled like the tests;
+# hook_handle() is wrapped so that the suite can count and force results.
+$(O)/tests/respond.o: fcgi/respond.c $(FCGI_HDRS) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DHB_FAULT -Ifcgi $(CFLAGS) -c -o $@ fcgi/respond.c
+
+$(O)/tests/check_respond.o: CPPFLAGS += -Ifcgi
+$(O)/tests/check_respond.o: $(FCGI_HDRS)
+
+$(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
+    $(TEST_COMMON) $(O)/libhookbox-fault.a
+	$(CC) $(LDFLAGS) -Wl,--wrap=hook_handle -o $@ $< \
+	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
+	    $(LDLIBS) $(CHECK_LIBS)
 
 $(SINK): tests/sink.c
 	@mkdir -p $(@D)
