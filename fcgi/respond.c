@@ -431,7 +431,11 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		answer_reply(srv, io, R_LENGTH);
 		return;
 	}
-	if ((num = util_parse_num(s, 0, LLONG_MAX, &len)) == UTIL_NUM_LARGE)
+	/* 1*DIGIT (RFC 9110): util_parse_num() alone would take "-0". */
+	if ((num = util_parse_num(s, 0, LLONG_MAX, &len)) == UTIL_NUM_OK &&
+	    s[strspn(s, "0123456789")] != '\0')
+		num = UTIL_NUM_INVALID;
+	if (num == UTIL_NUM_LARGE)
 		len = LLONG_MAX;
 	else if (num != UTIL_NUM_OK) {
 		memset(&res, 0, sizeof(res));
