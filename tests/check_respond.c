@@ -1162,6 +1162,7 @@ START_TEST(media_415)
 		{ "application/json;charset=UTF-8", 1 },
 		{ "Application/JSON", 1 },
 		{ "application/json ; charset=utf-8", 1 },
+		{ "application/json\t; charset=utf-8", 1 },	/* OWS */
 		{ "application/jsonx", 0 }, { "text/plain", 0 }, { "", 0 },
 		{ NULL, 0 }, { "application/json-seq", 0 },
 		{ "application/x-www-form-urlencoded", 0 }, { "text/json", 0 },
