@@ -253,7 +253,10 @@ header(const void *arg, const char *name)
 	return io->param(io->arg, var);
 }
 
-/* application/json, optionally with parameters ("; charset=utf-8"). */
+/*
+ * application/json, optionally with parameters ("; charset=utf-8"),
+ * white space (OWS: space or tab) allowed before the ';'.
+ */
 static int
 is_json(const char *type)
 {
@@ -262,7 +265,8 @@ is_json(const char *type)
 
 	if (type == NULL || strncasecmp(type, json, n) != 0)
 		return 0;
-	return type[n] == '\0' || type[n] == ';' || type[n] == ' ';
+	return type[n] == '\0' || type[n] == ';' || type[n] == ' ' ||
+	    type[n] == '\t';
 }
 
 /* printf to the client, one bounded line at a time. */
