@@ -15,7 +15,7 @@
  * status.
  *
  * What respond() logs is caught per request (at most one line, never a
- * secret) and copied to the real stderr.
+ * secret), and copied to the real stderr with HB_TEST_VERBOSE set.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -247,7 +247,10 @@ log_begin(void)
 	close(fd);
 }
 
-/* Restores stderr, copies the log there; returns its number of lines. */
+/*
+ * Restores stderr; returns the log's number of lines.  The log is copied
+ * to stderr only with HB_TEST_VERBOSE set, so that a passing run is quiet.
+ */
 static int
 log_end(char *buf, size_t len)
 {
@@ -264,7 +267,8 @@ log_end(char *buf, size_t len)
 	close(fd);
 	ck_assert_int_ge(n, 0);
 	buf[n] = '\0';
-	if (n > 0 && (w = write(2, buf, (size_t)n)) != n)
+	if (n > 0 && getenv("HB_TEST_VERBOSE") != NULL &&
+	    (w = write(2, buf, (size_t)n)) != n)
 		ck_abort_msg("stderr: short write");
 	for (p = buf; (p = strchr(p, '\n')) != NULL; p++)
 		lines++;
