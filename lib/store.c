@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,21 @@ out:
 	return rc;
 }
 
+/* path (with suffix, when not NULL) may be written by us, or is absent. */
+static int
+writable(const char *path, const char *suffix)
+{
+	char	p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s%s", path, suffix != NULL ? suffix :
+	    "") >= (int)sizeof(p))
+		return 0;
+	if (faccessat(AT_FDCWD, p, W_OK, AT_EACCESS) == 0)
+		return 1;
+	/* Absent: the open says so for the database; -wal, -shm may be. */
+	return errno == ENOENT;
+}
+
 enum store_status
 store_open(const char *path, const struct store_opts *opts,
     struct store **out)
@@ -407,6 +423,15 @@ store_open(const char *path, const struct store_opts *opts,
 			return errno == ENOMEM ? STORE_NOMEM : STORE_IO;
 		close(fd);
 	}
+	/*
+	 * A file we may not write is not opened at all: SQLite would open it
+	 * read-only without a word, and, as its only connection, make a new
+	 * -shm with the file's mode, which then stays read-only after the
+	 * file is writable again.
+	 */
+	if (!writable(path, 0) || !writable(path, "-wal") ||
+	    !writable(path, "-shm"))
+		return STORE_GONE;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return STORE_NOMEM;
 	if ((rc = status_of(sql_open(&s->sql, path, SQLITE_OPEN_READWRITE,
