@@ -26,7 +26,7 @@
 #include <sodium.h>
 
 #include "accept.h"
-#include "config.h"
+#include "config_admin.h"
 #include "hook.h"
 #include "http.h"
 #include "outbox.h"

@@ -1,19 +1,15 @@
 /*
- * config.c: config.db, the trusted configuration.  All of its SQL is here.
+ * config.c: config.db, the trusted configuration: its schema and all of
+ * its SQL, opening it, and the reads.  The admin writes, which run these
+ * statements by their enum, are in config_admin.c.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cJSON.h>
 #include <sodium.h>
 
-#include "config.h"
-#include "sql.h"
+#include "config_int.h"
 #include "util.h"
 
 #define CONFIG_VERSION	1
@@ -21,13 +17,7 @@
 #define HEADER_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 			"0123456789-_"
 
-struct config {
-	struct sql	sql;
-	int		writable;
-	int		in_snapshot;
-};
-
-static const char schema[] =
+const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
 	"BEGIN;"
 	"CREATE TABLE tenants("
@@ -76,101 +66,83 @@ static const char schema[] =
 	"PRAGMA user_version=1;"
 	"COMMIT;";
 
-enum q {
-	Q_TENANT_GET,
-	Q_ENDPOINT_GET,
-	Q_JOB_GET,
-	Q_DEST_GET,
-	Q_SECRETS,
-	Q_SECRET_COUNT,
-	Q_DEST_SECRET,
-	Q_TENANT_KEY,
-	Q_TENANT_ADD,
-	Q_ENDPOINT_ADD,
-	Q_SECRET_ADD,
-	Q_DEST_ADD,
-	Q_JOB_ADD,
-	Q_TENANT_DEL,
-	Q_ENDPOINT_DEL,
-	Q_DEST_DEL,
-	Q_JOB_DEL,
-	Q_TENANT_LIST,
-	Q_ENDPOINT_LIST,
-	Q_DEST_LIST,
-	Q_JOB_LIST,
-	Q_POLLABLE,
-	Q__N
-};
-
-static const char *const sqltext[Q__N] = {
-	[Q_TENANT_GET] = "SELECT id, active, status_base FROM tenants"
+static const char *const sqltext[CONFIG_Q__N] = {
+	[CONFIG_Q_TENANT_GET] = "SELECT id, active, status_base FROM tenants"
 	    " WHERE id = ?1",
-	[Q_ENDPOINT_GET] = "SELECT name, tenant, kind, auth, key_header,"
+	[CONFIG_Q_ENDPOINT_GET] = "SELECT name, tenant, kind, auth, key_header,"
 	    " tolerance_s FROM endpoints WHERE name = ?1",
-	[Q_JOB_GET] = "SELECT tenant, job_id, attempt, step, destination,"
+	[CONFIG_Q_JOB_GET] =
+	    "SELECT tenant, job_id, attempt, step, destination,"
 	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2",
-	[Q_DEST_GET] = "SELECT tenant, name, url, idempotent, status_url,"
+	[CONFIG_Q_DEST_GET] =
+	    "SELECT tenant, name, url, idempotent, status_url,"
 	    " timeout_ms, max_attempts FROM destinations"
 	    " WHERE tenant = ?1 AND name = ?2",
-	[Q_SECRETS] = "SELECT secret FROM secrets WHERE endpoint = ?1"
+	[CONFIG_Q_SECRETS] = "SELECT secret FROM secrets WHERE endpoint = ?1"
 	    " AND (expires_at IS NULL OR expires_at > ?2)"
 	    " ORDER BY id DESC LIMIT 9",	/* CONFIG_SECRETS_MAX + 1 */
-	[Q_SECRET_COUNT] = "SELECT count(*) FROM secrets WHERE endpoint = ?1"
+	[CONFIG_Q_SECRET_COUNT] =
+	    "SELECT count(*) FROM secrets WHERE endpoint = ?1"
 	    " AND (expires_at IS NULL OR expires_at > ?2)",
-	[Q_DEST_SECRET] = "SELECT secret FROM destinations"
+	[CONFIG_Q_DEST_SECRET] = "SELECT secret FROM destinations"
 	    " WHERE tenant = ?1 AND name = ?2 AND secret IS NOT NULL",
-	[Q_TENANT_KEY] = "SELECT api_key FROM tenants"
+	[CONFIG_Q_TENANT_KEY] = "SELECT api_key FROM tenants"
 	    " WHERE id = ?1 AND api_key IS NOT NULL",
-	[Q_TENANT_ADD] = "INSERT INTO tenants(id, active, status_base,"
+	[CONFIG_Q_TENANT_ADD] = "INSERT INTO tenants(id, active, status_base,"
 	    " api_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-	[Q_ENDPOINT_ADD] = "INSERT INTO endpoints(name, tenant, kind, auth,"
+	[CONFIG_Q_ENDPOINT_ADD] =
+	    "INSERT INTO endpoints(name, tenant, kind, auth,"
 	    " key_header, tolerance_s, created_at)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[Q_SECRET_ADD] = "INSERT INTO secrets(endpoint, secret, expires_at,"
+	[CONFIG_Q_SECRET_ADD] =
+	    "INSERT INTO secrets(endpoint, secret, expires_at,"
 	    " created_at) VALUES (?1, ?2, ?3, ?4)",
-	[Q_DEST_ADD] = "INSERT INTO destinations(tenant, name, url,"
+	[CONFIG_Q_DEST_ADD] = "INSERT INTO destinations(tenant, name, url,"
 	    " idempotent, status_url, secret, timeout_ms, max_attempts,"
 	    " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[Q_JOB_ADD] = "INSERT INTO jobs(tenant, job_id, attempt, step,"
+	[CONFIG_Q_JOB_ADD] = "INSERT INTO jobs(tenant, job_id, attempt, step,"
 	    " destination, source_url, output, created_at)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-	[Q_TENANT_DEL] = "DELETE FROM tenants WHERE id = ?1",
-	[Q_ENDPOINT_DEL] = "DELETE FROM endpoints WHERE name = ?1",
-	[Q_DEST_DEL] = "DELETE FROM destinations WHERE tenant = ?1"
+	[CONFIG_Q_TENANT_DEL] = "DELETE FROM tenants WHERE id = ?1",
+	[CONFIG_Q_ENDPOINT_DEL] = "DELETE FROM endpoints WHERE name = ?1",
+	[CONFIG_Q_DEST_DEL] = "DELETE FROM destinations WHERE tenant = ?1"
 	    " AND name = ?2",
-	[Q_JOB_DEL] = "DELETE FROM jobs WHERE tenant = ?1 AND job_id = ?2",
-	[Q_TENANT_LIST] = "SELECT json_object('id', id, 'active',"
+	[CONFIG_Q_JOB_DEL] =
+	    "DELETE FROM jobs WHERE tenant = ?1 AND job_id = ?2",
+	[CONFIG_Q_TENANT_LIST] = "SELECT json_object('id', id, 'active',"
 	    " json(iif(active, 'true', 'false')),"
 	    " 'status_base', status_base,"
 	    " 'api_key', json(iif(api_key IS NULL, 'false', 'true')),"
 	    " 'created_at', created_at) FROM tenants ORDER BY id",
-	[Q_ENDPOINT_LIST] = "SELECT json_object('name', name, 'tenant',"
+	[CONFIG_Q_ENDPOINT_LIST] = "SELECT json_object('name', name, 'tenant',"
 	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
 	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
 	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
 	    " OR s.expires_at > unixepoch())), 'created_at', created_at)"
 	    " FROM endpoints e ORDER BY name",
-	[Q_DEST_LIST] = "SELECT json_object('tenant', tenant, 'name', name,"
+	[CONFIG_Q_DEST_LIST] =
+	    "SELECT json_object('tenant', tenant, 'name', name,"
 	    " 'url', url, 'idempotent', json(iif(idempotent, 'true', 'false')),"
 	    " 'status_url', status_url,"
 	    " 'signed', json(iif(secret IS NULL, 'false', 'true')),"
 	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
 	    " 'created_at', created_at) FROM destinations ORDER BY tenant, name",
-	[Q_JOB_LIST] = "SELECT json_object('tenant', tenant, 'job_id', job_id,"
+	[CONFIG_Q_JOB_LIST] =
+	    "SELECT json_object('tenant', tenant, 'job_id', job_id,"
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
 	    " 'source_url', source_url, 'output', output, 'created_at',"
 	    " created_at) FROM jobs ORDER BY tenant, job_id",
-	[Q_POLLABLE] = "SELECT j.tenant, j.job_id, j.attempt, j.step,"
+	[CONFIG_Q_POLLABLE] = "SELECT j.tenant, j.job_id, j.attempt, j.step,"
 	    " j.destination, j.source_url, j.output, t.status_base"
 	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"
 	    " WHERE t.active AND t.status_base IS NOT NULL"
 	    " ORDER BY j.created_at, j.tenant, j.job_id",
 };
 
-static const char *const kind_names[] = {
+const char *const config_kind_names[CONFIG_KIND_N] = {
 	[CONFIG_KIND_JOB] = "tornado-job", [CONFIG_KIND_ORG] = "tornado-org",
 };
-static const char *const auth_names[] = {
+const char *const config_auth_names[CONFIG_AUTH_N] = {
 	[CONFIG_AUTH_HMAC] = "hmac", [CONFIG_AUTH_KEY] = "key",
 	[CONFIG_AUTH_STANDARD] = "standard",
 };
@@ -199,20 +171,8 @@ config_strerror(enum config_status s)
 	return "unknown error";
 }
 
-const char *
-config_kind_name(enum config_kind k)
-{
-	return (unsigned)k < 2 ? kind_names[k] : "?";
-}
-
-const char *
-config_auth_name(enum config_auth a)
-{
-	return (unsigned)a < 3 ? auth_names[a] : "?";
-}
-
-static int
-parse_name(const char *s, const char *const *names, size_t n)
+int
+config_name_parse(const char *s, const char *const *names, size_t n)
 {
 	size_t	i;
 
@@ -222,31 +182,8 @@ parse_name(const char *s, const char *const *names, size_t n)
 	return -1;
 }
 
-int
-config_kind_parse(const char *s, enum config_kind *out)
-{
-	int	i;
-
-	if ((i = parse_name(s, kind_names, 2)) < 0)
-		return -1;
-	*out = (enum config_kind)i;
-	return 0;
-}
-
-int
-config_auth_parse(const char *s, enum config_auth *out)
-{
-	int	i;
-
-	if ((i = parse_name(s, auth_names, 3)) < 0)
-		return -1;
-	*out = (enum config_auth)i;
-	return 0;
-}
-
-/* Maps a SQLite code to a status. */
-static enum config_status
-status_of(int rc)
+enum config_status
+config_status_of(int rc)
 {
 	switch (rc & 0xff) {
 	case SQLITE_OK:
@@ -271,29 +208,6 @@ status_of(int rc)
 }
 
 enum config_status
-config_create(const char *path)
-{
-	struct sql		s;
-	enum config_status	rc;
-	int			fd;
-
-	/* Create the file ourselves so that its mode is never wider. */
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) < 0)
-		return errno == EEXIST ? CONFIG_EXISTS : CONFIG_ERROR;
-	close(fd);
-	if ((rc = status_of(sql_open(&s, path, SQLITE_OPEN_READWRITE, NULL,
-	    0))) != CONFIG_OK) {
-		unlink(path);
-		return rc;
-	}
-	rc = status_of(sql_exec(&s, schema));
-	sql_close(&s);
-	if (rc != CONFIG_OK)
-		unlink(path);
-	return rc;
-}
-
-enum config_status
 config_open(const char *path, enum config_mode mode, int busy_ms,
     struct config **out)
 {
@@ -307,20 +221,19 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 		return CONFIG_NOMEM;
 	c->writable = mode == CONFIG_WRITE;
 	flags = c->writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
-	if ((rc = status_of(sql_open(&c->sql, path, flags, sqltext, Q__N))) !=
-	    CONFIG_OK)
+	if ((rc = config_status_of(sql_open(&c->sql, path, flags, sqltext,
+	    CONFIG_Q__N))) != CONFIG_OK)
 		goto out;
 	sql_busy(&c->sql, busy_ms);
-	if (c->writable &&
-	    (rc = status_of(sql_exec(&c->sql, "PRAGMA foreign_keys=ON"))) !=
-	    CONFIG_OK)
+	if (c->writable && (rc = config_status_of(sql_exec(&c->sql,
+	    "PRAGMA foreign_keys=ON"))) != CONFIG_OK)
 		goto out;
 	if (sqlite3_prepare_v2(c->sql.db, "PRAGMA user_version", -1, &st,
 	    NULL) != SQLITE_OK) {
 		rc = CONFIG_ERROR;
 		goto out;
 	}
-	if ((rc = status_of(sqlite3_step(st))) == CONFIG_OK &&
+	if ((rc = config_status_of(sqlite3_step(st))) == CONFIG_OK &&
 	    sqlite3_column_int(st, 0) != CONFIG_VERSION)
 		rc = CONFIG_ERROR;
 out:
@@ -339,7 +252,7 @@ config_snapshot(struct config *c)
 
 	if (c->in_snapshot)
 		return CONFIG_OK;
-	if ((rc = status_of(sql_exec(&c->sql, "BEGIN"))) == CONFIG_OK)
+	if ((rc = config_status_of(sql_exec(&c->sql, "BEGIN"))) == CONFIG_OK)
 		c->in_snapshot = 1;
 	return rc;
 }
@@ -373,7 +286,7 @@ config_close(struct config *c)
 
 /* Binds up to two text keys and steps once: CONFIG_OK means a row. */
 static enum config_status
-lookup(struct config *c, enum q q, const char *k1, const char *k2,
+lookup(struct config *c, enum config_q q, const char *k1, const char *k2,
     sqlite3_stmt **out)
 {
 	sqlite3_stmt	*st;
@@ -381,7 +294,7 @@ lookup(struct config *c, enum q q, const char *k1, const char *k2,
 
 	*out = NULL;
 	if ((st = sql_stmt(&c->sql, q)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
+		return config_status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, k1) != SQLITE_OK ||
 	    (k2 != NULL && sql_bind_text(st, 2, k2) != SQLITE_OK))
 		return CONFIG_NOMEM;
@@ -392,7 +305,7 @@ lookup(struct config *c, enum q q, const char *k1, const char *k2,
 	}
 	if (rc != SQLITE_ROW) {
 		sqlite3_reset(st);
-		return status_of(rc);
+		return config_status_of(rc);
 	}
 	*out = st;
 	return CONFIG_OK;
@@ -411,13 +324,8 @@ copy_cols(sqlite3_stmt *st, char *const *bufs, const size_t *lens, size_t n)
 	return CONFIG_OK;
 }
 
-/*
- * The validators: each returns the name of the first field that breaks
- * its rule, or NULL.  The admin writes refuse such a row, and every read
- * refuses it again (CONFIG_INVALID), so that a config.db written by
- * anything but this code cannot put a CR, a LF or a second ':' into a
- * header, a URL or an action id.
- */
+/* The validators (config_int.h), applied by the admin writes and again
+   by every read. */
 
 /* "" or an http(s) URL that can go into a request line. */
 static int
@@ -430,8 +338,8 @@ valid_url(const char *u, int required)
 	    strncasecmp(u, "https://", 8) == 0);
 }
 
-static const char *
-tenant_invalid(const struct config_tenant *t)
+const char *
+config_tenant_invalid(const struct config_tenant *t)
 {
 	if (!util_valid_name(t->id))
 		return "tenant id";
@@ -440,8 +348,8 @@ tenant_invalid(const struct config_tenant *t)
 	return NULL;
 }
 
-static const char *
-endpoint_invalid(const struct config_endpoint *e)
+const char *
+config_endpoint_invalid(const struct config_endpoint *e)
 {
 	if (!util_valid_name(e->name))
 		return "endpoint name";
@@ -461,8 +369,8 @@ endpoint_invalid(const struct config_endpoint *e)
 	return NULL;
 }
 
-static const char *
-destination_invalid(const struct config_destination *d)
+const char *
+config_destination_invalid(const struct config_destination *d)
 {
 	if (!util_valid_name(d->tenant))
 		return "tenant id";
@@ -477,8 +385,8 @@ destination_invalid(const struct config_destination *d)
 	return NULL;
 }
 
-static const char *
-job_invalid(const struct config_job *j)
+const char *
+config_job_invalid(const struct config_job *j)
 {
 	if (!util_valid_name(j->tenant))
 		return "tenant id";
@@ -497,9 +405,8 @@ job_invalid(const struct config_job *j)
 	return NULL;
 }
 
-/* An API key goes into a header: printable ASCII, no spaces. */
-static int
-valid_api_key(const unsigned char *k, size_t len)
+int
+config_valid_api_key(const unsigned char *k, size_t len)
 {
 	size_t	i;
 
@@ -517,7 +424,7 @@ config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = lookup(c, Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
+	if ((rc = lookup(c, CONFIG_Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
 		return rc;
 	memset(t, 0, sizeof(*t));
 	if (sql_col_copy(st, 0, t->id, sizeof(t->id)) != 0 ||
@@ -525,7 +432,7 @@ config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
 		rc = CONFIG_ERROR;
 	t->active = sqlite3_column_int(st, 1);
 	sqlite3_reset(st);
-	if (rc == CONFIG_OK && tenant_invalid(t) != NULL)
+	if (rc == CONFIG_OK && config_tenant_invalid(t) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
 }
@@ -537,8 +444,10 @@ config_endpoint_get(struct config *c, const char *name,
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 	const char		*kind, *auth;
+	int			 k, a;
 
-	if ((rc = lookup(c, Q_ENDPOINT_GET, name, NULL, &st)) != CONFIG_OK)
+	if ((rc = lookup(c, CONFIG_Q_ENDPOINT_GET, name, NULL, &st)) !=
+	    CONFIG_OK)
 		return rc;
 	memset(e, 0, sizeof(*e));
 	kind = (const char *)sqlite3_column_text(st, 2);
@@ -546,12 +455,18 @@ config_endpoint_get(struct config *c, const char *name,
 	if (sql_col_copy(st, 0, e->name, sizeof(e->name)) != 0 ||
 	    sql_col_copy(st, 1, e->tenant, sizeof(e->tenant)) != 0 ||
 	    sql_col_copy(st, 4, e->key_header, sizeof(e->key_header)) != 0 ||
-	    kind == NULL || config_kind_parse(kind, &e->kind) != 0 ||
-	    auth == NULL || config_auth_parse(auth, &e->auth) != 0)
+	    kind == NULL || (k = config_name_parse(kind, config_kind_names,
+	    CONFIG_KIND_N)) < 0 ||
+	    auth == NULL || (a = config_name_parse(auth, config_auth_names,
+	    CONFIG_AUTH_N)) < 0)
 		rc = CONFIG_ERROR;
+	else {
+		e->kind = (enum config_kind)k;
+		e->auth = (enum config_auth)a;
+	}
 	e->tolerance = sqlite3_column_int64(st, 5);
 	sqlite3_reset(st);
-	if (rc == CONFIG_OK && endpoint_invalid(e) != NULL)
+	if (rc == CONFIG_OK && config_endpoint_invalid(e) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
 }
@@ -568,11 +483,12 @@ config_job_get(struct config *c, const char *tenant, const char *job_id,
 	    sizeof(j->job_id), sizeof(j->attempt), sizeof(j->step),
 	    sizeof(j->destination), sizeof(j->source_url), sizeof(j->output) };
 
-	if ((rc = lookup(c, Q_JOB_GET, tenant, job_id, &st)) != CONFIG_OK)
+	if ((rc = lookup(c, CONFIG_Q_JOB_GET, tenant, job_id, &st)) !=
+	    CONFIG_OK)
 		return rc;
 	rc = copy_cols(st, bufs, lens, 7);
 	sqlite3_reset(st);
-	if (rc == CONFIG_OK && job_invalid(j) != NULL)
+	if (rc == CONFIG_OK && config_job_invalid(j) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
 }
@@ -588,14 +504,14 @@ config_destination_get(struct config *c, const char *tenant,
 	const size_t		 lens[] = { sizeof(d->tenant), sizeof(d->name),
 	    sizeof(d->url), 0, sizeof(d->status_url) };
 
-	if ((rc = lookup(c, Q_DEST_GET, tenant, name, &st)) != CONFIG_OK)
+	if ((rc = lookup(c, CONFIG_Q_DEST_GET, tenant, name, &st)) != CONFIG_OK)
 		return rc;
 	rc = copy_cols(st, bufs, lens, 5);
 	d->idempotent = sqlite3_column_int(st, 3);
 	d->timeout_ms = sqlite3_column_int(st, 5);
 	d->max_attempts = sqlite3_column_int(st, 6);
 	sqlite3_reset(st);
-	if (rc == CONFIG_OK && destination_invalid(d) != NULL)
+	if (rc == CONFIG_OK && config_destination_invalid(d) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
 }
@@ -645,7 +561,7 @@ collect_secrets(sqlite3_stmt *st, struct config_secrets *out)
 		used += len;
 	}
 	if (status == CONFIG_OK && rc != SQLITE_DONE)
-		status = status_of(rc);
+		status = config_status_of(rc);
 	sqlite3_reset(st);
 	if (status == CONFIG_OK && used > 0) {
 		if ((out->buf = malloc(used)) == NULL)
@@ -671,8 +587,8 @@ config_endpoint_secrets(struct config *c, const char *endpoint, int64_t now,
 	sqlite3_stmt	*st;
 
 	memset(out, 0, sizeof(*out));
-	if ((st = sql_stmt(&c->sql, Q_SECRETS)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
+	if ((st = sql_stmt(&c->sql, CONFIG_Q_SECRETS)) == NULL)
+		return config_status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK)
 		return CONFIG_NOMEM;
@@ -680,14 +596,14 @@ config_endpoint_secrets(struct config *c, const char *endpoint, int64_t now,
 }
 
 static enum config_status
-secret_by_key(struct config *c, enum q q, const char *k1, const char *k2,
+secret_by_key(struct config *c, enum config_q q, const char *k1, const char *k2,
     struct config_secrets *out)
 {
 	sqlite3_stmt	*st;
 
 	memset(out, 0, sizeof(*out));
 	if ((st = sql_stmt(&c->sql, q)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
+		return config_status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, k1) != SQLITE_OK ||
 	    (k2 != NULL && sql_bind_text(st, 2, k2) != SQLITE_OK))
 		return CONFIG_NOMEM;
@@ -698,7 +614,7 @@ enum config_status
 config_destination_secret(struct config *c, const char *tenant,
     const char *name, struct config_secrets *out)
 {
-	return secret_by_key(c, Q_DEST_SECRET, tenant, name, out);
+	return secret_by_key(c, CONFIG_Q_DEST_SECRET, tenant, name, out);
 }
 
 enum config_status
@@ -707,262 +623,13 @@ config_tenant_api_key(struct config *c, const char *tenant,
 {
 	enum config_status	rc;
 
-	rc = secret_by_key(c, Q_TENANT_KEY, tenant, NULL, out);
+	rc = secret_by_key(c, CONFIG_Q_TENANT_KEY, tenant, NULL, out);
 	if (rc == CONFIG_OK && out->n > 0 &&
-	    !valid_api_key(out->s[0].key, out->s[0].keylen)) {
+	    !config_valid_api_key(out->s[0].key, out->s[0].keylen)) {
 		config_secrets_clear(out);
 		rc = CONFIG_INVALID;
 	}
 	return rc;
-}
-
-/* Runs a prepared, bound write statement. */
-static enum config_status
-write_done(sqlite3_stmt *st)
-{
-	return status_of(sql_step_done(st));
-}
-
-#define REFUSE_IF(v) do {						\
-	if ((*why = (v)) != NULL)					\
-		return CONFIG_INVALID;					\
-} while (0)
-
-static int
-bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b, size_t len)
-{
-	if (b == NULL || len == 0)
-		return sqlite3_bind_null(st, idx);
-	return sqlite3_bind_blob(st, idx, b, (int)len, SQLITE_TRANSIENT);
-}
-
-static enum config_status
-writable(struct config *c, const char **why)
-{
-	*why = NULL;
-	return c->writable ? CONFIG_OK : CONFIG_ERROR;
-}
-
-enum config_status
-config_tenant_add(struct config *c, const struct config_tenant *t,
-    const unsigned char *api_key, size_t keylen, const char **why)
-{
-	sqlite3_stmt		*st;
-	enum config_status	 rc;
-
-	if ((rc = writable(c, why)) != CONFIG_OK)
-		return rc;
-	REFUSE_IF(tenant_invalid(t));
-	REFUSE_IF(valid_api_key(api_key, keylen) ? NULL :
-	    "API key (printable ASCII, no spaces, at most 512 bytes)");
-	if ((st = sql_stmt(&c->sql, Q_TENANT_ADD)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, t->active ? 1 : 0) != SQLITE_OK ||
-	    sql_bind_text(st, 3, t->status_base) != SQLITE_OK ||
-	    bind_blob(st, 4, api_key, keylen) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 5, util_now()) != SQLITE_OK)
-		return CONFIG_NOMEM;
-	return write_done(st);
-}
-
-enum config_status
-config_endpoint_add(struct config *c, const struct config_endpoint *e,
-    const char **why)
-{
-	sqlite3_stmt		*st;
-	enum config_status	 rc;
-
-	if ((rc = writable(c, why)) != CONFIG_OK)
-		return rc;
-	REFUSE_IF(endpoint_invalid(e));
-	if ((st = sql_stmt(&c->sql, Q_ENDPOINT_ADD)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, e->name) != SQLITE_OK ||
-	    sql_bind_text(st, 2, e->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 3, config_kind_name(e->kind)) != SQLITE_OK ||
-	    sql_bind_text(st, 4, config_auth_name(e->auth)) != SQLITE_OK ||
-	    sql_bind_text(st, 5, e->auth == CONFIG_AUTH_STANDARD ? NULL :
-	    e->key_header) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 6, e->tolerance) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 7, util_now()) != SQLITE_OK)
-		return CONFIG_NOMEM;
-	return write_done(st);
-}
-
-enum config_status
-config_secret_add(struct config *c, const char *endpoint,
-    const unsigned char *secret, size_t len, int64_t expires_at,
-    const char **why)
-{
-	struct config_endpoint	 e;
-	sqlite3_stmt		*st;
-	enum config_status	 rc;
-	unsigned char		 hash[AUTH_HASH_LEN];
-	const unsigned char	*v = secret;
-	size_t			 vlen = len;
-
-	if ((rc = writable(c, why)) != CONFIG_OK)
-		return rc;
-	if (len == 0 || len > CONFIG_SECRET_MAX) {
-		*why = "secret (1..512 bytes)";
-		return CONFIG_INVALID;
-	}
-	if (expires_at < 0) {
-		*why = "expiry (0 for never, else a unix time)";
-		return CONFIG_INVALID;
-	}
-	if ((rc = config_endpoint_get(c, endpoint, &e)) != CONFIG_OK)
-		return rc;
-	/* A secret over the limit would push an older one out unseen. */
-	if ((st = sql_stmt(&c->sql, Q_SECRET_COUNT)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, util_now()) != SQLITE_OK)
-		return CONFIG_NOMEM;
-	if ((rc = status_of(sqlite3_step(st))) == CONFIG_OK &&
-	    sqlite3_column_int64(st, 0) >= CONFIG_SECRETS_MAX) {
-		*why = "secret (the endpoint has 8 unexpired secrets already:"
-		    " remove one first)";
-		rc = CONFIG_INVALID;
-	}
-	sqlite3_reset(st);
-	st = NULL;
-	if (rc != CONFIG_OK)
-		return rc;
-	if (e.auth == CONFIG_AUTH_KEY) {
-		if (auth_key_hash((const char *)secret, len, hash) != 0)
-			return CONFIG_ERROR;
-		v = hash;
-		vlen = sizeof(hash);
-	}
-	if ((st = sql_stmt(&c->sql, Q_SECRET_ADD)) == NULL) {
-		rc = status_of(sqlite3_errcode(c->sql.db));
-		goto out;
-	}
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    bind_blob(st, 2, v, vlen) != SQLITE_OK ||
-	    (expires_at > 0 ? sqlite3_bind_int64(st, 3, expires_at) :
-	    sqlite3_bind_null(st, 3)) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, util_now()) != SQLITE_OK) {
-		rc = CONFIG_NOMEM;
-		goto out;
-	}
-	rc = write_done(st);
-out:
-	/* The statement holds a transient copy until reset. */
-	if (st != NULL)
-		sqlite3_clear_bindings(st);
-	sodium_memzero(hash, sizeof(hash));
-	return rc;
-}
-
-enum config_status
-config_destination_add(struct config *c, const struct config_destination *d,
-    const unsigned char *secret, size_t secretlen, const char **why)
-{
-	sqlite3_stmt		*st;
-	enum config_status	 rc;
-
-	if ((rc = writable(c, why)) != CONFIG_OK)
-		return rc;
-	REFUSE_IF(destination_invalid(d));
-	REFUSE_IF(secretlen > CONFIG_SECRET_MAX ? "secret (too long)" : NULL);
-	if ((st = sql_stmt(&c->sql, Q_DEST_ADD)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, d->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, d->name) != SQLITE_OK ||
-	    sql_bind_text(st, 3, d->url) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 4, d->idempotent ? 1 : 0) != SQLITE_OK ||
-	    sql_bind_text(st, 5, d->status_url) != SQLITE_OK ||
-	    bind_blob(st, 6, secret, secretlen) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 7, d->timeout_ms) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 8, d->max_attempts) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 9, util_now()) != SQLITE_OK)
-		return CONFIG_NOMEM;
-	rc = write_done(st);
-	sqlite3_clear_bindings(st);
-	return rc;
-}
-
-enum config_status
-config_job_add(struct config *c, const struct config_job *j, const char **why)
-{
-	sqlite3_stmt		*st;
-	enum config_status	 rc;
-
-	if ((rc = writable(c, why)) != CONFIG_OK)
-		return rc;
-	REFUSE_IF(job_invalid(j));
-	if ((st = sql_stmt(&c->sql, Q_JOB_ADD)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, j->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, j->job_id) != SQLITE_OK ||
-	    sql_bind_text(st, 3, j->attempt) != SQLITE_OK ||
-	    sql_bind_text(st, 4, j->step) != SQLITE_OK ||
-	    sql_bind_text(st, 5, j->destination) != SQLITE_OK ||
-	    sql_bind_text(st, 6, j->source_url) != SQLITE_OK ||
-	    sql_bind_text(st, 7, j->output) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 8, util_now()) != SQLITE_OK)
-		return CONFIG_NOMEM;
-	return write_done(st);
-}
-
-enum config_status
-config_begin(struct config *c)
-{
-	if (!c->writable)
-		return CONFIG_ERROR;
-	return status_of(sql_exec(&c->sql, "BEGIN IMMEDIATE"));
-}
-
-enum config_status
-config_commit(struct config *c)
-{
-	return status_of(sql_exec(&c->sql, "COMMIT"));
-}
-
-void
-config_rollback(struct config *c)
-{
-	if (!sqlite3_get_autocommit(c->sql.db))
-		(void)sql_exec(&c->sql, "ROLLBACK");
-}
-
-enum config_status
-config_remove(struct config *c, enum config_table t, const char *key,
-    const char *key2)
-{
-	static const enum q	 del[] = { Q_TENANT_DEL, Q_ENDPOINT_DEL,
-	    Q_DEST_DEL, Q_JOB_DEL };
-	sqlite3_stmt		*st;
-	enum config_status	 rc;
-
-	if (!c->writable || (unsigned)t > CONFIG_JOBS)
-		return CONFIG_ERROR;
-	if ((st = sql_stmt(&c->sql, del[t])) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, key) != SQLITE_OK ||
-	    (key2 != NULL && sql_bind_text(st, 2, key2) != SQLITE_OK))
-		return CONFIG_NOMEM;
-	if ((rc = write_done(st)) != CONFIG_OK)
-		return rc;
-	return sqlite3_changes(c->sql.db) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
-}
-
-enum config_status
-config_list(struct config *c, enum config_table t, cJSON **out)
-{
-	static const enum q	 list[] = { Q_TENANT_LIST, Q_ENDPOINT_LIST,
-	    Q_DEST_LIST, Q_JOB_LIST };
-	sqlite3_stmt		*st;
-
-	*out = NULL;
-	if ((unsigned)t > CONFIG_JOBS)
-		return CONFIG_ERROR;
-	if ((st = sql_stmt(&c->sql, list[t])) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
-	return status_of(sql_json_rows(st, out));
 }
 
 enum config_status
@@ -980,13 +647,13 @@ config_pollable_jobs(struct config *c,
 	    sizeof(j.attempt), sizeof(j.step), sizeof(j.destination),
 	    sizeof(j.source_url), sizeof(j.output), sizeof(base) };
 
-	if ((st = sql_stmt(&c->sql, Q_POLLABLE)) == NULL)
-		return status_of(sqlite3_errcode(c->sql.db));
+	if ((st = sql_stmt(&c->sql, CONFIG_Q_POLLABLE)) == NULL)
+		return config_status_of(sqlite3_errcode(c->sql.db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		memset(&j, 0, sizeof(j));
 		/* A row that breaks its rule is skipped, never asked about. */
 		if (copy_cols(st, bufs, lens, 8) != CONFIG_OK ||
-		    job_invalid(&j) != NULL || !valid_url(base, 1))
+		    config_job_invalid(&j) != NULL || !valid_url(base, 1))
 			continue;
 		if (fn(arg, &j, base) != 0) {
 			rc = SQLITE_DONE;
@@ -994,7 +661,7 @@ config_pollable_jobs(struct config *c,
 		}
 	}
 	if (rc != SQLITE_DONE)
-		status = status_of(rc);
+		status = config_status_of(rc);
 	sqlite3_reset(st);
 	return status;
 }

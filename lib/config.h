@@ -1,11 +1,16 @@
 /*
- * config.h: the trusted configuration, config.db.
+ * config.h: the trusted configuration, config.db, as its readers (the
+ * responder, the dispatcher, the poller) see it.
  *
- * Written only by the admin commands (CONFIG_WRITE); every other reader
- * opens it with SQLITE_OPEN_READONLY (CONFIG_READ), so a compromised
- * responder cannot rewrite tenants, secrets or job mappings.  Nothing is
- * cached: a change is seen by the next read.  The file stays in rollback
- * journal mode so that readers need nothing but read permission.
+ * Transactions: reads only; each look-up is self-contained, or inside one config_snapshot().
+ *
+ * Written only by the admin commands (config_admin.h, CONFIG_WRITE);
+ * every other reader opens it with SQLITE_OPEN_READONLY (CONFIG_READ), so
+ * a compromised responder cannot rewrite tenants, secrets or job
+ * mappings.  Nothing is cached: a change is seen by the next read.  The
+ * file stays in rollback journal mode so that readers need nothing but
+ * read permission.  Every look-up checks its row again against the rules
+ * the admin writes enforce (CONFIG_INVALID).
  *
  * All config.db SQL lives in config.c.
  */
@@ -15,7 +20,6 @@
 #include "auth.h"
 #include "hb.h"
 
-struct cJSON;
 struct config;
 
 enum config_status {
@@ -86,13 +90,6 @@ struct config_secrets {
 };
 
 HB_API const char *config_strerror(enum config_status);
-HB_API const char *config_kind_name(enum config_kind);
-HB_API const char *config_auth_name(enum config_auth);
-HB_API int config_kind_parse(const char *, enum config_kind *);
-HB_API int config_auth_parse(const char *, enum config_auth *);
-
-/* Creates config.db with its schema (mode 0640).  Existing file: CONFIG_EXISTS. */
-HB_API enum config_status config_create(const char *path) HB_MUST_CHECK;
 
 /*
  * Opens config.db.  *out is freed with config_close().  busy_ms bounds
@@ -148,59 +145,11 @@ HB_API enum config_status config_tenant_api_key(struct config *,
 HB_API void config_secrets_clear(struct config_secrets *);
 
 /*
- * Admin writes (CONFIG_WRITE only).  On CONFIG_INVALID, *why names the
- * offending field (static storage).  Secrets are copied, never logged.
- */
-HB_API enum config_status config_tenant_add(struct config *,
-    const struct config_tenant *, const unsigned char *api_key, size_t keylen,
-    const char **why) HB_MUST_CHECK;
-HB_API enum config_status config_endpoint_add(struct config *,
-    const struct config_endpoint *, const char **why) HB_MUST_CHECK;
-/*
- * Adds a secret to an endpoint (rotation: older ones stay until removed
- * or expired).  For key-mode endpoints the secret is hashed first and
- * only the hash is stored.  expires_at 0 = never.
- */
-HB_API enum config_status config_secret_add(struct config *,
-    const char *endpoint, const unsigned char *secret, size_t len,
-    int64_t expires_at, const char **why) HB_MUST_CHECK;
-HB_API enum config_status config_destination_add(struct config *,
-    const struct config_destination *, const unsigned char *secret,
-    size_t secretlen, const char **why) HB_MUST_CHECK;
-HB_API enum config_status config_job_add(struct config *,
-    const struct config_job *, const char **why) HB_MUST_CHECK;
-
-/* Groups admin writes into one transaction (CONFIG_WRITE only). */
-HB_API enum config_status config_begin(struct config *) HB_MUST_CHECK;
-HB_API enum config_status config_commit(struct config *) HB_MUST_CHECK;
-HB_API void config_rollback(struct config *);
-
-/*
  * Calls fn for every job of an active tenant that has a status API base
  * URL, oldest registration first, until fn returns non-zero.
  */
 HB_API enum config_status config_pollable_jobs(struct config *,
     int (*fn)(void *arg, const struct config_job *, const char *base),
     void *arg) HB_MUST_CHECK;
-
-enum config_table {
-	CONFIG_TENANTS = 0, CONFIG_ENDPOINTS, CONFIG_DESTINATIONS, CONFIG_JOBS
-};
-
-/*
- * Removes one row.  For destinations and jobs key2 is the name / job id
- * and key the tenant; otherwise key2 is NULL.  A row still referenced
- * (a tenant with endpoints, a destination with jobs) is CONFIG_REFUSED.
- */
-HB_API enum config_status config_remove(struct config *, enum config_table,
-    const char *key, const char *key2) HB_MUST_CHECK;
-
-/*
- * Lists a table as a JSON array of objects (never with secrets; an
- * endpoint shows its count of active secrets).  *out is freed with
- * cJSON_Delete().
- */
-HB_API enum config_status config_list(struct config *, enum config_table,
-    struct cJSON **out) HB_MUST_CHECK;
 
 #endif

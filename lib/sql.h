@@ -1,7 +1,7 @@
 /*
  * sql.h: the private SQLite plumbing shared by the two storage modules
- * (store.c for state.db, config.c for config.db).  Not installed, not
- * exported: nothing outside lib/ sees a sqlite3 handle.
+ * (store.c for state.db; config.c and config_admin.c for config.db).  Not
+ * installed, not exported: nothing outside lib/ sees a sqlite3 handle.
  *
  * Each connection owns a fixed table of SQL texts; sql_stmt() prepares a
  * statement once (SQLITE_PREPARE_PERSISTENT) on first use and hands it

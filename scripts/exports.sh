@@ -4,7 +4,8 @@
 #
 #  - every exported function is declared HB_API in one of the headers
 #    (nothing leaks out of lib/ that no header states a contract for);
-#  - each is named with its header's module prefix (store_... in store.h);
+#  - each is named with its header's module prefix: the header's name up
+#    to its first '_' (store_... in store.h, config_... in config_admin.h);
 #  - with --max N, no header exports more than N functions.
 # Prints one line per header with its count.
 set -u
@@ -22,11 +23,12 @@ status=0
 nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' | sort > "$tmp/exported"
 : > "$tmp/declared"
 for h in "$@"; do
-	mod=$(basename "$h" .h)
+	base=$(basename "$h" .h)
+	mod=${base%%_*}
 	grep -v '^#' "$h" | tr '\n' ' ' | grep -o 'HB_API[^;]*;' |
-	    sed -e 's/(.*//' -e 's/.*[ *]//' | sort > "$tmp/$mod"
-	n=$(wc -l < "$tmp/$mod")
-	printf '%-12s %3d exported\n' "$mod.h" "$n"
+	    sed -e 's/(.*//' -e 's/.*[ *]//' | sort > "$tmp/$base"
+	n=$(wc -l < "$tmp/$base")
+	printf '%-16s %3d exported\n' "$base.h" "$n"
 	if [ "$max" -gt 0 ] && [ "$n" -gt "$max" ]; then
 		echo "exports.sh: $h exports $n functions (at most $max)" >&2
 		status=1
@@ -37,8 +39,8 @@ for h in "$@"; do
 		*) echo "exports.sh: $h: $f lacks the prefix ${mod}_" >&2
 		   status=1 ;;
 		esac
-	done < "$tmp/$mod"
-	cat "$tmp/$mod" >> "$tmp/declared"
+	done < "$tmp/$base"
+	cat "$tmp/$base" >> "$tmp/declared"
 done
 sort -o "$tmp/declared" "$tmp/declared"
 extra=$(comm -23 "$tmp/exported" "$tmp/declared")

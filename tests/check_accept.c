@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "accept.h"
+#include "config_admin.h"
 #include "fault.h"
 #include "testutil.h"
 #include "tornado.h"

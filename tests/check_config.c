@@ -1,7 +1,7 @@
 /*
- * check_config.c: tests of lib/config.c, config.db through its API, with
- * a few looks at the file through SQLite directly (what is stored for a
- * key, the schema version).
+ * check_config.c: tests of lib/config.c and lib/config_admin.c, config.db
+ * through their API, with a few looks at the file through SQLite directly
+ * (what is stored for a key, the schema version).
  *
  * Each test gets a fresh config.db in its own directory and an open
  * writer, w.  The directories live under one per test case, removed by
@@ -24,7 +24,7 @@
 #include <sqlite3.h>
 
 #include "auth.h"
-#include "config.h"
+#include "config_admin.h"
 #include "util.h"
 #include "testutil.h"
 
@@ -1281,7 +1281,7 @@ START_TEST(test_secret_negative_expiry)
 	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
 
 	/*
-	 * Only 0 means "never expires" (config.h); a negative expiry is a
+	 * Only 0 means "never expires" (config_admin.h); a negative expiry is a
 	 * mistake, refused rather than stored as "never".
 	 */
 	rc = config_secret_add(w, "ep", (const unsigned char *)"old", 3, -1,

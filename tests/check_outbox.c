@@ -15,6 +15,7 @@
 
 #include "accept.h"
 #include "auth.h"
+#include "config_admin.h"
 #include "http.h"
 #include "outbox.h"
 #include "testutil.h"

@@ -33,7 +33,7 @@
 #include <sqlite3.h>
 
 #include "auth.h"
-#include "config.h"
+#include "config_admin.h"
 #include "fault.h"
 #include "hook.h"
 #include "respond.h"

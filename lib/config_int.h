@@ -1,0 +1,82 @@
+/*
+ * config_int.h: what config.c (the reads) and config_admin.c (the admin
+ * writes) share.  Private to lib/: not installed, not exported.
+ *
+ * Transactions: none of its own; each caller keeps its header's promise.
+ *
+ * All config.db SQL, the schema and the statement texts, lives in
+ * config.c; config_admin.c runs the statements by their enum.
+ */
+#ifndef HB_CONFIG_INT_H
+#define HB_CONFIG_INT_H
+
+#include "config.h"
+#include "sql.h"
+
+struct config {
+	struct sql	sql;
+	int		writable;
+	int		in_snapshot;
+};
+
+/* The statements of config.db, indexes into config.c's SQL texts. */
+enum config_q {
+	CONFIG_Q_TENANT_GET,
+	CONFIG_Q_ENDPOINT_GET,
+	CONFIG_Q_JOB_GET,
+	CONFIG_Q_DEST_GET,
+	CONFIG_Q_SECRETS,
+	CONFIG_Q_SECRET_COUNT,
+	CONFIG_Q_DEST_SECRET,
+	CONFIG_Q_TENANT_KEY,
+	CONFIG_Q_TENANT_ADD,
+	CONFIG_Q_ENDPOINT_ADD,
+	CONFIG_Q_SECRET_ADD,
+	CONFIG_Q_DEST_ADD,
+	CONFIG_Q_JOB_ADD,
+	CONFIG_Q_TENANT_DEL,
+	CONFIG_Q_ENDPOINT_DEL,
+	CONFIG_Q_DEST_DEL,
+	CONFIG_Q_JOB_DEL,
+	CONFIG_Q_TENANT_LIST,
+	CONFIG_Q_ENDPOINT_LIST,
+	CONFIG_Q_DEST_LIST,
+	CONFIG_Q_JOB_LIST,
+	CONFIG_Q_POLLABLE,
+	CONFIG_Q__N
+};
+
+/* The schema of a new config.db, run once by config_create(). */
+extern const char config_schema[];
+
+/*
+ * The stored names of enum config_kind and enum config_auth, indexed by
+ * them; the schema's CHECKs allow exactly these.
+ */
+#define CONFIG_KIND_N	2
+#define CONFIG_AUTH_N	3
+extern const char *const config_kind_names[CONFIG_KIND_N];
+extern const char *const config_auth_names[CONFIG_AUTH_N];
+
+/* The index of s in names[0..n-1], or -1. */
+int config_name_parse(const char *s, const char *const *names, size_t n);
+
+/* Maps a SQLite code to a status. */
+enum config_status config_status_of(int rc);
+
+/*
+ * The validators: each returns the name of the first field that breaks
+ * its rule (static storage), or NULL.  The admin writes refuse such a
+ * row, and every read refuses it again (CONFIG_INVALID), so that a
+ * config.db written by anything but this code cannot put a CR, a LF or
+ * a second ':' into a header, a URL or an action id.
+ */
+const char *config_tenant_invalid(const struct config_tenant *);
+const char *config_endpoint_invalid(const struct config_endpoint *);
+const char *config_destination_invalid(const struct config_destination *);
+const char *config_job_invalid(const struct config_job *);
+/* Non-zero for an API key that can go into a header: printable ASCII,
+   no spaces, at most CONFIG_SECRET_MAX bytes. */
+int config_valid_api_key(const unsigned char *, size_t);
+
+#endif
