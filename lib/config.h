@@ -2,7 +2,8 @@
  * config.h: the trusted configuration, config.db, as its readers (the
  * responder, the dispatcher, the poller) see it.
  *
- * Transactions: reads only; each look-up is self-contained, or inside one config_snapshot().
+ * Transactions: reads only; each look-up is self-contained, or inside
+ * one config_snapshot().
  *
  * Written only by the admin commands (config_admin.h, CONFIG_WRITE);
  * every other reader opens it with SQLITE_OPEN_READONLY (CONFIG_READ), so

@@ -2,7 +2,8 @@
  * config_admin.h: the admin tool's writes to config.db, and the names
  * it reads and prints.
  *
- * Transactions: each write is self-contained, or caller-owned between config_begin() and config_commit().
+ * Transactions: each write is self-contained, or caller-owned between
+ * config_begin() and config_commit().
  *
  * The writes take a CONFIG_WRITE handle from config_open() (config.h)
  * and refuse what every read refuses again (the same validators).  The
