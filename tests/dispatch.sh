@@ -52,6 +52,33 @@ action() {
 	a="$_t:att-$n:deliver-v1"
 }
 
+# until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds, for
+# at most SECONDS (a generous bound: the machine may be loaded); returns
+# CMD's last status.
+until_true() {
+	_end=$(( $(date +%s) + $1 + 1 ))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.05
+	done
+}
+
+# alive PID: the process exists, is not a zombie and is a dispatcher (a
+# pid reused by another program does not count).
+alive() {
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != "" ] &&
+	    [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ] &&
+	    tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q "dispatch"
+}
+none_alive() {
+	for _p in "$@"; do
+		alive "$_p" && return 1
+	done
+	return 0
+}
+nworkers() { test "$(pgrep -P "$1" | wc -l)" -eq "$2"; }
+
 state_of() {
 	sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" \
 	    "SELECT state FROM outbox WHERE action_id = '$1'"
@@ -285,12 +312,23 @@ eq "recent delivered tombstones kept" 1 "$(sq "SELECT count(*) FROM accepted WHE
 
 # ---- SIGTERM stops every worker of a multi-worker dispatcher ----
 "$HB" dispatch --workers 3 & d=$!
-sleep 0.5
+until_true 10 nworkers $d 3
 eq "three workers" 3 "$(pgrep -P $d | wc -l)"
+workers=$(pgrep -P $d)
 kill -TERM $d
 wait $d; rc=$?
 eq "SIGTERM: clean exit" 0 $rc
-sleep 0.2
-eq "no worker left behind" 0 "$(pgrep -f "hookbox dispatch --workers 3" | wc -l)"
+none_alive $workers; eq "no worker left behind" 0 $?
+
+# ---- SIGKILL of a multi-worker dispatcher: its workers go with it ----
+"$HB" dispatch --workers 2 & d=$!
+until_true 10 nworkers $d 2
+workers=$(pgrep -P $d)
+eq "two workers" 2 "$(echo $workers | wc -w)"
+kill -KILL $d
+wait $d 2>/dev/null
+until_true 10 none_alive $workers
+eq "workers gone once their dispatcher was killed" 0 $?
+for p in $workers; do alive $p && kill -TERM $p; done	# never leave them
 
 finish dispatch
