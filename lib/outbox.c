@@ -255,21 +255,35 @@ lease_for(void *arg, const char *tenant, const char *destination)
 }
 
 /*
- * Records how an attempt ended.  The outcome is known only here, so a
- * busy database is waited out for as long as the lease lasts.  If the
- * lease was lost meanwhile (recovered as expired) and the destination
- * did take the action, the row is settled as delivered all the same.
+ * The moment an answer (or the lack of one) was in hand, for the
+ * attempt's end and for any delay counted from it.  The clock reads whole
+ * milliseconds rounded down; rounding up instead means that a delay
+ * counted from here (Retry-After) never starts before the answer came.
+ */
+static int64_t
+answered_ms(void)
+{
+	return util_now_ms() + 1;
+}
+
+/*
+ * Records how an attempt ended at `ended` (when its answer came).  The
+ * outcome is known only here, so a busy database is waited out for as
+ * long as the lease lasts.  If the lease was lost meanwhile (recovered as
+ * expired) and the destination did take the action, the row is settled
+ * as delivered all the same.
  */
 static enum store_status
 record(struct outbox *ob, const struct store_lease *l, enum store_outcome out,
-    int64_t next_at, const struct http_result *res, const char *err)
+    int64_t ended, int64_t next_at, const struct http_result *res,
+    const char *err)
 {
 	enum store_status	rc;
 	int			lost, changed;
 
 	do {
-		rc = store_outbox_finish(ob->st, l, ob->owner, out,
-		    util_now_ms(), next_at, res->status,
+		rc = store_outbox_finish(ob->st, l, ob->owner, out, ended,
+		    next_at, res->status,
 		    out == STORE_OUT_DELIVERED ? NULL : err, &lost);
 	} while (rc == STORE_BUSY && util_now_ms() < l->lease_until);
 	if (rc != STORE_OK || !lost)
@@ -293,7 +307,7 @@ deliver(struct outbox *ob)
 	enum store_status		 rc;
 	enum config_status		 cs;
 	char				 err[320];
-	int64_t				 now = util_now_ms(), next_at;
+	int64_t				 now = util_now_ms(), ended, next_at;
 	int				 found;
 
 	memset(&res, 0, sizeof(res));
@@ -326,15 +340,20 @@ deliver(struct outbox *ob)
 		if (out == STORE_OUT_RETRY && l.attempt >= d.max_attempts)
 			out = STORE_OUT_DEAD;
 	}
-	now = util_now_ms();
-	next_at = now;
+	/*
+	 * Every delay counts from the answer, and the attempt's recorded
+	 * end is that same moment: a retry is never due before Retry-After
+	 * has passed since the answer arrived, by the row's own record too.
+	 */
+	ended = answered_ms();
+	next_at = ended;
 	if (out == STORE_OUT_RETRY)
 		next_at += outbox_backoff(&ob->opts, l.attempt,
 		    res.retry_after_ms);
 	else if (out == STORE_OUT_UNKNOWN)
 		/* The destination may still be working on it: ask later. */
 		next_at += unknown_delay(ob, d.timeout_ms);
-	rc = record(ob, &l, out, next_at, &res, err);
+	rc = record(ob, &l, out, ended, next_at, &res, err);
 	http_result_clear(&res);
 	store_lease_clear(&l);
 	return status_of(rc);

@@ -1,7 +1,7 @@
 /*
  * sink.c: a small HTTP/1.1 destination for the outbox dispatcher tests.
  *
- *	sink -p PORT [-a ADDR] -l LOGFILE [-s SCRIPT] [-r PIDFILE]
+ *	sink -p PORT [-a ADDR] -l LOGFILE [-s SCRIPT] [-r PIDFILE] [-t TIMEFILE]
  *
  * Listens on ADDR (default 127.0.0.1) and PORT (0: any free port), writes
  * the pid to PIDFILE, then the bound port and a newline to stdout.  Every
@@ -36,6 +36,19 @@
  * about to be sent or "hang", and tab, newline and CR in any field are
  * replaced by a space.  A client that disconnects or stalls (10 s) before
  * its request is whole is closed without a log line.
+ *
+ * With -t, every logged request also gets one line in TIMEFILE (single
+ * write(2), O_APPEND), written once it has been answered (or, for
+ * "hang", once it is held):
+ *
+ *	seq method accepted_ms answered_ms
+ *
+ * in CLOCK_MONOTONIC milliseconds, rounded down: accepted is when the
+ * parent accepted the connection (never before the client connected),
+ * answered is just before the answer's first byte was written (never
+ * after the client could read it), "-" for a request held by "hang".  So
+ * the gap from one answer to a later request's acceptance is never
+ * shorter than the gap the client left between the two.
  *
  * SIGTERM or SIGINT ends the sink and its process group.
  */
@@ -87,6 +100,7 @@ struct entry {
 
 struct pend {
 	int		 fd;
+	long long	 accepted;	/* monotonic ms */
 	long long	 deadline;	/* monotonic ms */
 	long long	 recheck;	/* monotonic ms; 0: poll now */
 };
@@ -126,12 +140,14 @@ static struct entry		*script;
 static size_t			 nscript;
 static const char		*logpath;
 static int			 logfd = -1;
+static const char		*timepath;
+static int			 timefd = -1;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: sink -p port [-a addr] -l logfile "
-	    "[-s script] [-r pidfile]\n");
+	    "[-s script] [-r pidfile] [-t timefile]\n");
 }
 
 /*
@@ -672,6 +688,41 @@ log_request(long long seq, const struct req *rq, const char *answer)
 	return rv;
 }
 
+/* One TIMEFILE line, one write(2); answered -1 is written "-". */
+static int
+log_time(long long seq, const char *method, long long accepted,
+    long long answered)
+{
+	char	b[256], sq[32], an[32];
+	int	n;
+
+	if (timefd == -1)
+		return 0;
+	if (seq >= 0)
+		n = snprintf(sq, sizeof(sq), "%lld", seq);
+	else
+		n = snprintf(sq, sizeof(sq), "-");
+	if (n < 0 || (size_t)n >= sizeof(sq))
+		return -1;
+	if (answered >= 0)
+		n = snprintf(an, sizeof(an), "%lld", answered);
+	else
+		n = snprintf(an, sizeof(an), "-");
+	if (n < 0 || (size_t)n >= sizeof(an))
+		return -1;
+	n = snprintf(b, sizeof(b), "%s\t%.16s\t%lld\t%s\n", sq,
+	    method != NULL ? method : "-", accepted, an);
+	if (n < 0 || (size_t)n >= sizeof(b)) {
+		warnx("time log: line too long");
+		return -1;
+	}
+	if (write(timefd, b, (size_t)n) != n) {
+		warn("%s", timepath);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Does this log line record a POST with this key that reached the sink:
  * answered 2xx, or held by a hang entry?
@@ -1077,16 +1128,17 @@ read_request(int fd, char *hdr, struct req *rq, int *status)
 
 /*
  * Serves the one request on fd in a child.  seq is its number, -1 if the
- * parent saw a GET.  Owns and closes fd.  Returns the exit status.
+ * parent saw a GET; accepted is when the parent accepted it.  Owns and
+ * closes fd.  Returns the exit status.
  */
 static int
-serve_conn(int fd, long long seq)
+serve_conn(int fd, long long seq, long long accepted)
 {
 	static char		 hdr[HDR_MAX + 1];
 	struct req		 rq;
 	const struct entry	*e = NULL;
 	char			 ans[8];
-	long long		 retry_after = -1;
+	long long		 retry_after = -1, answered;
 	int			 status, rv = 1, rc;
 
 	memset(&rq, 0, sizeof(rq));
@@ -1123,18 +1175,23 @@ serve_conn(int fd, long long seq)
 	if (log_request(seq, &rq, ans) == -1)
 		goto out;
 	if (e != NULL && e->act == ACT_HANG) {
+		if (log_time(seq, rq.method, accepted, -1) == -1)
+			goto out;
 		sleep_ms(e->wait * 1000);
 		rv = 0;
 		goto out;
 	}
 	if (e != NULL && e->act == ACT_SLOW)
 		sleep_ms(e->wait);
+	answered = now_ms();
 	if (respond(fd, status, retry_after) == -1) {
 		if (!quiet_errno(errno))
 			warn("send");
 		rv = 0;
 		goto out;
 	}
+	if (log_time(seq, rq.method, accepted, answered) == -1)
+		goto out;
 	linger_close(fd);
 	fd = -1;
 	rv = 0;
@@ -1202,7 +1259,7 @@ dispatch(int lfd, struct pend *pend, size_t npend, size_t i, long long seq)
 			drop_fd(fd);
 			_exit(1);
 		}
-		_exit(serve_conn(fd, seq));
+		_exit(serve_conn(fd, seq, pend[i].accepted));
 	}
 	drop_fd(fd);
 }
@@ -1308,6 +1365,7 @@ serve_loop(int lfd)
 				break;
 			}
 			pend[npend].fd = fd;
+			pend[npend].accepted = now_ms();
 			pend[npend].deadline = now + READ_TIMEOUT * 1000;
 			pend[npend].recheck = 0;
 			npend++;
@@ -1329,7 +1387,7 @@ main(int argc, char *argv[])
 	unsigned int		 bound;
 	int			 ch, lfd = -1, rv = 1;
 
-	while ((ch = getopt(argc, argv, "p:a:l:s:r:")) != -1) {
+	while ((ch = getopt(argc, argv, "p:a:l:s:r:t:")) != -1) {
 		switch (ch) {
 		case 'p':
 			portarg = optarg;
@@ -1345,6 +1403,9 @@ main(int argc, char *argv[])
 			break;
 		case 'r':
 			pidpath = optarg;
+			break;
+		case 't':
+			timepath = optarg;
 			break;
 		default:
 			usage();
@@ -1370,6 +1431,11 @@ main(int argc, char *argv[])
 	if ((logfd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 	    0644)) == -1) {
 		warn("%s", logpath);
+		goto out;
+	}
+	if (timepath != NULL && (timefd = open(timepath,
+	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+		warn("%s", timepath);
 		goto out;
 	}
 	if (set_signals() == -1)
@@ -1404,6 +1470,8 @@ main(int argc, char *argv[])
 		warn("close");
 	if (logfd != -1 && close(logfd) == -1)
 		warn("%s", logpath);
+	if (timefd != -1 && close(timefd) == -1)
+		warn("%s", timepath);
 	free(script);
 	return rv;
 }
