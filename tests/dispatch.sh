@@ -29,7 +29,8 @@ n=0
 
 # until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds, for
 # at most SECONDS (a generous bound: the machine may be loaded); returns
-# CMD's last status.
+# CMD's last status.  CMD's arguments are expanded once, by the caller:
+# what must be read again each time goes in a function (is_state, ...).
 until_true() {
 	_end=$(( $(date +%s) + $1 + 1 ))
 	shift
@@ -54,11 +55,11 @@ none_alive() {
 }
 nworkers() { test "$(pgrep -P "$1" | wc -l)" -eq "$2"; }
 
-# sink NAME SCRIPT: starts a sink; sets $port; its log is $tmp/NAME.log,
-# its answer times $tmp/NAME.times.
+# sink NAME SCRIPT [GETSCRIPT]: starts a sink; sets $port; its log is
+# $tmp/NAME.log, its answer times $tmp/NAME.times.
 sink() {
 	: > "$tmp/$1.log"
-	"$SINK" -p 0 -l "$tmp/$1.log" -s "$2" -r "$tmp/$1.pid" \
+	"$SINK" -p 0 -l "$tmp/$1.log" -s "$2" -g "${3:-0}" -r "$tmp/$1.pid" \
 	    -t "$tmp/$1.times" > "$tmp/$1.port" 2>"$tmp/$1.err" &
 	sinks="$sinks $!"
 	until_true 20 test -s "$tmp/$1.port" || fail "sink $1 did not start"
@@ -82,6 +83,8 @@ state_of() {
 	    "SELECT state FROM outbox WHERE action_id = '$1'"
 }
 sq() { sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "$1"; }
+is_state() { test "$(state_of "$1")" = "$2"; }
+lines_ge() { test "$(wc -l < "$1")" -ge "$2"; }
 posts() { grep -c "	POST	" "$tmp/$1.log"; }
 keys() { awk -F'\t' '$2 == "POST" { print $4 }' "$tmp/$1.log" | sort -u | tr '\n' ' '; }
 
@@ -122,12 +125,12 @@ eq "not retried before Retry-After" 1 "$(posts slow)"
 wait_ms=$(sq "SELECT o.next_at - a.ended_at FROM outbox o JOIN attempts a USING (action_id) WHERE action_id = '$a'")
 [ "$wait_ms" -ge 2000 ] && pass || fail "Retry-After 2 s not honoured: next in $wait_ms ms"
 "$HB" dispatch & d=$!
-until_true 20 test "$(state_of "$a")" = delivered
+until_true 20 is_state "$a" delivered
 eq "delivered after Retry-After" delivered "$(state_of "$a")"
 kill -TERM $d; wait $d
 gap=$(sq "SELECT max(started_at) - min(ended_at) FROM attempts WHERE action_id = '$a'")
 [ "$gap" -ge 2000 ] && pass || fail "second attempt only $gap ms after the 429"
-until_true 10 test "$(wc -l < "$tmp/slow.times")" -ge 2
+until_true 10 lines_ge "$tmp/slow.times" 2
 gap=$(awk -F'\t' '$1 == 0 { a = $4 } $1 == 1 { n = $3 } END { print n - a }' "$tmp/slow.times")
 [ "$gap" -ge 2000 ] && pass || fail "the sink saw the retry $gap ms after its 429"
 
@@ -261,6 +264,30 @@ sleep 1.2
 "$HB" dispatch --once
 eq "asked later: delivered" delivered "$(state_of "$a")"
 eq "sent once" 1 "$(posts asklater)"
+
+# ---- two dispatchers, one unknown row: one status check at a time ----
+# The first POST times out, then fails (500: the destination does not
+# have it): unknown.  Both dispatchers find the row due.  The status URL
+# answers slowly, the second asker more slowly, so that its "not found"
+# is stale when it lands.  The resend is cut off (no answer) after it
+# reached the destination: unknown again.  A stale 404 must not make the
+# destination take the action a second time.
+sink race slow:2500:500,hang:0,204 500,1200,0
+"$HB" destination add race --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --timeout-ms 1500 --status-url "http://127.0.0.1:$port/status"
+action race
+"$HB" dispatch --once
+eq "timeout: unknown" unknown "$(state_of "$a")"
+due() { test "$(sq "SELECT next_at <= CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) FROM outbox WHERE action_id = '$1'")" = 1; }
+until_true 10 due "$a"	# started together, both find it
+"$HB" dispatch & d1=$!
+"$HB" dispatch & d2=$!
+until_true 20 is_state "$a" delivered
+eq "reconciled: delivered" delivered "$(state_of "$a")"
+kill -TERM $d1 $d2; wait $d1 $d2
+reached() { awk -F'\t' '$2 == "POST" && ($9 == "hang" || $9 ~ /^2/)' "$tmp/$1.log" | wc -l; }
+eq "the destination took the action once" 1 "$(reached race)"
+eq "the status URL was asked" 1 "$(test "$(grep -c '	GET	' "$tmp/race.log")" -ge 2 && echo 1)"
 
 # ---- restart resumes recorded work and invents nothing ----
 sink resume 204
