@@ -194,14 +194,13 @@ eq "timeout, idempotent: resent with the same key" "$a " "$(keys late2)"
 [ "$(posts late2)" -ge 2 ] && pass || fail "idempotent destination not resent"
 
 # ---- SIGKILL while the downstream holds the request ----
-# killed DEST: starts a dispatcher, waits until the POST reached the sink,
-# kills the dispatcher with SIGKILL, waits for the lease to expire.
+# killed DEST [N]: starts a dispatcher, waits until the sink has N POSTs
+# (default 1), kills the dispatcher with SIGKILL, waits for the lease to
+# expire.
+posts_ge() { test "$(posts "$1")" -ge "$2"; }
 killed() {
 	"$HB" dispatch & _d=$!
-	i=0
-	while [ "$(posts "$1")" -lt 1 ] && [ $i -lt 100 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
+	until_true 20 posts_ge "$1" "${2:-1}"
 	kill -KILL $_d
 	wait $_d 2>/dev/null
 	eq "$1: leased while the worker is dead" leased "$(state_of "$a")"
@@ -235,6 +234,21 @@ eq "operator: delivered" delivered "$(state_of "$a")"
 eq "reconcile of a delivered row refused" 1 $?
 "$HB" dispatch --once
 eq "still one POST" 1 "$(posts holdn)"
+
+# A worker that keeps dying mid-request: each lost attempt counts, so an
+# idempotent destination is not sent the action forever.
+sink holdx hang:5
+"$HB" destination add holdx --tenant acme \
+    --url "http://127.0.0.1:$port/hook" --timeout-ms 1000 --idempotent \
+    --max-attempts 2
+action holdx
+killed holdx 1
+killed holdx 2
+"$HB" dispatch --once
+eq "lost attempts count: dead after max attempts" dead "$(state_of "$a")"
+eq "sent twice, no more" 2 "$(posts holdx)"
+eq "both attempts lost" "lease expired: outcome unknown|lease expired: outcome unknown" \
+    "$(sq "SELECT group_concat(error, '|') FROM attempts WHERE action_id = '$a' ORDER BY id")"
 
 # Through the destination's status URL: the sink has it, so delivered.
 sink holds hang:3,204
