@@ -86,6 +86,7 @@ sq() { sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "$1"; }
 is_state() { test "$(state_of "$1")" = "$2"; }
 lines_ge() { test "$(wc -l < "$1")" -ge "$2"; }
 posts() { grep -c "	POST	" "$tmp/$1.log"; }
+posts_ge() { test "$(posts "$1")" -ge "$2"; }
 keys() { awk -F'\t' '$2 == "POST" { print $4 }' "$tmp/$1.log" | sort -u | tr '\n' ' '; }
 
 # ---- delivered on 2xx, with the key and the payload ----
@@ -197,7 +198,6 @@ eq "timeout, idempotent: resent with the same key" "$a " "$(keys late2)"
 # killed DEST [N]: starts a dispatcher, waits until the sink has N POSTs
 # (default 1), kills the dispatcher with SIGKILL, waits for the lease to
 # expire.
-posts_ge() { test "$(posts "$1")" -ge "$2"; }
 killed() {
 	"$HB" dispatch & _d=$!
 	until_true 20 posts_ge "$1" "${2:-1}"
@@ -302,6 +302,58 @@ kill -TERM $d1 $d2; wait $d1 $d2
 reached() { awk -F'\t' '$2 == "POST" && ($9 == "hang" || $9 ~ /^2/)' "$tmp/$1.log" | wc -l; }
 eq "the destination took the action once" 1 "$(reached race)"
 eq "the status URL was asked" 1 "$(test "$(grep -c '	GET	' "$tmp/race.log")" -ge 2 && echo 1)"
+
+# ---- config.db locked: nothing is decided from the failure ----
+# A second connection holds config.db's exclusive lock while a running
+# dispatcher meets an expired lease (idempotent destination) and an
+# unknown row due for a status check.  Neither may be decided from the
+# busy configuration (not "unknown", not an hour's wait): both are taken
+# up soon after the lock goes.  The rows are made due by moving their
+# times once the lock is held, which stands for time passing.
+sink cfgi hang:5,204
+"$HB" destination add cfgi --tenant acme \
+    --url "http://127.0.0.1:$port/hook" --timeout-ms 1000 --idempotent
+action cfgi; ae=$a
+HOOKBOX_LEASE_MARGIN_MS=600000 "$HB" dispatch & d=$!
+until_true 20 posts_ge cfgi 1
+kill -KILL $d; wait $d 2>/dev/null
+sink cfgu slow:1500:204
+"$HB" destination add cfgu --tenant acme \
+    --url "http://127.0.0.1:$port/hook" --timeout-ms 500 \
+    --status-url "http://127.0.0.1:$port/status"
+action cfgu; au=$a
+HOOKBOX_RECHECK_MS=600000 "$HB" dispatch --once
+eq "cfgi: leased, its worker dead" leased "$(state_of "$ae")"
+eq "cfgu: unknown" unknown "$(state_of "$au")"
+sink cfgr 204
+"$HB" destination add cfgr --tenant acme --url "http://127.0.0.1:$port/hook"
+action cfgr; ar=$a
+HOOKBOX_BUSY_MS=200 "$HB" dispatch 2> "$tmp/cfg.err" & d=$!
+until_true 20 is_state "$ar" delivered	# it runs, config.db open
+mkfifo "$tmp/lock.in"
+sqlite3 "$HOOKBOX_DIR/config.db" < "$tmp/lock.in" > /dev/null & lk=$!
+exec 3> "$tmp/lock.in"
+printf '.timeout 10000\nBEGIN EXCLUSIVE;\n' >&3
+cfg_locked() { ! sqlite3 "file:$HOOKBOX_DIR/config.db?mode=ro" \
+    "SELECT count(*) FROM tenants" > /dev/null 2>&1; }
+until_true 20 cfg_locked; eq "config.db locked" 0 $?
+sqlite3 -cmd ".timeout 10000" "$HOOKBOX_DIR/state.db" "UPDATE outbox SET lease_until = 1 WHERE action_id = '$ae'; UPDATE outbox SET next_at = 0 WHERE action_id = '$au';"
+put_off() { grep -q "$ae: expired lease left for later" "$tmp/cfg.err" &&
+    grep -q "$au: reconciliation left for later" "$tmp/cfg.err"; }
+until_true 20 put_off; eq "both put off while config.db is locked" 0 $?
+eq "expired lease not taken for unknown" leased "$(state_of "$ae")"
+soon=$(sq "SELECT next_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) < 60000 FROM outbox WHERE action_id = '$au'")
+eq "status check put off briefly, not for an hour" 1 "$soon"
+echo "COMMIT;" >&3
+exec 3>&-
+wait $lk
+until_true 20 is_state "$ae" delivered
+eq "lock gone: the expired lease resent, delivered" delivered "$(state_of "$ae")"
+eq "with the same key" "$ae " "$(keys cfgi)"
+until_true 20 is_state "$au" delivered
+eq "lock gone: the status URL asked, delivered" delivered "$(state_of "$au")"
+eq "cfgu: sent once" 1 "$(posts cfgu)"
+kill -TERM $d; wait $d
 
 # ---- restart resumes recorded work and invents nothing ----
 sink resume 204
