@@ -975,9 +975,9 @@ static enum store_status
 collect_rows(struct store *s, enum q q, int64_t now, struct store_row *rows,
     int max, int *n)
 {
-	sqlite3_stmt	*st;
-	struct store_row *r;
-	int		 rc = SQLITE_DONE;
+	sqlite3_stmt		*st;
+	struct store_row	*r;
+	int			 rc = SQLITE_DONE;
 
 	*n = 0;
 	if (max <= 0)
