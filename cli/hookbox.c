@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1040,7 +1041,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sigaction	 sa;
-	pid_t			 pids[64], pid;
+	pid_t			 pids[64], pid, parent = getpid();
 	long long		 workers = 1;
 	int			 ch, once = 0, i, status, rc = EXIT_OK, code;
 	int			 live, forwarded = 0;
@@ -1073,8 +1074,19 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 		return dispatch_worker(e, once);
 
 	for (i = 0; i < workers; i++) {
-		if ((pids[i] = fork()) == 0)
+		if ((pids[i] = fork()) == 0) {
+			/*
+			 * Never outlive this supervisor: a worker left under
+			 * init would go on claiming and sending beside the
+			 * dispatcher started next.  SIGTERM lets it record
+			 * the request in flight first.  The parent may have
+			 * died before prctl() took effect: getppid() tells.
+			 */
+			if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
+			    getppid() != parent)
+				_exit(EXIT_FAIL);
 			_exit(dispatch_worker(e, once));
+		}
 		if (pids[i] < 0) {
 			warnx("fork: %s", strerror(errno));
 			workers = i;

@@ -14,6 +14,7 @@
 
 #define EXPIRE_BATCH	50
 #define RECONCILE_BATCH	10
+#define BATCH_MAX	EXPIRE_BATCH
 
 struct outbox {
 	struct store		*st;
@@ -22,6 +23,7 @@ struct outbox {
 	struct outbox_opts	 opts;
 	char			 owner[HB_ID_MAX + 1];
 	char			 cursor[HB_ID_MAX + 1];	/* last tenant served */
+	struct store_row	 rows[BATCH_MAX];	/* one step's collection */
 };
 
 struct outbox *
@@ -100,68 +102,157 @@ unknown_delay(const struct outbox *ob, int64_t timeout_ms)
 	    ob->opts.recheck_ms;
 }
 
+/*
+ * Recovery and reconciliation run in the same order: collect the rows
+ * (a read), then for each read its destination with no state.db
+ * transaction open, ask the network if need be, and apply a guarded
+ * move that changes the row only if it is still as collected.  A
+ * configuration that cannot be read now (config.db busy, an I/O error)
+ * decides nothing: the row is looked at again after OUTBOX_TRANSIENT_MS.
+ */
+
 /* ---- expired leases ---- */
 
 /*
- * A lease expired with its request possibly sent.  Resend only where the
- * destination deduplicates by Idempotency-Key; otherwise wait for
- * reconciliation.  A destination that no longer exists cannot be asked.
+ * A lease expired with its request possibly sent: that attempt counts
+ * (attempts was incremented when it was claimed).  Resend only where the
+ * destination deduplicates by Idempotency-Key, and only while attempts
+ * remain: a row whose worker keeps dying goes dead like any other;
+ * otherwise wait for reconciliation.  A destination that no longer
+ * exists cannot be asked.
  */
-static enum store_outcome
-decide_expired(void *arg, const char *tenant, const char *destination)
+static enum store_status
+expire_one(struct outbox *ob, const struct store_row *r)
 {
-	struct outbox			*ob = arg;
 	struct config_destination	 d;
+	enum config_status		 cs;
+	enum store_outcome		 out;
+	int64_t				 now, at;
+	const char			*note;
+	int				 changed;
 
-	if (config_destination_get(ob->cfg, tenant, destination, &d) ==
-	    CONFIG_OK && d.idempotent)
-		return STORE_OUT_RETRY;
-	return STORE_OUT_UNKNOWN;
+	cs = config_destination_get(ob->cfg, r->tenant, r->destination, &d);
+	now = util_now_ms();
+	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
+		fprintf(stderr, "hookbox: %s: expired lease left for later:"
+		    " configuration: %s\n", r->action, config_strerror(cs));
+		return store_outbox_defer(ob->st, r, now,
+		    now + OUTBOX_TRANSIENT_MS, &changed);
+	}
+	if (cs == CONFIG_OK && d.idempotent && r->attempts < d.max_attempts) {
+		out = STORE_OUT_RETRY;
+		at = now + outbox_backoff(&ob->opts, r->attempts, -1);
+		note = "lease expired: outcome unknown; resending";
+	} else if (cs == CONFIG_OK && d.idempotent) {
+		out = STORE_OUT_DEAD;
+		at = now;
+		note = "lease expired: outcome unknown; no attempts left";
+	} else {
+		out = STORE_OUT_UNKNOWN;
+		at = now + ob->opts.recheck_ms;
+		note = "lease expired: outcome unknown";
+	}
+	return store_outbox_expire(ob->st, r, out, now, at, note, &changed);
+}
+
+static enum store_status
+expire_due(struct outbox *ob)
+{
+	enum store_status	rc;
+	int			i, n;
+
+	if ((rc = store_outbox_expired(ob->st, util_now_ms(), ob->rows,
+	    EXPIRE_BATCH, &n)) != STORE_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		if ((rc = expire_one(ob, &ob->rows[i])) != STORE_OK)
+			return rc;
+	return STORE_OK;
 }
 
 /* ---- reconciliation through a status URL ---- */
 
-static void
-reconcile_one(void *arg, const char *action, const char *tenant,
-    const char *destination)
+/*
+ * One due unknown row.  The status check is claimed first, so that only
+ * one worker asks at a time and an answer is applied only while that
+ * claim stands: a slow "not found" can never send the action again after
+ * another worker has resent it.
+ */
+static enum store_status
+reconcile_one(struct outbox *ob, const struct store_row *r)
 {
-	struct outbox			*ob = arg;
 	struct config_destination	 d;
 	struct http_result		 res;
 	struct http_header		 h[1];
-	int64_t				 now = util_now_ms();
-	int				 changed;
-	enum store_move			 m = STORE_MOVE_RECHECK;
+	enum config_status		 cs;
+	enum store_checked		 c;
+	enum store_status		 rc;
+	int64_t				 now, until;
+	int				 claimed, changed;
 	const char			*note;
 
-	if (config_destination_get(ob->cfg, tenant, destination, &d) !=
-	    CONFIG_OK || d.status_url[0] == '\0') {
-		/* Nothing to ask: an operator decides.  Look again later. */
-		if (store_outbox_move(ob->st, action, STORE_MOVE_RECHECK,
-		    now, now + OUTBOX_OPERATOR_RECHECK_MS,
-		    "outcome unknown: waiting for an operator", &changed) !=
-		    STORE_OK)
-			fprintf(stderr, "hookbox: %s: cannot record the"
-			    " reconciliation check\n", action);
-		return;
+	cs = config_destination_get(ob->cfg, r->tenant, r->destination, &d);
+	now = util_now_ms();
+	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
+		fprintf(stderr, "hookbox: %s: reconciliation left for later:"
+		    " configuration: %s\n", r->action, config_strerror(cs));
+		return store_outbox_recheck(ob->st, r->action, now,
+		    now + OUTBOX_TRANSIENT_MS,
+		    "outcome unknown: configuration unreadable, check soon",
+		    &changed);
 	}
+	if (cs == CONFIG_NOTFOUND || d.status_url[0] == '\0')
+		/* Nothing to ask: an operator decides.  Look again later. */
+		return store_outbox_recheck(ob->st, r->action, now,
+		    now + OUTBOX_OPERATOR_RECHECK_MS,
+		    "outcome unknown: waiting for an operator", &changed);
+
+	/* The claim must outlive the request, as a delivery's lease does. */
+	until = now + d.timeout_ms + ob->opts.lease_margin_ms;
+	if ((rc = store_outbox_check(ob->st, r->action, ob->owner, now, until,
+	    &claimed)) != STORE_OK || !claimed)
+		return rc;
 	h[0].name = "Idempotency-Key";
-	h[0].value = action;
+	h[0].value = r->action;
 	(void)http_request(ob->http, "GET", d.status_url, h, 1, NULL, 0,
 	    d.timeout_ms, 0, 0, &res);
 	if (res.status == 200) {
-		m = STORE_MOVE_DELIVERED;
+		c = STORE_CHECKED_DELIVERED;
 		note = "reconciled: the destination has it";
+	} else if (res.status == 404 && r->attempts >= d.max_attempts) {
+		c = STORE_CHECKED_DEAD;
+		note = "reconciled: the destination does not have it;"
+		    " no attempts left";
 	} else if (res.status == 404) {
-		m = STORE_MOVE_RESEND;
+		c = STORE_CHECKED_RESEND;
 		note = "reconciled: the destination does not have it";
-	} else
+	} else {
+		c = STORE_CHECKED_AGAIN;
 		note = "outcome unknown: status URL inconclusive";
-	if (store_outbox_move(ob->st, action, m, now,
-	    now + ob->opts.recheck_ms, note, &changed) != STORE_OK)
-		fprintf(stderr, "hookbox: %s: cannot record the"
-		    " reconciliation (%s)\n", action, note);
+	}
 	http_result_clear(&res);
+	now = util_now_ms();
+	rc = store_outbox_checked(ob->st, r->action, ob->owner, until, c, now,
+	    now + ob->opts.recheck_ms, note, &changed);
+	if (rc == STORE_OK && !changed)
+		fprintf(stderr, "hookbox: %s: status check overtaken (%s);"
+		    " not applied\n", r->action, note);
+	return rc;
+}
+
+static enum store_status
+reconcile_due(struct outbox *ob)
+{
+	enum store_status	rc;
+	int			i, n;
+
+	if ((rc = store_outbox_unknown(ob->st, util_now_ms(), ob->rows,
+	    RECONCILE_BATCH, &n)) != STORE_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		if ((rc = reconcile_one(ob, &ob->rows[i])) != STORE_OK)
+			return rc;
+	return STORE_OK;
 }
 
 /* ---- delivery ---- */
@@ -255,21 +346,35 @@ lease_for(void *arg, const char *tenant, const char *destination)
 }
 
 /*
- * Records how an attempt ended.  The outcome is known only here, so a
- * busy database is waited out for as long as the lease lasts.  If the
- * lease was lost meanwhile (recovered as expired) and the destination
- * did take the action, the row is settled as delivered all the same.
+ * The moment an answer (or the lack of one) was in hand, for the
+ * attempt's end and for any delay counted from it.  The clock reads whole
+ * milliseconds rounded down; rounding up instead means that a delay
+ * counted from here (Retry-After) never starts before the answer came.
+ */
+static int64_t
+answered_ms(void)
+{
+	return util_now_ms() + 1;
+}
+
+/*
+ * Records how an attempt ended at `ended` (when its answer came).  The
+ * outcome is known only here, so a busy database is waited out for as
+ * long as the lease lasts.  If the lease was lost meanwhile (recovered as
+ * expired) and the destination did take the action, the row is settled
+ * as delivered all the same.
  */
 static enum store_status
 record(struct outbox *ob, const struct store_lease *l, enum store_outcome out,
-    int64_t next_at, const struct http_result *res, const char *err)
+    int64_t ended, int64_t next_at, const struct http_result *res,
+    const char *err)
 {
 	enum store_status	rc;
 	int			lost, changed;
 
 	do {
-		rc = store_outbox_finish(ob->st, l, ob->owner, out,
-		    util_now_ms(), next_at, res->status,
+		rc = store_outbox_finish(ob->st, l, ob->owner, out, ended,
+		    next_at, res->status,
 		    out == STORE_OUT_DELIVERED ? NULL : err, &lost);
 	} while (rc == STORE_BUSY && util_now_ms() < l->lease_until);
 	if (rc != STORE_OK || !lost)
@@ -293,7 +398,7 @@ deliver(struct outbox *ob)
 	enum store_status		 rc;
 	enum config_status		 cs;
 	char				 err[320];
-	int64_t				 now = util_now_ms(), next_at;
+	int64_t				 now = util_now_ms(), ended, next_at;
 	int				 found;
 
 	memset(&res, 0, sizeof(res));
@@ -326,15 +431,20 @@ deliver(struct outbox *ob)
 		if (out == STORE_OUT_RETRY && l.attempt >= d.max_attempts)
 			out = STORE_OUT_DEAD;
 	}
-	now = util_now_ms();
-	next_at = now;
+	/*
+	 * Every delay counts from the answer, and the attempt's recorded
+	 * end is that same moment: a retry is never due before Retry-After
+	 * has passed since the answer arrived, by the row's own record too.
+	 */
+	ended = answered_ms();
+	next_at = ended;
 	if (out == STORE_OUT_RETRY)
 		next_at += outbox_backoff(&ob->opts, l.attempt,
 		    res.retry_after_ms);
 	else if (out == STORE_OUT_UNKNOWN)
 		/* The destination may still be working on it: ask later. */
 		next_at += unknown_delay(ob, d.timeout_ms);
-	rc = record(ob, &l, out, next_at, &res, err);
+	rc = record(ob, &l, out, ended, next_at, &res, err);
 	http_result_clear(&res);
 	store_lease_clear(&l);
 	return status_of(rc);
@@ -344,15 +454,9 @@ enum outbox_status
 outbox_step(struct outbox *ob)
 {
 	enum store_status	rc;
-	int			n;
 
-	rc = store_outbox_expire(ob->st, util_now_ms(), EXPIRE_BATCH,
-	    ob->opts.recheck_ms, decide_expired, ob, &n);
-	if (rc != STORE_OK)
-		return status_of(rc);
-	rc = store_outbox_unknown(ob->st, util_now_ms(), RECONCILE_BATCH,
-	    reconcile_one, ob);
-	if (rc != STORE_OK)
+	if ((rc = expire_due(ob)) != STORE_OK ||
+	    (rc = reconcile_due(ob)) != STORE_OK)
 		return status_of(rc);
 	return deliver(ob);
 }

@@ -12,9 +12,15 @@
  *    the destination is an unknown outcome: resent with the same
  *    Idempotency-Key when the destination honours it, else the row waits
  *    in "unknown" for reconciliation;
- *  - a lease that expired (its worker died) is an unknown outcome too;
+ *  - a lease that expired (its worker died) is an unknown outcome too,
+ *    and its attempt counts: resent to an idempotent destination while
+ *    attempts remain, then dead;
  *  - unknown rows of destinations with a status URL are reconciled by
- *    asking it: 200 means delivered, 404 means resend.
+ *    asking it: 200 means delivered, 404 means resend (dead when no
+ *    attempts remain).  One worker at a time checks a row (it claims the
+ *    check), and an answer is applied only while its claim stands;
+ *  - a configuration that cannot be read (config.db busy) decides
+ *    nothing: expired leases and unknown rows are looked at again soon.
  */
 #ifndef HB_OUTBOX_H
 #define HB_OUTBOX_H
@@ -38,6 +44,8 @@ struct outbox_opts {
 #define OUTBOX_RECHECK_MS	60000
 /* Unknown rows without a status URL wait for an operator; looked at hourly. */
 #define OUTBOX_OPERATOR_RECHECK_MS	(3600 * 1000)
+/* An expired lease or a check put off because config.db could not be read. */
+#define OUTBOX_TRANSIENT_MS		1000
 
 enum outbox_status {
 	OUTBOX_WORKED = 0,	/* delivered, retried or settled one row */

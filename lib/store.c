@@ -140,7 +140,11 @@ enum q {
 	Q_EXPIRED,
 	Q_EXPIRE_MOVE,
 	Q_EXPIRE_ATTEMPTS,
+	Q_EXPIRE_DEFER,
 	Q_UNKNOWN_DUE,
+	Q_CHECK_CLAIM,
+	Q_CHECK_END,
+	Q_RECHECK_DUE,
 	Q_MOVE_REQUEUE,
 	Q_MOVE_DELIVERED,
 	Q_MOVE_RESEND,
@@ -219,29 +223,54 @@ static const char *const sqltext[Q__N] = {
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?4,"
 	    " last_status = ?5, last_error = ?6"
 	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner = ?7",
-	[Q_EXPIRED] = "SELECT action_id, tenant, destination FROM outbox"
+	/* Collected rows: (action, tenant, destination, attempts, lease
+	   owner, lease expiry), bound with ?1 = now and ?2 = limit. */
+	[Q_EXPIRED] = "SELECT action_id, tenant, destination, attempts,"
+	    " lease_owner, lease_until FROM outbox"
 	    " WHERE state = 'leased' AND lease_until < ?1"
 	    " ORDER BY lease_until LIMIT ?2",
+	/* The guard: the same lease as collected, and still expired. */
 	[Q_EXPIRE_MOVE] = "UPDATE outbox SET state = ?2, next_at = ?4,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?3,"
-	    " last_error = 'lease expired: outcome unknown'"
-	    " WHERE action_id = ?1 AND state = 'leased' AND lease_until < ?3",
+	    " last_error = ?7"
+	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner IS ?5"
+	    " AND lease_until = ?6 AND lease_until < ?3",
 	[Q_EXPIRE_ATTEMPTS] = "UPDATE attempts SET ended_at = ?2,"
 	    " error = 'lease expired: outcome unknown'"
 	    " WHERE action_id = ?1 AND ended_at IS NULL",
-	[Q_UNKNOWN_DUE] = "SELECT action_id, tenant, destination FROM outbox"
+	[Q_EXPIRE_DEFER] = "UPDATE outbox SET lease_until = ?4,"
+	    " updated_at = ?5 WHERE action_id = ?1 AND state = 'leased'"
+	    " AND lease_owner IS ?2 AND lease_until = ?3",
+	[Q_UNKNOWN_DUE] = "SELECT action_id, tenant, destination, attempts,"
+	    " lease_owner, lease_until FROM outbox"
 	    " WHERE state = 'unknown' AND next_at <= ?1 ORDER BY next_at"
 	    " LIMIT ?2",
+	/* A check's claim: the row is not due again until it lapses. */
+	[Q_CHECK_CLAIM] = "UPDATE outbox SET lease_owner = ?2,"
+	    " lease_until = ?4, next_at = ?4, updated_at = ?3"
+	    " WHERE action_id = ?1 AND state = 'unknown' AND next_at <= ?3",
+	[Q_CHECK_END] = "UPDATE outbox SET state = ?4, next_at = ?6,"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = ?5,"
+	    " last_error = ?7 WHERE action_id = ?1 AND state = 'unknown'"
+	    " AND lease_owner = ?2 AND lease_until = ?3",
+	[Q_RECHECK_DUE] = "UPDATE outbox SET next_at = ?3, updated_at = ?2,"
+	    " last_error = ?4 WHERE action_id = ?1 AND state = 'unknown'"
+	    " AND next_at <= ?2",
+	/* Operator moves end any status check under way. */
 	[Q_MOVE_REQUEUE] = "UPDATE outbox SET state = 'pending', next_at = ?2,"
-	    " attempts = 0, updated_at = ?2, last_error = ?3"
+	    " attempts = 0, lease_owner = NULL, lease_until = NULL,"
+	    " updated_at = ?2, last_error = ?3"
 	    " WHERE action_id = ?1 AND state IN ('dead', 'unknown')",
 	[Q_MOVE_DELIVERED] = "UPDATE outbox SET state = 'delivered',"
+	    " lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"
 	    " WHERE action_id = ?1 AND state IN ('unknown', 'dead')",
 	[Q_MOVE_RESEND] = "UPDATE outbox SET state = 'pending', next_at = ?2,"
+	    " lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"
 	    " WHERE action_id = ?1 AND state = 'unknown'",
-	[Q_MOVE_RECHECK] = "UPDATE outbox SET next_at = ?4, updated_at = ?2,"
+	[Q_MOVE_RECHECK] = "UPDATE outbox SET next_at = ?4,"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = ?2,"
 	    " last_error = ?3 WHERE action_id = ?1 AND state = 'unknown'",
 	[Q_NEXT_DUE] = "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
 	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
@@ -1002,125 +1031,200 @@ fail:
 	return rc;
 }
 
-/* An outbox row's keys, collected before it is acted on. */
-struct row {
-	char	action[HB_ACTION_MAX + 1];
-	char	tenant[HB_ID_MAX + 1];
-	char	destination[HB_ID_MAX + 1];
-};
-
 /*
- * Runs a statement bound with ?1 = now and ?2 = limit that selects
- * (action_id, tenant, destination), into a new array of at most limit
- * rows (*rows, freed by the caller even on error).
+ * Runs a collecting statement (see Q_EXPIRED) bound with ?1 = now and
+ * ?2 = max into rows; *n receives the count.  A row whose keys do not
+ * fit is skipped.
  */
 static enum store_status
-collect_rows(struct store *s, enum q q, int64_t now, int limit,
-    struct row **rows, int *n)
+collect_rows(struct store *s, enum q q, int64_t now, struct store_row *rows,
+    int max, int *n)
 {
-	sqlite3_stmt	*st;
-	struct row	*r;
-	int		 rc = SQLITE_DONE;
+	sqlite3_stmt		*st;
+	struct store_row	*r;
+	int			 rc = SQLITE_DONE;
 
 	*n = 0;
-	if ((*rows = r = calloc((size_t)limit, sizeof(*r))) == NULL)
-		return STORE_NOMEM;
+	if (max <= 0)
+		return STORE_OK;
 	if ((st = sql_stmt(&s->sql, q)) == NULL)
 		return last(s);
 	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, limit) != SQLITE_OK)
+	    sqlite3_bind_int(st, 2, max) != SQLITE_OK)
 		return STORE_NOMEM;
-	while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (sql_col_copy(st, 0, r[*n].action,
-		    sizeof(r[*n].action)) == 0 &&
-		    sql_col_copy(st, 1, r[*n].tenant,
-		    sizeof(r[*n].tenant)) == 0 &&
-		    sql_col_copy(st, 2, r[*n].destination,
-		    sizeof(r[*n].destination)) == 0)
-			(*n)++;
+	while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = &rows[*n];
+		if (sql_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
+		    sql_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
+		    sql_col_copy(st, 2, r->destination,
+		    sizeof(r->destination)) != 0 ||
+		    sql_col_copy(st, 4, r->owner, sizeof(r->owner)) != 0)
+			continue;
+		r->attempts = sqlite3_column_int(st, 3);
+		r->lease_until = sqlite3_column_int64(st, 5);
+		(*n)++;
+	}
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? STORE_OK : status_of(rc);
 }
 
 enum store_status
-store_outbox_expire(struct store *s, int64_t now, int limit,
-    int64_t unknown_delay, enum store_outcome (*decide)(void *, const char *,
-    const char *), void *arg, int *n)
+store_outbox_expired(struct store *s, int64_t now, struct store_row *rows,
+    int max, int *n)
 {
-	struct row		*rows = NULL;
-	sqlite3_stmt		*st;
-	enum store_outcome	 out;
-	enum store_status	 rc;
-	int			 i, nrows;
+	return collect_rows(s, Q_EXPIRED, now, rows, max, n);
+}
 
-	*n = 0;
-	if (limit <= 0)
-		return STORE_OK;
+enum store_status
+store_outbox_expire(struct store *s, const struct store_row *r,
+    enum store_outcome out, int64_t now, int64_t at, const char *note,
+    int *changed)
+{
+	sqlite3_stmt		*st;
+	enum store_status	 rc;
+
+	*changed = 0;
+	if ((unsigned)out > STORE_OUT_UNKNOWN || out == STORE_OUT_DELIVERED)
+		return STORE_ERROR;
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
-	if ((rc = collect_rows(s, Q_EXPIRED, now, limit, &rows, &nrows)) !=
-	    STORE_OK)
+	if ((st = sql_stmt(&s->sql, Q_EXPIRE_MOVE)) == NULL) {
+		rc = last(s);
 		goto fail;
-	for (i = 0; i < nrows; i++) {
-		out = decide(arg, rows[i].tenant, rows[i].destination);
-		if ((st = sql_stmt(&s->sql, Q_EXPIRE_MOVE)) == NULL) {
-			rc = last(s);
-			goto fail;
-		}
-		if (sql_bind_text(st, 1, rows[i].action) != SQLITE_OK ||
-		    sql_bind_text(st, 2, out == STORE_OUT_RETRY ? "pending" :
-		    "unknown") != SQLITE_OK ||
-		    sqlite3_bind_int64(st, 3, now) != SQLITE_OK ||
-		    sqlite3_bind_int64(st, 4, out == STORE_OUT_RETRY ? now :
-		    now + unknown_delay) != SQLITE_OK) {
-			rc = STORE_NOMEM;
-			goto fail;
-		}
-		if ((rc = status_of(sql_step_done(st))) != STORE_OK)
-			goto fail;
-		if (sqlite3_changes(s->sql.db) == 0)
-			continue;
-		(*n)++;
-		if ((st = sql_stmt(&s->sql, Q_EXPIRE_ATTEMPTS)) == NULL) {
-			rc = last(s);
-			goto fail;
-		}
-		if (sql_bind_text(st, 1, rows[i].action) != SQLITE_OK ||
-		    sqlite3_bind_int64(st, 2, now) != SQLITE_OK) {
-			rc = STORE_NOMEM;
-			goto fail;
-		}
-		if ((rc = status_of(sql_step_done(st))) != STORE_OK)
-			goto fail;
 	}
-	if ((rc = store_commit(s)) == STORE_OK)
-		goto out;
+	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
+	    sql_bind_text(st, 2, outcome_state[out]) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, now) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, at) != SQLITE_OK ||
+	    sql_bind_text(st, 5, r->owner) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 6, r->lease_until) != SQLITE_OK ||
+	    sql_bind_text(st, 7, note) != SQLITE_OK) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
+	if ((rc = status_of(sql_step_done(st))) != STORE_OK)
+		goto fail;
+	if (sqlite3_changes(s->sql.db) == 0) {
+		store_rollback(s);
+		return STORE_OK;
+	}
+	if ((st = sql_stmt(&s->sql, Q_EXPIRE_ATTEMPTS)) == NULL) {
+		rc = last(s);
+		goto fail;
+	}
+	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
+	if ((rc = status_of(sql_step_done(st))) != STORE_OK ||
+	    (rc = store_commit(s)) != STORE_OK)
+		goto fail;
+	*changed = 1;
+	return STORE_OK;
 fail:
 	store_rollback(s);
-	*n = 0;
-out:
-	free(rows);
+	return rc;
+}
+
+/* Steps a guarded UPDATE; *changed says whether it matched a row. */
+static enum store_status
+guarded(struct store *s, sqlite3_stmt *st, int *changed)
+{
+	enum store_status	rc;
+
+	if ((rc = status_of(sql_step_done(st))) == STORE_OK)
+		*changed = sqlite3_changes(s->sql.db) > 0;
 	return rc;
 }
 
 enum store_status
-store_outbox_unknown(struct store *s, int64_t now, int limit,
-    void (*fn)(void *, const char *, const char *, const char *), void *arg)
+store_outbox_defer(struct store *s, const struct store_row *r, int64_t now,
+    int64_t at, int *changed)
 {
-	struct row		*rows = NULL;
-	enum store_status	 rc;
-	int			 i, n;
+	sqlite3_stmt	*st;
 
-	if (limit <= 0)
-		return STORE_OK;
-	/* Collect first: fn talks to the network and writes. */
-	if ((rc = collect_rows(s, Q_UNKNOWN_DUE, now, limit, &rows, &n)) ==
-	    STORE_OK)
-		for (i = 0; i < n; i++)
-			fn(arg, rows[i].action, rows[i].tenant,
-			    rows[i].destination);
-	free(rows);
-	return rc;
+	*changed = 0;
+	if ((st = sql_stmt(&s->sql, Q_EXPIRE_DEFER)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
+	    sql_bind_text(st, 2, r->owner) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, r->lease_until) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, at) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 5, now) != SQLITE_OK)
+		return STORE_NOMEM;
+	return guarded(s, st, changed);
+}
+
+enum store_status
+store_outbox_unknown(struct store *s, int64_t now, struct store_row *rows,
+    int max, int *n)
+{
+	return collect_rows(s, Q_UNKNOWN_DUE, now, rows, max, n);
+}
+
+enum store_status
+store_outbox_check(struct store *s, const char *action, const char *owner,
+    int64_t now, int64_t until, int *claimed)
+{
+	sqlite3_stmt	*st;
+
+	*claimed = 0;
+	if ((st = sql_stmt(&s->sql, Q_CHECK_CLAIM)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
+	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, now) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, until) != SQLITE_OK)
+		return STORE_NOMEM;
+	return guarded(s, st, claimed);
+}
+
+enum store_status
+store_outbox_checked(struct store *s, const char *action, const char *owner,
+    int64_t until, enum store_checked c, int64_t now, int64_t at,
+    const char *note, int *changed)
+{
+	static const char *const	 state[] = {
+		[STORE_CHECKED_DELIVERED] = "delivered",
+		[STORE_CHECKED_RESEND] = "pending",
+		[STORE_CHECKED_DEAD] = "dead",
+		[STORE_CHECKED_AGAIN] = "unknown",
+	};
+	sqlite3_stmt			*st;
+
+	*changed = 0;
+	if ((unsigned)c > STORE_CHECKED_AGAIN)
+		return STORE_ERROR;
+	if ((st = sql_stmt(&s->sql, Q_CHECK_END)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
+	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, until) != SQLITE_OK ||
+	    sql_bind_text(st, 4, state[c]) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 5, now) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 6, c == STORE_CHECKED_AGAIN ? at : now) !=
+	    SQLITE_OK ||
+	    sql_bind_text(st, 7, note) != SQLITE_OK)
+		return STORE_NOMEM;
+	return guarded(s, st, changed);
+}
+
+enum store_status
+store_outbox_recheck(struct store *s, const char *action, int64_t now,
+    int64_t at, const char *note, int *changed)
+{
+	sqlite3_stmt	*st;
+
+	*changed = 0;
+	if ((st = sql_stmt(&s->sql, Q_RECHECK_DUE)) == NULL)
+		return last(s);
+	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, at) != SQLITE_OK ||
+	    sql_bind_text(st, 4, note) != SQLITE_OK)
+		return STORE_NOMEM;
+	return guarded(s, st, changed);
 }
 
 enum store_status

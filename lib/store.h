@@ -256,29 +256,100 @@ HB_API enum store_status store_outbox_finish(struct store *,
     int *lost) HB_MUST_CHECK;
 
 /*
- * Expired leases: calls decide() for each (at most limit) with the row's
- * tenant and destination; it returns the outcome to record (RETRY to
- * resend with the same key at once, UNKNOWN to wait for reconciliation,
- * first checked unknown_delay ms from now).  The open attempt is closed
- * as "lease expired: outcome unknown".  One transaction.  *n receives
- * the number of rows moved.
+ * Recovery and reconciliation are orchestrated by the caller: it
+ * collects rows (a read, no lock held), reads what it needs to decide
+ * (configuration, a status URL) with no transaction open, then applies
+ * a guarded move, which changes the row only if it is still as
+ * collected.  Each move is self-contained (one statement or its own
+ * transaction).
  */
-HB_API enum store_status store_outbox_expire(struct store *, int64_t now,
-    int limit, int64_t unknown_delay, enum store_outcome (*decide)(void *arg,
-    const char *tenant, const char *destination), void *arg, int *n)
+
+/* An outbox row as collected, with what a guarded move checks. */
+struct store_row {
+	char	action[HB_ACTION_MAX + 1];
+	char	tenant[HB_ID_MAX + 1];
+	char	destination[HB_ID_MAX + 1];
+	int	attempts;		/* attempts made (claims) so far */
+	char	owner[HB_ID_MAX + 1];	/* lease owner seen, "" for none */
+	int64_t	lease_until;		/* lease expiry seen, 0 for none */
+};
+
+/*
+ * Leased rows whose lease expired before now (their worker died, or lost
+ * its way), oldest first: at most max into rows; *n receives the count.
+ */
+HB_API enum store_status store_outbox_expired(struct store *, int64_t now,
+    struct store_row *rows, int max, int *n) HB_MUST_CHECK;
+
+/*
+ * Settles an expired lease as collected (the same owner and expiry,
+ * still expired at now), closing its open attempt as "lease expired:
+ * outcome unknown"; note goes to the row's last error.  RETRY: pending,
+ * due at `at`; UNKNOWN: unknown, first checked at `at`; DEAD: dead.
+ * *changed is 0 when the row had moved on.
+ */
+HB_API enum store_status store_outbox_expire(struct store *,
+    const struct store_row *, enum store_outcome, int64_t now, int64_t at,
+    const char *note, int *changed) HB_MUST_CHECK;
+
+/*
+ * Puts off deciding an expired lease until `at` (its expiry, as
+ * collected, is moved to at), for when what decides it cannot be read
+ * now.  The worker that held it, if alive, may still record its outcome.
+ */
+HB_API enum store_status store_outbox_defer(struct store *,
+    const struct store_row *, int64_t now, int64_t at, int *changed)
     HB_MUST_CHECK;
 
 /*
- * Unknown rows due for a reconciliation check (next_at <= now): calls fn
- * for each, at most limit, outside any transaction.
+ * Unknown rows due for a reconciliation check (next_at <= now), oldest
+ * first: at most max into rows; *n receives the count.
  */
 HB_API enum store_status store_outbox_unknown(struct store *, int64_t now,
-    int limit, void (*fn)(void *arg, const char *action, const char *tenant,
-    const char *destination), void *arg) HB_MUST_CHECK;
+    struct store_row *rows, int max, int *n) HB_MUST_CHECK;
 
 /*
- * Operator and reconciliation moves; each applies only from the states
- * named and reports *changed:
+ * Claims a due unknown row for one status check: leases it to owner
+ * until `until` and makes it due again then (a checker that dies is
+ * replaced after that), so no other worker checks it meanwhile.
+ * *claimed is 0 when the row was not unknown and due at now.
+ */
+HB_API enum store_status store_outbox_check(struct store *,
+    const char *action, const char *owner, int64_t now, int64_t until,
+    int *claimed) HB_MUST_CHECK;
+
+/* How a status check ends. */
+enum store_checked {
+	STORE_CHECKED_DELIVERED = 0,	/* the destination has it */
+	STORE_CHECKED_RESEND,		/* it does not: pending, due now */
+	STORE_CHECKED_DEAD,		/* it does not, no attempts left */
+	STORE_CHECKED_AGAIN		/* inconclusive: check again at `at` */
+};
+
+/*
+ * Ends a status check claimed by owner until `until`, only if that claim
+ * still stands (no operator move, no other check since it lapsed), so
+ * that a stale answer never moves the row; note goes to the row's last
+ * error.  *changed is 0 when the claim was gone.
+ */
+HB_API enum store_status store_outbox_checked(struct store *,
+    const char *action, const char *owner, int64_t until,
+    enum store_checked, int64_t now, int64_t at, const char *note,
+    int *changed) HB_MUST_CHECK;
+
+/*
+ * Sets the next check of a due, unclaimed unknown row to `at` without a
+ * status check (nothing to ask, or nothing readable now); *changed is 0
+ * when it was not unknown and due at now.
+ */
+HB_API enum store_status store_outbox_recheck(struct store *,
+    const char *action, int64_t now, int64_t at, const char *note,
+    int *changed) HB_MUST_CHECK;
+
+/*
+ * Operator moves (and the late record of a delivery whose lease was
+ * lost); each applies only from the states named, ends any status check
+ * under way (its answer will not be applied), and reports *changed:
  *   STORE_MOVE_REQUEUE		dead|unknown -> pending now, attempts reset
  *   STORE_MOVE_DELIVERED	unknown|dead -> delivered
  *   STORE_MOVE_RESEND		unknown -> pending now

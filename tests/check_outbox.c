@@ -1,9 +1,10 @@
 /*
  * check_outbox.c: the dispatcher in-process, against a real local HTTP
- * server (tests/sink, started here): backoff bounds, and the Standard
- * Webhooks signature it sends verified with the project's own verifier.
- * The process-level windows (SIGKILL, two dispatchers, restart) are in
- * tests/dispatch.sh.
+ * server (tests/sink, started here): backoff bounds, the Standard
+ * Webhooks signature it sends verified with the project's own verifier,
+ * and the guards on the store's recovery moves (real SQLite files).  The
+ * process-level windows (SIGKILL, two dispatchers, a locked config.db,
+ * restart) are in tests/dispatch.sh.
  */
 #include <limits.h>
 #include <signal.h>
@@ -214,6 +215,119 @@ START_TEST(signature_verifies)
 }
 END_TEST
 
+/* Accepts job-1's completion: one pending row, acme:att-1:analyze-v1. */
+static void
+accept_one(void)
+{
+	static const char	 doc[] = "{\"id\":\"job-1\",\"status\":\"Completed\"}";
+	struct accept_req	 req;
+	struct accept_res	 res;
+	struct obs		 o;
+	char			 why[128];
+
+	ck_assert_int_eq(tornado_parse_status(doc, strlen(doc), &o, why,
+	    sizeof(why)), TORNADO_OK);
+	memset(&req, 0, sizeof(req));
+	req.tenant = "acme";
+	req.obs = &o;
+	req.now_ms = util_now_ms() - 60000;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res), HB_ACCEPTED);
+}
+
+/* A lease that has already run out: its worker died at once. */
+static int64_t
+lapsed(void *arg, const char *tenant, const char *destination)
+{
+	(void)arg; (void)tenant; (void)destination;
+	return -1000;
+}
+
+/*
+ * A recovery move applies only to the row as collected: a lease that
+ * was put off, or a status check whose claim an operator ended, is not
+ * moved by a stale decision.  One status check at a time.
+ */
+START_TEST(guarded_moves)
+{
+	static const char	 action[] = "acme:att-1:analyze-v1";
+	struct store_row	 rows[4], seen;
+	struct store_lease	 l;
+	char			 cursor[HB_ID_MAX + 1] = "";
+	int64_t			 now = util_now_ms(), until;
+	int			 found, n, ok, lost;
+
+	accept_one();
+	ck_assert_int_eq(store_outbox_claim(st, "ghost", now - 50000, lapsed,
+	    NULL, cursor, &l, &found), STORE_OK);
+	ck_assert_int_eq(found, 1);
+
+	/* Expired: collected with its lease; put off, the old view is stale. */
+	ck_assert_int_eq(store_outbox_expired(st, now, rows, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(rows[0].action, action);
+	ck_assert_str_eq(rows[0].owner, "ghost");
+	ck_assert_int_eq(rows[0].attempts, 1);
+	seen = rows[0];
+	ck_assert_int_eq(store_outbox_defer(st, &seen, now, now + 5000, &ok),
+	    STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &seen, STORE_OUT_UNKNOWN, now,
+	    now, "stale", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_expired(st, now, rows, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 0);
+	/* Seen again once it is due, it is settled. */
+	ck_assert_int_eq(store_outbox_expired(st, now + 6000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_UNKNOWN,
+	    now + 6000, now, "lease expired", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	/* The dead worker's late record moves nothing. */
+	ck_assert_int_eq(store_outbox_finish(st, &l, "ghost", STORE_OUT_RETRY,
+	    now, now, 503, "HTTP 503", &lost), STORE_OK);
+	ck_assert_int_eq(lost, 1);
+	store_lease_clear(&l);
+
+	/* Unknown and due: one claim at a time. */
+	ck_assert_int_eq(store_outbox_unknown(st, now, rows, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 1);
+	until = now + 3000;
+	ck_assert_int_eq(store_outbox_check(st, action, "a", now, until, &ok),
+	    STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_outbox_check(st, action, "b", now, now + 3000,
+	    &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_recheck(st, action, now, now + 1000,
+	    "later", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_unknown(st, now, rows, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 0);
+	/* Another owner's answer does not apply; the claimant's does. */
+	ck_assert_int_eq(store_outbox_checked(st, action, "b", until,
+	    STORE_CHECKED_RESEND, now, now, "not found", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_checked(st, action, "a", until,
+	    STORE_CHECKED_AGAIN, now, now, "inconclusive", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+
+	/* An operator's move ends a check under way: its answer is stale. */
+	ck_assert_int_eq(store_outbox_check(st, action, "a", now, until, &ok),
+	    STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_outbox_move(st, action, STORE_MOVE_DELIVERED,
+	    now, 0, "operator", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_outbox_checked(st, action, "a", until,
+	    STORE_CHECKED_RESEND, now, now, "not found", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_unknown(st, now + 10000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 0);
+}
+END_TEST
+
 static Suite *
 outbox_suite(void)
 {
@@ -226,6 +340,7 @@ outbox_suite(void)
 	tcase_add_checked_fixture(sig, setup, teardown);
 	tcase_set_timeout(sig, 30);
 	tcase_add_test(sig, signature_verifies);
+	tcase_add_test(sig, guarded_moves);
 	suite_add_tcase(s, sig);
 	return s;
 }

@@ -27,16 +27,42 @@ trap cleanup EXIT
 "$HB" tenant add beta
 n=0
 
-# sink NAME SCRIPT: starts a sink; sets $port; its log is $tmp/NAME.log.
+# until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds, for
+# at most SECONDS (a generous bound: the machine may be loaded); returns
+# CMD's last status.  CMD's arguments are expanded once, by the caller:
+# what must be read again each time goes in a function (is_state, ...).
+until_true() {
+	_end=$(( $(date +%s) + $1 + 1 ))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.05
+	done
+}
+
+# alive PID: the process exists, is not a zombie and is a dispatcher (a
+# pid reused by another program does not count).
+alive() {
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != "" ] &&
+	    [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ] &&
+	    tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q "dispatch"
+}
+none_alive() {
+	for _p in "$@"; do
+		alive "$_p" && return 1
+	done
+	return 0
+}
+nworkers() { test "$(pgrep -P "$1" | wc -l)" -eq "$2"; }
+
+# sink NAME SCRIPT [GETSCRIPT]: starts a sink; sets $port; its log is
+# $tmp/NAME.log, its answer times $tmp/NAME.times.
 sink() {
 	: > "$tmp/$1.log"
-	"$SINK" -p 0 -l "$tmp/$1.log" -s "$2" -r "$tmp/$1.pid" \
-	    > "$tmp/$1.port" 2>"$tmp/$1.err" &
+	"$SINK" -p 0 -l "$tmp/$1.log" -s "$2" -g "${3:-0}" -r "$tmp/$1.pid" \
+	    -t "$tmp/$1.times" > "$tmp/$1.port" 2>"$tmp/$1.err" &
 	sinks="$sinks $!"
-	i=0
-	while [ ! -s "$tmp/$1.port" ] && [ $i -lt 50 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	until_true 20 test -s "$tmp/$1.port" || fail "sink $1 did not start"
 	port=$(head -n 1 "$tmp/$1.port")
 }
 
@@ -57,7 +83,16 @@ state_of() {
 	    "SELECT state FROM outbox WHERE action_id = '$1'"
 }
 sq() { sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "$1"; }
+is_state() { test "$(state_of "$1")" = "$2"; }
+# The clock the dispatcher uses (unix ms), for comparisons in SQL.
+NOW_MS="CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+due() { test "$(sq "SELECT next_at <= $NOW_MS FROM outbox WHERE action_id = '$1'")" = 1; }
+lease_expired() {
+	test "$(sq "SELECT lease_until < $NOW_MS FROM outbox WHERE action_id = '$1'")" = 1
+}
+lines_ge() { test "$(wc -l < "$1")" -ge "$2"; }
 posts() { grep -c "	POST	" "$tmp/$1.log"; }
+posts_ge() { test "$(posts "$1")" -ge "$2"; }
 keys() { awk -F'\t' '$2 == "POST" { print $4 }' "$tmp/$1.log" | sort -u | tr '\n' ' '; }
 
 # ---- delivered on 2xx, with the key and the payload ----
@@ -84,18 +119,29 @@ eq "both attempts recorded" "500 204" \
     "$(sq "SELECT group_concat(http_status, ' ') FROM attempts WHERE action_id = '$a' ORDER BY id")"
 
 # ---- 429 with Retry-After ----
-sink slow 429:2,204
+# Counted from the moment the answer arrived: the dispatcher's own record
+# (the attempt's end and the next attempt's due time), and the sink's
+# clock (from writing the 429 to accepting the next request), which can
+# only overstate the gap the dispatcher left.  3 s, so that --once (which
+# waits for what falls due within 1 s) leaves it even if recording the
+# 429 stalls for a second or two on a loaded machine.
+sink slow 429:3,204
 "$HB" destination add slow --tenant acme --url "http://127.0.0.1:$port/hook"
 action slow
 "$HB" dispatch --once
 eq "429: back to pending" pending "$(state_of "$a")"
 eq "not retried before Retry-After" 1 "$(posts slow)"
 wait_ms=$(sq "SELECT o.next_at - a.ended_at FROM outbox o JOIN attempts a USING (action_id) WHERE action_id = '$a'")
-[ "$wait_ms" -ge 2000 ] && pass || fail "Retry-After 2 s not honoured: next in $wait_ms ms"
-timeout -s TERM 4 "$HB" dispatch
+[ "$wait_ms" -ge 3000 ] && pass || fail "Retry-After 3 s not honoured: next in $wait_ms ms"
+"$HB" dispatch & d=$!
+until_true 20 is_state "$a" delivered
 eq "delivered after Retry-After" delivered "$(state_of "$a")"
+kill -TERM $d; wait $d
 gap=$(sq "SELECT max(started_at) - min(ended_at) FROM attempts WHERE action_id = '$a'")
-[ "$gap" -ge 2000 ] && pass || fail "second attempt only $gap ms after the 429"
+[ "$gap" -ge 3000 ] && pass || fail "second attempt only $gap ms after the 429"
+until_true 10 lines_ge "$tmp/slow.times" 2
+gap=$(awk -F'\t' '$1 == 0 { a = $4 } $1 == 1 { n = $3 } END { print n - a }' "$tmp/slow.times")
+[ "$gap" -ge 3000 ] && pass || fail "the sink saw the retry $gap ms after its 429"
 
 # ---- 400: dead at once; requeue delivers with the same key ----
 sink bad 400,204
@@ -132,14 +178,15 @@ action nowhere
 eq "unreachable: dead after max attempts, not unknown" dead "$(state_of "$a")"
 
 # ---- timeout after the downstream received it: no silent duplicate ----
-sink late slow:1500:204
+# (The sink answers 2.5 s after the timeout: a loaded machine does not
+# turn the timeout into an answer.)
+sink late slow:3000:204
 "$HB" destination add late --tenant acme --url "http://127.0.0.1:$port/hook" \
     --timeout-ms 500
 action late
 "$HB" dispatch --once
 eq "timeout, not idempotent: unknown" unknown "$(state_of "$a")"
 "$HB" dispatch --once
-sleep 1.5
 eq "not resent" 1 "$(posts late)"
 st=$("$HB" status --json)
 eq "status counts the unknown" 1 "$(jget outbox.unknown "$st")"
@@ -147,33 +194,31 @@ eq "status counts the unknown" 1 "$(jget outbox.unknown "$st")"
 "$HB" dispatch --once
 eq "resent on the operator's word" 2 "$(posts late)"
 
-sink late2 slow:1500:204,204
+sink late2 slow:3000:204,204
 "$HB" destination add late2 --tenant acme --url "http://127.0.0.1:$port/hook" \
     --timeout-ms 500 --idempotent
 action late2
 "$HB" dispatch --once
-sleep 1.6
 eq "timeout, idempotent: resent with the same key" "$a " "$(keys late2)"
 [ "$(posts late2)" -ge 2 ] && pass || fail "idempotent destination not resent"
 
 # ---- SIGKILL while the downstream holds the request ----
-# killed DEST: starts a dispatcher, waits until the POST reached the sink,
-# kills the dispatcher with SIGKILL, waits for the lease to expire.
+# killed DEST [N]: starts a dispatcher, waits until the sink has N POSTs
+# (default 1), kills the dispatcher with SIGKILL, waits for the lease to
+# expire.  The destinations time out after 2 s: the kill comes long
+# before, however loaded the machine.
 killed() {
 	"$HB" dispatch & _d=$!
-	i=0
-	while [ "$(posts "$1")" -lt 1 ] && [ $i -lt 100 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
+	until_true 20 posts_ge "$1" "${2:-1}"
 	kill -KILL $_d
 	wait $_d 2>/dev/null
 	eq "$1: leased while the worker is dead" leased "$(state_of "$a")"
-	sleep 1.6	# timeout 1000 + margin 300
+	until_true 20 lease_expired "$a"	# timeout 2000 + margin 300
 }
 
 sink holdi hang:3,204
 "$HB" destination add holdi --tenant acme --url "http://127.0.0.1:$port/hook" \
-    --timeout-ms 1000 --idempotent
+    --timeout-ms 2000 --idempotent
 action holdi
 killed holdi
 "$HB" dispatch --once
@@ -185,7 +230,7 @@ contains "the lost attempt says so" "lease expired: outcome unknown" \
 
 sink holdn hang:3,204
 "$HB" destination add holdn --tenant acme --url "http://127.0.0.1:$port/hook" \
-    --timeout-ms 1000
+    --timeout-ms 2000
 action holdn
 killed holdn
 "$HB" dispatch --once
@@ -199,34 +244,130 @@ eq "reconcile of a delivered row refused" 1 $?
 "$HB" dispatch --once
 eq "still one POST" 1 "$(posts holdn)"
 
+# A worker that keeps dying mid-request: each lost attempt counts, so an
+# idempotent destination is not sent the action forever.
+sink holdx hang:5
+"$HB" destination add holdx --tenant acme \
+    --url "http://127.0.0.1:$port/hook" --timeout-ms 2000 --idempotent \
+    --max-attempts 2
+action holdx
+killed holdx 1
+killed holdx 2
+"$HB" dispatch --once
+eq "lost attempts count: dead after max attempts" dead "$(state_of "$a")"
+eq "sent twice, no more" 2 "$(posts holdx)"
+eq "both attempts lost" "lease expired: outcome unknown|lease expired: outcome unknown" \
+    "$(sq "SELECT group_concat(error, '|') FROM attempts WHERE action_id = '$a' ORDER BY id")"
+
 # Through the destination's status URL: the sink has it, so delivered.
 sink holds hang:3,204
 "$HB" destination add holds --tenant acme --url "http://127.0.0.1:$port/hook" \
-    --timeout-ms 1000 --status-url "http://127.0.0.1:$port/status"
+    --timeout-ms 2000 --status-url "http://127.0.0.1:$port/status"
 action holds
 killed holds
-"$HB" dispatch --once
+# Not due again within this run, however slow the machine; then made due.
+HOOKBOX_RECHECK_MS=600000 "$HB" dispatch --once
 eq "expired lease: unknown first" unknown "$(state_of "$a")"
-sleep 1.2	# HOOKBOX_RECHECK_MS
+sqlite3 -cmd ".timeout 10000" "$HOOKBOX_DIR/state.db" \
+    "UPDATE outbox SET next_at = 0 WHERE action_id = '$a'"
 "$HB" dispatch --once
 eq "status URL found it: delivered" delivered "$(state_of "$a")"
 eq "no resend" 1 "$(posts holds)"
 contains "the sink was asked" "	GET	/status	$a	" "$(cat "$tmp/holds.log")"
 
 # A timeout: the status URL is not asked at once (the destination may
-# still be working on it and answer "not found"), but after a while.
-sink asklater slow:1500:204
+# still be working on it and answer "not found"), but after a while: the
+# check is due HOOKBOX_RECHECK_MS after the attempt ended, by the row's
+# own record (a check is claimed only once due).
+sink asklater slow:3000:204
 "$HB" destination add asklater --tenant acme \
     --url "http://127.0.0.1:$port/hook" --timeout-ms 500 \
     --status-url "http://127.0.0.1:$port/status"
 action asklater
 "$HB" dispatch --once
 eq "timeout: unknown" unknown "$(state_of "$a")"
-eq "status URL not asked yet" 0 "$(grep -c '	GET	' "$tmp/asklater.log")"
-sleep 1.2
+later=$(sq "SELECT o.next_at - a.ended_at FROM outbox o JOIN attempts a USING (action_id) WHERE action_id = '$a'")
+[ "$later" -ge 1000 ] && pass || fail "status check due $later ms after the timeout"
+until_true 10 due "$a"
 "$HB" dispatch --once
 eq "asked later: delivered" delivered "$(state_of "$a")"
 eq "sent once" 1 "$(posts asklater)"
+contains "the sink was asked" "	GET	/status	$a	" "$(cat "$tmp/asklater.log")"
+
+# ---- two dispatchers, one unknown row: one status check at a time ----
+# The first POST times out, then fails (500: the destination does not
+# have it): unknown.  Both dispatchers find the row due.  The status URL
+# answers slowly, the second asker more slowly, so that its "not found"
+# is stale when it lands.  The resend is cut off (no answer) after it
+# reached the destination: unknown again.  A stale 404 must not make the
+# destination take the action a second time.
+sink race slow:2500:500,hang:0,204 500,1200,0
+"$HB" destination add race --tenant acme --url "http://127.0.0.1:$port/hook" \
+    --timeout-ms 1500 --status-url "http://127.0.0.1:$port/status"
+action race
+"$HB" dispatch --once
+eq "timeout: unknown" unknown "$(state_of "$a")"
+until_true 10 due "$a"	# started together, both find it
+"$HB" dispatch & d1=$!
+"$HB" dispatch & d2=$!
+until_true 20 is_state "$a" delivered
+eq "reconciled: delivered" delivered "$(state_of "$a")"
+kill -TERM $d1 $d2; wait $d1 $d2
+reached() { awk -F'\t' '$2 == "POST" && ($9 == "hang" || $9 ~ /^2/)' "$tmp/$1.log" | wc -l; }
+eq "the destination took the action once" 1 "$(reached race)"
+eq "the status URL was asked" 1 "$(test "$(grep -c '	GET	' "$tmp/race.log")" -ge 2 && echo 1)"
+
+# ---- config.db locked: nothing is decided from the failure ----
+# A second connection holds config.db's exclusive lock while a running
+# dispatcher meets an expired lease (idempotent destination) and an
+# unknown row due for a status check.  Neither may be decided from the
+# busy configuration (not "unknown", not an hour's wait): both are taken
+# up soon after the lock goes.  The rows are made due by moving their
+# times once the lock is held, which stands for time passing.
+sink cfgi hang:15,204
+"$HB" destination add cfgi --tenant acme \
+    --url "http://127.0.0.1:$port/hook" --timeout-ms 10000 --idempotent
+action cfgi; ae=$a
+HOOKBOX_LEASE_MARGIN_MS=600000 "$HB" dispatch & d=$!
+until_true 20 posts_ge cfgi 1
+kill -KILL $d; wait $d 2>/dev/null
+sink cfgu slow:3000:204
+"$HB" destination add cfgu --tenant acme \
+    --url "http://127.0.0.1:$port/hook" --timeout-ms 500 \
+    --status-url "http://127.0.0.1:$port/status"
+action cfgu; au=$a
+HOOKBOX_RECHECK_MS=600000 "$HB" dispatch --once
+eq "cfgi: leased, its worker dead" leased "$(state_of "$ae")"
+eq "cfgu: unknown" unknown "$(state_of "$au")"
+sink cfgr 204
+"$HB" destination add cfgr --tenant acme --url "http://127.0.0.1:$port/hook"
+action cfgr; ar=$a
+HOOKBOX_BUSY_MS=200 "$HB" dispatch 2> "$tmp/cfg.err" & d=$!
+until_true 20 is_state "$ar" delivered	# it runs, config.db open
+mkfifo "$tmp/lock.in"
+sqlite3 "$HOOKBOX_DIR/config.db" < "$tmp/lock.in" > /dev/null & lk=$!
+exec 3> "$tmp/lock.in"
+printf '.timeout 10000\nBEGIN EXCLUSIVE;\n' >&3
+cfg_locked() { ! sqlite3 "file:$HOOKBOX_DIR/config.db?mode=ro" \
+    "SELECT count(*) FROM tenants" > /dev/null 2>&1; }
+until_true 20 cfg_locked; eq "config.db locked" 0 $?
+sqlite3 -cmd ".timeout 10000" "$HOOKBOX_DIR/state.db" "UPDATE outbox SET lease_until = 1 WHERE action_id = '$ae'; UPDATE outbox SET next_at = 0 WHERE action_id = '$au';"
+put_off() { grep -q "$ae: expired lease left for later" "$tmp/cfg.err" &&
+    grep -q "$au: reconciliation left for later" "$tmp/cfg.err"; }
+until_true 20 put_off; eq "both put off while config.db is locked" 0 $?
+eq "expired lease not taken for unknown" leased "$(state_of "$ae")"
+soon=$(sq "SELECT next_at - $NOW_MS < 60000 FROM outbox WHERE action_id = '$au'")
+eq "status check put off briefly, not for an hour" 1 "$soon"
+echo "COMMIT;" >&3
+exec 3>&-
+wait $lk
+until_true 20 is_state "$ae" delivered
+eq "lock gone: the expired lease resent, delivered" delivered "$(state_of "$ae")"
+eq "with the same key" "$ae " "$(keys cfgi)"
+until_true 20 is_state "$au" delivered
+eq "lock gone: the status URL asked, delivered" delivered "$(state_of "$au")"
+eq "cfgu: sent once" 1 "$(posts cfgu)"
+kill -TERM $d; wait $d
 
 # ---- restart resumes recorded work and invents nothing ----
 sink resume 204
@@ -285,12 +426,23 @@ eq "recent delivered tombstones kept" 1 "$(sq "SELECT count(*) FROM accepted WHE
 
 # ---- SIGTERM stops every worker of a multi-worker dispatcher ----
 "$HB" dispatch --workers 3 & d=$!
-sleep 0.5
+until_true 10 nworkers $d 3
 eq "three workers" 3 "$(pgrep -P $d | wc -l)"
+workers=$(pgrep -P $d)
 kill -TERM $d
 wait $d; rc=$?
 eq "SIGTERM: clean exit" 0 $rc
-sleep 0.2
-eq "no worker left behind" 0 "$(pgrep -f "hookbox dispatch --workers 3" | wc -l)"
+none_alive $workers; eq "no worker left behind" 0 $?
+
+# ---- SIGKILL of a multi-worker dispatcher: its workers go with it ----
+"$HB" dispatch --workers 2 & d=$!
+until_true 10 nworkers $d 2
+workers=$(pgrep -P $d)
+eq "two workers" 2 "$(echo $workers | wc -w)"
+kill -KILL $d
+wait $d 2>/dev/null
+until_true 10 none_alive $workers
+eq "workers gone once their dispatcher was killed" 0 $?
+for p in $workers; do alive $p && kill -TERM $p; done	# never leave them
 
 finish dispatch

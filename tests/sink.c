@@ -1,7 +1,8 @@
 /*
  * sink.c: a small HTTP/1.1 destination for the outbox dispatcher tests.
  *
- *	sink -p PORT [-a ADDR] -l LOGFILE [-s SCRIPT] [-r PIDFILE]
+ *	sink -p PORT [-a ADDR] -l LOGFILE [-s SCRIPT] [-g GETSCRIPT]
+ *	    [-r PIDFILE] [-t TIMEFILE]
  *
  * Listens on ADDR (default 127.0.0.1) and PORT (0: any free port), writes
  * the pid to PIDFILE, then the bound port and a newline to stdout.  Every
@@ -23,7 +24,12 @@
  * A GET is a reconciliation lookup: 200 if LOGFILE holds an earlier POST
  * with the same Idempotency-Key that was answered 2xx or held by "hang"
  * (it reached the sink), 404 otherwise.  A GET takes no number and uses
- * no script entry.
+ * no SCRIPT entry.  GETs are numbered apart, 0, 1, 2, ... in the order
+ * they start to arrive, and GET N is answered after entry N of
+ * GETSCRIPT, a comma-separated list of delays in milliseconds whose last
+ * entry repeats (default "0").  The lookup is made when the GET has
+ * arrived, before the delay: a slow answer can be stale, as a real
+ * destination's can.
  *
  * Every request that arrives whole, and every one rejected by the parser,
  * is logged before it is answered, as one line appended with a single
@@ -36,6 +42,19 @@
  * about to be sent or "hang", and tab, newline and CR in any field are
  * replaced by a space.  A client that disconnects or stalls (10 s) before
  * its request is whole is closed without a log line.
+ *
+ * With -t, every logged request also gets one line in TIMEFILE (single
+ * write(2), O_APPEND), written once it has been answered (or, for
+ * "hang", once it is held):
+ *
+ *	seq method accepted_ms answered_ms
+ *
+ * in CLOCK_MONOTONIC milliseconds, rounded down: accepted is when the
+ * parent accepted the connection (never before the client connected),
+ * answered is just before the answer's first byte was written (never
+ * after the client could read it), "-" for a request held by "hang".  So
+ * the gap from one answer to a later request's acceptance is never
+ * shorter than the gap the client left between the two.
  *
  * SIGTERM or SIGINT ends the sink and its process group.
  */
@@ -87,6 +106,7 @@ struct entry {
 
 struct pend {
 	int		 fd;
+	long long	 accepted;	/* monotonic ms */
 	long long	 deadline;	/* monotonic ms */
 	long long	 recheck;	/* monotonic ms; 0: poll now */
 };
@@ -124,14 +144,18 @@ static volatile sig_atomic_t	 got_chld;
 static sigset_t			 waitmask;	/* the mask while waiting */
 static struct entry		*script;
 static size_t			 nscript;
+static long long		*gscript;	/* GET delays, ms */
+static size_t			 ngscript;
 static const char		*logpath;
 static int			 logfd = -1;
+static const char		*timepath;
+static int			 timefd = -1;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: sink -p port [-a addr] -l logfile "
-	    "[-s script] [-r pidfile]\n");
+	    "[-s script] [-g getscript] [-r pidfile] [-t timefile]\n");
 }
 
 /*
@@ -240,6 +264,40 @@ load_script(const char *spec)
 		p += len + 1;
 	}
 	nscript = n;
+	return 0;
+}
+
+static int
+load_gscript(const char *spec)
+{
+	const char		*p, *c;
+	size_t			 n = 1, i, len;
+	unsigned long long	 v;
+
+	for (p = spec; *p != '\0'; p++)
+		if (*p == ',')
+			n++;
+	if (n > SCRIPT_MAX) {
+		warnx("GET script: more than %d entries", SCRIPT_MAX);
+		return -1;
+	}
+	if ((gscript = calloc(n, sizeof(*gscript))) == NULL) {
+		warn("calloc");
+		return -1;
+	}
+	for (p = spec, i = 0; i < n; i++) {
+		c = strchr(p, ',');
+		len = c != NULL ? (size_t)(c - p) : strlen(p);
+		if (parse_dec(p, len, SLOW_MAX, &v) != 0) {
+			warnx("GET script: bad entry \"%.*s\"", (int)len, p);
+			free(gscript);
+			gscript = NULL;
+			return -1;
+		}
+		gscript[i] = (long long)v;
+		p += len + 1;
+	}
+	ngscript = n;
 	return 0;
 }
 
@@ -672,6 +730,41 @@ log_request(long long seq, const struct req *rq, const char *answer)
 	return rv;
 }
 
+/* One TIMEFILE line, one write(2); answered -1 is written "-". */
+static int
+log_time(long long seq, const char *method, long long accepted,
+    long long answered)
+{
+	char	b[256], sq[32], an[32];
+	int	n;
+
+	if (timefd == -1)
+		return 0;
+	if (seq >= 0)
+		n = snprintf(sq, sizeof(sq), "%lld", seq);
+	else
+		n = snprintf(sq, sizeof(sq), "-");
+	if (n < 0 || (size_t)n >= sizeof(sq))
+		return -1;
+	if (answered >= 0)
+		n = snprintf(an, sizeof(an), "%lld", answered);
+	else
+		n = snprintf(an, sizeof(an), "-");
+	if (n < 0 || (size_t)n >= sizeof(an))
+		return -1;
+	n = snprintf(b, sizeof(b), "%s\t%.16s\t%lld\t%s\n", sq,
+	    method != NULL ? method : "-", accepted, an);
+	if (n < 0 || (size_t)n >= sizeof(b)) {
+		warnx("time log: line too long");
+		return -1;
+	}
+	if (write(timefd, b, (size_t)n) != n) {
+		warn("%s", timepath);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Does this log line record a POST with this key that reached the sink:
  * answered 2xx, or held by a hang entry?
@@ -1077,16 +1170,17 @@ read_request(int fd, char *hdr, struct req *rq, int *status)
 
 /*
  * Serves the one request on fd in a child.  seq is its number, -1 if the
- * parent saw a GET.  Owns and closes fd.  Returns the exit status.
+ * parent saw a GET; gseq is a GET's number, else -1; accepted is when
+ * the parent accepted it.  Owns and closes fd.  Returns the exit status.
  */
 static int
-serve_conn(int fd, long long seq)
+serve_conn(int fd, long long seq, long long gseq, long long accepted)
 {
 	static char		 hdr[HDR_MAX + 1];
 	struct req		 rq;
 	const struct entry	*e = NULL;
 	char			 ans[8];
-	long long		 retry_after = -1;
+	long long		 retry_after = -1, answered, delay = 0;
 	int			 status, rv = 1, rc;
 
 	memset(&rq, 0, sizeof(rq));
@@ -1102,6 +1196,9 @@ serve_conn(int fd, long long seq)
 		seq = -1;
 		if (status == 0)
 			status = lookup(rq.key);
+		if (gseq >= 0 && ngscript > 0)
+			delay = gscript[(unsigned long long)gseq < ngscript ?
+			    (size_t)gseq : ngscript - 1];
 	} else if (status == 0 && seq < 0)
 		status = 500;	/* the parent cannot have missed a GET */
 	else if (status == 0) {
@@ -1123,18 +1220,25 @@ serve_conn(int fd, long long seq)
 	if (log_request(seq, &rq, ans) == -1)
 		goto out;
 	if (e != NULL && e->act == ACT_HANG) {
+		if (log_time(seq, rq.method, accepted, -1) == -1)
+			goto out;
 		sleep_ms(e->wait * 1000);
 		rv = 0;
 		goto out;
 	}
 	if (e != NULL && e->act == ACT_SLOW)
 		sleep_ms(e->wait);
+	if (delay > 0)
+		sleep_ms(delay);
+	answered = now_ms();
 	if (respond(fd, status, retry_after) == -1) {
 		if (!quiet_errno(errno))
 			warn("send");
 		rv = 0;
 		goto out;
 	}
+	if (log_time(seq, rq.method, accepted, answered) == -1)
+		goto out;
 	linger_close(fd);
 	fd = -1;
 	rv = 0;
@@ -1182,7 +1286,8 @@ drop_fd(int fd)
 
 /* Forks a child to serve pend[i]; the parent closes its copy. */
 static void
-dispatch(int lfd, struct pend *pend, size_t npend, size_t i, long long seq)
+dispatch(int lfd, struct pend *pend, size_t npend, size_t i, long long seq,
+    long long gseq)
 {
 	size_t	j;
 	pid_t	pid;
@@ -1202,7 +1307,7 @@ dispatch(int lfd, struct pend *pend, size_t npend, size_t i, long long seq)
 			drop_fd(fd);
 			_exit(1);
 		}
-		_exit(serve_conn(fd, seq));
+		_exit(serve_conn(fd, seq, gseq, pend[i].accepted));
 	}
 	drop_fd(fd);
 }
@@ -1213,7 +1318,7 @@ serve_loop(int lfd)
 	struct pend	 pend[PEND_MAX];
 	struct pollfd	 pfd[PEND_MAX + 1];
 	size_t		 idx[PEND_MAX + 1], npend = 0, np, i, j;
-	long long	 seq = 0, now, next, lpause = 0;
+	long long	 seq = 0, gseq = 0, now, next, lpause = 0;
 	struct timespec	 ts;
 	enum cls	 c;
 	int		 fd, rc;
@@ -1285,7 +1390,8 @@ serve_loop(int lfd)
 				drop_fd(pend[j].fd);
 			else
 				dispatch(lfd, pend, npend, j,
-				    c == CLS_GET ? -1 : seq++);
+				    c == CLS_GET ? -1 : seq++,
+				    c == CLS_GET ? gseq++ : -1);
 			pend[j].fd = -1;
 		}
 		for (i = j = 0; i < npend; i++)
@@ -1308,6 +1414,7 @@ serve_loop(int lfd)
 				break;
 			}
 			pend[npend].fd = fd;
+			pend[npend].accepted = now_ms();
 			pend[npend].deadline = now + READ_TIMEOUT * 1000;
 			pend[npend].recheck = 0;
 			npend++;
@@ -1324,12 +1431,12 @@ main(int argc, char *argv[])
 {
 	struct sigaction	 sa;
 	const char		*addr = "127.0.0.1", *portarg = NULL;
-	const char		*spec = "204", *pidpath = NULL;
+	const char		*spec = "204", *gspec = "0", *pidpath = NULL;
 	unsigned long long	 port;
 	unsigned int		 bound;
 	int			 ch, lfd = -1, rv = 1;
 
-	while ((ch = getopt(argc, argv, "p:a:l:s:r:")) != -1) {
+	while ((ch = getopt(argc, argv, "p:a:l:s:g:r:t:")) != -1) {
 		switch (ch) {
 		case 'p':
 			portarg = optarg;
@@ -1343,8 +1450,14 @@ main(int argc, char *argv[])
 		case 's':
 			spec = optarg;
 			break;
+		case 'g':
+			gspec = optarg;
+			break;
 		case 'r':
 			pidpath = optarg;
+			break;
+		case 't':
+			timepath = optarg;
 			break;
 		default:
 			usage();
@@ -1359,7 +1472,7 @@ main(int argc, char *argv[])
 		warnx("port: %s: not a port number", portarg);
 		return 2;
 	}
-	if (load_script(spec) == -1)
+	if (load_script(spec) == -1 || load_gscript(gspec) == -1)
 		return 2;
 
 	/* Our own process group, so that kill(0, ...) reaches our children. */
@@ -1370,6 +1483,11 @@ main(int argc, char *argv[])
 	if ((logfd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 	    0644)) == -1) {
 		warn("%s", logpath);
+		goto out;
+	}
+	if (timepath != NULL && (timefd = open(timepath,
+	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+		warn("%s", timepath);
 		goto out;
 	}
 	if (set_signals() == -1)
@@ -1404,6 +1522,9 @@ main(int argc, char *argv[])
 		warn("close");
 	if (logfd != -1 && close(logfd) == -1)
 		warn("%s", logpath);
+	if (timefd != -1 && close(timefd) == -1)
+		warn("%s", timepath);
 	free(script);
+	free(gscript);
 	return rv;
 }
