@@ -121,6 +121,19 @@ unknown_delay(const struct outbox *ob, int64_t timeout_ms)
  * otherwise wait for reconciliation.  A destination that no longer
  * exists cannot be asked.
  */
+/*
+ * state.db is written by the responder too: a row's identifiers are
+ * checked again before they go into a header, a look-up or a log line.
+ * A row that fails is left to an operator, as if its destination were
+ * gone.
+ */
+static int
+row_valid(const struct store_row *r)
+{
+	return util_valid_action(r->action) && util_valid_name(r->tenant) &&
+	    util_valid_name(r->destination);
+}
+
 static enum store_status
 expire_one(struct outbox *ob, const struct store_row *r)
 {
@@ -131,7 +144,8 @@ expire_one(struct outbox *ob, const struct store_row *r)
 	const char			*note;
 	int				 changed;
 
-	cs = config_destination_get(ob->cfg, r->tenant, r->destination, &d);
+	cs = row_valid(r) ? config_destination_get(ob->cfg, r->tenant,
+	    r->destination, &d) : CONFIG_NOTFOUND;
 	now = util_now_ms();
 	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
 		fprintf(stderr, "hookbox: %s: expired lease left for later:"
@@ -191,7 +205,8 @@ reconcile_one(struct outbox *ob, const struct store_row *r)
 	int				 claimed, changed;
 	const char			*note;
 
-	cs = config_destination_get(ob->cfg, r->tenant, r->destination, &d);
+	cs = row_valid(r) ? config_destination_get(ob->cfg, r->tenant,
+	    r->destination, &d) : CONFIG_NOTFOUND;
 	now = util_now_ms();
 	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
 		fprintf(stderr, "hookbox: %s: reconciliation left for later:"
@@ -411,8 +426,19 @@ deliver(struct outbox *ob)
 	if (!found)
 		return OUTBOX_IDLE;
 
-	cs = config_destination_get(ob->cfg, l.tenant, l.destination, &d);
-	if (cs == CONFIG_NOTFOUND) {
+	/*
+	 * state.db is written by the responder too: what it holds is
+	 * checked again before it goes into a header (Idempotency-Key,
+	 * webhook-id) or a config.db look-up.
+	 */
+	if (!util_valid_action(l.action) || !util_valid_name(l.tenant) ||
+	    !util_valid_name(l.destination)) {
+		cs = CONFIG_INVALID;
+		out = STORE_OUT_DEAD;
+		(void)snprintf(err, sizeof(err), "the row holds an invalid"
+		    " identifier: not sent");
+	} else if ((cs = config_destination_get(ob->cfg, l.tenant,
+	    l.destination, &d)) == CONFIG_NOTFOUND) {
 		out = STORE_OUT_DEAD;
 		(void)snprintf(err, sizeof(err), "no such destination");
 	} else if (cs != CONFIG_OK) {

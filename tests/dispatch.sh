@@ -107,6 +107,27 @@ contains "payload carries the action" "\"action\":\"$a\"" "$(cat "$tmp/ok.log")"
 eq "attempt recorded with its status" "1|204" \
     "$(sq "SELECT n || '|' || http_status FROM attempts WHERE action_id = '$a'")"
 
+# ---- a row whose identifiers were written behind hookbox's back ----
+# state.db is writable by the responder: what the dispatcher reads back
+# from it is checked again before it goes into a header.
+sink planted 204
+"$HB" destination add planted --tenant acme --url "http://127.0.0.1:$port/hook"
+bad="acme:att-x' || char(13, 10) || 'X-Evil: 1:deliver-v1"
+sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 10000" "INSERT INTO accepted(action_id,
+    tenant, attempt, step, job_id, accepted_at) VALUES ('$bad', 'acme', 'att-x',
+    'deliver-v1', 'job-x', 1); INSERT INTO outbox(action_id, tenant,
+    destination, payload, next_at, created_at, updated_at) VALUES ('$bad',
+    'acme', 'planted', '{}', 0, 1, 1)"
+"$HB" dispatch --once
+eq "planted CR LF in the action id: not sent" 0 "$(posts planted)"
+eq "planted row: dead, and why" "dead|1" "$(sq "SELECT state || '|' ||
+    (last_error LIKE '%invalid identifier%') FROM outbox WHERE destination = 'planted'")"
+# Out of the way of the counts below.
+sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 10000" "DELETE FROM attempts WHERE
+    action_id IN (SELECT action_id FROM outbox WHERE destination = 'planted');
+    DELETE FROM outbox WHERE destination = 'planted';
+    DELETE FROM accepted WHERE job_id = 'job-x'"
+
 # ---- 500, then success ----
 sink flaky 500,204
 "$HB" destination add flaky --tenant acme --url "http://127.0.0.1:$port/hook"
