@@ -972,19 +972,62 @@ env_ms(const char *name, int64_t *out)
 	return 0;
 }
 
+/*
+ * A dispatcher's connections, opened again when a file is no longer the
+ * one at its path (a restored backup, a removed state.db): a long-running
+ * worker must deliver from, and record into, the files operators see.
+ */
+struct dispatcher {
+	struct config	*cfg;
+	struct store	*st;
+	struct outbox	*ob;
+};
+
+static void
+dispatcher_close(struct dispatcher *d)
+{
+	outbox_free(d->ob);
+	store_close(d->st);
+	config_close(d->cfg);
+	memset(d, 0, sizeof(*d));
+}
+
+static int
+dispatcher_open(struct settings *e, const struct outbox_opts *opts,
+    struct dispatcher *d)
+{
+	int	rc;
+
+	if (d->ob != NULL && store_check_file(d->st) == STORE_OK &&
+	    config_same_file(d->cfg))
+		return EXIT_OK;
+	dispatcher_close(d);
+	if ((rc = open_config(e, CONFIG_READ, &d->cfg)) != EXIT_OK ||
+	    (rc = open_store(e, 0, &d->st)) != EXIT_OK)
+		goto fail;
+	if ((d->ob = outbox_new(d->st, d->cfg, opts)) == NULL) {
+		warnx("out of memory");
+		rc = EXIT_FAIL;
+		goto fail;
+	}
+	return EXIT_OK;
+fail:
+	dispatcher_close(d);
+	return rc;
+}
+
 /* One dispatcher worker: its own connections, its own lease owner id. */
 static int
 dispatch_worker(struct settings *e, int once)
 {
 	struct outbox_opts	 opts;
-	struct outbox		*ob = NULL;
-	struct config		*cfg = NULL;
-	struct store		*st = NULL;
+	struct dispatcher	 d;
 	enum outbox_status	 s;
 	char			 host[64], owner[HB_ID_MAX + 1];
 	int64_t			 wait;
 	int			 rc;
 
+	memset(&d, 0, sizeof(d));
 	memset(&opts, 0, sizeof(opts));
 	if (env_ms("HOOKBOX_BACKOFF_MS", &opts.backoff_base_ms) != 0 ||
 	    env_ms("HOOKBOX_BACKOFF_MAX_MS", &opts.backoff_max_ms) != 0 ||
@@ -996,39 +1039,37 @@ dispatch_worker(struct settings *e, int once)
 	host[sizeof(host) - 1] = '\0';
 	(void)snprintf(owner, sizeof(owner), "%s:%ld", host, (long)getpid());
 	opts.owner = owner;
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &st)) != EXIT_OK)
-		goto out;
-	if ((ob = outbox_new(st, cfg, &opts)) == NULL) {
-		warnx("out of memory");
-		rc = EXIT_FAIL;
-		goto out;
-	}
 	rc = EXIT_OK;
 	while (!stop_requested) {
-		s = outbox_step(ob);
+		if ((rc = dispatcher_open(e, &opts, &d)) != EXIT_OK) {
+			if (once)
+				break;
+			sleep_ms(1000);
+			continue;
+		}
+		s = outbox_step(d.ob);
 		if (s == OUTBOX_WORKED)
 			continue;
 		if (s == OUTBOX_IDLE) {
 			/* --once: done when nothing is due within a second. */
-			wait = outbox_idle_ms(ob, once ? ONCE_HORIZON_MS : 250);
+			wait = outbox_idle_ms(d.ob, once ? ONCE_HORIZON_MS :
+			    250);
 			if (once && wait >= ONCE_HORIZON_MS)
 				break;
 			sleep_ms(wait > 0 ? wait : 1);
 			continue;
 		}
 		warnx("%s: %s", e->state_path, s == OUTBOX_BUSY ?
-		    "busy" : store_errmsg(st));
+		    "busy" : store_errmsg(d.st));
 		if (once) {
 			rc = s == OUTBOX_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
 			break;
 		}
 		sleep_ms(s == OUTBOX_BUSY ? 50 : 1000);
 	}
-out:
-	outbox_free(ob);
-	store_close(st);
-	config_close(cfg);
+	if (stop_requested && rc != EXIT_OK && !once)
+		rc = EXIT_OK;
+	dispatcher_close(&d);
 	return rc;
 }
 

@@ -466,4 +466,20 @@ until_true 10 none_alive $workers
 eq "workers gone once their dispatcher was killed" 0 $?
 for p in $workers; do alive $p && kill -TERM $p; done	# never leave them
 
+# ---- state.db restored under a running dispatcher: it follows the file ----
+sink restored 204
+"$HB" destination add restored --tenant acme --url "http://127.0.0.1:$port/hook"
+"$HB" dispatch & d=$!
+sleep 0.5
+sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 10000" \
+    "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+cp -p "$HOOKBOX_DIR/state.db" "$tmp/restored.db"
+mv "$tmp/restored.db" "$HOOKBOX_DIR/state.db"
+action restored
+until_true 20 is_state "$a" delivered
+eq "restored state.db: its new row delivered" delivered "$(state_of "$a")"
+eq "restored state.db: one POST" 1 "$(posts restored)"
+kill -TERM $d
+wait $d
+
 finish dispatch
