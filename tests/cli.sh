@@ -153,7 +153,7 @@ mkfifo "$fifo"
 (sqlite3 "$HOOKBOX_DIR/state.db" < "$fifo" >/dev/null 2>&1) &
 exec 3> "$fifo"
 echo "BEGIN IMMEDIATE; SELECT 1;" >&3
-sleep 0.5
+wait_locked "$HOOKBOX_DIR/state.db"
 out=$(printf '%s' '{"id":"job-3","status":"Completed"}' |
     HOOKBOX_BUSY_MS=200 "$HB" observe --tenant acme 2>/dev/null); rc=$?
 eq "busy exit code" 75 $rc

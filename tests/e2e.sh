@@ -230,7 +230,7 @@ mkfifo "$tmp/lock"
 (sqlite3 "$HOOKBOX_DIR/state.db" < "$tmp/lock" >/dev/null 2>&1) &
 exec 3> "$tmp/lock"
 echo "BEGIN IMMEDIATE; SELECT 1;" >&3
-sleep 0.3
+wait_locked "$HOOKBOX_DIR/state.db"
 r0=$(receipts)
 signed tornado "$(completed job-4)"
 eq "503 while locked" "503 unavailable" "$code $result"

@@ -43,6 +43,19 @@ jget() {
 	    true
 }
 
+# wait_locked DB: waits (at most 20 s) until another connection holds DB's
+# write lock, as a probe that gives up at once finds it busy.  A fixed
+# sleep after asking for the lock races a loaded machine.
+wait_locked() {
+	_i=0
+	while sqlite3 "$1" ".timeout 0" "BEGIN IMMEDIATE; ROLLBACK;" \
+	    >/dev/null 2>&1; do
+		_i=$((_i + 1))
+		[ $_i -ge 400 ] && { fail "$1 never became locked"; return 1; }
+		sleep 0.05
+	done
+}
+
 finish() {
 	echo "$1: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -130,7 +130,13 @@ wpid=$!
 "$FCGI" -d "$tmp/data" -s "127.0.0.1:$((port + 1))" -w 1 \
     2> "$tmp/loop.log" &
 lpid=$!
-sleep 1
+# The warning comes before the socket is bound: once both listen, both
+# have said what they will say.
+listening() { grep -q ":$(printf '%04X' "$1") 00000000:0000 0A" /proc/net/tcp; }
+i=0
+while ! { listening "$port" && listening "$((port + 1))"; } && [ $i -lt 200 ]; do
+	sleep 0.1; i=$((i + 1))
+done
 kill "$wpid" "$lpid" 2>/dev/null
 wait "$wpid" "$lpid" 2>/dev/null
 contains "wildcard TCP socket warns" "every address" "$(cat "$tmp/wild.log")"
@@ -252,7 +258,11 @@ sup=$!
 pids="$pids $sup"
 i=0
 while [ ! -S "$tmp/run/nproc.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 1
+# Until both failed forks are logged (the slots are tried every second).
+i=0
+while [ "$(grep -c 'fork' "$tmp/nproc.log")" -lt 2 ] && [ $i -lt 200 ]; do
+	sleep 0.1; i=$((i + 1))
+done
 eq "fork limited: one worker" 1 "$(pgrep -P "$sup" | wc -l)"
 contains "fork failure logged" "fork" "$(cat "$tmp/nproc.log")"
 setpriv --reuid="$user" --regid="$user" --clear-groups -- \
