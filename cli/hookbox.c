@@ -34,6 +34,8 @@
 #include "poller.h"
 #include "settings.h"
 #include "store.h"
+#include "store_ops.h"
+#include "store_outbox.h"
 #include "tornado.h"
 #include "util.h"
 

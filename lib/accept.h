@@ -14,7 +14,7 @@
 
 #include "config.h"
 #include "obs.h"
-#include "store.h"
+#include "store_accept.h"
 
 struct accept_req {
 	const char		*tenant;

@@ -26,7 +26,7 @@
 #define HB_OUTBOX_H
 
 #include "config.h"
-#include "store.h"
+#include "store_outbox.h"
 
 struct outbox;
 

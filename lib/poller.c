@@ -9,6 +9,7 @@
 
 #include "http.h"
 #include "poller.h"
+#include "store_ops.h"
 #include "tornado.h"
 #include "util.h"
 

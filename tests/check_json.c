@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "accept.h"
+#include "store_ops.h"
 #include "config_admin.h"
 #include "fault.h"
 #include "hook.h"

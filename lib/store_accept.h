@@ -1,0 +1,100 @@
+/*
+ * store_accept.h: state.db for the acceptance transaction (lib/accept.c).
+ *
+ * Transactions: caller-owned: every function here runs between
+ * store_begin() and store_commit(); a failing call leaves it to the
+ * caller to store_rollback().  (store_job_get() alone may also be asked
+ * outside one, as a single read: the poller skips finished jobs.)
+ */
+#ifndef HB_STORE_ACCEPT_H
+#define HB_STORE_ACCEPT_H
+
+#include "obs.h"
+#include "store.h"
+
+/* One received observation, for diagnostics. */
+struct store_receipt {
+	int64_t		 at;
+	const char	*tenant;
+	const char	*endpoint;	/* NULL for polls */
+	const char	*source;	/* "job", "org", "poll" */
+	const char	*delivery_id;	/* NULL unless an org event */
+	const char	*job_id;
+	const char	*type;
+	const char	*status;
+	const char	*stage;
+	const char	*body;		/* raw bytes, may be NULL */
+	size_t		 bodylen;
+};
+
+/* What an earlier receipt of the same delivery id was answered. */
+struct store_prior {
+	char	result[32];
+	char	action[HB_ACTION_MAX + 1];
+};
+
+/*
+ * Inserts a receipt with result "pending" and returns its id.  When the
+ * endpoint already received this delivery id, nothing is inserted,
+ * *seen is set and *prior holds the earlier answer.
+ */
+HB_API enum store_status store_receipt_add(struct store *,
+    const struct store_receipt *, int64_t *id, int *seen,
+    struct store_prior *prior) HB_MUST_CHECK;
+
+/* Sets the result (and action id, may be NULL) of a receipt. */
+HB_API enum store_status store_receipt_finish(struct store *, int64_t id,
+    const char *result, const char *action) HB_MUST_CHECK;
+
+/* The recorded state of one job; a job never seen is stage QUEUED, no terminal. */
+struct store_job {
+	enum obs_stage	stage;
+	enum obs_status	terminal;
+};
+
+HB_API enum store_status store_job_get(struct store *, const char *tenant,
+    const char *job_id, struct store_job *) HB_MUST_CHECK;
+
+/* Writes the job's new state; o supplies the file and error details. */
+HB_API enum store_status store_job_put(struct store *, const char *tenant,
+    const char *job_id, const struct store_job *, const struct obs *o,
+    int64_t now) HB_MUST_CHECK;
+
+struct store_action {
+	const char	*id;		/* tenant:attempt:step */
+	const char	*tenant;
+	const char	*attempt;
+	const char	*step;
+	const char	*job_id;
+	const char	*destination;
+	const char	*payload;	/* JSON sent downstream */
+	int64_t		 now;
+};
+
+enum store_claim {
+	STORE_CLAIMED = 0,	/* the action id is ours: a new action */
+	STORE_CLAIMED_BEFORE,	/* already accepted, for this same job */
+	STORE_CLAIMED_OTHER	/* already accepted for another job */
+};
+
+/*
+ * INSERT .. ON CONFLICT(action_id) DO NOTHING into accepted.  Only when
+ * nothing was inserted is the existing row read, to tell a duplicate from
+ * an action id that maps to another job.
+ */
+HB_API enum store_status store_action_claim(struct store *,
+    const struct store_action *, enum store_claim *) HB_MUST_CHECK;
+
+/* Adds the outbox row, pending and due now, for a claimed action. */
+HB_API enum store_status store_outbox_add(struct store *,
+    const struct store_action *) HB_MUST_CHECK;
+
+/*
+ * Records (or counts again) an open conflict.  kind is "terminal" or
+ * "action"; recorded and observed describe the two sides.
+ */
+HB_API enum store_status store_conflict_add(struct store *, const char *tenant,
+    const char *job_id, const char *action_id, const char *kind,
+    const char *recorded, const char *observed, int64_t now) HB_MUST_CHECK;
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * store_int.h: what the state.db modules share, private to lib/ (not
+ * installed, not exported): the handle, the statements by name, and the
+ * status mapping.  The SQL texts themselves are in store.c, the one place
+ * that holds state.db's SQL; store_accept.c, store_outbox.c and
+ * store_ops.c run them by name.
+ */
+#ifndef HB_STORE_INT_H
+#define HB_STORE_INT_H
+
+#include "sql.h"
+#include "store.h"
+
+struct store {
+	struct sql	sql;
+	int		in_tx;
+};
+
+enum store_q {
+	STORE_Q_BEGIN,
+	STORE_Q_COMMIT,
+	STORE_Q_ROLLBACK,
+	STORE_Q_RECEIPT_ADD,
+	STORE_Q_RECEIPT_PRIOR,
+	STORE_Q_RECEIPT_FINISH,
+	STORE_Q_JOB_GET,
+	STORE_Q_JOB_PUT,
+	STORE_Q_CLAIM,
+	STORE_Q_CLAIM_OWNER,
+	STORE_Q_OUTBOX_ADD,
+	STORE_Q_CONFLICT_ADD,
+	STORE_Q_COUNT_OUTBOX,
+	STORE_Q_COUNT_CONFLICTS,
+	STORE_Q_OLDEST_PENDING,
+	STORE_Q_RECEIPT_COUNTS,
+	STORE_Q_PICK_AFTER,
+	STORE_Q_PICK_ANY,
+	STORE_Q_LEASE,
+	STORE_Q_ATTEMPT_START,
+	STORE_Q_ATTEMPT_END,
+	STORE_Q_FINISH,
+	STORE_Q_EXPIRED,
+	STORE_Q_EXPIRE_MOVE,
+	STORE_Q_EXPIRE_ATTEMPTS,
+	STORE_Q_EXPIRE_DEFER,
+	STORE_Q_UNKNOWN_DUE,
+	STORE_Q_CHECK_CLAIM,
+	STORE_Q_CHECK_END,
+	STORE_Q_RECHECK_DUE,
+	STORE_Q_MOVE_REQUEUE,
+	STORE_Q_MOVE_DELIVERED,
+	STORE_Q_MOVE_RESEND,
+	STORE_Q_MOVE_RECHECK,
+	STORE_Q_NEXT_DUE,
+	STORE_Q_LIST_STATE,
+	STORE_Q_LIST_ATTEMPTS,
+	STORE_Q_LIST_CONFLICTS,
+	STORE_Q_RESOLVE,
+	STORE_Q_PRUNE_RECEIPTS,
+	STORE_Q_PRUNE_ATTEMPTS,
+	STORE_Q_PRUNE_OUTBOX,
+	STORE_Q_PRUNE_ACCEPTED,
+	STORE_Q_POLL_LAST,
+	STORE_Q_POLL_MARK,
+	STORE_Q__N
+};
+
+/* Maps an SQLite result code to a store status. */
+enum store_status store_status_of(int rc);
+
+/* The status of the connection's last error, for a failed prepare. */
+enum store_status store_last(struct store *);
+
+/* Steps a statement that takes no binding and returns no row. */
+enum store_status store_run(struct store *, enum store_q);
+
+/* Steps a one-row, one-integer query. */
+enum store_status store_scalar(struct store *, enum store_q, int64_t *out);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * store_outbox.h: state.db for the dispatcher (lib/outbox.c): leases,
+ * attempts, recovery and reconciliation, and the moves an operator makes.
+ *
+ * Transactions: self-contained: each function is one statement or its
+ * own transaction, and every move is guarded (it changes a row only if
+ * the row is still as the caller saw it).  Nothing here calls back into
+ * the caller: it reads what it needs first, then asks for a move.
+ */
+#ifndef HB_STORE_OUTBOX_H
+#define HB_STORE_OUTBOX_H
+
+#include "store.h"
+
+/* One leased row: the dispatcher owns it until lease_until. */
+struct store_lease {
+	char	 action[HB_ACTION_MAX + 1];
+	char	 tenant[HB_ID_MAX + 1];
+	char	 destination[HB_ID_MAX + 1];
+	char	*payload;		/* owned: store_lease_clear() */
+	int	 attempt;		/* this attempt's number, from 1 */
+	int64_t	 attempt_id;		/* its row in attempts */
+	int64_t	 lease_until;
+};
+
+HB_API void store_lease_clear(struct store_lease *);
+
+/*
+ * Claims one due pending row and leases it to owner for lease_ms(arg,
+ * tenant, destination) milliseconds, recording the attempt's start, all
+ * in one transaction.  Rows are taken round-robin across tenants: the
+ * first due row of the first tenant after cursor (wrapping), whose id is
+ * then written back to cursor (HB_ID_MAX + 1 bytes).  *found is 0 when
+ * nothing is due.
+ */
+HB_API enum store_status store_outbox_claim(struct store *, const char *owner,
+    int64_t now, int64_t (*lease_ms)(void *arg, const char *tenant,
+    const char *destination), void *arg, char *cursor, struct store_lease *,
+    int *found) HB_MUST_CHECK;
+
+/* Where a finished attempt leaves its row. */
+enum store_outcome {
+	STORE_OUT_DELIVERED = 0,
+	STORE_OUT_RETRY,	/* back to pending at next_at */
+	STORE_OUT_DEAD,
+	STORE_OUT_UNKNOWN	/* may or may not have been delivered */
+};
+
+/*
+ * Records the end of an attempt (its real result, even over a "lease
+ * expired" note) and moves its row, only if owner still holds the lease.
+ * *lost is set when it did not (the lease had expired and was
+ * recovered): then nothing but the attempt's end is written.
+ */
+HB_API enum store_status store_outbox_finish(struct store *,
+    const struct store_lease *, const char *owner, enum store_outcome,
+    int64_t now, int64_t next_at, long http_status, const char *error,
+    int *lost) HB_MUST_CHECK;
+
+/*
+ * Recovery and reconciliation are orchestrated by the caller: it
+ * collects rows (a read, no lock held), reads what it needs to decide
+ * (configuration, a status URL) with no transaction open, then applies
+ * a guarded move, which changes the row only if it is still as
+ * collected.  Each move is self-contained (one statement or its own
+ * transaction).
+ */
+
+/* An outbox row as collected, with what a guarded move checks. */
+struct store_row {
+	char	action[HB_ACTION_MAX + 1];
+	char	tenant[HB_ID_MAX + 1];
+	char	destination[HB_ID_MAX + 1];
+	int	attempts;		/* attempts made (claims) so far */
+	char	owner[HB_ID_MAX + 1];	/* lease owner seen, "" for none */
+	int64_t	lease_until;		/* lease expiry seen, 0 for none */
+};
+
+/*
+ * Leased rows whose lease expired before now (their worker died, or lost
+ * its way), oldest first: at most max into rows; *n receives the count.
+ */
+HB_API enum store_status store_outbox_expired(struct store *, int64_t now,
+    struct store_row *rows, int max, int *n) HB_MUST_CHECK;
+
+/*
+ * Settles an expired lease as collected (the same owner and expiry,
+ * still expired at now), closing its open attempt as "lease expired:
+ * outcome unknown"; note goes to the row's last error.  RETRY: pending,
+ * due at `at`; UNKNOWN: unknown, first checked at `at`; DEAD: dead.
+ * *changed is 0 when the row had moved on.
+ */
+HB_API enum store_status store_outbox_expire(struct store *,
+    const struct store_row *, enum store_outcome, int64_t now, int64_t at,
+    const char *note, int *changed) HB_MUST_CHECK;
+
+/*
+ * Puts off deciding an expired lease until `at` (its expiry, as
+ * collected, is moved to at), for when what decides it cannot be read
+ * now.  The worker that held it, if alive, may still record its outcome.
+ */
+HB_API enum store_status store_outbox_defer(struct store *,
+    const struct store_row *, int64_t now, int64_t at, int *changed)
+    HB_MUST_CHECK;
+
+/*
+ * Unknown rows due for a reconciliation check (next_at <= now), oldest
+ * first: at most max into rows; *n receives the count.
+ */
+HB_API enum store_status store_outbox_unknown(struct store *, int64_t now,
+    struct store_row *rows, int max, int *n) HB_MUST_CHECK;
+
+/*
+ * Claims a due unknown row for one status check: leases it to owner
+ * until `until` and makes it due again then (a checker that dies is
+ * replaced after that), so no other worker checks it meanwhile.
+ * *claimed is 0 when the row was not unknown and due at now.
+ */
+HB_API enum store_status store_outbox_check(struct store *,
+    const char *action, const char *owner, int64_t now, int64_t until,
+    int *claimed) HB_MUST_CHECK;
+
+/* How a status check ends. */
+enum store_checked {
+	STORE_CHECKED_DELIVERED = 0,	/* the destination has it */
+	STORE_CHECKED_RESEND,		/* it does not: pending, due now */
+	STORE_CHECKED_DEAD,		/* it does not, no attempts left */
+	STORE_CHECKED_AGAIN		/* inconclusive: check again at `at` */
+};
+
+/*
+ * Ends a status check claimed by owner until `until`, only if that claim
+ * still stands (no operator move, no other check since it lapsed), so
+ * that a stale answer never moves the row; note goes to the row's last
+ * error.  *changed is 0 when the claim was gone.
+ */
+HB_API enum store_status store_outbox_checked(struct store *,
+    const char *action, const char *owner, int64_t until,
+    enum store_checked, int64_t now, int64_t at, const char *note,
+    int *changed) HB_MUST_CHECK;
+
+/*
+ * Sets the next check of a due, unclaimed unknown row to `at` without a
+ * status check (nothing to ask, or nothing readable now); *changed is 0
+ * when it was not unknown and due at now.
+ */
+HB_API enum store_status store_outbox_recheck(struct store *,
+    const char *action, int64_t now, int64_t at, const char *note,
+    int *changed) HB_MUST_CHECK;
+
+/*
+ * Operator moves (and the late record of a delivery whose lease was
+ * lost); each applies only from the states named, ends any status check
+ * under way (its answer will not be applied), and reports *changed:
+ *   STORE_MOVE_REQUEUE		dead|unknown -> pending now, attempts reset
+ *   STORE_MOVE_DELIVERED	unknown|dead -> delivered
+ *   STORE_MOVE_RESEND		unknown -> pending now
+ *   STORE_MOVE_RECHECK		unknown -> unknown, next check at `at`
+ */
+enum store_move {
+	STORE_MOVE_REQUEUE = 0,
+	STORE_MOVE_DELIVERED,
+	STORE_MOVE_RESEND,
+	STORE_MOVE_RECHECK
+};
+
+HB_API enum store_status store_outbox_move(struct store *, const char *action,
+    enum store_move, int64_t now, int64_t at, const char *note, int *changed)
+    HB_MUST_CHECK;
+
+/* Milliseconds from now until a pending row is due or a lease expires;
+ * -1 when there is neither. */
+HB_API enum store_status store_outbox_next(struct store *, int64_t now,
+    int64_t *in_ms) HB_MUST_CHECK;
+
+#endif
