@@ -272,22 +272,26 @@ reconcile_due(struct outbox *ob)
 
 /* ---- delivery ---- */
 
-/* What an attempt's answer means for its row. */
-static enum store_outcome
-classify(const struct http_result *r, int idempotent)
+enum store_outcome
+outbox_decide(const struct http_result *r, int idempotent, int attempt,
+    int max_attempts)
 {
+	enum store_outcome	out;
+
 	if (r->status >= 200 && r->status < 300)
 		return STORE_OUT_DELIVERED;
 	if (r->status == 408 || r->status == 429 || r->status >= 500)
-		return STORE_OUT_RETRY;
-	if (r->status >= 400)
+		out = STORE_OUT_RETRY;
+	else if (r->status > 0)
+		/* Other 4xx; 1xx and 3xx are not answers we follow. */
 		return STORE_OUT_DEAD;
-	if (r->status > 0)
-		return STORE_OUT_DEAD;	/* 1xx/3xx: not an answer we follow */
-	/* No answer.  Never sent: retry.  Maybe received: ask first. */
-	if (!r->sent || idempotent)
-		return STORE_OUT_RETRY;
-	return STORE_OUT_UNKNOWN;
+	else if (!r->sent || idempotent)
+		/* No answer.  Never sent, or sent with a key: again. */
+		out = STORE_OUT_RETRY;
+	else
+		/* Maybe received, and a resend could act twice: ask. */
+		return STORE_OUT_UNKNOWN;
+	return attempt >= max_attempts ? STORE_OUT_DEAD : out;
 }
 
 /* A result for a request that never left. */
@@ -347,19 +351,6 @@ send_one(struct outbox *ob, const struct store_lease *l,
 	sodium_memzero(sig, sizeof(sig));
 }
 
-/* The lease must outlive the request: the destination's timeout + margin. */
-static int64_t
-lease_for(void *arg, const char *tenant, const char *destination)
-{
-	struct outbox			*ob = arg;
-	struct config_destination	 d;
-
-	if (config_destination_get(ob->cfg, tenant, destination, &d) !=
-	    CONFIG_OK)
-		return ob->opts.lease_margin_ms;
-	return d.timeout_ms + ob->opts.lease_margin_ms;
-}
-
 /*
  * The moment an answer (or the lack of one) was in hand, for the
  * attempt's end and for any delay counted from it.  The clock reads whole
@@ -403,6 +394,52 @@ record(struct outbox *ob, const struct store_lease *l, enum store_outcome out,
 	return rc;
 }
 
+/*
+ * Picks the next due row, reads its destination (once, with no state.db
+ * transaction open), then claims it with a lease that outlives the
+ * request; a row another worker claimed meanwhile is picked again.
+ * A configuration that cannot be read now claims nothing: no attempt is
+ * spent on it.  *l is cleared when nothing is claimed.
+ */
+static enum outbox_status
+claim(struct outbox *ob, struct config_destination *d,
+    enum config_status *cs, struct store_lease *l)
+{
+	struct store_row	r;
+	enum store_status	rc;
+	int64_t			now, lease_ms;
+	int			tries, found, claimed;
+
+	for (tries = 0; tries < 3; tries++) {
+		now = util_now_ms();
+		if ((rc = store_outbox_pick(ob->st, now, ob->cursor, &r,
+		    &found)) != STORE_OK)
+			return status_of(rc);
+		if (!found)
+			return OUTBOX_IDLE;
+		memcpy(ob->cursor, r.tenant, sizeof(ob->cursor));
+		/*
+		 * state.db is written by the responder too: what it holds
+		 * is checked again before it goes into a header
+		 * (Idempotency-Key, webhook-id) or a config.db look-up.
+		 */
+		*cs = row_valid(&r) ? config_destination_get(ob->cfg,
+		    r.tenant, r.destination, d) : CONFIG_INVALID;
+		if (*cs != CONFIG_OK && *cs != CONFIG_NOTFOUND &&
+		    *cs != CONFIG_INVALID)
+			return OUTBOX_BUSY;
+		lease_ms = ob->opts.lease_margin_ms +
+		    (*cs == CONFIG_OK ? d->timeout_ms : 0);
+		if ((rc = store_outbox_claim(ob->st, &r, ob->owner, now,
+		    now + lease_ms, l, &claimed)) != STORE_OK)
+			return status_of(rc);
+		if (claimed)
+			return OUTBOX_WORKED;
+	}
+	/* Others keep taking what we pick: our turn comes next step. */
+	return OUTBOX_WORKED;
+}
+
 static enum outbox_status
 deliver(struct outbox *ob)
 {
@@ -411,51 +448,36 @@ deliver(struct outbox *ob)
 	struct http_result		 res;
 	enum store_outcome		 out;
 	enum store_status		 rc;
-	enum config_status		 cs;
+	enum config_status		 cs = CONFIG_ERROR;
+	enum outbox_status		 os;
 	char				 err[320];
-	int64_t				 now = util_now_ms(), ended, next_at;
-	int				 found;
+	int64_t				 ended, next_at;
 
 	memset(&res, 0, sizeof(res));
 	res.retry_after_ms = -1;
 	memset(&d, 0, sizeof(d));
-	rc = store_outbox_claim(ob->st, ob->owner, now, lease_for, ob,
-	    ob->cursor, &l, &found);
-	if (rc != STORE_OK)
-		return status_of(rc);
-	if (!found)
-		return OUTBOX_IDLE;
+	memset(&l, 0, sizeof(l));
+	if ((os = claim(ob, &d, &cs, &l)) != OUTBOX_WORKED ||
+	    l.payload == NULL)
+		return os;
 
-	/*
-	 * state.db is written by the responder too: what it holds is
-	 * checked again before it goes into a header (Idempotency-Key,
-	 * webhook-id) or a config.db look-up.
-	 */
-	if (!util_valid_action(l.action) || !util_valid_name(l.tenant) ||
-	    !util_valid_name(l.destination)) {
-		cs = CONFIG_INVALID;
+	if (cs == CONFIG_INVALID) {
 		out = STORE_OUT_DEAD;
 		(void)snprintf(err, sizeof(err), "the row holds an invalid"
 		    " identifier: not sent");
-	} else if ((cs = config_destination_get(ob->cfg, l.tenant,
-	    l.destination, &d)) == CONFIG_NOTFOUND) {
+	} else if (cs == CONFIG_NOTFOUND) {
 		out = STORE_OUT_DEAD;
 		(void)snprintf(err, sizeof(err), "no such destination");
-	} else if (cs != CONFIG_OK) {
-		out = STORE_OUT_RETRY;
-		(void)snprintf(err, sizeof(err), "configuration: %s",
-		    config_strerror(cs));
 	} else {
 		send_one(ob, &l, &d, &res);
-		out = classify(&res, d.idempotent);
+		out = outbox_decide(&res, d.idempotent, l.attempt,
+		    d.max_attempts);
 		if (res.status > 0)
 			(void)snprintf(err, sizeof(err), "HTTP %ld", res.status);
 		else
 			(void)snprintf(err, sizeof(err), "%s%s", res.error,
 			    out == STORE_OUT_UNKNOWN ?
 			    " (may have been received)" : "");
-		if (out == STORE_OUT_RETRY && l.attempt >= d.max_attempts)
-			out = STORE_OUT_DEAD;
 	}
 	/*
 	 * Every delay counts from the answer, and the attempt's recorded

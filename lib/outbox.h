@@ -80,4 +80,16 @@ HB_API int64_t outbox_idle_ms(struct outbox *, int64_t max_ms);
 HB_API int64_t outbox_backoff(const struct outbox_opts *, int attempt,
     int64_t retry_after_ms);
 
+/*
+ * The decision table: where an attempt's answer leaves its row.  2xx:
+ * delivered.  408, 429, 5xx, and no answer when the request never left or
+ * the destination honours Idempotency-Key: retried while attempt (this
+ * attempt's number, from 1) is below max_attempts, else dead.  Other 4xx,
+ * 1xx and 3xx: dead.  No answer after the request may have been received,
+ * at a destination that does not deduplicate: unknown.  A pure function.
+ */
+struct http_result;
+HB_API enum store_outcome outbox_decide(const struct http_result *,
+    int idempotent, int attempt, int max_attempts);
+
 #endif

@@ -153,15 +153,17 @@ static const char *const sqltext[STORE_Q__N] = {
 	    " WHERE state IN ('pending','leased')",
 	[STORE_Q_RECEIPT_COUNTS] = "SELECT result, count(*) FROM receipts"
 	    " GROUP BY result ORDER BY result",
-	[STORE_Q_PICK_AFTER] = "SELECT action_id, tenant, destination, payload,"
+	[STORE_Q_PICK_AFTER] = "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
 	    " AND tenant > ?2 ORDER BY tenant, next_at LIMIT 1",
-	[STORE_Q_PICK_ANY] = "SELECT action_id, tenant, destination, payload,"
+	[STORE_Q_PICK_ANY] = "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
 	    " ORDER BY tenant, next_at LIMIT 1",
+	/* Guarded: only the row as picked, still pending and due. */
 	[STORE_Q_LEASE] = "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
 	    " lease_until = ?3, attempts = attempts + 1, updated_at = ?4"
-	    " WHERE action_id = ?1 AND state = 'pending'",
+	    " WHERE action_id = ?1 AND state = 'pending' AND next_at <= ?4"
+	    " AND attempts = ?5 RETURNING payload",
 	[STORE_Q_ATTEMPT_START] = "INSERT INTO attempts(action_id, n, owner,"
 	    " started_at) VALUES (?1, ?2, ?3, ?4)",
 	[STORE_Q_ATTEMPT_END] = "UPDATE attempts SET ended_at = ?2,"

@@ -18,13 +18,12 @@ store_lease_clear(struct store_lease *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Steps a pick query: fills the lease from its row; *found 0 if none. */
+/* Steps a pick query: fills the row; *found 0 if none. */
 static enum store_status
 pick(struct store *s, enum store_q q, int64_t now, const char *cursor,
-    struct store_lease *l, int *found)
+    struct store_row *r, int *found)
 {
 	sqlite3_stmt		*st;
-	const char		*payload;
 	enum store_status	 status = STORE_OK;
 	int			 rc;
 
@@ -35,15 +34,12 @@ pick(struct store *s, enum store_q q, int64_t now, const char *cursor,
 	    (cursor != NULL && sql_bind_text(st, 2, cursor) != SQLITE_OK))
 		return STORE_NOMEM;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		payload = (const char *)sqlite3_column_text(st, 3);
-		if (sql_col_copy(st, 0, l->action, sizeof(l->action)) != 0 ||
-		    sql_col_copy(st, 1, l->tenant, sizeof(l->tenant)) != 0 ||
-		    sql_col_copy(st, 2, l->destination,
-		    sizeof(l->destination)) != 0 || payload == NULL)
+		if (sql_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
+		    sql_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
+		    sql_col_copy(st, 2, r->destination,
+		    sizeof(r->destination)) != 0)
 			status = STORE_ERROR;
-		else if ((l->payload = strdup(payload)) == NULL)
-			status = STORE_NOMEM;
-		l->attempt = sqlite3_column_int(st, 4) + 1;
+		r->attempts = sqlite3_column_int(st, 3);
 		*found = status == STORE_OK;
 	} else if (rc != SQLITE_DONE)
 		status = store_status_of(rc);
@@ -52,42 +48,70 @@ pick(struct store *s, enum store_q q, int64_t now, const char *cursor,
 }
 
 enum store_status
-store_outbox_claim(struct store *s, const char *owner, int64_t now,
-    int64_t (*lease_ms)(void *, const char *, const char *), void *arg,
-    char *cursor, struct store_lease *l, int *found)
+store_outbox_pick(struct store *s, int64_t now, const char *cursor,
+    struct store_row *r, int *found)
+{
+	enum store_status	rc;
+
+	memset(r, 0, sizeof(*r));
+	/* The next tenant after the cursor, else from the start. */
+	if (cursor[0] != '\0' && (rc = pick(s, STORE_Q_PICK_AFTER, now,
+	    cursor, r, found)) != STORE_OK)
+		return rc;
+	if (cursor[0] != '\0' && *found)
+		return STORE_OK;
+	return pick(s, STORE_Q_PICK_ANY, now, NULL, r, found);
+}
+
+enum store_status
+store_outbox_claim(struct store *s, const struct store_row *r,
+    const char *owner, int64_t now, int64_t lease_until,
+    struct store_lease *l, int *claimed)
 {
 	sqlite3_stmt		*st;
+	const char		*payload;
 	enum store_status	 rc;
+	int			 step;
 
 	memset(l, 0, sizeof(*l));
-	*found = 0;
+	*claimed = 0;
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
-	/* The next tenant after the cursor, else from the start. */
-	if (cursor[0] != '\0' &&
-	    (rc = pick(s, STORE_Q_PICK_AFTER, now, cursor, l, found)) != STORE_OK)
-		goto fail;
-	if (!*found &&
-	    (rc = pick(s, STORE_Q_PICK_ANY, now, NULL, l, found)) != STORE_OK)
-		goto fail;
-	if (!*found) {
-		store_rollback(s);
-		return STORE_OK;
-	}
 	if ((st = sql_stmt(&s->sql, STORE_Q_LEASE)) == NULL) {
 		rc = store_last(s);
 		goto fail;
 	}
-	l->lease_until = now + lease_ms(arg, l->tenant, l->destination);
-	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
+	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
 	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, l->lease_until) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK) {
+	    sqlite3_bind_int64(st, 3, lease_until) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 5, r->attempts) != SQLITE_OK) {
 		rc = STORE_NOMEM;
 		goto fail;
 	}
-	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK)
+	if ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		payload = (const char *)sqlite3_column_text(st, 0);
+		if (payload == NULL)
+			rc = STORE_ERROR;
+		else if ((l->payload = strdup(payload)) == NULL)
+			rc = STORE_NOMEM;
+		step = sqlite3_step(st);
+	} else if (step == SQLITE_DONE) {
+		/* Another worker took it, or an operator moved it. */
+		sqlite3_reset(st);
+		store_rollback(s);
+		return STORE_OK;
+	}
+	sqlite3_reset(st);
+	if (rc == STORE_OK && step != SQLITE_DONE)
+		rc = store_status_of(step);
+	if (rc != STORE_OK)
 		goto fail;
+	memcpy(l->action, r->action, sizeof(l->action));
+	memcpy(l->tenant, r->tenant, sizeof(l->tenant));
+	memcpy(l->destination, r->destination, sizeof(l->destination));
+	l->attempt = r->attempts + 1;
+	l->lease_until = lease_until;
 	if ((st = sql_stmt(&s->sql, STORE_Q_ATTEMPT_START)) == NULL) {
 		rc = store_last(s);
 		goto fail;
@@ -104,20 +128,20 @@ store_outbox_claim(struct store *s, const char *owner, int64_t now,
 	l->attempt_id = sqlite3_last_insert_rowid(s->sql.db);
 	if ((rc = store_commit(s)) != STORE_OK)
 		goto fail;
-	memcpy(cursor, l->tenant, strlen(l->tenant) + 1);
+	*claimed = 1;
 	return STORE_OK;
 fail:
 	store_rollback(s);
 	store_lease_clear(l);
-	*found = 0;
 	return rc;
 }
 
-static const char *const outcome_state[] = {
-	[STORE_OUT_DELIVERED] = "delivered",
-	[STORE_OUT_RETRY] = "pending",
-	[STORE_OUT_DEAD] = "dead",
-	[STORE_OUT_UNKNOWN] = "unknown",
+/* Where each outcome leaves its row. */
+static const enum store_state outcome_state[] = {
+	[STORE_OUT_DELIVERED] = STORE_DELIVERED,
+	[STORE_OUT_RETRY] = STORE_PENDING,
+	[STORE_OUT_DEAD] = STORE_DEAD,
+	[STORE_OUT_UNKNOWN] = STORE_UNKNOWN,
 };
 
 static enum store_status
@@ -158,7 +182,7 @@ store_outbox_finish(struct store *s, const struct store_lease *l,
 		goto fail;
 	}
 	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, outcome_state[out]) != SQLITE_OK ||
+	    sql_bind_text(st, 2, store_state_name(outcome_state[out])) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 3, next_at) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK ||
 	    (http_status > 0 ? sqlite3_bind_int64(st, 5, http_status) :
@@ -241,7 +265,7 @@ store_outbox_expire(struct store *s, const struct store_row *r,
 		goto fail;
 	}
 	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, outcome_state[out]) != SQLITE_OK ||
+	    sql_bind_text(st, 2, store_state_name(outcome_state[out])) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 3, now) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, at) != SQLITE_OK ||
 	    sql_bind_text(st, 5, r->owner) != SQLITE_OK ||

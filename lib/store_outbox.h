@@ -23,20 +23,38 @@ struct store_lease {
 	int64_t	 lease_until;
 };
 
+/* An outbox row as collected, with what a guarded move checks. */
+struct store_row {
+	char	action[HB_ACTION_MAX + 1];
+	char	tenant[HB_ID_MAX + 1];
+	char	destination[HB_ID_MAX + 1];
+	int	attempts;		/* attempts made (claims) so far */
+	char	owner[HB_ID_MAX + 1];	/* lease owner seen, "" for none */
+	int64_t	lease_until;		/* lease expiry seen, 0 for none */
+};
+
 HB_API void store_lease_clear(struct store_lease *);
 
 /*
- * Claims one due pending row and leases it to owner for lease_ms(arg,
- * tenant, destination) milliseconds, recording the attempt's start, all
- * in one transaction.  Rows are taken round-robin across tenants: the
- * first due row of the first tenant after cursor (wrapping), whose id is
- * then written back to cursor (HB_ID_MAX + 1 bytes).  *found is 0 when
- * nothing is due.
+ * The next due pending row to deliver, round-robin across tenants: the
+ * first due row of the first tenant after cursor (wrapping; "" to start).
+ * A read: the caller reads the row's destination, then claims it.  *found
+ * is 0 when nothing is due.
  */
-HB_API enum store_status store_outbox_claim(struct store *, const char *owner,
-    int64_t now, int64_t (*lease_ms)(void *arg, const char *tenant,
-    const char *destination), void *arg, char *cursor, struct store_lease *,
-    int *found) HB_MUST_CHECK;
+HB_API enum store_status store_outbox_pick(struct store *, int64_t now,
+    const char *cursor, struct store_row *, int *found) HB_MUST_CHECK;
+
+/*
+ * Leases a picked row to owner until lease_until and records the
+ * attempt's start, in one transaction, only if the row is still as
+ * picked: pending, due at now, with the same attempts.  Otherwise
+ * (another worker claimed it, an operator moved it) *claimed is 0 and
+ * nothing is written.  On a claim, *l holds the row and its payload.
+ */
+HB_API enum store_status store_outbox_claim(struct store *,
+    const struct store_row *, const char *owner, int64_t now,
+    int64_t lease_until, struct store_lease *l, int *claimed)
+    HB_MUST_CHECK;
 
 /* Where a finished attempt leaves its row. */
 enum store_outcome {
@@ -66,15 +84,6 @@ HB_API enum store_status store_outbox_finish(struct store *,
  * transaction).
  */
 
-/* An outbox row as collected, with what a guarded move checks. */
-struct store_row {
-	char	action[HB_ACTION_MAX + 1];
-	char	tenant[HB_ID_MAX + 1];
-	char	destination[HB_ID_MAX + 1];
-	int	attempts;		/* attempts made (claims) so far */
-	char	owner[HB_ID_MAX + 1];	/* lease owner seen, "" for none */
-	int64_t	lease_until;		/* lease expiry seen, 0 for none */
-};
 
 /*
  * Leased rows whose lease expired before now (their worker died, or lost

@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "config_admin.h"
 #include "http.h"
+#include "http.h"
 #include "outbox.h"
 #include "testutil.h"
 #include "tornado.h"
@@ -234,13 +235,98 @@ accept_one(void)
 	ck_assert_int_eq(accept_observation(st, cfg, &req, &res), HB_ACCEPTED);
 }
 
-/* A lease that has already run out: its worker died at once. */
-static int64_t
-lapsed(void *arg, const char *tenant, const char *destination)
+
+/*
+ * The dispatcher's decision table, exhaustively: every class of answer,
+ * idempotent or not, with attempts left or none.  The expected outcome is
+ * written out per class, not computed the way the code computes it.
+ */
+enum answer_class { A_2XX, A_RETRYABLE, A_4XX, A_1XX3XX, A_NOT_SENT,
+    A_TIMEOUT_BEFORE, A_TIMEOUT_AFTER, A_CLASSES };
+
+static const struct {
+	enum answer_class	 cls;
+	long			 status;
+	int			 sent, timed_out;
+} answers[] = {
+	{ A_2XX, 200, 1, 0 }, { A_2XX, 201, 1, 0 }, { A_2XX, 204, 1, 0 },
+	{ A_2XX, 299, 1, 0 },
+	{ A_RETRYABLE, 408, 1, 0 }, { A_RETRYABLE, 429, 1, 0 },
+	{ A_RETRYABLE, 500, 1, 0 }, { A_RETRYABLE, 502, 1, 0 },
+	{ A_RETRYABLE, 503, 1, 0 }, { A_RETRYABLE, 504, 1, 0 },
+	{ A_RETRYABLE, 599, 1, 0 },
+	{ A_4XX, 400, 1, 0 }, { A_4XX, 401, 1, 0 }, { A_4XX, 403, 1, 0 },
+	{ A_4XX, 404, 1, 0 }, { A_4XX, 409, 1, 0 }, { A_4XX, 410, 1, 0 },
+	{ A_4XX, 422, 1, 0 }, { A_4XX, 499, 1, 0 },
+	{ A_1XX3XX, 100, 1, 0 }, { A_1XX3XX, 199, 1, 0 },
+	{ A_1XX3XX, 301, 1, 0 }, { A_1XX3XX, 302, 1, 0 },
+	{ A_1XX3XX, 304, 1, 0 }, { A_1XX3XX, 399, 1, 0 },
+	{ A_NOT_SENT, 0, 0, 0 },		/* could not connect */
+	{ A_TIMEOUT_BEFORE, 0, 0, 1 },		/* timed out connecting */
+	{ A_TIMEOUT_AFTER, 0, 1, 1 },		/* sent, then no answer */
+	{ A_TIMEOUT_AFTER, 0, 1, 0 },		/* sent, connection broke */
+};
+
+static enum store_outcome
+expected(enum answer_class c, int idempotent, int last_attempt)
 {
-	(void)arg; (void)tenant; (void)destination;
-	return -1000;
+	switch (c) {
+	case A_2XX:
+		return STORE_OUT_DELIVERED;
+	case A_4XX:
+	case A_1XX3XX:
+		return STORE_OUT_DEAD;
+	case A_RETRYABLE:
+	case A_NOT_SENT:
+	case A_TIMEOUT_BEFORE:
+		return last_attempt ? STORE_OUT_DEAD : STORE_OUT_RETRY;
+	case A_TIMEOUT_AFTER:
+		if (!idempotent)
+			return STORE_OUT_UNKNOWN;
+		return last_attempt ? STORE_OUT_DEAD : STORE_OUT_RETRY;
+	case A_CLASSES:
+		break;
+	}
+	ck_abort_msg("no such class");
+	return STORE_OUT_DEAD;
 }
+
+START_TEST(decision_table)
+{
+	struct http_result	r;
+	size_t			i;
+	int			idem, max, attempt, seen[A_CLASSES];
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		seen[answers[i].cls] = 1;
+		for (idem = 0; idem <= 1; idem++)
+			for (max = 1; max <= 4; max++)
+				for (attempt = 1; attempt <= max; attempt++) {
+			memset(&r, 0, sizeof(r));
+			r.status = answers[i].status;
+			r.sent = answers[i].sent;
+			r.timed_out = answers[i].timed_out;
+			r.retry_after_ms = -1;
+			ck_assert_msg(outbox_decide(&r, idem, attempt, max) ==
+			    expected(answers[i].cls, idem, attempt >= max),
+			    "status %ld sent %d idempotent %d attempt %d/%d:"
+			    " got %d", r.status, r.sent, idem, attempt, max,
+			    (int)outbox_decide(&r, idem, attempt, max));
+		}
+	}
+	/* Every class was tried. */
+	for (i = 0; i < A_CLASSES; i++)
+		ck_assert_msg(seen[i], "class %zu untried", i);
+	/* Past the last attempt (an expired lease counted): still dead. */
+	memset(&r, 0, sizeof(r));
+	r.status = 503;
+	ck_assert_int_eq(outbox_decide(&r, 1, 5, 4), STORE_OUT_DEAD);
+	r.status = 0;
+	r.sent = 1;
+	ck_assert_int_eq(outbox_decide(&r, 0, 5, 4), STORE_OUT_UNKNOWN);
+}
+END_TEST
 
 /*
  * A recovery move applies only to the row as collected: a lease that
@@ -251,15 +337,24 @@ START_TEST(guarded_moves)
 {
 	static const char	 action[] = "acme:att-1:analyze-v1";
 	struct store_row	 rows[4], seen;
-	struct store_lease	 l;
+	struct store_lease	 l, l2;
 	char			 cursor[HB_ID_MAX + 1] = "";
 	int64_t			 now = util_now_ms(), until;
 	int			 found, n, ok, lost;
 
 	accept_one();
-	ck_assert_int_eq(store_outbox_claim(st, "ghost", now - 50000, lapsed,
-	    NULL, cursor, &l, &found), STORE_OK);
+	ck_assert_int_eq(store_outbox_pick(st, now - 50000, cursor, &seen,
+	    &found), STORE_OK);
 	ck_assert_int_eq(found, 1);
+	/* A claim of the row as picked, whose lease has already lapsed. */
+	ck_assert_int_eq(store_outbox_claim(st, &seen, "ghost", now - 50000,
+	    now - 51000, &l, &found), STORE_OK);
+	ck_assert_int_eq(found, 1);
+	/* The same pick again is stale: another claim takes nothing. */
+	ck_assert_int_eq(store_outbox_claim(st, &seen, "other", now - 50000,
+	    now, &l2, &found), STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_ptr_null(l2.payload);
 
 	/* Expired: collected with its lease; put off, the old view is stale. */
 	ck_assert_int_eq(store_outbox_expired(st, now, rows, 4, &n), STORE_OK);
@@ -336,6 +431,7 @@ outbox_suite(void)
 	TCase	*sig = tcase_create("signature");
 
 	tcase_add_test(tc, backoff_bounds);
+	tcase_add_test(tc, decision_table);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(sig, setup, teardown);
 	tcase_set_timeout(sig, 30);
