@@ -357,11 +357,11 @@ store_outbox_checked(struct store *s, const char *action, const char *owner,
     int64_t until, enum store_checked c, int64_t now, int64_t at,
     const char *note, int *changed)
 {
-	static const char *const	 state[] = {
-		[STORE_CHECKED_DELIVERED] = "delivered",
-		[STORE_CHECKED_RESEND] = "pending",
-		[STORE_CHECKED_DEAD] = "dead",
-		[STORE_CHECKED_AGAIN] = "unknown",
+	static const enum store_state	 state[] = {
+		[STORE_CHECKED_DELIVERED] = STORE_DELIVERED,
+		[STORE_CHECKED_RESEND] = STORE_PENDING,
+		[STORE_CHECKED_DEAD] = STORE_DEAD,
+		[STORE_CHECKED_AGAIN] = STORE_UNKNOWN,
 	};
 	sqlite3_stmt			*st;
 
@@ -373,7 +373,7 @@ store_outbox_checked(struct store *s, const char *action, const char *owner,
 	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
 	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 3, until) != SQLITE_OK ||
-	    sql_bind_text(st, 4, state[c]) != SQLITE_OK ||
+	    sql_bind_text(st, 4, store_state_name(state[c])) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 5, now) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 6, c == STORE_CHECKED_AGAIN ? at : now) !=
 	    SQLITE_OK ||
