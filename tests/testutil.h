@@ -37,11 +37,14 @@ void test_path(char *buf, size_t len, const char *dir, const char *name);
 /* The busy timeout of the handles the builders open. */
 #define TEST_BUSY_MS		2000
 
-/* The defaults of the rows below. */
-#define TEST_DEST_URL		"http://127.0.0.1:9/sink"  /* nothing listens */
+/*
+ * The defaults of the rows below.  Nothing listens at the destination's
+ * URL: a delivery attempted by mistake fails, it reaches nobody.
+ */
+#define TEST_DEST_URL		"http://127.0.0.1:9/sink"
 #define TEST_DEST_TIMEOUT_MS	1000
 #define TEST_DEST_MAX_ATTEMPTS	3
-#define TEST_KEY_HEADER		"X-Hook-Key"	/* key-mode endpoints */
+#define TEST_KEY_HEADER		"X-Hook-Key"	/* of key-mode endpoints */
 #define TEST_TOLERANCE		300
 #define TEST_STEP		"analyze-v1"
 
@@ -105,7 +108,7 @@ enum hb_result test_accept(struct store *, struct config *,
 /* The first column of the first row of sql as an integer; -1 for no row. */
 long long test_db_int(const char *path, const char *sql);
 
-/* Runs sql (read-write) and fails the test with SQLite's message if it fails. */
+/* Runs sql (read-write); a failure fails the test with SQLite's message. */
 void test_db_exec(const char *path, const char *sql);
 
 /* state.db's row counts, as one comparable string "r0 j0 a0 o0 c0". */
