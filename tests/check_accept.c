@@ -15,7 +15,6 @@
 #include <sqlite3.h>
 
 #include "accept.h"
-#include "config_admin.h"
 #include "fault.h"
 #include "testutil.h"
 #include "tornado.h"
@@ -23,86 +22,43 @@
 
 static char		 dir[PATH_MAX - 32];
 static char		 state_path[PATH_MAX];
-static char		 config_path[PATH_MAX];
 static struct store	*st;
 static struct config	*cfg;
 
-static void
-add_job(struct config *w, const char *tenant, const char *job,
-    const char *attempt, const char *step)
-{
-	struct config_job	 j;
-	const char		*why;
-
-	memset(&j, 0, sizeof(j));
-	snprintf(j.tenant, sizeof(j.tenant), "%s", tenant);
-	snprintf(j.job_id, sizeof(j.job_id), "%s", job);
-	snprintf(j.attempt, sizeof(j.attempt), "%s", attempt);
-	snprintf(j.step, sizeof(j.step), "%s", step);
-	snprintf(j.destination, sizeof(j.destination), "sink");
-	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
-}
-
+/* A tenant with its destination "sink". */
 static void
 add_tenant(struct config *w, const char *id, int active)
 {
-	struct config_tenant		 t;
-	struct config_destination	 d;
-	const char			*why;
-
-	memset(&t, 0, sizeof(t));
-	snprintf(t.id, sizeof(t.id), "%s", id);
-	t.active = active;
-	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
-	memset(&d, 0, sizeof(d));
-	snprintf(d.tenant, sizeof(d.tenant), "%s", id);
-	snprintf(d.name, sizeof(d.name), "sink");
-	snprintf(d.url, sizeof(d.url), "http://127.0.0.1:9/sink");
-	d.timeout_ms = 1000;
-	d.max_attempts = 3;
-	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
-	    CONFIG_OK);
+	test_add_tenant(w, id, active);
+	test_add_destination(w, id, "sink");
 }
 
 static void
 open_both(int busy_ms, struct store **s, struct config **c)
 {
-	struct store_opts	opts;
-
-	memset(&opts, 0, sizeof(opts));
-	opts.busy_ms = busy_ms;
-	ck_assert_int_eq(store_open(state_path, &opts, s), STORE_OK);
-	ck_assert_int_eq(config_open(config_path, CONFIG_READ, busy_ms, c),
-	    CONFIG_OK);
+	*s = test_store_open(dir, busy_ms, 0);
+	*c = test_config_open(dir, CONFIG_READ, busy_ms);
 }
 
 static void
 setup(void)
 {
-	struct config		*w;
-	struct store_opts	 opts;
+	struct config	*w;
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
-	snprintf(state_path, sizeof(state_path), "%s/state.db", dir);
-	snprintf(config_path, sizeof(config_path), "%s/config.db", dir);
-	ck_assert_int_eq(config_create(config_path), CONFIG_OK);
-	ck_assert_int_eq(config_open(config_path, CONFIG_WRITE, 1000, &w),
-	    CONFIG_OK);
+	test_path(state_path, sizeof(state_path), dir, "state.db");
+	w = test_config_create(dir);
 	add_tenant(w, "acme", 1);
 	add_tenant(w, "other", 1);
 	add_tenant(w, "sleepy", 0);
-	add_job(w, "acme", "job-1", "att-42", "analyze-v1");
-	add_job(w, "acme", "job-2", "att-42", "analyze-v1");	/* same action */
-	add_job(w, "acme", "job-3", "att-43", "analyze-v1");
-	add_job(w, "other", "job-x", "att-1", "analyze-v1");
-	add_job(w, "sleepy", "job-s", "att-1", "analyze-v1");
+	test_add_job(w, "acme", "job-1", "att-42", "sink");
+	test_add_job(w, "acme", "job-2", "att-42", "sink");	/* same action */
+	test_add_job(w, "acme", "job-3", "att-43", "sink");
+	test_add_job(w, "other", "job-x", "att-1", "sink");
+	test_add_job(w, "sleepy", "job-s", "att-1", "sink");
 	config_close(w);
-	memset(&opts, 0, sizeof(opts));
-	opts.create = 1;
-	opts.busy_ms = 1000;
-	ck_assert_int_eq(store_open(state_path, &opts, &st), STORE_OK);
-	ck_assert_int_eq(config_open(config_path, CONFIG_READ, 1000, &cfg),
-	    CONFIG_OK);
+	st = test_store_open(dir, 1000, 1);
+	cfg = test_config_open(dir, CONFIG_READ, 1000);
 }
 
 static void
@@ -121,30 +77,13 @@ teardown(void)
 static long long
 q(const char *sql)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*s;
-	long long	 v = -1;
-
-	ck_assert_int_eq(sqlite3_open_v2(state_path, &db, SQLITE_OPEN_READONLY,
-	    NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
+	return test_db_int(state_path, sql);
 }
 
-/* The number of rows in every state table, as one comparable string. */
 static void
 snapshot(char *buf, size_t len)
 {
-	snprintf(buf, len, "r%lld j%lld a%lld o%lld c%lld",
-	    q("SELECT count(*) FROM receipts"),
-	    q("SELECT count(*) FROM job_state"),
-	    q("SELECT count(*) FROM accepted"),
-	    q("SELECT count(*) FROM outbox"),
-	    q("SELECT count(*) FROM conflicts"));
+	test_state_snapshot(state_path, buf, len);
 }
 
 enum kind { POLL, CALLBACK, EVENT };

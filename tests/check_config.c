@@ -86,12 +86,8 @@ static void
 setup(void)
 {
 	copy(dir, sizeof(dir), test_tmpdir());
-	ck_assert_int_lt(snprintf(dbpath, sizeof(dbpath), "%s/config.db",
-	    dir), (int)sizeof(dbpath));
-	ck_assert_int_eq(config_create(dbpath), CONFIG_OK);
-	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, BUSY_MS, &w),
-	    CONFIG_OK);
-	ck_assert_ptr_nonnull(w);
+	test_path(dbpath, sizeof(dbpath), dir, "config.db");
+	w = test_config_create(dir);
 }
 
 static void
@@ -103,81 +99,8 @@ teardown(void)
 }
 
 /*
- * Rows
+ * Rows: the shared builders (testutil.h) on the writer w.
  */
-
-static struct config_tenant
-tenant(const char *id)
-{
-	struct config_tenant	t;
-
-	memset(&t, 0, sizeof(t));
-	SET(t.id, id);
-	t.active = 1;
-	return t;
-}
-
-static struct config_endpoint
-endpoint(const char *name, const char *tn, enum config_auth auth)
-{
-	struct config_endpoint	e;
-
-	memset(&e, 0, sizeof(e));
-	SET(e.name, name);
-	SET(e.tenant, tn);
-	e.kind = CONFIG_KIND_JOB;
-	e.auth = auth;
-	if (auth == CONFIG_AUTH_KEY)
-		SET(e.key_header, "X-Hook-Key");
-	e.tolerance = 300;
-	return e;
-}
-
-static struct config_destination
-destination(const char *tn, const char *name)
-{
-	struct config_destination	d;
-
-	memset(&d, 0, sizeof(d));
-	SET(d.tenant, tn);
-	SET(d.name, name);
-	SET(d.url, "https://app.example/actions");
-	d.timeout_ms = 5000;
-	d.max_attempts = 5;
-	return d;
-}
-
-static struct config_job
-job(const char *tn, const char *id, const char *dest)
-{
-	struct config_job	j;
-
-	memset(&j, 0, sizeof(j));
-	SET(j.tenant, tn);
-	SET(j.job_id, id);
-	SET(j.attempt, "att-1");
-	SET(j.step, "analyze-v1");
-	SET(j.destination, dest);
-	return j;
-}
-
-static void
-add_tenant(const char *id)
-{
-	struct config_tenant	 t = tenant(id);
-	const char		*why = NULL;
-
-	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
-}
-
-static void
-add_endpoint(const char *name, const char *tn, enum config_auth auth)
-{
-	struct config_endpoint	 e = endpoint(name, tn, auth);
-	const char		*why = NULL;
-
-	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
-}
 
 static void
 add_secret(const char *ep, const char *secret, int64_t expires_at)
@@ -187,25 +110,6 @@ add_secret(const char *ep, const char *secret, int64_t expires_at)
 	ck_assert_int_eq(config_secret_add(w, ep,
 	    (const unsigned char *)secret, strlen(secret), expires_at, &why),
 	    CONFIG_OK);
-}
-
-static void
-add_destination(const char *tn, const char *name)
-{
-	struct config_destination	 d = destination(tn, name);
-	const char			*why = NULL;
-
-	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
-	    CONFIG_OK);
-}
-
-static void
-add_job(const char *tn, const char *id, const char *dest)
-{
-	struct config_job	 j = job(tn, id, dest);
-	const char		*why = NULL;
-
-	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
 }
 
 /*
@@ -238,21 +142,6 @@ count(struct config *c, enum config_table t)
 /*
  * SQLite directly
  */
-
-static void
-raw_exec(const char *sql)
-{
-	sqlite3	*db = NULL;
-	char	*err = NULL;
-	int	 rc;
-
-	ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE,
-	    NULL), SQLITE_OK);
-	rc = sqlite3_exec(db, sql, NULL, NULL, &err);
-	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql,
-	    err != NULL ? err : "?");
-	sqlite3_close(db);
-}
 
 /*
  * Runs a query and looks for needle in every column of every row, as
@@ -410,7 +299,7 @@ START_TEST(test_open_version)
 	w = NULL;
 
 	/* Another schema version: refused in both modes. */
-	raw_exec("PRAGMA user_version=99");
+	test_db_exec(dbpath, "PRAGMA user_version=99");
 	c = (struct config *)&c;	/* not NULL: see that it is reset */
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_ERROR);
 	ck_assert_ptr_null(c);
@@ -418,13 +307,13 @@ START_TEST(test_open_version)
 	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
 	    CONFIG_ERROR);
 	ck_assert_ptr_null(c);
-	raw_exec("PRAGMA user_version=0");
+	test_db_exec(dbpath, "PRAGMA user_version=0");
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_ERROR);
 	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
 	    CONFIG_ERROR);
 
 	/* The version was the only thing wrong. */
-	raw_exec("PRAGMA user_version=1");
+	test_db_exec(dbpath, "PRAGMA user_version=1");
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_OK);
 	ck_assert_ptr_nonnull(c);
 	config_close(c);
@@ -485,11 +374,11 @@ START_TEST(test_roundtrip)
 	const char			*why;
 
 	/* Tenants, with and without an API key. */
-	t = tenant("acme");
+	t = test_tenant("acme");
 	SET(t.status_base, "https://api.tornado.example/v1");
 	ck_assert_int_eq(config_tenant_add(w, &t,
 	    (const unsigned char *)API_KEY, strlen(API_KEY), &why), CONFIG_OK);
-	t = tenant("beta");
+	t = test_tenant("beta");
 	t.active = 0;
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
 
@@ -516,14 +405,14 @@ START_TEST(test_roundtrip)
 	config_secrets_clear(&sec);
 
 	/* Endpoints of each auth mode and kind. */
-	e = endpoint("acme-org", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("acme-org", "acme", CONFIG_AUTH_HMAC);
 	e.kind = CONFIG_KIND_ORG;
 	e.tolerance = 600;
 	SET(e.key_header, "Mux-Signature");	/* hmac: the signature header */
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
-	e = endpoint("acme-key", "acme", CONFIG_AUTH_KEY);
+	e = test_endpoint("acme-key", "acme", CONFIG_AUTH_KEY);
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
-	e = endpoint("beta-std", "beta", CONFIG_AUTH_STANDARD);
+	e = test_endpoint("beta-std", "beta", CONFIG_AUTH_STANDARD);
 	e.tolerance = 86400;
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
 
@@ -549,7 +438,7 @@ START_TEST(test_roundtrip)
 	ck_assert_int_eq(eg.tolerance, 86400);
 
 	/* Destinations, signed and not. */
-	d = destination("acme", "analyzer");
+	d = test_destination("acme", "analyzer");
 	SET(d.url, "https://analyzer.example/hook?x=1&y=\xc3\xa9");
 	SET(d.status_url, "https://analyzer.example/status");
 	d.idempotent = 1;
@@ -558,7 +447,7 @@ START_TEST(test_roundtrip)
 	ck_assert_int_eq(config_destination_add(w, &d,
 	    (const unsigned char *)DEST_SECRET, strlen(DEST_SECRET), &why),
 	    CONFIG_OK);
-	d = destination("acme", "plain");
+	d = test_destination("acme", "plain");
 	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
 	    CONFIG_OK);
 
@@ -575,11 +464,11 @@ START_TEST(test_roundtrip)
 	memset(&dg, 'Z', sizeof(dg));
 	ck_assert_int_eq(config_destination_get(w, "acme", "plain", &dg),
 	    CONFIG_OK);
-	ck_assert_str_eq(dg.url, "https://app.example/actions");
+	ck_assert_str_eq(dg.url, TEST_DEST_URL);
 	ck_assert_str_eq(dg.status_url, "");
 	ck_assert_int_eq(dg.idempotent, 0);
-	ck_assert_int_eq(dg.timeout_ms, 5000);
-	ck_assert_int_eq(dg.max_attempts, 5);
+	ck_assert_int_eq(dg.timeout_ms, TEST_DEST_TIMEOUT_MS);
+	ck_assert_int_eq(dg.max_attempts, TEST_DEST_MAX_ATTEMPTS);
 
 	ck_assert_int_eq(config_destination_secret(w, "acme", "analyzer",
 	    &sec), CONFIG_OK);
@@ -593,13 +482,13 @@ START_TEST(test_roundtrip)
 	config_secrets_clear(&sec);
 
 	/* Jobs. */
-	j = job("acme", "tj-0001", "analyzer");
+	j = test_job("acme", "tj-0001", "att-1", "analyzer");
 	SET(j.attempt, "att-42");
 	SET(j.step, "analyze.v1");
 	SET(j.source_url, "https://videos.example/src/1");
 	SET(j.output, "{\"format\":\"mp4\",\"quality\":\"1080p\"}");
 	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
-	add_job("acme", "tj-0002", "plain");
+	test_add_job(w, "acme", "tj-0002", "att-1", "plain");
 
 	memset(&jg, 'Z', sizeof(jg));
 	ck_assert_int_eq(config_job_get(w, "acme", "tj-0001", &jg), CONFIG_OK);
@@ -628,8 +517,8 @@ START_TEST(test_notfound)
 	struct config_destination	d;
 	struct config_job		j;
 
-	add_tenant("acme");
-	add_destination("acme", "dest");
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "dest");
 
 	/* Not found, and the out structs are left alone. */
 	memset(&t, 'Z', sizeof(t));
@@ -664,33 +553,33 @@ START_TEST(test_tenant_invalid)
 	unsigned char		 key[CONFIG_SECRET_MAX + 1];
 	const char		*why;
 
-	t = tenant("");
+	t = test_tenant("");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
 	/* HB_ID_MAX + 1 bytes (no room for a NUL: none is read). */
 	memset(t.id, 'a', sizeof(t.id));
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
-	t = tenant("ac\x01me");
+	t = test_tenant("ac\x01me");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
-	t = tenant("ac\tme");
+	t = test_tenant("ac\tme");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
-	t = tenant("acme\x7f");
+	t = test_tenant("acme\x7f");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
-	t = tenant("acme\xff");
+	t = test_tenant("acme\xff");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
-	t = tenant("acme");
+	t = test_tenant("acme");
 	memset(t.status_base, 'u', sizeof(t.status_base));
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "status");
-	t = tenant("acme");
+	t = test_tenant("acme");
 	SET(t.status_base, "https://\xc0\xaf");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "status");
-	t = tenant("acme");
+	t = test_tenant("acme");
 	memset(key, 'k', sizeof(key));
 	CK_INVALID(config_tenant_add(w, &t, key, sizeof(key), &why), "key");
 	/* What we send in headers and request lines: no CR, LF, controls. */
-	t = tenant("acme");
+	t = test_tenant("acme");
 	SET(t.status_base, "https://api.example/\r\nX-Evil: 1");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "status");
-	t = tenant("acme");
+	t = test_tenant("acme");
 	CK_INVALID(config_tenant_add(w, &t, (const unsigned char *)"k\r\nX: 1",
 	    7, &why), "key");
 	CK_INVALID(config_tenant_add(w, &t, (const unsigned char *)"a b", 3,
@@ -712,11 +601,11 @@ START_TEST(test_tenant_invalid)
 	ck_assert_uint_eq(sec.s[0].keylen, CONFIG_SECRET_MAX);
 	config_secrets_clear(&sec);
 	/* Names are ASCII: they go into URLs, headers and metric labels. */
-	t = tenant("t\xc3\xa9nant");
+	t = test_tenant("t\xc3\xa9nant");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
-	t = tenant("tenant one");
+	t = test_tenant("tenant one");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
-	t = tenant("tenant_1.b-2");
+	t = test_tenant("tenant_1.b-2");
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
 	ck_assert_int_eq(count(w, CONFIG_TENANTS), 2);
 }
@@ -727,39 +616,39 @@ START_TEST(test_endpoint_invalid)
 	struct config_endpoint	 e;
 	const char		*why;
 
-	add_tenant("acme");
+	test_add_tenant(w, "acme", 1);
 
-	e = endpoint("", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
 	memset(e.name, 'n', sizeof(e.name));
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
-	e = endpoint("ep\x01", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep\x01", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
-	e = endpoint("ep\xff", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep\xff", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
-	e = endpoint("ep", "", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep", "", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "tenant");
 	memset(e.tenant, 't', sizeof(e.tenant));
 	CK_INVALID(config_endpoint_add(w, &e, &why), "tenant");
 	/* Names that would clash with /hooks/_health or another path. */
-	e = endpoint("_health", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("_health", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
-	e = endpoint("_", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("_", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
-	e = endpoint("a/b", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("a/b", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
-	e = endpoint("../x", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("../x", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
-	e = endpoint("ab/", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ab/", "acme", CONFIG_AUTH_HMAC);
 	CK_INVALID(config_endpoint_add(w, &e, &why), "endpoint");
 	/* Key mode needs a usable header name. */
-	e = endpoint("ep", "acme", CONFIG_AUTH_KEY);
+	e = test_endpoint("ep", "acme", CONFIG_AUTH_KEY);
 	e.key_header[0] = '\0';
 	CK_INVALID(config_endpoint_add(w, &e, &why), "header");
 	SET(e.key_header, "X-Key\r\nX-Other");
 	CK_INVALID(config_endpoint_add(w, &e, &why), "header");
 	/* Tolerance in 1..86400. */
-	e = endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
 	e.tolerance = 0;
 	CK_INVALID(config_endpoint_add(w, &e, &why), "tolerance");
 	e.tolerance = -300;
@@ -771,7 +660,7 @@ START_TEST(test_endpoint_invalid)
 	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
 
 	/* The edges. */
-	e = endpoint("a_b", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("a_b", "acme", CONFIG_AUTH_HMAC);
 	e.tolerance = 1;
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
 	memset(e.name, 'n', HB_ID_MAX);
@@ -787,13 +676,13 @@ START_TEST(test_endpoint_bad_enum)
 	struct config_endpoint	 e;
 	const char		*why;
 
-	add_tenant("acme");
+	test_add_tenant(w, "acme", 1);
 
 	/* An out-of-range kind or auth is refused with *why naming it. */
-	e = endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
 	e.kind = (enum config_kind)7;
 	CK_INVALID(config_endpoint_add(w, &e, &why), "kind");
-	e = endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
 	e.auth = (enum config_auth)7;
 	CK_INVALID(config_endpoint_add(w, &e, &why), "auth");
 }
@@ -805,8 +694,8 @@ START_TEST(test_secret_invalid)
 	const char	*why;
 	int		 found;
 
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 
 	CK_INVALID(config_secret_add(w, "ep", (const unsigned char *)"", 0, 0,
 	    &why), "secret");
@@ -837,20 +726,20 @@ START_TEST(test_destination_invalid)
 	unsigned char			 big[CONFIG_SECRET_MAX + 1];
 	const char			*why;
 
-	add_tenant("acme");
+	test_add_tenant(w, "acme", 1);
 
-	d = destination("", "dest");
+	d = test_destination("", "dest");
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "tenant");
-	d = destination("acme", "");
+	d = test_destination("acme", "");
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
 	    "destination");
 	memset(d.name, 'd', sizeof(d.name));
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
 	    "destination");
-	d = destination("acme", "de\x1fst");
+	d = test_destination("acme", "de\x1fst");
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
 	    "destination");
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	d.url[0] = '\0';
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
 	memset(d.url, 'u', sizeof(d.url));
@@ -859,28 +748,28 @@ START_TEST(test_destination_invalid)
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
 	SET(d.url, "https://x.example/\nHost: evil");
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "URL");
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	SET(d.status_url, "https://x.example/s\r");
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "status");
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	memset(d.status_url, 'u', sizeof(d.status_url));
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "status");
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	d.timeout_ms = 0;
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "timeout");
 	d.timeout_ms = -1;
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "timeout");
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	d.max_attempts = 0;
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "attempts");
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	memset(big, 's', sizeof(big));
 	CK_INVALID(config_destination_add(w, &d, big, sizeof(big), &why),
 	    "secret");
 	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 0);
 
 	/* The edges. */
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	memset(d.url, 'u', HB_TEXT_MAX);
 	memcpy(d.url, "http://", 7);
 	d.url[HB_TEXT_MAX] = '\0';
@@ -897,38 +786,38 @@ START_TEST(test_job_invalid)
 	struct config_job	 j;
 	const char		*why;
 
-	add_tenant("acme");
-	add_destination("acme", "dest");
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "dest");
 
-	j = job("", "j1", "dest");
+	j = test_job("", "j1", "att-1", "dest");
 	CK_INVALID(config_job_add(w, &j, &why), "tenant");
-	j = job("acme", "", "dest");
+	j = test_job("acme", "", "att-1", "dest");
 	CK_INVALID(config_job_add(w, &j, &why), "job");
 	memset(j.job_id, 'j', sizeof(j.job_id));
 	CK_INVALID(config_job_add(w, &j, &why), "job");
-	j = job("acme", "j\x01", "dest");
+	j = test_job("acme", "j\x01", "att-1", "dest");
 	CK_INVALID(config_job_add(w, &j, &why), "job");
-	j = job("acme", "j\xc3", "dest");
+	j = test_job("acme", "j\xc3", "att-1", "dest");
 	CK_INVALID(config_job_add(w, &j, &why), "job");
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	j.attempt[0] = '\0';
 	CK_INVALID(config_job_add(w, &j, &why), "attempt");
 	memset(j.attempt, 'a', sizeof(j.attempt));
 	CK_INVALID(config_job_add(w, &j, &why), "attempt");
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	j.step[0] = '\0';
 	CK_INVALID(config_job_add(w, &j, &why), "step");
-	j = job("acme", "j1", "");
+	j = test_job("acme", "j1", "att-1", "");
 	CK_INVALID(config_job_add(w, &j, &why), "destination");
 	/* The action id tenant:attempt:step must stay unambiguous. */
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	SET(j.attempt, "att:1");
 	CK_INVALID(config_job_add(w, &j, &why), "attempt");
 	SET(j.attempt, ":");
 	CK_INVALID(config_job_add(w, &j, &why), "attempt");
-	j = job("ac:me", "j1", "dest");
+	j = test_job("ac:me", "j1", "att-1", "dest");
 	CK_INVALID(config_job_add(w, &j, &why), "tenant");
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	SET(j.step, "analyze:v1");
 	CK_INVALID(config_job_add(w, &j, &why), "step");
 	/* Names are [A-Za-z0-9._-], starting with a letter or digit. */
@@ -938,7 +827,7 @@ START_TEST(test_job_invalid)
 	CK_INVALID(config_job_add(w, &j, &why), "step");
 	SET(j.step, "\xc3\xa9tape");
 	CK_INVALID(config_job_add(w, &j, &why), "step");
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	/* A job id is the provider's: any printable text, ':' included... */
 	SET(j.job_id, "job:1/\xc3\xa9");
 	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
@@ -949,16 +838,16 @@ START_TEST(test_job_invalid)
 	CK_INVALID(config_job_add(w, &j, &why), "job id");
 	SET(j.job_id, "job-\xe2\x80\xae-1");
 	CK_INVALID(config_job_add(w, &j, &why), "job id");
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	memset(j.source_url, 'u', sizeof(j.source_url));
 	CK_INVALID(config_job_add(w, &j, &why), "source");
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	SET(j.output, "{\"q\":\"\xff\"}");
 	CK_INVALID(config_job_add(w, &j, &why), "output");
 	ck_assert_int_eq(count(w, CONFIG_JOBS), 0);
 
 	/* The edges. */
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	memset(j.job_id, 'j', HB_ID_MAX);
 	j.job_id[HB_ID_MAX] = '\0';
 	memset(j.output, 'o', HB_TEXT_MAX);
@@ -980,25 +869,25 @@ START_TEST(test_duplicates)
 	struct config_job		 j;
 	const char			*why;
 
-	add_tenant("acme");
-	add_tenant("beta");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
-	add_destination("acme", "dest");
-	add_job("acme", "j1", "dest");
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "beta", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
+	test_add_destination(w, "acme", "dest");
+	test_add_job(w, "acme", "j1", "att-1", "dest");
 
-	t = tenant("acme");
+	t = test_tenant("acme");
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why),
 	    CONFIG_EXISTS);
 	/* Endpoint names are global: they are URL paths. */
-	e = endpoint("ep", "acme", CONFIG_AUTH_KEY);
+	e = test_endpoint("ep", "acme", CONFIG_AUTH_KEY);
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_EXISTS);
-	e = endpoint("ep", "beta", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep", "beta", CONFIG_AUTH_HMAC);
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_EXISTS);
-	d = destination("acme", "dest");
+	d = test_destination("acme", "dest");
 	SET(d.url, "https://other.example/");
 	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
 	    CONFIG_EXISTS);
-	j = job("acme", "j1", "dest");
+	j = test_job("acme", "j1", "att-1", "dest");
 	SET(j.attempt, "att-2");
 	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_EXISTS);
 
@@ -1010,8 +899,8 @@ START_TEST(test_duplicates)
 	ck_assert_str_eq(j.attempt, "att-1");
 
 	/* Destinations and jobs are per tenant. */
-	add_destination("beta", "dest");
-	add_job("beta", "j1", "dest");
+	test_add_destination(w, "beta", "dest");
+	test_add_job(w, "beta", "j1", "att-1", "dest");
 	ck_assert_int_eq(count(w, CONFIG_JOBS), 2);
 }
 END_TEST
@@ -1023,22 +912,22 @@ START_TEST(test_references)
 	struct config_job		 j;
 	const char			*why;
 
-	add_tenant("acme");
-	add_tenant("beta");
-	add_destination("acme", "dest");
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "beta", 1);
+	test_add_destination(w, "acme", "dest");
 
-	e = endpoint("ep", "nobody", CONFIG_AUTH_HMAC);
+	e = test_endpoint("ep", "nobody", CONFIG_AUTH_HMAC);
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_REFUSED);
-	d = destination("nobody", "dest");
+	d = test_destination("nobody", "dest");
 	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
 	    CONFIG_REFUSED);
 	/* A job whose destination does not exist. */
-	j = job("acme", "j1", "nowhere");
+	j = test_job("acme", "j1", "att-1", "nowhere");
 	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_REFUSED);
 	/* ...or exists for another tenant only. */
-	j = job("beta", "j1", "dest");
+	j = test_job("beta", "j1", "att-1", "dest");
 	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_REFUSED);
-	j = job("nobody", "j1", "dest");
+	j = test_job("nobody", "j1", "att-1", "dest");
 	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_REFUSED);
 
 	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
@@ -1053,12 +942,12 @@ START_TEST(test_remove)
 	struct config_endpoint	e;
 	struct config_secrets	sec;
 
-	add_tenant("acme");
-	add_tenant("beta");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "beta", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 	add_secret("ep", HMAC_SECRET, 0);
-	add_destination("beta", "dest");
-	add_job("beta", "j1", "dest");
+	test_add_destination(w, "beta", "dest");
+	test_add_job(w, "beta", "j1", "att-1", "dest");
 
 	/* Still referenced. */
 	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "acme", NULL),
@@ -1105,8 +994,8 @@ START_TEST(test_remove)
 	ck_assert_int_eq(count(w, CONFIG_JOBS), 0);
 
 	/* An endpoint's secrets went with it: a new one starts bare. */
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 	ck_assert_int_eq(config_endpoint_secrets(w, "ep", util_now(), &sec),
 	    CONFIG_OK);
 	ck_assert_uint_eq(sec.n, 0);
@@ -1127,8 +1016,8 @@ START_TEST(test_key_hashed)
 	char			*json;
 	int			 found;
 
-	add_tenant("acme");
-	add_endpoint("ep-key", "acme", CONFIG_AUTH_KEY);
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep-key", "acme", CONFIG_AUTH_KEY, NULL);
 	add_secret("ep-key", KEY_SECRET, 0);
 	ck_assert_int_eq(auth_key_hash(KEY_SECRET, strlen(KEY_SECRET), hash),
 	    0);
@@ -1178,10 +1067,10 @@ START_TEST(test_hmac_secrets)
 	struct config_secrets		 sec;
 	const char			*why;
 
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
-	add_endpoint("ep-std", "acme", CONFIG_AUTH_STANDARD);
-	add_endpoint("ep-none", "acme", CONFIG_AUTH_HMAC);
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
+	test_add_endpoint(w, "ep-std", "acme", CONFIG_AUTH_STANDARD, NULL);
+	test_add_endpoint(w, "ep-none", "acme", CONFIG_AUTH_HMAC, NULL);
 
 	add_secret("ep", "first-secret", 0);
 	add_secret("ep", HMAC_SECRET, 0);
@@ -1227,8 +1116,8 @@ START_TEST(test_secret_expiry)
 	struct config_secrets	sec;
 	int64_t			now = util_now();
 
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 	add_secret("ep", "expires-1000", 1000);
 	add_secret("ep", "expires-2000", 2000);
 	add_secret("ep", "never", 0);
@@ -1277,8 +1166,8 @@ START_TEST(test_secret_negative_expiry)
 	const char		*why = NULL;
 	enum config_status	 rc;
 
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 
 	/*
 	 * Only 0 means "never expires" (config_admin.h); a negative expiry is a
@@ -1303,8 +1192,8 @@ START_TEST(test_secrets_max)
 	sqlite3			*db;
 	int			 i;
 
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 	for (i = 0; i < CONFIG_SECRETS_MAX; i++) {
 		ck_assert_int_lt(snprintf(name, sizeof(name), "secret-%02d", i),
 		    (int)sizeof(name));
@@ -1326,7 +1215,7 @@ START_TEST(test_secrets_max)
 	config_secrets_clear(&sec);
 
 	/* The limit applies to unexpired secrets only. */
-	add_endpoint("ep2", "acme", CONFIG_AUTH_HMAC);
+	test_add_endpoint(w, "ep2", "acme", CONFIG_AUTH_HMAC, NULL);
 	for (i = 0; i < CONFIG_SECRETS_MAX + 3; i++) {
 		ck_assert_int_lt(snprintf(name, sizeof(name), "s2-%02d", i),
 		    (int)sizeof(name));
@@ -1387,10 +1276,10 @@ START_TEST(test_read_revalidates)
 	size_t				 i;
 	const char			*why;
 
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
-	add_destination("acme", "dest");
-	add_job("acme", "j1", "dest");
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
+	test_add_destination(w, "acme", "dest");
+	test_add_job(w, "acme", "j1", "att-1", "dest");
 	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_int_eq(sqlite3_exec(db, "SAVEPOINT s", NULL, NULL,
@@ -1403,7 +1292,7 @@ START_TEST(test_read_revalidates)
 		    CONFIG_OK || 0, "job read back after: %s", bad[i]);
 		ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM jobs", NULL,
 		    NULL, NULL), SQLITE_OK);
-		add_job("acme", "j1", "dest");
+		test_add_job(w, "acme", "j1", "att-1", "dest");
 	}
 	for (i = 0; i < sizeof(badd) / sizeof(badd[0]); i++) {
 		ck_assert_int_eq(sqlite3_exec(db, badd[i], NULL, NULL, NULL),
@@ -1412,8 +1301,8 @@ START_TEST(test_read_revalidates)
 		    CONFIG_OK, "destination read back after: %s", badd[i]);
 		ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM jobs;"
 		    " DELETE FROM destinations", NULL, NULL, NULL), SQLITE_OK);
-		add_destination("acme", "dest");
-		add_job("acme", "j1", "dest");
+		test_add_destination(w, "acme", "dest");
+		test_add_job(w, "acme", "j1", "att-1", "dest");
 		ck_assert_int_eq(config_destination_get(w, "acme", "dest", &d),
 		    CONFIG_OK);
 	}
@@ -1437,7 +1326,7 @@ START_TEST(test_read_revalidates)
 	sqlite3_close(db);
 
 	/* And the tool's own door: a tenant id may not contain ':'. */
-	t = tenant("a:b");
+	t = test_tenant("a:b");
 	CK_INVALID(config_tenant_add(w, &t, NULL, 0, &why), "tenant");
 }
 END_TEST
@@ -1456,10 +1345,10 @@ START_TEST(test_read_refuses_writes)
 	struct config_secrets		 sec;
 	const char			*why;
 
-	add_tenant("acme");
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
-	add_destination("acme", "dest");
-	add_job("acme", "j1", "dest");
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
+	test_add_destination(w, "acme", "dest");
+	test_add_job(w, "acme", "j1", "att-1", "dest");
 
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, BUSY_MS, &r),
 	    CONFIG_OK);
@@ -1467,16 +1356,16 @@ START_TEST(test_read_refuses_writes)
 	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
 	ck_assert_int_eq(config_job_get(r, "acme", "j1", &j), CONFIG_OK);
 	/* ...every write fails. */
-	t = tenant("new");
+	t = test_tenant("new");
 	ck_assert_int_ne(config_tenant_add(r, &t, NULL, 0, &why), CONFIG_OK);
-	e = endpoint("new-ep", "acme", CONFIG_AUTH_HMAC);
+	e = test_endpoint("new-ep", "acme", CONFIG_AUTH_HMAC);
 	ck_assert_int_ne(config_endpoint_add(r, &e, &why), CONFIG_OK);
 	ck_assert_int_ne(config_secret_add(r, "ep",
 	    (const unsigned char *)"s", 1, 0, &why), CONFIG_OK);
-	d = destination("acme", "new-dest");
+	d = test_destination("acme", "new-dest");
 	ck_assert_int_ne(config_destination_add(r, &d, NULL, 0, &why),
 	    CONFIG_OK);
-	j = job("acme", "j2", "dest");
+	j = test_job("acme", "j2", "att-1", "dest");
 	ck_assert_int_ne(config_job_add(r, &j, &why), CONFIG_OK);
 	ck_assert_int_ne(config_remove(r, CONFIG_JOBS, "acme", "j1"),
 	    CONFIG_OK);
@@ -1504,7 +1393,7 @@ START_TEST(test_read_only_open)
 	char			 real[PATH_MAX];
 	const char		*why;
 
-	add_tenant("acme");
+	test_add_tenant(w, "acme", 1);
 	config_close(w);
 	w = NULL;
 	ck_assert_ptr_nonnull(realpath(dbpath, real));
@@ -1539,7 +1428,7 @@ START_TEST(test_read_only_open)
 	config_close(r);
 	if (geteuid() != 0) {
 		if (config_open(dbpath, CONFIG_WRITE, 0, &w) == CONFIG_OK) {
-			t = tenant("new");
+			t = test_tenant("new");
 			ck_assert_int_ne(config_tenant_add(w, &t, NULL, 0,
 			    &why), CONFIG_OK);
 		}
@@ -1561,12 +1450,12 @@ START_TEST(test_reader_sees_writes)
 	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_NOTFOUND);
 	ck_assert_int_eq(count(r, CONFIG_TENANTS), 0);
 
-	add_tenant("acme");
+	test_add_tenant(w, "acme", 1);
 	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
 	ck_assert_str_eq(t.id, "acme");
 	ck_assert_int_eq(count(r, CONFIG_TENANTS), 1);
 
-	add_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 	ck_assert_int_eq(config_endpoint_secrets(r, "ep", util_now(), &sec),
 	    CONFIG_OK);
 	ck_assert_uint_eq(sec.n, 0);
@@ -1592,7 +1481,7 @@ START_TEST(test_reader_sees_writes)
 
 	/* Uncommitted work is not seen; once committed it is. */
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);
-	add_tenant("pending");
+	test_add_tenant(w, "pending", 1);
 	ck_assert_int_eq(config_tenant_get(r, "pending", &t), CONFIG_NOTFOUND);
 	ck_assert_int_eq(config_commit(w), CONFIG_OK);
 	ck_assert_int_eq(config_tenant_get(r, "pending", &t), CONFIG_OK);
@@ -1610,7 +1499,7 @@ START_TEST(test_snapshot)
 	struct config_tenant	 t;
 	const char		*why;
 
-	add_tenant("acme");
+	test_add_tenant(w, "acme", 1);
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &r), CONFIG_OK);
 	config_release(r);	/* without a snapshot: nothing */
 	ck_assert_int_eq(config_snapshot(r), CONFIG_OK);
@@ -1621,13 +1510,13 @@ START_TEST(test_snapshot)
 	/* The writer cannot commit under a reader's snapshot... */
 	config_close(w);
 	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &w), CONFIG_OK);
-	t = tenant("late");
+	t = test_tenant("late");
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why),
 	    CONFIG_BUSY);
 	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_NOTFOUND);
 	/* ...and can once it is released; the next snapshot sees it. */
 	config_release(r);
-	t = tenant("late");
+	t = test_tenant("late");
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
 	ck_assert_int_eq(config_snapshot(r), CONFIG_OK);
 	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_OK);
@@ -1646,10 +1535,10 @@ START_TEST(test_rollback)
 	struct config_endpoint	 e;
 	const char		*why;
 
-	add_tenant("acme");
+	test_add_tenant(w, "acme", 1);
 
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);
-	add_endpoint("ep-tx", "acme", CONFIG_AUTH_HMAC);
+	test_add_endpoint(w, "ep-tx", "acme", CONFIG_AUTH_HMAC, NULL);
 	add_secret("ep-tx", HMAC_SECRET, 0);
 	ck_assert_int_eq(config_endpoint_get(w, "ep-tx", &e), CONFIG_OK);
 	config_rollback(w);
@@ -1665,14 +1554,14 @@ START_TEST(test_rollback)
 	/* No nesting. */
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);
 	ck_assert_int_ne(config_begin(w), CONFIG_OK);
-	add_endpoint("ep-1", "acme", CONFIG_AUTH_HMAC);
+	test_add_endpoint(w, "ep-1", "acme", CONFIG_AUTH_HMAC, NULL);
 	ck_assert_int_eq(config_commit(w), CONFIG_OK);
 	ck_assert_int_eq(config_endpoint_get(w, "ep-1", &e), CONFIG_OK);
 
 	/* A failed write inside leaves the transaction usable. */
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);
-	add_endpoint("ep-2", "acme", CONFIG_AUTH_HMAC);
-	e = endpoint("ep-1", "acme", CONFIG_AUTH_HMAC);
+	test_add_endpoint(w, "ep-2", "acme", CONFIG_AUTH_HMAC, NULL);
+	e = test_endpoint("ep-1", "acme", CONFIG_AUTH_HMAC);
 	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_EXISTS);
 	ck_assert_int_eq(config_commit(w), CONFIG_OK);
 	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 2);
@@ -1727,24 +1616,24 @@ START_TEST(test_list)
 	for (i = 0; i < NELEM(tables); i++)
 		ck_assert_int_eq(count(w, tables[i]), 0);
 
-	t = tenant("acme");
+	t = test_tenant("acme");
 	SET(t.status_base, "https://api.tornado.example/v1");
 	ck_assert_int_eq(config_tenant_add(w, &t,
 	    (const unsigned char *)API_KEY, strlen(API_KEY), &why), CONFIG_OK);
-	t = tenant("beta");
+	t = test_tenant("beta");
 	t.active = 0;
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
-	add_endpoint("ep-hmac", "acme", CONFIG_AUTH_HMAC);
+	test_add_endpoint(w, "ep-hmac", "acme", CONFIG_AUTH_HMAC, NULL);
 	add_secret("ep-hmac", HMAC_SECRET, 0);
 	add_secret("ep-hmac", "expired-long-ago", 1);
-	add_endpoint("ep-key", "beta", CONFIG_AUTH_KEY);
+	test_add_endpoint(w, "ep-key", "beta", CONFIG_AUTH_KEY, NULL);
 	add_secret("ep-key", KEY_SECRET, 0);
-	d = destination("acme", "signed");
+	d = test_destination("acme", "signed");
 	ck_assert_int_eq(config_destination_add(w, &d,
 	    (const unsigned char *)DEST_SECRET, strlen(DEST_SECRET), &why),
 	    CONFIG_OK);
-	add_destination("acme", "unsigned");
-	add_job("acme", "j1", "signed");
+	test_add_destination(w, "acme", "unsigned");
+	test_add_job(w, "acme", "j1", "att-1", "signed");
 
 	/* Through the writer and through a reader alike. */
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &r), CONFIG_OK);
@@ -1789,10 +1678,10 @@ START_TEST(test_list)
 		ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
 		o = cJSON_GetArrayItem(arr, 0);
 		ck_assert_str_eq(str(o, "name"), "signed");
-		ck_assert_str_eq(str(o, "url"), "https://app.example/actions");
+		ck_assert_str_eq(str(o, "url"), TEST_DEST_URL);
 		ck_assert_int_ne(yes(o, "signed"), 0);
-		ck_assert(num(o, "timeout_ms") == 5000);
-		ck_assert(num(o, "max_attempts") == 5);
+		ck_assert(num(o, "timeout_ms") == TEST_DEST_TIMEOUT_MS);
+		ck_assert(num(o, "max_attempts") == TEST_DEST_MAX_ATTEMPTS);
 		o = cJSON_GetArrayItem(arr, 1);
 		ck_assert_str_eq(str(o, "name"), "unsigned");
 		ck_assert_int_eq(yes(o, "signed"), 0);

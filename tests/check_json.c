@@ -39,7 +39,6 @@
 
 static char		 dir[PATH_MAX - 32];
 static char		 state_path[PATH_MAX];
-static char		 config_path[PATH_MAX];
 static struct store	*st;
 static struct config	*cfg;
 
@@ -91,58 +90,25 @@ disarm(void)
 static void
 setup(void)
 {
-	struct config			*w;
-	struct config_tenant		 t;
-	struct config_destination	 d;
-	struct config_endpoint		 e;
-	struct config_job		 j;
-	struct store_opts		 opts;
-	const char			*why;
+	struct config		*w;
+	struct config_endpoint	 e;
+	struct config_job	 j;
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
-	snprintf(state_path, sizeof(state_path), "%s/state.db", dir);
-	snprintf(config_path, sizeof(config_path), "%s/config.db", dir);
-	ck_assert_int_eq(config_create(config_path), CONFIG_OK);
-	ck_assert_int_eq(config_open(config_path, CONFIG_WRITE, 1000, &w),
-	    CONFIG_OK);
-	memset(&t, 0, sizeof(t));
-	snprintf(t.id, sizeof(t.id), "acme");
-	t.active = 1;
-	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
-	memset(&d, 0, sizeof(d));
-	snprintf(d.tenant, sizeof(d.tenant), "acme");
-	snprintf(d.name, sizeof(d.name), "sink");
-	snprintf(d.url, sizeof(d.url), "http://127.0.0.1:9/sink");
-	d.timeout_ms = 1000;
-	d.max_attempts = 3;
-	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
-	    CONFIG_OK);
-	memset(&e, 0, sizeof(e));
-	snprintf(e.name, sizeof(e.name), "hook");
-	snprintf(e.tenant, sizeof(e.tenant), "acme");
-	e.kind = CONFIG_KIND_JOB;
-	e.auth = CONFIG_AUTH_KEY;
+	test_path(state_path, sizeof(state_path), dir, "state.db");
+	w = test_config_create(dir);
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "sink");
+	e = test_endpoint("hook", "acme", CONFIG_AUTH_KEY);
 	snprintf(e.key_header, sizeof(e.key_header), KEY_HEADER);
-	e.tolerance = 300;
-	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
-	ck_assert_int_eq(config_secret_add(w, "hook",
-	    (const unsigned char *)KEY, strlen(KEY), 0, &why), CONFIG_OK);
-	memset(&j, 0, sizeof(j));
-	snprintf(j.tenant, sizeof(j.tenant), "acme");
-	snprintf(j.job_id, sizeof(j.job_id), "job-1");
-	snprintf(j.attempt, sizeof(j.attempt), "att-42");
-	snprintf(j.step, sizeof(j.step), "analyze-v1");
-	snprintf(j.destination, sizeof(j.destination), "sink");
+	test_put_endpoint(w, &e, KEY);
+	j = test_job("acme", "job-1", "att-42", "sink");
 	snprintf(j.source_url, sizeof(j.source_url), "https://src.example/1");
 	snprintf(j.output, sizeof(j.output), OUTPUT);
-	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	test_put_job(w, &j);
 	config_close(w);
-	memset(&opts, 0, sizeof(opts));
-	opts.create = 1;
-	opts.busy_ms = 1000;
-	ck_assert_int_eq(store_open(state_path, &opts, &st), STORE_OK);
-	ck_assert_int_eq(config_open(config_path, CONFIG_READ, 1000, &cfg),
-	    CONFIG_OK);
+	st = test_store_open(dir, 1000, 1);
+	cfg = test_config_open(dir, CONFIG_READ, 1000);
 }
 
 static void
@@ -160,30 +126,13 @@ teardown(void)
 static long long
 q(const char *sql)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*s;
-	long long	 v = -1;
-
-	ck_assert_int_eq(sqlite3_open_v2(state_path, &db, SQLITE_OPEN_READONLY,
-	    NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
+	return test_db_int(state_path, sql);
 }
 
-/* The number of rows in every state table, as one comparable string. */
 static void
 snapshot(char *buf, size_t len)
 {
-	snprintf(buf, len, "r%lld j%lld a%lld o%lld c%lld",
-	    q("SELECT count(*) FROM receipts"),
-	    q("SELECT count(*) FROM job_state"),
-	    q("SELECT count(*) FROM accepted"),
-	    q("SELECT count(*) FROM outbox"),
-	    q("SELECT count(*) FROM conflicts"));
+	test_state_snapshot(state_path, buf, len);
 }
 
 static const char *
@@ -319,18 +268,11 @@ START_TEST(payload_output_text)
 	struct config		*w;
 	struct config_job	 j;
 	struct accept_res	 res;
-	const char		*why;
 
-	ck_assert_int_eq(config_open(config_path, CONFIG_WRITE, 1000, &w),
-	    CONFIG_OK);
-	memset(&j, 0, sizeof(j));
-	snprintf(j.tenant, sizeof(j.tenant), "acme");
-	snprintf(j.job_id, sizeof(j.job_id), "job-2");
-	snprintf(j.attempt, sizeof(j.attempt), "att-43");
-	snprintf(j.step, sizeof(j.step), "analyze-v1");
-	snprintf(j.destination, sizeof(j.destination), "sink");
+	w = test_config_open(dir, CONFIG_WRITE, 1000);
+	j = test_job("acme", "job-2", "att-43", "sink");
 	snprintf(j.output, sizeof(j.output), "mp4, 720p");
-	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	test_put_job(w, &j);
 	config_close(w);
 	ck_assert_int_eq(hook("{\"type\":\"job_completed\","
 	    "\"job_id\":\"job-2\"}", &res), HB_ACCEPTED);

@@ -14,14 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "accept.h"
 #include "auth.h"
-#include "config_admin.h"
-#include "http.h"
 #include "http.h"
 #include "outbox.h"
 #include "testutil.h"
-#include "tornado.h"
 #include "util.h"
 
 #define SECRET	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -94,48 +90,23 @@ static void
 setup(void)
 {
 	struct config			*w;
-	struct config_tenant		 t;
 	struct config_destination	 d;
-	struct config_job		 j;
-	struct store_opts		 so;
-	const char			*why;
-	char				 path[PATH_MAX];
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
-	snprintf(log_path, sizeof(log_path), "%s/sink.log", dir);
+	test_path(log_path, sizeof(log_path), dir, "sink.log");
 	start_sink("204");
 
-	snprintf(path, sizeof(path), "%s/config.db", dir);
-	ck_assert_int_eq(config_create(path), CONFIG_OK);
-	ck_assert_int_eq(config_open(path, CONFIG_WRITE, 1000, &w), CONFIG_OK);
-	memset(&t, 0, sizeof(t));
-	snprintf(t.id, sizeof(t.id), "acme");
-	t.active = 1;
-	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
-	memset(&d, 0, sizeof(d));
-	snprintf(d.tenant, sizeof(d.tenant), "acme");
-	snprintf(d.name, sizeof(d.name), "signed");
+	w = test_config_create(dir);
+	test_add_tenant(w, "acme", 1);
+	d = test_destination("acme", "signed");
 	snprintf(d.url, sizeof(d.url), "http://127.0.0.1:%d/in", sink_port);
 	d.timeout_ms = 5000;
-	d.max_attempts = 3;
-	ck_assert_int_eq(config_destination_add(w, &d,
-	    (const unsigned char *)SECRET, strlen(SECRET), &why), CONFIG_OK);
-	memset(&j, 0, sizeof(j));
-	snprintf(j.tenant, sizeof(j.tenant), "acme");
-	snprintf(j.job_id, sizeof(j.job_id), "job-1");
-	snprintf(j.attempt, sizeof(j.attempt), "att-1");
-	snprintf(j.step, sizeof(j.step), "analyze-v1");
-	snprintf(j.destination, sizeof(j.destination), "signed");
-	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	test_put_destination(w, &d, SECRET);
+	test_add_job(w, "acme", "job-1", "att-1", "signed");
 	config_close(w);
 
-	ck_assert_int_eq(config_open(path, CONFIG_READ, 1000, &cfg),
-	    CONFIG_OK);
-	snprintf(path, sizeof(path), "%s/state.db", dir);
-	memset(&so, 0, sizeof(so));
-	so.create = 1;
-	so.busy_ms = 1000;
-	ck_assert_int_eq(store_open(path, &so, &st), STORE_OK);
+	cfg = test_config_open(dir, CONFIG_READ, 1000);
+	st = test_store_open(dir, 1000, 1);
 }
 
 static void
@@ -167,23 +138,14 @@ fields(char *line, char **f, int max)
 
 START_TEST(signature_verifies)
 {
-	static const char	 doc[] = "{\"id\":\"job-1\",\"status\":\"Completed\"}";
 	struct auth_secret	 sec;
-	struct accept_req	 req;
-	struct accept_res	 res;
 	struct outbox		*ob;
-	struct obs		 o;
-	char			 why[128], line[16384], *f[10], *nl;
+	char			 line[16384], *f[10], *nl;
 	FILE			*fp;
 	int64_t			 now = util_now();
 
-	ck_assert_int_eq(tornado_parse_status(doc, strlen(doc), &o, why,
-	    sizeof(why)), TORNADO_OK);
-	memset(&req, 0, sizeof(req));
-	req.tenant = "acme";
-	req.obs = &o;
-	req.now_ms = util_now_ms();
-	ck_assert_int_eq(accept_observation(st, cfg, &req, &res), HB_ACCEPTED);
+	ck_assert_int_eq(test_accept(st, cfg, "acme", "job-1", util_now_ms()),
+	    HB_ACCEPTED);
 
 	ck_assert_ptr_nonnull(ob = outbox_new(st, cfg, NULL));
 	ck_assert_int_eq(outbox_step(ob), OUTBOX_WORKED);
@@ -220,19 +182,8 @@ END_TEST
 static void
 accept_one(void)
 {
-	static const char	 doc[] = "{\"id\":\"job-1\",\"status\":\"Completed\"}";
-	struct accept_req	 req;
-	struct accept_res	 res;
-	struct obs		 o;
-	char			 why[128];
-
-	ck_assert_int_eq(tornado_parse_status(doc, strlen(doc), &o, why,
-	    sizeof(why)), TORNADO_OK);
-	memset(&req, 0, sizeof(req));
-	req.tenant = "acme";
-	req.obs = &o;
-	req.now_ms = util_now_ms() - 60000;
-	ck_assert_int_eq(accept_observation(st, cfg, &req, &res), HB_ACCEPTED);
+	ck_assert_int_eq(test_accept(st, cfg, "acme", "job-1",
+	    util_now_ms() - 60000), HB_ACCEPTED);
 }
 
 

@@ -610,18 +610,7 @@ get(const char *method, const char *name, struct answer *a)
 static long long
 q(const char *sql)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*s;
-	long long	 v = -1;
-
-	ck_assert_int_eq(sqlite3_open_v2(state_path, &db, SQLITE_OPEN_READONLY,
-	    NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
+	return test_db_int(state_path, sql);
 }
 
 static long long
@@ -645,35 +634,16 @@ static void
 add_endpoint(struct config *w, const char *name, const char *tenant,
     enum config_auth auth, const char *hdr, const char *secret)
 {
-	struct config_endpoint	 e;
-	const char		*why;
+	struct config_endpoint	e = test_endpoint(name, tenant, auth);
 
-	memset(&e, 0, sizeof(e));
-	snprintf(e.name, sizeof(e.name), "%s", name);
-	snprintf(e.tenant, sizeof(e.tenant), "%s", tenant);
-	e.kind = CONFIG_KIND_JOB;
-	e.auth = auth;
 	snprintf(e.key_header, sizeof(e.key_header), "%s", hdr);
-	e.tolerance = 300;
-	ck_assert_int_eq(config_endpoint_add(w, &e, &why), CONFIG_OK);
-	ck_assert_int_eq(config_secret_add(w, name,
-	    (const unsigned char *)secret, strlen(secret), 0, &why),
-	    CONFIG_OK);
+	test_put_endpoint(w, &e, secret);
 }
 
 static void
 add_job(struct config *w, const char *job, const char *attempt)
 {
-	struct config_job	 j;
-	const char		*why;
-
-	memset(&j, 0, sizeof(j));
-	snprintf(j.tenant, sizeof(j.tenant), "acme");
-	snprintf(j.job_id, sizeof(j.job_id), "%s", job);
-	snprintf(j.attempt, sizeof(j.attempt), "%s", attempt);
-	snprintf(j.step, sizeof(j.step), "analyze-v1");
-	snprintf(j.destination, sizeof(j.destination), "sink");
-	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+	test_add_job(w, "acme", job, attempt, "sink");
 }
 
 /* A worker's state, as main.c sets it up, on the test's directory. */
@@ -694,37 +664,18 @@ server_init(struct resp_server *s, int busy_ms)
 static void
 setup(void)
 {
-	struct config			*w;
-	struct config_tenant		 t;
-	struct config_destination	 d;
-	struct store_opts		 opts;
-	struct store			*st;
-	const char			*why;
+	struct config	*w;
 
 	ck_assert_int_lt(snprintf(dir, sizeof(dir), "%s", test_tmpdir()),
 	    (int)sizeof(dir));
-	snprintf(state_path, sizeof(state_path), "%s/state.db", dir);
-	snprintf(config_path, sizeof(config_path), "%s/config.db", dir);
-	snprintf(log_path, sizeof(log_path), "%s/respond.log", dir);
-	ck_assert_int_eq(config_create(config_path), CONFIG_OK);
-	ck_assert_int_eq(config_open(config_path, CONFIG_WRITE, 1000, &w),
-	    CONFIG_OK);
+	test_path(state_path, sizeof(state_path), dir, "state.db");
+	test_path(config_path, sizeof(config_path), dir, "config.db");
+	test_path(log_path, sizeof(log_path), dir, "respond.log");
+	w = test_config_create(dir);
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);	/* one sync */
-	memset(&t, 0, sizeof(t));
-	snprintf(t.id, sizeof(t.id), "acme");
-	t.active = 1;
-	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
-	snprintf(t.id, sizeof(t.id), "sleepy");
-	t.active = 0;
-	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
-	memset(&d, 0, sizeof(d));
-	snprintf(d.tenant, sizeof(d.tenant), "acme");
-	snprintf(d.name, sizeof(d.name), "sink");
-	snprintf(d.url, sizeof(d.url), "http://127.0.0.1:9/sink");
-	d.timeout_ms = 1000;
-	d.max_attempts = 3;
-	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
-	    CONFIG_OK);
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "sleepy", 0);
+	test_add_destination(w, "acme", "sink");
 	add_endpoint(w, "tornado", "acme", CONFIG_AUTH_HMAC, "", SECRET);
 	add_endpoint(w, "mux", "acme", CONFIG_AUTH_HMAC, "Mux-Signature",
 	    MUX_SECRET);
@@ -739,11 +690,7 @@ setup(void)
 	add_job(w, "job-6", "att-6");
 	ck_assert_int_eq(config_commit(w), CONFIG_OK);
 	config_close(w);
-	memset(&opts, 0, sizeof(opts));
-	opts.create = 1;
-	opts.busy_ms = 1000;
-	ck_assert_int_eq(store_open(state_path, &opts, &st), STORE_OK);
-	store_close(st);
+	store_close(test_store_open(dir, 1000, 1));
 
 	server_init(&srv, 1000);
 }

@@ -5,9 +5,15 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include "accept.h"
+#include "config_admin.h"
 #include "testutil.h"
+#include "tornado.h"
 
 int
 test_run(Suite *s)
@@ -49,4 +55,276 @@ void
 test_rmdir(const char *dir)
 {
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void
+test_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	int	n;
+
+	n = snprintf(buf, len, "%s/%s", dir, name);
+	ck_assert_msg(n >= 0 && (size_t)n < len, "path too long: %s/%s", dir,
+	    name);
+}
+
+/* Copies src into a fixed field, failing the test when it does not fit. */
+static void
+set(char *dst, size_t len, const char *src)
+{
+	size_t	n = strlen(src);
+
+	ck_assert_msg(n < len, "fixture value too long: %s", src);
+	memcpy(dst, src, n + 1);
+}
+
+#define SET(dst, src)	set((dst), sizeof(dst), (src))
+
+/*
+ * config.db
+ */
+
+struct config *
+test_config_create(const char *dir)
+{
+	struct config	*w = NULL;
+	char		 path[PATH_MAX];
+
+	test_path(path, sizeof(path), dir, "config.db");
+	ck_assert_int_eq(config_create(path), CONFIG_OK);
+	ck_assert_int_eq(config_open(path, CONFIG_WRITE, TEST_BUSY_MS, &w),
+	    CONFIG_OK);
+	ck_assert_ptr_nonnull(w);
+	return w;
+}
+
+struct config *
+test_config_open(const char *dir, enum config_mode mode, int busy_ms)
+{
+	struct config	*c = NULL;
+	char		 path[PATH_MAX];
+
+	test_path(path, sizeof(path), dir, "config.db");
+	ck_assert_int_eq(config_open(path, mode, busy_ms, &c), CONFIG_OK);
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+struct config_tenant
+test_tenant(const char *id)
+{
+	struct config_tenant	t;
+
+	memset(&t, 0, sizeof(t));
+	SET(t.id, id);
+	t.active = 1;
+	return t;
+}
+
+struct config_endpoint
+test_endpoint(const char *name, const char *tenant, enum config_auth auth)
+{
+	struct config_endpoint	e;
+
+	memset(&e, 0, sizeof(e));
+	SET(e.name, name);
+	SET(e.tenant, tenant);
+	e.kind = CONFIG_KIND_JOB;
+	e.auth = auth;
+	if (auth == CONFIG_AUTH_KEY)
+		SET(e.key_header, TEST_KEY_HEADER);
+	e.tolerance = TEST_TOLERANCE;
+	return e;
+}
+
+struct config_destination
+test_destination(const char *tenant, const char *name)
+{
+	struct config_destination	d;
+
+	memset(&d, 0, sizeof(d));
+	SET(d.tenant, tenant);
+	SET(d.name, name);
+	SET(d.url, TEST_DEST_URL);
+	d.timeout_ms = TEST_DEST_TIMEOUT_MS;
+	d.max_attempts = TEST_DEST_MAX_ATTEMPTS;
+	return d;
+}
+
+struct config_job
+test_job(const char *tenant, const char *job_id, const char *attempt,
+    const char *destination)
+{
+	struct config_job	j;
+
+	memset(&j, 0, sizeof(j));
+	SET(j.tenant, tenant);
+	SET(j.job_id, job_id);
+	SET(j.attempt, attempt);
+	SET(j.step, TEST_STEP);
+	SET(j.destination, destination);
+	return j;
+}
+
+void
+test_add_tenant(struct config *w, const char *id, int active)
+{
+	struct config_tenant	 t = test_tenant(id);
+	const char		*why = NULL;
+
+	t.active = active;
+	ck_assert_msg(config_tenant_add(w, &t, NULL, 0, &why) == CONFIG_OK,
+	    "tenant %s: %s", id, why != NULL ? why : "?");
+}
+
+void
+test_put_endpoint(struct config *w, const struct config_endpoint *e,
+    const char *secret)
+{
+	const char	*why = NULL;
+
+	ck_assert_msg(config_endpoint_add(w, e, &why) == CONFIG_OK,
+	    "endpoint %s: %s", e->name, why != NULL ? why : "?");
+	if (secret != NULL)
+		ck_assert_msg(config_secret_add(w, e->name,
+		    (const unsigned char *)secret, strlen(secret), 0, &why) ==
+		    CONFIG_OK, "secret of %s: %s", e->name,
+		    why != NULL ? why : "?");
+}
+
+void
+test_add_endpoint(struct config *w, const char *name, const char *tenant,
+    enum config_auth auth, const char *secret)
+{
+	struct config_endpoint	e = test_endpoint(name, tenant, auth);
+
+	test_put_endpoint(w, &e, secret);
+}
+
+void
+test_put_destination(struct config *w, const struct config_destination *d,
+    const char *secret)
+{
+	const char	*why = NULL;
+
+	ck_assert_msg(config_destination_add(w, d,
+	    (const unsigned char *)secret, secret != NULL ? strlen(secret) : 0,
+	    &why) == CONFIG_OK, "destination %s: %s", d->name,
+	    why != NULL ? why : "?");
+}
+
+void
+test_add_destination(struct config *w, const char *tenant, const char *name)
+{
+	struct config_destination	d = test_destination(tenant, name);
+
+	test_put_destination(w, &d, NULL);
+}
+
+void
+test_put_job(struct config *w, const struct config_job *j)
+{
+	const char	*why = NULL;
+
+	ck_assert_msg(config_job_add(w, j, &why) == CONFIG_OK, "job %s: %s",
+	    j->job_id, why != NULL ? why : "?");
+}
+
+void
+test_add_job(struct config *w, const char *tenant, const char *job_id,
+    const char *attempt, const char *destination)
+{
+	struct config_job	j = test_job(tenant, job_id, attempt,
+				    destination);
+
+	test_put_job(w, &j);
+}
+
+/*
+ * state.db
+ */
+
+struct store *
+test_store_open(const char *dir, int busy_ms, int create)
+{
+	struct store		*s = NULL;
+	struct store_opts	 opts;
+	char			 path[PATH_MAX];
+
+	test_path(path, sizeof(path), dir, "state.db");
+	memset(&opts, 0, sizeof(opts));
+	opts.busy_ms = busy_ms;
+	opts.create = create;
+	ck_assert_int_eq(store_open(path, &opts, &s), STORE_OK);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+enum hb_result
+test_accept(struct store *s, struct config *c, const char *tenant,
+    const char *job_id, int64_t now)
+{
+	struct accept_req	 req;
+	struct accept_res	 res;
+	struct obs		 o;
+	char			 doc[HB_ID_MAX + 64], why[128];
+	int			 n;
+
+	n = snprintf(doc, sizeof(doc), "{\"id\":\"%s\","
+	    "\"status\":\"Completed\"}", job_id);
+	ck_assert(n > 0 && (size_t)n < sizeof(doc));
+	ck_assert_msg(tornado_parse_status(doc, (size_t)n, &o, why,
+	    sizeof(why)) == TORNADO_OK, "parse: %s", why);
+	memset(&req, 0, sizeof(req));
+	req.tenant = tenant;
+	req.obs = &o;
+	req.now_ms = now;
+	return accept_observation(s, c, &req, &res);
+}
+
+/*
+ * Either file, through a connection of the test's own
+ */
+
+long long
+test_db_int(const char *path, const char *sql)
+{
+	sqlite3		*db = NULL;
+	sqlite3_stmt	*s = NULL;
+	long long	 v = -1;
+
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
+	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK,
+	    "%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+void
+test_db_exec(const char *path, const char *sql)
+{
+	sqlite3	*db = NULL;
+	char	*err = NULL;
+	int	 rc;
+
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE,
+	    NULL), SQLITE_OK);
+	rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql,
+	    err != NULL ? err : "?");
+	sqlite3_close(db);
+}
+
+void
+test_state_snapshot(const char *state_path, char *buf, size_t len)
+{
+	snprintf(buf, len, "r%lld j%lld a%lld o%lld c%lld",
+	    test_db_int(state_path, "SELECT count(*) FROM receipts"),
+	    test_db_int(state_path, "SELECT count(*) FROM job_state"),
+	    test_db_int(state_path, "SELECT count(*) FROM accepted"),
+	    test_db_int(state_path, "SELECT count(*) FROM outbox"),
+	    test_db_int(state_path, "SELECT count(*) FROM conflicts"));
 }

@@ -1,10 +1,21 @@
 /*
- * testutil.h: helpers shared by the Check suites.
+ * testutil.h: helpers shared by the Check suites: running a suite, a
+ * directory per test, and the data directory the programs use (config.db
+ * with its rows, state.db) built through the library's own API.
+ *
+ * Every builder asserts its own success (ck_assert): a fixture that
+ * could not be built fails the test that asked for it.
  */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <check.h>
+
+#include "config.h"
+#include "store.h"
 
 /* Runs the suite (forking per test), prints Check's summary, returns the exit status. */
 int test_run(Suite *);
@@ -17,5 +28,90 @@ const char *test_tmpdir(void);
 
 /* Removes a directory made by test_tmpdir() and everything in it. */
 void test_rmdir(const char *);
+
+/* buf = dir/name; fails the test when it does not fit. */
+void test_path(char *buf, size_t len, const char *dir, const char *name);
+
+/* ---- config.db ---- */
+
+/* The busy timeout of the handles the builders open. */
+#define TEST_BUSY_MS		2000
+
+/*
+ * The defaults of the rows below.  Nothing listens at the destination's
+ * URL: a delivery attempted by mistake fails, it reaches nobody.
+ */
+#define TEST_DEST_URL		"http://127.0.0.1:9/sink"
+#define TEST_DEST_TIMEOUT_MS	1000
+#define TEST_DEST_MAX_ATTEMPTS	3
+#define TEST_KEY_HEADER		"X-Hook-Key"	/* of key-mode endpoints */
+#define TEST_TOLERANCE		300
+#define TEST_STEP		"analyze-v1"
+
+/*
+ * Creates dir/config.db and returns a CONFIG_WRITE handle on it, freed
+ * with config_close().
+ */
+struct config *test_config_create(const char *dir);
+
+/* Opens dir/config.db (mode as for config_open()); config_close() frees it. */
+struct config *test_config_open(const char *dir, enum config_mode,
+    int busy_ms);
+
+/*
+ * Rows with the defaults above, to adjust before adding: a tenant
+ * (active), a per-job endpoint (TEST_KEY_HEADER when auth is key), a
+ * destination (TEST_DEST_*), a job (step TEST_STEP).
+ */
+struct config_tenant test_tenant(const char *id);
+struct config_endpoint test_endpoint(const char *name, const char *tenant,
+    enum config_auth);
+struct config_destination test_destination(const char *tenant,
+    const char *name);
+struct config_job test_job(const char *tenant, const char *job_id,
+    const char *attempt, const char *destination);
+
+/* Adds a row with the defaults through the writer w. */
+void test_add_tenant(struct config *w, const char *id, int active);
+/* secret NULL: none. */
+void test_add_endpoint(struct config *w, const char *name, const char *tenant,
+    enum config_auth, const char *secret);
+void test_add_destination(struct config *w, const char *tenant,
+    const char *name);
+void test_add_job(struct config *w, const char *tenant, const char *job_id,
+    const char *attempt, const char *destination);
+
+/* Adds a row as adjusted; secret NULL: none. */
+void test_put_endpoint(struct config *w, const struct config_endpoint *,
+    const char *secret);
+void test_put_destination(struct config *w, const struct config_destination *,
+    const char *secret);
+void test_put_job(struct config *w, const struct config_job *);
+
+/* ---- state.db ---- */
+
+/*
+ * Opens dir/state.db with busy_ms (creating it with create); freed with
+ * store_close().
+ */
+struct store *test_store_open(const char *dir, int busy_ms, int create);
+
+/*
+ * Accepts a status-API "Completed" document for job_id of tenant at now
+ * (unix ms) through accept_observation(), and returns its result.
+ */
+enum hb_result test_accept(struct store *, struct config *,
+    const char *tenant, const char *job_id, int64_t now);
+
+/* ---- either file, through a connection of the test's own ---- */
+
+/* The first column of the first row of sql as an integer; -1 for no row. */
+long long test_db_int(const char *path, const char *sql);
+
+/* Runs sql (read-write); a failure fails the test with SQLite's message. */
+void test_db_exec(const char *path, const char *sql);
+
+/* state.db's row counts, as one comparable string "r0 j0 a0 o0 c0". */
+void test_state_snapshot(const char *state_path, char *buf, size_t len);
 
 #endif

@@ -1,0 +1,1781 @@
+/*
+ * check_store.c: the state store's densest logic on real SQLite files
+ * (store.h, store_outbox.h, store_ops.h): round-robin picks, guarded
+ * claims, lease expiry, status checks, operator moves, the next wake-up,
+ * prune boundaries and the counts.
+ *
+ * Rows are made the way the programs make them: accepted through
+ * accept_observation(), then moved by the store's own functions.  Every
+ * function is given its `now` (unix ms from the fixed T0), so nothing
+ * depends on the clock or on sleeping.  The test looks at the file
+ * through a connection of its own; it writes through one only where a
+ * state cannot be reached through the store (each place says why).
+ *
+ * Each test gets its own directory under one per test case, which the
+ * parent process removes even when a test fails.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "accept.h"
+#include "config_admin.h"
+#include "store_ops.h"
+#include "store_outbox.h"
+#include "testutil.h"
+#include "tornado.h"
+#include "util.h"
+
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* A fixed clock: every call is given its own now from here. */
+#define T0		1700000000000LL
+
+/* The action that job j<n> of tenant t qualifies (attempt att-<n>). */
+#define ACT(t, n)	t ":att-" #n ":" TEST_STEP
+
+/* Jobs registered per tenant: a, b and c hold j1 .. j<JOBS>. */
+#define JOBS		24
+
+static char		 base[PATH_MAX];	/* per test case */
+static char		 oldtmp[PATH_MAX];	/* $TMPDIR before, or "" */
+static char		 dir[PATH_MAX - 32];	/* per test */
+static char		 state_path[PATH_MAX];
+static struct store	*st;
+static struct config	*cfg;
+
+/*
+ * Fixtures
+ */
+
+/* In the parent, once per test case: a directory for its tests. */
+static void
+case_setup(void)
+{
+	const char	*t;
+
+	t = getenv("TMPDIR");
+	ck_assert_int_lt(snprintf(oldtmp, sizeof(oldtmp), "%s",
+	    t != NULL ? t : ""), (int)sizeof(oldtmp));
+	ck_assert_int_lt(snprintf(base, sizeof(base), "%s", test_tmpdir()),
+	    (int)sizeof(base));
+	if (setenv("TMPDIR", base, 1) != 0)
+		ck_abort_msg("setenv");
+}
+
+static void
+case_teardown(void)
+{
+	test_rmdir(base);
+	if (oldtmp[0] != '\0')
+		(void)setenv("TMPDIR", oldtmp, 1);
+	else
+		(void)unsetenv("TMPDIR");
+}
+
+/*
+ * In each test's process: tenants a, b and c, each with destination
+ * "sink" and jobs j1 .. j<JOBS> (job jN qualifies action ACT(t, N)), and
+ * an empty state.db.
+ */
+static void
+setup(void)
+{
+	static const char *const	 tenants[] = { "a", "b", "c" };
+	struct config			*w;
+	char				 job[16], att[16];
+	size_t				 i;
+	int				 n;
+
+	ck_assert_int_lt(snprintf(dir, sizeof(dir), "%s", test_tmpdir()),
+	    (int)sizeof(dir));
+	test_path(state_path, sizeof(state_path), dir, "state.db");
+	w = test_config_create(dir);
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);	/* one sync */
+	for (i = 0; i < NELEM(tenants); i++) {
+		test_add_tenant(w, tenants[i], 1);
+		test_add_destination(w, tenants[i], "sink");
+		for (n = 1; n <= JOBS; n++) {
+			ck_assert_int_lt(snprintf(job, sizeof(job), "j%d", n),
+			    (int)sizeof(job));
+			ck_assert_int_lt(snprintf(att, sizeof(att), "att-%d",
+			    n), (int)sizeof(att));
+			test_add_job(w, tenants[i], job, att, "sink");
+		}
+	}
+	ck_assert_int_eq(config_commit(w), CONFIG_OK);
+	config_close(w);
+	cfg = test_config_open(dir, CONFIG_READ, TEST_BUSY_MS);
+	st = test_store_open(dir, TEST_BUSY_MS, 1);
+}
+
+static void
+teardown(void)
+{
+	store_close(st);
+	config_close(cfg);
+	st = NULL;
+	cfg = NULL;
+	test_rmdir(dir);
+}
+
+/*
+ * The file through a connection of the test's own
+ */
+
+/* Prepares sql on a read-only connection, ?1 bound to arg unless NULL. */
+static sqlite3_stmt *
+prepare(sqlite3 **db, const char *sql, const char *arg)
+{
+	sqlite3_stmt	*s = NULL;
+
+	ck_assert_int_eq(sqlite3_open_v2(state_path, db, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
+	ck_assert_msg(sqlite3_prepare_v2(*db, sql, -1, &s, NULL) == SQLITE_OK,
+	    "%s: %s", sql, sqlite3_errmsg(*db));
+	if (arg != NULL)
+		ck_assert_int_eq(sqlite3_bind_text(s, 1, arg, -1,
+		    SQLITE_TRANSIENT), SQLITE_OK);
+	return s;
+}
+
+/* The first column of sql's first row as an integer; -1 for no row or NULL. */
+static long long
+qi(const char *sql, const char *arg)
+{
+	sqlite3		*db = NULL;
+	sqlite3_stmt	*s;
+	long long	 v = -1;
+
+	s = prepare(&db, sql, arg);
+	if (sqlite3_step(s) == SQLITE_ROW &&
+	    sqlite3_column_type(s, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/*
+ * The first column of sql's first row as text, "NULL" for NULL, "(no
+ * row)" for none; static storage, valid until the next call.
+ */
+static const char *
+qt(const char *sql, const char *arg)
+{
+	static char	 buf[4096];
+	sqlite3		*db = NULL;
+	sqlite3_stmt	*s;
+	const char	*v;
+
+	s = prepare(&db, sql, arg);
+	if (sqlite3_step(s) != SQLITE_ROW)
+		v = "(no row)";
+	else if ((v = (const char *)sqlite3_column_text(s, 0)) == NULL)
+		v = "NULL";
+	ck_assert_int_lt(snprintf(buf, sizeof(buf), "%s", v),
+	    (int)sizeof(buf));
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return buf;
+}
+
+static const char *
+state_of(const char *action)
+{
+	return qt("SELECT state FROM outbox WHERE action_id = ?1", action);
+}
+
+static long long
+next_at(const char *action)
+{
+	return qi("SELECT next_at FROM outbox WHERE action_id = ?1", action);
+}
+
+static long long
+attempts_of(const char *action)
+{
+	return qi("SELECT attempts FROM outbox WHERE action_id = ?1", action);
+}
+
+/*
+ * Everything stored about one action (its outbox row, its attempts and
+ * its accepted row) as one comparable string: a guarded move that does
+ * not apply must leave it exactly as it was.
+ */
+static void
+sig(const char *action, char *buf, size_t len)
+{
+	ck_assert_int_lt(snprintf(buf, len, "%s", qt(
+	    "SELECT o.state || '|' || o.attempts || '|' || o.next_at || '|' ||"
+	    " ifnull(o.lease_owner, '-') || '|' || ifnull(o.lease_until, '-')"
+	    " || '|' || o.updated_at || '|' || ifnull(o.last_status, '-') ||"
+	    " '|' || ifnull(o.last_error, '-') || '|' || (SELECT"
+	    " ifnull(group_concat(n || ',' || ifnull(owner, '-') || ',' ||"
+	    " started_at || ',' || ifnull(ended_at, '-') || ',' ||"
+	    " ifnull(http_status, '-') || ',' || ifnull(error, '-'), ';'),"
+	    " 'none') FROM attempts a WHERE a.action_id = o.action_id) ||"
+	    " '|' || (SELECT count(*)"
+	    " FROM accepted c WHERE c.action_id = o.action_id)"
+	    " FROM outbox o WHERE o.action_id = ?1", action)), (int)len);
+	ck_assert_msg(strchr(buf, '|') != NULL, "%s: %s", action, buf);
+}
+
+#define SIG_MAX		1024
+
+/* A function that changed nothing left no transaction open either. */
+static void
+no_lock_held(void)
+{
+	test_db_exec(state_path, "BEGIN IMMEDIATE; ROLLBACK");
+}
+
+/*
+ * Rows, made the way the programs make them
+ */
+
+/* Accepts job j<n>'s completion for tenant t at now: ACT(t, n), due now. */
+static void
+accept_at(const char *t, int n, int64_t now)
+{
+	char	job[16];
+
+	ck_assert_int_lt(snprintf(job, sizeof(job), "j%d", n),
+	    (int)sizeof(job));
+	ck_assert_int_eq(test_accept(st, cfg, t, job, now), HB_ACCEPTED);
+}
+
+/* Runs a status-API document through acceptance for tenant t at now. */
+static enum hb_result
+observe(const char *t, const char *doc, int64_t now)
+{
+	struct accept_req	 req;
+	struct accept_res	 res;
+	struct obs		 o;
+	char			 why[128];
+
+	ck_assert_msg(tornado_parse_status(doc, strlen(doc), &o, why,
+	    sizeof(why)) == TORNADO_OK, "parse: %s", why);
+	memset(&req, 0, sizeof(req));
+	req.tenant = t;
+	req.obs = &o;
+	req.now_ms = now;
+	return accept_observation(st, cfg, &req, &res);
+}
+
+/*
+ * The row of action as a pick would see it (a read through the test's
+ * own connection, to claim a given row rather than the next one).
+ */
+static struct store_row
+row_of(const char *action)
+{
+	struct store_row	r;
+
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_lt(snprintf(r.action, sizeof(r.action), "%s", action),
+	    (int)sizeof(r.action));
+	ck_assert_int_lt(snprintf(r.tenant, sizeof(r.tenant), "%s",
+	    qt("SELECT tenant FROM outbox WHERE action_id = ?1", action)),
+	    (int)sizeof(r.tenant));
+	ck_assert_int_lt(snprintf(r.destination, sizeof(r.destination), "%s",
+	    qt("SELECT destination FROM outbox WHERE action_id = ?1", action)),
+	    (int)sizeof(r.destination));
+	r.attempts = (int)attempts_of(action);
+	return r;
+}
+
+/* Leases action's row to owner at now until `until`; it must be due. */
+static void
+claim(const char *action, const char *owner, int64_t now, int64_t until,
+    struct store_lease *l)
+{
+	struct store_row	r = row_of(action);
+	int			claimed;
+
+	ck_assert_int_eq(store_outbox_claim(st, &r, owner, now, until, l,
+	    &claimed), STORE_OK);
+	ck_assert_msg(claimed, "%s not claimed", action);
+}
+
+/* Claims action's row and finishes the attempt at now with out. */
+static void
+settle(const char *action, enum store_outcome out, int64_t now,
+    int64_t next)
+{
+	struct store_lease	l;
+	int			lost;
+
+	claim(action, "w0", now, now + 30000, &l);
+	ck_assert_int_eq(store_outbox_finish(st, &l, "w0", out, now, next,
+	    out == STORE_OUT_DELIVERED ? 204 : 503, "settled", &lost),
+	    STORE_OK);
+	ck_assert_int_eq(lost, 0);
+	store_lease_clear(&l);
+}
+
+/*
+ * Brings action (accepted, pending and due at now) into state s at now;
+ * an unknown row is due for a check at now + 1000.
+ */
+static void
+make_state(const char *action, enum store_state s, int64_t now)
+{
+	struct store_lease	l;
+
+	switch (s) {
+	case STORE_PENDING:
+		break;
+	case STORE_LEASED:
+		claim(action, "w0", now, now + 30000, &l);
+		store_lease_clear(&l);
+		break;
+	case STORE_DELIVERED:
+		settle(action, STORE_OUT_DELIVERED, now, now);
+		break;
+	case STORE_DEAD:
+		settle(action, STORE_OUT_DEAD, now, now);
+		break;
+	case STORE_UNKNOWN:
+		settle(action, STORE_OUT_UNKNOWN, now, now + 1000);
+		break;
+	default:
+		ck_abort_msg("no such state");
+	}
+	ck_assert_str_eq(state_of(action), store_state_name(s));
+}
+
+/*
+ * Round-robin picks
+ */
+
+/*
+ * A dispatcher's loop: pick after the cursor, claim, move the cursor to
+ * the tenant served.  Tenant a's older backlog of five does not keep b
+ * and c waiting: each gets its turn before a's second row.
+ */
+START_TEST(pick_round_robin)
+{
+	static const char *const want[] = {
+		ACT("a", 1), ACT("b", 1), ACT("c", 1), ACT("a", 2),
+		ACT("b", 2), ACT("a", 3), ACT("a", 4), ACT("a", 5),
+	};
+	struct store_row	 r;
+	struct store_lease	 l;
+	char			 cursor[HB_ID_MAX + 1] = "";
+	size_t			 i;
+	int			 found, claimed, n;
+
+	for (n = 1; n <= 5; n++)
+		accept_at("a", n, T0 + n);
+	accept_at("b", 1, T0 + 10);
+	accept_at("b", 2, T0 + 11);
+	accept_at("c", 1, T0 + 12);
+	for (i = 0; i < NELEM(want); i++) {
+		ck_assert_int_eq(store_outbox_pick(st, T0 + 100, cursor, &r,
+		    &found), STORE_OK);
+		ck_assert_int_eq(found, 1);
+		ck_assert_msg(strcmp(r.action, want[i]) == 0,
+		    "turn %zu after \"%s\": %s, want %s", i, cursor, r.action,
+		    want[i]);
+		ck_assert_str_eq(r.destination, "sink");
+		ck_assert_int_eq(r.attempts, 0);
+		ck_assert_int_eq(store_outbox_claim(st, &r, "w1", T0 + 100,
+		    T0 + 60000, &l, &claimed), STORE_OK);
+		ck_assert_int_eq(claimed, 1);
+		ck_assert_str_eq(l.tenant, r.tenant);
+		store_lease_clear(&l);
+		memcpy(cursor, r.tenant, sizeof(cursor));
+	}
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, cursor, &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+}
+END_TEST
+
+/* The cursor: the first tenant after it, wrapping; a pick writes nothing. */
+START_TEST(pick_cursor)
+{
+	static const struct {
+		const char	*cursor, *want;
+	} turns[] = {
+		{ "", ACT("a", 2) },
+		{ "0", ACT("a", 2) },	/* sorts before every tenant */
+		{ "a", ACT("b", 1) },
+		{ "a0", ACT("b", 1) },	/* between a and b */
+		{ "b", ACT("c", 1) },
+		{ "c", ACT("a", 2) },	/* wraps */
+		{ "zzz", ACT("a", 2) },	/* after every tenant: wraps */
+	};
+	struct store_row	 r;
+	char			 before[SIG_MAX], after[SIG_MAX];
+	size_t			 i;
+	int			 found;
+
+	/* Within a tenant the row due first goes first: a2, not a1. */
+	accept_at("a", 1, T0 + 3);
+	accept_at("a", 2, T0 + 1);
+	accept_at("b", 1, T0 + 2);
+	accept_at("c", 1, T0);	/* due first, but tenants go in turn */
+	sig(ACT("a", 2), before, sizeof(before));
+	for (i = 0; i < NELEM(turns); i++) {
+		memset(&r, 'Z', sizeof(r));
+		ck_assert_int_eq(store_outbox_pick(st, T0 + 100,
+		    turns[i].cursor, &r, &found), STORE_OK);
+		ck_assert_int_eq(found, 1);
+		ck_assert_msg(strcmp(r.action, turns[i].want) == 0,
+		    "after \"%s\": %s, want %s", turns[i].cursor, r.action,
+		    turns[i].want);
+		ck_assert_str_eq(r.owner, "");
+		ck_assert_int_eq(r.lease_until, 0);
+	}
+	sig(ACT("a", 2), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM outbox WHERE state = 'pending'"), 4);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM attempts"), 0);
+}
+END_TEST
+
+/* Only pending rows whose next_at has come: the boundary included. */
+START_TEST(pick_due_only)
+{
+	static const enum store_state others[] = {
+		STORE_LEASED, STORE_DELIVERED, STORE_DEAD, STORE_UNKNOWN
+	};
+	struct store_row	 r;
+	struct store_lease	 l;
+	char			 action[HB_ACTION_MAX + 1];
+	size_t			 i;
+	int			 found, lost;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0 + 500);
+	ck_assert_int_eq(store_outbox_pick(st, T0 - 1, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 - 1, "a", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(store_outbox_pick(st, T0, "", &r, &found), STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("a", 1));
+	/* b's row is not due yet: after a, the pick wraps back to a. */
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 499, "a", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("a", 1));
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 500, "a", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("b", 1));
+
+	/* A retry puts next_at in the future: not picked before then. */
+	claim(ACT("a", 1), "w1", T0 + 600, T0 + 30000, &l);
+	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_RETRY,
+	    T0 + 700, T0 + 5000, 503, "HTTP 503", &lost), STORE_OK);
+	ck_assert_int_eq(lost, 0);
+	store_lease_clear(&l);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 4999, "b", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("b", 1));
+	claim(ACT("b", 1), "w1", T0 + 4999, T0 + 30000, &l);
+	store_lease_clear(&l);
+	/* b's row is leased now, a's not yet due: nothing at all. */
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 4999, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 5000, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("a", 1));
+	ck_assert_int_eq(r.attempts, 1);
+
+	/* No other state is ever picked, however late: c is passed over. */
+	for (i = 0; i < NELEM(others); i++) {
+		ck_assert_int_lt(snprintf(action, sizeof(action),
+		    "c:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		accept_at("c", (int)i + 1, T0 + 5000);
+		make_state(action, others[i], T0 + 5000);
+	}
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 1000000000, "b", &r,
+	    &found), STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("a", 1));
+}
+END_TEST
+
+/*
+ * The guarded claim
+ */
+
+/* A claim leases the row, records the attempt's start, returns the payload. */
+START_TEST(claim_records_attempt)
+{
+	struct store_row	 r;
+	struct store_lease	 l;
+	struct store_lease	 l2;
+	int			 found, claimed, lost;
+
+	accept_at("a", 1, T0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 5, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(store_outbox_claim(st, &r, "w1", T0 + 5, T0 + 30005,
+	    &l, &claimed), STORE_OK);
+	ck_assert_int_eq(claimed, 1);
+	ck_assert_str_eq(l.action, ACT("a", 1));
+	ck_assert_str_eq(l.tenant, "a");
+	ck_assert_str_eq(l.destination, "sink");
+	ck_assert_int_eq(l.attempt, 1);
+	ck_assert_int_eq(l.lease_until, T0 + 30005);
+	ck_assert_ptr_nonnull(l.payload);
+	ck_assert_str_eq(l.payload, qt("SELECT payload FROM outbox"
+	    " WHERE action_id = ?1", ACT("a", 1)));
+	ck_assert_str_eq(qt("SELECT json_extract(payload, '$.job_id')"
+	    " FROM outbox WHERE action_id = ?1", ACT("a", 1)), "j1");
+
+	ck_assert_str_eq(state_of(ACT("a", 1)), "leased");
+	ck_assert_str_eq(qt("SELECT lease_owner FROM outbox"
+	    " WHERE action_id = ?1", ACT("a", 1)), "w1");
+	ck_assert_int_eq(qi("SELECT lease_until FROM outbox"
+	    " WHERE action_id = ?1", ACT("a", 1)), T0 + 30005);
+	ck_assert_int_eq(attempts_of(ACT("a", 1)), 1);
+	ck_assert_int_eq(qi("SELECT updated_at FROM outbox"
+	    " WHERE action_id = ?1", ACT("a", 1)), T0 + 5);
+	/* The attempt's start, open: the row the lease names. */
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts"
+	    " WHERE action_id = ?1", ACT("a", 1)), 1);
+	ck_assert_int_eq(qi("SELECT id FROM attempts WHERE action_id = ?1",
+	    ACT("a", 1)), l.attempt_id);
+	ck_assert_str_eq(qt("SELECT n || ' ' || owner || ' ' || started_at ||"
+	    " ' ' || ifnull(ended_at, 'open') FROM attempts"
+	    " WHERE action_id = ?1", ACT("a", 1)), "1 w1 1700000000005 open");
+	no_lock_held();
+
+	/* Retried: the next claim is attempt 2, with a row of its own. */
+	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_RETRY,
+	    T0 + 50, T0 + 100, 500, "HTTP 500", &lost), STORE_OK);
+	ck_assert_int_eq(lost, 0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(r.attempts, 1);
+	ck_assert_int_eq(store_outbox_claim(st, &r, "w2", T0 + 100, T0 + 200,
+	    &l2, &claimed), STORE_OK);
+	ck_assert_int_eq(claimed, 1);
+	ck_assert_int_eq(l2.attempt, 2);
+	ck_assert_int_ne(l2.attempt_id, l.attempt_id);
+	ck_assert_str_eq(l2.payload, l.payload);
+	ck_assert_int_eq(attempts_of(ACT("a", 1)), 2);
+	ck_assert_str_eq(qt("SELECT group_concat(n || ' ' || owner, ',') FROM"
+	    " (SELECT * FROM attempts WHERE action_id = ?1 ORDER BY id)",
+	    ACT("a", 1)), "1 w1,2 w2");
+	store_lease_clear(&l);
+	store_lease_clear(&l2);
+	ck_assert_ptr_null(l.payload);
+	store_lease_clear(NULL);
+}
+END_TEST
+
+/* Tries a stale pick: nothing claimed, nothing written, no lock left. */
+static void
+claim_nothing(const struct store_row *r, int64_t now)
+{
+	struct store_lease	l;
+	char			before[SIG_MAX], after[SIG_MAX];
+	int			claimed = -1;
+
+	sig(r->action, before, sizeof(before));
+	memset(&l, 'Z', sizeof(l));
+	ck_assert_int_eq(store_outbox_claim(st, r, "late", now, now + 30000,
+	    &l, &claimed), STORE_OK);
+	ck_assert_int_eq(claimed, 0);
+	ck_assert_ptr_null(l.payload);
+	ck_assert_str_eq(l.action, "");
+	sig(r->action, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " owner = 'late'", NULL), 0);
+	no_lock_held();
+}
+
+/*
+ * A pick that went stale claims nothing: another worker claimed the row,
+ * its attempts changed, an operator moved it, or it is not due at the
+ * claim's now.
+ */
+START_TEST(claim_stale_pick)
+{
+	struct store_row	 r, r2;
+	struct store_lease	 l;
+	int			 found, lost, changed, claimed;
+
+	/* Another worker's claim came first. */
+	accept_at("a", 1, T0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 10, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	claim(ACT("a", 1), "w1", T0 + 10, T0 + 30000, &l);
+	claim_nothing(&r, T0 + 10);
+
+	/* It came back pending and due, but after an attempt. */
+	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_RETRY,
+	    T0 + 20, T0 + 20, 503, "HTTP 503", &lost), STORE_OK);
+	ck_assert_int_eq(lost, 0);
+	store_lease_clear(&l);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "pending");
+	claim_nothing(&r, T0 + 30);
+	/* A fresh pick of the same row claims it. */
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 30, "", &r2, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r2.action, ACT("a", 1));
+	ck_assert_int_eq(store_outbox_claim(st, &r2, "w2", T0 + 30, T0 + 60,
+	    &l, &claimed), STORE_OK);
+	ck_assert_int_eq(claimed, 1);
+	store_lease_clear(&l);
+
+	/* An operator resent it (unknown -> pending, attempts kept). */
+	accept_at("b", 1, T0);
+	r = row_of(ACT("b", 1));
+	make_state(ACT("b", 1), STORE_UNKNOWN, T0 + 10);
+	ck_assert_int_eq(store_outbox_move(st, ACT("b", 1), STORE_MOVE_RESEND,
+	    T0 + 20, 0, "resend", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	claim_nothing(&r, T0 + 30);
+
+	/* An operator marked it delivered. */
+	accept_at("c", 1, T0);
+	r = row_of(ACT("c", 1));
+	make_state(ACT("c", 1), STORE_UNKNOWN, T0 + 10);
+	ck_assert_int_eq(store_outbox_move(st, ACT("c", 1),
+	    STORE_MOVE_DELIVERED, T0 + 20, 0, "delivered", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	claim_nothing(&r, T0 + 30);
+
+	/* Picked after a retry; meanwhile it died and was requeued. */
+	accept_at("a", 2, T0);
+	settle(ACT("a", 2), STORE_OUT_RETRY, T0 + 10, T0 + 10);
+	r = row_of(ACT("a", 2));
+	ck_assert_int_eq(r.attempts, 1);
+	settle(ACT("a", 2), STORE_OUT_DEAD, T0 + 20, T0 + 20);
+	ck_assert_int_eq(store_outbox_move(st, ACT("a", 2), STORE_MOVE_REQUEUE,
+	    T0 + 30, 0, "requeue", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_int_eq(attempts_of(ACT("a", 2)), 0);
+	claim_nothing(&r, T0 + 40);
+
+	/* Not due at the claim's now (a pick made later than the claim). */
+	accept_at("c", 2, T0 + 100);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, "b", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("c", 2));
+	claim_nothing(&r, T0 + 99);
+}
+END_TEST
+
+/*
+ * Finishing an attempt
+ */
+
+START_TEST(finish_outcomes)
+{
+	static const struct {
+		enum store_outcome	 out;
+		long			 http;
+		const char		*error, *state, *last_status;
+		int64_t			 next;
+	} c[] = {
+		{ STORE_OUT_DELIVERED, 204, NULL, "delivered", "204", 0 },
+		{ STORE_OUT_RETRY, 503, "HTTP 503", "pending", "503", 7000 },
+		{ STORE_OUT_DEAD, 410, "HTTP 410", "dead", "410", 0 },
+		{ STORE_OUT_UNKNOWN, 0, "timeout after send", "unknown",
+		    "NULL", 9000 },
+	};
+	struct store_row	 r;
+	struct store_lease	 l;
+	char			 action[HB_ACTION_MAX + 1];
+	size_t			 i;
+	int			 lost, found;
+
+	for (i = 0; i < NELEM(c); i++) {
+		accept_at("a", (int)i + 1, T0);
+		ck_assert_int_lt(snprintf(action, sizeof(action),
+		    "a:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		claim(action, "w1", T0 + 10, T0 + 30000, &l);
+		lost = -1;
+		ck_assert_int_eq(store_outbox_finish(st, &l, "w1", c[i].out,
+		    T0 + 20, T0 + c[i].next, c[i].http, c[i].error, &lost),
+		    STORE_OK);
+		ck_assert_int_eq(lost, 0);
+		store_lease_clear(&l);
+		ck_assert_str_eq(state_of(action), c[i].state);
+		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
+		    " ifnull(lease_until, 'none') FROM outbox"
+		    " WHERE action_id = ?1", action), "nonenone");
+		ck_assert_str_eq(qt("SELECT last_status FROM outbox"
+		    " WHERE action_id = ?1", action), c[i].last_status);
+		ck_assert_str_eq(qt("SELECT last_error FROM outbox"
+		    " WHERE action_id = ?1", action),
+		    c[i].error != NULL ? c[i].error : "NULL");
+		if (c[i].next != 0)
+			ck_assert_int_eq(next_at(action), T0 + c[i].next);
+		ck_assert_int_eq(qi("SELECT updated_at FROM outbox"
+		    " WHERE action_id = ?1", action), T0 + 20);
+		/* The attempt's end, as it happened. */
+		ck_assert_int_eq(qi("SELECT ended_at FROM attempts"
+		    " WHERE action_id = ?1", action), T0 + 20);
+		ck_assert_str_eq(qt("SELECT ifnull(http_status, 'NULL')"
+		    " FROM attempts WHERE action_id = ?1", action),
+		    c[i].last_status);
+		no_lock_held();
+	}
+	/* The retried row is due at its next_at, and only it. */
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 6999, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 7000, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("a", 2));
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 1000000000, "a", &r,
+	    &found), STORE_OK);
+	ck_assert_str_eq(r.action, ACT("a", 2));
+	/* No such outcome. */
+	accept_at("a", 5, T0);
+	claim(ACT("a", 5), "w1", T0, T0 + 100, &l);
+	ck_assert_int_eq(store_outbox_finish(st, &l, "w1",
+	    (enum store_outcome)9, T0, T0, 200, NULL, &lost), STORE_ERROR);
+	ck_assert_str_eq(state_of(ACT("a", 5)), "leased");
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " action_id = ?1 AND ended_at IS NULL", ACT("a", 5)), 1);
+	store_lease_clear(&l);
+	no_lock_held();
+}
+END_TEST
+
+/*
+ * A worker whose lease was recovered records its attempt's real end but
+ * moves nothing, whether the row was put back pending, taken by another
+ * worker, or set aside as unknown.
+ */
+START_TEST(finish_lost_after_recovery)
+{
+	struct store_row	 rows[4];
+	struct store_lease	 l1, l2;
+	char			 before[SIG_MAX], after[SIG_MAX];
+	int			 n, changed, lost;
+
+	accept_at("a", 1, T0);
+	claim(ACT("a", 1), "w1", T0, T0 + 1000, &l1);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 1001, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_RETRY,
+	    T0 + 1001, T0 + 1001, "lease expired", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+
+	/* Back to pending: w1's late answer does not move it. */
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " error = 'lease expired: outcome unknown'", NULL), 1);
+	sig(ACT("a", 1), before, sizeof(before));
+	lost = -1;
+	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	    STORE_OUT_DELIVERED, T0 + 1500, T0 + 1500, 200, NULL, &lost),
+	    STORE_OK);
+	ck_assert_int_eq(lost, 1);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "pending");
+	ck_assert_int_eq(next_at(ACT("a", 1)), T0 + 1001);
+	ck_assert_str_eq(qt("SELECT last_error FROM outbox WHERE"
+	    " action_id = ?1", ACT("a", 1)), "lease expired");
+	/* Only the attempt's end changed: its real result over the note. */
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_ne(before, after);
+	ck_assert_str_eq(qt("SELECT ended_at || ' ' || http_status || ' ' ||"
+	    " ifnull(error, 'none') FROM attempts WHERE action_id = ?1",
+	    ACT("a", 1)), "1700000001500 200 none");
+	no_lock_held();
+
+	/* Another worker has it now: still lost, w2's lease untouched. */
+	claim(ACT("a", 1), "w2", T0 + 2000, T0 + 9000, &l2);
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	    STORE_OUT_DEAD, T0 + 2500, T0 + 2500, 410, "HTTP 410", &lost),
+	    STORE_OK);
+	ck_assert_int_eq(lost, 1);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "leased");
+	ck_assert_str_eq(qt("SELECT lease_owner FROM outbox WHERE"
+	    " action_id = ?1", ACT("a", 1)), "w2");
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " action_id = ?1 AND n = 2 AND ended_at IS NULL", ACT("a", 1)), 1);
+	/* w2's own answer applies. */
+	ck_assert_int_eq(store_outbox_finish(st, &l2, "w2",
+	    STORE_OUT_DELIVERED, T0 + 3000, T0 + 3000, 200, NULL, &lost),
+	    STORE_OK);
+	ck_assert_int_eq(lost, 0);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "delivered");
+	store_lease_clear(&l1);
+	store_lease_clear(&l2);
+
+	/* Set aside as unknown: the late answer does not settle it either. */
+	accept_at("b", 1, T0);
+	claim(ACT("b", 1), "w1", T0, T0 + 1000, &l1);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 1001, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(rows[0].action, ACT("b", 1));
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_UNKNOWN,
+	    T0 + 1001, T0 + 5000, "lease expired: outcome unknown", &changed),
+	    STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	    STORE_OUT_DELIVERED, T0 + 1500, T0 + 1500, 200, NULL, &lost),
+	    STORE_OK);
+	ck_assert_int_eq(lost, 1);
+	ck_assert_str_eq(state_of(ACT("b", 1)), "unknown");
+	ck_assert_int_eq(next_at(ACT("b", 1)), T0 + 5000);
+	store_lease_clear(&l1);
+}
+END_TEST
+
+/*
+ * Lease expiry
+ */
+
+/* Only leases whose expiry is before now, oldest first, at most max. */
+START_TEST(expired_collects_past_leases)
+{
+	struct store_row	 rows[4];
+	struct store_lease	 l;
+	int			 n, claimed;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0);
+	accept_at("c", 1, T0);
+	accept_at("a", 2, T0);
+	claim(ACT("b", 1), "w2", T0, T0 + 200, &l);
+	store_lease_clear(&l);
+	claim(ACT("a", 1), "w1", T0, T0 + 100, &l);
+	store_lease_clear(&l);
+	claim(ACT("c", 1), "w3", T0, T0 + 300, &l);
+	store_lease_clear(&l);
+	/* An unknown row under a status check holds a lease too: not one. */
+	make_state(ACT("a", 2), STORE_UNKNOWN, T0);
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 2), "checker",
+	    T0 + 1000, T0 + 1050, &claimed), STORE_OK);
+	ck_assert_int_eq(claimed, 1);
+
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 100, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 101, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(rows[0].action, ACT("a", 1));
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 100000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(rows[0].action, ACT("a", 1));
+	ck_assert_str_eq(rows[0].tenant, "a");
+	ck_assert_str_eq(rows[0].destination, "sink");
+	ck_assert_str_eq(rows[0].owner, "w1");
+	ck_assert_int_eq(rows[0].lease_until, T0 + 100);
+	ck_assert_int_eq(rows[0].attempts, 1);
+	ck_assert_str_eq(rows[1].action, ACT("b", 1));
+	ck_assert_str_eq(rows[1].owner, "w2");
+	ck_assert_int_eq(rows[1].lease_until, T0 + 200);
+	ck_assert_str_eq(rows[2].action, ACT("c", 1));
+	ck_assert_str_eq(rows[2].owner, "w3");
+	ck_assert_int_eq(rows[2].lease_until, T0 + 300);
+	/* At most max. */
+	memset(rows, 'Z', sizeof(rows));
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 100000, rows, 2, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(rows[1].action, ACT("b", 1));
+	ck_assert_int_eq(rows[2].attempts, 0x5a5a5a5a);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 100000, rows, 0, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 0);
+}
+END_TEST
+
+/*
+ * An expiry applies only to the lease as collected (owner and expiry)
+ * and only while it is still expired at now; otherwise nothing changes.
+ */
+START_TEST(expire_guarded)
+{
+	struct store_row	 rows[4], r;
+	struct store_lease	 l;
+	char			 before[SIG_MAX], after[SIG_MAX];
+	int			 n, changed;
+
+	accept_at("a", 1, T0);
+	claim(ACT("a", 1), "w1", T0, T0 + 100, &l);
+	store_lease_clear(&l);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 200, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	r = rows[0];
+	sig(ACT("a", 1), before, sizeof(before));
+
+	/* Not expired at the now given. */
+	changed = -1;
+	ck_assert_int_eq(store_outbox_expire(st, &r, STORE_OUT_RETRY, T0 + 100,
+	    T0 + 100, "early", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 0);
+	/* Not an outcome an expiry can have. */
+	ck_assert_int_eq(store_outbox_expire(st, &r, STORE_OUT_DELIVERED,
+	    T0 + 200, T0 + 200, "no", &changed), STORE_ERROR);
+	ck_assert_int_eq(changed, 0);
+	ck_assert_int_eq(store_outbox_expire(st, &r, (enum store_outcome)7,
+	    T0 + 200, T0 + 200, "no", &changed), STORE_ERROR);
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+
+	/* Put off: the view collected before is stale. */
+	ck_assert_int_eq(store_outbox_defer(st, &r, T0 + 200, T0 + 500,
+	    &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_expire(st, &r, STORE_OUT_UNKNOWN,
+	    T0 + 600, T0 + 600, "stale", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 0);
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	no_lock_held();
+
+	/* Collected again, it is settled once; the same view twice is stale. */
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 600, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	r = rows[0];
+	ck_assert_int_eq(r.lease_until, T0 + 500);
+	ck_assert_int_eq(store_outbox_expire(st, &r, STORE_OUT_RETRY, T0 + 600,
+	    T0 + 600, "lease expired", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &r, STORE_OUT_RETRY, T0 + 600,
+	    T0 + 600, "lease expired", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 0);
+
+	/*
+	 * Another owner's lease with the very same expiry (already lapsed):
+	 * the view of w1's lease does not settle w2's.
+	 */
+	claim(ACT("a", 1), "w2", T0 + 600, T0 + 500, &l);
+	store_lease_clear(&l);
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_expire(st, &r, STORE_OUT_DEAD, T0 + 700,
+	    T0 + 700, "wrong owner", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 0);
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " action_id = ?1 AND ended_at IS NULL", ACT("a", 1)), 1);
+	/* Collected as w2's, it is. */
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 700, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(rows[0].owner, "w2");
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_DEAD,
+	    T0 + 700, T0 + 700, "lease expired", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "dead");
+	no_lock_held();
+}
+END_TEST
+
+/* Each outcome of an expiry, with its next_at; the open attempt closed. */
+START_TEST(expire_outcomes)
+{
+	static const struct {
+		const char		*action;
+		enum store_outcome	 out;
+		const char		*state;
+		int64_t			 at;
+	} c[] = {
+		{ ACT("a", 1), STORE_OUT_RETRY, "pending", 1000 },
+		{ ACT("a", 2), STORE_OUT_UNKNOWN, "unknown", 2000 },
+		{ ACT("a", 3), STORE_OUT_DEAD, "dead", 3000 },
+	};
+	struct store_row	 rows[4], r;
+	struct store_lease	 l;
+	size_t			 i;
+	int			 n, j, changed, found;
+
+	for (i = 0; i < NELEM(c); i++) {
+		accept_at("a", (int)i + 1, T0);
+		claim(c[i].action, "w1", T0 + (int64_t)i,
+		    T0 + 100 + (int64_t)i, &l);
+		store_lease_clear(&l);
+	}
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 200, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 3);
+	for (i = 0; i < NELEM(c); i++) {
+		/* Oldest expiry first: a1, a2, a3. */
+		ck_assert_str_eq(rows[i].action, c[i].action);
+		ck_assert_int_eq(store_outbox_expire(st, &rows[i], c[i].out,
+		    T0 + 200, T0 + c[i].at, "expired here", &changed),
+		    STORE_OK);
+		ck_assert_int_eq(changed, 1);
+		ck_assert_str_eq(state_of(rows[i].action), c[i].state);
+		ck_assert_int_eq(next_at(rows[i].action), T0 + c[i].at);
+		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
+		    " ifnull(lease_until, 'none') || last_error FROM outbox"
+		    " WHERE action_id = ?1", rows[i].action),
+		    "nonenoneexpired here");
+		/* The claim counted; the attempt is closed, not a new one. */
+		ck_assert_int_eq(attempts_of(rows[i].action), 1);
+		ck_assert_str_eq(qt("SELECT count(*) || ' ' || ended_at ||"
+		    " ' ' || error || ' ' || ifnull(http_status, 'none')"
+		    " FROM attempts WHERE action_id = ?1", rows[i].action),
+		    "1 1700000000200 lease expired: outcome unknown none");
+	}
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 100000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 0);
+	/* The retry is due at its next_at, the unknown row checked at its. */
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 999, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 1000, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("a", 1));
+	ck_assert_int_eq(r.attempts, 1);
+	ck_assert_int_eq(store_outbox_unknown(st, T0 + 1999, rows, 4, &j),
+	    STORE_OK);
+	ck_assert_int_eq(j, 0);
+	ck_assert_int_eq(store_outbox_unknown(st, T0 + 2000, rows, 4, &j),
+	    STORE_OK);
+	ck_assert_int_eq(j, 1);
+	ck_assert_str_eq(rows[0].action, ACT("a", 2));
+	ck_assert_str_eq(rows[0].owner, "");
+	ck_assert_int_eq(rows[0].lease_until, 0);
+}
+END_TEST
+
+/*
+ * Defer moves the expiry as collected; the worker that holds the lease
+ * may still record its outcome.
+ */
+START_TEST(defer_moves_expiry)
+{
+	struct store_row	 rows[4], r;
+	struct store_lease	 l;
+	char			 before[SIG_MAX], after[SIG_MAX];
+	int			 n, changed, lost;
+
+	accept_at("a", 1, T0);
+	claim(ACT("a", 1), "w1", T0, T0 + 100, &l);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 150, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	r = rows[0];
+	ck_assert_int_eq(store_outbox_defer(st, &r, T0 + 150, T0 + 1000,
+	    &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "leased");
+	ck_assert_str_eq(qt("SELECT lease_owner || ' ' || lease_until || ' ' ||"
+	    " updated_at FROM outbox WHERE action_id = ?1", ACT("a", 1)),
+	    "w1 1700000001000 1700000000150");
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " ended_at IS NULL", NULL), 1);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 1000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 1001, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(rows[0].lease_until, T0 + 1000);
+	/* The old view is stale now. */
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_defer(st, &r, T0 + 1001, T0 + 2000,
+	    &changed), STORE_OK);
+	ck_assert_int_eq(changed, 0);
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	/* The worker, alive after all, records its outcome. */
+	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_DELIVERED,
+	    T0 + 1100, T0 + 1100, 200, NULL, &lost), STORE_OK);
+	ck_assert_int_eq(lost, 0);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "delivered");
+	/* A settled row is no lease to defer. */
+	ck_assert_int_eq(store_outbox_defer(st, &rows[0], T0 + 1200, T0 + 3000,
+	    &changed), STORE_OK);
+	ck_assert_int_eq(changed, 0);
+	store_lease_clear(&l);
+}
+END_TEST
+
+/*
+ * Status checks
+ */
+
+/* One check at a time: a claim holds until `until`, then lapses. */
+START_TEST(check_claims_once)
+{
+	struct store_row	 rows[4];
+	char			 before[SIG_MAX], after[SIG_MAX];
+	int			 n, ok;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0);
+	make_state(ACT("a", 1), STORE_UNKNOWN, T0);	/* due T0 + 1000 */
+	ck_assert_int_eq(next_at(ACT("a", 1)), T0 + 1000);
+
+	/* Not due yet; and a pending row is not checked at all. */
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 1), "ca", T0 + 999,
+	    T0 + 4000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_check(st, ACT("b", 1), "ca", T0 + 999,
+	    T0 + 4000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
+	ck_assert_int_eq(store_outbox_unknown(st, T0 + 999, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(store_outbox_unknown(st, T0 + 1000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(rows[0].action, ACT("a", 1));
+	ck_assert_int_eq(rows[0].attempts, 1);
+
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 1), "ca", T0 + 1000,
+	    T0 + 4000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_str_eq(qt("SELECT state || ' ' || lease_owner || ' ' ||"
+	    " lease_until || ' ' || next_at FROM outbox WHERE action_id = ?1",
+	    ACT("a", 1)), "unknown ca 1700000004000 1700000004000");
+	/* Nobody else until it lapses, and it is not listed as due. */
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 1), "cb", T0 + 1001,
+	    T0 + 5000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 1), "cb", T0 + 3999,
+	    T0 + 5000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_unknown(st, T0 + 3999, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 0);
+
+	/* Lapsed: listed with the old claim, and another checker takes it. */
+	ck_assert_int_eq(store_outbox_unknown(st, T0 + 4000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(rows[0].owner, "ca");
+	ck_assert_int_eq(rows[0].lease_until, T0 + 4000);
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 1), "cb", T0 + 4000,
+	    T0 + 7000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	/* The first checker's late answer does not apply. */
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_checked(st, ACT("a", 1), "ca", T0 + 4000,
+	    STORE_CHECKED_DELIVERED, T0 + 4100, 0, "late", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	/* The second's does, once. */
+	ck_assert_int_eq(store_outbox_checked(st, ACT("a", 1), "cb", T0 + 7000,
+	    STORE_CHECKED_AGAIN, T0 + 4500, T0 + 9000, "inconclusive", &ok),
+	    STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_str_eq(qt("SELECT state || ' ' || ifnull(lease_owner, '-') ||"
+	    " ' ' || ifnull(lease_until, '-') || ' ' || next_at || ' ' ||"
+	    " last_error FROM outbox WHERE action_id = ?1", ACT("a", 1)),
+	    "unknown - - 1700000009000 inconclusive");
+	ck_assert_int_eq(store_outbox_checked(st, ACT("a", 1), "cb", T0 + 7000,
+	    STORE_CHECKED_DELIVERED, T0 + 4600, 0, "twice", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "unknown");
+	no_lock_held();
+}
+END_TEST
+
+/* How a check ends: the state and next_at of each answer. */
+START_TEST(checked_outcomes)
+{
+	static const struct {
+		enum store_checked	 c;
+		const char		*state;
+		int64_t			 next;	/* from T0 */
+	} c[] = {
+		{ STORE_CHECKED_DELIVERED, "delivered", 2500 },
+		{ STORE_CHECKED_RESEND, "pending", 2500 },
+		{ STORE_CHECKED_DEAD, "dead", 2500 },
+		{ STORE_CHECKED_AGAIN, "unknown", 60000 },
+	};
+	struct store_row	 r;
+	char			 action[HB_ACTION_MAX + 1];
+	size_t			 i;
+	int			 ok, found;
+
+	for (i = 0; i < NELEM(c); i++) {
+		accept_at("a", (int)i + 1, T0);
+		ck_assert_int_lt(snprintf(action, sizeof(action),
+		    "a:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		make_state(action, STORE_UNKNOWN, T0);
+		ck_assert_int_eq(store_outbox_check(st, action, "ca", T0 + 1000,
+		    T0 + 3000, &ok), STORE_OK);
+		ck_assert_int_eq(ok, 1);
+		/* Another claim's expiry is not this claim. */
+		ck_assert_int_eq(store_outbox_checked(st, action, "ca",
+		    T0 + 3001, c[i].c, T0 + 2500, T0 + 60000, "wrong", &ok),
+		    STORE_OK);
+		ck_assert_int_eq(ok, 0);
+		ck_assert_int_eq(store_outbox_checked(st, action, "ca",
+		    T0 + 3000, c[i].c, T0 + 2500, T0 + 60000, "answered", &ok),
+		    STORE_OK);
+		ck_assert_int_eq(ok, 1);
+		ck_assert_str_eq(state_of(action), c[i].state);
+		ck_assert_int_eq(next_at(action), T0 + c[i].next);
+		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
+		    " ifnull(lease_until, 'none') || last_error FROM outbox"
+		    " WHERE action_id = ?1", action), "nonenoneanswered");
+		ck_assert_int_eq(attempts_of(action), 1);
+	}
+	/* Resent: pending and due at once, its attempts kept. */
+	ck_assert_int_eq(store_outbox_pick(st, T0 + 2500, "", &r, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_str_eq(r.action, ACT("a", 2));
+	ck_assert_int_eq(r.attempts, 1);
+	/* No such answer. */
+	accept_at("a", 5, T0);
+	make_state(ACT("a", 5), STORE_UNKNOWN, T0);
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 5), "ca", T0 + 1000,
+	    T0 + 3000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_outbox_checked(st, ACT("a", 5), "ca", T0 + 3000,
+	    (enum store_checked)9, T0 + 2500, 0, "no", &ok), STORE_ERROR);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_str_eq(qt("SELECT lease_owner FROM outbox WHERE"
+	    " action_id = ?1", ACT("a", 5)), "ca");
+}
+END_TEST
+
+/* An operator's move ends a check under way: its answer is not applied. */
+START_TEST(move_ends_check)
+{
+	static const enum store_move moves[] = {
+		STORE_MOVE_RECHECK, STORE_MOVE_REQUEUE, STORE_MOVE_RESEND,
+		STORE_MOVE_DELIVERED
+	};
+	static const char *const after[] = {
+		"unknown", "pending", "pending", "delivered"
+	};
+	char			 action[HB_ACTION_MAX + 1];
+	size_t			 i;
+	int			 ok;
+
+	for (i = 0; i < NELEM(moves); i++) {
+		accept_at("a", (int)i + 1, T0);
+		ck_assert_int_lt(snprintf(action, sizeof(action),
+		    "a:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		make_state(action, STORE_UNKNOWN, T0);
+		ck_assert_int_eq(store_outbox_check(st, action, "ca", T0 + 1000,
+		    T0 + 3000, &ok), STORE_OK);
+		ck_assert_int_eq(ok, 1);
+		ck_assert_int_eq(store_outbox_move(st, action, moves[i],
+		    T0 + 1500, T0 + 8000, "operator", &ok), STORE_OK);
+		ck_assert_int_eq(ok, 1);
+		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
+		    " ifnull(lease_until, 'none') FROM outbox"
+		    " WHERE action_id = ?1", action), "nonenone");
+		ck_assert_int_eq(store_outbox_checked(st, action, "ca",
+		    T0 + 3000, STORE_CHECKED_DEAD, T0 + 2000, 0, "stale", &ok),
+		    STORE_OK);
+		ck_assert_int_eq(ok, 0);
+		ck_assert_str_eq(state_of(action), after[i]);
+		ck_assert_str_eq(qt("SELECT last_error FROM outbox"
+		    " WHERE action_id = ?1", action), "operator");
+	}
+	/* The recheck set the next check where the operator said. */
+	ck_assert_int_eq(next_at(ACT("a", 1)), T0 + 8000);
+}
+END_TEST
+
+/* A recheck moves the next check of a due, unclaimed unknown row only. */
+START_TEST(recheck_due_only)
+{
+	char	before[SIG_MAX], after[SIG_MAX];
+	int	ok;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0);
+	make_state(ACT("a", 1), STORE_UNKNOWN, T0);	/* due T0 + 1000 */
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_recheck(st, ACT("a", 1), T0 + 999,
+	    T0 + 5000, "later", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(store_outbox_recheck(st, ACT("b", 1), T0 + 999,
+	    T0 + 5000, "later", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(store_outbox_recheck(st, ACT("a", 1), T0 + 1000,
+	    T0 + 5000, "waiting for an operator", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(next_at(ACT("a", 1)), T0 + 5000);
+	ck_assert_str_eq(qt("SELECT state || ' ' || last_error FROM outbox"
+	    " WHERE action_id = ?1", ACT("a", 1)),
+	    "unknown waiting for an operator");
+	/* Claimed for a check: not until the claim lapses. */
+	ck_assert_int_eq(store_outbox_check(st, ACT("a", 1), "ca", T0 + 5000,
+	    T0 + 8000, &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_outbox_recheck(st, ACT("a", 1), T0 + 7999,
+	    T0 + 20000, "again", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 0);
+	ck_assert_int_eq(next_at(ACT("a", 1)), T0 + 8000);
+}
+END_TEST
+
+/*
+ * Operator moves
+ */
+
+/* Every move from every state: only the states named move, and right. */
+START_TEST(moves_from_allowed_states)
+{
+	static const enum store_state states[] = {
+		STORE_PENDING, STORE_LEASED, STORE_DELIVERED, STORE_DEAD,
+		STORE_UNKNOWN
+	};
+	static const struct {
+		enum store_move	 m;
+		const char	*name;
+		int		 from[5];	/* indexed like states[] */
+	} moves[] = {
+		{ STORE_MOVE_REQUEUE, "requeue", { 0, 0, 0, 1, 1 } },
+		{ STORE_MOVE_DELIVERED, "delivered", { 0, 0, 0, 1, 1 } },
+		{ STORE_MOVE_RESEND, "resend", { 0, 0, 0, 0, 1 } },
+		{ STORE_MOVE_RECHECK, "recheck", { 0, 0, 0, 0, 1 } },
+	};
+	char		 action[HB_ACTION_MAX + 1];
+	char		 before[SIG_MAX], after[SIG_MAX];
+	const char	*want;
+	size_t		 i, s;
+	int		 n = 0, changed;
+	int64_t		 now = T0 + 50000;
+
+	for (i = 0; i < NELEM(moves); i++)
+		for (s = 0; s < NELEM(states); s++) {
+			n++;
+			ck_assert_int_lt(snprintf(action, sizeof(action),
+			    "a:att-%d:%s", n, TEST_STEP), (int)sizeof(action));
+			accept_at("a", n, T0);
+			make_state(action, states[s], T0);
+			sig(action, before, sizeof(before));
+			changed = -1;
+			ck_assert_int_eq(store_outbox_move(st, action,
+			    moves[i].m, now, now + 7000, "by hand", &changed),
+			    STORE_OK);
+			ck_assert_msg(changed == moves[i].from[s],
+			    "%s from %s: changed %d", moves[i].name,
+			    store_state_name(states[s]), changed);
+			sig(action, after, sizeof(after));
+			if (!changed) {
+				ck_assert_str_eq(before, after);
+				continue;
+			}
+			switch (moves[i].m) {
+			case STORE_MOVE_REQUEUE:
+				want = "pending 0 1700000050000";
+				break;
+			case STORE_MOVE_RESEND:
+				want = "pending 1 1700000050000";
+				break;
+			case STORE_MOVE_RECHECK:
+				want = "unknown 1 1700000057000";
+				break;
+			default:
+				want = NULL;
+				break;
+			}
+			if (want != NULL)
+				ck_assert_str_eq(qt("SELECT state || ' ' ||"
+				    " attempts || ' ' || next_at FROM outbox"
+				    " WHERE action_id = ?1", action), want);
+			else
+				ck_assert_str_eq(state_of(action),
+				    "delivered");
+			ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none')"
+			    " || ifnull(lease_until, 'none') || ' ' ||"
+			    " updated_at || ' ' || last_error FROM outbox"
+			    " WHERE action_id = ?1", action),
+			    "nonenone 1700000050000 by hand");
+			/* History stays: the attempts are not touched. */
+			ck_assert_int_eq(qi("SELECT count(*) FROM attempts"
+			    " WHERE action_id = ?1", action),
+			    states[s] == STORE_PENDING ? 0 : 1);
+		}
+	ck_assert_int_le(n, JOBS);
+	/* No such action, no such move. */
+	ck_assert_int_eq(store_outbox_move(st, "a:none:x", STORE_MOVE_REQUEUE,
+	    now, now, "x", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 0);
+	ck_assert_int_eq(store_outbox_move(st, ACT("a", 4), (enum store_move)9,
+	    now, now, "x", &changed), STORE_ERROR);
+	ck_assert_int_eq(changed, 0);
+	no_lock_held();
+}
+END_TEST
+
+/*
+ * The next wake-up
+ */
+
+START_TEST(next_due_or_expiry)
+{
+	struct store_lease	l;
+	int64_t			in;
+
+	in = 12345;
+	ck_assert_int_eq(store_outbox_next(st, T0, &in), STORE_OK);
+	ck_assert_int_eq(in, -1);
+	accept_at("a", 1, T0 + 1000);
+	ck_assert_int_eq(store_outbox_next(st, T0, &in), STORE_OK);
+	ck_assert_int_eq(in, 1000);
+	ck_assert_int_eq(store_outbox_next(st, T0 + 1000, &in), STORE_OK);
+	ck_assert_int_eq(in, 0);
+	/* Overdue is now, never negative. */
+	ck_assert_int_eq(store_outbox_next(st, T0 + 1500, &in), STORE_OK);
+	ck_assert_int_eq(in, 0);
+	/* A lease: its expiry. */
+	claim(ACT("a", 1), "w1", T0 + 1500, T0 + 3000, &l);
+	ck_assert_int_eq(store_outbox_next(st, T0 + 2000, &in), STORE_OK);
+	ck_assert_int_eq(in, 1000);
+	/* The sooner of a due row and an expiry. */
+	accept_at("b", 1, T0 + 2500);
+	ck_assert_int_eq(store_outbox_next(st, T0 + 2000, &in), STORE_OK);
+	ck_assert_int_eq(in, 500);
+	accept_at("c", 1, T0 + 2100);
+	ck_assert_int_eq(store_outbox_next(st, T0 + 2000, &in), STORE_OK);
+	ck_assert_int_eq(in, 100);
+	/* Settled rows wake nobody. */
+	settle(ACT("b", 1), STORE_OUT_DEAD, T0 + 2500, T0 + 2500);
+	settle(ACT("c", 1), STORE_OUT_DELIVERED, T0 + 2500, T0 + 2500);
+	{
+		int	lost;
+
+		ck_assert_int_eq(store_outbox_finish(st, &l, "w1",
+		    STORE_OUT_UNKNOWN, T0 + 2600, T0 + 9000, 0, "timeout",
+		    &lost), STORE_OK);
+		ck_assert_int_eq(lost, 0);
+	}
+	store_lease_clear(&l);
+	ck_assert_int_eq(store_outbox_next(st, T0 + 2600, &in), STORE_OK);
+	ck_assert_int_eq(in, -1);
+}
+END_TEST
+
+/*
+ * Prune
+ */
+
+/* Receipts strictly before the cut go; at the cut they stay. */
+START_TEST(prune_receipts_cut)
+{
+	struct store_pruned	p;
+	const int64_t		cut = T0 + 1000;
+
+	accept_at("a", 1, cut - 1);
+	accept_at("a", 2, cut);
+	accept_at("a", 3, cut + 1);
+	ck_assert_int_eq(observe("a", "{\"id\":\"j1\",\"status\":"
+	    "\"Completed\"}", cut - 2), HB_DUPLICATE);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM receipts"), 4);
+	memset(&p, 'Z', sizeof(p));
+	ck_assert_int_eq(store_prune(st, cut, 0, &p), STORE_OK);
+	ck_assert_int_eq(p.receipts, 2);
+	ck_assert_int_eq(p.actions, 0);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM receipts"), 2);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT min(received_at) FROM receipts"), cut);
+	/* Receipts only: every action stays. */
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM accepted"), 3);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM outbox"), 3);
+	ck_assert_int_eq(store_prune(st, cut, 0, &p), STORE_OK);
+	ck_assert_int_eq(p.receipts, 0);
+	ck_assert_int_eq(store_prune(st, cut + 2, 0, &p), STORE_OK);
+	ck_assert_int_eq(p.receipts, 2);
+	no_lock_held();
+}
+END_TEST
+
+/*
+ * Delivered actions accepted before the cut go with their attempts and
+ * tombstone; one accepted at the cut stays; undelivered ones never go.
+ */
+START_TEST(prune_actions_cut)
+{
+	static const enum store_state undelivered[] = {
+		STORE_PENDING, STORE_LEASED, STORE_DEAD, STORE_UNKNOWN
+	};
+	struct store_pruned	 p;
+	char			 action[HB_ACTION_MAX + 1];
+	const int64_t		 cut = T0 + 1000;
+	size_t			 i;
+
+	accept_at("a", 1, cut - 1);
+	make_state(ACT("a", 1), STORE_DELIVERED, cut);
+	accept_at("a", 2, cut);
+	make_state(ACT("a", 2), STORE_DELIVERED, cut);
+	for (i = 0; i < NELEM(undelivered); i++) {
+		ck_assert_int_lt(snprintf(action, sizeof(action),
+		    "b:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		accept_at("b", (int)i + 1, T0);
+		make_state(action, undelivered[i], cut);
+	}
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM attempts"), 5);
+
+	memset(&p, 'Z', sizeof(p));
+	ck_assert_int_eq(store_prune(st, 0, cut, &p), STORE_OK);
+	ck_assert_int_eq(p.actions, 1);
+	ck_assert_int_eq(p.receipts, 0);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE action_id = ?1",
+	    ACT("a", 1)), 0);
+	ck_assert_int_eq(qi("SELECT count(*) FROM accepted WHERE"
+	    " action_id = ?1", ACT("a", 1)), 0);
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " action_id = ?1", ACT("a", 1)), 0);
+	/* Accepted at the cut: kept whole. */
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE action_id = ?1",
+	    ACT("a", 2)), 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM accepted WHERE"
+	    " action_id = ?1", ACT("a", 2)), 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " action_id = ?1", ACT("a", 2)), 1);
+	/* Receipts are not actions. */
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM receipts"), 6);
+
+	/* However late the cut, the undelivered stay, whole. */
+	ck_assert_int_eq(store_prune(st, 0, cut + 1000000000, &p), STORE_OK);
+	ck_assert_int_eq(p.actions, 1);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM outbox"), 4);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM outbox WHERE action_id LIKE 'b:%'"), 4);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM accepted"), 4);
+	ck_assert_int_eq(test_db_int(state_path,
+	    "SELECT count(*) FROM attempts"), 3);
+	ck_assert_int_eq(test_db_int(state_path, "SELECT count(*) FROM outbox"
+	    " WHERE state = 'delivered'"), 0);
+	ck_assert_int_eq(store_prune(st, 0, cut + 1000000000, &p), STORE_OK);
+	ck_assert_int_eq(p.actions, 0);
+	no_lock_held();
+}
+END_TEST
+
+/*
+ * Counts
+ */
+
+START_TEST(counts_by_state)
+{
+	struct store_counts	c;
+	struct store_row	rows[4];
+	size_t			i;
+	int			n, ok;
+
+	memset(&c, 'Z', sizeof(c));
+	ck_assert_int_eq(store_counts(st, &c), STORE_OK);
+	for (i = 0; i < STORE_STATE__N; i++)
+		ck_assert_int_eq(c.outbox[i], 0);
+	ck_assert_int_eq(c.conflicts_open, 0);
+	ck_assert_int_eq(c.oldest_pending_ms, 0);
+	ck_assert_int_eq(store_counts_age(&c, T0), 0);
+
+	accept_at("a", 1, T0 + 1);	/* delivered */
+	accept_at("a", 2, T0 + 2);	/* dead */
+	accept_at("a", 3, T0 + 3);	/* unknown */
+	accept_at("a", 4, T0 + 5);	/* leased: the oldest not settled */
+	accept_at("a", 5, T0 + 10);	/* pending */
+	accept_at("b", 1, T0 + 20);	/* pending, then a conflict */
+	make_state(ACT("a", 1), STORE_DELIVERED, T0 + 100);
+	make_state(ACT("a", 2), STORE_DEAD, T0 + 100);
+	make_state(ACT("a", 3), STORE_UNKNOWN, T0 + 100);
+	make_state(ACT("a", 4), STORE_LEASED, T0 + 100);
+	ck_assert_int_eq(observe("b", "{\"id\":\"j1\",\"status\":\"Failed\"}",
+	    T0 + 200), HB_CONFLICT);
+	ck_assert_int_eq(store_counts(st, &c), STORE_OK);
+	ck_assert_int_eq(c.outbox[STORE_PENDING], 2);
+	ck_assert_int_eq(c.outbox[STORE_LEASED], 1);
+	ck_assert_int_eq(c.outbox[STORE_DELIVERED], 1);
+	ck_assert_int_eq(c.outbox[STORE_DEAD], 1);
+	ck_assert_int_eq(c.outbox[STORE_UNKNOWN], 1);
+	ck_assert_int_eq(c.conflicts_open, 1);
+	ck_assert_int_eq(c.oldest_pending_ms, T0 + 5);
+	/* The age in whole seconds; none before it was created. */
+	ck_assert_int_eq(store_counts_age(&c, T0 + 5 + 12999), 12);
+	ck_assert_int_eq(store_counts_age(&c, T0 + 5 + 1000), 1);
+	ck_assert_int_eq(store_counts_age(&c, T0 + 5 + 999), 0);
+	ck_assert_int_eq(store_counts_age(&c, T0 + 5), 0);
+	ck_assert_int_eq(store_counts_age(&c, T0), 0);
+
+	/* A pending row delivered: the leased one is still the oldest. */
+	make_state(ACT("a", 5), STORE_DELIVERED, T0 + 300);
+	ck_assert_int_eq(store_counts(st, &c), STORE_OK);
+	ck_assert_int_eq(c.outbox[STORE_PENDING], 1);
+	ck_assert_int_eq(c.outbox[STORE_DELIVERED], 2);
+	ck_assert_int_eq(c.oldest_pending_ms, T0 + 5);
+	/* The lease settled as dead: the oldest is b's row of T0 + 20. */
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 100000, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_DEAD,
+	    T0 + 100000, T0 + 100000, "lease expired", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_outbox_move(st, ACT("a", 3),
+	    STORE_MOVE_DELIVERED, T0 + 100000, 0, "by hand", &ok), STORE_OK);
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(store_counts(st, &c), STORE_OK);
+	ck_assert_int_eq(c.outbox[STORE_PENDING], 1);
+	ck_assert_int_eq(c.outbox[STORE_LEASED], 0);
+	ck_assert_int_eq(c.outbox[STORE_DELIVERED], 3);
+	ck_assert_int_eq(c.outbox[STORE_DEAD], 2);
+	ck_assert_int_eq(c.outbox[STORE_UNKNOWN], 0);
+	ck_assert_int_eq(c.oldest_pending_ms, T0 + 20);
+	ck_assert_int_eq(store_counts_age(&c, T0 + 20 + 60000), 60);
+}
+END_TEST
+
+/* The one vocabulary of states, and its negative cases. */
+START_TEST(state_names)
+{
+	enum store_state	s;
+	int			i;
+
+	for (i = 0; i < STORE_STATE__N; i++) {
+		ck_assert_ptr_nonnull(store_state_name((enum store_state)i));
+		ck_assert_int_eq(store_state_parse(store_state_name(
+		    (enum store_state)i), &s), 0);
+		ck_assert_int_eq(s, i);
+	}
+	ck_assert_str_eq(store_state_name(STORE_UNKNOWN), "unknown");
+	ck_assert_ptr_null(store_state_name(STORE_STATE__N));
+	ck_assert_ptr_null(store_state_name((enum store_state)-1));
+	s = STORE_DEAD;
+	ck_assert_int_eq(store_state_parse("Pending", &s), -1);
+	ck_assert_int_eq(store_state_parse("", &s), -1);
+	ck_assert_int_eq(store_state_parse(NULL, &s), -1);
+	ck_assert_int_eq(s, STORE_DEAD);
+}
+END_TEST
+
+START_TEST(receipt_counts_by_result)
+{
+	struct store_receipts	r;
+	size_t			i;
+
+	memset(&r, 'Z', sizeof(r));
+	ck_assert_int_eq(store_receipt_counts(st, &r), STORE_OK);
+	for (i = 0; i < HB_RESULT__N; i++)
+		ck_assert_int_eq(r.n[i], 0);
+
+	accept_at("a", 1, T0);
+	accept_at("a", 2, T0);
+	ck_assert_int_eq(observe("a", "{\"id\":\"j1\",\"status\":"
+	    "\"Completed\"}", T0 + 1), HB_DUPLICATE);
+	ck_assert_int_eq(observe("a", "{\"id\":\"j1\",\"status\":\"Failed\"}",
+	    T0 + 2), HB_CONFLICT);
+	ck_assert_int_eq(observe("a", "{\"id\":\"j3\",\"status\":\"Failed\"}",
+	    T0 + 3), HB_RECORDED);
+	/* Refused before anything is written: no receipt. */
+	ck_assert_int_eq(observe("a", "{\"id\":\"nope\",\"status\":"
+	    "\"Completed\"}", T0 + 4), HB_UNKNOWN_JOB);
+	ck_assert_int_eq(store_receipt_counts(st, &r), STORE_OK);
+	ck_assert_int_eq(r.n[HB_ACCEPTED], 2);
+	ck_assert_int_eq(r.n[HB_DUPLICATE], 1);
+	ck_assert_int_eq(r.n[HB_CONFLICT], 1);
+	ck_assert_int_eq(r.n[HB_RECORDED], 1);
+	ck_assert_int_eq(r.n[HB_UNKNOWN_JOB], 0);
+	ck_assert_int_eq(r.n[HB_STALE], 0);
+
+	/*
+	 * A result word that names no result (the store writes only
+	 * names, so only another writer leaves one: set here through the
+	 * test's own connection) is not counted under any.
+	 */
+	test_db_exec(state_path, "UPDATE receipts SET result = 'bogus'"
+	    " WHERE id = (SELECT min(id) FROM receipts)");
+	ck_assert_int_eq(store_receipt_counts(st, &r), STORE_OK);
+	ck_assert_int_eq(r.n[HB_ACCEPTED], 1);
+	ck_assert_int_eq(r.n[HB_DUPLICATE] + r.n[HB_CONFLICT] +
+	    r.n[HB_RECORDED], 3);
+}
+END_TEST
+
+static Suite *
+store_suite(void)
+{
+	Suite	*s = suite_create("store");
+	TCase	*pick = tcase_create("pick");
+	TCase	*lease = tcase_create("lease");
+	TCase	*check = tcase_create("check");
+	TCase	*ops = tcase_create("ops");
+	TCase	*tc[4];
+	size_t	 i;
+
+	tc[0] = pick;
+	tc[1] = lease;
+	tc[2] = check;
+	tc[3] = ops;
+	for (i = 0; i < NELEM(tc); i++) {
+		tcase_add_unchecked_fixture(tc[i], case_setup, case_teardown);
+		tcase_add_checked_fixture(tc[i], setup, teardown);
+		tcase_set_timeout(tc[i], 30);
+		suite_add_tcase(s, tc[i]);
+	}
+	tcase_add_test(pick, pick_round_robin);
+	tcase_add_test(pick, pick_cursor);
+	tcase_add_test(pick, pick_due_only);
+	tcase_add_test(pick, claim_records_attempt);
+	tcase_add_test(pick, claim_stale_pick);
+	tcase_add_test(lease, finish_outcomes);
+	tcase_add_test(lease, finish_lost_after_recovery);
+	tcase_add_test(lease, expired_collects_past_leases);
+	tcase_add_test(lease, expire_guarded);
+	tcase_add_test(lease, expire_outcomes);
+	tcase_add_test(lease, defer_moves_expiry);
+	tcase_add_test(check, check_claims_once);
+	tcase_add_test(check, checked_outcomes);
+	tcase_add_test(check, move_ends_check);
+	tcase_add_test(check, recheck_due_only);
+	tcase_add_test(ops, moves_from_allowed_states);
+	tcase_add_test(ops, next_due_or_expiry);
+	tcase_add_test(ops, prune_receipts_cut);
+	tcase_add_test(ops, prune_actions_cut);
+	tcase_add_test(ops, counts_by_state);
+	tcase_add_test(ops, state_names);
+	tcase_add_test(ops, receipt_counts_by_result);
+	return s;
+}
+
+int
+main(void)
+{
+	if (util_init() != 0)
+		return 1;
+	return test_run(store_suite());
+}
