@@ -171,7 +171,8 @@ static const char *const sqltext[STORE_Q__N] = {
 	[STORE_Q_FINISH] = "UPDATE outbox SET state = ?2, next_at = ?3,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?4,"
 	    " last_status = ?5, last_error = ?6"
-	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner = ?7",
+	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner = ?7"
+	    " AND attempts = ?8",	/* this attempt's lease, no later */
 	/* Collected rows: (action, tenant, destination, attempts, lease
 	   owner, lease expiry), bound with ?1 = now and ?2 = limit. */
 	[STORE_Q_EXPIRED] = "SELECT action_id, tenant, destination, attempts,"

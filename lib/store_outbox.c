@@ -182,13 +182,15 @@ store_outbox_finish(struct store *s, const struct store_lease *l,
 		goto fail;
 	}
 	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, store_state_name(outcome_state[out])) != SQLITE_OK ||
+	    sql_bind_text(st, 2, store_state_name(outcome_state[out])) !=
+	    SQLITE_OK ||
 	    sqlite3_bind_int64(st, 3, next_at) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK ||
 	    (http_status > 0 ? sqlite3_bind_int64(st, 5, http_status) :
 	    sqlite3_bind_null(st, 5)) != SQLITE_OK ||
 	    sql_bind_text(st, 6, error) != SQLITE_OK ||
-	    sql_bind_text(st, 7, owner) != SQLITE_OK) {
+	    sql_bind_text(st, 7, owner) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 8, l->attempt) != SQLITE_OK) {
 		rc = STORE_NOMEM;
 		goto fail;
 	}

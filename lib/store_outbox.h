@@ -46,10 +46,12 @@ HB_API enum store_status store_outbox_pick(struct store *, int64_t now,
 
 /*
  * Leases a picked row to owner until lease_until and records the
- * attempt's start, in one transaction, only if the row is still as
- * picked: pending, due at now, with the same attempts.  Otherwise
- * (another worker claimed it, an operator moved it) *claimed is 0 and
- * nothing is written.  On a claim, *l holds the row and its payload.
+ * attempt's start, in one transaction, only if the row is still pending,
+ * due at now and at the attempts seen when picked.  Otherwise (another
+ * worker claimed it, an operator moved it) *claimed is 0 and nothing is
+ * written.  (A row requeued back to the count seen may be claimed: it is
+ * the same row, sent with its own attempt number.)  On a claim, *l holds
+ * the row and its payload.
  */
 HB_API enum store_status store_outbox_claim(struct store *,
     const struct store_row *, const char *owner, int64_t now,
@@ -66,7 +68,8 @@ enum store_outcome {
 
 /*
  * Records the end of an attempt (its real result, even over a "lease
- * expired" note) and moves its row, only if owner still holds the lease.
+ * expired" note) and moves its row, only if owner still holds
+ * this attempt's lease (the same owner and attempt number).
  * *lost is set when it did not (the lease had expired and was
  * recovered): then nothing but the attempt's end is written.
  */

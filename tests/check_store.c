@@ -845,6 +845,32 @@ START_TEST(finish_lost_after_recovery)
 	ck_assert_str_eq(state_of(ACT("b", 1)), "unknown");
 	ck_assert_int_eq(next_at(ACT("b", 1)), T0 + 5000);
 	store_lease_clear(&l1);
+
+	/*
+	 * Claimed again under the same owner name (workers built with the
+	 * default owner share one): the first attempt's late answer is
+	 * still lost, the second attempt's lease untouched.
+	 */
+	accept_at("c", 1, T0);
+	claim(ACT("c", 1), "w1", T0, T0 + 1000, &l1);
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 1001, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_RETRY,
+	    T0 + 1001, T0 + 1001, "lease expired", &changed), STORE_OK);
+	claim(ACT("c", 1), "w1", T0 + 2000, T0 + 9000, &l2);
+	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	    STORE_OUT_DEAD, T0 + 2500, T0 + 2500, 410, "HTTP 410", &lost),
+	    STORE_OK);
+	ck_assert_int_eq(lost, 1);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "leased");
+	ck_assert_int_eq(store_outbox_finish(st, &l2, "w1",
+	    STORE_OUT_DELIVERED, T0 + 3000, T0 + 3000, 200, NULL, &lost),
+	    STORE_OK);
+	ck_assert_int_eq(lost, 0);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "delivered");
+	store_lease_clear(&l1);
+	store_lease_clear(&l2);
 }
 END_TEST
 
