@@ -95,7 +95,7 @@ FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
 FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
-	      check_outbox check_json check_respond
+	      check_outbox check_json check_respond check_super
 TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
