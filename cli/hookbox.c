@@ -17,9 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +34,7 @@
 #include "store.h"
 #include "store_ops.h"
 #include "store_outbox.h"
+#include "super.h"
 #include "tornado.h"
 #include "util.h"
 
@@ -1075,6 +1074,20 @@ dispatch_worker(struct settings *e, int once)
 	return rc;
 }
 
+/* What each of dispatch --workers N gets: the fork's copy. */
+struct dispatch_job {
+	struct settings	*e;
+	int		 once;
+};
+
+static int
+dispatch_child(void *arg)
+{
+	const struct dispatch_job	*j = arg;
+
+	return dispatch_worker(j->e, j->once);
+}
+
 static int
 cmd_dispatch(struct settings *e, int argc, char **argv)
 {
@@ -1084,10 +1097,10 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sigaction	 sa;
-	pid_t			 pids[64], pid, parent = getpid();
+	struct super_opts	 so;
+	struct dispatch_job	 j;
 	long long		 workers = 1;
-	int			 ch, once = 0, i, status, rc = EXIT_OK, code;
-	int			 live, forwarded = 0;
+	int			 ch, once = 0;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -1095,7 +1108,8 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 			once = 1;
 			break;
 		case 'w':
-			if (parse_int(optarg, 1, 64, "--workers", &workers) != 0)
+			if (parse_int(optarg, 1, SUPER_WORKERS_MAX, "--workers",
+			    &workers) != 0)
 				return EXIT_USAGE;
 			break;
 		default:
@@ -1107,7 +1121,11 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 		warnx("libcurl failed to initialise");
 		return EXIT_FAIL;
 	}
-	/* SIGTERM: finish the request in flight, record it, then leave. */
+	/*
+	 * SIGTERM: finish the request in flight, record it, then leave.  With
+	 * --workers the supervisor takes the signal and passes it on to each
+	 * worker, which starts with this handler (super.h).
+	 */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
@@ -1115,54 +1133,19 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	if (workers == 1)
 		return dispatch_worker(e, once);
-
-	for (i = 0; i < workers; i++) {
-		if ((pids[i] = fork()) == 0) {
-			/*
-			 * Never outlive this supervisor: a worker left under
-			 * init would go on claiming and sending beside the
-			 * dispatcher started next.  SIGTERM lets it record
-			 * the request in flight first.  The parent may have
-			 * died before prctl() took effect: getppid() tells.
-			 */
-			if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
-			    getppid() != parent)
-				_exit(EXIT_FAIL);
-			_exit(dispatch_worker(e, once));
-		}
-		if (pids[i] < 0) {
-			warnx("fork: %s", strerror(errno));
-			workers = i;
-			stop_requested = 1;
-			rc = EXIT_FAIL;
-			break;
-		}
-	}
-	/* Wait for every worker; pass a stop on to all of them, once. */
-	for (live = (int)workers; live > 0;) {
-		if (stop_requested && !forwarded) {
-			for (i = 0; i < workers; i++)
-				if (pids[i] > 0)
-					kill(pids[i], SIGTERM);
-			forwarded = 1;
-		}
-		if ((pid = waitpid(-1, &status, 0)) < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = EXIT_FAIL;
-			break;
-		}
-		for (i = 0; i < workers && pids[i] != pid; i++)
-			;
-		if (i == workers)
-			continue;
-		pids[i] = 0;
-		live--;
-		code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAIL;
-		if (code != EXIT_OK && rc == EXIT_OK)
-			rc = code;
-	}
-	return rc;
+	/*
+	 * Run to completion, not respawned: a worker left under init would
+	 * go on claiming and sending beside the dispatcher started next, so
+	 * each dies with the supervisor.  The exit status is the first
+	 * failing worker's.
+	 */
+	memset(&so, 0, sizeof(so));
+	so.name = "hookbox";
+	so.workers = (int)workers;
+	so.respawn = 0;
+	j.e = e;
+	j.once = once;
+	return super_run(&so, dispatch_child, &j);
 }
 
 /* ---- poll ---------------------------------------------------------- */

@@ -15,19 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
 
 #include "respond.h"
 #include "store.h"
+#include "super.h"
 #include "util.h"
-
-#define WORKERS_MAX	64
 
 static volatile sig_atomic_t	stopping;
 static volatile sig_atomic_t	in_request;
@@ -194,104 +190,39 @@ serve(struct resp_server *srv, int listen_fd)
 	respond_close(srv);
 }
 
-static void
-on_parent_signal(int sig)
-{
-	if (sig == SIGTERM || sig == SIGINT)
-		stopping = 1;
-}
+/* What a worker gets: the server state and the socket, the fork's copy. */
+struct worker {
+	struct resp_server	*srv;
+	int			 listen_fd;
+};
 
-static pid_t
-spawn(struct resp_server *srv, int listen_fd, const sigset_t *mask)
+static int
+worker_main(void *arg)
 {
-	pid_t	pid, parent = getpid();
+	struct worker	*w = arg;
 
-	if ((pid = fork()) == 0) {
-		/* Do not outlive the supervisor, serving a stale socket. */
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
-		    getppid() != parent)
-			_exit(1);
-		signal(SIGCHLD, SIG_DFL);
-		sigprocmask(SIG_SETMASK, mask, NULL);
-		serve(srv, listen_fd);
-		_exit(0);
-	}
-	if (pid < 0)
-		fprintf(stderr, "hookbox-fcgi: fork: %s\n", strerror(errno));
-	return pid;
+	serve(w->srv, w->listen_fd);
+	return 0;
 }
 
 /*
  * Keeps n workers alive until SIGTERM or SIGINT, then stops them (each
- * finishes the request it is serving) and returns.  Workers open their
- * own database connections after the fork.
+ * finishes the request it is serving) and returns the exit status.
+ * Workers open their own database connections after the fork.
  */
-static void
+static int
 supervise(struct resp_server *srv, int listen_fd, int n)
 {
-	struct sigaction	 sa;
-	pid_t			 pids[WORKERS_MAX], pid;
-	time_t			 born[WORKERS_MAX];
-	sigset_t		 block, old;
-	int			 i, status;
+	struct super_opts	o;
+	struct worker		w;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_parent_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGCHLD);
-	sigaddset(&block, SIGALRM);
-	sigprocmask(SIG_BLOCK, &block, &old);
-
-	for (i = 0; i < n; i++) {
-		pids[i] = spawn(srv, listen_fd, &old);
-		born[i] = time(NULL);
-	}
-	while (!stopping) {
-		/*
-		 * A slot left empty by a failed fork (no memory, process
-		 * limit) is tried again in a second, not at the next signal.
-		 */
-		for (i = 0; i < n && pids[i] > 0; i++)
-			;
-		alarm(i < n ? 1 : 0);
-		sigsuspend(&old);	/* until a worker dies, a retry, or a stop */
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			for (i = 0; i < n && pids[i] != pid; i++)
-				;
-			if (i == n)
-				continue;
-			pids[i] = 0;
-			if (!stopping)
-				fprintf(stderr, "hookbox-fcgi: worker %d exited"
-				    " (status %d); restarting\n", (int)pid,
-				    status);
-		}
-		/* Refill every empty slot (died, or fork failed). */
-		for (i = 0; i < n && !stopping; i++) {
-			if (pids[i] > 0)
-				continue;
-			/* A worker that dies at once must not spin us. */
-			if (time(NULL) - born[i] < 1)
-				sleep(1);
-			pids[i] = spawn(srv, listen_fd, &old);
-			born[i] = time(NULL);
-		}
-	}
-	alarm(0);
-	for (i = 0; i < n; i++)
-		if (pids[i] > 0)
-			kill(pids[i], SIGTERM);
-	for (i = 0; i < n; i++)
-		if (pids[i] > 0)
-			waitpid(pids[i], &status, 0);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	memset(&o, 0, sizeof(o));
+	o.name = "hookbox-fcgi";
+	o.workers = n;
+	o.respawn = 1;
+	w.srv = srv;
+	w.listen_fd = listen_fd;
+	return super_run(&o, worker_main, &w);
 }
 
 int
@@ -302,7 +233,7 @@ main(int argc, char *argv[])
 	const char		*dir = NULL, *sock = NULL, *err, *why;
 	long long		 workers = 2, busy_ms = -1;
 	mode_t			 mode = SOCKET_MODE_DEFAULT, mask;
-	int			 ch, fd, workers_set = 0;
+	int			 ch, fd, rc, workers_set = 0;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.body_max = HB_BODY_MAX_DEFAULT;
@@ -331,7 +262,8 @@ main(int argc, char *argv[])
 			sock = optarg;
 			break;
 		case 'w':
-			workers = util_strtonum(optarg, 1, WORKERS_MAX, &err);
+			workers = util_strtonum(optarg, 1, SUPER_WORKERS_MAX,
+			    &err);
 			if (err != NULL)
 				usage();
 			workers_set = 1;
@@ -362,11 +294,11 @@ main(int argc, char *argv[])
 			die("cannot listen on the socket");
 		if (sock[0] == '/' && chmod(sock, mode) != 0)
 			die("cannot set the socket's mode");
-		supervise(&srv, fd, (int)workers);
+		rc = supervise(&srv, fd, (int)workers);
 		close(fd);
 		if (sock[0] == '/')
 			unlink(sock);
-		return 0;
+		return rc;
 	}
 	if (!FCGX_IsCGI()) {
 		/*
@@ -375,9 +307,8 @@ main(int argc, char *argv[])
 		 * unless -w says otherwise.
 		 */
 		if (workers_set && workers > 1)
-			supervise(&srv, 0, (int)workers);
-		else
-			serve(&srv, 0);
+			return supervise(&srv, 0, (int)workers);
+		serve(&srv, 0);
 		return 0;
 	}
 	/* Plain CGI: one request. */
