@@ -29,18 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$HB" init >/dev/null
-"$HB" tenant add bench
-printf 'bench-shared-key' | "$HB" endpoint add keyed --tenant bench \
-    --auth key --header X-Hook-Key --secret-file -
-"$HB" destination add sink --tenant bench --url http://127.0.0.1:9/sink
-# Many jobs at once, straight into config.db (bench only).
-njobs=400000
-sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL
-    SELECT i + 1 FROM n WHERE i < $njobs - 1)
-    INSERT INTO jobs(tenant, job_id, attempt, step, destination, created_at)
-    SELECT 'bench', 'job-' || i, 'att-' || i, 'analyze-v1', 'sink',
-    unixepoch() FROM n;"
+. "$top/bench/setup.sh"
+bench_data 400000
 
 sock="$tmp/hookbox.sock"
 "$build/hookbox-fcgi" -s "$sock" -w 2 2>/dev/null &

@@ -28,15 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$HB" init >/dev/null
-"$HB" tenant add bench
-printf 'bench-shared-key' | "$HB" endpoint add keyed --tenant bench \
-    --auth key --header X-Hook-Key --secret-file -
-"$HB" destination add sink --tenant bench --url http://127.0.0.1:9/sink
-sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL
-    SELECT i + 1 FROM n WHERE i < $n)
-    INSERT INTO jobs(tenant, job_id, attempt, step, destination, created_at)
-    SELECT 'bench', 'job-' || i, 'att-' || i, 'analyze', 'sink', 0 FROM n"
+. "$(dirname "$0")/setup.sh"
+bench_data $((n + 1))
 
 sock="$tmp/fcgi.sock"
 "$build/hookbox-fcgi" -d "$HOOKBOX_DIR" -s "$sock" -w 1 2>"$tmp/fcgi.log" &
