@@ -8,6 +8,11 @@
  * transaction, the receipt, the job-state change, the accepted row and,
  * only when that row was new, the outbox row.  It returns only after
  * COMMIT succeeded, or after everything was rolled back.
+ *
+ * Transactions: self-contained: accept_observation() opens its own
+ * state.db transaction and ends it (COMMIT, or ROLLBACK) before it
+ * returns; its config.db reads join the caller's config_snapshot() when
+ * one is open.
  */
 #ifndef HB_ACCEPT_H
 #define HB_ACCEPT_H

@@ -9,6 +9,8 @@
  * Secrets are passed as an array so that several can be active at once
  * (rotation).  A secret whose expires_at is non-zero and <= now is skipped.
  * No function here logs or copies a secret or a signature anywhere.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_AUTH_H
 #define HB_AUTH_H

@@ -8,6 +8,8 @@
  * there as if the underlying call had failed (an I/O error, or for
  * FAULT_ALLOC a malloc() that returned NULL).  The registry is not
  * thread-safe: tests arm and fire points on one thread.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_FAULT_H
 #define HB_FAULT_H

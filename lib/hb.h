@@ -5,6 +5,8 @@
  * The result enum is the library's answer for every row of the HTTP table
  * in DESIGN.md section 6.  The library knows nothing of HTTP: the responder
  * maps results to status codes, the command line to exit codes.
+ *
+ * Transactions: none (names, limits and the result table only).
  */
 #ifndef HB_H
 #define HB_H

@@ -9,6 +9,9 @@
  * caller maps the result to an HTTP status.
  *
  * Nothing is written to state.db unless the request authenticated.
+ *
+ * Transactions: self-contained: one config.db snapshot and one state.db
+ * transaction per request, both ended before hook_handle() returns.
  */
 #ifndef HB_HOOK_H
 #define HB_HOOK_H

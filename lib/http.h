@@ -3,6 +3,8 @@
  * status poller.  One struct http per process or thread: it keeps a curl
  * handle so that connections are reused.  http_global_init() must run
  * once, before any other thread exists.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_HTTP_H
 #define HB_HTTP_H

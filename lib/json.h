@@ -18,6 +18,8 @@
  *
  * Neither holds a lock or a transaction; both are safe to call from any
  * thread once json_init() has run.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_JSON_H
 #define HB_JSON_H

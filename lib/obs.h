@@ -6,6 +6,8 @@
  * acceptance routine (accept.h) only ever sees this form.  Every string
  * is NUL-terminated, bounded by its buffer, valid UTF-8 and free of
  * control characters (C0, DEL): it may go into a log line as it is.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_OBS_H
 #define HB_OBS_H

@@ -21,6 +21,9 @@
  *    check), and an answer is applied only while its claim stands;
  *  - a configuration that cannot be read (config.db busy) decides
  *    nothing: expired leases and unknown rows are looked at again soon.
+ *
+ * Transactions: self-contained: a step runs short state.db transactions of
+ * its own and holds none across a network request or a config.db read.
  */
 #ifndef HB_OUTBOX_H
 #define HB_OUTBOX_H

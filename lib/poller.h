@@ -6,6 +6,9 @@
  * tenant's key in x-api-key, parse the answer and run it through the
  * same acceptance routine as a webhook.  One failing job does not stop
  * the others.
+ *
+ * Transactions: self-contained: each result is accepted in its own
+ * transaction, and none is held across a network request.
  */
 #ifndef HB_POLLER_H
 #define HB_POLLER_H

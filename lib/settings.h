@@ -9,6 +9,8 @@
  *
  * A value the loader does not understand is refused, never taken for the
  * default: a typo in HOOKBOX_SYNC must not silently mean something else.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_SETTINGS_H
 #define HB_SETTINGS_H

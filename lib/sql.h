@@ -6,6 +6,9 @@
  * Each connection owns a fixed table of SQL texts; sql_stmt() prepares a
  * statement once (SQLITE_PREPARE_PERSISTENT) on first use and hands it
  * back reset and unbound on every later use.
+ *
+ * Transactions: none of its own; each caller keeps its own header's
+ * promise.
  */
 #ifndef HB_SQL_H
 #define HB_SQL_H

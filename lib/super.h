@@ -46,6 +46,8 @@
  *    child(), not before.
  * Output the caller left in stdout's buffer is flushed before the first
  * fork, so that no worker writes it a second time.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_SUPER_H
 #define HB_SUPER_H

@@ -22,6 +22,8 @@
  *
  * TORNADO_NOMEM means an allocation failed: nothing about the body was
  * decided, and it must be answered as "try again", never as malformed.
+ *
+ * Transactions: none; parsing only.
  */
 #ifndef HB_TORNADO_H
 #define HB_TORNADO_H

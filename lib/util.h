@@ -1,6 +1,8 @@
 /*
  * util.h: small helpers every module uses: start-up, the one bounded
  * integer parser, identifier validation and the clock.
+ *
+ * Transactions: none; no database.
  */
 #ifndef HB_UTIL_H
 #define HB_UTIL_H
