@@ -152,7 +152,8 @@ fifo="$tmp/lock"
 mkfifo "$fifo"
 (sqlite3 "$HOOKBOX_DIR/state.db" < "$fifo" >/dev/null 2>&1) &
 exec 3> "$fifo"
-echo "BEGIN IMMEDIATE; SELECT 1;" >&3
+# A busy timeout: the holder must get the lock even if a probe has it.
+printf '.timeout 10000\nBEGIN IMMEDIATE; SELECT 1;\n' >&3
 wait_locked "$HOOKBOX_DIR/state.db"
 out=$(printf '%s' '{"id":"job-3","status":"Completed"}' |
     HOOKBOX_BUSY_MS=200 "$HB" observe --tenant acme 2>/dev/null); rc=$?

@@ -229,7 +229,8 @@ contains "metrics: content type" "text/plain; version=0.0.4" "$(cat "$scratch/hd
 mkfifo "$tmp/lock"
 (sqlite3 "$HOOKBOX_DIR/state.db" < "$tmp/lock" >/dev/null 2>&1) &
 exec 3> "$tmp/lock"
-echo "BEGIN IMMEDIATE; SELECT 1;" >&3
+# A busy timeout: the holder must get the lock even if a probe has it.
+printf '.timeout 10000\nBEGIN IMMEDIATE; SELECT 1;\n' >&3
 wait_locked "$HOOKBOX_DIR/state.db"
 r0=$(receipts)
 signed tornado "$(completed job-4)"
