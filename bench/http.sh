@@ -1,48 +1,98 @@
 #!/bin/sh
-# bench/http.sh [BUILD_DIR] [SECONDS] [CONNECTIONS]
+# bench/http.sh [BUILD_DIR] [SECONDS] [CONNECTIONS...]
 #
 # Requests per second through nginx, measured with wrk on loopback, for
-# three kinds of traffic, each reported with its ratio to a baseline
-# measured in the same run on the same nginx:
+# each connection count (default: 16 and 64), for these kinds of traffic:
 #   baseline   POST to a static location nginx answers itself (204)
+#   nop-fcgi   POST through the same site snippet to bench/nop-fcgi.c, a
+#              libfcgi responder that reads the body and answers 200
+#              without doing any work: the ceiling of nginx + libfcgi
 #   duplicate  the same callback over and over: authenticated, parsed,
 #              answered "duplicate" (one read transaction + receipt commit)
 #   fresh      a new registered job on every request: "accepted", a new
 #              action and outbox row committed (one fsync each)
+#   mixed-50   HMAC-signed (X-Tornado-Signature) bodies of about 600
+#              bytes, pre-signed: every other request repeats a job
+#              accepted before the run, the others are new jobs
+# Every row is reported with its ratio to the nginx baseline and to the
+# nop-fcgi baseline measured in the same run, and to the commit baseline:
+# single-row INSERT transactions per second (bench/commit.c, WAL,
+# synchronous=FULL) on the same file system.  The rss column is VmRSS in
+# kB of each responder process after the run (master+workers).
 # The responder runs with 2 workers (this is a 2-core machine).  Set
 # HOOKBOX_SYNC=normal to measure the opt-in synchronous=NORMAL.
 set -eu
 build=$(cd "${1:-build}" && pwd)
 secs=${2:-10}
-conns=${3:-16}
+[ $# -gt 2 ] && shift 2 && conns_list=$* || conns_list="16 64"
 top=$(cd "$(dirname "$0")/.." && pwd)
 HB="$build/hookbox"
+workers=2
 command -v wrk >/dev/null 2>&1 || apt-get install -y -qq wrk >/dev/null
+command -v openssl >/dev/null 2>&1 || apt-get install -y -qq openssl >/dev/null
+[ -f /usr/include/fcgiapp.h ] ||
+    apt-get install -y -qq libfcgi-dev >/dev/null
+
+echo "bench/http.sh: load $(cut -d' ' -f1-3 /proc/loadavg) at start," \
+    "$(nproc) cores"
+
+cc -O2 -Wall -Wextra -pthread -o "$build/nop-fcgi" "$top/bench/nop-fcgi.c" \
+    -lfcgi
+cc -O2 -Wall -Wextra -o "$build/bench-commit" "$top/bench/commit.c" \
+    -lsqlite3
 
 tmp=$(mktemp -d)
 export HOOKBOX_DIR="$tmp/data"
 cleanup() {
-	[ -f "$tmp/nginx/nginx.pid" ] && kill "$(cat "$tmp/nginx/nginx.pid")" 2>/dev/null
+	for p in "$tmp/nginx/nginx.pid" "$tmp/nginx-nop/nginx.pid"; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+	done
 	[ -n "${fcgi:-}" ] && kill "$fcgi" 2>/dev/null
+	[ -n "${nop:-}" ] && kill "$nop" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
+# wait_for TEST...: runs TEST until it succeeds, at most 100 times.
+wait_for() {
+	i=0
+	until "$@" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -ge 100 ] && { echo "bench/http.sh: gave up on: $*" >&2;
+		    exit 1; }
+		sleep 0.1
+	done
+}
+
 . "$top/bench/setup.sh"
-bench_data 400000
+bench_data 1000000
+secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+printf '%s' "$secret" > "$tmp/secret"
+"$HB" endpoint add tornado --tenant bench --secret-file "$tmp/secret"
 
 sock="$tmp/hookbox.sock"
-"$build/hookbox-fcgi" -s "$sock" -w 2 2>/dev/null &
+"$build/hookbox-fcgi" -s "$sock" -w $workers 2>/dev/null &
 fcgi=$!
-while [ ! -S "$sock" ]; do sleep 0.1; done
+wait_for test -S "$sock"
+nsock="$tmp/nop.sock"
+"$build/nop-fcgi" "$nsock" $workers &
+nop=$!
+wait_for test -S "$nsock"
+
 port=$(( $(od -An -N2 -tu2 /dev/urandom) % 20000 + 20000 ))
+nport=$((port + 1))
 conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx" "$port" "$sock" \
     "$HOOKBOX_DIR")
-sed -i 's|access_log .*;|access_log off;|' "$conf"
+nconf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx-nop" "$nport" "$nsock" \
+    "$HOOKBOX_DIR")
+sed -i 's|access_log .*;|access_log off;|' "$conf" "$nconf"
 nginx -p "$tmp/nginx" -c "$conf" -e "$tmp/nginx/error.log"
+nginx -p "$tmp/nginx-nop" -c "$nconf" -e "$tmp/nginx-nop/error.log"
 base="http://127.0.0.1:$port"
-until curl -sf "$base/hooks/_health" >/dev/null; do sleep 0.1; done
+nbase="http://127.0.0.1:$nport"
+wait_for curl -sf "$base/hooks/_health"
+wait_for curl -sf -d x "$nbase/hooks/nop"
 
 cat > "$tmp/dup.lua" <<'LUA'
 wrk.method = "POST"
@@ -50,14 +100,18 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["X-Hook-Key"] = "bench-shared-key"
 wrk.body = '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}'
 LUA
-cat > "$tmp/fresh.lua" <<'LUA'
--- Each wrk thread takes its own range of job ids ("base" is set per thread).
+# fresh_lua FIRST: each wrk thread takes its own range of job ids from
+# FIRST on ("base" is set per thread).
+fresh_lua() {
+	cat > "$tmp/fresh.lua" <<LUA
 local counter = 0
 local nthreads = 0
 function setup(thread)
-	thread:set("base", nthreads * 200000)
+	thread:set("base", $1 + nthreads * 100000)
 	nthreads = nthreads + 1
 end
+LUA
+	cat >> "$tmp/fresh.lua" <<'LUA'
 function request()
 	counter = counter + 1
 	local body = string.format(
@@ -67,11 +121,104 @@ function request()
 	    ["X-Hook-Key"] = "bench-shared-key"}, body)
 end
 LUA
+}
 cat > "$tmp/sink.lua" <<'LUA'
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}'
 LUA
+# The mixed traffic: args are the file of pre-signed requests (lines
+# "d|n <TAB> signature <TAB> body": d repeats an accepted job, n is new)
+# and the number of threads.  Thread i takes the new bodies i, i + n, ...;
+# when they run out it sends duplicates and counts them in "spent".
+cat > "$tmp/mixed.lua" <<'LUA'
+local threads = {}
+local nthreads = 0
+function setup(thread)
+	thread:set("id", nthreads)
+	nthreads = nthreads + 1
+	table.insert(threads, thread)
+end
+local dup, new = {}, {}
+local n, next_new, step = 0, 0, 1
+spent = 0
+function init(args)
+	for line in io.lines(args[1]) do
+		local kind, sig, body = line:match("^(%a)\t([^\t]*)\t(.*)$")
+		if kind == "d" then
+			dup[#dup + 1] = { sig, body }
+		else
+			new[#new + 1] = { sig, body }
+		end
+	end
+	step = tonumber(args[2])
+	next_new = id + 1
+end
+function request()
+	local r
+	n = n + 1
+	if n % 2 == 0 or next_new > #new then
+		if n % 2 == 1 then spent = spent + 1 end
+		r = dup[(n % #dup) + 1]
+	else
+		r = new[next_new]
+		next_new = next_new + step
+	end
+	return wrk.format("POST", nil, {["Content-Type"] = "application/json",
+	    ["X-Tornado-Signature"] = r[1]}, r[2])
+end
+function done(summary, latency, requests)
+	local s = 0
+	for _, t in ipairs(threads) do s = s + t:get("spent") end
+	io.write(string.format("exhausted %d\n", s))
+end
+LUA
+
+# sign_bodies FIRST COUNT NDUP: writes $tmp/mixed.txt, NDUP duplicate
+# bodies (jobs 999900 ..) and COUNT new ones (jobs FIRST ..), each about
+# 600 bytes, signed now: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>").
+sign_bodies() {
+	rm -rf "$tmp/bodies"
+	mkdir "$tmp/bodies"
+	t=$(date +%s)
+	awk -v first="$1" -v count="$2" -v ndup="$3" -v t="$t" \
+	    -v dir="$tmp/bodies" 'BEGIN {
+		pad = sprintf("%0280d", 0); gsub(/0/, "a", pad)
+		for (i = 0; i < ndup + count; i++) {
+			job = i < ndup ? 999900 + i : first + i - ndup
+			b = sprintf("{\"type\":\"job_completed\",\"job_id\":\"job-%d\"," \
+			    "\"status\":\"completed\",\"key\":\"outputs/bench/job-%d/" \
+			    "%s.mp4\",\"url\":\"https://storage.example.com/" \
+			    "outputs/bench/job-%d/render.mp4?sig=%s\"," \
+			    "\"file_size_bytes\":104857600}", job, job,
+			    substr(pad, 1, 120), job, substr(pad, 1, 160))
+			f = sprintf("%s/%07d", dir, i)
+			printf "%s", t "." b > f
+			close(f)
+		}
+	}'
+	(cd "$tmp/bodies" && ls | xargs openssl dgst -sha256 -hmac "$secret" -r) |
+	    awk -v ndup="$3" -v t="$t" -v dir="$tmp/bodies" '{
+		f = substr($2, 2)
+		getline msg < (dir "/" f)
+		close(dir "/" f)
+		sub(/^[0-9]+\./, "", msg)
+		printf "%s\tt=%s,v1=%s\t%s\n", (NR <= ndup ? "d" : "n"), t, $1, msg
+	}' > "$tmp/mixed.txt"
+	rm -rf "$tmp/bodies"
+}
+
+# accept_dups: the duplicate half of mixed.txt, accepted once before.
+accept_dups() {
+	awk -F '\t' '$1 == "d"' "$tmp/mixed.txt" |
+	while IFS="$(printf '\t')" read -r kind sig body; do
+		code=$(curl -s -o /dev/null -w '%{http_code}' \
+		    -H 'Content-Type: application/json' \
+		    -H "X-Tornado-Signature: $sig" --data-binary "$body" \
+		    "$base/hooks/tornado")
+		[ "$code" = 200 ] || echo "bench/http.sh: pre-accept: $code" >&2
+	done
+}
 
 # Warm the duplicate path: job-0 accepted once.
 curl -s -o /dev/null -H 'Content-Type: application/json' \
@@ -79,24 +226,68 @@ curl -s -o /dev/null -H 'Content-Type: application/json' \
     --data-binary '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}' \
     "$base/hooks/keyed"
 
+# rss PID...: VmRSS in kB of each process, joined with "+".
+rss() {
+	for p in "$@"; do
+		awk '$1 == "VmRSS:" { print $2 }' "/proc/$p/status" 2>/dev/null
+	done | paste -sd+ -
+}
+hb_rss() { rss "$fcgi" $(pgrep -P "$fcgi"); }
+
+# rps URL SCRIPT [ARGS...]: "req/s p99 non-2xx exhausted" of one wrk run.
 rps() {
-	wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$2" "$base$1" \
+	u=$1 s=$2
+	shift 2
+	wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$s" "$u" -- "$@" \
 	    > "$tmp/out" 2>&1
 	r=$(awk '/Requests\/sec/ { print $2 }' "$tmp/out")
 	p99=$(awk '$1 == "99%" { print $2 }' "$tmp/out")
 	non2xx=$(awk '/Non-2xx/ { print $NF }' "$tmp/out")
-	echo "$r ${p99:-?} ${non2xx:-0}"
+	ex=$(awk '$1 == "exhausted" { print $2 }' "$tmp/out")
+	echo "${r:-0} ${p99:-?} ${non2xx:-0} ${ex:-0}"
 }
 
-set -- $(rps /sink "$tmp/sink.lua")
-b=$1
-printf '%-10s %10s %10s %10s %8s\n' traffic req/s p99 non-2xx ratio
-printf '%-10s %10s %10s %10s %8s\n' baseline "$1" "$2" "$3" 1.000
-set -- $(rps /hooks/keyed "$tmp/dup.lua")
-printf '%-10s %10s %10s %10s %8.3f\n' duplicate "$1" "$2" "$3" \
-    "$(echo "$1 / $b" | bc -l)"
-set -- $(rps /hooks/keyed "$tmp/fresh.lua")
-printf '%-10s %10s %10s %10s %8.3f\n' fresh "$1" "$2" "$3" \
-    "$(echo "$1 / $b" | bc -l)"
-echo "connections: $conns, duration: ${secs}s each, sync: ${HOOKBOX_SYNC:-full}"
+# row NAME REQS P99 NON2XX RSS: one line of the table.
+row() {
+	printf '%-10s %10s %10s %10s %8.3f %8.3f %9.3f %s\n' "$1" "$2" "$3" "$4" \
+	    "$(echo "$2 / $b" | bc -l)" "$(echo "$2 / $nb" | bc -l)" \
+	    "$(echo "$2 / $commits" | bc -l)" "$5"
+}
+
+commits=$("$build/bench-commit" "$tmp/commit.db" $((secs * 200)))
+echo "commit baseline: $commits single-row commits/s (WAL," \
+    "synchronous=FULL, $tmp's file system)"
+
+first=0
+for conns in $conns_list; do
+	set -- $(rps "$base/sink" "$tmp/sink.lua")
+	b=$1
+	echo
+	printf '%-10s %10s %10s %10s %8s %8s %9s %s\n' traffic req/s p99 \
+	    non-2xx ratio vs-nop vs-commit rss-kB
+	printf '%-10s %10s %10s %10s %8s %8s %9.3f %s\n' baseline "$1" "$2" \
+	    "$3" 1.000 - "$(echo "$1 / $commits" | bc -l)" -
+	set -- $(rps "$nbase/hooks/nop" "$tmp/sink.lua")
+	nb=$1
+	row nop-fcgi "$1" "$2" "$3" "$(rss "$nop")"
+	set -- $(rps "$base/hooks/keyed" "$tmp/dup.lua")
+	row duplicate "$1" "$2" "$3" "$(hb_rss)"
+	fresh_lua "$first"
+	set -- $(rps "$base/hooks/keyed" "$tmp/fresh.lua")
+	fr=$1
+	row fresh "$1" "$2" "$3" "$(hb_rss)"
+	first=$((first + 200000))
+	# Enough new bodies for three times the fresh rate.
+	nnew=$(echo "$fr * $secs * 3 / 1 + 1000" | bc)
+	[ "$nnew" -gt 199000 ] && nnew=199000
+	sign_bodies "$first" "$nnew" 64
+	accept_dups
+	set -- $(rps "$base/hooks/tornado" "$tmp/mixed.lua" "$tmp/mixed.txt" 2)
+	row mixed-50 "$1" "$2" "$3" "$(hb_rss)"
+	[ "$4" -gt 0 ] && echo "mixed-50: $4 of the new half were duplicates" \
+	    "(the $nnew pre-signed new bodies ran out)"
+	first=$((first + 200000))
+	echo "connections: $conns, duration: ${secs}s each," \
+	    "sync: ${HOOKBOX_SYNC:-full}"
+done
 "$HB" status
