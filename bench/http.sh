@@ -256,7 +256,7 @@ row() {
 
 commits=$("$build/bench-commit" "$tmp/commit.db" $((secs * 200)))
 echo "commit baseline: $commits single-row commits/s (WAL," \
-    "synchronous=FULL, $tmp's file system)"
+    "synchronous=FULL, in the data's temp directory)"
 
 first=0
 for conns in $conns_list; do
