@@ -110,7 +110,7 @@ all: $(O)/.banned $(BINS)
 tests: all $(TEST_BINS) $(SINK) $(if $(filter 1,$(SAN)),,$(O)/.exports)
 
 # No banned calls (sprintf, strcpy, atoi, ...) anywhere: see the script.
-C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c)
+C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c bench/*.c)
 $(O)/.banned: scripts/banned.sh $(C_SRCS)
 	@mkdir -p $(@D)
 	sh scripts/banned.sh $(C_SRCS)
