@@ -38,8 +38,6 @@
 #define API_KEY		"tornado-api-key-9d2e7b4a"
 #define DEST_SECRET	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
-static char		 base[PATH_MAX];	/* per test case */
-static char		 oldtmp[PATH_MAX];	/* $TMPDIR before, or "" */
 static char		 dir[PATH_MAX];		/* per test */
 static char		 dbpath[PATH_MAX];
 static struct config	*w;
@@ -57,29 +55,6 @@ copy(char *dst, size_t len, const char *src)
 }
 
 #define SET(dst, src)	copy((dst), sizeof(dst), (src))
-
-/* In the parent, once per test case: a directory for its tests. */
-static void
-case_setup(void)
-{
-	const char	*t;
-
-	t = getenv("TMPDIR");
-	copy(oldtmp, sizeof(oldtmp), t != NULL ? t : "");
-	copy(base, sizeof(base), test_tmpdir());
-	if (setenv("TMPDIR", base, 1) != 0)
-		ck_abort_msg("setenv");
-}
-
-static void
-case_teardown(void)
-{
-	test_rmdir(base);
-	if (oldtmp[0] != '\0')
-		(void)setenv("TMPDIR", oldtmp, 1);
-	else
-		(void)unsetenv("TMPDIR");
-}
 
 /* In each test's process: a fresh config.db and a writer on it. */
 static void
@@ -1774,7 +1749,7 @@ config_suite(void)
 	s = suite_create("config");
 
 	tc = tcase_create("file");
-	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_create);
 	tcase_add_test(tc, test_open_version);
@@ -1783,7 +1758,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rows");
-	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_test(tc, test_notfound);
@@ -1802,7 +1777,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("secrets");
-	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_key_hashed);
 	tcase_add_test(tc, test_hmac_secrets);
@@ -1812,7 +1787,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("readers");
-	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_read_refuses_writes);
 	tcase_add_test(tc, test_read_only_open);

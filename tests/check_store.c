@@ -40,8 +40,6 @@
 /* Jobs registered per tenant: a, b and c hold j1 .. j<JOBS>. */
 #define JOBS		24
 
-static char		 base[PATH_MAX];	/* per test case */
-static char		 oldtmp[PATH_MAX];	/* $TMPDIR before, or "" */
 static char		 dir[PATH_MAX - 32];	/* per test */
 static char		 state_path[PATH_MAX];
 static struct store	*st;
@@ -50,31 +48,6 @@ static struct config	*cfg;
 /*
  * Fixtures
  */
-
-/* In the parent, once per test case: a directory for its tests. */
-static void
-case_setup(void)
-{
-	const char	*t;
-
-	t = getenv("TMPDIR");
-	ck_assert_int_lt(snprintf(oldtmp, sizeof(oldtmp), "%s",
-	    t != NULL ? t : ""), (int)sizeof(oldtmp));
-	ck_assert_int_lt(snprintf(base, sizeof(base), "%s", test_tmpdir()),
-	    (int)sizeof(base));
-	if (setenv("TMPDIR", base, 1) != 0)
-		ck_abort_msg("setenv");
-}
-
-static void
-case_teardown(void)
-{
-	test_rmdir(base);
-	if (oldtmp[0] != '\0')
-		(void)setenv("TMPDIR", oldtmp, 1);
-	else
-		(void)unsetenv("TMPDIR");
-}
 
 /*
  * In each test's process: tenants a, b and c, each with destination
@@ -1768,7 +1741,8 @@ store_suite(void)
 	tc[2] = check;
 	tc[3] = ops;
 	for (i = 0; i < NELEM(tc); i++) {
-		tcase_add_unchecked_fixture(tc[i], case_setup, case_teardown);
+		tcase_add_unchecked_fixture(tc[i], test_case_setup,
+		    test_case_teardown);
 		tcase_add_checked_fixture(tc[i], setup, teardown);
 		tcase_set_timeout(tc[i], 30);
 		suite_add_tcase(s, tc[i]);

@@ -44,6 +44,34 @@ test_tmpdir(void)
 	return path;
 }
 
+static char	case_dir[PATH_MAX];	/* the running test case's */
+static char	case_oldtmp[PATH_MAX];	/* $TMPDIR before it, or "" */
+
+void
+test_case_setup(void)
+{
+	const char	*t;
+
+	t = getenv("TMPDIR");
+	if (snprintf(case_oldtmp, sizeof(case_oldtmp), "%s",
+	    t != NULL ? t : "") >= (int)sizeof(case_oldtmp) ||
+	    snprintf(case_dir, sizeof(case_dir), "%s", test_tmpdir()) >=
+	    (int)sizeof(case_dir))
+		ck_abort_msg("TMPDIR too long");
+	if (setenv("TMPDIR", case_dir, 1) != 0)
+		ck_abort_msg("setenv");
+}
+
+void
+test_case_teardown(void)
+{
+	test_rmdir(case_dir);
+	if (case_oldtmp[0] != '\0')
+		(void)setenv("TMPDIR", case_oldtmp, 1);
+	else
+		(void)unsetenv("TMPDIR");
+}
+
 static int
 rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {

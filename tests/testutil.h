@@ -29,6 +29,15 @@ const char *test_tmpdir(void);
 /* Removes a directory made by test_tmpdir() and everything in it. */
 void test_rmdir(const char *);
 
+/*
+ * An unchecked fixture, run in the parent once per test case: a directory
+ * of the case's own becomes $TMPDIR, so that every test_tmpdir() of its
+ * tests lands in it and the parent removes it all, even when a test's
+ * process failed before its own teardown; $TMPDIR is put back after.
+ */
+void test_case_setup(void);
+void test_case_teardown(void);
+
 /* buf = dir/name; fails the test when it does not fit. */
 void test_path(char *buf, size_t len, const char *dir, const char *name);
 
