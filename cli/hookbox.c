@@ -1279,8 +1279,8 @@ cmd_attempts(struct settings *e, int argc, char **argv)
 
 /* Applies one operator move to an action; 1 when it was not applicable. */
 static int
-move(struct settings *e, const char *action, enum store_move m, const char *note,
-    const char *from)
+move(struct settings *e, const char *action, enum store_move m,
+    const char *note, const char *from)
 {
 	struct store		*st = NULL;
 	enum store_status	 src;

@@ -21,7 +21,6 @@
 #include <fcgiapp.h>
 
 #include "respond.h"
-#include "store.h"
 #include "super.h"
 #include "util.h"
 

@@ -364,7 +364,8 @@ log_request(const char *endpoint, int status, const struct accept_res *res)
 	if (status == 200)
 		return;
 	fprintf(stderr, "hookbox-fcgi: /hooks/%s: %d %s%s%s\n",
-	    util_escape(endpoint, (size_t)-1, name, sizeof(name)), status, hb_result_name(res->result),
+	    util_escape(endpoint, (size_t)-1, name, sizeof(name)), status,
+	    hb_result_name(res->result),
 	    res->detail != NULL ? ": " : "",
 	    res->detail != NULL ? res->detail : "");
 }

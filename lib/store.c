@@ -408,7 +408,7 @@ store_open(const char *path, const struct store_opts *opts,
 	 * -shm with the file's mode, which then stays read-only after the
 	 * file is writable again.
 	 */
-	if (!writable(path, 0) || !writable(path, "-wal") ||
+	if (!writable(path, NULL) || !writable(path, "-wal") ||
 	    !writable(path, "-shm"))
 		return STORE_GONE;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
@@ -472,7 +472,7 @@ store_check_file(struct store *s)
 	/* SQLite opens a file it may not write read-only, without a word. */
 	if (!sql_same_file(&s->sql) ||
 	    sqlite3_db_readonly(s->sql.db, "main") != 0 ||
-	    faccessat(AT_FDCWD, s->sql.path, W_OK, AT_EACCESS) != 0)
+	    !writable(s->sql.path, NULL))
 		return STORE_GONE;
 	return STORE_OK;
 }

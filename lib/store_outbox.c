@@ -211,8 +211,8 @@ fail:
  * fit is skipped.
  */
 static enum store_status
-collect_rows(struct store *s, enum store_q q, int64_t now, struct store_row *rows,
-    int max, int *n)
+collect_rows(struct store *s, enum store_q q, int64_t now,
+    struct store_row *rows, int max, int *n)
 {
 	sqlite3_stmt		*st;
 	struct store_row	*r;
