@@ -134,6 +134,16 @@ row_valid(const struct store_row *r)
 	    util_valid_name(r->destination);
 }
 
+/* A collected row's destination; CONFIG_NOTFOUND when !row_valid(r). */
+static enum config_status
+row_destination(struct outbox *ob, const struct store_row *r,
+    struct config_destination *d)
+{
+	if (!row_valid(r))
+		return CONFIG_NOTFOUND;
+	return config_destination_get(ob->cfg, r->tenant, r->destination, d);
+}
+
 static enum store_status
 expire_one(struct outbox *ob, const struct store_row *r)
 {
@@ -144,8 +154,7 @@ expire_one(struct outbox *ob, const struct store_row *r)
 	const char			*note;
 	int				 changed;
 
-	cs = row_valid(r) ? config_destination_get(ob->cfg, r->tenant,
-	    r->destination, &d) : CONFIG_NOTFOUND;
+	cs = row_destination(ob, r, &d);
 	now = util_now_ms();
 	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
 		fprintf(stderr, "hookbox: %s: expired lease left for later:"
@@ -205,8 +214,7 @@ reconcile_one(struct outbox *ob, const struct store_row *r)
 	int				 claimed, changed;
 	const char			*note;
 
-	cs = row_valid(r) ? config_destination_get(ob->cfg, r->tenant,
-	    r->destination, &d) : CONFIG_NOTFOUND;
+	cs = row_destination(ob, r, &d);
 	now = util_now_ms();
 	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
 		fprintf(stderr, "hookbox: %s: reconciliation left for later:"
@@ -403,7 +411,7 @@ record(struct outbox *ob, const struct store_lease *l, enum store_outcome out,
  */
 static enum outbox_status
 claim(struct outbox *ob, struct config_destination *d,
-    enum config_status *cs, struct store_lease *l)
+    enum config_status *cs, int *bad_row, struct store_lease *l)
 {
 	struct store_row	r;
 	enum store_status	rc;
@@ -423,8 +431,8 @@ claim(struct outbox *ob, struct config_destination *d,
 		 * is checked again before it goes into a header
 		 * (Idempotency-Key, webhook-id) or a config.db look-up.
 		 */
-		*cs = row_valid(&r) ? config_destination_get(ob->cfg,
-		    r.tenant, r.destination, d) : CONFIG_INVALID;
+		*bad_row = !row_valid(&r);
+		*cs = row_destination(ob, &r, d);
 		if (*cs != CONFIG_OK && *cs != CONFIG_NOTFOUND &&
 		    *cs != CONFIG_INVALID)
 			return OUTBOX_BUSY;
@@ -451,23 +459,29 @@ deliver(struct outbox *ob)
 	enum config_status		 cs = CONFIG_ERROR;
 	enum outbox_status		 os;
 	char				 err[320];
+	int				 bad_row = 0;
 	int64_t				 ended, next_at;
 
 	memset(&res, 0, sizeof(res));
 	res.retry_after_ms = -1;
 	memset(&d, 0, sizeof(d));
 	memset(&l, 0, sizeof(l));
-	if ((os = claim(ob, &d, &cs, &l)) != OUTBOX_WORKED ||
+	if ((os = claim(ob, &d, &cs, &bad_row, &l)) != OUTBOX_WORKED ||
 	    l.payload == NULL)
 		return os;
 
-	if (cs == CONFIG_INVALID) {
+	if (bad_row) {
 		out = STORE_OUT_DEAD;
 		(void)snprintf(err, sizeof(err), "the row holds an invalid"
 		    " identifier: not sent");
 	} else if (cs == CONFIG_NOTFOUND) {
 		out = STORE_OUT_DEAD;
 		(void)snprintf(err, sizeof(err), "no such destination");
+	} else if (cs == CONFIG_INVALID) {
+		/* A row an operator must fix: retried, as before. */
+		out = STORE_OUT_RETRY;
+		(void)snprintf(err, sizeof(err), "configuration: %s",
+		    config_strerror(cs));
 	} else {
 		send_one(ob, &l, &d, &res);
 		out = outbox_decide(&res, d.idempotent, l.attempt,

@@ -128,6 +128,23 @@ sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 10000" "DELETE FROM attempts WHERE
     DELETE FROM outbox WHERE destination = 'planted';
     DELETE FROM accepted WHERE job_id = 'job-x'"
 
+# ---- a destination row written behind the tool's back: retried, unsent ----
+sink badurl 204
+"$HB" destination add badurl --tenant acme --url "http://127.0.0.1:$port/hook"
+action badurl
+sqlite3 "$HOOKBOX_DIR/config.db" ".timeout 10000" \
+    "UPDATE destinations SET url = 'file:///etc/passwd' WHERE name = 'badurl'"
+"$HB" dispatch --once
+eq "invalid destination URL: not sent" 0 "$(posts badurl)"
+eq "invalid destination URL: retried, and why" "pending|1" "$(sq "SELECT state ||
+    '|' || (last_error LIKE 'configuration:%') FROM outbox WHERE action_id = '$a'")"
+sqlite3 "$HOOKBOX_DIR/config.db" ".timeout 10000" "UPDATE destinations SET
+    url = 'http://127.0.0.1:$port/hook' WHERE name = 'badurl'"
+sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 10000" \
+    "UPDATE outbox SET next_at = 0 WHERE action_id = '$a'"
+"$HB" dispatch --once
+eq "fixed by the operator: delivered" delivered "$(state_of "$a")"
+
 # ---- 500, then success ----
 sink flaky 500,204
 "$HB" destination add flaky --tenant acme --url "http://127.0.0.1:$port/hook"
