@@ -3,7 +3,6 @@
  */
 #include <sys/stat.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,7 +17,7 @@ int
 sql_open(struct sql *s, const char *path, int flags, const char *const *text,
     size_t n)
 {
-	struct stat	sb, sb2;
+	struct stat	sb;
 	int		rc;
 
 	memset(s, 0, sizeof(*s));
@@ -29,11 +28,6 @@ sql_open(struct sql *s, const char *path, int flags, const char *const *text,
 	}
 	s->text = text;
 	s->n = n;
-	/* A file that is not there is not created by a plain open. */
-	if (!(flags & SQLITE_OPEN_CREATE) && lstat(path, &sb) != 0) {
-		sql_close(s);
-		return errno == ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
-	}
 	rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_extended_result_codes(s->db, 1);
@@ -42,14 +36,14 @@ sql_open(struct sql *s, const char *path, int flags, const char *const *text,
 	 * replaced and put back between the two: then the next
 	 * sql_same_file() says so.
 	 */
-	if (rc == SQLITE_OK && stat(path, &sb2) != 0)
+	if (rc == SQLITE_OK && stat(path, &sb) != 0)
 		rc = SQLITE_CANTOPEN;
 	if (rc != SQLITE_OK) {
 		sql_close(s);
 		return rc;
 	}
-	s->dev = sb2.st_dev;
-	s->ino = sb2.st_ino;
+	s->dev = sb.st_dev;
+	s->ino = sb.st_ino;
 	return SQLITE_OK;
 }
 
