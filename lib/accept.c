@@ -97,13 +97,12 @@ out:
  * adds its outbox row.  Inside the open transaction.
  */
 static enum store_status
-claim(struct store *st, const struct config_job *job, const struct obs *o,
-    const struct accept_req *req, struct accept_res *res)
+claim(struct store *st, const struct accept_prep *p, struct accept_res *res)
 {
+	const struct config_job	*job = &p->job;
 	struct store_action	 a;
 	enum store_claim	 c;
 	enum store_status	 rc;
-	char			*payload;
 
 	memset(&a, 0, sizeof(a));
 	a.id = res->action;
@@ -112,19 +111,14 @@ claim(struct store *st, const struct config_job *job, const struct obs *o,
 	a.step = job->step;
 	a.job_id = job->job_id;
 	a.destination = job->destination;
-	a.now = req->now_ms;
+	a.payload = p->payload;
+	a.now = p->now_ms;
 	if ((rc = store_action_claim(st, &a, &c)) != STORE_OK)
 		return rc;
 	switch (c) {
 	case STORE_CLAIMED:
-		if ((payload = action_payload(res->action, job, o,
-		    req->now_ms)) == NULL)
-			return STORE_NOMEM;
-		a.payload = payload;
-		rc = store_outbox_add(st, &a);
-		cJSON_free(payload);
 		res->result = HB_ACCEPTED;
-		return rc;
+		return store_outbox_add(st, &a);
 	case STORE_CLAIMED_BEFORE:
 		res->result = HB_DUPLICATE;
 		return STORE_OK;
@@ -133,7 +127,7 @@ claim(struct store *st, const struct config_job *job, const struct obs *o,
 		res->detail = "action id already accepted for another job";
 		return store_conflict_add(st, job->tenant, job->job_id,
 		    res->action, "action", "another job", job->job_id,
-		    req->now_ms);
+		    p->now_ms);
 	}
 	return STORE_ERROR;
 }
@@ -143,9 +137,10 @@ claim(struct store *st, const struct config_job *job, const struct obs *o,
  * writes it.  Inside the open transaction.
  */
 static enum store_status
-apply(struct store *st, const struct config_job *job, const struct obs *o,
-    const struct accept_req *req, struct accept_res *res)
+apply(struct store *st, const struct accept_prep *p, struct accept_res *res)
 {
+	const struct config_job	*job = &p->job;
+	const struct obs	*o = p->obs;
 	struct store_job	 cur, next;
 	enum store_status	 rc;
 
@@ -165,7 +160,7 @@ apply(struct store *st, const struct config_job *job, const struct obs *o,
 			return STORE_OK;
 		next.stage = o->stage;
 		return store_job_put(st, job->tenant, job->job_id, &next, o,
-		    req->now_ms);
+		    p->now_ms);
 	}
 
 	if (cur.terminal == OBS_ST_NONE) {
@@ -173,14 +168,14 @@ apply(struct store *st, const struct config_job *job, const struct obs *o,
 		if (o->stage > next.stage)
 			next.stage = o->stage;
 		if ((rc = store_job_put(st, job->tenant, job->job_id, &next,
-		    o, req->now_ms)) != STORE_OK)
+		    o, p->now_ms)) != STORE_OK)
 			return rc;
 	} else if (contradicts(cur.terminal, o->status)) {
 		res->result = HB_CONFLICT;
 		res->detail = "terminal state contradicts the recorded one";
 		return store_conflict_add(st, job->tenant, job->job_id,
 		    res->action, "terminal", obs_status_name(cur.terminal),
-		    obs_status_name(o->status), req->now_ms);
+		    obs_status_name(o->status), p->now_ms);
 	}
 
 	/* Only completion qualifies the file for the job's step. */
@@ -188,123 +183,187 @@ apply(struct store *st, const struct config_job *job, const struct obs *o,
 		res->result = HB_RECORDED;
 		return STORE_OK;
 	}
-	return claim(st, job, o, req, res);
+	return claim(st, p, res);
+}
+
+int
+accept_prepare(struct config *cfg, const struct accept_req *req,
+    struct accept_prep *p, struct accept_res *res)
+{
+	const struct obs	*o = req->obs;
+	struct config_tenant	 tenant;
+	enum config_status	 cs;
+
+	memset(res, 0, sizeof(*res));
+	memset(p, 0, sizeof(*p));
+
+	/* Validate identifiers before anything is looked up or written. */
+	if (!util_valid_name(req->tenant) ||
+	    (o->event == OBS_EV_JOB && !util_valid_id(o->job_id, HB_ID_MAX)) ||
+	    (o->delivery_id[0] != '\0' &&
+	    !util_valid_id(o->delivery_id, HB_ID_MAX)) ||
+	    (unsigned)o->source > OBS_SRC_POLL ||
+	    (unsigned)o->stage > OBS_STAGE_COMPLETED) {
+		res->detail = "identifier empty, too long or not UTF-8";
+		res->result = HB_MALFORMED;
+		return -1;
+	}
+
+	cs = config_tenant_get(cfg, req->tenant, &tenant);
+	if (cs == CONFIG_NOTFOUND || (cs == CONFIG_OK && !tenant.active)) {
+		res->detail = "no such active tenant";
+		res->result = HB_UNKNOWN_ENDPOINT;
+		return -1;
+	}
+	if (cs != CONFIG_OK)
+		goto config_failed;
+
+	if (o->event == OBS_EV_JOB) {
+		cs = config_job_get(cfg, req->tenant, o->job_id, &p->job);
+		if (cs == CONFIG_NOTFOUND) {
+			res->detail = "job not registered to this tenant";
+			res->result = HB_UNKNOWN_JOB;
+			return -1;
+		}
+		if (cs != CONFIG_OK)
+			goto config_failed;
+		if (snprintf(p->action, sizeof(p->action), "%s:%s:%s",
+		    p->job.tenant, p->job.attempt, p->job.step) >=
+		    (int)sizeof(p->action)) {
+			p->action[0] = '\0';
+			res->detail = "action id too long";
+			res->result = HB_MALFORMED;
+			return -1;
+		}
+		/*
+		 * The document sent downstream, built here, outside the
+		 * write transaction, in case the action is new.
+		 */
+		if (o->status == OBS_ST_COMPLETED && (p->payload =
+		    action_payload(p->action, &p->job, o, req->now_ms)) ==
+		    NULL) {
+			res->result = HB_NOMEM;
+			return -1;
+		}
+	}
+
+	p->obs = o;
+	p->now_ms = req->now_ms;
+	p->rcpt.at = req->now_ms;
+	p->rcpt.tenant = req->tenant;
+	p->rcpt.endpoint = req->endpoint;
+	p->rcpt.source = source_names[o->source];
+	p->rcpt.delivery_id = o->delivery_id;
+	p->rcpt.job_id = o->job_id;
+	p->rcpt.type = o->type;
+	p->rcpt.status = obs_status_name(o->status);
+	p->rcpt.stage = obs_stage_name(o->stage);
+	p->rcpt.body = req->body;
+	p->rcpt.bodylen = req->bodylen;
+	return 0;
+
+config_failed:
+	res->result = config_failure(cs);
+	return -1;
+}
+
+void
+accept_prep_clear(struct accept_prep *p)
+{
+	cJSON_free(p->payload);
+	p->payload = NULL;
+}
+
+/* The answer for a failure that rolled the observation back. */
+static enum store_status
+failed(struct accept_res *res, enum store_status ss)
+{
+	memset(res, 0, sizeof(*res));
+	res->detail = store_strerror(ss);
+	res->result = unavailable(ss);
+	return ss;
+}
+
+enum store_status
+accept_apply(struct store *st, const struct accept_prep *p,
+    struct accept_res *res)
+{
+	struct store_prior	prior;
+	enum hb_result		first;
+	enum store_status	ss, rs;
+	int64_t			rid;
+	int			seen;
+
+	memset(res, 0, sizeof(*res));
+	memcpy(res->action, p->action, sizeof(res->action));
+	if ((ss = store_savepoint(st)) != STORE_OK)
+		return failed(res, ss);
+	if ((ss = store_receipt_add(st, &p->rcpt, &rid, &seen, &prior)) !=
+	    STORE_OK)
+		goto fail;
+	if (seen) {
+		/*
+		 * The same delivery again: nothing was written.  Answer as
+		 * the first time where that answer refused it (409): a
+		 * retry, or another body reusing the delivery id, must not
+		 * turn a refusal into an acknowledgement.
+		 */
+		memcpy(res->action, prior.action, sizeof(res->action));
+		if (hb_result_parse(prior.result, &first) == 0 &&
+		    !hb_result_is_ack(first)) {
+			res->detail = "delivery id refused before";
+			res->result = first;
+		} else {
+			res->detail = "delivery id received before";
+			res->result = HB_DUPLICATE;
+		}
+	} else {
+		switch (p->obs->event) {
+		case OBS_EV_JOB:
+			ss = apply(st, p, res);
+			break;
+		case OBS_EV_BATCH:
+			res->result = HB_RECORDED;
+			break;
+		case OBS_EV_UNKNOWN:
+			res->result = HB_IGNORED;
+			res->detail = "event type not understood; recorded";
+			break;
+		}
+		if (ss != STORE_OK)
+			goto fail;
+		if ((ss = store_receipt_finish(st, rid,
+		    hb_result_name(res->result), res->action)) != STORE_OK)
+			goto fail;
+	}
+	if ((ss = store_release(st)) != STORE_OK)
+		goto fail;
+	return STORE_OK;
+fail:
+	if ((rs = store_rollback_to(st)) != STORE_OK && ss == STORE_OK)
+		ss = rs;
+	return failed(res, ss);
 }
 
 enum hb_result
 accept_observation(struct store *st, struct config *cfg,
     const struct accept_req *req, struct accept_res *res)
 {
-	const struct obs	*o = req->obs;
-	struct config_tenant	 tenant;
-	struct config_job	 job;
-	struct store_receipt	 rcpt;
-	struct store_prior	 prior;
-	enum hb_result		 first;
-	enum config_status	 cs;
-	enum store_status	 ss;
-	int64_t			 rid;
-	int			 seen, is_job;
+	struct accept_prep	p;
+	enum store_status	ss;
 
-	memset(res, 0, sizeof(*res));
-	is_job = o->event == OBS_EV_JOB;
-
-	/* Validate identifiers before anything is looked up or written. */
-	if (!util_valid_name(req->tenant) ||
-	    (is_job && !util_valid_id(o->job_id, HB_ID_MAX)) ||
-	    (o->delivery_id[0] != '\0' &&
-	    !util_valid_id(o->delivery_id, HB_ID_MAX)) ||
-	    (unsigned)o->source > OBS_SRC_POLL ||
-	    (unsigned)o->stage > OBS_STAGE_COMPLETED) {
-		res->detail = "identifier empty, too long or not UTF-8";
-		return res->result = HB_MALFORMED;
-	}
-
-	cs = config_tenant_get(cfg, req->tenant, &tenant);
-	if (cs == CONFIG_NOTFOUND || (cs == CONFIG_OK && !tenant.active)) {
-		res->detail = "no such active tenant";
-		return res->result = HB_UNKNOWN_ENDPOINT;
-	}
-	if (cs != CONFIG_OK)
-		return res->result = config_failure(cs);
-
-	if (is_job) {
-		cs = config_job_get(cfg, req->tenant, o->job_id, &job);
-		if (cs == CONFIG_NOTFOUND) {
-			res->detail = "job not registered to this tenant";
-			return res->result = HB_UNKNOWN_JOB;
-		}
-		if (cs != CONFIG_OK)
-			return res->result = config_failure(cs);
-		if (snprintf(res->action, sizeof(res->action), "%s:%s:%s",
-		    job.tenant, job.attempt, job.step) >=
-		    (int)sizeof(res->action)) {
-			res->action[0] = '\0';
-			res->detail = "action id too long";
-			return res->result = HB_MALFORMED;
-		}
-	}
-
-	memset(&rcpt, 0, sizeof(rcpt));
-	rcpt.at = req->now_ms;
-	rcpt.tenant = req->tenant;
-	rcpt.endpoint = req->endpoint;
-	rcpt.source = source_names[o->source];
-	rcpt.delivery_id = o->delivery_id;
-	rcpt.job_id = o->job_id;
-	rcpt.type = o->type;
-	rcpt.status = obs_status_name(o->status);
-	rcpt.stage = obs_stage_name(o->stage);
-	rcpt.body = req->body;
-	rcpt.bodylen = req->bodylen;
-
+	if (accept_prepare(cfg, req, &p, res) != 0)
+		return res->result;
 	if ((ss = store_begin(st)) != STORE_OK)
-		return res->result = unavailable(ss);
-	if ((ss = store_receipt_add(st, &rcpt, &rid, &seen, &prior)) !=
-	    STORE_OK)
-		goto fail;
-	if (seen) {
-		/*
-		 * The same delivery again: write nothing, and answer as the
-		 * first time where that answer refused it (409): a retry, or
-		 * another body reusing the delivery id, must not turn a
-		 * refusal into an acknowledgement.
-		 */
+		(void)failed(res, ss);
+	else if (accept_apply(st, &p, res) != STORE_OK)
 		store_rollback(st);
-		memcpy(res->action, prior.action, sizeof(res->action));
-		if (hb_result_parse(prior.result, &first) == 0 &&
-		    !hb_result_is_ack(first)) {
-			res->detail = "delivery id refused before";
-			return res->result = first;
-		}
-		res->detail = "delivery id received before";
-		return res->result = HB_DUPLICATE;
+	else if ((ss = store_commit(st)) != STORE_OK) {
+		store_rollback(st);
+		(void)failed(res, ss);
 	}
-
-	switch (o->event) {
-	case OBS_EV_JOB:
-		ss = apply(st, &job, o, req, res);
-		break;
-	case OBS_EV_BATCH:
-		res->result = HB_RECORDED;
-		break;
-	case OBS_EV_UNKNOWN:
-		res->result = HB_IGNORED;
-		res->detail = "event type not understood; recorded";
-		break;
-	}
-	if (ss != STORE_OK)
-		goto fail;
-	if ((ss = store_receipt_finish(st, rid, hb_result_name(res->result),
-	    res->action)) != STORE_OK)
-		goto fail;
-	if ((ss = store_commit(st)) != STORE_OK)
-		goto fail;
+	accept_prep_clear(&p);
 	return res->result;
-fail:
-	store_rollback(st);
-	res->detail = store_strerror(ss);
-	return res->result = unavailable(ss);
 }
 
 /*

@@ -9,10 +9,17 @@
  * only when that row was new, the outbox row.  It returns only after
  * COMMIT succeeded, or after everything was rolled back.
  *
- * Transactions: self-contained: accept_observation() opens its own
+ * It comes in two halves so that many observations can share one
+ * COMMIT (group.h): accept_prepare() reads config.db and builds what will
+ * be written, with no state.db transaction open; accept_apply() writes it
+ * inside the caller's transaction.  accept_observation() is the two in
+ * one transaction of its own.
+ *
+ * Transactions: accept_observation() is self-contained: it opens its own
  * state.db transaction and ends it (COMMIT, or ROLLBACK) before it
- * returns; its config.db reads join the caller's config_snapshot() when
- * one is open.
+ * returns.  accept_apply() is caller-owned: it runs between store_begin()
+ * and store_commit(), inside a savepoint of its own.  The config.db reads
+ * join the caller's config_snapshot() when one is open.
  */
 #ifndef HB_ACCEPT_H
 #define HB_ACCEPT_H
@@ -60,6 +67,45 @@ struct accept_res {
  */
 HB_API enum hb_result accept_observation(struct store *, struct config *,
     const struct accept_req *, struct accept_res *res) HB_MUST_CHECK;
+
+/*
+ * An observation ready for state.db: what accept_prepare() read from
+ * config.db and built.  It borrows the request's strings (the accept_req
+ * and what it points to must outlive it) and owns payload.
+ */
+struct accept_prep {
+	const struct obs	*obs;
+	int64_t			 now_ms;
+	struct config_job	 job;		/* job events only */
+	char			 action[HB_ACTION_MAX + 1];
+	char			*payload;	/* completions only: the document
+						   sent downstream if the action
+						   is new */
+	struct store_receipt	 rcpt;
+};
+
+/*
+ * The config.db half: validates the identifiers, resolves the tenant and
+ * the job, and builds the action's payload.  Returns 0 when *p is ready
+ * for accept_apply(), or -1 when res already holds the final answer
+ * (HB_MALFORMED, HB_UNKNOWN_ENDPOINT, HB_UNKNOWN_JOB, HB_UNAVAILABLE,
+ * HB_NOMEM): nothing is to be written.  Either way accept_prep_clear()
+ * frees *p.
+ */
+HB_API int accept_prepare(struct config *, const struct accept_req *,
+    struct accept_prep *p, struct accept_res *res) HB_MUST_CHECK;
+HB_API void accept_prep_clear(struct accept_prep *);
+
+/*
+ * The state.db half, inside the caller's transaction and a savepoint of
+ * its own: STORE_OK with res holding the answer, valid once the caller's
+ * COMMIT succeeds; or a failure with everything this observation wrote
+ * rolled back and res holding HB_UNAVAILABLE or HB_NOMEM.  After a
+ * failure, store_in_tx() says whether the caller's transaction (and what
+ * other observations wrote in it) still stands.
+ */
+HB_API enum store_status accept_apply(struct store *,
+    const struct accept_prep *, struct accept_res *res) HB_MUST_CHECK;
 
 /*
  * Writes the JSON answer for a result into buf: {"result":..} with

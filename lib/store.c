@@ -114,6 +114,9 @@ static const char *const sqltext[STORE_Q__N] = {
 	[STORE_Q_BEGIN] = "BEGIN IMMEDIATE",
 	[STORE_Q_COMMIT] = "COMMIT",
 	[STORE_Q_ROLLBACK] = "ROLLBACK",
+	[STORE_Q_SAVEPOINT] = "SAVEPOINT obs",
+	[STORE_Q_RELEASE] = "RELEASE obs",
+	[STORE_Q_ROLLBACK_TO] = "ROLLBACK TO obs",
 	[STORE_Q_RECEIPT_ADD] = "INSERT INTO receipts(received_at, tenant, endpoint,"
 	    " source, delivery_id, job_id, type, status, stage, result, body)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10)"

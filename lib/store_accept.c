@@ -200,3 +200,37 @@ store_conflict_add(struct store *s, const char *tenant, const char *job_id,
 		return STORE_NOMEM;
 	return store_status_of(sql_step_done(st));
 }
+
+enum store_status
+store_savepoint(struct store *s)
+{
+	return store_run(s, STORE_Q_SAVEPOINT);
+}
+
+enum store_status
+store_release(struct store *s)
+{
+	return store_run(s, STORE_Q_RELEASE);
+}
+
+enum store_status
+store_rollback_to(struct store *s)
+{
+	enum store_status	rc;
+
+	/*
+	 * After an I/O error, a full disk or running out of memory, SQLite
+	 * may have rolled the whole transaction back on its own.
+	 */
+	if (!store_in_tx(s))
+		return STORE_IO;
+	if ((rc = store_run(s, STORE_Q_ROLLBACK_TO)) == STORE_OK)
+		rc = store_run(s, STORE_Q_RELEASE);
+	return rc;
+}
+
+int
+store_in_tx(struct store *s)
+{
+	return s->in_tx && !sqlite3_get_autocommit(s->sql.db);
+}
