@@ -33,9 +33,9 @@ OPT	?= -O2 -g
 WARN	 = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
 	   -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wno-format-nonliteral
 CFLAGS	?= $(OPT)
-CFLAGS	+= -std=c11 $(WARN) -fvisibility=hidden -fstack-protector-strong
+CFLAGS	+= -std=c11 $(WARN) -fvisibility=hidden -fstack-protector-strong -pthread
 CPPFLAGS += -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -Ilib $(PKG_CFLAGS)
-LDLIBS	+= $(PKG_LIBS)
+LDLIBS	+= $(PKG_LIBS) -pthread
 
 # SAN=1: the sanitizer build (ASan + UBSan), built in its own directory.
 ifeq ($(SAN),1)
@@ -74,12 +74,12 @@ endif
 LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/obs.c lib/tornado.c \
 	   lib/auth.c lib/config.c lib/config_admin.c lib/store.c \
 	   lib/store_accept.c lib/store_outbox.c lib/store_ops.c lib/accept.c \
-	   lib/hook.c lib/http.c lib/outbox.c lib/poller.c lib/fault.c \
+	   lib/group.c lib/hook.c lib/http.c lib/outbox.c lib/poller.c lib/fault.c \
 	   lib/json.c lib/settings.c lib/super.c
 LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
 	   lib/auth.h lib/config.h lib/config_admin.h lib/config_int.h \
 	   lib/store.h lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
-	   lib/store_int.h lib/accept.h lib/hook.h lib/http.h lib/outbox.h \
+	   lib/store_int.h lib/accept.h lib/group.h lib/hook.h lib/http.h lib/outbox.h \
 	   lib/poller.h lib/fault.h lib/json.h lib/settings.h lib/super.h
 # The headers that make the library's public contract (not sql.h, json.h,
 # config_int.h).

@@ -2,15 +2,19 @@
  * hookbox-fcgi: the webhook responder.
  *
  * One binary, three ways to run:
+ *  - on its own socket (-s PATH or -s [HOST]:PORT): -w worker processes
+ *    (default 1), respawned when one dies, each with -t threads (default
+ *    THREADS_DEFAULT) that accept and serve requests, and one writer
+ *    thread that commits their observations in groups (lib/group.h);
  *  - under spawn-fcgi (or any FastCGI manager): the listening socket is
- *    file descriptor 0;
- *  - on its own socket (-s PATH or -s [HOST]:PORT) with -w pre-forked
- *    worker processes, respawned when one dies;
+ *    file descriptor 0; the same threads, or with -t 1 the classic
+ *    single-threaded process, one commit per request;
  *  - as a plain CGI program, when started with CGI variables and no
  *    socket: one request from the environment and standard input.
  * The request path itself is respond.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@
 
 #include <fcgiapp.h>
 
+#include "group.h"
 #include "respond.h"
 #include "super.h"
 #include "util.h"
@@ -28,12 +33,17 @@ static volatile sig_atomic_t	stopping;
 static volatile sig_atomic_t	in_request;
 
 #define SOCKET_MODE_DEFAULT	0660
+/* Serving threads per process; measured on 2 cores (README, Performance). */
+#define THREADS_DEFAULT		16
+#define THREADS_MAX		256
+/* Each thread's stack: the request path needs far less. */
+#define THREAD_STACK		(512 * 1024)
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: hookbox-fcgi [-d DIR] [-s SOCKET [-w WORKERS]"
-	    " [-m MODE]] [-l BODY_MAX] [-b BUSY_MS]\n");
+	    " [-m MODE]] [-t THREADS] [-l BODY_MAX] [-b BUSY_MS]\n");
 	exit(2);
 }
 
@@ -189,10 +199,131 @@ serve(struct resp_server *srv, int listen_fd)
 	respond_close(srv);
 }
 
+/*
+ * The threaded process: what its serving threads share.  busy counts the
+ * requests being served, so that a stop waits for them and no longer.
+ */
+struct pool {
+	const struct resp_server	*tmpl;	/* each thread's copy's model */
+	struct group			*group;
+	int				 listen_fd;
+	pthread_mutex_t			 lock;
+	pthread_cond_t			 idle;
+	int				 busy;
+	int				 stopping;
+};
+
+static void *
+pool_thread(void *arg)
+{
+	struct pool	*p = arg;
+	struct resp_server srv = *p->tmpl;
+	FCGX_Request	 req;
+	struct resp_io	 io;
+	int		 stop = 0;
+
+	srv.group = p->group;
+	if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0)
+		return NULL;
+	io.param = fcgi_param;
+	io.read = fcgi_read;
+	io.write = fcgi_write;
+	io.arg = &req;
+	while (!stop) {
+		if (FCGX_Accept_r(&req) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		pthread_mutex_lock(&p->lock);
+		p->busy++;
+		pthread_mutex_unlock(&p->lock);
+		/* A request accepted during a stop is still answered. */
+		respond(&srv, &io);
+		FCGX_Finish_r(&req);
+		pthread_mutex_lock(&p->lock);
+		if (--p->busy == 0 && p->stopping)
+			pthread_cond_signal(&p->idle);
+		stop = p->stopping;
+		pthread_mutex_unlock(&p->lock);
+	}
+	respond_close(&srv);
+	return NULL;
+}
+
+/*
+ * Serves with n threads and one writer until SIGTERM or SIGINT, then
+ * returns once the requests in flight are answered.  Threads idle in
+ * accept() are not waited for: the process ends under them.
+ */
+static int
+serve_threads(struct resp_server *tmpl, int listen_fd, int n)
+{
+	struct pool		 p;
+	struct group_opts	 go;
+	pthread_attr_t		 attr;
+	pthread_t		 tid;
+	sigset_t		 stops, old;
+	int			 i, sig, started = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.tmpl = tmpl;
+	p.listen_fd = listen_fd;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.idle, NULL);
+	/* Every thread is born with the stops blocked: this one takes them. */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stops, &old);
+
+	memset(&go, 0, sizeof(go));
+	go.state_path = tmpl->set.state_path;
+	go.busy_ms = tmpl->set.busy_ms;
+	go.sync_normal = tmpl->set.sync_normal;
+	go.threaded = 1;
+	if (group_new(&go, &p.group) != 0) {
+		/* A thread limit must not take the service down with it. */
+		fprintf(stderr, "hookbox-fcgi: cannot start the writer thread"
+		    " (%s); serving on one thread\n", strerror(errno));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		serve(tmpl, listen_fd);
+		return 0;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&tid, &attr, pool_thread, &p) == 0)
+			started++;
+	pthread_attr_destroy(&attr);
+	if (started < n)
+		fprintf(stderr, "hookbox-fcgi: %d of %d serving threads"
+		    " started\n", started, n);
+	if (started == 0) {
+		group_free(p.group);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		serve(tmpl, listen_fd);
+		return 0;
+	}
+
+	while (sigwait(&stops, &sig) != 0)
+		continue;
+	pthread_mutex_lock(&p.lock);
+	p.stopping = 1;
+	while (p.busy > 0)
+		pthread_cond_wait(&p.idle, &p.lock);
+	pthread_mutex_unlock(&p.lock);
+	/* Every answered request's work is committed: nothing waits. */
+	group_free(p.group);
+	return 0;
+}
+
 /* What a worker gets: the server state and the socket, the fork's copy. */
 struct worker {
 	struct resp_server	*srv;
 	int			 listen_fd;
+	int			 threads;
 };
 
 static int
@@ -200,6 +331,8 @@ worker_main(void *arg)
 {
 	struct worker	*w = arg;
 
+	if (w->threads > 1)
+		return serve_threads(w->srv, w->listen_fd, w->threads);
 	serve(w->srv, w->listen_fd);
 	return 0;
 }
@@ -210,7 +343,7 @@ worker_main(void *arg)
  * Workers open their own database connections after the fork.
  */
 static int
-supervise(struct resp_server *srv, int listen_fd, int n)
+supervise(struct resp_server *srv, int listen_fd, int n, int threads)
 {
 	struct super_opts	o;
 	struct worker		w;
@@ -221,6 +354,7 @@ supervise(struct resp_server *srv, int listen_fd, int n)
 	o.respawn = 1;
 	w.srv = srv;
 	w.listen_fd = listen_fd;
+	w.threads = threads;
 	return super_run(&o, worker_main, &w);
 }
 
@@ -230,14 +364,15 @@ main(int argc, char *argv[])
 	struct resp_server	 srv;
 	struct resp_io		 io;
 	const char		*dir = NULL, *sock = NULL, *err, *why;
-	long long		 workers = 2, busy_ms = -1;
+	long long		 workers = 1, threads = THREADS_DEFAULT;
+	long long		 busy_ms = -1;
 	mode_t			 mode = SOCKET_MODE_DEFAULT, mask;
 	int			 ch, fd, rc, workers_set = 0;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.body_max = HB_BODY_MAX_DEFAULT;
 	srv.retry_after = 5;
-	while ((ch = getopt(argc, argv, "b:d:l:m:s:w:")) != -1)
+	while ((ch = getopt(argc, argv, "b:d:l:m:s:t:w:")) != -1)
 		switch (ch) {
 		case 'b':
 			busy_ms = util_strtonum(optarg, 0, 600000, &err);
@@ -259,6 +394,11 @@ main(int argc, char *argv[])
 			break;
 		case 's':
 			sock = optarg;
+			break;
+		case 't':
+			threads = util_strtonum(optarg, 1, THREADS_MAX, &err);
+			if (err != NULL)
+				usage();
 			break;
 		case 'w':
 			workers = util_strtonum(optarg, 1, SUPER_WORKERS_MAX,
@@ -293,7 +433,7 @@ main(int argc, char *argv[])
 			die("cannot listen on the socket");
 		if (sock[0] == '/' && chmod(sock, mode) != 0)
 			die("cannot set the socket's mode");
-		rc = supervise(&srv, fd, (int)workers);
+		rc = supervise(&srv, fd, (int)workers, (int)threads);
 		close(fd);
 		if (sock[0] == '/')
 			unlink(sock);
@@ -301,12 +441,14 @@ main(int argc, char *argv[])
 	}
 	if (!FCGX_IsCGI()) {
 		/*
-		 * A FastCGI manager (spawn-fcgi) gave us fd 0.  It usually
-		 * forks the processes itself (spawn-fcgi -F), so one worker
-		 * unless -w says otherwise.
+		 * A FastCGI manager (spawn-fcgi) gave us fd 0.  It may fork
+		 * the processes itself (spawn-fcgi -F), so one process unless
+		 * -w says otherwise.
 		 */
 		if (workers_set && workers > 1)
-			return supervise(&srv, 0, (int)workers);
+			return supervise(&srv, 0, (int)workers, (int)threads);
+		if (threads > 1)
+			return serve_threads(&srv, 0, (int)threads);
 		serve(&srv, 0);
 		return 0;
 	}

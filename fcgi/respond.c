@@ -169,28 +169,50 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
 }
 
 /*
- * Opens what is not open yet in the data directory, and first closes a
- * handle whose file is no longer the one at its path (removed, renamed
- * over or made read-only under us), so that the request meets the file
+ * The handles a request needs, opened when not open yet; a handle whose
+ * file is no longer the one at its path (removed, renamed over or made
+ * read-only under us) is closed first, so that the request meets the file
  * the operator's tools see.  On failure the request gets 503.
+ *
+ * A POST needs config.db and the group (which opens state.db itself, and
+ * checks it before every batch); health and metrics need a state.db
+ * connection of their own.
  */
 static int
-ensure_open(struct resp_server *srv)
+open_config(struct resp_server *srv)
 {
-	struct store_opts	opts;
+	struct group_opts	go;
 
 	if (srv->cfg != NULL && !config_same_file(srv->cfg)) {
 		config_close(srv->cfg);
 		srv->cfg = NULL;
 	}
-	if (srv->st != NULL && store_check_file(srv->st) != STORE_OK) {
-		store_close(srv->st);
-		srv->st = NULL;
-	}
 	if (srv->cfg == NULL && config_open(srv->set.config_path, CONFIG_READ,
 	    srv->set.busy_ms, &srv->cfg) != CONFIG_OK) {
 		srv->cfg = NULL;
 		return -1;
+	}
+	if (srv->group == NULL) {
+		/* No writer thread given: commit on this one. */
+		memset(&go, 0, sizeof(go));
+		go.state_path = srv->set.state_path;
+		go.busy_ms = srv->set.busy_ms;
+		go.sync_normal = srv->set.sync_normal;
+		if (group_new(&go, &srv->group) != 0)
+			return -1;
+		srv->own_group = 1;
+	}
+	return 0;
+}
+
+static int
+open_store(struct resp_server *srv)
+{
+	struct store_opts	opts;
+
+	if (srv->st != NULL && store_check_file(srv->st) != STORE_OK) {
+		store_close(srv->st);
+		srv->st = NULL;
 	}
 	if (srv->st == NULL) {
 		memset(&opts, 0, sizeof(opts));
@@ -210,8 +232,13 @@ respond_close(struct resp_server *srv)
 {
 	store_close(srv->st);
 	config_close(srv->cfg);
+	if (srv->own_group)
+		group_free(srv->group);
 	srv->st = NULL;
 	srv->cfg = NULL;
+	if (srv->own_group)
+		srv->group = NULL;
+	srv->own_group = 0;
 }
 
 /* The request path without its query string; "" when absent. */
@@ -414,7 +441,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		if (!get) {
 			head(io, 405, "application/json", "Allow: GET\r\n");
 			outf(io, "{\"result\":\"method_not_allowed\"}\n");
-		} else if (ensure_open(srv) != 0)
+		} else if (open_store(srv) != 0)
 			unavailable(srv, io, "cannot open the databases");
 		else if (name[1] == 'h')
 			health(srv, io);
@@ -455,7 +482,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	}
 
 	memset(&res, 0, sizeof(res));
-	if (ensure_open(srv) != 0) {
+	if (open_config(srv) != 0) {
 		res.result = HB_UNAVAILABLE;
 		res.detail = "cannot open the databases";
 	} else if ((body = malloc((size_t)len + 1)) == NULL)
@@ -473,7 +500,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		req.body = body;
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();
-		res.result = hook_handle(srv->st, srv->cfg, &req, &res);
+		res.result = hook_handle(srv->group, srv->cfg, &req, &res);
 	}
 	status = status_of_result(res.result);
 	answer(srv, io, status, &res, NULL);

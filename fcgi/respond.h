@@ -3,8 +3,8 @@
  *
  * The request path (check method, type and length, read, hand to
  * hook_handle(), answer) is kept apart from the process model in main.c,
- * so that FastCGI workers, plain CGI and a later threaded responder share
- * it.  It maps library results to HTTP status codes.
+ * so that FastCGI threads and processes and plain CGI share it.  It maps
+ * library results to HTTP status codes.
  */
 #ifndef RESPOND_H
 #define RESPOND_H
@@ -14,8 +14,9 @@
 
 #include "settings.h"
 
-struct store;
 struct config;
+struct group;
+struct store;
 
 /* What a transport offers: CGI variables, the body, the output. */
 struct resp_io {
@@ -29,15 +30,23 @@ struct resp_io {
 };
 
 /*
- * A worker's long-lived state.  The data directory is the operator's,
- * fixed at start-up: a request cannot choose another one.  Handles are
- * opened lazily and kept while their files stay where they were opened.
+ * One serving thread's long-lived state.  The data directory is the
+ * operator's, fixed at start-up: a request cannot choose another one.
+ * Handles are opened lazily and kept while their files stay where they
+ * were opened.
  */
 struct resp_server {
 	struct settings	 set;		/* the data directory, busy, sync */
 	size_t		 body_max;	/* bytes; 413 beyond */
 	int		 retry_after;	/* seconds, on 503 */
-	struct store	*st;
+	/*
+	 * The state.db writer, shared by the threads of a process (the
+	 * caller's).  Left NULL, respond() makes one of its own that
+	 * commits on the calling thread, and respond_close() frees it.
+	 */
+	struct group	*group;
+	int		 own_group;
+	struct store	*st;		/* health and metrics only */
 	struct config	*cfg;
 };
 

@@ -103,6 +103,7 @@ claim(struct store *st, const struct accept_prep *p, struct accept_res *res)
 	struct store_action	 a;
 	enum store_claim	 c;
 	enum store_status	 rc;
+	char			*payload;
 
 	memset(&a, 0, sizeof(a));
 	a.id = res->action;
@@ -111,14 +112,20 @@ claim(struct store *st, const struct accept_prep *p, struct accept_res *res)
 	a.step = job->step;
 	a.job_id = job->job_id;
 	a.destination = job->destination;
-	a.payload = p->payload;
 	a.now = p->now_ms;
 	if ((rc = store_action_claim(st, &a, &c)) != STORE_OK)
 		return rc;
 	switch (c) {
 	case STORE_CLAIMED:
+		/* Built only for a new action: a duplicate costs none. */
+		if ((payload = action_payload(res->action, job, p->obs,
+		    p->now_ms)) == NULL)
+			return STORE_NOMEM;
+		a.payload = payload;
+		rc = store_outbox_add(st, &a);
+		cJSON_free(payload);
 		res->result = HB_ACCEPTED;
-		return store_outbox_add(st, &a);
+		return rc;
 	case STORE_CLAIMED_BEFORE:
 		res->result = HB_DUPLICATE;
 		return STORE_OK;
@@ -235,16 +242,6 @@ accept_prepare(struct config *cfg, const struct accept_req *req,
 			res->result = HB_MALFORMED;
 			return -1;
 		}
-		/*
-		 * The document sent downstream, built here, outside the
-		 * write transaction, in case the action is new.
-		 */
-		if (o->status == OBS_ST_COMPLETED && (p->payload =
-		    action_payload(p->action, &p->job, o, req->now_ms)) ==
-		    NULL) {
-			res->result = HB_NOMEM;
-			return -1;
-		}
 	}
 
 	p->obs = o;
@@ -265,13 +262,6 @@ accept_prepare(struct config *cfg, const struct accept_req *req,
 config_failed:
 	res->result = config_failure(cs);
 	return -1;
-}
-
-void
-accept_prep_clear(struct accept_prep *p)
-{
-	cJSON_free(p->payload);
-	p->payload = NULL;
 }
 
 /* The answer for a failure that rolled the observation back. */
@@ -362,7 +352,6 @@ accept_observation(struct store *st, struct config *cfg,
 		store_rollback(st);
 		(void)failed(res, ss);
 	}
-	accept_prep_clear(&p);
 	return res->result;
 }
 

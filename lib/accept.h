@@ -70,31 +70,25 @@ HB_API enum hb_result accept_observation(struct store *, struct config *,
 
 /*
  * An observation ready for state.db: what accept_prepare() read from
- * config.db and built.  It borrows the request's strings (the accept_req
- * and what it points to must outlive it) and owns payload.
+ * config.db.  It borrows the request's strings: the accept_req and what
+ * it points to must outlive it.  It owns nothing.
  */
 struct accept_prep {
 	const struct obs	*obs;
 	int64_t			 now_ms;
 	struct config_job	 job;		/* job events only */
 	char			 action[HB_ACTION_MAX + 1];
-	char			*payload;	/* completions only: the document
-						   sent downstream if the action
-						   is new */
 	struct store_receipt	 rcpt;
 };
 
 /*
- * The config.db half: validates the identifiers, resolves the tenant and
- * the job, and builds the action's payload.  Returns 0 when *p is ready
- * for accept_apply(), or -1 when res already holds the final answer
- * (HB_MALFORMED, HB_UNKNOWN_ENDPOINT, HB_UNKNOWN_JOB, HB_UNAVAILABLE,
- * HB_NOMEM): nothing is to be written.  Either way accept_prep_clear()
- * frees *p.
+ * The config.db half: validates the identifiers and resolves the tenant
+ * and the job.  Returns 0 when *p is ready for accept_apply(), or -1 when
+ * res already holds the final answer (HB_MALFORMED, HB_UNKNOWN_ENDPOINT,
+ * HB_UNKNOWN_JOB, HB_UNAVAILABLE, HB_NOMEM): nothing is to be written.
  */
 HB_API int accept_prepare(struct config *, const struct accept_req *,
     struct accept_prep *p, struct accept_res *res) HB_MUST_CHECK;
-HB_API void accept_prep_clear(struct accept_prep *);
 
 /*
  * The state.db half, inside the caller's transaction and a savepoint of

@@ -36,28 +36,28 @@ authenticate(const struct config_endpoint *ep,
 	return AUTH_ERROR;
 }
 
-/* Everything hook_handle() does, inside one config.db snapshot. */
-static enum hb_result
-handle(struct store *st, struct config *cfg, const struct hook_req *req,
-    struct accept_res *res)
+/*
+ * Everything hook_handle() reads, inside one config.db snapshot: returns
+ * 0 with *p ready for the writer, or -1 with the answer in res.
+ */
+static int
+prepare(struct config *cfg, const struct hook_req *req, struct obs *o,
+    struct accept_prep *p, struct accept_res *res)
 {
 	struct config_endpoint	 ep;
 	struct config_secrets	 sec;
 	struct accept_req	 areq;
-	struct obs		 o;
 	enum config_status	 cs;
 	enum auth_status	 as;
 	enum tornado_err	 te;
 
 	memset(res, 0, sizeof(*res));
-	if (!util_valid_name(req->endpoint)) {
-		res->detail = "no such endpoint";
-		return res->result = HB_UNKNOWN_ENDPOINT;
-	}
-	if ((cs = config_endpoint_get(cfg, req->endpoint, &ep)) ==
+	if (!util_valid_name(req->endpoint) ||
+	    (cs = config_endpoint_get(cfg, req->endpoint, &ep)) ==
 	    CONFIG_NOTFOUND) {
 		res->detail = "no such endpoint";
-		return res->result = HB_UNKNOWN_ENDPOINT;
+		res->result = HB_UNKNOWN_ENDPOINT;
+		return -1;
 	}
 	if (cs != CONFIG_OK)
 		goto config_failed;
@@ -68,45 +68,54 @@ handle(struct store *st, struct config *cfg, const struct hook_req *req,
 		goto config_failed;
 	as = authenticate(&ep, &sec, req);
 	config_secrets_clear(&sec);
-	if (as == AUTH_ERROR)
-		return res->result = HB_NOMEM;
+	if (as == AUTH_ERROR) {
+		res->result = HB_NOMEM;
+		return -1;
+	}
 	if (as != AUTH_OK) {
 		res->detail = auth_strerror(as);
-		return res->result = HB_UNAUTHORIZED;
+		res->result = HB_UNAUTHORIZED;
+		return -1;
 	}
 
 	te = ep.kind == CONFIG_KIND_ORG ?
-	    tornado_parse_event(req->body, req->bodylen, &o, res->why,
+	    tornado_parse_event(req->body, req->bodylen, o, res->why,
 	    sizeof(res->why)) :
-	    tornado_parse_callback(req->body, req->bodylen, &o, res->why,
+	    tornado_parse_callback(req->body, req->bodylen, o, res->why,
 	    sizeof(res->why));
-	if (te == TORNADO_NOMEM)
-		return res->result = HB_NOMEM;
 	if (te != TORNADO_OK) {
-		res->detail = res->why;
-		return res->result = HB_MALFORMED;
+		if (te == TORNADO_NOMEM)
+			res->result = HB_NOMEM;
+		else {
+			res->detail = res->why;
+			res->result = HB_MALFORMED;
+		}
+		return -1;
 	}
 
 	memset(&areq, 0, sizeof(areq));
 	areq.tenant = ep.tenant;
 	areq.endpoint = ep.name;
-	areq.obs = &o;
+	areq.obs = o;
 	areq.body = req->body;
 	areq.bodylen = req->bodylen;
 	areq.now_ms = req->now_ms;
-	return accept_observation(st, cfg, &areq, res);
+	return accept_prepare(cfg, &areq, p, res);
 
 config_failed:
 	res->detail = config_strerror(cs);
-	return res->result = cs == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+	res->result = cs == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+	return -1;
 }
 
 enum hb_result
-hook_handle(struct store *st, struct config *cfg, const struct hook_req *req,
+hook_handle(struct group *g, struct config *cfg, const struct hook_req *req,
     struct accept_res *res)
 {
+	struct accept_prep	p;
+	struct obs		o;
 	enum config_status	cs;
-	enum hb_result		r;
+	int			rc;
 
 	/* One read of config.db for the endpoint, secrets, tenant and job. */
 	if ((cs = config_snapshot(cfg)) != CONFIG_OK) {
@@ -115,7 +124,9 @@ hook_handle(struct store *st, struct config *cfg, const struct hook_req *req,
 		return res->result = cs == CONFIG_NOMEM ? HB_NOMEM :
 		    HB_UNAVAILABLE;
 	}
-	r = handle(st, cfg, req, res);
+	memset(&p, 0, sizeof(p));
+	rc = prepare(cfg, req, &o, &p, res);
+	/* The snapshot ends before the wait for the writer begins. */
 	config_release(cfg);
-	return r;
+	return rc == 0 ? group_accept(g, &p, res) : res->result;
 }

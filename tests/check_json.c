@@ -40,6 +40,7 @@
 static char		 dir[PATH_MAX - 32];
 static char		 state_path[PATH_MAX];
 static struct store	*st;
+static struct group	*grp;	/* inline: commits on the test's thread */
 static struct config	*cfg;
 
 /*
@@ -109,14 +110,17 @@ setup(void)
 	config_close(w);
 	st = test_store_open(dir, 1000, 1);
 	cfg = test_config_open(dir, CONFIG_READ, 1000);
+	grp = test_group_new(state_path, 0);
 }
 
 static void
 teardown(void)
 {
 	disarm();
+	group_free(grp);
 	store_close(st);
 	config_close(cfg);
+	grp = NULL;
 	st = NULL;
 	cfg = NULL;
 	test_rmdir(dir);
@@ -154,7 +158,7 @@ hook_len(const char *body, size_t len, struct accept_res *res)
 	req.body = body;
 	req.bodylen = len;
 	req.now_ms = util_now_ms();
-	return hook_handle(st, cfg, &req, res);
+	return hook_handle(grp, cfg, &req, res);
 }
 
 static enum hb_result

@@ -64,9 +64,9 @@ static sqlite3			*locker;
  * The library's entry point, wrapped (-Wl,--wrap=hook_handle)
  */
 
-enum hb_result __real_hook_handle(struct store *, struct config *,
+enum hb_result __real_hook_handle(struct group *, struct config *,
     const struct hook_req *, struct accept_res *);
-enum hb_result __wrap_hook_handle(struct store *, struct config *,
+enum hb_result __wrap_hook_handle(struct group *, struct config *,
     const struct hook_req *, struct accept_res *);
 
 static int		hook_calls;
@@ -75,12 +75,12 @@ static enum hb_result	forced;
 static int		in_respond;	/* set while respond() runs */
 
 enum hb_result
-__wrap_hook_handle(struct store *s, struct config *c,
+__wrap_hook_handle(struct group *g, struct config *c,
     const struct hook_req *req, struct accept_res *res)
 {
 	hook_calls++;
 	if (!forcing)
-		return __real_hook_handle(s, c, req, res);
+		return __real_hook_handle(g, c, req, res);
 	memset(res, 0, sizeof(*res));
 	res->result = forced;
 	snprintf(res->action, sizeof(res->action), ACTION1);

@@ -287,6 +287,21 @@ test_store_open(const char *dir, int busy_ms, int create)
 	return s;
 }
 
+struct group *
+test_group_new(const char *state_path, int threaded)
+{
+	struct group		*g = NULL;
+	struct group_opts	 o;
+
+	memset(&o, 0, sizeof(o));
+	o.state_path = state_path;
+	o.busy_ms = 1000;
+	o.threaded = threaded;
+	ck_assert_int_eq(group_new(&o, &g), 0);
+	ck_assert_ptr_nonnull(g);
+	return g;
+}
+
 enum hb_result
 test_accept(struct store *s, struct config *c, const char *tenant,
     const char *job_id, int64_t now)

@@ -15,6 +15,7 @@
 #include <check.h>
 
 #include "config.h"
+#include "group.h"
 #include "store.h"
 
 /* Runs the suite (forking per test), prints Check's summary, returns the exit status. */
@@ -104,6 +105,8 @@ void test_put_job(struct config *w, const struct config_job *);
  * store_close().
  */
 struct store *test_store_open(const char *dir, int busy_ms, int create);
+/* A group over state_path (busy 1000 ms); threaded or inline. */
+struct group *test_group_new(const char *state_path, int threaded);
 
 /*
  * Accepts a status-API "Completed" document for job_id of tenant at now

@@ -94,7 +94,7 @@ outbox() { sqlite3 "file:$1?mode=ro" 'SELECT count(*) FROM outbox'; }
 printf 'the-operators-secret' > "$tmp/hmac.secret"
 "$HB" endpoint add tornado --tenant acme --secret-file "$tmp/hmac.secret"
 "$HB" destination add sink --tenant acme --url http://127.0.0.1:9/sink
-for j in 1 2 3 4 5 6 7 8; do
+for j in 1 2 3 4 5 6 7 8 9; do
 	"$HB" job add "job-$j" --tenant acme --attempt "att-$j" \
 	    --step analyze-v1 --destination sink
 done
@@ -265,6 +265,12 @@ while [ "$(grep -c 'fork' "$tmp/nproc.log")" -lt 2 ] && [ $i -lt 200 ]; do
 done
 eq "fork limited: one worker" 1 "$(pgrep -P "$sup" | wc -l)"
 contains "fork failure logged" "fork" "$(cat "$tmp/nproc.log")"
+# The one worker could not start its threads either (they count too):
+# it serves on one thread rather than not at all.
+contains "no threads: serves on one" "serving on one thread" \
+    "$(cat "$tmp/nproc.log")"
+out=$(post "$tmp/run/nproc.sock" tornado "$(completed job-9)")
+eq "and that one thread serves" accepted "$(result "$out")"
 setpriv --reuid="$user" --regid="$user" --clear-groups -- \
     prlimit --pid "$sup" --nproc=64:64
 i=0

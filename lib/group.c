@@ -1,0 +1,245 @@
+/*
+ * group.c: group commit (see group.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "group.h"
+
+/* One waiting observation; it lives on its waiter's stack. */
+struct item {
+	const struct accept_prep	*prep;
+	struct accept_res		*res;
+	struct item			*next;
+	int				 done;
+};
+
+struct group {
+	struct group_opts	 opts;
+	char			*path;
+	struct store		*st;	/* the writer's; NULL until opened */
+	pthread_mutex_t		 lock;	/* everything below */
+	pthread_cond_t		 work;	/* the writer waits for items */
+	pthread_cond_t		 done;	/* waiters wait for their answer */
+	struct item		*head, **tail;
+	int			 stopping;
+	pthread_t		 writer;
+	struct group_stats	 stats;
+};
+
+/* Every member of a batch answered "try again": nothing of it is kept. */
+static void
+fail_all(struct item *batch, enum store_status ss)
+{
+	struct item	*it;
+
+	for (it = batch; it != NULL; it = it->next) {
+		memset(it->res, 0, sizeof(*it->res));
+		it->res->result = ss == STORE_NOMEM ? HB_NOMEM :
+		    HB_UNAVAILABLE;
+		it->res->detail = store_strerror(ss);
+	}
+}
+
+/*
+ * BEGIN on the group's connection, (re)opening it first when it is not
+ * open or its file is no longer the one at the path.
+ */
+static enum store_status
+begin(struct group *g)
+{
+	struct store_opts	o;
+	enum store_status	ss;
+	int			tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (g->st == NULL) {
+			memset(&o, 0, sizeof(o));
+			o.busy_ms = g->opts.busy_ms;
+			o.sync_normal = g->opts.sync_normal;
+			if ((ss = store_open(g->path, &o, &g->st)) !=
+			    STORE_OK) {
+				g->st = NULL;
+				return ss;
+			}
+		}
+		if ((ss = store_begin(g->st)) != STORE_GONE)
+			return ss;
+		store_close(g->st);
+		g->st = NULL;
+	}
+	return STORE_GONE;
+}
+
+/*
+ * One transaction for the whole batch, one savepoint per member.  Called
+ * by the writer, or inline under the lock; touches only the items and
+ * the connection.  Returns 0, or -1 when nothing was committed.
+ */
+static int
+run_batch(struct group *g, struct item *batch)
+{
+	struct item		*it;
+	enum store_status	 ss;
+
+	if ((ss = begin(g)) != STORE_OK) {
+		fail_all(batch, ss);
+		return -1;
+	}
+	for (it = batch; it != NULL; it = it->next)
+		if (accept_apply(g->st, it->prep, it->res) != STORE_OK &&
+		    !store_in_tx(g->st)) {
+			/* SQLite rolled back everything: all or none. */
+			ss = STORE_IO;
+			goto fail;
+		}
+	if ((ss = store_commit(g->st)) != STORE_OK)
+		goto fail;
+	return 0;
+fail:
+	store_rollback(g->st);
+	if (ss == STORE_GONE) {
+		store_close(g->st);
+		g->st = NULL;
+	}
+	fail_all(batch, ss);
+	return -1;
+}
+
+/* Under the lock: counts a batch of n. */
+static void
+count(struct group *g, int64_t n, int failed)
+{
+	g->stats.batches++;
+	g->stats.observations += n;
+	if (n > g->stats.largest)
+		g->stats.largest = n;
+	if (failed)
+		g->stats.failed++;
+}
+
+static void *
+writer(void *arg)
+{
+	struct group	*g = arg;
+	struct item	*batch, *it, **cut;
+	int64_t		 n;
+	int		 rc;
+
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		while (g->head == NULL && !g->stopping)
+			pthread_cond_wait(&g->work, &g->lock);
+		if (g->head == NULL)
+			break;
+		/* Everything waiting, up to the cap, in arrival order. */
+		batch = g->head;
+		for (n = 1, cut = &batch->next; *cut != NULL &&
+		    n < GROUP_BATCH_MAX; n++)
+			cut = &(*cut)->next;
+		g->head = *cut;
+		if (g->head == NULL)
+			g->tail = &g->head;
+		*cut = NULL;
+		pthread_mutex_unlock(&g->lock);
+
+		rc = run_batch(g, batch);
+
+		pthread_mutex_lock(&g->lock);
+		count(g, n, rc != 0);
+		for (it = batch; it != NULL; it = it->next)
+			it->done = 1;
+		pthread_cond_broadcast(&g->done);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return NULL;
+}
+
+int
+group_new(const struct group_opts *opts, struct group **out)
+{
+	struct group	*g;
+	int		 e;
+
+	*out = NULL;
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return -1;
+	g->opts = *opts;
+	if ((g->path = strdup(opts->state_path)) == NULL) {
+		free(g);
+		return -1;
+	}
+	g->opts.state_path = g->path;
+	g->tail = &g->head;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->work, NULL);
+	pthread_cond_init(&g->done, NULL);
+	if (opts->threaded &&
+	    (e = pthread_create(&g->writer, NULL, writer, g)) != 0) {
+		pthread_cond_destroy(&g->done);
+		pthread_cond_destroy(&g->work);
+		pthread_mutex_destroy(&g->lock);
+		free(g->path);
+		free(g);
+		errno = e;
+		return -1;
+	}
+	*out = g;
+	return 0;
+}
+
+void
+group_free(struct group *g)
+{
+	if (g == NULL)
+		return;
+	if (g->opts.threaded) {
+		pthread_mutex_lock(&g->lock);
+		g->stopping = 1;
+		pthread_cond_signal(&g->work);
+		pthread_mutex_unlock(&g->lock);
+		pthread_join(g->writer, NULL);
+	}
+	store_close(g->st);
+	pthread_cond_destroy(&g->done);
+	pthread_cond_destroy(&g->work);
+	pthread_mutex_destroy(&g->lock);
+	free(g->path);
+	free(g);
+}
+
+enum hb_result
+group_accept(struct group *g, const struct accept_prep *p,
+    struct accept_res *res)
+{
+	struct item	it;
+	int		rc;
+
+	memset(&it, 0, sizeof(it));
+	it.prep = p;
+	it.res = res;
+	pthread_mutex_lock(&g->lock);
+	if (!g->opts.threaded) {
+		/* A batch of one, on this thread, one at a time. */
+		rc = run_batch(g, &it);
+		count(g, 1, rc != 0);
+	} else {
+		*g->tail = &it;
+		g->tail = &it.next;
+		pthread_cond_signal(&g->work);
+		while (!it.done)
+			pthread_cond_wait(&g->done, &g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return res->result;
+}
+
+void
+group_stats(struct group *g, struct group_stats *out)
+{
+	pthread_mutex_lock(&g->lock);
+	*out = g->stats;
+	pthread_mutex_unlock(&g->lock);
+}

@@ -1,0 +1,81 @@
+/*
+ * group.h: group commit.  Many requests' acceptance made durable by one
+ * COMMIT, and so by one flush of the disk.
+ *
+ * Request threads prepare their observations (accept_prepare(), with no
+ * state.db transaction open) and hand them to group_accept(), which waits.
+ * One writer takes everything waiting, opens one transaction, applies
+ * each observation in a savepoint of its own (accept_apply()), so that
+ * one that fails is rolled back alone, commits once, and then releases
+ * every waiter with its own answer.  The next batch forms while this one's
+ * COMMIT waits for the disk: there is no fixed delay, and a lone request
+ * is committed at once.
+ *
+ * An answer is released only after the COMMIT that holds its work
+ * returned OK.  A COMMIT that fails answers every member of its batch
+ * HB_UNAVAILABLE, with nothing written.  A duplicate is applied in the
+ * same batch as the rest: its receipt costs no flush of its own.
+ *
+ * Two ways to run it:
+ *  - threaded: a writer thread of its own; group_accept() is called from
+ *    any number of threads;
+ *  - inline: no thread; the caller's thread runs a batch of one under a
+ *    lock (a single-threaded worker, plain CGI, the tests).
+ *
+ * The group owns its state.db connection: opened at the first batch, and
+ * opened again when the file is no longer the one at its path.
+ *
+ * Transactions: self-contained: group_accept() returns after the COMMIT
+ * of the batch that held its observation, or after it was rolled back.
+ */
+#ifndef HB_GROUP_H
+#define HB_GROUP_H
+
+#include "accept.h"
+
+struct group;
+
+/* The most observations one COMMIT holds. */
+#define GROUP_BATCH_MAX	256
+
+struct group_opts {
+	const char	*state_path;	/* copied */
+	int		 busy_ms;
+	int		 sync_normal;
+	int		 threaded;	/* non-zero: a writer thread */
+};
+
+/* What the group has done, for metrics and tests. */
+struct group_stats {
+	int64_t	batches;	/* COMMITs tried */
+	int64_t	observations;	/* observations in them */
+	int64_t	largest;	/* the most in one batch */
+	int64_t	failed;		/* batches whose COMMIT (or BEGIN) failed */
+};
+
+/*
+ * Makes a group; with opts->threaded, starts its writer.  Returns 0, or
+ * -1 when out of memory or the thread cannot start (errno says).  Opens
+ * no file yet.
+ */
+HB_API int group_new(const struct group_opts *, struct group **out)
+    HB_MUST_CHECK;
+
+/*
+ * Stops the writer once every observation handed to it is answered, and
+ * closes the connection.  No group_accept() may be running or start.
+ * group_free(NULL) is a no-op.
+ */
+HB_API void group_free(struct group *);
+
+/*
+ * Applies a prepared observation and returns once it is durable (or
+ * rolled back): res holds the answer and the return value equals
+ * res->result.  p is only borrowed for the call.
+ */
+HB_API enum hb_result group_accept(struct group *, const struct accept_prep *p,
+    struct accept_res *res) HB_MUST_CHECK;
+
+HB_API void group_stats(struct group *, struct group_stats *);
+
+#endif
