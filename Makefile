@@ -72,12 +72,12 @@ endif
 endif
 
 LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/obs.c lib/tornado.c \
-	   lib/auth.c lib/config.c lib/config_admin.c lib/store.c \
+	   lib/auth.c lib/config.c lib/config_admin.c lib/config_pool.c lib/store.c \
 	   lib/store_accept.c lib/store_outbox.c lib/store_ops.c lib/accept.c \
 	   lib/group.c lib/hook.c lib/http.c lib/outbox.c lib/poller.c lib/fault.c \
 	   lib/json.c lib/settings.c lib/super.c
 LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
-	   lib/auth.h lib/config.h lib/config_admin.h lib/config_int.h \
+	   lib/auth.h lib/config.h lib/config_admin.h lib/config_int.h lib/config_pool.h \
 	   lib/store.h lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
 	   lib/store_int.h lib/accept.h lib/group.h lib/hook.h lib/http.h lib/outbox.h \
 	   lib/poller.h lib/fault.h lib/json.h lib/settings.h lib/super.h
@@ -175,7 +175,7 @@ $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	    -Wno-missing-prototypes -c -o $@ $<
 
 # check_respond drives fcgi/respond.c in-process, compiled like the tests;
-# hook_handle() is wrapped so that the suite can count and force results.
+# hook_prepare() is wrapped so that the suite can count and force results.
 $(O)/tests/respond.o: fcgi/respond.c $(FCGI_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT -Ifcgi $(CFLAGS) -c -o $@ fcgi/respond.c
@@ -185,7 +185,7 @@ $(O)/tests/check_respond.o: $(FCGI_HDRS)
 
 $(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
     $(TEST_COMMON) $(O)/libhookbox-fault.a
-	$(CC) $(LDFLAGS) -Wl,--wrap=hook_handle -o $@ $< \
+	$(CC) $(LDFLAGS) -Wl,--wrap=hook_prepare -o $@ $< \
 	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
 	    $(LDLIBS) $(CHECK_LIBS)
 

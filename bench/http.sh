@@ -19,15 +19,17 @@
 # single-row INSERT transactions per second (bench/commit.c, WAL,
 # synchronous=FULL) on the same file system.  The rss column is VmRSS in
 # kB of each responder process after the run (master+workers).
-# The responder runs with 2 workers (this is a 2-core machine).  Set
-# HOOKBOX_SYNC=normal to measure the opt-in synchronous=NORMAL.
+# The responder runs with its defaults (hookbox-fcgi -d DIR -s SOCKET);
+# FCGI_OPTS adds options ("-w 2 -t 1": the pre-forked model).  nop-fcgi
+# runs NOP_THREADS threads (default 4).  Set HOOKBOX_SYNC=normal to
+# measure the opt-in synchronous=NORMAL.
 set -eu
 build=$(cd "${1:-build}" && pwd)
 secs=${2:-10}
 [ $# -gt 2 ] && shift 2 && conns_list=$* || conns_list="16 64"
 top=$(cd "$(dirname "$0")/.." && pwd)
 HB="$build/hookbox"
-workers=2
+nop_threads=${NOP_THREADS:-4}
 command -v wrk >/dev/null 2>&1 || apt-get install -y -qq wrk >/dev/null
 command -v openssl >/dev/null 2>&1 || apt-get install -y -qq openssl >/dev/null
 [ -f /usr/include/fcgiapp.h ] ||
@@ -72,11 +74,12 @@ printf '%s' "$secret" > "$tmp/secret"
 "$HB" endpoint add tornado --tenant bench --secret-file "$tmp/secret"
 
 sock="$tmp/hookbox.sock"
-"$build/hookbox-fcgi" -s "$sock" -w $workers 2>/dev/null &
+# shellcheck disable=SC2086
+"$build/hookbox-fcgi" -s "$sock" ${FCGI_OPTS:-} 2>/dev/null &
 fcgi=$!
 wait_for test -S "$sock"
 nsock="$tmp/nop.sock"
-"$build/nop-fcgi" "$nsock" $workers &
+"$build/nop-fcgi" "$nsock" "$nop_threads" &
 nop=$!
 wait_for test -S "$nsock"
 

@@ -24,6 +24,7 @@
 
 #include <fcgiapp.h>
 
+#include "config_pool.h"
 #include "group.h"
 #include "respond.h"
 #include "super.h"
@@ -36,6 +37,11 @@ static volatile sig_atomic_t	in_request;
 /* Serving threads per process; measured on 2 cores (README, Performance). */
 #define THREADS_DEFAULT		16
 #define THREADS_MAX		256
+/*
+ * config.db connections per process, shared by its threads: only threads
+ * on a core use one; the others are waiting for their COMMIT.
+ */
+#define CONFIGS_DEFAULT		4
 /* Each thread's stack: the request path needs far less. */
 #define THREAD_STACK		(512 * 1024)
 
@@ -206,6 +212,7 @@ serve(struct resp_server *srv, int listen_fd)
 struct pool {
 	const struct resp_server	*tmpl;	/* each thread's copy's model */
 	struct group			*group;
+	struct config_pool		*configs;
 	int				 listen_fd;
 	pthread_mutex_t			 lock;
 	pthread_cond_t			 idle;
@@ -223,6 +230,7 @@ pool_thread(void *arg)
 	int		 stop = 0;
 
 	srv.group = p->group;
+	srv.configs = p->configs;
 	if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0)
 		return NULL;
 	io.param = fcgi_param;
@@ -259,7 +267,7 @@ pool_thread(void *arg)
 static int
 serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 {
-	struct pool		 p;
+	static struct pool	 p;	/* outlives the call: see the end */
 	struct group_opts	 go;
 	pthread_attr_t		 attr;
 	pthread_t		 tid;
@@ -282,11 +290,15 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 	go.busy_ms = tmpl->set.busy_ms;
 	go.sync_normal = tmpl->set.sync_normal;
 	go.threaded = 1;
+	if (config_pool_new(tmpl->set.config_path, tmpl->set.busy_ms,
+	    CONFIGS_DEFAULT, &p.configs) != 0)
+		die("out of memory");
 	if (group_new(&go, &p.group) != 0) {
 		/* A thread limit must not take the service down with it. */
 		fprintf(stderr, "hookbox-fcgi: cannot start the writer thread"
 		    " (%s); serving on one thread\n", strerror(errno));
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		config_pool_free(p.configs);
 		serve(tmpl, listen_fd);
 		return 0;
 	}
@@ -302,6 +314,7 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 		    " started\n", started, n);
 	if (started == 0) {
 		group_free(p.group);
+		config_pool_free(p.configs);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		serve(tmpl, listen_fd);
 		return 0;
@@ -314,8 +327,12 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 	while (p.busy > 0)
 		pthread_cond_wait(&p.idle, &p.lock);
 	pthread_mutex_unlock(&p.lock);
-	/* Every answered request's work is committed: nothing waits. */
-	group_free(p.group);
+	/*
+	 * Every answered request's work is committed and nothing waits for
+	 * the writer.  The group and the pool are not freed: a thread idle
+	 * in accept() may still take a connection as the process ends, and
+	 * what it would serve is never answered, so never acknowledged.
+	 */
 	return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config_pool.h"
+#include "group.h"
 #include "hook.h"
 #include "respond.h"
 #include "util.h"
@@ -174,34 +176,31 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
  * read-only under us) is closed first, so that the request meets the file
  * the operator's tools see.  On failure the request gets 503.
  *
- * A POST needs config.db and the group (which opens state.db itself, and
- * checks it before every batch); health and metrics need a state.db
- * connection of their own.
+ * A POST needs a config.db connection from the pool and the group (which
+ * open and check their files themselves); health and metrics need a
+ * state.db connection of their own.
  */
 static int
-open_config(struct resp_server *srv)
+open_shared(struct resp_server *srv)
 {
 	struct group_opts	go;
 
-	if (srv->cfg != NULL && !config_same_file(srv->cfg)) {
-		config_close(srv->cfg);
-		srv->cfg = NULL;
-	}
-	if (srv->cfg == NULL && config_open(srv->set.config_path, CONFIG_READ,
-	    srv->set.busy_ms, &srv->cfg) != CONFIG_OK) {
-		srv->cfg = NULL;
+	if (srv->group != NULL)
+		return 0;
+	/* None given: a writer and a pool of one, on this thread. */
+	memset(&go, 0, sizeof(go));
+	go.state_path = srv->set.state_path;
+	go.busy_ms = srv->set.busy_ms;
+	go.sync_normal = srv->set.sync_normal;
+	if (config_pool_new(srv->set.config_path, srv->set.busy_ms, 1,
+	    &srv->configs) != 0)
+		return -1;
+	if (group_new(&go, &srv->group) != 0) {
+		config_pool_free(srv->configs);
+		srv->configs = NULL;
 		return -1;
 	}
-	if (srv->group == NULL) {
-		/* No writer thread given: commit on this one. */
-		memset(&go, 0, sizeof(go));
-		go.state_path = srv->set.state_path;
-		go.busy_ms = srv->set.busy_ms;
-		go.sync_normal = srv->set.sync_normal;
-		if (group_new(&go, &srv->group) != 0)
-			return -1;
-		srv->own_group = 1;
-	}
+	srv->own = 1;
 	return 0;
 }
 
@@ -231,14 +230,14 @@ void
 respond_close(struct resp_server *srv)
 {
 	store_close(srv->st);
-	config_close(srv->cfg);
-	if (srv->own_group)
-		group_free(srv->group);
 	srv->st = NULL;
-	srv->cfg = NULL;
-	if (srv->own_group)
+	if (srv->own) {
+		group_free(srv->group);
+		config_pool_free(srv->configs);
 		srv->group = NULL;
-	srv->own_group = 0;
+		srv->configs = NULL;
+		srv->own = 0;
+	}
 }
 
 /* The request path without its query string; "" when absent. */
@@ -262,7 +261,7 @@ request_path(const struct resp_io *io, char *buf, size_t len)
 	return buf;
 }
 
-/* Header look-up for hook_handle(): "X-Foo-Bar" is HTTP_X_FOO_BAR. */
+/* Header look-up for hook_prepare(): "X-Foo-Bar" is HTTP_X_FOO_BAR. */
 static const char *
 header(const void *arg, const char *name)
 {
@@ -415,12 +414,15 @@ void
 respond(struct resp_server *srv, const struct resp_io *io)
 {
 	struct hook_req		 req;
+	struct hook_obs		 h;
 	struct accept_res	 res;
+	struct config		*cfg;
+	enum config_status	 cs;
 	const char		*method, *path, *name, *s;
 	char			 pathbuf[1024], *body = NULL;
 	long long		 len = 0;
 	enum util_num		 num;
-	int			 get, status;
+	int			 get, status, rc;
 
 	method = io->param(io->arg, "REQUEST_METHOD");
 	if (method == NULL)
@@ -482,10 +484,9 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	}
 
 	memset(&res, 0, sizeof(res));
-	if (open_config(srv) != 0) {
-		res.result = HB_UNAVAILABLE;
-		res.detail = "cannot open the databases";
-	} else if ((body = malloc((size_t)len + 1)) == NULL)
+	if (open_shared(srv) != 0)
+		res.result = HB_NOMEM;
+	else if ((body = malloc((size_t)len + 1)) == NULL)
 		res.result = HB_NOMEM;
 	else if (io->read(io->arg, body, (size_t)len) != (size_t)len) {
 		/* Cut off (or interrupted): nothing done, so try again. */
@@ -500,7 +501,18 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		req.body = body;
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();
-		res.result = hook_handle(srv->group, srv->cfg, &req, &res);
+		if ((cfg = config_pool_take(srv->configs, &cs)) == NULL) {
+			res.result = cs == CONFIG_NOMEM ? HB_NOMEM :
+			    HB_UNAVAILABLE;
+			res.detail = "cannot open the databases";
+		} else {
+			rc = hook_prepare(cfg, &req, &h, &res);
+			/* Given back before the wait for the COMMIT. */
+			config_pool_give(srv->configs, cfg);
+			if (rc == 0)
+				res.result = group_accept(srv->group, &h.prep,
+				    &res);
+		}
 	}
 	status = status_of_result(res.result);
 	answer(srv, io, status, &res, NULL);

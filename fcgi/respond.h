@@ -2,7 +2,7 @@
  * respond.h: one HTTP request over any CGI-shaped transport.
  *
  * The request path (check method, type and length, read, hand to
- * hook_handle(), answer) is kept apart from the process model in main.c,
+ * hook_prepare() and the writer, answer) is kept apart from the process model in main.c,
  * so that FastCGI threads and processes and plain CGI share it.  It maps
  * library results to HTTP status codes.
  */
@@ -14,7 +14,7 @@
 
 #include "settings.h"
 
-struct config;
+struct config_pool;
 struct group;
 struct store;
 
@@ -40,14 +40,15 @@ struct resp_server {
 	size_t		 body_max;	/* bytes; 413 beyond */
 	int		 retry_after;	/* seconds, on 503 */
 	/*
-	 * The state.db writer, shared by the threads of a process (the
-	 * caller's).  Left NULL, respond() makes one of its own that
-	 * commits on the calling thread, and respond_close() frees it.
+	 * What the threads of a process share (the caller's): the state.db
+	 * writer and the config.db connections.  Left NULL, respond()
+	 * makes its own, a writer that commits on the calling thread and a
+	 * pool of one, and respond_close() frees them (own is then set).
 	 */
-	struct group	*group;
-	int		 own_group;
-	struct store	*st;		/* health and metrics only */
-	struct config	*cfg;
+	struct group		*group;
+	struct config_pool	*configs;
+	int			 own;
+	struct store		*st;	/* health and metrics only */
 };
 
 /* Serves one request.  Never exits; logs at most one line to stderr. */

@@ -207,6 +207,9 @@ config_status_of(int rc)
 	}
 }
 
+/* A reader's page cache, in KiB (SQLite's default is 2000). */
+#define CONFIG_READ_CACHE_KIB	"256"
+
 enum config_status
 config_open(const char *path, enum config_mode mode, int busy_ms,
     struct config **out)
@@ -227,6 +230,14 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	sql_busy(&c->sql, busy_ms);
 	if (c->writable && (rc = config_status_of(sql_exec(&c->sql,
 	    "PRAGMA foreign_keys=ON"))) != CONFIG_OK)
+		goto out;
+	/*
+	 * A reader looks up a few rows per request, and the kernel's page
+	 * cache holds the file already: a small cache of its own keeps a
+	 * process with several connections small.
+	 */
+	if (!c->writable && (rc = config_status_of(sql_exec(&c->sql,
+	    "PRAGMA cache_size=-" CONFIG_READ_CACHE_KIB))) != CONFIG_OK)
 		goto out;
 	if (sqlite3_prepare_v2(c->sql.db, "PRAGMA user_version", -1, &st,
 	    NULL) != SQLITE_OK) {

@@ -36,15 +36,12 @@ authenticate(const struct config_endpoint *ep,
 	return AUTH_ERROR;
 }
 
-/*
- * Everything hook_handle() reads, inside one config.db snapshot: returns
- * 0 with *p ready for the writer, or -1 with the answer in res.
- */
+/* Everything hook_prepare() does, inside its config.db snapshot. */
 static int
-prepare(struct config *cfg, const struct hook_req *req, struct obs *o,
-    struct accept_prep *p, struct accept_res *res)
+prepare(struct config *cfg, const struct hook_req *req, struct hook_obs *h,
+    struct accept_res *res)
 {
-	struct config_endpoint	 ep;
+	struct config_endpoint	*ep = &h->ep;
 	struct config_secrets	 sec;
 	struct accept_req	 areq;
 	enum config_status	 cs;
@@ -53,7 +50,7 @@ prepare(struct config *cfg, const struct hook_req *req, struct obs *o,
 
 	memset(res, 0, sizeof(*res));
 	if (!util_valid_name(req->endpoint) ||
-	    (cs = config_endpoint_get(cfg, req->endpoint, &ep)) ==
+	    (cs = config_endpoint_get(cfg, req->endpoint, ep)) ==
 	    CONFIG_NOTFOUND) {
 		res->detail = "no such endpoint";
 		res->result = HB_UNKNOWN_ENDPOINT;
@@ -63,10 +60,10 @@ prepare(struct config *cfg, const struct hook_req *req, struct obs *o,
 		goto config_failed;
 
 	/* Authenticate the raw bytes before anything parses them. */
-	if ((cs = config_endpoint_secrets(cfg, ep.name, req->now_ms / 1000,
+	if ((cs = config_endpoint_secrets(cfg, ep->name, req->now_ms / 1000,
 	    &sec)) != CONFIG_OK)
 		goto config_failed;
-	as = authenticate(&ep, &sec, req);
+	as = authenticate(ep, &sec, req);
 	config_secrets_clear(&sec);
 	if (as == AUTH_ERROR) {
 		res->result = HB_NOMEM;
@@ -78,10 +75,10 @@ prepare(struct config *cfg, const struct hook_req *req, struct obs *o,
 		return -1;
 	}
 
-	te = ep.kind == CONFIG_KIND_ORG ?
-	    tornado_parse_event(req->body, req->bodylen, o, res->why,
+	te = ep->kind == CONFIG_KIND_ORG ?
+	    tornado_parse_event(req->body, req->bodylen, &h->obs, res->why,
 	    sizeof(res->why)) :
-	    tornado_parse_callback(req->body, req->bodylen, o, res->why,
+	    tornado_parse_callback(req->body, req->bodylen, &h->obs, res->why,
 	    sizeof(res->why));
 	if (te != TORNADO_OK) {
 		if (te == TORNADO_NOMEM)
@@ -94,13 +91,13 @@ prepare(struct config *cfg, const struct hook_req *req, struct obs *o,
 	}
 
 	memset(&areq, 0, sizeof(areq));
-	areq.tenant = ep.tenant;
-	areq.endpoint = ep.name;
-	areq.obs = o;
+	areq.tenant = ep->tenant;
+	areq.endpoint = ep->name;
+	areq.obs = &h->obs;
 	areq.body = req->body;
 	areq.bodylen = req->bodylen;
 	areq.now_ms = req->now_ms;
-	return accept_prepare(cfg, &areq, p, res);
+	return accept_prepare(cfg, &areq, &h->prep, res);
 
 config_failed:
 	res->detail = config_strerror(cs);
@@ -108,25 +105,22 @@ config_failed:
 	return -1;
 }
 
-enum hb_result
-hook_handle(struct group *g, struct config *cfg, const struct hook_req *req,
-    struct accept_res *res)
+int
+hook_prepare(struct config *cfg, const struct hook_req *req,
+    struct hook_obs *h, struct accept_res *res)
 {
-	struct accept_prep	p;
-	struct obs		o;
 	enum config_status	cs;
 	int			rc;
 
+	memset(h, 0, sizeof(*h));
 	/* One read of config.db for the endpoint, secrets, tenant and job. */
 	if ((cs = config_snapshot(cfg)) != CONFIG_OK) {
 		memset(res, 0, sizeof(*res));
 		res->detail = config_strerror(cs);
-		return res->result = cs == CONFIG_NOMEM ? HB_NOMEM :
-		    HB_UNAVAILABLE;
+		res->result = cs == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+		return -1;
 	}
-	memset(&p, 0, sizeof(p));
-	rc = prepare(cfg, req, &o, &p, res);
-	/* The snapshot ends before the wait for the writer begins. */
+	rc = prepare(cfg, req, h, res);
 	config_release(cfg);
-	return rc == 0 ? group_accept(g, &p, res) : res->result;
+	return rc;
 }

@@ -4,22 +4,20 @@
  * The request path every transport shares (FastCGI threads or
  * processes, CGI): resolve the endpoint, authenticate the raw body with
  * the endpoint's scheme and secrets, parse it with the endpoint's format,
- * prepare the observation (accept_prepare()) and hand it to the group's
- * writer (group_accept()).  It knows
- * nothing of FastCGI: headers come through a look-up callback, and the
- * caller maps the result to an HTTP status.
+ * and prepare the observation (accept_prepare()) for the writer
+ * (group_accept()).  It knows nothing of FastCGI: headers come through a
+ * look-up callback, and the caller maps the result to an HTTP status.
  *
  * Nothing is written to state.db unless the request authenticated.
  *
  * Transactions: self-contained: one config.db snapshot per request, ended
- * before the observation is handed to the group's writer (group.h); the
- * state.db transaction that holds it is committed, or rolled back, before
- * hook_handle() returns.
+ * before hook_prepare() returns; state.db is not touched.  The caller
+ * hands what it prepared to the writer (group.h), whose COMMIT holds it.
  */
 #ifndef HB_HOOK_H
 #define HB_HOOK_H
 
-#include "group.h"
+#include "accept.h"
 
 #define HOOK_HMAC_HEADER	"X-Tornado-Signature"
 
@@ -28,7 +26,7 @@ struct hook_req {
 	/*
 	 * Returns the value of an HTTP request header by its name as
 	 * written in HTTP ("X-Tornado-Signature"), or NULL.  The string
-	 * must live until hook_handle() returns.
+	 * must live until hook_prepare() returns.
 	 */
 	const char	*(*header)(const void *arg, const char *name);
 	const void	*arg;
@@ -37,13 +35,23 @@ struct hook_req {
 	int64_t		 now_ms;
 };
 
+/* A request made ready for the writer: its observation, prepared. */
+struct hook_obs {
+	struct config_endpoint	ep;
+	struct obs		obs;
+	struct accept_prep	prep;	/* points into ep, obs and the request */
+};
+
 /*
- * Handles one request.  res is always filled; its detail never contains
- * a secret, a signature or a key.  Results beyond accept_observation()'s:
- * HB_UNKNOWN_ENDPOINT (no such endpoint), HB_UNAUTHORIZED (nothing
- * written), HB_MALFORMED (the body failed its format; nothing written).
+ * Resolves, authenticates, parses and prepares one request, inside one
+ * config.db snapshot that ends before it returns.  Returns 0 when h->prep
+ * is ready for group_accept() (while req and *h live), or -1 with the
+ * final answer in res: HB_UNKNOWN_ENDPOINT (no such endpoint),
+ * HB_UNAUTHORIZED, HB_MALFORMED (the body failed its format), and
+ * accept_prepare()'s own.  Nothing is written to state.db either way.
+ * res's detail never contains a secret, a signature or a key.
  */
-HB_API enum hb_result hook_handle(struct group *, struct config *,
-    const struct hook_req *, struct accept_res *res) HB_MUST_CHECK;
+HB_API int hook_prepare(struct config *, const struct hook_req *,
+    struct hook_obs *h, struct accept_res *res) HB_MUST_CHECK;
 
 #endif

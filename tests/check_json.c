@@ -2,7 +2,7 @@
  * check_json.c: tests of lib/json.c, the library's one door to cJSON,
  * and of every JSON path of the library when memory runs out (DESIGN.md
  * section 6: out of memory is "unavailable", never "malformed", and
- * nothing is half-written): the parse of a webhook through hook_handle(),
+ * nothing is half-written): the parse of a webhook through hook_prepare(),
  * the action payload built inside the acceptance transaction, the JSON
  * read-outs, and the answer document.
  *
@@ -146,11 +146,12 @@ header(const void *arg, const char *name)
 	return strcmp(name, KEY_HEADER) == 0 ? KEY : NULL;
 }
 
-/* Runs len bytes at body through hook_handle() on endpoint "hook". */
+/* Runs len bytes at body through hook_prepare() and the writer, on "hook". */
 static enum hb_result
 hook_len(const char *body, size_t len, struct accept_res *res)
 {
 	struct hook_req	req;
+	struct hook_obs	h;
 
 	memset(&req, 0, sizeof(req));
 	req.endpoint = "hook";
@@ -158,7 +159,9 @@ hook_len(const char *body, size_t len, struct accept_res *res)
 	req.body = body;
 	req.bodylen = len;
 	req.now_ms = util_now_ms();
-	return hook_handle(grp, cfg, &req, res);
+	if (hook_prepare(cfg, &req, &h, res) != 0)
+		return res->result;
+	return group_accept(grp, &h.prep, res);
 }
 
 static enum hb_result

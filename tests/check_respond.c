@@ -8,9 +8,9 @@
  *
  * The databases are real SQLite files made through the library's own
  * functions, bodies are signed with its own signing helpers.  The binary
- * is linked with --wrap=hook_handle: the wrapper counts the calls (what
+ * is linked with --wrap=hook_prepare: the wrapper counts the calls (what
  * the responder refuses by itself must never reach the library) and
- * passes them on to the real hook_handle(), or, in one test, forces a
+ * passes them on to the real hook_prepare(), or, in one test, forces a
  * result so that every value of enum hb_result is seen mapped to its
  * status.
  *
@@ -61,30 +61,31 @@ static struct resp_server	 srv;
 static sqlite3			*locker;
 
 /*
- * The library's entry point, wrapped (-Wl,--wrap=hook_handle)
+ * The library's entry point, wrapped (-Wl,--wrap=hook_prepare)
  */
 
-enum hb_result __real_hook_handle(struct group *, struct config *,
-    const struct hook_req *, struct accept_res *);
-enum hb_result __wrap_hook_handle(struct group *, struct config *,
-    const struct hook_req *, struct accept_res *);
+int __real_hook_prepare(struct config *, const struct hook_req *,
+    struct hook_obs *, struct accept_res *);
+int __wrap_hook_prepare(struct config *, const struct hook_req *,
+    struct hook_obs *, struct accept_res *);
 
 static int		hook_calls;
 static int		forcing;
 static enum hb_result	forced;
 static int		in_respond;	/* set while respond() runs */
 
-enum hb_result
-__wrap_hook_handle(struct group *g, struct config *c,
-    const struct hook_req *req, struct accept_res *res)
+int
+__wrap_hook_prepare(struct config *c, const struct hook_req *req,
+    struct hook_obs *h, struct accept_res *res)
 {
 	hook_calls++;
 	if (!forcing)
-		return __real_hook_handle(g, c, req, res);
+		return __real_hook_prepare(c, req, h, res);
+	/* The final answer, as if the library had refused the request. */
 	memset(res, 0, sizeof(*res));
 	res->result = forced;
 	snprintf(res->action, sizeof(res->action), ACTION1);
-	return forced;
+	return -1;
 }
 
 /*
@@ -1293,7 +1294,7 @@ START_TEST(misdirected_500)
 END_TEST
 
 /*
- * Headers: hook_handle() asks by HTTP name, the transport has CGI names
+ * Headers: hook_prepare() asks by HTTP name, the transport has CGI names
  */
 
 START_TEST(header_mapping)
