@@ -331,6 +331,7 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 {
 	struct store_counts	c;
 	struct store_receipts	rc;
+	struct group_stats	gs;
 	enum store_state	i;
 	enum hb_result		r;
 
@@ -352,6 +353,24 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 	    "# TYPE hookbox_oldest_pending_age_seconds gauge\n"
 	    "hookbox_oldest_pending_age_seconds %lld\n",
 	    (long long)store_counts_age(&c, util_now_ms()));
+	if (srv->group != NULL) {
+		group_stats(srv->group, &gs);
+		outf(io, "# HELP hookbox_commits_total Acceptance transactions"
+		    " committed (or tried) by this process's writer since it"
+		    " started.\n# TYPE hookbox_commits_total counter\n"
+		    "hookbox_commits_total %lld\n", (long long)gs.batches);
+		outf(io, "# HELP hookbox_commit_failures_total Of those, the"
+		    " ones that failed.\n"
+		    "# TYPE hookbox_commit_failures_total counter\n"
+		    "hookbox_commit_failures_total %lld\n",
+		    (long long)gs.failed);
+		outf(io, "# HELP hookbox_committed_observations_total"
+		    " Observations those transactions held: divided by"
+		    " hookbox_commits_total, the mean group size.\n"
+		    "# TYPE hookbox_committed_observations_total counter\n"
+		    "hookbox_committed_observations_total %lld\n",
+		    (long long)gs.observations);
+	}
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
 	if (store_receipt_counts(srv->st, &rc) != STORE_OK) {

@@ -7,7 +7,9 @@
  * point, the callback runs and a non-zero return makes the library fail
  * there as if the underlying call had failed (an I/O error, or for
  * FAULT_ALLOC a malloc() that returned NULL).  The registry is not
- * thread-safe: tests arm and fire points on one thread.
+ * thread-safe: tests arm points while no other thread runs the library,
+ * and the callbacks must be safe on the thread that fires them (the
+ * group's writer fires FAULT_GROUP_TAKE and the state.db points).
  *
  * Transactions: none; no database.
  */
@@ -20,6 +22,8 @@ enum fault_point {
 	FAULT_OUTBOX_INSERT = 0,	/* store_outbox_add(), before the INSERT */
 	FAULT_BEFORE_COMMIT,		/* store_commit(), before COMMIT */
 	FAULT_ALLOC,			/* every cJSON allocation (json.c) */
+	FAULT_GROUP_TAKE,		/* group.c's writer, before it takes
+					   what waits (a failure is ignored) */
 	FAULT__N
 };
 

@@ -3,17 +3,23 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "group.h"
 
-/* One waiting observation; it lives on its waiter's stack. */
+/*
+ * One waiting observation; it lives on its waiter's stack.  The writer
+ * posts done once res is final: each waiter is woken alone, and does not
+ * need the group's lock to go on.
+ */
 struct item {
 	const struct accept_prep	*prep;
 	struct accept_res		*res;
 	struct item			*next;
-	int				 done;
+	sem_t				 done;
 };
 
 struct group {
@@ -22,7 +28,6 @@ struct group {
 	struct store		*st;	/* the writer's; NULL until opened */
 	pthread_mutex_t		 lock;	/* everything below */
 	pthread_cond_t		 work;	/* the writer waits for items */
-	pthread_cond_t		 done;	/* waiters wait for their answer */
 	struct item		*head, **tail;
 	int			 stopping;
 	pthread_t		 writer;
@@ -124,7 +129,7 @@ static void *
 writer(void *arg)
 {
 	struct group	*g = arg;
-	struct item	*batch, *it, **cut;
+	struct item	*batch, *it, *next, **cut;
 	int64_t		 n;
 	int		 rc;
 
@@ -134,6 +139,12 @@ writer(void *arg)
 			pthread_cond_wait(&g->work, &g->lock);
 		if (g->head == NULL)
 			break;
+#ifdef HB_FAULT
+		/* A test may hold the writer here while a batch forms. */
+		pthread_mutex_unlock(&g->lock);
+		(void)fault_fire(FAULT_GROUP_TAKE);
+		pthread_mutex_lock(&g->lock);
+#endif
 		/* Everything waiting, up to the cap, in arrival order. */
 		batch = g->head;
 		for (n = 1, cut = &batch->next; *cut != NULL &&
@@ -143,15 +154,18 @@ writer(void *arg)
 		if (g->head == NULL)
 			g->tail = &g->head;
 		*cut = NULL;
+		g->stats.waiting -= n;
 		pthread_mutex_unlock(&g->lock);
 
 		rc = run_batch(g, batch);
 
+		/* Once posted, an item may be gone: read next first. */
+		for (it = batch; it != NULL; it = next) {
+			next = it->next;
+			sem_post(&it->done);
+		}
 		pthread_mutex_lock(&g->lock);
 		count(g, n, rc != 0);
-		for (it = batch; it != NULL; it = it->next)
-			it->done = 1;
-		pthread_cond_broadcast(&g->done);
 	}
 	pthread_mutex_unlock(&g->lock);
 	return NULL;
@@ -175,10 +189,8 @@ group_new(const struct group_opts *opts, struct group **out)
 	g->tail = &g->head;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->work, NULL);
-	pthread_cond_init(&g->done, NULL);
 	if (opts->threaded &&
 	    (e = pthread_create(&g->writer, NULL, writer, g)) != 0) {
-		pthread_cond_destroy(&g->done);
 		pthread_cond_destroy(&g->work);
 		pthread_mutex_destroy(&g->lock);
 		free(g->path);
@@ -203,7 +215,6 @@ group_free(struct group *g)
 		pthread_join(g->writer, NULL);
 	}
 	store_close(g->st);
-	pthread_cond_destroy(&g->done);
 	pthread_cond_destroy(&g->work);
 	pthread_mutex_destroy(&g->lock);
 	free(g->path);
@@ -220,19 +231,24 @@ group_accept(struct group *g, const struct accept_prep *p,
 	memset(&it, 0, sizeof(it));
 	it.prep = p;
 	it.res = res;
-	pthread_mutex_lock(&g->lock);
 	if (!g->opts.threaded) {
 		/* A batch of one, on this thread, one at a time. */
+		pthread_mutex_lock(&g->lock);
 		rc = run_batch(g, &it);
 		count(g, 1, rc != 0);
-	} else {
-		*g->tail = &it;
-		g->tail = &it.next;
-		pthread_cond_signal(&g->work);
-		while (!it.done)
-			pthread_cond_wait(&g->done, &g->lock);
+		pthread_mutex_unlock(&g->lock);
+		return res->result;
 	}
+	sem_init(&it.done, 0, 0);
+	pthread_mutex_lock(&g->lock);
+	*g->tail = &it;
+	g->tail = &it.next;
+	g->stats.waiting++;
+	pthread_cond_signal(&g->work);
 	pthread_mutex_unlock(&g->lock);
+	while (sem_wait(&it.done) != 0)
+		continue;	/* EINTR */
+	sem_destroy(&it.done);
 	return res->result;
 }
 

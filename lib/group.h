@@ -51,6 +51,7 @@ struct group_stats {
 	int64_t	observations;	/* observations in them */
 	int64_t	largest;	/* the most in one batch */
 	int64_t	failed;		/* batches whose COMMIT (or BEGIN) failed */
+	int64_t	waiting;	/* handed over, not yet taken by the writer */
 };
 
 /*
