@@ -1740,7 +1740,11 @@ exposition_ok(const char *text)
 		if (strncmp(p, "# TYPE ", 7) == 0) {
 			sp = memchr(p + 7, ' ', (size_t)(eol - p - 7));
 			ck_assert_ptr_nonnull(sp);
-			ck_assert_ptr_eq(strstr(sp, " gauge\n"), sp);
+			/* A counter's name ends in _total (Prometheus). */
+			ck_assert_msg(strncmp(sp, " gauge\n", 7) == 0 ||
+			    (strncmp(sp, " counter\n", 9) == 0 &&
+			    strncmp(sp - 6, "_total", 6) == 0),
+			    "%.*s", (int)(eol - p), p);
 			ck_assert_uint_lt(ntype, NELEM(type));
 			snprintf(type[ntype++], sizeof(type[0]), "%.*s",
 			    (int)(sp - p - 7), p + 7);
