@@ -3,6 +3,7 @@
  */
 #include <sys/stat.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,13 +14,26 @@
 #include "json.h"
 #include "sql.h"
 
+/*
+ * Before SQLite initialises: no memory statistics.  They take a mutex
+ * that every connection of the process shares on every allocation, and
+ * the threaded responder's connections would queue on it.
+ */
+static void
+sql_configure(void)
+{
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int
 sql_open(struct sql *s, const char *path, int flags, const char *const *text,
     size_t n)
 {
-	struct stat	sb;
-	int		rc;
+	static pthread_once_t	once = PTHREAD_ONCE_INIT;
+	struct stat		sb;
+	int			rc;
 
+	(void)pthread_once(&once, sql_configure);
 	memset(s, 0, sizeof(*s));
 	if ((s->st = calloc(n, sizeof(*s->st))) == NULL ||
 	    (s->path = strdup(path)) == NULL) {
@@ -28,7 +42,9 @@ sql_open(struct sql *s, const char *path, int flags, const char *const *text,
 	}
 	s->text = text;
 	s->n = n;
-	rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW, NULL);
+	/* One thread at a time uses a connection: no mutex of its own. */
+	rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW |
+	    SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_extended_result_codes(s->db, 1);
 	/*

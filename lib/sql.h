@@ -35,7 +35,9 @@ struct sql {
  * closed.  Extended result codes are on.  A path whose last component is
  * a symbolic link is refused (SQLITE_CANTOPEN): a database is opened
  * where the operator put it, never where a link points.  The file's
- * device and inode are remembered for sql_same_file().
+ * device and inode are remembered for sql_same_file().  The connection
+ * has no mutex of its own (SQLITE_OPEN_NOMUTEX): one thread at a time may
+ * use it.
  */
 int sql_open(struct sql *s, const char *path, int flags,
     const char *const *text, size_t n);
