@@ -22,15 +22,28 @@ struct item {
 	sem_t				 done;
 };
 
+/*
+ * Threaded, the writer leaves checkpoints (copying the WAL into the file,
+ * two more flushes) to a thread of its own, so that no batch waits for
+ * one: it asks for one every GROUP_CHECKPOINT_PAGES pages' worth of
+ * observations, and checkpoints itself only past ten times that, should
+ * the checkpointer fall behind.
+ */
+#define GROUP_CHECKPOINT_PAGES	1000
+#define GROUP_CHECKPOINT_EVERY	256	/* observations between requests */
+
 struct group {
 	struct group_opts	 opts;
 	char			*path;
 	struct store		*st;	/* the writer's; NULL until opened */
 	pthread_mutex_t		 lock;	/* everything below */
 	pthread_cond_t		 work;	/* the writer waits for items */
+	pthread_cond_t		 ckpt;	/* the checkpointer waits for a call */
 	struct item		*head, **tail;
 	int			 stopping;
-	pthread_t		 writer;
+	int64_t			 since_ckpt;	/* observations since a call */
+	int			 ckpt_due;
+	pthread_t		 writer, checkpointer;
 	struct group_stats	 stats;
 };
 
@@ -64,6 +77,8 @@ begin(struct group *g)
 			memset(&o, 0, sizeof(o));
 			o.busy_ms = g->opts.busy_ms;
 			o.sync_normal = g->opts.sync_normal;
+			if (g->opts.threaded)
+				o.checkpoint_pages = 10 * GROUP_CHECKPOINT_PAGES;
 			if ((ss = store_open(g->path, &o, &g->st)) !=
 			    STORE_OK) {
 				g->st = NULL;
@@ -166,9 +181,79 @@ writer(void *arg)
 		}
 		pthread_mutex_lock(&g->lock);
 		count(g, n, rc != 0);
+		if ((g->since_ckpt += n) >= GROUP_CHECKPOINT_EVERY) {
+			g->since_ckpt = 0;
+			g->ckpt_due = 1;
+			pthread_cond_signal(&g->ckpt);
+		}
 	}
 	pthread_mutex_unlock(&g->lock);
 	return NULL;
+}
+
+/*
+ * The checkpointer: its own connection, a passive checkpoint when asked
+ * (it waits for no lock, and the writer goes on committing meanwhile).
+ * A failure is left for the next call, or the writer's own fallback.
+ */
+static void *
+checkpointer(void *arg)
+{
+	struct group		*g = arg;
+	struct store		*st = NULL;
+	struct store_opts	 o;
+
+	memset(&o, 0, sizeof(o));
+	o.busy_ms = g->opts.busy_ms;
+	o.sync_normal = g->opts.sync_normal;
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		while (!g->ckpt_due && !g->stopping)
+			pthread_cond_wait(&g->ckpt, &g->lock);
+		if (g->stopping)
+			break;
+		g->ckpt_due = 0;
+		pthread_mutex_unlock(&g->lock);
+		if (st != NULL && store_check_file(st) != STORE_OK) {
+			store_close(st);
+			st = NULL;
+		}
+		if (st == NULL && store_open(g->path, &o, &st) != STORE_OK)
+			st = NULL;
+		if (st != NULL && store_checkpoint(st) == STORE_IO) {
+			store_close(st);
+			st = NULL;
+		}
+		pthread_mutex_lock(&g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+	store_close(st);
+	return NULL;
+}
+
+/* Stops the threads that were started, once the writer is done. */
+static void
+stop(struct group *g, int writer)
+{
+	pthread_mutex_lock(&g->lock);
+	g->stopping = 1;
+	pthread_cond_signal(&g->work);
+	pthread_cond_signal(&g->ckpt);
+	pthread_mutex_unlock(&g->lock);
+	if (writer)
+		pthread_join(g->writer, NULL);
+	pthread_join(g->checkpointer, NULL);
+}
+
+static void
+destroy(struct group *g)
+{
+	store_close(g->st);
+	pthread_cond_destroy(&g->ckpt);
+	pthread_cond_destroy(&g->work);
+	pthread_mutex_destroy(&g->lock);
+	free(g->path);
+	free(g);
 }
 
 int
@@ -189,14 +274,20 @@ group_new(const struct group_opts *opts, struct group **out)
 	g->tail = &g->head;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->work, NULL);
-	if (opts->threaded &&
-	    (e = pthread_create(&g->writer, NULL, writer, g)) != 0) {
-		pthread_cond_destroy(&g->work);
-		pthread_mutex_destroy(&g->lock);
-		free(g->path);
-		free(g);
-		errno = e;
-		return -1;
+	pthread_cond_init(&g->ckpt, NULL);
+	if (opts->threaded) {
+		if ((e = pthread_create(&g->checkpointer, NULL, checkpointer,
+		    g)) != 0) {
+			destroy(g);
+			errno = e;
+			return -1;
+		}
+		if ((e = pthread_create(&g->writer, NULL, writer, g)) != 0) {
+			stop(g, 0);
+			destroy(g);
+			errno = e;
+			return -1;
+		}
 	}
 	*out = g;
 	return 0;
@@ -207,18 +298,9 @@ group_free(struct group *g)
 {
 	if (g == NULL)
 		return;
-	if (g->opts.threaded) {
-		pthread_mutex_lock(&g->lock);
-		g->stopping = 1;
-		pthread_cond_signal(&g->work);
-		pthread_mutex_unlock(&g->lock);
-		pthread_join(g->writer, NULL);
-	}
-	store_close(g->st);
-	pthread_cond_destroy(&g->work);
-	pthread_mutex_destroy(&g->lock);
-	free(g->path);
-	free(g);
+	if (g->opts.threaded)
+		stop(g, 1);
+	destroy(g);
 }
 
 enum hb_result

@@ -389,7 +389,7 @@ store_open(const char *path, const struct store_opts *opts,
     struct store **out)
 {
 	static const struct store_opts	 defaults = {
-		STORE_BUSY_MS_DEFAULT, 0, 0
+		STORE_BUSY_MS_DEFAULT, 0, 0, 0
 	};
 	struct store			*s;
 	enum store_status		 rc;
@@ -428,6 +428,9 @@ store_open(const char *path, const struct store_opts *opts,
 	    "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL"))) !=
 	    STORE_OK)
 		goto out;
+	if (opts->checkpoint_pages > 0)
+		(void)sqlite3_wal_autocheckpoint(s->sql.db,
+		    opts->checkpoint_pages);
 	rc = migrate(s);
 out:
 	if (rc != STORE_OK)
@@ -478,6 +481,13 @@ store_check_file(struct store *s)
 	    !writable(s->sql.path, NULL))
 		return STORE_GONE;
 	return STORE_OK;
+}
+
+enum store_status
+store_checkpoint(struct store *s)
+{
+	return store_status_of(sqlite3_wal_checkpoint_v2(s->sql.db, NULL,
+	    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL));
 }
 
 enum store_status

@@ -39,6 +39,14 @@ struct store_opts {
 	int	busy_ms;	/* bound on waiting for the write lock */
 	int	sync_normal;	/* synchronous=NORMAL instead of FULL */
 	int	create;		/* create the file if missing (init only) */
+	/*
+	 * After a COMMIT that leaves more than this many pages in the WAL,
+	 * the committing connection copies them into the file itself (a
+	 * checkpoint, and two more flushes).  0: SQLite's default, 1000.  A
+	 * writer whose latency matters sets it high and leaves the work to
+	 * another connection's store_checkpoint().
+	 */
+	int	checkpoint_pages;
 };
 
 #define STORE_BUSY_MS_DEFAULT	5000
@@ -77,6 +85,13 @@ HB_API enum store_status store_begin(struct store *) HB_MUST_CHECK;
  * went into a file no other process will read.
  */
 HB_API enum store_status store_commit(struct store *) HB_MUST_CHECK;
+/*
+ * Copies what the WAL holds into the database file, as far as readers
+ * allow, without waiting for any lock (a passive checkpoint).  Not inside
+ * a transaction.
+ */
+HB_API enum store_status store_checkpoint(struct store *) HB_MUST_CHECK;
+
 /* Rolls back the open transaction, if any. */
 HB_API void store_rollback(struct store *);
 
