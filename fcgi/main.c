@@ -24,8 +24,6 @@
 
 #include <fcgiapp.h>
 
-#include "config_pool.h"
-#include "group.h"
 #include "respond.h"
 #include "super.h"
 #include "util.h"
@@ -35,13 +33,8 @@ static volatile sig_atomic_t	in_request;
 
 #define SOCKET_MODE_DEFAULT	0660
 /* Serving threads per process; measured on 2 cores (README, Performance). */
-#define THREADS_DEFAULT		16
+#define THREADS_DEFAULT		32
 #define THREADS_MAX		256
-/*
- * config.db connections per process, shared by its threads: only threads
- * on a core use one; the others are waiting for their COMMIT.
- */
-#define CONFIGS_DEFAULT		4
 /* Each thread's stack: the request path needs far less. */
 #define THREAD_STACK		(512 * 1024)
 
@@ -211,8 +204,6 @@ serve(struct resp_server *srv, int listen_fd)
  */
 struct pool {
 	const struct resp_server	*tmpl;	/* each thread's copy's model */
-	struct group			*group;
-	struct config_pool		*configs;
 	int				 listen_fd;
 	pthread_mutex_t			 lock;
 	pthread_cond_t			 idle;
@@ -229,8 +220,6 @@ pool_thread(void *arg)
 	struct resp_io	 io;
 	int		 stop = 0;
 
-	srv.group = p->group;
-	srv.configs = p->configs;
 	if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0)
 		return NULL;
 	io.param = fcgi_param;
@@ -268,7 +257,6 @@ static int
 serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 {
 	static struct pool	 p;	/* outlives the call: see the end */
-	struct group_opts	 go;
 	pthread_attr_t		 attr;
 	pthread_t		 tid;
 	sigset_t		 stops, old;
@@ -285,20 +273,11 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 	sigaddset(&stops, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &stops, &old);
 
-	memset(&go, 0, sizeof(go));
-	go.state_path = tmpl->set.state_path;
-	go.busy_ms = tmpl->set.busy_ms;
-	go.sync_normal = tmpl->set.sync_normal;
-	go.threaded = 1;
-	if (config_pool_new(tmpl->set.config_path, tmpl->set.busy_ms,
-	    CONFIGS_DEFAULT, &p.configs) != 0)
-		die("out of memory");
-	if (group_new(&go, &p.group) != 0) {
+	if (respond_shared_new(&tmpl->set, n, &tmpl->shared) != 0) {
 		/* A thread limit must not take the service down with it. */
 		fprintf(stderr, "hookbox-fcgi: cannot start the writer thread"
 		    " (%s); serving on one thread\n", strerror(errno));
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		config_pool_free(p.configs);
 		serve(tmpl, listen_fd);
 		return 0;
 	}
@@ -313,8 +292,8 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 		fprintf(stderr, "hookbox-fcgi: %d of %d serving threads"
 		    " started\n", started, n);
 	if (started == 0) {
-		group_free(p.group);
-		config_pool_free(p.configs);
+		respond_shared_free(tmpl->shared);
+		tmpl->shared = NULL;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		serve(tmpl, listen_fd);
 		return 0;
@@ -329,8 +308,8 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 	pthread_mutex_unlock(&p.lock);
 	/*
 	 * Every answered request's work is committed and nothing waits for
-	 * the writer.  The group and the pool are not freed: a thread idle
-	 * in accept() may still take a connection as the process ends, and
+	 * the writer.  The shared state is not freed: a thread idle in
+	 * accept() may still take a connection as the process ends, and
 	 * what it would serve is never answered, so never acknowledged.
 	 */
 	return 0;

@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,73 +172,116 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
 }
 
 /*
- * The handles a request needs, opened when not open yet; a handle whose
- * file is no longer the one at its path (removed, renamed over or made
- * read-only under us) is closed first, so that the request meets the file
- * the operator's tools see.  On failure the request gets 503.
- *
- * A POST needs a config.db connection from the pool and the group (which
- * open and check their files themselves); health and metrics need a
- * state.db connection of their own.
+ * What the threads of a process share.  Health and metrics use one
+ * state.db connection of their own, one request at a time: a metrics scan
+ * fills a connection's cache, and one such cache per thread would add up.
  */
+struct resp_shared {
+	struct group		*group;
+	struct config_pool	*configs;
+	pthread_mutex_t		 lock;	/* st */
+	struct store		*st;
+};
+
+int
+respond_shared_new(const struct settings *set, int threads,
+    struct resp_shared **out)
+{
+	struct resp_shared	*sh;
+	struct group_opts	 go;
+
+	*out = NULL;
+	if ((sh = calloc(1, sizeof(*sh))) == NULL)
+		return -1;
+	pthread_mutex_init(&sh->lock, NULL);
+	memset(&go, 0, sizeof(go));
+	go.state_path = set->state_path;
+	go.busy_ms = set->busy_ms;
+	go.sync_normal = set->sync_normal;
+	go.threaded = threads > 1;
+	if (config_pool_new(set->config_path, set->busy_ms,
+	    threads < RESP_CONFIGS ? threads : RESP_CONFIGS,
+	    &sh->configs) != 0 || group_new(&go, &sh->group) != 0) {
+		respond_shared_free(sh);
+		return -1;
+	}
+	*out = sh;
+	return 0;
+}
+
+void
+respond_shared_free(struct resp_shared *sh)
+{
+	if (sh == NULL)
+		return;
+	group_free(sh->group);
+	config_pool_free(sh->configs);
+	store_close(sh->st);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh);
+}
+
+/* No shared state given: a writer and a pool of one, on this thread. */
 static int
 open_shared(struct resp_server *srv)
 {
-	struct group_opts	go;
-
-	if (srv->group != NULL)
+	if (srv->shared != NULL)
 		return 0;
-	/* None given: a writer and a pool of one, on this thread. */
-	memset(&go, 0, sizeof(go));
-	go.state_path = srv->set.state_path;
-	go.busy_ms = srv->set.busy_ms;
-	go.sync_normal = srv->set.sync_normal;
-	if (config_pool_new(srv->set.config_path, srv->set.busy_ms, 1,
-	    &srv->configs) != 0)
+	if (respond_shared_new(&srv->set, 1, &srv->shared) != 0)
 		return -1;
-	if (group_new(&go, &srv->group) != 0) {
-		config_pool_free(srv->configs);
-		srv->configs = NULL;
-		return -1;
-	}
 	srv->own = 1;
 	return 0;
 }
 
-static int
-open_store(struct resp_server *srv)
+/*
+ * The state.db connection for health and metrics, locked (unlock_store()
+ * after), opened when not open yet; one whose file is no longer the one
+ * at its path (removed, renamed over or made read-only under us) is
+ * closed first, so that the request meets the file the operator's tools
+ * see.  NULL (unlocked) when it cannot be opened: the request gets 503.
+ * The writer and the config.db pool check their own files the same way.
+ */
+static struct store *
+lock_store(struct resp_server *srv)
 {
-	struct store_opts	opts;
+	struct resp_shared	*sh;
+	struct store_opts	 opts;
 
-	if (srv->st != NULL && store_check_file(srv->st) != STORE_OK) {
-		store_close(srv->st);
-		srv->st = NULL;
+	if (open_shared(srv) != 0)
+		return NULL;
+	sh = srv->shared;
+	pthread_mutex_lock(&sh->lock);
+	if (sh->st != NULL && store_check_file(sh->st) != STORE_OK) {
+		store_close(sh->st);
+		sh->st = NULL;
 	}
-	if (srv->st == NULL) {
+	if (sh->st == NULL) {
 		memset(&opts, 0, sizeof(opts));
 		opts.busy_ms = srv->set.busy_ms;
 		opts.sync_normal = srv->set.sync_normal;
-		if (store_open(srv->set.state_path, &opts, &srv->st) !=
+		if (store_open(srv->set.state_path, &opts, &sh->st) !=
 		    STORE_OK) {
-			srv->st = NULL;
-			return -1;
+			sh->st = NULL;
+			pthread_mutex_unlock(&sh->lock);
+			return NULL;
 		}
 	}
-	return 0;
+	return sh->st;
+}
+
+static void
+unlock_store(struct resp_server *srv)
+{
+	pthread_mutex_unlock(&srv->shared->lock);
 }
 
 void
 respond_close(struct resp_server *srv)
 {
-	store_close(srv->st);
-	srv->st = NULL;
-	if (srv->own) {
-		group_free(srv->group);
-		config_pool_free(srv->configs);
-		srv->group = NULL;
-		srv->configs = NULL;
-		srv->own = 0;
-	}
+	if (srv->own)
+		respond_shared_free(srv->shared);
+	srv->shared = NULL;
+	srv->own = 0;
 }
 
 /* The request path without its query string; "" when absent. */
@@ -327,7 +371,7 @@ unavailable(const struct resp_server *srv, const struct resp_io *io,
 
 /* Prometheus text exposition of what to watch: pending work, not traffic. */
 static void
-metrics(struct resp_server *srv, const struct resp_io *io)
+metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
 {
 	struct store_counts	c;
 	struct store_receipts	rc;
@@ -335,7 +379,7 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 	enum store_state	i;
 	enum hb_result		r;
 
-	if (store_counts(srv->st, &c) != STORE_OK) {
+	if (store_counts(st, &c) != STORE_OK) {
 		unavailable(srv, io, "state database unreadable");
 		return;
 	}
@@ -353,8 +397,8 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 	    "# TYPE hookbox_oldest_pending_age_seconds gauge\n"
 	    "hookbox_oldest_pending_age_seconds %lld\n",
 	    (long long)store_counts_age(&c, util_now_ms()));
-	if (srv->group != NULL) {
-		group_stats(srv->group, &gs);
+	{
+		group_stats(srv->shared->group, &gs);
 		outf(io, "# HELP hookbox_commits_total Acceptance transactions"
 		    " committed (or tried) by this process's writer since it"
 		    " started.\n# TYPE hookbox_commits_total counter\n"
@@ -373,7 +417,7 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 	}
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
-	if (store_receipt_counts(srv->st, &rc) != STORE_OK) {
+	if (store_receipt_counts(st, &rc) != STORE_OK) {
 		outf(io, "# receipts unavailable: state database busy\n");
 		return;
 	}
@@ -384,12 +428,12 @@ metrics(struct resp_server *srv, const struct resp_io *io)
 }
 
 static void
-health(struct resp_server *srv, const struct resp_io *io)
+health(struct resp_server *srv, struct store *st, const struct resp_io *io)
 {
 	static const char	ok[] = "{\"status\":\"ok\"}\n";
 	enum store_status	rc;
 
-	if ((rc = store_check_writable(srv->st)) != STORE_OK) {
+	if ((rc = store_check_writable(st)) != STORE_OK) {
 		unavailable(srv, io, store_strerror(rc));
 		return;
 	}
@@ -436,6 +480,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	struct hook_obs		 h;
 	struct accept_res	 res;
 	struct config		*cfg;
+	struct store		*st;
 	enum config_status	 cs;
 	const char		*method, *path, *name, *s;
 	char			 pathbuf[1024], *body = NULL;
@@ -462,12 +507,15 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		if (!get) {
 			head(io, 405, "application/json", "Allow: GET\r\n");
 			outf(io, "{\"result\":\"method_not_allowed\"}\n");
-		} else if (open_store(srv) != 0)
+		} else if ((st = lock_store(srv)) == NULL)
 			unavailable(srv, io, "cannot open the databases");
-		else if (name[1] == 'h')
-			health(srv, io);
-		else
-			metrics(srv, io);
+		else {
+			if (name[1] == 'h')
+				health(srv, st, io);
+			else
+				metrics(srv, st, io);
+			unlock_store(srv);
+		}
 		return;
 	}
 
@@ -520,17 +568,18 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		req.body = body;
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();
-		if ((cfg = config_pool_take(srv->configs, &cs)) == NULL) {
+		if ((cfg = config_pool_take(srv->shared->configs, &cs)) ==
+		    NULL) {
 			res.result = cs == CONFIG_NOMEM ? HB_NOMEM :
 			    HB_UNAVAILABLE;
 			res.detail = "cannot open the databases";
 		} else {
 			rc = hook_prepare(cfg, &req, &h, &res);
 			/* Given back before the wait for the COMMIT. */
-			config_pool_give(srv->configs, cfg);
+			config_pool_give(srv->shared->configs, cfg);
 			if (rc == 0)
-				res.result = group_accept(srv->group, &h.prep,
-				    &res);
+				res.result = group_accept(srv->shared->group,
+				    &h.prep, &res);
 		}
 	}
 	status = status_of_result(res.result);

@@ -14,9 +14,6 @@
 
 #include "settings.h"
 
-struct config_pool;
-struct group;
-struct store;
 
 /* What a transport offers: CGI variables, the body, the output. */
 struct resp_io {
@@ -30,31 +27,42 @@ struct resp_io {
 };
 
 /*
+ * What the serving threads of a process share: the state.db writer
+ * (lib/group.h), a pool of config.db connections (at most RESP_CONFIGS)
+ * and the connection health and metrics use.  threads > 1 starts a writer
+ * thread; 1 commits on the calling thread.  Returns 0, or -1 when out of
+ * memory or a thread cannot be started (errno).  Opens no file yet.
+ */
+#define RESP_CONFIGS	4
+struct resp_shared;
+int respond_shared_new(const struct settings *, int threads,
+    struct resp_shared **out);
+/* Waits for the writer to answer what it holds, then frees.  NULL: no-op. */
+void respond_shared_free(struct resp_shared *);
+
+/*
  * One serving thread's long-lived state.  The data directory is the
  * operator's, fixed at start-up: a request cannot choose another one.
  * Handles are opened lazily and kept while their files stay where they
  * were opened.
  */
 struct resp_server {
-	struct settings	 set;		/* the data directory, busy, sync */
-	size_t		 body_max;	/* bytes; 413 beyond */
-	int		 retry_after;	/* seconds, on 503 */
+	struct settings		 set;	/* the data directory, busy, sync */
+	size_t			 body_max;	/* bytes; 413 beyond */
+	int			 retry_after;	/* seconds, on 503 */
 	/*
-	 * What the threads of a process share (the caller's): the state.db
-	 * writer and the config.db connections.  Left NULL, respond()
-	 * makes its own, a writer that commits on the calling thread and a
-	 * pool of one, and respond_close() frees them (own is then set).
+	 * The caller's, shared by a process's threads.  Left NULL,
+	 * respond() makes its own for one thread, and respond_close()
+	 * frees it (own is then set).
 	 */
-	struct group		*group;
-	struct config_pool	*configs;
+	struct resp_shared	*shared;
 	int			 own;
-	struct store		*st;	/* health and metrics only */
 };
 
 /* Serves one request.  Never exits; logs at most one line to stderr. */
 void respond(struct resp_server *, const struct resp_io *);
 
-/* Closes the server's database handles. */
+/* Frees what respond() made for this server (not a caller's shared). */
 void respond_close(struct resp_server *);
 
 #endif
