@@ -43,7 +43,7 @@ trap stop INT TERM EXIT
 
 sock="$run/hookbox.sock"
 rm -f "$sock"
-"$FCGI" -s "$sock" -w 2 &
+"$FCGI" -s "$sock" &
 pids="$pids $!"
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
