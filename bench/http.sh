@@ -30,13 +30,13 @@ secs=${2:-10}
 top=$(cd "$(dirname "$0")/.." && pwd)
 HB="$build/hookbox"
 nop_threads=${NOP_THREADS:-4}
-command -v wrk >/dev/null 2>&1 || apt-get install -y -qq wrk >/dev/null
-command -v openssl >/dev/null 2>&1 || apt-get install -y -qq openssl >/dev/null
+. "$top/bench/setup.sh"
+bench_need wrk wrk
+bench_need openssl openssl
 [ -f /usr/include/fcgiapp.h ] ||
     apt-get install -y -qq libfcgi-dev >/dev/null
 
-echo "bench/http.sh: load $(cut -d' ' -f1-3 /proc/loadavg) at start," \
-    "$(nproc) cores"
+bench_load
 
 cc -O2 -Wall -Wextra -pthread -o "$build/nop-fcgi" "$top/bench/nop-fcgi.c" \
     -lfcgi
@@ -46,9 +46,7 @@ cc -O2 -Wall -Wextra -o "$build/bench-commit" "$top/bench/commit.c" \
 tmp=$(mktemp -d)
 export HOOKBOX_DIR="$tmp/data"
 cleanup() {
-	for p in "$tmp/nginx/nginx.pid" "$tmp/nginx-nop/nginx.pid"; do
-		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
-	done
+	nginx_stop "$tmp/nginx" "$tmp/nginx-nop"
 	[ -n "${fcgi:-}" ] && kill "$fcgi" 2>/dev/null
 	[ -n "${nop:-}" ] && kill "$nop" 2>/dev/null
 	wait 2>/dev/null
@@ -56,18 +54,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# wait_for TEST...: runs TEST until it succeeds, at most 100 times.
-wait_for() {
-	i=0
-	until "$@" >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -ge 100 ] && { echo "bench/http.sh: gave up on: $*" >&2;
-		    exit 1; }
-		sleep 0.1
-	done
-}
-
-. "$top/bench/setup.sh"
 bench_data 1000000
 secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 printf '%s' "$secret" > "$tmp/secret"
@@ -83,15 +69,10 @@ nsock="$tmp/nop.sock"
 nop=$!
 wait_for test -S "$nsock"
 
-port=$(( $(od -An -N2 -tu2 /dev/urandom) % 20000 + 20000 ))
+port=$(bench_port)
 nport=$((port + 1))
-conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx" "$port" "$sock" \
-    "$HOOKBOX_DIR")
-nconf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx-nop" "$nport" "$nsock" \
-    "$HOOKBOX_DIR")
-sed -i 's|access_log .*;|access_log off;|' "$conf" "$nconf"
-nginx -p "$tmp/nginx" -c "$conf" -e "$tmp/nginx/error.log"
-nginx -p "$tmp/nginx-nop" -c "$nconf" -e "$tmp/nginx-nop/error.log"
+nginx_start "$tmp/nginx" "$port" "$sock" "$HOOKBOX_DIR"
+nginx_start "$tmp/nginx-nop" "$nport" "$nsock" "$HOOKBOX_DIR"
 base="http://127.0.0.1:$port"
 nbase="http://127.0.0.1:$nport"
 wait_for curl -sf "$base/hooks/_health"
@@ -103,28 +84,6 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["X-Hook-Key"] = "bench-shared-key"
 wrk.body = '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}'
 LUA
-# fresh_lua FIRST: each wrk thread takes its own range of job ids from
-# FIRST on ("base" is set per thread).
-fresh_lua() {
-	cat > "$tmp/fresh.lua" <<LUA
-local counter = 0
-local nthreads = 0
-function setup(thread)
-	thread:set("base", $1 + nthreads * 100000)
-	nthreads = nthreads + 1
-end
-LUA
-	cat >> "$tmp/fresh.lua" <<'LUA'
-function request()
-	counter = counter + 1
-	local body = string.format(
-	    '{"type":"job_completed","job_id":"job-%d","status":"completed","key":"k"}',
-	    base + counter)
-	return wrk.format("POST", nil, {["Content-Type"] = "application/json",
-	    ["X-Hook-Key"] = "bench-shared-key"}, body)
-end
-LUA
-}
 cat > "$tmp/sink.lua" <<'LUA'
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -229,27 +188,6 @@ curl -s -o /dev/null -H 'Content-Type: application/json' \
     --data-binary '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}' \
     "$base/hooks/keyed"
 
-# rss PID...: VmRSS in kB of each process, joined with "+".
-rss() {
-	for p in "$@"; do
-		awk '$1 == "VmRSS:" { print $2 }' "/proc/$p/status" 2>/dev/null
-	done | paste -sd+ -
-}
-hb_rss() { rss "$fcgi" $(pgrep -P "$fcgi"); }
-
-# rps URL SCRIPT [ARGS...]: "req/s p99 non-2xx exhausted" of one wrk run.
-rps() {
-	u=$1 s=$2
-	shift 2
-	wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$s" "$u" -- "$@" \
-	    > "$tmp/out" 2>&1
-	r=$(awk '/Requests\/sec/ { print $2 }' "$tmp/out")
-	p99=$(awk '$1 == "99%" { print $2 }' "$tmp/out")
-	non2xx=$(awk '/Non-2xx/ { print $NF }' "$tmp/out")
-	ex=$(awk '$1 == "exhausted" { print $2 }' "$tmp/out")
-	echo "${r:-0} ${p99:-?} ${non2xx:-0} ${ex:-0}"
-}
-
 # row NAME REQS P99 NON2XX RSS: one line of the table.
 row() {
 	printf '%-10s %10s %10s %10s %8.3f %8.3f %9.3f %s\n' "$1" "$2" "$3" "$4" \
@@ -274,11 +212,11 @@ for conns in $conns_list; do
 	nb=$1
 	row nop-fcgi "$1" "$2" "$3" "$(rss "$nop")"
 	set -- $(rps "$base/hooks/keyed" "$tmp/dup.lua")
-	row duplicate "$1" "$2" "$3" "$(hb_rss)"
-	fresh_lua "$first"
+	row duplicate "$1" "$2" "$3" "$(tree_rss "$fcgi")"
+	fresh_lua "$first" > "$tmp/fresh.lua"
 	set -- $(rps "$base/hooks/keyed" "$tmp/fresh.lua")
 	fr=$1
-	row fresh "$1" "$2" "$3" "$(hb_rss)"
+	row fresh "$1" "$2" "$3" "$(tree_rss "$fcgi")"
 	first=$((first + 200000))
 	# Enough new bodies for three times the fresh rate.
 	nnew=$(echo "$fr * $secs * 3 / 1 + 1000" | bc)
@@ -286,7 +224,7 @@ for conns in $conns_list; do
 	sign_bodies "$first" "$nnew" 64
 	accept_dups
 	set -- $(rps "$base/hooks/tornado" "$tmp/mixed.lua" "$tmp/mixed.txt" 2)
-	row mixed-50 "$1" "$2" "$3" "$(hb_rss)"
+	row mixed-50 "$1" "$2" "$3" "$(tree_rss "$fcgi")"
 	[ "$4" -gt 0 ] && echo "mixed-50: $4 of the new half were duplicates" \
 	    "(the $nnew pre-signed new bodies ran out)"
 	first=$((first + 200000))
