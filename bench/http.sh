@@ -17,8 +17,11 @@
 # Every row is reported with its ratio to the nginx baseline and to the
 # nop-fcgi baseline measured in the same run, and to the commit baseline:
 # single-row INSERT transactions per second (bench/commit.c, WAL,
-# synchronous=FULL) on the same file system.  The rss column is VmRSS in
-# kB of each responder process after the run (master+workers).
+# synchronous=FULL) on the same file system.  The cpu-ms column is the
+# CPU time (user + system) the responder's processes used over the run,
+# per request wrk reported, in ms (target for hookbox: 0.1 at most); the
+# rss column is VmRSS in kB of each responder process after the run
+# (master+workers).
 # The responder runs with its defaults (hookbox-fcgi -d DIR -s SOCKET);
 # FCGI_OPTS adds options ("-w 2 -t 1": the pre-forked model).  nop-fcgi
 # runs NOP_THREADS threads (default 4).  Set HOOKBOX_SYNC=normal to
@@ -188,11 +191,11 @@ curl -s -o /dev/null -H 'Content-Type: application/json' \
     --data-binary '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}' \
     "$base/hooks/keyed"
 
-# row NAME REQS P99 NON2XX RSS: one line of the table.
+# row NAME REQS P99 NON2XX CPU-MS RSS: one line of the table.
 row() {
-	printf '%-10s %10s %10s %10s %8.3f %8.3f %9.3f %s\n' "$1" "$2" "$3" "$4" \
-	    "$(echo "$2 / $b" | bc -l)" "$(echo "$2 / $nb" | bc -l)" \
-	    "$(echo "$2 / $commits" | bc -l)" "$5"
+	printf '%-10s %10s %10s %10s %8.3f %8.3f %9.3f %8s %s\n' "$1" "$2" \
+	    "$3" "$4" "$(echo "$2 / $b" | bc -l)" "$(echo "$2 / $nb" | bc -l)" \
+	    "$(echo "$2 / $commits" | bc -l)" "$5" "$6"
 }
 
 commits=$("$build/bench-commit" "$tmp/commit.db" $((secs * 200)))
@@ -204,27 +207,28 @@ for conns in $conns_list; do
 	set -- $(rps "$base/sink" "$tmp/sink.lua")
 	b=$1
 	echo
-	printf '%-10s %10s %10s %10s %8s %8s %9s %s\n' traffic req/s p99 \
-	    non-2xx ratio vs-nop vs-commit rss-kB
-	printf '%-10s %10s %10s %10s %8s %8s %9.3f %s\n' baseline "$1" "$2" \
-	    "$3" 1.000 - "$(echo "$1 / $commits" | bc -l)" -
-	set -- $(rps "$nbase/hooks/nop" "$tmp/sink.lua")
+	printf '%-10s %10s %10s %10s %8s %8s %9s %8s %s\n' traffic req/s p99 \
+	    non-2xx ratio vs-nop vs-commit cpu-ms rss-kB
+	printf '%-10s %10s %10s %10s %8s %8s %9.3f %8s %s\n' baseline "$1" \
+	    "$2" "$3" 1.000 - "$(echo "$1 / $commits" | bc -l)" - -
+	set -- $(rps_cpu "$nop" "$nbase/hooks/nop" "$tmp/sink.lua")
 	nb=$1
-	row nop-fcgi "$1" "$2" "$3" "$(rss "$nop")"
-	set -- $(rps "$base/hooks/keyed" "$tmp/dup.lua")
-	row duplicate "$1" "$2" "$3" "$(tree_rss "$fcgi")"
+	row nop-fcgi "$1" "$2" "$3" "$5" "$(rss "$nop")"
+	set -- $(rps_cpu "$fcgi" "$base/hooks/keyed" "$tmp/dup.lua")
+	row duplicate "$1" "$2" "$3" "$5" "$(tree_rss "$fcgi")"
 	fresh_lua "$first" > "$tmp/fresh.lua"
-	set -- $(rps "$base/hooks/keyed" "$tmp/fresh.lua")
+	set -- $(rps_cpu "$fcgi" "$base/hooks/keyed" "$tmp/fresh.lua")
 	fr=$1
-	row fresh "$1" "$2" "$3" "$(tree_rss "$fcgi")"
+	row fresh "$1" "$2" "$3" "$5" "$(tree_rss "$fcgi")"
 	first=$((first + 200000))
 	# Enough new bodies for three times the fresh rate.
 	nnew=$(echo "$fr * $secs * 3 / 1 + 1000" | bc)
 	[ "$nnew" -gt 199000 ] && nnew=199000
 	sign_bodies "$first" "$nnew" 64
 	accept_dups
-	set -- $(rps "$base/hooks/tornado" "$tmp/mixed.lua" "$tmp/mixed.txt" 2)
-	row mixed-50 "$1" "$2" "$3" "$(tree_rss "$fcgi")"
+	set -- $(rps_cpu "$fcgi" "$base/hooks/tornado" "$tmp/mixed.lua" \
+	    "$tmp/mixed.txt" 2)
+	row mixed-50 "$1" "$2" "$3" "$5" "$(tree_rss "$fcgi")"
 	[ "$4" -gt 0 ] && echo "mixed-50: $4 of the new half were duplicates" \
 	    "(the $nnew pre-signed new bodies ran out)"
 	first=$((first + 200000))

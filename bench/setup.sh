@@ -106,9 +106,20 @@ tree_rss() {
 	rss "$1" $(pgrep -P "$1")
 }
 
+# tree_ticks PID: the CPU time (user + system, all threads) PID and its
+# children have used, in clock ticks: fields 14 and 15 of /proc/PID/stat,
+# counted after the command name, which may hold spaces.
+tree_ticks() {
+	# shellcheck disable=SC2046
+	for _p in "$1" $(pgrep -P "$1"); do
+		sed 's/.*) //' "/proc/$_p/stat" 2>/dev/null
+	done | awk '{ t += $12 + $13 } END { print t + 0 }'
+}
+
 # rps URL SCRIPT [ARGS...]: one wrk run of $secs seconds on $conns
 # connections with the Lua SCRIPT and its ARGS; prints "req/s p99 non-2xx
-# exhausted" (exhausted: what a script's done() reports as "exhausted N").
+# exhausted requests" (exhausted: what a script's done() reports as
+# "exhausted N"; requests: wrk's total, answered or not).
 rps() {
 	u=$1 s=$2
 	shift 2
@@ -118,5 +129,26 @@ rps() {
 	p99=$(awk '$1 == "99%" { print $2 }' "$tmp/out")
 	non2xx=$(awk '/Non-2xx/ { print $NF }' "$tmp/out")
 	ex=$(awk '$1 == "exhausted" { print $2 }' "$tmp/out")
-	echo "${r:-0} ${p99:-?} ${non2xx:-0} ${ex:-0}"
+	n=$(awk '/ requests in / { print $1 }' "$tmp/out")
+	echo "${r:-0} ${p99:-?} ${non2xx:-0} ${ex:-0} ${n:-0}"
+}
+
+# rps_cpu PID URL SCRIPT [ARGS...]: rps, its last field replaced by the
+# CPU time the process tree of PID used over the run per request wrk
+# reported, in ms ("-" when none was).
+rps_cpu() {
+	_pid=$1
+	shift
+	_t0=$(tree_ticks "$_pid")
+	# shellcheck disable=SC2046
+	set -- $(rps "$@")
+	_t1=$(tree_ticks "$_pid")
+	if [ "$5" -gt 0 ]; then
+		_ms=$(echo "($_t1 - $_t0) * 1000 / $(getconf CLK_TCK) / $5" |
+		    bc -l)
+		_ms=$(printf '%.3f' "$_ms")
+	else
+		_ms=-
+	fi
+	echo "$1 $2 $3 $4 $_ms"
 }
