@@ -213,13 +213,13 @@ for conns in $conns_list; do
 	    "$2" "$3" 1.000 - "$(echo "$1 / $commits" | bc -l)" - -
 	set -- $(rps_cpu "$nop" "$nbase/hooks/nop" "$tmp/sink.lua")
 	nb=$1
-	row nop-fcgi "$1" "$2" "$3" "$5" "$(rss "$nop")"
+	row nop-fcgi "$1" "$2" "$3" "$6" "$(rss "$nop")"
 	set -- $(rps_cpu "$fcgi" "$base/hooks/keyed" "$tmp/dup.lua")
-	row duplicate "$1" "$2" "$3" "$5" "$(tree_rss "$fcgi")"
+	row duplicate "$1" "$2" "$3" "$6" "$(tree_rss "$fcgi")"
 	fresh_lua "$first" > "$tmp/fresh.lua"
 	set -- $(rps_cpu "$fcgi" "$base/hooks/keyed" "$tmp/fresh.lua")
 	fr=$1
-	row fresh "$1" "$2" "$3" "$5" "$(tree_rss "$fcgi")"
+	row fresh "$1" "$2" "$3" "$6" "$(tree_rss "$fcgi")"
 	first=$((first + 200000))
 	# Enough new bodies for three times the fresh rate.
 	nnew=$(echo "$fr * $secs * 3 / 1 + 1000" | bc)
@@ -228,7 +228,7 @@ for conns in $conns_list; do
 	accept_dups
 	set -- $(rps_cpu "$fcgi" "$base/hooks/tornado" "$tmp/mixed.lua" \
 	    "$tmp/mixed.txt" 2)
-	row mixed-50 "$1" "$2" "$3" "$5" "$(tree_rss "$fcgi")"
+	row mixed-50 "$1" "$2" "$3" "$6" "$(tree_rss "$fcgi")"
 	[ "$4" -gt 0 ] && echo "mixed-50: $4 of the new half were duplicates" \
 	    "(the $nnew pre-signed new bodies ran out)"
 	first=$((first + 200000))

@@ -133,9 +133,9 @@ rps() {
 	echo "${r:-0} ${p99:-?} ${non2xx:-0} ${ex:-0} ${n:-0}"
 }
 
-# rps_cpu PID URL SCRIPT [ARGS...]: rps, its last field replaced by the
-# CPU time the process tree of PID used over the run per request wrk
-# reported, in ms ("-" when none was).
+# rps_cpu PID URL SCRIPT [ARGS...]: rps, and a sixth field: the CPU time
+# the process tree of PID used over the run per request wrk reported, in
+# ms ("-" when none was).
 rps_cpu() {
 	_pid=$1
 	shift
@@ -150,5 +150,5 @@ rps_cpu() {
 	else
 		_ms=-
 	fi
-	echo "$1 $2 $3 $4 $_ms"
+	echo "$* $_ms"
 }
