@@ -31,9 +31,9 @@
 # runs start with an empty WAL; no ANALYZE (the product does not run it).
 # synchronous=FULL: the checkpoint's fsync puts the file on disk before
 # the run, where the kernel's writeback of it would compete with the
-# responder's fsyncs.  1,000,000 actions take about 50 s to insert (2
-# cores, shared) and make a state.db of 1.6 GB; the whole bench with
-# 10-second runs about 2 minutes.
+# responder's fsyncs.  1,000,000 actions take about a minute to insert
+# (46 to 64 s on 2 shared cores) and make a state.db of 1.6 GB; the whole
+# bench with 10-second runs takes about a minute and a half.
 set -eu
 build=$(cd "${1:-build}" && pwd)
 secs=${2:-10}
