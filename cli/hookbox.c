@@ -1122,7 +1122,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	/*
-	 * SIGTERM: finish the request in flight, record it, then leave.  With
+	 * SIGTERM: finish the batch in flight, record it, then leave.  With
 	 * --workers the supervisor takes the signal and passes it on to each
 	 * worker, which starts with this handler (super.h).
 	 */

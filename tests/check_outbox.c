@@ -294,15 +294,15 @@ START_TEST(guarded_moves)
 	int			 found, n, ok, lost;
 
 	accept_one();
-	ck_assert_int_eq(store_outbox_pick(st, now - 50000, cursor, &seen,
+	ck_assert_int_eq(test_pick1(st, now - 50000, cursor, &seen,
 	    &found), STORE_OK);
 	ck_assert_int_eq(found, 1);
 	/* A claim of the row as picked, whose lease has already lapsed. */
-	ck_assert_int_eq(store_outbox_claim(st, &seen, "ghost", now - 50000,
+	ck_assert_int_eq(test_claim1(st, &seen, "ghost", now - 50000,
 	    now - 51000, &l, &found), STORE_OK);
 	ck_assert_int_eq(found, 1);
 	/* The same pick again is stale: another claim takes nothing. */
-	ck_assert_int_eq(store_outbox_claim(st, &seen, "other", now - 50000,
+	ck_assert_int_eq(test_claim1(st, &seen, "other", now - 50000,
 	    now, &l2, &found), STORE_OK);
 	ck_assert_int_eq(found, 0);
 	ck_assert_ptr_null(l2.payload);
@@ -330,7 +330,7 @@ START_TEST(guarded_moves)
 	    now + 6000, now, "lease expired", &ok), STORE_OK);
 	ck_assert_int_eq(ok, 1);
 	/* The dead worker's late record moves nothing. */
-	ck_assert_int_eq(store_outbox_finish(st, &l, "ghost", STORE_OUT_RETRY,
+	ck_assert_int_eq(test_finish1(st, &l, "ghost", STORE_OUT_RETRY,
 	    now, now, 503, "HTTP 503", &lost), STORE_OK);
 	ck_assert_int_eq(lost, 1);
 	store_lease_clear(&l);
