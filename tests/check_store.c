@@ -23,6 +23,7 @@
 
 #include "accept.h"
 #include "config_admin.h"
+#include "fault.h"
 #include "store_ops.h"
 #include "store_outbox.h"
 #include "testutil.h"
@@ -486,6 +487,75 @@ START_TEST(pick_due_only)
 }
 END_TEST
 
+/* Picks a batch of at most max after cursor at now; "a1 b1 ..." into buf. */
+static const char *
+batch(int64_t now, const char *cursor, int max)
+{
+	static char		 buf[1024];
+	struct store_row	 rows[16];
+	char			 before[SIG_MAX], after[SIG_MAX];
+	size_t			 len = 0;
+	int			 i, n = -1;
+	const char		*job;
+
+	ck_assert_int_le(max, (int)NELEM(rows));
+	memset(rows, 'Z', sizeof(rows));
+	test_state_snapshot(state_path, before, sizeof(before));
+	ck_assert_int_eq(store_outbox_pick(st, now, cursor, rows, max, &n),
+	    STORE_OK);
+	test_state_snapshot(state_path, after, sizeof(after));
+	ck_assert_str_eq(before, after);	/* a pick writes nothing */
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_le(n, max);
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		ck_assert_str_eq(rows[i].destination, "sink");
+		ck_assert_str_eq(rows[i].owner, "");
+		/* "t:att-N:step" -> "tN" */
+		ck_assert_ptr_nonnull(job = strstr(rows[i].action, ":att-"));
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s%.*s",
+		    i > 0 ? " " : "", rows[i].tenant,
+		    (int)strcspn(job + 5, ":"), job + 5);
+		ck_assert_uint_lt(len, sizeof(buf));
+	}
+	return buf;
+}
+
+/*
+ * A batch is fair: the tenants after the cursor take turns, each an equal
+ * share; a share one cannot fill goes to the others; oldest first within
+ * a tenant; never all one tenant's while another has a row due.
+ */
+START_TEST(pick_batch_fair)
+{
+	int	n;
+
+	/* a's backlog is older than anything b or c have. */
+	for (n = 1; n <= 12; n++)
+		accept_at("a", n, T0 + n);
+	accept_at("b", 2, T0 + 21);
+	accept_at("b", 1, T0 + 20);	/* due first: b1 before b2 */
+	accept_at("c", 1, T0 + 30);
+
+	ck_assert_str_eq(batch(T0 + 100, "", 8), "a1 b1 c1 a2 b2 a3 a4 a5");
+	ck_assert_str_eq(batch(T0 + 100, "a", 8), "b1 c1 a1 b2 a2 a3 a4 a5");
+	ck_assert_str_eq(batch(T0 + 100, "c", 8), "a1 b1 c1 a2 b2 a3 a4 a5");
+	ck_assert_str_eq(batch(T0 + 100, "b", 4), "c1 a1 b1 a2");
+	ck_assert_str_eq(batch(T0 + 100, "", 3), "a1 b1 c1");
+	/* Wider than everything due: all of it. */
+	ck_assert_str_eq(batch(T0 + 100, "", 16),
+	    "a1 b1 c1 a2 b2 a3 a4 a5 a6 a7 a8 a9 a10 a11 a12");
+	/* Only what is due: at T0 + 20, c is not, nor b2. */
+	ck_assert_str_eq(batch(T0 + 20, "", 4), "a1 b1 a2 a3");
+	/* More tenants than room: the first max after the cursor, one each. */
+	ck_assert_str_eq(batch(T0 + 100, "", 2), "a1 b1");
+	ck_assert_str_eq(batch(T0 + 100, "b", 2), "c1 a1");
+	ck_assert_str_eq(batch(T0 + 100, "a", 1), "b1");
+	ck_assert_str_eq(batch(T0, "", 8), "");
+	ck_assert_str_eq(batch(T0 + 100, "", 0), "");
+}
+END_TEST
+
 /*
  * The guarded claim
  */
@@ -861,6 +931,200 @@ START_TEST(finish_lost_after_recovery)
 	ck_assert_str_eq(state_of(ACT("c", 1)), "delivered");
 	store_lease_clear(&l1);
 	store_lease_clear(&l2);
+}
+END_TEST
+
+/* Fails every commit while armed. */
+static int
+fail_commit(enum fault_point p, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return 1;
+}
+
+/*
+ * A batch's claim is one transaction: each row leased until its own
+ * expiry and its attempt started at the same now; a row taken meanwhile,
+ * stale or picked twice is skipped.  A failed commit claims nothing.
+ */
+START_TEST(claim_batch)
+{
+	struct store_claim_row	c[5];
+	char			before[SIG_MAX], after[SIG_MAX];
+	int			i;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0);
+	accept_at("c", 1, T0);
+	accept_at("c", 2, T0);
+	memset(c, 0, sizeof(c));
+	c[0].row = row_of(ACT("a", 1));
+	c[1].row = row_of(ACT("b", 1));
+	c[2].row = row_of(ACT("a", 1));		/* the same row again */
+	c[3].row = row_of(ACT("c", 1));
+	c[3].row.attempts = 4;			/* stale */
+	c[4].row = row_of(ACT("c", 2));
+	for (i = 0; i < 5; i++)
+		c[i].lease_until = T0 + 1000 * (i + 1);
+	ck_assert_int_eq(store_outbox_claim(st, c, 5, "w1", T0 + 10),
+	    STORE_OK);
+	ck_assert_int_eq(c[0].claimed, 1);
+	ck_assert_int_eq(c[1].claimed, 1);
+	ck_assert_int_eq(c[2].claimed, 0);
+	ck_assert_ptr_null(c[2].lease.payload);
+	ck_assert_int_eq(c[3].claimed, 0);
+	ck_assert_ptr_null(c[3].lease.payload);
+	ck_assert_int_eq(c[4].claimed, 1);
+	ck_assert_str_eq(c[1].lease.action, ACT("b", 1));
+	ck_assert_int_eq(c[1].lease.attempt, 1);
+	ck_assert_int_eq(c[4].lease.lease_until, T0 + 5000);
+	ck_assert_int_eq(qi("SELECT lease_until FROM outbox"
+	    " WHERE action_id = ?1", ACT("b", 1)), T0 + 2000);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "pending");
+	ck_assert_int_eq(attempts_of(ACT("a", 1)), 1);	/* once, not twice */
+	ck_assert_str_eq(qt("SELECT count(*) || ' ' || min(started_at) || ' '"
+	    " || max(started_at) || ' ' || group_concat(owner, '') FROM"
+	    " attempts", NULL), "3 1700000000010 1700000000010 w1w1w1");
+	ck_assert_int_eq(qi("SELECT id FROM attempts WHERE action_id = ?1",
+	    ACT("c", 2)), c[4].lease.attempt_id);
+	for (i = 0; i < 5; i++)
+		store_lease_clear(&c[i].lease);
+	no_lock_held();
+
+	/* Nothing left to take: nothing written, no lock kept. */
+	sig(ACT("b", 1), before, sizeof(before));
+	c[0].row = row_of(ACT("b", 1));
+	c[0].row.attempts = 0;
+	ck_assert_int_eq(store_outbox_claim(st, c, 1, "w2", T0 + 20),
+	    STORE_OK);
+	ck_assert_int_eq(c[0].claimed, 0);
+	sig(ACT("b", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	no_lock_held();
+
+	/* A commit that fails: nothing claimed, every lease clear. */
+	accept_at("a", 2, T0);
+	c[0].row = row_of(ACT("a", 2));
+	c[1].row = row_of(ACT("c", 1));
+	sig(ACT("a", 2), before, sizeof(before));
+	fault_set(FAULT_BEFORE_COMMIT, fail_commit, NULL);
+	ck_assert_int_eq(store_outbox_claim(st, c, 2, "w3", T0 + 30),
+	    STORE_IO);
+	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(c[i].claimed, 0);
+		ck_assert_ptr_null(c[i].lease.payload);
+	}
+	sig(ACT("a", 2), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "pending");
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " owner = 'w3'", NULL), 0);
+	no_lock_held();
+	ck_assert_int_eq(store_outbox_claim(st, c, 0, "w3", T0 + 30),
+	    STORE_OK);
+}
+END_TEST
+
+/*
+ * A batch's outcomes are one transaction, each guarded like a single
+ * finish: its own end and next time, a lost lease moving nothing but a
+ * delivery settling what recovery set aside.  A failed commit writes
+ * nothing.
+ */
+START_TEST(finish_batch)
+{
+	struct store_lease	 l[4];
+	struct store_finish	 f[4];
+	struct store_row	 rows[4];
+	char			 before[SIG_MAX], after[SIG_MAX];
+	int			 i, n, changed;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0);
+	accept_at("c", 1, T0);
+	accept_at("c", 2, T0);
+	claim(ACT("a", 1), "w1", T0, T0 + 30000, &l[0]);
+	claim(ACT("b", 1), "w1", T0, T0 + 30000, &l[1]);
+	claim(ACT("c", 1), "w1", T0, T0 + 1000, &l[2]);
+	claim(ACT("c", 2), "w1", T0, T0 + 30000, &l[3]);
+	/* c1's lease ran out and recovery set it aside. */
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 1001, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_UNKNOWN,
+	    T0 + 1001, T0 + 9000, "lease expired: outcome unknown", &changed),
+	    STORE_OK);
+	ck_assert_int_eq(changed, 1);
+
+	memset(f, 0, sizeof(f));
+	for (i = 0; i < 4; i++) {
+		f[i].lease = &l[i];
+		f[i].ended = T0 + 1500 + i;
+		f[i].next_at = f[i].ended;
+		f[i].lost = -1;
+	}
+	f[0].out = STORE_OUT_DELIVERED;
+	f[0].http_status = 204;
+	f[1].out = STORE_OUT_RETRY;
+	f[1].next_at = T0 + 7000;
+	f[1].http_status = 503;
+	f[1].error = "HTTP 503";
+	f[2].out = STORE_OUT_DELIVERED;
+	f[2].http_status = 200;
+	f[3].out = STORE_OUT_UNKNOWN;
+	f[3].next_at = T0 + 60000;
+	f[3].error = "timed out (may have been received)";
+
+	/* A commit that fails writes nothing. */
+	sig(ACT("b", 1), before, sizeof(before));
+	fault_set(FAULT_BEFORE_COMMIT, fail_commit, NULL);
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_IO);
+	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(f[i].lost, 0);
+	sig(ACT("b", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "leased");
+	ck_assert_str_eq(state_of(ACT("c", 1)), "unknown");
+	no_lock_held();
+
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_OK);
+	ck_assert_int_eq(f[0].lost, 0);
+	ck_assert_int_eq(f[1].lost, 0);
+	ck_assert_int_eq(f[2].lost, 1);
+	ck_assert_int_eq(f[3].lost, 0);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "delivered");
+	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
+	ck_assert_int_eq(next_at(ACT("b", 1)), T0 + 7000);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "delivered");
+	ck_assert_str_eq(state_of(ACT("c", 2)), "unknown");
+	ck_assert_int_eq(next_at(ACT("c", 2)), T0 + 60000);
+	/* Each attempt ended at its own time, with its own answer. */
+	ck_assert_str_eq(qt("SELECT group_concat((ended_at - 1700000000000) ||"
+	    " ':' || ifnull(http_status, '-'), ' ') FROM (SELECT * FROM"
+	    " attempts ORDER BY id)", NULL), "1500:204 1501:503 1502:200"
+	    " 1503:-");
+	ck_assert_str_eq(qt("SELECT last_error FROM outbox"
+	    " WHERE action_id = ?1", ACT("c", 2)),
+	    "timed out (may have been received)");
+	no_lock_held();
+
+	/* Again (a retried record): every lease is gone now, nothing moves. */
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1"), STORE_OK);
+	ck_assert_int_eq(f[0].lost, 1);
+	ck_assert_int_eq(f[1].lost, 1);
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
+	/* An outcome out of range is refused before anything is written. */
+	f[0].out = (enum store_outcome)9;
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1"), STORE_ERROR);
+	for (i = 0; i < 4; i++)
+		store_lease_clear(&l[i]);
+	no_lock_held();
 }
 END_TEST
 
@@ -1769,8 +2033,11 @@ store_suite(void)
 	tcase_add_test(pick, pick_due_only);
 	tcase_add_test(pick, claim_records_attempt);
 	tcase_add_test(pick, claim_stale_pick);
+	tcase_add_test(pick, pick_batch_fair);
+	tcase_add_test(pick, claim_batch);
 	tcase_add_test(lease, finish_outcomes);
 	tcase_add_test(lease, finish_lost_after_recovery);
+	tcase_add_test(lease, finish_batch);
 	tcase_add_test(lease, expired_collects_past_leases);
 	tcase_add_test(lease, expire_guarded);
 	tcase_add_test(lease, expire_outcomes);
