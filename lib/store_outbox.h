@@ -3,9 +3,11 @@
  * attempts, recovery and reconciliation, and the moves an operator makes.
  *
  * Transactions: self-contained: each function is one statement or its
- * own transaction, and every move is guarded (it changes a row only if
- * the row is still as the caller saw it).  Nothing here calls back into
- * the caller: it reads what it needs first, then asks for a move.
+ * own transaction (a batch's claim, a batch's outcomes: one each; a
+ * pick: reads only, holding nothing between them), and every move is
+ * guarded (it changes a row only if the row is still as the caller saw
+ * it).  Nothing here calls back into the caller: it reads what it needs
+ * first, then asks for a move.
  */
 #ifndef HB_STORE_OUTBOX_H
 #define HB_STORE_OUTBOX_H
