@@ -141,104 +141,312 @@ wrote_request(CURL *c)
 	    n > 0;
 }
 
-int
-http_request(struct http *h, const char *method, const char *url,
-    const struct http_header *hdrs, size_t nhdrs, const char *body,
-    size_t bodylen, long timeout_ms, size_t body_cap, int flags,
+/*
+ * One transfer's own state: its header list, where its answer goes and
+ * libcurl's error text.  Lives until the transfer ends.
+ */
+struct xfer {
+	CURL			*curl;
+	struct curl_slist	*list;
+	struct sink		 sink;
+	char			 errbuf[CURL_ERROR_SIZE];
+};
+
+static void
+xfer_end(struct xfer *x)
+{
+	curl_slist_free_all(x->list);
+	x->list = NULL;
+}
+
+/* A result for a request that never left. */
+static void
+not_sent(struct http_result *out, const char *why)
+{
+	out->status = 0;
+	out->sent = 0;
+	(void)snprintf(out->error, sizeof(out->error), "%s", why);
+}
+
+/*
+ * Sets x->curl up for req, its answer going to out (cleared here).
+ * copy: libcurl keeps its own copy of the body (a batch's caller need
+ * not keep it).  Returns 0, or -1 with out filled as not sent.
+ */
+static int
+xfer_setup(struct xfer *x, const struct http_req *req, int copy,
     struct http_result *out)
 {
-	struct curl_slist	*list = NULL, *l;
-	struct sink		 sink;
+	struct curl_slist	*l;
 	char			 line[HB_TEXT_MAX + 256];
-	char			 errbuf[CURL_ERROR_SIZE];
-	CURL			*c = h->curl;
-	CURLcode		 cc;
+	CURL			*c = x->curl;
 	size_t			 i;
-	int			 rc = -1;
+	int			 fresh = (req->flags & HTTP_FRESH) != 0;
 
 	memset(out, 0, sizeof(*out));
 	out->retry_after_ms = -1;
 	out->sent = 1;
-	sink.out = out;
-	sink.cap = body_cap;
-	errbuf[0] = '\0';
+	x->sink.out = out;
+	x->sink.cap = req->body_cap;
+	x->errbuf[0] = '\0';
+	x->list = NULL;
 
-	for (i = 0; i < nhdrs; i++) {
-		if (snprintf(line, sizeof(line), "%s: %s", hdrs[i].name,
-		    hdrs[i].value) >= (int)sizeof(line) ||
-		    (l = curl_slist_append(list, line)) == NULL) {
-			(void)snprintf(out->error, sizeof(out->error),
-			    "request header too long or out of memory");
-			out->sent = 0;
-			goto out;
+	for (i = 0; i < req->nhdrs; i++) {
+		if (snprintf(line, sizeof(line), "%s: %s", req->hdrs[i].name,
+		    req->hdrs[i].value) >= (int)sizeof(line) ||
+		    (l = curl_slist_append(x->list, line)) == NULL) {
+			not_sent(out, "request header too long or out of memory");
+			return -1;
 		}
-		list = l;
+		x->list = l;
 	}
 	/* No "Expect: 100-continue" round trip for small bodies. */
-	if ((l = curl_slist_append(list, "Expect:")) == NULL) {
-		out->sent = 0;
-		goto out;
+	if ((l = curl_slist_append(x->list, "Expect:")) == NULL) {
+		not_sent(out, "out of memory");
+		return -1;
 	}
-	list = l;
+	x->list = l;
 
 	curl_easy_reset(c);
-	if (curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
+	if (curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
 	    CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms) !=
+	    CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-	    timeout_ms < 5000 ? timeout_ms : 5000L) != CURLE_OK ||
+	    req->timeout_ms < 5000 ? req->timeout_ms : 5000L) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_HTTPHEADER, list) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_HTTPHEADER, x->list) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_WRITEDATA, &x->sink) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) !=
 	    CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_HEADERDATA, &sink) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_HEADERDATA, &x->sink) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_USERAGENT, "hookbox") != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_FRESH_CONNECT,
-	    (flags & HTTP_FRESH) ? 1L : 0L) != CURLE_OK ||
-	    curl_easy_setopt(c, CURLOPT_FORBID_REUSE,
-	    (flags & HTTP_FRESH) ? 1L : 0L) != CURLE_OK) {
-		(void)snprintf(out->error, sizeof(out->error),
-		    "cannot set up the request");
-		out->sent = 0;
-		goto out;
+	    curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, fresh ? 1L : 0L) !=
+	    CURLE_OK) {
+		not_sent(out, "cannot set up the request");
+		return -1;
 	}
-	if (strcmp(method, "POST") == 0) {
+	if (strcmp(req->method, "POST") == 0) {
 		if (curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
-		    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body != NULL ?
-		    body : "") != CURLE_OK ||
 		    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-		    (curl_off_t)bodylen) != CURLE_OK) {
-			out->sent = 0;
-			goto out;
+		    (curl_off_t)req->bodylen) != CURLE_OK ||
+		    curl_easy_setopt(c, copy ? CURLOPT_COPYPOSTFIELDS :
+		    CURLOPT_POSTFIELDS, req->body != NULL ? req->body : "") !=
+		    CURLE_OK) {
+			not_sent(out, "cannot set up the request");
+			return -1;
 		}
 	} else if (curl_easy_setopt(c, CURLOPT_HTTPGET, 1L) != CURLE_OK) {
-		out->sent = 0;
-		goto out;
+		not_sent(out, "cannot set up the request");
+		return -1;
 	}
+	return 0;
+}
 
-	cc = curl_easy_perform(c);
-	(void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-	if (cc == CURLE_OK) {
-		rc = 0;
-		goto out;
-	}
+/* Fills the result of a transfer that ended with cc.  Returns 0 for an
+ * answer (any status), -1 otherwise. */
+static int
+xfer_result(struct xfer *x, CURLcode cc, struct http_result *out)
+{
+	(void)curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &out->status);
+	if (cc == CURLE_OK)
+		return 0;
 	out->status = 0;
 	out->timed_out = cc == CURLE_OPERATION_TIMEDOUT;
 	/* Not sent: no connection, or not a byte of the request written. */
 	out->sent = !(cc == CURLE_COULDNT_CONNECT ||
 	    cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
 	    cc == CURLE_UNSUPPORTED_PROTOCOL || cc == CURLE_URL_MALFORMAT) &&
-	    wrote_request(c);
+	    wrote_request(x->curl);
 	(void)snprintf(out->error, sizeof(out->error), "%s",
-	    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(cc));
-out:
-	curl_slist_free_all(list);
+	    x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(cc));
+	return -1;
+}
+
+int
+http_request(struct http *h, const char *method, const char *url,
+    const struct http_header *hdrs, size_t nhdrs, const char *body,
+    size_t bodylen, long timeout_ms, size_t body_cap, int flags,
+    struct http_result *out)
+{
+	struct http_req	 req;
+	struct xfer	 x;
+	int		 rc = -1;
+
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.url = url;
+	req.hdrs = hdrs;
+	req.nhdrs = nhdrs;
+	req.body = body;
+	req.bodylen = bodylen;
+	req.timeout_ms = timeout_ms;
+	req.body_cap = body_cap;
+	req.flags = flags;
+	x.curl = h->curl;
+	if (xfer_setup(&x, &req, 0, out) == 0)
+		rc = xfer_result(&x, curl_easy_perform(h->curl), out);
+	xfer_end(&x);
 	return rc;
+}
+
+/* ---- batches ---- */
+
+struct slot {
+	struct xfer		 x;	/* x.curl made on first use, then kept */
+	struct http_result	*out;	/* NULL when the slot is free */
+};
+
+struct http_batch {
+	CURLM		*multi;
+	struct slot	 slots[HTTP_BATCH_MAX];
+	int		 running;	/* slots in use */
+};
+
+struct http_batch *
+http_batch_new(void)
+{
+	struct http_batch	*b;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	if ((b->multi = curl_multi_init()) == NULL) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Ends slot i's transfer and frees the slot; its result is as filled. */
+static void
+slot_end(struct http_batch *b, int i)
+{
+	struct slot	*s = &b->slots[i];
+
+	(void)curl_multi_remove_handle(b->multi, s->x.curl);
+	xfer_end(&s->x);
+	s->out = NULL;
+	b->running--;
+}
+
+void
+http_batch_free(struct http_batch *b)
+{
+	int	i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < HTTP_BATCH_MAX; i++) {
+		if (b->slots[i].out != NULL)
+			slot_end(b, i);
+		if (b->slots[i].x.curl != NULL)
+			curl_easy_cleanup(b->slots[i].x.curl);
+	}
+	/* After the easy handles: the connections go with the multi. */
+	(void)curl_multi_cleanup(b->multi);
+	free(b);
+}
+
+int
+http_batch_add(struct http_batch *b, const struct http_req *req,
+    struct http_result *out)
+{
+	struct slot	*s = NULL;
+	int		 i;
+
+	for (i = 0; i < HTTP_BATCH_MAX; i++)
+		if (b->slots[i].out == NULL) {
+			s = &b->slots[i];
+			break;
+		}
+	if (s == NULL) {
+		memset(out, 0, sizeof(*out));
+		out->retry_after_ms = -1;
+		not_sent(out, "too many requests in flight");
+		return -1;
+	}
+	if (s->x.curl == NULL && (s->x.curl = curl_easy_init()) == NULL) {
+		memset(out, 0, sizeof(*out));
+		out->retry_after_ms = -1;
+		not_sent(out, "out of memory");
+		return -1;
+	}
+	if (xfer_setup(&s->x, req, 1, out) != 0 ||
+	    curl_easy_setopt(s->x.curl, CURLOPT_PRIVATE, (void *)s) !=
+	    CURLE_OK ||
+	    curl_multi_add_handle(b->multi, s->x.curl) != CURLM_OK) {
+		if (out->error[0] == '\0')
+			not_sent(out, "cannot set up the request");
+		xfer_end(&s->x);
+		return -1;
+	}
+	s->out = out;
+	b->running++;
+	return i;
+}
+
+/* libcurl failed as a whole: every request in flight ends, maybe sent. */
+static void
+batch_fail(struct http_batch *b, const char *why, int *done, int *ndone)
+{
+	struct http_result	*out;
+	int			 i;
+
+	for (i = 0; i < HTTP_BATCH_MAX; i++) {
+		if ((out = b->slots[i].out) == NULL)
+			continue;
+		out->status = 0;
+		out->sent = 1;
+		(void)snprintf(out->error, sizeof(out->error), "%s", why);
+		slot_end(b, i);
+		done[(*ndone)++] = i;
+	}
+}
+
+int
+http_batch_run(struct http_batch *b, long wait_ms, int *done, int *ndone)
+{
+	struct slot	*s;
+	CURLMsg		*m;
+	CURLMcode	 mc;
+	char		*priv;
+	int64_t		 until = util_now_ms() + (wait_ms > 0 ? wait_ms : 0);
+	int64_t		 left;
+	int		 still, queued, i;
+
+	*ndone = 0;
+	for (;;) {
+		if ((mc = curl_multi_perform(b->multi, &still)) != CURLM_OK) {
+			batch_fail(b, curl_multi_strerror(mc), done, ndone);
+			return 0;
+		}
+		while ((m = curl_multi_info_read(b->multi, &queued)) != NULL) {
+			if (m->msg != CURLMSG_DONE ||
+			    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+			    &priv) != CURLE_OK || priv == NULL)
+				continue;
+			s = (struct slot *)(void *)priv;
+			i = (int)(s - b->slots);
+			(void)xfer_result(&s->x, m->data.result, s->out);
+			slot_end(b, i);
+			done[(*ndone)++] = i;
+		}
+		if (*ndone > 0 || b->running == 0)
+			return b->running;
+		if ((left = until - util_now_ms()) <= 0)
+			return b->running;
+		if ((mc = curl_multi_poll(b->multi, NULL, 0,
+		    left < 1000 ? (int)left : 1000, NULL)) != CURLM_OK) {
+			batch_fail(b, curl_multi_strerror(mc), done, ndone);
+			return 0;
+		}
+	}
 }
 
 int

@@ -1,8 +1,10 @@
 /*
  * http.h: outgoing HTTP requests (libcurl), for the dispatcher and the
- * status poller.  One struct http per process or thread: it keeps a curl
- * handle so that connections are reused.  http_global_init() must run
- * once, before any other thread exists.
+ * status poller: one at a time (http_request(), a struct http keeps a
+ * curl handle so that connections are reused), or a batch in flight at
+ * once (http_batch, libcurl's multi interface).  One struct http or
+ * http_batch per process or thread.  http_global_init() must run once,
+ * before any other thread exists.
  *
  * Transactions: none; no database.
  */
@@ -53,6 +55,58 @@ HB_API int http_request(struct http *, const char *method, const char *url,
     const struct http_header *hdrs, size_t nhdrs, const char *body,
     size_t bodylen, long timeout_ms, size_t body_cap, int flags,
     struct http_result *out);
+
+/*
+ * A batch: up to HTTP_BATCH_MAX requests in flight at once, each with its
+ * own timeout, every rule of http_request() kept (http and https only, no
+ * redirects, the body cap, Retry-After, HTTP_FRESH).  Requests without
+ * HTTP_FRESH to one host share the batch's kept-alive connections, which
+ * stay open between batches until http_batch_free(); with HTTP/1.1, a
+ * connection carries one request at a time, so requests in flight
+ * together each open their own.
+ */
+struct http_batch;
+
+/* One request of a batch: what http_request() takes. */
+struct http_req {
+	const char			*method;	/* "GET" or "POST" */
+	const char			*url;
+	const struct http_header	*hdrs;
+	size_t				 nhdrs;
+	const char			*body;		/* NULL for none */
+	size_t				 bodylen;
+	long				 timeout_ms;
+	size_t				 body_cap;
+	int				 flags;		/* HTTP_FRESH */
+};
+
+#define HTTP_BATCH_MAX	64	/* requests in flight in one batch */
+
+/* NULL when out of memory.  http_batch_free() ends what is in flight. */
+HB_API struct http_batch *http_batch_new(void);
+HB_API void http_batch_free(struct http_batch *);
+
+/*
+ * Starts a request.  What *req points to is copied (URL, headers, body)
+ * and need not outlive the call; *out must live until http_batch_run()
+ * reports the request done, and is filled then.  Returns the request's
+ * slot (0 .. HTTP_BATCH_MAX - 1), which http_batch_run() reports; or -1
+ * when the batch is full or the request cannot be set up: then *out is
+ * filled at once (sent 0: nothing left) and nothing is in flight.
+ */
+HB_API int http_batch_add(struct http_batch *, const struct http_req *req,
+    struct http_result *out) HB_MUST_CHECK;
+
+/*
+ * Moves the requests in flight along, for at most wait_ms, and returns as
+ * soon as at least one has ended (or none is left): the ended ones' slots
+ * go to done[] (room for HTTP_BATCH_MAX), their number to *ndone, and
+ * their results are filled; their slots are free again.  Returns the
+ * number still in flight.  Should libcurl itself fail, every request in
+ * flight ends at once, as failed after it may have been sent.
+ */
+HB_API int http_batch_run(struct http_batch *, long wait_ms, int *done,
+    int *ndone);
 
 /* URL-escapes s into out; -1 when it does not fit. */
 HB_API int http_escape(struct http *, const char *s, char *out, size_t len)

@@ -14,16 +14,61 @@
 
 #define EXPIRE_BATCH	50
 #define RECONCILE_BATCH	10
-#define BATCH_MAX	EXPIRE_BATCH
+#define ROWS_MAX	(EXPIRE_BATCH > OUTBOX_BATCH ? EXPIRE_BATCH : OUTBOX_BATCH)
+
+_Static_assert(OUTBOX_BATCH <= HTTP_BATCH_MAX,
+    "a batch's requests are all in flight at once");
+
+/*
+ * A destination as read for one batch (once, however many of the batch's
+ * rows go to it), with its signing secret.  cs is the first look-up that
+ * did not succeed, or CONFIG_OK.
+ */
+struct dest {
+	char				tenant[HB_ID_MAX + 1];
+	char				name[HB_ID_MAX + 1];
+	struct config_destination	d;
+	struct config_secrets		sec;	/* wiped once requests are made */
+	enum config_status		cs;
+};
+
+/* Where one claimed row of a batch stands. */
+enum item_state {
+	ITEM_IDLE = 0,		/* not claimed, or recorded: nothing to do */
+	ITEM_SENDING,		/* its request is in flight */
+	ITEM_DONE		/* its outcome is known, not yet recorded */
+};
+
+/* One row of a batch, from its claim to its record. */
+struct item {
+	const struct dest	*dest;		/* NULL for a bad row */
+	enum config_status	 cs;		/* its destination's look-up */
+	int			 bad_row;
+	enum item_state		 state;
+	struct http_result	 res;
+	enum store_outcome	 out;
+	int64_t			 ended;		/* when the answer came */
+	int64_t			 next_at;
+	char			 err[320];
+};
 
 struct outbox {
 	struct store		*st;
 	struct config		*cfg;
-	struct http		*http;
+	struct http		*http;		/* status checks */
+	struct http_batch	*batch;		/* deliveries */
 	struct outbox_opts	 opts;
 	char			 owner[HB_ID_MAX + 1];
 	char			 cursor[HB_ID_MAX + 1];	/* last tenant served */
-	struct store_row	 rows[BATCH_MAX];	/* one step's collection */
+	struct store_row	 rows[ROWS_MAX];	/* one step's collection */
+	/* One batch: claims[i] and items[i] are the same row. */
+	struct store_claim_row	 claims[OUTBOX_BATCH];
+	struct item		 items[OUTBOX_BATCH];
+	struct dest		 dests[OUTBOX_BATCH];
+	int			 ndests;
+	int			 slot_item[HTTP_BATCH_MAX];
+	struct store_finish	 fin[OUTBOX_BATCH];
+	int			 fin_item[OUTBOX_BATCH];
 };
 
 struct outbox *
@@ -33,7 +78,9 @@ outbox_new(struct store *st, struct config *cfg, const struct outbox_opts *o)
 
 	if ((ob = calloc(1, sizeof(*ob))) == NULL)
 		return NULL;
-	if ((ob->http = http_new()) == NULL) {
+	if ((ob->http = http_new()) == NULL ||
+	    (ob->batch = http_batch_new()) == NULL) {
+		http_free(ob->http);
 		free(ob);
 		return NULL;
 	}
@@ -60,6 +107,7 @@ outbox_free(struct outbox *ob)
 {
 	if (ob == NULL)
 		return;
+	http_batch_free(ob->batch);
 	http_free(ob->http);
 	free(ob);
 }
@@ -312,54 +360,6 @@ not_sent(struct http_result *res, const char *why)
 }
 
 /*
- * Sends one leased row; fills the result.  A destination that does not
- * deduplicate gets a fresh connection, so that libcurl never resends the
- * request on its own.
- */
-static void
-send_one(struct outbox *ob, const struct store_lease *l,
-    const struct config_destination *d, struct http_result *res)
-{
-	struct config_secrets	 sec;
-	struct http_header	 h[5];
-	char			 ts[24], sig[AUTH_HEADER_MAX];
-	size_t			 n = 0;
-	int64_t			 now = util_now();
-
-	h[n].name = "Content-Type";
-	h[n++].value = "application/json";
-	h[n].name = "Idempotency-Key";
-	h[n++].value = l->action;
-	if (config_destination_secret(ob->cfg, d->tenant, d->name, &sec) !=
-	    CONFIG_OK) {
-		/* Unsigned would be refused downstream: try again later. */
-		not_sent(res, "cannot read the destination's secret");
-		return;
-	}
-	if (sec.n > 0) {
-		if (auth_sign_stdwebhooks(sec.s[0].key, sec.s[0].keylen,
-		    l->action, now, (const unsigned char *)l->payload,
-		    strlen(l->payload), sig, sizeof(sig)) != 0) {
-			config_secrets_clear(&sec);
-			not_sent(res, "the destination's secret does not decode");
-			return;
-		}
-		(void)snprintf(ts, sizeof(ts), "%lld", (long long)now);
-		h[n].name = "webhook-id";
-		h[n++].value = l->action;
-		h[n].name = "webhook-timestamp";
-		h[n++].value = ts;
-		h[n].name = "webhook-signature";
-		h[n++].value = sig;
-	}
-	config_secrets_clear(&sec);
-	(void)http_request(ob->http, "POST", d->url, h, n, l->payload,
-	    strlen(l->payload), d->timeout_ms, 0,
-	    d->idempotent ? 0 : HTTP_FRESH, res);
-	sodium_memzero(sig, sizeof(sig));
-}
-
-/*
  * The moment an answer (or the lack of one) was in hand, for the
  * attempt's end and for any delay counted from it.  The clock reads whole
  * milliseconds rounded down; rounding up instead means that a delay
@@ -372,144 +372,354 @@ answered_ms(void)
 }
 
 /*
- * Records how an attempt ended at `ended` (when its answer came).  The
- * outcome is known only here, so a busy database is waited out for as
- * long as the lease lasts.  If the lease was lost meanwhile (recovered as
- * expired) and the destination did take the action, the row is settled
- * as delivered all the same.
+ * A batch: up to OUTBOX_BATCH due rows, picked fairly across tenants
+ * (store_outbox_pick()), their destinations read once, in one config.db
+ * snapshot with no state.db transaction open, then claimed in one
+ * transaction, sent all at once (each with its destination's own
+ * timeout) and recorded in one transaction when the last answer is in.
+ * A row whose lease would run out before that is recorded earlier, with
+ * whatever else has ended by then: by the time half the lease margin is
+ * left of it.
  */
-static enum store_status
-record(struct outbox *ob, const struct store_lease *l, enum store_outcome out,
-    int64_t ended, int64_t next_at, const struct http_result *res,
-    const char *err)
-{
-	enum store_status	rc;
-	int			lost, changed;
 
-	do {
-		rc = store_outbox_finish(ob->st, l, ob->owner, out, ended,
-		    next_at, res->status,
-		    out == STORE_OUT_DELIVERED ? NULL : err, &lost);
-	} while (rc == STORE_BUSY && util_now_ms() < l->lease_until);
-	if (rc != STORE_OK || !lost)
-		return rc;
-	fprintf(stderr, "hookbox: %s: lease lost before the outcome was"
-	    " recorded\n", l->action);
-	if (out == STORE_OUT_DELIVERED)
-		rc = store_outbox_move(ob->st, l->action, STORE_MOVE_DELIVERED,
-		    util_now_ms(), 0, "delivered; recorded after the lease"
-		    " expired", &changed);
-	return rc;
+/* The batch's look-up of row r's destination, made on first use. */
+static struct dest *
+dest_of(struct outbox *ob, const struct store_row *r)
+{
+	struct dest	*x;
+	int		 i;
+
+	for (i = 0; i < ob->ndests; i++) {
+		x = &ob->dests[i];
+		if (strcmp(x->tenant, r->tenant) == 0 &&
+		    strcmp(x->name, r->destination) == 0)
+			return x;
+	}
+	x = &ob->dests[ob->ndests++];
+	memset(x, 0, sizeof(*x));
+	memcpy(x->tenant, r->tenant, sizeof(x->tenant));
+	memcpy(x->name, r->destination, sizeof(x->name));
+	x->cs = config_destination_get(ob->cfg, r->tenant, r->destination,
+	    &x->d);
+	/* Unsigned would be refused downstream: the secret is needed too. */
+	if (x->cs == CONFIG_OK)
+		x->cs = config_destination_secret(ob->cfg, r->tenant,
+		    r->destination, &x->sec);
+	return x;
+}
+
+static void
+dests_clear(struct outbox *ob)
+{
+	int	i;
+
+	for (i = 0; i < ob->ndests; i++)
+		config_secrets_clear(&ob->dests[i].sec);
+	ob->ndests = 0;
 }
 
 /*
- * Picks the next due row, reads its destination (once, with no state.db
- * transaction open), then claims it with a lease that outlives the
- * request; a row another worker claimed meanwhile is picked again.
- * A configuration that cannot be read now claims nothing: no attempt is
- * spent on it.  *l is cleared when nothing is claimed.
+ * Reads the destinations of the n picked rows and sets up their claims
+ * (leases from now): claims[0 .. m) and items[0 .. m), m returned.  A
+ * row whose destination cannot be read now (config.db busy, an I/O
+ * error) is left out: nothing is claimed for it and no attempt spent.
+ * A row with an invalid identifier, no destination or an invalid one is
+ * claimed, and settled without being sent.
  */
-static enum outbox_status
-claim(struct outbox *ob, struct config_destination *d,
-    enum config_status *cs, int *bad_row, struct store_lease *l)
+static int
+read_batch(struct outbox *ob, int n)
 {
-	struct store_row	r;
-	enum store_status	rc;
-	int64_t			now, lease_ms;
-	int			tries, found, claimed;
+	const struct store_row	*r;
+	struct item		*it;
+	struct dest		*x;
+	enum config_status	 cs;
+	int64_t			 now;
+	int			 i, m = 0;
 
-	for (tries = 0; tries < 3; tries++) {
-		now = util_now_ms();
-		if ((rc = store_outbox_pick(ob->st, now, ob->cursor, &r,
-		    &found)) != STORE_OK)
-			return status_of(rc);
-		if (!found)
-			return OUTBOX_IDLE;
-		memcpy(ob->cursor, r.tenant, sizeof(ob->cursor));
+	ob->ndests = 0;
+	if ((cs = config_snapshot(ob->cfg)) != CONFIG_OK) {
+		fprintf(stderr, "hookbox: deliveries left for later:"
+		    " configuration: %s\n", config_strerror(cs));
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		r = &ob->rows[i];
+		it = &ob->items[m];
+		memset(it, 0, sizeof(*it));
+		it->res.retry_after_ms = -1;
 		/*
 		 * state.db is written by the responder too: what it holds
 		 * is checked again before it goes into a header
 		 * (Idempotency-Key, webhook-id) or a config.db look-up.
 		 */
-		*bad_row = !row_valid(&r);
-		*cs = row_destination(ob, &r, d);
-		if (*cs != CONFIG_OK && *cs != CONFIG_NOTFOUND &&
-		    *cs != CONFIG_INVALID)
-			return OUTBOX_BUSY;
-		lease_ms = ob->opts.lease_margin_ms +
-		    (*cs == CONFIG_OK ? d->timeout_ms : 0);
-		if ((rc = store_outbox_claim(ob->st, &r, ob->owner, now,
-		    now + lease_ms, l, &claimed)) != STORE_OK)
-			return status_of(rc);
-		if (claimed)
-			return OUTBOX_WORKED;
+		it->bad_row = !row_valid(r);
+		x = it->bad_row ? NULL : dest_of(ob, r);
+		cs = x == NULL ? CONFIG_NOTFOUND : x->cs;
+		if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND &&
+		    cs != CONFIG_INVALID)
+			continue;
+		it->dest = x;
+		it->cs = cs;
+		ob->claims[m].row = *r;
+		m++;
 	}
-	/* Others keep taking what we pick: our turn comes next step. */
-	return OUTBOX_WORKED;
+	config_release(ob->cfg);
+	/* The lease must outlive the request: it starts now. */
+	now = util_now_ms();
+	for (i = 0; i < m; i++)
+		ob->claims[i].lease_until = now + ob->opts.lease_margin_ms +
+		    (ob->items[i].cs == CONFIG_OK ?
+		    ob->items[i].dest->d.timeout_ms : 0);
+	return m;
 }
 
-static enum outbox_status
-deliver(struct outbox *ob)
+/* Where item i's attempt leaves its row, from what is known of it. */
+static void
+conclude(struct outbox *ob, int i)
 {
-	struct config_destination	 d;
-	struct store_lease		 l;
-	struct http_result		 res;
-	enum store_outcome		 out;
-	enum store_status		 rc;
-	enum config_status		 cs = CONFIG_ERROR;
-	enum outbox_status		 os;
-	char				 err[320];
-	int				 bad_row = 0;
-	int64_t				 ended, next_at;
+	struct item			*it = &ob->items[i];
+	const struct store_lease	*l = &ob->claims[i].lease;
+	const struct http_result	*res = &it->res;
+	char				 why[sizeof(res->error)];
+	int				 timeout_ms = 0;
 
-	memset(&res, 0, sizeof(res));
-	res.retry_after_ms = -1;
-	memset(&d, 0, sizeof(d));
-	memset(&l, 0, sizeof(l));
-	if ((os = claim(ob, &d, &cs, &bad_row, &l)) != OUTBOX_WORKED ||
-	    l.payload == NULL)
-		return os;
-
-	if (bad_row) {
-		out = STORE_OUT_DEAD;
-		(void)snprintf(err, sizeof(err), "the row holds an invalid"
-		    " identifier: not sent");
-	} else if (cs == CONFIG_NOTFOUND) {
-		out = STORE_OUT_DEAD;
-		(void)snprintf(err, sizeof(err), "no such destination");
-	} else if (cs == CONFIG_INVALID) {
+	if (it->bad_row) {
+		it->out = STORE_OUT_DEAD;
+		(void)snprintf(it->err, sizeof(it->err), "the row holds an"
+		    " invalid identifier: not sent");
+	} else if (it->cs == CONFIG_NOTFOUND) {
+		it->out = STORE_OUT_DEAD;
+		(void)snprintf(it->err, sizeof(it->err),
+		    "no such destination");
+	} else if (it->cs == CONFIG_INVALID) {
 		/* A row an operator must fix: retried, as before. */
-		out = STORE_OUT_RETRY;
-		(void)snprintf(err, sizeof(err), "configuration: %s",
-		    config_strerror(cs));
+		it->out = STORE_OUT_RETRY;
+		(void)snprintf(it->err, sizeof(it->err), "configuration: %s",
+		    config_strerror(it->cs));
 	} else {
-		send_one(ob, &l, &d, &res);
-		out = outbox_decide(&res, d.idempotent, l.attempt,
-		    d.max_attempts);
-		if (res.status > 0)
-			(void)snprintf(err, sizeof(err), "HTTP %ld", res.status);
-		else
-			(void)snprintf(err, sizeof(err), "%s%s", res.error,
-			    out == STORE_OUT_UNKNOWN ?
+		timeout_ms = it->dest->d.timeout_ms;
+		it->out = outbox_decide(res, it->dest->d.idempotent,
+		    l->attempt, it->dest->d.max_attempts);
+		if (res->status > 0)
+			(void)snprintf(it->err, sizeof(it->err), "HTTP %ld",
+			    res->status);
+		else {
+			/* A copy: the compiler cannot tell the two apart. */
+			memcpy(why, res->error, sizeof(why));
+			why[sizeof(why) - 1] = '\0';
+			(void)snprintf(it->err, sizeof(it->err), "%s%s", why,
+			    it->out == STORE_OUT_UNKNOWN ?
 			    " (may have been received)" : "");
+		}
 	}
 	/*
 	 * Every delay counts from the answer, and the attempt's recorded
 	 * end is that same moment: a retry is never due before Retry-After
 	 * has passed since the answer arrived, by the row's own record too.
 	 */
-	ended = answered_ms();
-	next_at = ended;
-	if (out == STORE_OUT_RETRY)
-		next_at += outbox_backoff(&ob->opts, l.attempt,
-		    res.retry_after_ms);
-	else if (out == STORE_OUT_UNKNOWN)
+	it->ended = answered_ms();
+	it->next_at = it->ended;
+	if (it->out == STORE_OUT_RETRY)
+		it->next_at += outbox_backoff(&ob->opts, l->attempt,
+		    res->retry_after_ms);
+	else if (it->out == STORE_OUT_UNKNOWN)
 		/* The destination may still be working on it: ask later. */
-		next_at += unknown_delay(ob, d.timeout_ms);
-	rc = record(ob, &l, out, ended, next_at, &res, err);
-	http_result_clear(&res);
-	store_lease_clear(&l);
-	return status_of(rc);
+		it->next_at += unknown_delay(ob, timeout_ms);
+	it->state = ITEM_DONE;
+}
+
+/*
+ * Starts item i's request: its row claimed, its destination readable.
+ * A destination that does not deduplicate gets a fresh connection, so
+ * that libcurl never resends the request on its own; one that does
+ * shares the batch's kept-alive connections.
+ */
+static void
+start(struct outbox *ob, int i)
+{
+	const struct store_lease	*l = &ob->claims[i].lease;
+	struct item			*it = &ob->items[i];
+	const struct dest		*x = it->dest;
+	struct http_header		 h[5];
+	struct http_req			 req;
+	char				 ts[24], sig[AUTH_HEADER_MAX];
+	size_t				 n = 0;
+	int64_t				 now = util_now();
+	int				 slot;
+
+	h[n].name = "Content-Type";
+	h[n++].value = "application/json";
+	h[n].name = "Idempotency-Key";
+	h[n++].value = l->action;
+	if (x->sec.n > 0) {
+		if (auth_sign_stdwebhooks(x->sec.s[0].key, x->sec.s[0].keylen,
+		    l->action, now, (const unsigned char *)l->payload,
+		    strlen(l->payload), sig, sizeof(sig)) != 0) {
+			not_sent(&it->res,
+			    "the destination's secret does not decode");
+			conclude(ob, i);
+			return;
+		}
+		(void)snprintf(ts, sizeof(ts), "%lld", (long long)now);
+		h[n].name = "webhook-id";
+		h[n++].value = l->action;
+		h[n].name = "webhook-timestamp";
+		h[n++].value = ts;
+		h[n].name = "webhook-signature";
+		h[n++].value = sig;
+	}
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = x->d.url;
+	req.hdrs = h;
+	req.nhdrs = n;
+	req.body = l->payload;
+	req.bodylen = strlen(l->payload);
+	req.timeout_ms = x->d.timeout_ms;
+	req.flags = x->d.idempotent ? 0 : HTTP_FRESH;
+	slot = http_batch_add(ob->batch, &req, &it->res);
+	sodium_memzero(sig, sizeof(sig));
+	if (slot < 0) {
+		/* Not sent (*res says why): retried like a refused connect. */
+		conclude(ob, i);
+		return;
+	}
+	ob->slot_item[slot] = i;
+	it->state = ITEM_SENDING;
+}
+
+/*
+ * Records the outcomes known so far (every item DONE of items[0 .. n)),
+ * in one transaction.  An outcome is known only here, so a busy database
+ * is waited out for as long as one of their leases lasts.  A row whose
+ * lease was lost meanwhile (recovered as expired) is settled as
+ * delivered all the same if the destination took it (store_outbox.h).
+ * Whatever happens the items are done with: an outcome not recorded is
+ * left to lease expiry, as a worker that died would leave it.
+ */
+static enum store_status
+record(struct outbox *ob, int n)
+{
+	struct store_finish	*f;
+	struct item		*it;
+	enum store_status	 rc;
+	int64_t			 last = 0;
+	int			 i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		it = &ob->items[i];
+		if (it->state != ITEM_DONE)
+			continue;
+		f = &ob->fin[m];
+		memset(f, 0, sizeof(*f));
+		f->lease = &ob->claims[i].lease;
+		f->out = it->out;
+		f->ended = it->ended;
+		f->next_at = it->next_at;
+		f->http_status = it->res.status;
+		f->error = it->out == STORE_OUT_DELIVERED ? NULL : it->err;
+		if (f->lease->lease_until > last)
+			last = f->lease->lease_until;
+		ob->fin_item[m++] = i;
+		it->state = ITEM_IDLE;
+	}
+	if (m == 0)
+		return STORE_OK;
+	do {
+		rc = store_outbox_finish(ob->st, ob->fin, m, ob->owner);
+	} while (rc == STORE_BUSY && util_now_ms() < last);
+	for (i = 0; rc == STORE_OK && i < m; i++)
+		if (ob->fin[i].lost)
+			fprintf(stderr, "hookbox: %s: lease lost before the"
+			    " outcome was recorded%s\n",
+			    ob->fin[i].lease->action,
+			    ob->fin[i].out == STORE_OUT_DELIVERED ?
+			    "; delivered" : "");
+	return rc;
+}
+
+/*
+ * When the outcomes known so far must be recorded: half the lease margin
+ * before the first of their leases runs out.  INT64_MAX when none is.
+ */
+static int64_t
+record_by(const struct outbox *ob, int n)
+{
+	int64_t	by = INT64_MAX, t;
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		if (ob->items[i].state != ITEM_DONE)
+			continue;
+		t = ob->claims[i].lease.lease_until -
+		    ob->opts.lease_margin_ms / 2;
+		if (t < by)
+			by = t;
+	}
+	return by;
+}
+
+static enum outbox_status
+deliver(struct outbox *ob)
+{
+	struct item		*it;
+	enum store_status	 rc, failed = STORE_OK;
+	enum outbox_status	 os = OUTBOX_WORKED;
+	int			 done[HTTP_BATCH_MAX];
+	int			 n, m = 0, i, sending = 0, ndone;
+	int64_t			 by, wait;
+
+	if ((rc = store_outbox_pick(ob->st, util_now_ms(), ob->cursor,
+	    ob->rows, OUTBOX_BATCH, &n)) != STORE_OK)
+		return status_of(rc);
+	if (n == 0)
+		return OUTBOX_IDLE;
+	memcpy(ob->cursor, ob->rows[n - 1].tenant, sizeof(ob->cursor));
+	if ((m = read_batch(ob, n)) == 0) {
+		/* Nothing readable now: no attempt spent; soon again. */
+		os = OUTBOX_BUSY;
+		goto out;
+	}
+	if ((rc = store_outbox_claim(ob->st, ob->claims, m, ob->owner,
+	    util_now_ms())) != STORE_OK) {
+		os = status_of(rc);
+		goto out;
+	}
+	/* Rows others took meanwhile are skipped: ours come next step. */
+	for (i = 0; i < m; i++) {
+		it = &ob->items[i];
+		if (!ob->claims[i].claimed)
+			it->state = ITEM_IDLE;
+		else if (!it->bad_row && it->cs == CONFIG_OK)
+			start(ob, i);
+		else
+			conclude(ob, i);
+		sending += it->state == ITEM_SENDING;
+	}
+	dests_clear(ob);	/* the secrets are no longer needed */
+	while (sending > 0) {
+		by = record_by(ob, m);
+		wait = by == INT64_MAX ? 1000 : by - util_now_ms();
+		if (wait <= 0) {
+			if ((rc = record(ob, m)) != STORE_OK &&
+			    failed == STORE_OK)
+				failed = rc;
+			continue;
+		}
+		sending = http_batch_run(ob->batch, (long)wait, done, &ndone);
+		for (i = 0; i < ndone; i++)
+			conclude(ob, ob->slot_item[done[i]]);
+	}
+	if ((rc = record(ob, m)) != STORE_OK && failed == STORE_OK)
+		failed = rc;
+	os = status_of(failed);
+out:
+	dests_clear(ob);
+	for (i = 0; i < m; i++) {
+		store_lease_clear(&ob->claims[i].lease);
+		http_result_clear(&ob->items[i].res);
+	}
+	return os;
 }
 
 enum outbox_status

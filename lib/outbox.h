@@ -2,8 +2,16 @@
  * outbox.h: the dispatcher.  Delivers accepted actions downstream with a
  * recovery contract (DESIGN.md section 7):
  *
+ *  - rows go in batches of up to OUTBOX_BATCH: claimed in one state.db
+ *    transaction, sent all at once, their outcomes recorded in one
+ *    transaction; a batch takes tenants round-robin and gives each an
+ *    equal share, interleaved, so one tenant cannot starve the others;
  *  - a row is leased (owner, expiry) before it is sent, so two workers
- *    never send it at once; rows are taken round-robin across tenants;
+ *    never send it at once;
+ *  - a destination that does not honour Idempotency-Key gets a fresh
+ *    connection per request, closed after it, so that libcurl never
+ *    resends a request on its own; one that does shares kept-alive
+ *    connections;
  *  - every attempt is recorded (start, end, HTTP status, error);
  *  - 2xx: delivered.  408, 429, 5xx and failures to connect: retried with
  *    exponential backoff and full jitter, honouring Retry-After, up to the
@@ -41,6 +49,12 @@ struct outbox_opts {
 	int64_t		 recheck_ms;	/* between status-URL checks */
 };
 
+/*
+ * Rows claimed, sent and recorded together: two commits (two fsyncs at
+ * synchronous=FULL) for up to this many deliveries, and as many
+ * requests in flight at once.
+ */
+#define OUTBOX_BATCH		64
 #define OUTBOX_BACKOFF_BASE_MS	1000
 #define OUTBOX_BACKOFF_MAX_MS	(3600 * 1000)
 #define OUTBOX_LEASE_MARGIN_MS	30000
@@ -51,7 +65,7 @@ struct outbox_opts {
 #define OUTBOX_TRANSIENT_MS		1000
 
 enum outbox_status {
-	OUTBOX_WORKED = 0,	/* delivered, retried or settled one row */
+	OUTBOX_WORKED = 0,	/* delivered, retried or settled a batch */
 	OUTBOX_IDLE,		/* nothing due */
 	OUTBOX_BUSY,		/* state.db busy; try again */
 	OUTBOX_ERROR		/* state.db failing, or out of memory */
@@ -68,7 +82,8 @@ HB_API void outbox_free(struct outbox *);
 
 /*
  * One step: settles expired leases, reconciles due unknown rows, then
- * claims and delivers at most one due row.
+ * claims and delivers one batch of due rows.  It returns once every
+ * request of the batch has ended and its outcome is recorded.
  */
 HB_API enum outbox_status outbox_step(struct outbox *) HB_MUST_CHECK;
 

@@ -156,12 +156,14 @@ static const char *const sqltext[STORE_Q__N] = {
 	    " WHERE state IN ('pending','leased')",
 	[STORE_Q_RECEIPT_COUNTS] = "SELECT result, count(*) FROM receipts"
 	    " GROUP BY result ORDER BY result",
+	/* The first tenant after ?2 with a due row (index outbox_claim). */
 	[STORE_Q_PICK_AFTER] = "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
 	    " AND tenant > ?2 ORDER BY tenant, next_at LIMIT 1",
-	[STORE_Q_PICK_ANY] = "SELECT action_id, tenant, destination,"
-	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
-	    " ORDER BY tenant, next_at LIMIT 1",
+	/* One tenant's due rows, oldest first, ?3 of them from the ?4th. */
+	[STORE_Q_PICK_TENANT] = "SELECT action_id, tenant, destination,"
+	    " attempts FROM outbox WHERE state = 'pending' AND tenant = ?2"
+	    " AND next_at <= ?1 ORDER BY next_at LIMIT ?3 OFFSET ?4",
 	/* Guarded: only the row as picked, still pending and due. */
 	[STORE_Q_LEASE] = "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
 	    " lease_until = ?3, attempts = attempts + 1, updated_at = ?4"

@@ -18,77 +18,214 @@ store_lease_clear(struct store_lease *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Steps a pick query: fills the row; *found 0 if none. */
+/* Copies a picked row's columns (action, tenant, destination, attempts). */
 static enum store_status
-pick(struct store *s, enum store_q q, int64_t now, const char *cursor,
-    struct store_row *r, int *found)
+pick_row(sqlite3_stmt *st, struct store_row *r)
 {
+	memset(r, 0, sizeof(*r));
+	if (sql_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
+	    sql_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
+	    sql_col_copy(st, 2, r->destination, sizeof(r->destination)) != 0)
+		return STORE_ERROR;
+	r->attempts = sqlite3_column_int(st, 3);
+	return STORE_OK;
+}
+
+/* The first tenant after `after` with a due row into t; *found 0 if none. */
+static enum store_status
+next_tenant(struct store *s, int64_t now, const char *after, char *t,
+    size_t tlen, int *found)
+{
+	struct store_row	 r;
 	sqlite3_stmt		*st;
 	enum store_status	 status = STORE_OK;
 	int			 rc;
 
 	*found = 0;
-	if ((st = sql_stmt(&s->sql, q)) == NULL)
+	if ((st = sql_stmt(&s->sql, STORE_Q_PICK_AFTER)) == NULL)
 		return store_last(s);
+	/* Bound as is: "" (every tenant is after it) is not NULL here. */
 	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
-	    (cursor != NULL && sql_bind_text(st, 2, cursor) != SQLITE_OK))
+	    sqlite3_bind_text(st, 2, after, -1, SQLITE_TRANSIENT) != SQLITE_OK)
 		return STORE_NOMEM;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sql_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
-		    sql_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
-		    sql_col_copy(st, 2, r->destination,
-		    sizeof(r->destination)) != 0)
-			status = STORE_ERROR;
-		r->attempts = sqlite3_column_int(st, 3);
-		*found = status == STORE_OK;
+		if ((status = pick_row(st, &r)) == STORE_OK &&
+		    strlen(r.tenant) < tlen) {
+			memcpy(t, r.tenant, strlen(r.tenant) + 1);
+			*found = 1;
+		}
 	} else if (rc != SQLITE_DONE)
 		status = store_status_of(rc);
 	sqlite3_reset(st);
 	return status;
 }
 
-enum store_status
-store_outbox_pick(struct store *s, int64_t now, const char *cursor,
-    struct store_row *r, int *found)
+/* Up to `want` of tenant t's due rows from the skip'th on, into rows. */
+static enum store_status
+tenant_rows(struct store *s, int64_t now, const char *t, int skip, int want,
+    struct store_row *rows, int *got)
+{
+	sqlite3_stmt		*st;
+	enum store_status	 status = STORE_OK;
+	int			 rc = SQLITE_DONE;
+
+	*got = 0;
+	if ((st = sql_stmt(&s->sql, STORE_Q_PICK_TENANT)) == NULL)
+		return store_last(s);
+	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
+	    sql_bind_text(st, 2, t) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 3, want) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 4, skip) != SQLITE_OK)
+		return STORE_NOMEM;
+	while (*got < want && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((status = pick_row(st, &rows[*got])) != STORE_OK)
+			break;
+		(*got)++;
+	}
+	if (status == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		status = store_status_of(rc);
+	sqlite3_reset(st);
+	return status;
+}
+
+/* A picked row's place in the batch: its tenant's turn k, tenant t. */
+struct turn {
+	int	k, t, i;
+};
+
+static int
+turn_cmp(const void *a, const void *b)
+{
+	const struct turn	*x = a, *y = b;
+
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/*
+ * The tenants with due rows, from the first after cursor, wrapping, at
+ * most max: phase 0 takes those after cursor, phase 1 those from the
+ * start up to cursor itself.
+ */
+static enum store_status
+due_tenants(struct store *s, int64_t now, const char *cursor,
+    char (*tenants)[HB_ID_MAX + 1], int max, int *nt)
 {
 	enum store_status	rc;
+	const char		*after = cursor;
+	int			phase = 0, found;
 
-	memset(r, 0, sizeof(*r));
-	/* The next tenant after the cursor, else from the start. */
-	if (cursor[0] != '\0' && (rc = pick(s, STORE_Q_PICK_AFTER, now,
-	    cursor, r, found)) != STORE_OK)
-		return rc;
-	if (cursor[0] != '\0' && *found)
-		return STORE_OK;
-	return pick(s, STORE_Q_PICK_ANY, now, NULL, r, found);
+	*nt = 0;
+	while (*nt < max) {
+		if ((rc = next_tenant(s, now, after, tenants[*nt],
+		    sizeof(tenants[0]), &found)) != STORE_OK)
+			return rc;
+		if (found && phase == 1 && strcmp(tenants[*nt], cursor) > 0)
+			found = 0;	/* wrapped round to phase 0's */
+		if (!found) {
+			if (phase == 1 || cursor[0] == '\0')
+				break;
+			phase = 1;
+			after = "";
+			continue;
+		}
+		after = tenants[(*nt)++];
+	}
+	return STORE_OK;
 }
 
 enum store_status
-store_outbox_claim(struct store *s, const struct store_row *r,
-    const char *owner, int64_t now, int64_t lease_until,
-    struct store_lease *l, int *claimed)
+store_outbox_pick(struct store *s, int64_t now, const char *cursor,
+    struct store_row *rows, int max, int *n)
 {
+	char			(*tenants)[HB_ID_MAX + 1] = NULL;
+	struct store_row	*got = NULL;
+	struct turn		*turns = NULL;
+	int			*taken = NULL, *more = NULL;
+	enum store_status	 rc = STORE_NOMEM;
+	int			 nt, total = 0, nmore, share, want, k, t, i;
+
+	*n = 0;
+	if (max <= 0)
+		return STORE_OK;
+	if ((tenants = calloc((size_t)max, sizeof(*tenants))) == NULL ||
+	    (got = calloc((size_t)max, sizeof(*got))) == NULL ||
+	    (turns = calloc((size_t)max, sizeof(*turns))) == NULL ||
+	    (taken = calloc((size_t)max, sizeof(*taken))) == NULL ||
+	    (more = calloc((size_t)max, sizeof(*more))) == NULL)
+		goto out;
+	if ((rc = due_tenants(s, now, cursor, tenants, max, &nt)) != STORE_OK)
+		goto out;
+	for (t = 0; t < nt; t++)
+		more[t] = 1;
+	/*
+	 * Rounds of equal shares (at least one row each, so every tenant
+	 * found is in the batch), until the batch is full or no tenant has
+	 * more: a tenant that gave less than its share has no more due.
+	 */
+	for (nmore = nt; total < max && nmore > 0; ) {
+		share = (max - total) / nmore;
+		if (share < 1)
+			share = 1;
+		for (t = 0; t < nt && total < max; t++) {
+			if (!more[t])
+				continue;
+			want = share < max - total ? share : max - total;
+			if ((rc = tenant_rows(s, now, tenants[t], taken[t], want,
+			    got + total, &k)) != STORE_OK)
+				goto out;
+			for (i = 0; i < k; i++) {
+				turns[total + i].k = taken[t] + i;
+				turns[total + i].t = t;
+				turns[total + i].i = total + i;
+			}
+			taken[t] += k;
+			total += k;
+			if (k < want) {
+				more[t] = 0;
+				nmore--;
+			}
+		}
+	}
+	/* Interleaved: every tenant's first row, then every second, ... */
+	qsort(turns, (size_t)total, sizeof(*turns), turn_cmp);
+	for (i = 0; i < total; i++)
+		rows[i] = got[turns[i].i];
+	*n = total;
+	rc = STORE_OK;
+out:
+	free(more);
+	free(taken);
+	free(turns);
+	free(got);
+	free(tenants);
+	return rc;
+}
+
+/*
+ * Leases one row of a claim inside the caller's transaction, and records
+ * its attempt's start.
+ */
+static enum store_status
+lease_one(struct store *s, struct store_claim_row *c, const char *owner,
+    int64_t now)
+{
+	const struct store_row	*r = &c->row;
+	struct store_lease	*l = &c->lease;
 	sqlite3_stmt		*st;
 	const char		*payload;
-	enum store_status	 rc;
+	enum store_status	 rc = STORE_OK;
 	int			 step;
 
-	memset(l, 0, sizeof(*l));
-	*claimed = 0;
-	if ((rc = store_begin(s)) != STORE_OK)
-		return rc;
-	if ((st = sql_stmt(&s->sql, STORE_Q_LEASE)) == NULL) {
-		rc = store_last(s);
-		goto fail;
-	}
+	if ((st = sql_stmt(&s->sql, STORE_Q_LEASE)) == NULL)
+		return store_last(s);
 	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
 	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, lease_until) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, c->lease_until) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 5, r->attempts) != SQLITE_OK) {
-		rc = STORE_NOMEM;
-		goto fail;
-	}
+	    sqlite3_bind_int(st, 5, r->attempts) != SQLITE_OK)
+		return STORE_NOMEM;
 	if ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		payload = (const char *)sqlite3_column_text(st, 0);
 		if (payload == NULL)
@@ -99,40 +236,66 @@ store_outbox_claim(struct store *s, const struct store_row *r,
 	} else if (step == SQLITE_DONE) {
 		/* Another worker took it, or an operator moved it. */
 		sqlite3_reset(st);
-		store_rollback(s);
 		return STORE_OK;
 	}
 	sqlite3_reset(st);
 	if (rc == STORE_OK && step != SQLITE_DONE)
 		rc = store_status_of(step);
 	if (rc != STORE_OK)
-		goto fail;
+		return rc;
 	memcpy(l->action, r->action, sizeof(l->action));
 	memcpy(l->tenant, r->tenant, sizeof(l->tenant));
 	memcpy(l->destination, r->destination, sizeof(l->destination));
 	l->attempt = r->attempts + 1;
-	l->lease_until = lease_until;
-	if ((st = sql_stmt(&s->sql, STORE_Q_ATTEMPT_START)) == NULL) {
-		rc = store_last(s);
-		goto fail;
-	}
+	l->lease_until = c->lease_until;
+	if ((st = sql_stmt(&s->sql, STORE_Q_ATTEMPT_START)) == NULL)
+		return store_last(s);
 	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
 	    sqlite3_bind_int(st, 2, l->attempt) != SQLITE_OK ||
 	    sql_bind_text(st, 3, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK) {
-		rc = STORE_NOMEM;
-		goto fail;
-	}
+	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK)
+		return STORE_NOMEM;
 	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK)
-		goto fail;
+		return rc;
 	l->attempt_id = sqlite3_last_insert_rowid(s->sql.db);
+	c->claimed = 1;
+	return STORE_OK;
+}
+
+enum store_status
+store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
+    const char *owner, int64_t now)
+{
+	enum store_status	rc;
+	int			i, any = 0;
+
+	for (i = 0; i < n; i++) {
+		c[i].claimed = 0;
+		memset(&c[i].lease, 0, sizeof(c[i].lease));
+	}
+	if (n <= 0)
+		return STORE_OK;
+	if ((rc = store_begin(s)) != STORE_OK)
+		return rc;
+	for (i = 0; i < n; i++) {
+		if ((rc = lease_one(s, &c[i], owner, now)) != STORE_OK)
+			goto fail;
+		any |= c[i].claimed;
+	}
+	if (!any) {
+		/* Others took them all: nothing to commit. */
+		store_rollback(s);
+		return STORE_OK;
+	}
 	if ((rc = store_commit(s)) != STORE_OK)
 		goto fail;
-	*claimed = 1;
 	return STORE_OK;
 fail:
 	store_rollback(s);
-	store_lease_clear(l);
+	for (i = 0; i < n; i++) {
+		store_lease_clear(&c[i].lease);
+		c[i].claimed = 0;
+	}
 	return rc;
 }
 
@@ -161,47 +324,75 @@ attempt_end(struct store *s, int64_t id, int64_t now, long status,
 	return store_status_of(sql_step_done(st));
 }
 
-enum store_status
-store_outbox_finish(struct store *s, const struct store_lease *l,
-    const char *owner, enum store_outcome out, int64_t now, int64_t next_at,
-    long http_status, const char *error, int *lost)
+/* One attempt's end, inside the caller's transaction. */
+static enum store_status
+finish_one(struct store *s, struct store_finish *f, const char *owner)
 {
-	sqlite3_stmt		*st;
-	enum store_status	 rc;
+	const struct store_lease	*l = f->lease;
+	sqlite3_stmt			*st;
+	enum store_status		 rc;
 
-	*lost = 0;
-	if ((unsigned)out > STORE_OUT_UNKNOWN)
-		return STORE_ERROR;
+	if ((rc = attempt_end(s, l->attempt_id, f->ended, f->http_status,
+	    f->error)) != STORE_OK)
+		return rc;
+	if ((st = sql_stmt(&s->sql, STORE_Q_FINISH)) == NULL)
+		return store_last(s);
+	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
+	    sql_bind_text(st, 2, store_state_name(outcome_state[f->out])) !=
+	    SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, f->next_at) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, f->ended) != SQLITE_OK ||
+	    (f->http_status > 0 ? sqlite3_bind_int64(st, 5, f->http_status) :
+	    sqlite3_bind_null(st, 5)) != SQLITE_OK ||
+	    sql_bind_text(st, 6, f->error) != SQLITE_OK ||
+	    sql_bind_text(st, 7, owner) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 8, l->attempt) != SQLITE_OK)
+		return STORE_NOMEM;
+	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK)
+		return rc;
+	if (sqlite3_changes(s->sql.db) > 0)
+		return STORE_OK;
+	f->lost = 1;
+	if (f->out != STORE_OUT_DELIVERED)
+		return STORE_OK;
+	/* Recovery could not know: the destination has it. */
+	if ((st = sql_stmt(&s->sql, STORE_Q_MOVE_DELIVERED)) == NULL)
+		return store_last(s);
+	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, f->ended) != SQLITE_OK ||
+	    sql_bind_text(st, 3, "delivered; recorded after the lease"
+	    " expired") != SQLITE_OK)
+		return STORE_NOMEM;
+	return store_status_of(sql_step_done(st));
+}
+
+enum store_status
+store_outbox_finish(struct store *s, struct store_finish *f, int n,
+    const char *owner)
+{
+	enum store_status	rc;
+	int			i;
+
+	for (i = 0; i < n; i++) {
+		f[i].lost = 0;
+		if ((unsigned)f[i].out > STORE_OUT_UNKNOWN ||
+		    f[i].lease == NULL)
+			return STORE_ERROR;
+	}
+	if (n <= 0)
+		return STORE_OK;
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
-	if ((rc = attempt_end(s, l->attempt_id, now, http_status, error)) !=
-	    STORE_OK)
-		goto fail;
-	if ((st = sql_stmt(&s->sql, STORE_Q_FINISH)) == NULL) {
-		rc = store_last(s);
-		goto fail;
-	}
-	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, store_state_name(outcome_state[out])) !=
-	    SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, next_at) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK ||
-	    (http_status > 0 ? sqlite3_bind_int64(st, 5, http_status) :
-	    sqlite3_bind_null(st, 5)) != SQLITE_OK ||
-	    sql_bind_text(st, 6, error) != SQLITE_OK ||
-	    sql_bind_text(st, 7, owner) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 8, l->attempt) != SQLITE_OK) {
-		rc = STORE_NOMEM;
-		goto fail;
-	}
-	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK)
-		goto fail;
-	*lost = sqlite3_changes(s->sql.db) == 0;
+	for (i = 0; i < n; i++)
+		if ((rc = finish_one(s, &f[i], owner)) != STORE_OK)
+			goto fail;
 	if ((rc = store_commit(s)) != STORE_OK)
 		goto fail;
 	return STORE_OK;
 fail:
 	store_rollback(s);
+	for (i = 0; i < n; i++)
+		f[i].lost = 0;
 	return rc;
 }
 

@@ -3,9 +3,11 @@
  * attempts, recovery and reconciliation, and the moves an operator makes.
  *
  * Transactions: self-contained: each function is one statement or its
- * own transaction, and every move is guarded (it changes a row only if
- * the row is still as the caller saw it).  Nothing here calls back into
- * the caller: it reads what it needs first, then asks for a move.
+ * own transaction (a batch's claim, a batch's outcomes: one each; a
+ * pick: reads only, holding nothing between them), and every move is
+ * guarded (it changes a row only if the row is still as the caller saw
+ * it).  Nothing here calls back into the caller: it reads what it needs
+ * first, then asks for a move.
  */
 #ifndef HB_STORE_OUTBOX_H
 #define HB_STORE_OUTBOX_H
@@ -36,26 +38,42 @@ struct store_row {
 HB_API void store_lease_clear(struct store_lease *);
 
 /*
- * The next due pending row to deliver, round-robin across tenants: the
- * first due row of the first tenant after cursor (wrapping; "" to start).
- * A read: the caller reads the row's destination, then claims it.  *found
- * is 0 when nothing is due.
+ * The next batch of due pending rows to deliver, at most max, fairly
+ * across tenants: the tenants with due rows are taken in order from the
+ * first after cursor (wrapping; "" to start), at most max of them; each
+ * gives an equal share of max, oldest rows first (a share a tenant
+ * cannot fill goes to the others), and the rows come interleaved, one of
+ * each tenant in turn (a1 b1 c1 a2 b2 a3 ...).  So a batch is never all
+ * one tenant's while another has a row due, and the caller moves the
+ * cursor to the last row's tenant.  A read: the caller reads the rows'
+ * destinations, then claims them.  *n is 0 when nothing is due.
  */
 HB_API enum store_status store_outbox_pick(struct store *, int64_t now,
-    const char *cursor, struct store_row *, int *found) HB_MUST_CHECK;
+    const char *cursor, struct store_row *rows, int max, int *n)
+    HB_MUST_CHECK;
+
+/* One row of a batch's claim. */
+struct store_claim_row {
+	struct store_row	row;		/* in: as picked */
+	int64_t			lease_until;	/* in: the lease to take */
+	int			claimed;	/* out */
+	struct store_lease	lease;		/* out, when claimed; the
+						   caller clears it */
+};
 
 /*
- * Leases a picked row to owner until lease_until and records the
- * attempt's start, in one transaction, only if the row is still pending,
- * due at now and at the attempts seen when picked.  Otherwise (another
- * worker claimed it, an operator moved it) *claimed is 0 and nothing is
- * written.  (A row requeued back to the count seen may be claimed: it is
- * the same row, sent with its own attempt number.)  On a claim, *l holds
- * the row and its payload.
+ * Leases the picked rows c[0 .. n) to owner, each until its own
+ * lease_until, and records each attempt's start, all in one transaction.
+ * A row is leased only if it is still pending, due at now and at the
+ * attempts seen when picked; others (another worker claimed them, an
+ * operator moved them, the row came twice) get claimed 0 and nothing is
+ * written for them.  (A row requeued back to the count seen may be
+ * claimed: it is the same row, sent with its own attempt number.)  On a
+ * claim, lease holds the row, its payload and its attempt.  On a failure
+ * nothing is claimed and every lease is clear.
  */
 HB_API enum store_status store_outbox_claim(struct store *,
-    const struct store_row *, const char *owner, int64_t now,
-    int64_t lease_until, struct store_lease *l, int *claimed)
+    struct store_claim_row *c, int n, const char *owner, int64_t now)
     HB_MUST_CHECK;
 
 /* Where a finished attempt leaves its row. */
@@ -66,17 +84,29 @@ enum store_outcome {
 	STORE_OUT_UNKNOWN	/* may or may not have been delivered */
 };
 
+/* How one attempt of a batch ended. */
+struct store_finish {
+	const struct store_lease *lease;	/* in: as claimed */
+	enum store_outcome	 out;
+	int64_t			 ended;		/* when its answer came */
+	int64_t			 next_at;	/* RETRY, UNKNOWN: due then */
+	long			 http_status;	/* 0 for none */
+	const char		*error;		/* NULL for none */
+	int			 lost;		/* out */
+};
+
 /*
- * Records the end of an attempt (its real result, even over a "lease
- * expired" note) and moves its row, only if owner still holds
- * this attempt's lease (the same owner and attempt number).
- * *lost is set when it did not (the lease had expired and was
- * recovered): then nothing but the attempt's end is written.
+ * Records the end of each attempt of f[0 .. n) at its `ended` (its real
+ * result, even over a "lease expired" note) and moves its row, all in one
+ * transaction, each only if owner still holds this attempt's lease (the
+ * same owner and attempt number).  Where it did not (the lease had
+ * expired and was recovered), lost is set and nothing but the attempt's
+ * end is written, except that an attempt that delivered settles a row
+ * that recovery left unknown or dead as delivered all the same.  On a
+ * failure nothing is written and every lost is 0.
  */
 HB_API enum store_status store_outbox_finish(struct store *,
-    const struct store_lease *, const char *owner, enum store_outcome,
-    int64_t now, int64_t next_at, long http_status, const char *error,
-    int *lost) HB_MUST_CHECK;
+    struct store_finish *f, int n, const char *owner) HB_MUST_CHECK;
 
 /*
  * Recovery and reconciliation are orchestrated by the caller: it

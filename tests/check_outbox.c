@@ -103,6 +103,8 @@ setup(void)
 	d.timeout_ms = 5000;
 	test_put_destination(w, &d, SECRET);
 	test_add_job(w, "acme", "job-1", "att-1", "signed");
+	test_add_job(w, "acme", "job-2", "att-2", "signed");
+	test_add_job(w, "acme", "job-3", "att-3", "signed");
 	config_close(w);
 
 	cfg = test_config_open(dir, CONFIG_READ, 1000);
@@ -136,45 +138,155 @@ fields(char *line, char **f, int max)
 	return n;
 }
 
+/*
+ * Three rows in one batch: each request signed for its own body and id,
+ * verified with the project's own verifier; the same headers do not
+ * verify another body.
+ */
 START_TEST(signature_verifies)
 {
+	static const char *const jobs[] = { "job-1", "job-2", "job-3" };
 	struct auth_secret	 sec;
 	struct outbox		*ob;
-	char			 line[16384], *f[10], *nl;
+	char			 line[16384], *f[11], *nl, want[64];
 	FILE			*fp;
 	int64_t			 now = util_now();
+	size_t			 i;
+	int			 n = 0, seen = 0;
 
-	ck_assert_int_eq(test_accept(st, cfg, "acme", "job-1", util_now_ms()),
-	    HB_ACCEPTED);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(test_accept(st, cfg, "acme", jobs[i],
+		    util_now_ms()), HB_ACCEPTED);
 
 	ck_assert_ptr_nonnull(ob = outbox_new(st, cfg, NULL));
 	ck_assert_int_eq(outbox_step(ob), OUTBOX_WORKED);
 	ck_assert_int_eq(outbox_step(ob), OUTBOX_IDLE);
 	outbox_free(ob);
 
-	/* seq method path key id timestamp signature length answer body */
-	ck_assert_ptr_nonnull(fp = fopen(log_path, "r"));
-	ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
-	fclose(fp);
-	if ((nl = strchr(line, '\n')) != NULL)
-		*nl = '\0';
-	ck_assert_int_eq(fields(line, f, 10), 10);
-	ck_assert_str_eq(f[1], "POST");
-	ck_assert_str_eq(f[3], "acme:att-1:analyze-v1");
-	ck_assert_str_eq(f[4], "acme:att-1:analyze-v1");
-	ck_assert_str_eq(f[8], "204");
-
 	sec.key = (const unsigned char *)SECRET;
 	sec.keylen = strlen(SECRET);
 	sec.expires_at = 0;
-	ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
-	    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
-	    AUTH_TOLERANCE_DEFAULT), AUTH_OK);
-	/* The same headers do not verify another body. */
-	f[9][1] = f[9][1] == 'x' ? 'y' : 'x';
-	ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
-	    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
-	    AUTH_TOLERANCE_DEFAULT), AUTH_BAD_SIGNATURE);
+	/* seq method path key id timestamp signature length answer body conn */
+	ck_assert_ptr_nonnull(fp = fopen(log_path, "r"));
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl = '\0';
+		ck_assert_int_eq(fields(line, f, 11), 11);
+		ck_assert_str_eq(f[1], "POST");
+		ck_assert_str_eq(f[8], "204");
+		ck_assert_str_eq(f[3], f[4]);
+		for (i = 0; i < 3; i++) {
+			snprintf(want, sizeof(want), "acme:att-%zu:analyze-v1",
+			    i + 1);
+			if (strcmp(f[3], want) == 0)
+				seen |= 1 << i;
+		}
+		/* The body is this action's own. */
+		snprintf(want, sizeof(want), "\"action\":\"%s\"", f[3]);
+		ck_assert_ptr_nonnull(strstr(f[9], want));
+		ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
+		    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
+		    AUTH_TOLERANCE_DEFAULT), AUTH_OK);
+		/* The same headers do not verify another body. */
+		f[9][1] = f[9][1] == 'x' ? 'y' : 'x';
+		ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
+		    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
+		    AUTH_TOLERANCE_DEFAULT), AUTH_BAD_SIGNATURE);
+		n++;
+	}
+	fclose(fp);
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(seen, 7);
+}
+END_TEST
+
+/* Stops the fixture's sink and starts one with this script. */
+static void
+restart_sink(const char *script)
+{
+	kill(sink_pid, SIGTERM);
+	waitpid(sink_pid, NULL, 0);
+	sink_pid = 0;
+	start_sink(script);
+}
+
+/*
+ * A batch's requests are in flight together, each with its own timeout:
+ * one that times out ends on its own, before the slow answer of the
+ * other, and each result lands in its own slot.  A full batch refuses
+ * more at once, sent 0.
+ */
+START_TEST(batch_timeouts_independent)
+{
+	struct http_batch	*b;
+	struct http_result	 res[HTTP_BATCH_MAX + 1];
+	struct http_header	 h[1] = { { "Idempotency-Key", "k" } };
+	struct http_req		 req;
+	char			 url[64];
+	int			 done[HTTP_BATCH_MAX], ndone, left, i, sa, sb;
+	int			 got_a = 0, got_b = 0;
+	int64_t			 t0, ta = 0, tb = 0;
+
+	restart_sink("slow:1500:204");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/in", sink_port);
+	ck_assert_ptr_nonnull(b = http_batch_new());
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = url;
+	req.hdrs = h;
+	req.nhdrs = 1;
+	req.body = "{}";
+	req.bodylen = 2;
+	req.flags = HTTP_FRESH;
+	t0 = util_now_ms();
+	req.timeout_ms = 5000;
+	ck_assert_int_ge(sb = http_batch_add(b, &req, &res[1]), 0);
+	req.timeout_ms = 300;
+	ck_assert_int_ge(sa = http_batch_add(b, &req, &res[0]), 0);
+	ck_assert_int_ne(sa, sb);
+	do {
+		left = http_batch_run(b, 10000, done, &ndone);
+		for (i = 0; i < ndone; i++) {
+			if (done[i] == sa) {
+				got_a++;
+				ta = util_now_ms() - t0;
+			} else if (done[i] == sb) {
+				got_b++;
+				tb = util_now_ms() - t0;
+			} else
+				ck_abort_msg("slot %d never used", done[i]);
+		}
+	} while (left > 0);
+	ck_assert_int_eq(got_a, 1);
+	ck_assert_int_eq(got_b, 1);
+	ck_assert_int_lt(ta, 1500);
+	ck_assert_int_ge(tb, 1500);
+	ck_assert_int_eq(res[0].status, 0);
+	ck_assert_int_eq(res[0].timed_out, 1);
+	ck_assert_int_eq(res[0].sent, 1);
+	ck_assert_int_eq(res[1].status, 204);
+	ck_assert_int_eq(res[1].timed_out, 0);
+
+	/* Nothing listens on port 9: every request fails to connect. */
+	req.url = "http://127.0.0.1:9/x";
+	req.timeout_ms = 2000;
+	for (i = 0; i < HTTP_BATCH_MAX; i++)
+		ck_assert_int_ge(http_batch_add(b, &req, &res[i]), 0);
+	ck_assert_int_eq(http_batch_add(b, &req, &res[HTTP_BATCH_MAX]), -1);
+	ck_assert_int_eq(res[HTTP_BATCH_MAX].sent, 0);
+	ck_assert_str_ne(res[HTTP_BATCH_MAX].error, "");
+	got_a = 0;
+	do {
+		left = http_batch_run(b, 10000, done, &ndone);
+		got_a += ndone;
+	} while (left > 0);
+	ck_assert_int_eq(got_a, HTTP_BATCH_MAX);
+	for (i = 0; i < HTTP_BATCH_MAX; i++) {
+		ck_assert_int_eq(res[i].status, 0);
+		ck_assert_int_eq(res[i].sent, 0);
+	}
+	http_batch_free(b);
+	http_batch_free(NULL);
 }
 END_TEST
 
@@ -294,15 +406,15 @@ START_TEST(guarded_moves)
 	int			 found, n, ok, lost;
 
 	accept_one();
-	ck_assert_int_eq(store_outbox_pick(st, now - 50000, cursor, &seen,
+	ck_assert_int_eq(test_pick1(st, now - 50000, cursor, &seen,
 	    &found), STORE_OK);
 	ck_assert_int_eq(found, 1);
 	/* A claim of the row as picked, whose lease has already lapsed. */
-	ck_assert_int_eq(store_outbox_claim(st, &seen, "ghost", now - 50000,
+	ck_assert_int_eq(test_claim1(st, &seen, "ghost", now - 50000,
 	    now - 51000, &l, &found), STORE_OK);
 	ck_assert_int_eq(found, 1);
 	/* The same pick again is stale: another claim takes nothing. */
-	ck_assert_int_eq(store_outbox_claim(st, &seen, "other", now - 50000,
+	ck_assert_int_eq(test_claim1(st, &seen, "other", now - 50000,
 	    now, &l2, &found), STORE_OK);
 	ck_assert_int_eq(found, 0);
 	ck_assert_ptr_null(l2.payload);
@@ -330,7 +442,7 @@ START_TEST(guarded_moves)
 	    now + 6000, now, "lease expired", &ok), STORE_OK);
 	ck_assert_int_eq(ok, 1);
 	/* The dead worker's late record moves nothing. */
-	ck_assert_int_eq(store_outbox_finish(st, &l, "ghost", STORE_OUT_RETRY,
+	ck_assert_int_eq(test_finish1(st, &l, "ghost", STORE_OUT_RETRY,
 	    now, now, 503, "HTTP 503", &lost), STORE_OK);
 	ck_assert_int_eq(lost, 1);
 	store_lease_clear(&l);
@@ -387,6 +499,7 @@ outbox_suite(void)
 	tcase_add_checked_fixture(sig, setup, teardown);
 	tcase_set_timeout(sig, 30);
 	tcase_add_test(sig, signature_verifies);
+	tcase_add_test(sig, batch_timeouts_independent);
 	tcase_add_test(sig, guarded_moves);
 	suite_add_tcase(s, sig);
 	return s;

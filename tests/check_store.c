@@ -23,6 +23,7 @@
 
 #include "accept.h"
 #include "config_admin.h"
+#include "fault.h"
 #include "store_ops.h"
 #include "store_outbox.h"
 #include "testutil.h"
@@ -269,7 +270,7 @@ claim(const char *action, const char *owner, int64_t now, int64_t until,
 	struct store_row	r = row_of(action);
 	int			claimed;
 
-	ck_assert_int_eq(store_outbox_claim(st, &r, owner, now, until, l,
+	ck_assert_int_eq(test_claim1(st, &r, owner, now, until, l,
 	    &claimed), STORE_OK);
 	ck_assert_msg(claimed, "%s not claimed", action);
 }
@@ -283,7 +284,7 @@ settle(const char *action, enum store_outcome out, int64_t now,
 	int			lost;
 
 	claim(action, "w0", now, now + 30000, &l);
-	ck_assert_int_eq(store_outbox_finish(st, &l, "w0", out, now, next,
+	ck_assert_int_eq(test_finish1(st, &l, "w0", out, now, next,
 	    out == STORE_OUT_DELIVERED ? 204 : 503, "settled", &lost),
 	    STORE_OK);
 	ck_assert_int_eq(lost, 0);
@@ -348,7 +349,7 @@ START_TEST(pick_round_robin)
 	accept_at("b", 2, T0 + 11);
 	accept_at("c", 1, T0 + 12);
 	for (i = 0; i < NELEM(want); i++) {
-		ck_assert_int_eq(store_outbox_pick(st, T0 + 100, cursor, &r,
+		ck_assert_int_eq(test_pick1(st, T0 + 100, cursor, &r,
 		    &found), STORE_OK);
 		ck_assert_int_eq(found, 1);
 		ck_assert_msg(strcmp(r.action, want[i]) == 0,
@@ -356,17 +357,17 @@ START_TEST(pick_round_robin)
 		    want[i]);
 		ck_assert_str_eq(r.destination, "sink");
 		ck_assert_int_eq(r.attempts, 0);
-		ck_assert_int_eq(store_outbox_claim(st, &r, "w1", T0 + 100,
+		ck_assert_int_eq(test_claim1(st, &r, "w1", T0 + 100,
 		    T0 + 60000, &l, &claimed), STORE_OK);
 		ck_assert_int_eq(claimed, 1);
 		ck_assert_str_eq(l.tenant, r.tenant);
 		store_lease_clear(&l);
 		memcpy(cursor, r.tenant, sizeof(cursor));
 	}
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, cursor, &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 100, cursor, &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 100, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
 }
@@ -399,7 +400,7 @@ START_TEST(pick_cursor)
 	sig(ACT("a", 2), before, sizeof(before));
 	for (i = 0; i < NELEM(turns); i++) {
 		memset(&r, 'Z', sizeof(r));
-		ck_assert_int_eq(store_outbox_pick(st, T0 + 100,
+		ck_assert_int_eq(test_pick1(st, T0 + 100,
 		    turns[i].cursor, &r, &found), STORE_OK);
 		ck_assert_int_eq(found, 1);
 		ck_assert_msg(strcmp(r.action, turns[i].want) == 0,
@@ -431,42 +432,42 @@ START_TEST(pick_due_only)
 
 	accept_at("a", 1, T0);
 	accept_at("b", 1, T0 + 500);
-	ck_assert_int_eq(store_outbox_pick(st, T0 - 1, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 - 1, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 - 1, "a", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 - 1, "a", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
-	ck_assert_int_eq(store_outbox_pick(st, T0, "", &r, &found), STORE_OK);
+	ck_assert_int_eq(test_pick1(st, T0, "", &r, &found), STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("a", 1));
 	/* b's row is not due yet: after a, the pick wraps back to a. */
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 499, "a", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 499, "a", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("a", 1));
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 500, "a", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 500, "a", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("b", 1));
 
 	/* A retry puts next_at in the future: not picked before then. */
 	claim(ACT("a", 1), "w1", T0 + 600, T0 + 30000, &l);
-	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_RETRY,
+	ck_assert_int_eq(test_finish1(st, &l, "w1", STORE_OUT_RETRY,
 	    T0 + 700, T0 + 5000, 503, "HTTP 503", &lost), STORE_OK);
 	ck_assert_int_eq(lost, 0);
 	store_lease_clear(&l);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 4999, "b", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 4999, "b", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("b", 1));
 	claim(ACT("b", 1), "w1", T0 + 4999, T0 + 30000, &l);
 	store_lease_clear(&l);
 	/* b's row is leased now, a's not yet due: nothing at all. */
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 4999, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 4999, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 5000, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 5000, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("a", 1));
@@ -479,10 +480,79 @@ START_TEST(pick_due_only)
 		accept_at("c", (int)i + 1, T0 + 5000);
 		make_state(action, others[i], T0 + 5000);
 	}
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 1000000000, "b", &r,
+	ck_assert_int_eq(test_pick1(st, T0 + 1000000000, "b", &r,
 	    &found), STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("a", 1));
+}
+END_TEST
+
+/* Picks a batch of at most max after cursor at now; "a1 b1 ..." into buf. */
+static const char *
+batch(int64_t now, const char *cursor, int max)
+{
+	static char		 buf[1024];
+	struct store_row	 rows[16];
+	char			 before[SIG_MAX], after[SIG_MAX];
+	size_t			 len = 0;
+	int			 i, n = -1;
+	const char		*job;
+
+	ck_assert_int_le(max, (int)NELEM(rows));
+	memset(rows, 'Z', sizeof(rows));
+	test_state_snapshot(state_path, before, sizeof(before));
+	ck_assert_int_eq(store_outbox_pick(st, now, cursor, rows, max, &n),
+	    STORE_OK);
+	test_state_snapshot(state_path, after, sizeof(after));
+	ck_assert_str_eq(before, after);	/* a pick writes nothing */
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_le(n, max);
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		ck_assert_str_eq(rows[i].destination, "sink");
+		ck_assert_str_eq(rows[i].owner, "");
+		/* "t:att-N:step" -> "tN" */
+		ck_assert_ptr_nonnull(job = strstr(rows[i].action, ":att-"));
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s%.*s",
+		    i > 0 ? " " : "", rows[i].tenant,
+		    (int)strcspn(job + 5, ":"), job + 5);
+		ck_assert_uint_lt(len, sizeof(buf));
+	}
+	return buf;
+}
+
+/*
+ * A batch is fair: the tenants after the cursor take turns, each an equal
+ * share; a share one cannot fill goes to the others; oldest first within
+ * a tenant; never all one tenant's while another has a row due.
+ */
+START_TEST(pick_batch_fair)
+{
+	int	n;
+
+	/* a's backlog is older than anything b or c have. */
+	for (n = 1; n <= 12; n++)
+		accept_at("a", n, T0 + n);
+	accept_at("b", 2, T0 + 21);
+	accept_at("b", 1, T0 + 20);	/* due first: b1 before b2 */
+	accept_at("c", 1, T0 + 30);
+
+	ck_assert_str_eq(batch(T0 + 100, "", 8), "a1 b1 c1 a2 b2 a3 a4 a5");
+	ck_assert_str_eq(batch(T0 + 100, "a", 8), "b1 c1 a1 b2 a2 a3 a4 a5");
+	ck_assert_str_eq(batch(T0 + 100, "c", 8), "a1 b1 c1 a2 b2 a3 a4 a5");
+	ck_assert_str_eq(batch(T0 + 100, "b", 4), "c1 a1 b1 a2");
+	ck_assert_str_eq(batch(T0 + 100, "", 3), "a1 b1 c1");
+	/* Wider than everything due: all of it. */
+	ck_assert_str_eq(batch(T0 + 100, "", 16),
+	    "a1 b1 c1 a2 b2 a3 a4 a5 a6 a7 a8 a9 a10 a11 a12");
+	/* Only what is due: at T0 + 20, c is not, nor b2. */
+	ck_assert_str_eq(batch(T0 + 20, "", 4), "a1 b1 a2 a3");
+	/* More tenants than room: the first max after the cursor, one each. */
+	ck_assert_str_eq(batch(T0 + 100, "", 2), "a1 b1");
+	ck_assert_str_eq(batch(T0 + 100, "b", 2), "c1 a1");
+	ck_assert_str_eq(batch(T0 + 100, "a", 1), "b1");
+	ck_assert_str_eq(batch(T0, "", 8), "");
+	ck_assert_str_eq(batch(T0 + 100, "", 0), "");
 }
 END_TEST
 
@@ -499,10 +569,10 @@ START_TEST(claim_records_attempt)
 	int			 found, claimed, lost;
 
 	accept_at("a", 1, T0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 5, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 5, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
-	ck_assert_int_eq(store_outbox_claim(st, &r, "w1", T0 + 5, T0 + 30005,
+	ck_assert_int_eq(test_claim1(st, &r, "w1", T0 + 5, T0 + 30005,
 	    &l, &claimed), STORE_OK);
 	ck_assert_int_eq(claimed, 1);
 	ck_assert_str_eq(l.action, ACT("a", 1));
@@ -535,14 +605,14 @@ START_TEST(claim_records_attempt)
 	no_lock_held();
 
 	/* Retried: the next claim is attempt 2, with a row of its own. */
-	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_RETRY,
+	ck_assert_int_eq(test_finish1(st, &l, "w1", STORE_OUT_RETRY,
 	    T0 + 50, T0 + 100, 500, "HTTP 500", &lost), STORE_OK);
 	ck_assert_int_eq(lost, 0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 100, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_int_eq(r.attempts, 1);
-	ck_assert_int_eq(store_outbox_claim(st, &r, "w2", T0 + 100, T0 + 200,
+	ck_assert_int_eq(test_claim1(st, &r, "w2", T0 + 100, T0 + 200,
 	    &l2, &claimed), STORE_OK);
 	ck_assert_int_eq(claimed, 1);
 	ck_assert_int_eq(l2.attempt, 2);
@@ -569,7 +639,7 @@ claim_nothing(const struct store_row *r, int64_t now)
 
 	sig(r->action, before, sizeof(before));
 	memset(&l, 'Z', sizeof(l));
-	ck_assert_int_eq(store_outbox_claim(st, r, "late", now, now + 30000,
+	ck_assert_int_eq(test_claim1(st, r, "late", now, now + 30000,
 	    &l, &claimed), STORE_OK);
 	ck_assert_int_eq(claimed, 0);
 	ck_assert_ptr_null(l.payload);
@@ -594,25 +664,25 @@ START_TEST(claim_stale_pick)
 
 	/* Another worker's claim came first. */
 	accept_at("a", 1, T0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 10, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 10, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	claim(ACT("a", 1), "w1", T0 + 10, T0 + 30000, &l);
 	claim_nothing(&r, T0 + 10);
 
 	/* It came back pending and due, but after an attempt. */
-	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_RETRY,
+	ck_assert_int_eq(test_finish1(st, &l, "w1", STORE_OUT_RETRY,
 	    T0 + 20, T0 + 20, 503, "HTTP 503", &lost), STORE_OK);
 	ck_assert_int_eq(lost, 0);
 	store_lease_clear(&l);
 	ck_assert_str_eq(state_of(ACT("a", 1)), "pending");
 	claim_nothing(&r, T0 + 30);
 	/* A fresh pick of the same row claims it. */
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 30, "", &r2, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 30, "", &r2, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r2.action, ACT("a", 1));
-	ck_assert_int_eq(store_outbox_claim(st, &r2, "w2", T0 + 30, T0 + 60,
+	ck_assert_int_eq(test_claim1(st, &r2, "w2", T0 + 30, T0 + 60,
 	    &l, &claimed), STORE_OK);
 	ck_assert_int_eq(claimed, 1);
 	store_lease_clear(&l);
@@ -649,7 +719,7 @@ START_TEST(claim_stale_pick)
 
 	/* Not due at the claim's now (a pick made later than the claim). */
 	accept_at("c", 2, T0 + 100);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 100, "b", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 100, "b", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("c", 2));
@@ -687,7 +757,7 @@ START_TEST(finish_outcomes)
 		    "a:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
 		claim(action, "w1", T0 + 10, T0 + 30000, &l);
 		lost = -1;
-		ck_assert_int_eq(store_outbox_finish(st, &l, "w1", c[i].out,
+		ck_assert_int_eq(test_finish1(st, &l, "w1", c[i].out,
 		    T0 + 20, T0 + c[i].next, c[i].http, c[i].error, &lost),
 		    STORE_OK);
 		ck_assert_int_eq(lost, 0);
@@ -714,20 +784,20 @@ START_TEST(finish_outcomes)
 		no_lock_held();
 	}
 	/* The retried row is due at its next_at, and only it. */
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 6999, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 6999, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 7000, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 7000, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("a", 2));
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 1000000000, "a", &r,
+	ck_assert_int_eq(test_pick1(st, T0 + 1000000000, "a", &r,
 	    &found), STORE_OK);
 	ck_assert_str_eq(r.action, ACT("a", 2));
 	/* No such outcome. */
 	accept_at("a", 5, T0);
 	claim(ACT("a", 5), "w1", T0, T0 + 100, &l);
-	ck_assert_int_eq(store_outbox_finish(st, &l, "w1",
+	ck_assert_int_eq(test_finish1(st, &l, "w1",
 	    (enum store_outcome)9, T0, T0, 200, NULL, &lost), STORE_ERROR);
 	ck_assert_str_eq(state_of(ACT("a", 5)), "leased");
 	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
@@ -740,14 +810,15 @@ END_TEST
 /*
  * A worker whose lease was recovered records its attempt's real end but
  * moves nothing, whether the row was put back pending, taken by another
- * worker, or set aside as unknown.
+ * worker, or set aside as unknown; except that an attempt that delivered
+ * settles a row set aside as unknown (recovery could not know).
  */
 START_TEST(finish_lost_after_recovery)
 {
 	struct store_row	 rows[4];
 	struct store_lease	 l1, l2;
 	char			 before[SIG_MAX], after[SIG_MAX];
-	int			 n, changed, lost;
+	int			 i, n, changed, lost;
 
 	accept_at("a", 1, T0);
 	claim(ACT("a", 1), "w1", T0, T0 + 1000, &l1);
@@ -763,7 +834,7 @@ START_TEST(finish_lost_after_recovery)
 	    " error = 'lease expired: outcome unknown'", NULL), 1);
 	sig(ACT("a", 1), before, sizeof(before));
 	lost = -1;
-	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	ck_assert_int_eq(test_finish1(st, &l1, "w1",
 	    STORE_OUT_DELIVERED, T0 + 1500, T0 + 1500, 200, NULL, &lost),
 	    STORE_OK);
 	ck_assert_int_eq(lost, 1);
@@ -782,7 +853,7 @@ START_TEST(finish_lost_after_recovery)
 	/* Another worker has it now: still lost, w2's lease untouched. */
 	claim(ACT("a", 1), "w2", T0 + 2000, T0 + 9000, &l2);
 	sig(ACT("a", 1), before, sizeof(before));
-	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	ck_assert_int_eq(test_finish1(st, &l1, "w1",
 	    STORE_OUT_DEAD, T0 + 2500, T0 + 2500, 410, "HTTP 410", &lost),
 	    STORE_OK);
 	ck_assert_int_eq(lost, 1);
@@ -792,7 +863,7 @@ START_TEST(finish_lost_after_recovery)
 	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
 	    " action_id = ?1 AND n = 2 AND ended_at IS NULL", ACT("a", 1)), 1);
 	/* w2's own answer applies. */
-	ck_assert_int_eq(store_outbox_finish(st, &l2, "w2",
+	ck_assert_int_eq(test_finish1(st, &l2, "w2",
 	    STORE_OUT_DELIVERED, T0 + 3000, T0 + 3000, 200, NULL, &lost),
 	    STORE_OK);
 	ck_assert_int_eq(lost, 0);
@@ -800,24 +871,40 @@ START_TEST(finish_lost_after_recovery)
 	store_lease_clear(&l1);
 	store_lease_clear(&l2);
 
-	/* Set aside as unknown: the late answer does not settle it either. */
+	/* Set aside as unknown: a late failure does not settle it... */
 	accept_at("b", 1, T0);
+	accept_at("b", 2, T0);
 	claim(ACT("b", 1), "w1", T0, T0 + 1000, &l1);
+	claim(ACT("b", 2), "w1", T0, T0 + 1000, &l2);
 	ck_assert_int_eq(store_outbox_expired(st, T0 + 1001, rows, 4, &n),
 	    STORE_OK);
-	ck_assert_int_eq(n, 1);
-	ck_assert_str_eq(rows[0].action, ACT("b", 1));
-	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_UNKNOWN,
-	    T0 + 1001, T0 + 5000, "lease expired: outcome unknown", &changed),
+	ck_assert_int_eq(n, 2);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(store_outbox_expire(st, &rows[i],
+		    STORE_OUT_UNKNOWN, T0 + 1001, T0 + 5000,
+		    "lease expired: outcome unknown", &changed), STORE_OK);
+		ck_assert_int_eq(changed, 1);
+	}
+	ck_assert_int_eq(test_finish1(st, &l2, "w1",
+	    STORE_OUT_DEAD, T0 + 1500, T0 + 1500, 410, "HTTP 410", &lost),
 	    STORE_OK);
-	ck_assert_int_eq(changed, 1);
-	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	ck_assert_int_eq(lost, 1);
+	ck_assert_str_eq(state_of(ACT("b", 2)), "unknown");
+	ck_assert_int_eq(next_at(ACT("b", 2)), T0 + 5000);
+	/* ... a late delivery does: the destination has it. */
+	ck_assert_int_eq(test_finish1(st, &l1, "w1",
 	    STORE_OUT_DELIVERED, T0 + 1500, T0 + 1500, 200, NULL, &lost),
 	    STORE_OK);
 	ck_assert_int_eq(lost, 1);
-	ck_assert_str_eq(state_of(ACT("b", 1)), "unknown");
-	ck_assert_int_eq(next_at(ACT("b", 1)), T0 + 5000);
+	ck_assert_str_eq(state_of(ACT("b", 1)), "delivered");
+	ck_assert_str_eq(qt("SELECT last_error || ' ' || updated_at FROM"
+	    " outbox WHERE action_id = ?1", ACT("b", 1)), "delivered;"
+	    " recorded after the lease expired 1700000001500");
+	ck_assert_str_eq(qt("SELECT ended_at || ' ' || http_status FROM"
+	    " attempts WHERE action_id = ?1", ACT("b", 1)),
+	    "1700000001500 200");
 	store_lease_clear(&l1);
+	store_lease_clear(&l2);
 
 	/*
 	 * Claimed again under the same owner name (workers built with the
@@ -832,18 +919,212 @@ START_TEST(finish_lost_after_recovery)
 	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_RETRY,
 	    T0 + 1001, T0 + 1001, "lease expired", &changed), STORE_OK);
 	claim(ACT("c", 1), "w1", T0 + 2000, T0 + 9000, &l2);
-	ck_assert_int_eq(store_outbox_finish(st, &l1, "w1",
+	ck_assert_int_eq(test_finish1(st, &l1, "w1",
 	    STORE_OUT_DEAD, T0 + 2500, T0 + 2500, 410, "HTTP 410", &lost),
 	    STORE_OK);
 	ck_assert_int_eq(lost, 1);
 	ck_assert_str_eq(state_of(ACT("c", 1)), "leased");
-	ck_assert_int_eq(store_outbox_finish(st, &l2, "w1",
+	ck_assert_int_eq(test_finish1(st, &l2, "w1",
 	    STORE_OUT_DELIVERED, T0 + 3000, T0 + 3000, 200, NULL, &lost),
 	    STORE_OK);
 	ck_assert_int_eq(lost, 0);
 	ck_assert_str_eq(state_of(ACT("c", 1)), "delivered");
 	store_lease_clear(&l1);
 	store_lease_clear(&l2);
+}
+END_TEST
+
+/* Fails every commit while armed. */
+static int
+fail_commit(enum fault_point p, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return 1;
+}
+
+/*
+ * A batch's claim is one transaction: each row leased until its own
+ * expiry and its attempt started at the same now; a row taken meanwhile,
+ * stale or picked twice is skipped.  A failed commit claims nothing.
+ */
+START_TEST(claim_batch)
+{
+	struct store_claim_row	c[5];
+	char			before[SIG_MAX], after[SIG_MAX];
+	int			i;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0);
+	accept_at("c", 1, T0);
+	accept_at("c", 2, T0);
+	memset(c, 0, sizeof(c));
+	c[0].row = row_of(ACT("a", 1));
+	c[1].row = row_of(ACT("b", 1));
+	c[2].row = row_of(ACT("a", 1));		/* the same row again */
+	c[3].row = row_of(ACT("c", 1));
+	c[3].row.attempts = 4;			/* stale */
+	c[4].row = row_of(ACT("c", 2));
+	for (i = 0; i < 5; i++)
+		c[i].lease_until = T0 + 1000 * (i + 1);
+	ck_assert_int_eq(store_outbox_claim(st, c, 5, "w1", T0 + 10),
+	    STORE_OK);
+	ck_assert_int_eq(c[0].claimed, 1);
+	ck_assert_int_eq(c[1].claimed, 1);
+	ck_assert_int_eq(c[2].claimed, 0);
+	ck_assert_ptr_null(c[2].lease.payload);
+	ck_assert_int_eq(c[3].claimed, 0);
+	ck_assert_ptr_null(c[3].lease.payload);
+	ck_assert_int_eq(c[4].claimed, 1);
+	ck_assert_str_eq(c[1].lease.action, ACT("b", 1));
+	ck_assert_int_eq(c[1].lease.attempt, 1);
+	ck_assert_int_eq(c[4].lease.lease_until, T0 + 5000);
+	ck_assert_int_eq(qi("SELECT lease_until FROM outbox"
+	    " WHERE action_id = ?1", ACT("b", 1)), T0 + 2000);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "pending");
+	ck_assert_int_eq(attempts_of(ACT("a", 1)), 1);	/* once, not twice */
+	ck_assert_str_eq(qt("SELECT count(*) || ' ' || min(started_at) || ' '"
+	    " || max(started_at) || ' ' || group_concat(owner, '') FROM"
+	    " attempts", NULL), "3 1700000000010 1700000000010 w1w1w1");
+	ck_assert_int_eq(qi("SELECT id FROM attempts WHERE action_id = ?1",
+	    ACT("c", 2)), c[4].lease.attempt_id);
+	for (i = 0; i < 5; i++)
+		store_lease_clear(&c[i].lease);
+	no_lock_held();
+
+	/* Nothing left to take: nothing written, no lock kept. */
+	sig(ACT("b", 1), before, sizeof(before));
+	c[0].row = row_of(ACT("b", 1));
+	c[0].row.attempts = 0;
+	ck_assert_int_eq(store_outbox_claim(st, c, 1, "w2", T0 + 20),
+	    STORE_OK);
+	ck_assert_int_eq(c[0].claimed, 0);
+	sig(ACT("b", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	no_lock_held();
+
+	/* A commit that fails: nothing claimed, every lease clear. */
+	accept_at("a", 2, T0);
+	c[0].row = row_of(ACT("a", 2));
+	c[1].row = row_of(ACT("c", 1));
+	sig(ACT("a", 2), before, sizeof(before));
+	fault_set(FAULT_BEFORE_COMMIT, fail_commit, NULL);
+	ck_assert_int_eq(store_outbox_claim(st, c, 2, "w3", T0 + 30),
+	    STORE_IO);
+	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(c[i].claimed, 0);
+		ck_assert_ptr_null(c[i].lease.payload);
+	}
+	sig(ACT("a", 2), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "pending");
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE"
+	    " owner = 'w3'", NULL), 0);
+	no_lock_held();
+	ck_assert_int_eq(store_outbox_claim(st, c, 0, "w3", T0 + 30),
+	    STORE_OK);
+}
+END_TEST
+
+/*
+ * A batch's outcomes are one transaction, each guarded like a single
+ * finish: its own end and next time, a lost lease moving nothing but a
+ * delivery settling what recovery set aside.  A failed commit writes
+ * nothing.
+ */
+START_TEST(finish_batch)
+{
+	struct store_lease	 l[4];
+	struct store_finish	 f[4];
+	struct store_row	 rows[4];
+	char			 before[SIG_MAX], after[SIG_MAX];
+	int			 i, n, changed;
+
+	accept_at("a", 1, T0);
+	accept_at("b", 1, T0);
+	accept_at("c", 1, T0);
+	accept_at("c", 2, T0);
+	claim(ACT("a", 1), "w1", T0, T0 + 30000, &l[0]);
+	claim(ACT("b", 1), "w1", T0, T0 + 30000, &l[1]);
+	claim(ACT("c", 1), "w1", T0, T0 + 1000, &l[2]);
+	claim(ACT("c", 2), "w1", T0, T0 + 30000, &l[3]);
+	/* c1's lease ran out and recovery set it aside. */
+	ck_assert_int_eq(store_outbox_expired(st, T0 + 1001, rows, 4, &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(store_outbox_expire(st, &rows[0], STORE_OUT_UNKNOWN,
+	    T0 + 1001, T0 + 9000, "lease expired: outcome unknown", &changed),
+	    STORE_OK);
+	ck_assert_int_eq(changed, 1);
+
+	memset(f, 0, sizeof(f));
+	for (i = 0; i < 4; i++) {
+		f[i].lease = &l[i];
+		f[i].ended = T0 + 1500 + i;
+		f[i].next_at = f[i].ended;
+		f[i].lost = -1;
+	}
+	f[0].out = STORE_OUT_DELIVERED;
+	f[0].http_status = 204;
+	f[1].out = STORE_OUT_RETRY;
+	f[1].next_at = T0 + 7000;
+	f[1].http_status = 503;
+	f[1].error = "HTTP 503";
+	f[2].out = STORE_OUT_DELIVERED;
+	f[2].http_status = 200;
+	f[3].out = STORE_OUT_UNKNOWN;
+	f[3].next_at = T0 + 60000;
+	f[3].error = "timed out (may have been received)";
+
+	/* A commit that fails writes nothing. */
+	sig(ACT("b", 1), before, sizeof(before));
+	fault_set(FAULT_BEFORE_COMMIT, fail_commit, NULL);
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_IO);
+	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(f[i].lost, 0);
+	sig(ACT("b", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "leased");
+	ck_assert_str_eq(state_of(ACT("c", 1)), "unknown");
+	no_lock_held();
+
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_OK);
+	ck_assert_int_eq(f[0].lost, 0);
+	ck_assert_int_eq(f[1].lost, 0);
+	ck_assert_int_eq(f[2].lost, 1);
+	ck_assert_int_eq(f[3].lost, 0);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "delivered");
+	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
+	ck_assert_int_eq(next_at(ACT("b", 1)), T0 + 7000);
+	ck_assert_str_eq(state_of(ACT("c", 1)), "delivered");
+	ck_assert_str_eq(state_of(ACT("c", 2)), "unknown");
+	ck_assert_int_eq(next_at(ACT("c", 2)), T0 + 60000);
+	/* Each attempt ended at its own time, with its own answer. */
+	ck_assert_str_eq(qt("SELECT group_concat((ended_at - 1700000000000) ||"
+	    " ':' || ifnull(http_status, '-'), ' ') FROM (SELECT * FROM"
+	    " attempts ORDER BY id)", NULL), "1500:204 1501:503 1502:200"
+	    " 1503:-");
+	ck_assert_str_eq(qt("SELECT last_error FROM outbox"
+	    " WHERE action_id = ?1", ACT("c", 2)),
+	    "timed out (may have been received)");
+	no_lock_held();
+
+	/* Again (a retried record): every lease is gone now, nothing moves. */
+	sig(ACT("a", 1), before, sizeof(before));
+	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1"), STORE_OK);
+	ck_assert_int_eq(f[0].lost, 1);
+	ck_assert_int_eq(f[1].lost, 1);
+	sig(ACT("a", 1), after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
+	/* An outcome out of range is refused before anything is written. */
+	f[0].out = (enum store_outcome)9;
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1"), STORE_ERROR);
+	for (i = 0; i < 4; i++)
+		store_lease_clear(&l[i]);
+	no_lock_held();
 }
 END_TEST
 
@@ -1046,10 +1327,10 @@ START_TEST(expire_outcomes)
 	    STORE_OK);
 	ck_assert_int_eq(n, 0);
 	/* The retry is due at its next_at, the unknown row checked at its. */
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 999, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 999, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 1000, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 1000, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("a", 1));
@@ -1107,7 +1388,7 @@ START_TEST(defer_moves_expiry)
 	sig(ACT("a", 1), after, sizeof(after));
 	ck_assert_str_eq(before, after);
 	/* The worker, alive after all, records its outcome. */
-	ck_assert_int_eq(store_outbox_finish(st, &l, "w1", STORE_OUT_DELIVERED,
+	ck_assert_int_eq(test_finish1(st, &l, "w1", STORE_OUT_DELIVERED,
 	    T0 + 1100, T0 + 1100, 200, NULL, &lost), STORE_OK);
 	ck_assert_int_eq(lost, 0);
 	ck_assert_str_eq(state_of(ACT("a", 1)), "delivered");
@@ -1245,7 +1526,7 @@ START_TEST(checked_outcomes)
 		ck_assert_int_eq(attempts_of(action), 1);
 	}
 	/* Resent: pending and due at once, its attempts kept. */
-	ck_assert_int_eq(store_outbox_pick(st, T0 + 2500, "", &r, &found),
+	ck_assert_int_eq(test_pick1(st, T0 + 2500, "", &r, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_str_eq(r.action, ACT("a", 2));
@@ -1470,7 +1751,7 @@ START_TEST(next_due_or_expiry)
 	{
 		int	lost;
 
-		ck_assert_int_eq(store_outbox_finish(st, &l, "w1",
+		ck_assert_int_eq(test_finish1(st, &l, "w1",
 		    STORE_OUT_UNKNOWN, T0 + 2600, T0 + 9000, 0, "timeout",
 		    &lost), STORE_OK);
 		ck_assert_int_eq(lost, 0);
@@ -1752,8 +2033,11 @@ store_suite(void)
 	tcase_add_test(pick, pick_due_only);
 	tcase_add_test(pick, claim_records_attempt);
 	tcase_add_test(pick, claim_stale_pick);
+	tcase_add_test(pick, pick_batch_fair);
+	tcase_add_test(pick, claim_batch);
 	tcase_add_test(lease, finish_outcomes);
 	tcase_add_test(lease, finish_lost_after_recovery);
+	tcase_add_test(lease, finish_batch);
 	tcase_add_test(lease, expired_collects_past_leases);
 	tcase_add_test(lease, expire_guarded);
 	tcase_add_test(lease, expire_outcomes);

@@ -2,17 +2,26 @@
  * sink.c: a small HTTP/1.1 destination for the outbox dispatcher tests.
  *
  *	sink -p PORT [-a ADDR] -l LOGFILE [-s SCRIPT] [-g GETSCRIPT]
- *	    [-r PIDFILE] [-t TIMEFILE]
+ *	    [-r PIDFILE] [-t TIMEFILE] [-k]
  *
  * Listens on ADDR (default 127.0.0.1) and PORT (0: any free port), writes
  * the pid to PIDFILE, then the bound port and a newline to stdout.  Every
- * connection carries one request and is served by a forked child, so a
- * held connection does not block the others; every answer closes.
+ * connection is served by a forked child, so a held connection does not
+ * block the others.  Connections are numbered 0, 1, 2, ... in accept
+ * order.  Without -k a connection carries one request and every answer
+ * closes it.  With -k (keep-alive) a connection carries requests one
+ * after another: an answer leaves it open (no "Connection: close")
+ * unless the request asked for close, was malformed, or came with bytes
+ * after its body (a pipelined request, which is not served); the child
+ * then reads the next request, until the client closes or goes quiet
+ * (10 s), or a "hang" entry ends the connection.
  *
- * Requests other than GET are numbered 0, 1, 2, ... by the parent before
- * it forks, in the order they start to arrive (for a client that writes
- * as soon as it has connected, as libcurl does, that is accept order; the
- * parent peeks at the first bytes to tell a GET apart).  Request N is
+ * Requests other than GET are numbered 0, 1, 2, ... in the order they
+ * start to arrive: the first request of a connection by the parent before
+ * it forks (for a client that writes as soon as it has connected, as
+ * libcurl does, that is accept order; the parent peeks at the first bytes
+ * to tell a GET apart), a later one on a kept-alive connection by its
+ * child once the request's head is in.  Request N is
  * answered by entry N of SCRIPT, a comma-separated list whose last entry
  * repeats; the default is "204".  An entry is one of
  *
@@ -33,14 +42,15 @@
  *
  * Every request that arrives whole, and every one rejected by the parser,
  * is logged before it is answered, as one line appended with a single
- * write(2) to LOGFILE (O_APPEND), ten tab-separated fields:
+ * write(2) to LOGFILE (O_APPEND), eleven tab-separated fields:
  *
  *	seq method path idempotency_key webhook_id webhook_timestamp
- *	webhook_signature content_length answer body
+ *	webhook_signature content_length answer body connection
  *
  * seq is "-" for a GET, a missing header is "-", answer is the status
- * about to be sent or "hang", and tab, newline and CR in any field are
- * replaced by a space.  A client that disconnects or stalls (10 s) before
+ * about to be sent or "hang", connection is the number of the connection
+ * the request came on, and tab, newline and CR in any field are replaced
+ * by a space.  A client that disconnects or stalls (10 s) before
  * its request is whole is closed without a log line.
  *
  * With -t, every logged request also gets one line in TIMEFILE (single
@@ -59,6 +69,7 @@
  * SIGTERM or SIGINT ends the sink and its process group.
  */
 #include <sys/types.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -128,6 +139,7 @@ struct req {
 	char		*clen;		/* Content-Length */
 	char		*te;		/* Transfer-Encoding */
 	char		*expect;	/* Expect */
+	char		*conn;		/* Connection */
 	char		*body;
 	size_t		 bodylen;
 };
@@ -150,12 +162,17 @@ static const char		*logpath;
 static int			 logfd = -1;
 static const char		*timepath;
 static int			 timefd = -1;
+static int			 keepalive;	/* -k */
+/* The next request numbers, POST (and others) and GET, shared with the
+   children (MAP_SHARED), which number a kept-alive connection's later
+   requests. */
+static long long		*counters;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: sink -p port [-a addr] -l logfile "
-	    "[-s script] [-g getscript] [-r pidfile] [-t timefile]\n");
+	    "[-s script] [-g getscript] [-r pidfile] [-t timefile] [-k]\n");
 }
 
 /*
@@ -682,10 +699,11 @@ buf_field(struct buf *b, const char *s)
 
 /* One line, one write(2) on the O_APPEND descriptor. */
 static int
-log_request(long long seq, const struct req *rq, const char *answer)
+log_request(long long seq, long long conn, const struct req *rq,
+    const char *answer)
 {
 	struct buf	 b = { NULL, 0, 0, 0 };
-	char		 num[32];
+	char		 num[32], cnum[32];
 	ssize_t		 w;
 	int		 n, rv = -1;
 
@@ -711,6 +729,12 @@ log_request(long long seq, const struct req *rq, const char *answer)
 	buf_add(&b, "\t", 1, 0);
 	if (rq->body != NULL)
 		buf_add(&b, rq->body, rq->bodylen, 1);
+	n = snprintf(cnum, sizeof(cnum), "%lld", conn);
+	if (n < 0 || (size_t)n >= sizeof(cnum)) {
+		warnx("log: connection number too long");
+		goto out;
+	}
+	buf_field(&b, cnum);
 	buf_add(&b, "\n", 1, 0);
 	if (b.err) {
 		warnx("log: out of memory");
@@ -772,13 +796,13 @@ log_time(long long seq, const char *method, long long accepted,
 static int
 line_matches(const char *line, size_t len, const char *key, size_t klen)
 {
-	const char	*f[10], *end = line + len, *p = line, *t;
-	size_t		 fl[10], i;
+	const char	*f[11], *end = line + len, *p = line, *t;
+	size_t		 fl[11], i;
 
 	if (len > 0 && line[len - 1] == '\n')
 		end--;
-	for (i = 0; i < 10; i++) {
-		t = i < 9 ? memchr(p, '\t', (size_t)(end - p)) : end;
+	for (i = 0; i < 11; i++) {
+		t = i < 10 ? memchr(p, '\t', (size_t)(end - p)) : end;
 		if (t == NULL)
 			return 0;
 		f[i] = p;
@@ -910,6 +934,8 @@ set_header(struct req *rq, const char *name, char *value)
 		slot = &rq->te;
 	else if (strcasecmp(name, "Expect") == 0)
 		slot = &rq->expect;
+	else if (strcasecmp(name, "Connection") == 0)
+		slot = &rq->conn;
 	else if (strcasecmp(name, "Idempotency-Key") == 0)
 		slot = &rq->key;
 	else if (strcasecmp(name, "Webhook-Id") == 0)
@@ -980,7 +1006,7 @@ parse_head(char *p, size_t hlen, struct req *rq)
 }
 
 static int
-respond(int fd, int status, long long retry_after)
+respond(int fd, int status, long long retry_after, int keep)
 {
 	char	ra[64], b[512];
 	int	n;
@@ -995,10 +1021,10 @@ respond(int fd, int status, long long retry_after)
 		}
 	}
 	/* No Content-Length with 204 or 304 (RFC 9110, 8.6). */
-	n = snprintf(b, sizeof(b), "HTTP/1.1 %d %s\r\n%s%s"
-	    "Connection: close\r\n\r\n", status, reason(status),
+	n = snprintf(b, sizeof(b), "HTTP/1.1 %d %s\r\n%s%s%s\r\n", status,
+	    reason(status),
 	    status == 204 || status == 304 ? "" : "Content-Length: 0\r\n",
-	    ra);
+	    ra, keep ? "" : "Connection: close\r\n");
 	if (n < 0 || (size_t)n >= sizeof(b)) {
 		warnx("response: too long");
 		return -1;
@@ -1075,10 +1101,11 @@ quiet_errno(int e)
  * Reads one request from fd into hdr (HDR_MAX + 1 bytes, which rq then
  * points into) and rq->body.  Sets *status to 0 for a request read whole,
  * or to the error to answer (400, 411, 413, 431) with the body unread.
+ * *extra is set when bytes came after the body (a pipelined request).
  * Returns 0, -1 on an error, -2 if the client went away or went quiet.
  */
 static int
-read_request(int fd, char *hdr, struct req *rq, int *status)
+read_request(int fd, char *hdr, struct req *rq, int *status, int *extra)
 {
 	char			*nl;
 	size_t			 len = 0, hlen, scan = 0, have;
@@ -1087,6 +1114,7 @@ read_request(int fd, char *hdr, struct req *rq, int *status)
 	int			 rc;
 
 	*status = 0;
+	*extra = 0;
 	while ((hlen = find_eoh(hdr, len, &scan)) == 0) {
 		if (len == HDR_MAX) {
 			*status = 431;
@@ -1136,8 +1164,10 @@ read_request(int fd, char *hdr, struct req *rq, int *status)
 
 	/* The body: what came with the head, then the rest. */
 	have = len - hlen;
-	if (have > clen)
+	if (have > clen) {
+		*extra = 1;
 		have = (size_t)clen;
+	}
 	if ((rq->body = malloc((size_t)clen + 1)) == NULL) {
 		warn("malloc");
 		return -1;
@@ -1168,77 +1198,112 @@ read_request(int fd, char *hdr, struct req *rq, int *status)
 	return 0;
 }
 
+/* Takes the next number from a shared counter (0: POST, 1: GET). */
+static long long
+next_number(int which)
+{
+	return __atomic_fetch_add(&counters[which], 1, __ATOMIC_SEQ_CST);
+}
+
 /*
- * Serves the one request on fd in a child.  seq is its number, -1 if the
- * parent saw a GET; gseq is a GET's number, else -1; accepted is when
- * the parent accepted it.  Owns and closes fd.  Returns the exit status.
+ * Serves the requests on fd in a child: one, or with -k one after
+ * another.  seq is the first request's number, -1 if the parent saw a
+ * GET; gseq is a GET's number, else -1; conn is the connection's number;
+ * accepted is when the parent accepted it.  Owns and closes fd.  Returns
+ * the exit status.
  */
 static int
-serve_conn(int fd, long long seq, long long gseq, long long accepted)
+serve_conn(int fd, long long seq, long long gseq, long long conn,
+    long long accepted)
 {
 	static char		 hdr[HDR_MAX + 1];
 	struct req		 rq;
-	const struct entry	*e = NULL;
+	const struct entry	*e;
 	char			 ans[8];
-	long long		 retry_after = -1, answered, delay = 0;
-	int			 status, rv = 1, rc;
+	long long		 retry_after, answered, delay;
+	int			 status, rv = 1, rc, extra, keep, whole;
+	int			 first = 1;
 
 	memset(&rq, 0, sizeof(rq));
 	if (set_timeouts(fd) == -1)
 		goto out;
-	if ((rc = read_request(fd, hdr, &rq, &status)) != 0) {
-		if (rc == -2)
-			rv = 0;
-		goto out;
-	}
-
-	if (rq.method != NULL && strcmp(rq.method, "GET") == 0) {
-		seq = -1;
-		if (status == 0)
-			status = lookup(rq.key);
-		if (gseq >= 0 && ngscript > 0)
-			delay = gscript[(unsigned long long)gseq < ngscript ?
-			    (size_t)gseq : ngscript - 1];
-	} else if (status == 0 && seq < 0)
-		status = 500;	/* the parent cannot have missed a GET */
-	else if (status == 0) {
-		e = &script[(unsigned long long)seq < nscript ?
-		    (size_t)seq : nscript - 1];
-		status = e->status;
-		retry_after = e->retry_after;
-	}
-
-	if (e != NULL && e->act == ACT_HANG)
-		memcpy(ans, "hang", sizeof("hang"));
-	else {
-		rc = snprintf(ans, sizeof(ans), "%d", status);
-		if (rc < 0 || (size_t)rc >= sizeof(ans)) {
-			warnx("status too long");
+	for (;; first = 0) {
+		free(rq.body);
+		memset(&rq, 0, sizeof(rq));
+		e = NULL;
+		retry_after = -1;
+		delay = 0;
+		if ((rc = read_request(fd, hdr, &rq, &status, &extra)) != 0) {
+			if (rc == -2)
+				rv = 0;
 			goto out;
 		}
-	}
-	if (log_request(seq, &rq, ans) == -1)
-		goto out;
-	if (e != NULL && e->act == ACT_HANG) {
-		if (log_time(seq, rq.method, accepted, -1) == -1)
+		whole = status == 0;
+		if (!first) {
+			/* A later request on a kept-alive connection. */
+			accepted = now_ms();
+			if (rq.method != NULL && strcmp(rq.method, "GET") == 0) {
+				seq = -1;
+				gseq = next_number(1);
+			} else {
+				seq = next_number(0);
+				gseq = -1;
+			}
+		}
+
+		if (rq.method != NULL && strcmp(rq.method, "GET") == 0) {
+			seq = -1;
+			if (status == 0)
+				status = lookup(rq.key);
+			if (gseq >= 0 && ngscript > 0)
+				delay = gscript[(unsigned long long)gseq <
+				    ngscript ? (size_t)gseq : ngscript - 1];
+		} else if (status == 0 && seq < 0)
+			status = 500;	/* the parent cannot have missed a GET */
+		else if (status == 0) {
+			e = &script[(unsigned long long)seq < nscript ?
+			    (size_t)seq : nscript - 1];
+			status = e->status;
+			retry_after = e->retry_after;
+		}
+		/* Not after a malformed request, or one followed by more. */
+		keep = keepalive && whole && !extra &&
+		    (rq.conn == NULL || strcasecmp(rq.conn, "close") != 0);
+
+		if (e != NULL && e->act == ACT_HANG)
+			memcpy(ans, "hang", sizeof("hang"));
+		else {
+			rc = snprintf(ans, sizeof(ans), "%d", status);
+			if (rc < 0 || (size_t)rc >= sizeof(ans)) {
+				warnx("status too long");
+				goto out;
+			}
+		}
+		if (log_request(seq, conn, &rq, ans) == -1)
 			goto out;
-		sleep_ms(e->wait * 1000);
-		rv = 0;
-		goto out;
+		if (e != NULL && e->act == ACT_HANG) {
+			if (log_time(seq, rq.method, accepted, -1) == -1)
+				goto out;
+			sleep_ms(e->wait * 1000);
+			rv = 0;
+			goto out;
+		}
+		if (e != NULL && e->act == ACT_SLOW)
+			sleep_ms(e->wait);
+		if (delay > 0)
+			sleep_ms(delay);
+		answered = now_ms();
+		if (respond(fd, status, retry_after, keep) == -1) {
+			if (!quiet_errno(errno))
+				warn("send");
+			rv = 0;
+			goto out;
+		}
+		if (log_time(seq, rq.method, accepted, answered) == -1)
+			goto out;
+		if (!keep)
+			break;
 	}
-	if (e != NULL && e->act == ACT_SLOW)
-		sleep_ms(e->wait);
-	if (delay > 0)
-		sleep_ms(delay);
-	answered = now_ms();
-	if (respond(fd, status, retry_after) == -1) {
-		if (!quiet_errno(errno))
-			warn("send");
-		rv = 0;
-		goto out;
-	}
-	if (log_time(seq, rq.method, accepted, answered) == -1)
-		goto out;
 	linger_close(fd);
 	fd = -1;
 	rv = 0;
@@ -1287,7 +1352,7 @@ drop_fd(int fd)
 /* Forks a child to serve pend[i]; the parent closes its copy. */
 static void
 dispatch(int lfd, struct pend *pend, size_t npend, size_t i, long long seq,
-    long long gseq)
+    long long gseq, long long conn)
 {
 	size_t	j;
 	pid_t	pid;
@@ -1307,7 +1372,7 @@ dispatch(int lfd, struct pend *pend, size_t npend, size_t i, long long seq,
 			drop_fd(fd);
 			_exit(1);
 		}
-		_exit(serve_conn(fd, seq, gseq, pend[i].accepted));
+		_exit(serve_conn(fd, seq, gseq, conn, pend[i].accepted));
 	}
 	drop_fd(fd);
 }
@@ -1318,7 +1383,7 @@ serve_loop(int lfd)
 	struct pend	 pend[PEND_MAX];
 	struct pollfd	 pfd[PEND_MAX + 1];
 	size_t		 idx[PEND_MAX + 1], npend = 0, np, i, j;
-	long long	 seq = 0, gseq = 0, now, next, lpause = 0;
+	long long	 conn = 0, now, next, lpause = 0;
 	struct timespec	 ts;
 	enum cls	 c;
 	int		 fd, rc;
@@ -1390,8 +1455,8 @@ serve_loop(int lfd)
 				drop_fd(pend[j].fd);
 			else
 				dispatch(lfd, pend, npend, j,
-				    c == CLS_GET ? -1 : seq++,
-				    c == CLS_GET ? gseq++ : -1);
+				    c == CLS_GET ? -1 : next_number(0),
+				    c == CLS_GET ? next_number(1) : -1, conn++);
 			pend[j].fd = -1;
 		}
 		for (i = j = 0; i < npend; i++)
@@ -1436,7 +1501,7 @@ main(int argc, char *argv[])
 	unsigned int		 bound;
 	int			 ch, lfd = -1, rv = 1;
 
-	while ((ch = getopt(argc, argv, "p:a:l:s:g:r:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "p:a:l:s:g:r:t:k")) != -1) {
 		switch (ch) {
 		case 'p':
 			portarg = optarg;
@@ -1459,6 +1524,9 @@ main(int argc, char *argv[])
 		case 't':
 			timepath = optarg;
 			break;
+		case 'k':
+			keepalive = 1;
+			break;
 		default:
 			usage();
 			return 2;
@@ -1474,6 +1542,13 @@ main(int argc, char *argv[])
 	}
 	if (load_script(spec) == -1 || load_gscript(gspec) == -1)
 		return 2;
+	counters = mmap(NULL, 2 * sizeof(*counters), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (counters == MAP_FAILED) {
+		warn("mmap");
+		return 1;
+	}
+	counters[0] = counters[1] = 0;
 
 	/* Our own process group, so that kill(0, ...) reaches our children. */
 	if (setpgid(0, 0) == -1 && getpgrp() != getpid()) {

@@ -324,6 +324,53 @@ test_accept(struct store *s, struct config *c, const char *tenant,
 	return accept_observation(s, c, &req, &res);
 }
 
+enum store_status
+test_pick1(struct store *s, int64_t now, const char *cursor,
+    struct store_row *r, int *found)
+{
+	enum store_status	rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = store_outbox_pick(s, now, cursor, r, 1, found);
+	return rc;
+}
+
+enum store_status
+test_claim1(struct store *s, const struct store_row *r, const char *owner,
+    int64_t now, int64_t lease_until, struct store_lease *l, int *claimed)
+{
+	struct store_claim_row	c;
+	enum store_status	rc;
+
+	memset(&c, 0, sizeof(c));
+	c.row = *r;
+	c.lease_until = lease_until;
+	rc = store_outbox_claim(s, &c, 1, owner, now);
+	*l = c.lease;
+	*claimed = c.claimed;
+	return rc;
+}
+
+enum store_status
+test_finish1(struct store *s, const struct store_lease *l, const char *owner,
+    enum store_outcome out, int64_t now, int64_t next_at, long http_status,
+    const char *error, int *lost)
+{
+	struct store_finish	f;
+	enum store_status	rc;
+
+	memset(&f, 0, sizeof(f));
+	f.lease = l;
+	f.out = out;
+	f.ended = now;
+	f.next_at = next_at;
+	f.http_status = http_status;
+	f.error = error;
+	rc = store_outbox_finish(s, &f, 1, owner);
+	*lost = f.lost;
+	return rc;
+}
+
 /*
  * Either file, through a connection of the test's own
  */

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "group.h"
 #include "store.h"
+#include "store_outbox.h"
 
 /* Runs the suite (forking per test), prints Check's summary, returns the exit status. */
 int test_run(Suite *);
@@ -114,6 +115,22 @@ struct group *test_group_new(const char *state_path, int threaded);
  */
 enum hb_result test_accept(struct store *, struct config *,
     const char *tenant, const char *job_id, int64_t now);
+
+/*
+ * The dispatcher's batch functions for one row at a time (a batch of
+ * one): store_outbox_pick() with *found 0 when nothing is due;
+ * store_outbox_claim() with its lease taken until lease_until, and
+ * *claimed; store_outbox_finish() of one attempt ended at now, and *lost.
+ * Each returns the batch function's status.
+ */
+enum store_status test_pick1(struct store *, int64_t now, const char *cursor,
+    struct store_row *, int *found);
+enum store_status test_claim1(struct store *, const struct store_row *,
+    const char *owner, int64_t now, int64_t lease_until,
+    struct store_lease *, int *claimed);
+enum store_status test_finish1(struct store *, const struct store_lease *,
+    const char *owner, enum store_outcome, int64_t now, int64_t next_at,
+    long http_status, const char *error, int *lost);
 
 /* ---- either file, through a connection of the test's own ---- */
 
