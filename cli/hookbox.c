@@ -13,7 +13,6 @@
 #include <getopt.h>
 #include <signal.h>
 #include <limits.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -938,15 +937,6 @@ cmd_status(struct settings *e, int argc, char **argv)
 /* dispatch --once also waits for what falls due within this. */
 #define ONCE_HORIZON_MS	1000
 
-/*
- * The free memory at the top of the heap a dispatcher keeps.  Every
- * batch allocates and frees much the same memory again (SQLite's
- * statement journals, libcurl's transfers); with glibc's default (128
- * KiB) the top of the heap was handed back to the kernel and taken again
- * about twice per delivery, each a brk(2) with its TLB flush: measured,
- * that made deliveries three to four times slower.
- */
-#define DISPATCH_HEAP_KEEP	(8 * 1024 * 1024)
 
 static volatile sig_atomic_t	stop_requested;
 
@@ -1132,9 +1122,8 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 		warnx("libcurl failed to initialise");
 		return EXIT_FAIL;
 	}
-#ifdef M_TRIM_THRESHOLD
-	(void)mallopt(M_TRIM_THRESHOLD, DISPATCH_HEAP_KEEP);
-#endif
+	/* Every batch allocates and frees much the same memory. */
+	util_keep_heap();
 	/*
 	 * SIGTERM: finish the batch in flight, record it, then leave.  With
 	 * --workers the supervisor takes the signal and passes it on to each

@@ -14,7 +14,6 @@
  * The request path itself is respond.c.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -411,13 +410,8 @@ main(int argc, char *argv[])
 		usage();
 	if (util_init() != 0)
 		die("libsodium failed to initialise");
-	/*
-	 * Every request allocates and frees much the same memory (libfcgi's
-	 * streams, the body, SQLite's statements); with glibc's default the
-	 * top of each thread's heap went back to the kernel and was taken
-	 * again on every request, an madvise(2) or brk(2) and a TLB flush.
-	 */
-	(void)mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
+	/* Every request allocates and frees much the same memory. */
+	util_keep_heap();
 	/* The operator's data directory: a request cannot choose another. */
 	if (settings_load(&srv.set, dir, (int)busy_ms, 1, &why) != 0) {
 		fprintf(stderr, "hookbox-fcgi: %s\n", why);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -18,6 +19,14 @@ util_init(void)
 {
 	json_init();
 	return sodium_init() < 0 ? -1 : 0;
+}
+
+void
+util_keep_heap(void)
+{
+#ifdef M_TRIM_THRESHOLD
+	(void)mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
+#endif
 }
 
 enum util_num

@@ -16,6 +16,17 @@
  */
 HB_API int util_init(void) HB_MUST_CHECK;
 
+/*
+ * For a long-running process that allocates and frees much the same
+ * memory over and over (a request, a batch): keeps up to 8 MiB freed at
+ * the top of each heap instead of glibc's default 128 KiB.  With the
+ * default the top went back to the kernel and was taken again on every
+ * request or delivery, each time an madvise(2) or brk(2) and a TLB flush:
+ * measured, that made deliveries three to four times slower, and was a
+ * sixth of the responder's profile.
+ */
+HB_API void util_keep_heap(void);
+
 /* What the one bounded integer parser found. */
 enum util_num {
 	UTIL_NUM_OK = 0,
