@@ -97,7 +97,8 @@ FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
 FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
-	      check_outbox check_json check_respond check_store check_super
+	      check_outbox check_json check_respond check_store check_super \
+	      check_group
 TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
@@ -188,6 +189,12 @@ $(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
 	$(CC) $(LDFLAGS) -Wl,--wrap=hook_prepare -o $@ $< \
 	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
 	    $(LDLIBS) $(CHECK_LIBS)
+
+# check_group wraps pthread_join() to see group_free() join the writer.
+$(O)/tests/check_group: $(O)/tests/check_group.o $(TEST_COMMON) \
+    $(O)/libhookbox-fault.a
+	$(CC) $(LDFLAGS) -Wl,--wrap=pthread_join -o $@ $< $(TEST_COMMON) \
+	    $(O)/libhookbox-fault.a $(LDLIBS) $(CHECK_LIBS)
 
 $(SINK): tests/sink.c
 	@mkdir -p $(@D)
