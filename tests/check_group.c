@@ -196,8 +196,11 @@ serve(struct call *c)
 	}
 	c->prepared = hook_prepare(cfg, &req, &h, &c->res) == 0;
 	config_pool_give(pool, cfg);
-	/* res holds the answer either way. */
-	if (c->prepared && group_accept(grp, &h.prep, &c->res) != c->res.result)
+	if (!c->prepared)
+		return;
+	/* Only the group may answer from here on. */
+	c->res.result = HB_RESULT__N;
+	if (group_accept(grp, &h.prep, &c->res) != c->res.result)
 		c->res.result = HB_RESULT__N;
 }
 
@@ -860,12 +863,15 @@ END_TEST
 
 /*
  * group_free() with observations still waiting: the writer is held until
- * the stop was asked for (group_free() is joining it), and every waiting
- * observation is answered, and committed, before group_free() returns.
+ * the stop was asked for (group_free() is joining it), with more waiting
+ * than one batch takes, so that the writer meets the stop with work left;
+ * every waiting observation is answered, and committed, before
+ * group_free() returns.
  */
 START_TEST(free_answers_the_waiting)
 {
-	enum { N = 50 };
+	enum { N = GROUP_BATCH_MAX + 8 };
+	char	want[64];
 	int	i;
 
 	for (i = 0; i < N; i++)
@@ -881,7 +887,8 @@ START_TEST(free_answers_the_waiting)
 		ck_assert_msg(calls[i].res.result == HB_ACCEPTED,
 		    "call %d not answered before group_free() returned: %d", i,
 		    (int)calls[i].res.result);
-	snapshot_is(state_path, "r50 j50 a50 o50 c0");
+	snprintf(want, sizeof(want), "r%d j%d a%d o%d c0", N, N, N, N);
+	snapshot_is(state_path, want);
 	join_all(calls, N);
 }
 END_TEST
