@@ -289,7 +289,7 @@ completed(struct call *c, const char *job)
 static void
 fresh(struct call *c, int i)
 {
-	char	job[16];
+	char	job[32];
 
 	ck_assert(i >= 0 && i < FRESH);
 	snprintf(job, sizeof(job), "f-%03d", i);
@@ -353,7 +353,7 @@ static void
 setup(void)
 {
 	struct config	*w;
-	char		 job[16], att[16], cpath[PATH_MAX];
+	char		 job[32], att[32], cpath[PATH_MAX];
 	int		 i;
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
