@@ -20,7 +20,8 @@ for build in build build-san; do
 		cat "$log.one" >> "$log"
 	done
 	for script in "tests/cli.sh $build/hookbox" "tests/e2e.sh $build" \
-	    "tests/trust.sh $build" "tests/dispatch.sh $build"; do
+	    "tests/trust.sh $build" "tests/dispatch.sh $build" \
+	    "tests/group.sh $build"; do
 		echo "== $script"
 		# shellcheck disable=SC2086
 		if ! sh $script > "$log.one" 2>&1; then
