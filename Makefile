@@ -130,10 +130,13 @@ TEST_COMMON = $(O)/tests/testutil.o
 BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
 # A scriptable HTTP server: the downstream consumer in dispatcher tests.
 SINK	 = $(O)/tests/sink
+# An LD_PRELOAD shim that slows each COMMIT: tests/group.sh's kill lands in it.
+SLOWCOMMIT = $(O)/tests/slowcommit.so
 
 all: $(O)/.banned $(BINS)
 
-tests: all $(TEST_BINS) $(SINK) $(if $(filter 1,$(SAN) $(TSAN)),,$(O)/.exports)
+tests: all $(TEST_BINS) $(SINK) $(SLOWCOMMIT) \
+    $(if $(filter 1,$(SAN) $(TSAN)),,$(O)/.exports)
 
 # No banned calls (sprintf, strcpy, atoi, ...) anywhere: see the script.
 C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c bench/*.c)
@@ -220,6 +223,13 @@ $(O)/tests/check_group: $(O)/tests/check_group.o $(TEST_COMMON) \
     $(O)/libhookbox-fault.a
 	$(CC) $(LDFLAGS) -Wl,--wrap=pthread_join -o $@ $< $(TEST_COMMON) \
 	    $(O)/libhookbox-fault.a $(LDLIBS) $(CHECK_LIBS)
+
+# Not instrumented, whatever the build: it is loaded before the
+# sanitizers' runtimes.
+$(SLOWCOMMIT): tests/slowcommit.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -std=c11 $(OPT) $(WARN) -fPIC -shared -o $@ \
+	    tests/slowcommit.c -ldl
 
 $(SINK): tests/sink.c
 	@mkdir -p $(@D)
