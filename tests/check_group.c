@@ -46,6 +46,7 @@ static struct group		*grp;
 struct call {
 	char			 body[256];
 	char			 job[32];	/* for the queries; "" when none */
+	const char		*endpoint;	/* NULL: "hook" */
 	const char		*key;		/* X-Hook-Key, or NULL */
 	int			 prepared;	/* hook_prepare() returned 0 */
 	struct accept_res	 res;
@@ -183,7 +184,7 @@ serve(struct call *c)
 	enum config_status	 cs;
 
 	memset(&req, 0, sizeof(req));
-	req.endpoint = "hook";
+	req.endpoint = c->endpoint != NULL ? c->endpoint : "hook";
 	req.header = header;
 	req.arg = c;
 	req.body = c->body;
@@ -365,6 +366,11 @@ setup(void)
 	test_add_job(w, "acme", "job-1", "att-1", "sink");
 	/* The same attempt and step as job-1: the same action id. */
 	test_add_job(w, "acme", "job-twin", "att-1", "sink");
+	/* An inactive tenant's endpoint and job. */
+	test_add_tenant(w, "sleepy", 0);
+	test_add_destination(w, "sleepy", "sink");
+	test_add_endpoint(w, "sleepy-hook", "sleepy", CONFIG_AUTH_KEY, KEY);
+	test_add_job(w, "sleepy", "s-1", "att-s", "sink");
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);
 	for (i = 0; i < FRESH; i++) {
 		snprintf(job, sizeof(job), "f-%03d", i);
@@ -633,8 +639,9 @@ END_TEST
 
 /*
  * Refused requests never reach the writer: mixed with valid ones, all at
- * once, they are answered by hook_prepare() and the batch holds exactly
- * the valid ones, all accepted.
+ * once, they are answered by hook_prepare() (the parser, the key, or
+ * accept_prepare()), and the batch holds exactly the valid ones, all
+ * accepted.
  */
 START_TEST(malformed_never_reach_the_writer)
 {
@@ -643,22 +650,30 @@ START_TEST(malformed_never_reach_the_writer)
 		const char	*key;
 		const char	*body;
 		enum hb_result	 want;
+		const char	*endpoint;
 	} bad[] = {
-		{ KEY, "{\"type\":\"job_completed\",\"job_id\":", HB_MALFORMED },
+		/* Refused by the parser. */
+		{ KEY, "{\"type\":\"job_completed\",\"job_id\":",
+		    HB_MALFORMED, NULL },
 		{ KEY, "{\"type\":\"job_completed\",\"status\":\"completed\"}",
-		    HB_MALFORMED },
+		    HB_MALFORMED, NULL },
 		{ KEY, "{\"type\":\"job_completed\",\"job_id\":\"f-001\","
 		    "\"job_id\":\"f-002\",\"status\":\"completed\"}",
-		    HB_MALFORMED },
+		    HB_MALFORMED, NULL },
 		{ KEY, "{\"type\":\"job_completed\",\"job_id\":\"f\\u0001\","
-		    "\"status\":\"completed\"}", HB_MALFORMED },
-		{ KEY, "{\"type\":\"job_completed\",\"job_id\":\"nope\","
-		    "\"status\":\"completed\"}", HB_UNKNOWN_JOB },
+		    "\"status\":\"completed\"}", HB_MALFORMED, NULL },
+		/* By authentication. */
 		{ "wrong-key-for-this", "{\"type\":\"job_completed\","
 		    "\"job_id\":\"f-003\",\"status\":\"completed\"}",
-		    HB_UNAUTHORIZED },
+		    HB_UNAUTHORIZED, NULL },
 		{ NULL, "{\"type\":\"job_completed\",\"job_id\":\"f-004\","
-		    "\"status\":\"completed\"}", HB_UNAUTHORIZED },
+		    "\"status\":\"completed\"}", HB_UNAUTHORIZED, NULL },
+		/* Parsed and authenticated; accept_prepare() refuses them. */
+		{ KEY, "{\"type\":\"job_completed\",\"job_id\":\"nope\","
+		    "\"status\":\"completed\"}", HB_UNKNOWN_JOB, NULL },
+		{ KEY, "{\"type\":\"job_completed\",\"job_id\":\"s-1\","
+		    "\"status\":\"completed\"}", HB_UNKNOWN_ENDPOINT,
+		    "sleepy-hook" },
 	};
 	const size_t		nbad = sizeof(bad) / sizeof(bad[0]);
 	struct group_stats	st;
@@ -668,9 +683,11 @@ START_TEST(malformed_never_reach_the_writer)
 	for (i = 0; i < N; i++) {
 		if (i % 2 == 0)
 			fresh(&calls[i], i / 2);
-		else
+		else {
 			set_call(&calls[i], bad[(size_t)i % nbad].key, "", "%s",
 			    bad[(size_t)i % nbad].body);
+			calls[i].endpoint = bad[(size_t)i % nbad].endpoint;
+		}
 	}
 	hold_next(VALID, NULL);
 	start_all(calls, N);
