@@ -45,7 +45,11 @@ struct group_opts {
 	int		 threaded;	/* non-zero: a writer thread */
 };
 
-/* What the group has done, for metrics and tests. */
+/*
+ * What the group has done, for metrics and tests.  A batch is counted
+ * just after its members are answered: a group_accept() that returned
+ * may not be counted yet.
+ */
 struct group_stats {
 	int64_t	batches;	/* COMMITs tried */
 	int64_t	observations;	/* observations in them */
