@@ -1,7 +1,9 @@
 # hookbox: a webhook acceptance boundary for media pipelines.
 #
 #   make            build the programs into $(O)/ (needs no Check)
-#   make tests      build the test programs too
+#   make tests      build the test programs too (SAN=1: with ASan and
+#                   UBSan, into $(O)-san; TSAN=1: with ThreadSanitizer,
+#                   into $(O)-tsan)
 #   make check      install what is missing, build, run every test
 #   make run        install what is missing, build, start a demo on 127.0.0.1
 #   make install    install into $(DESTDIR)$(PREFIX)
@@ -14,7 +16,8 @@ PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 O	?= build
 CC	?= cc
-# The build directory as given; the sanitizer build goes to $(BUILD)-san.
+# The build directory as given; the sanitizer builds go to $(BUILD)-san
+# (ASan + UBSan) and $(BUILD)-tsan (ThreadSanitizer).
 BUILD	:= $(O)
 
 # pkg-config, asked once and only when a rule needs the answer (so that
@@ -45,6 +48,23 @@ CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
 CPPFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(CPPFLAGS))
 LDFLAGS	+= -fsanitize=address,undefined
+endif
+
+# TSAN=1: the ThreadSanitizer build, in its own directory (TSan and ASan
+# do not mix).  It links the system's libcjson, uninstrumented, so TSan
+# does not see inside cJSON.  XXX cJSON's one shared variable,
+# global_error, is written by every parse: concurrent parses race on it.
+# Nothing reads it (cJSON_GetErrorPtr() is never called), so the race is
+# harmless, but an instrumented cJSON would need it suppressed.
+ifeq ($(TSAN),1)
+ifeq ($(SAN),1)
+$(error SAN=1 and TSAN=1 are two builds: make one, then the other)
+endif
+override O := $(BUILD)-tsan
+OPT	 = -O1 -g
+CFLAGS	+= -fsanitize=thread -fno-omit-frame-pointer
+CPPFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(CPPFLAGS))
+LDFLAGS	+= -fsanitize=thread
 endif
 
 # The sanitizer and fuzz builds compile cJSON from Debian's source package
@@ -97,17 +117,26 @@ FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
 FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
-	      check_outbox check_json check_respond check_store check_super
+	      check_outbox check_json check_respond check_store check_super \
+	      check_group
+# The ThreadSanitizer build needs only the suites whose code runs
+# threads: tests/check.sh runs those.
+ifeq ($(TSAN),1)
+TEST_SUITES := check_accept check_json check_respond check_group
+endif
 TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
 BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
 # A scriptable HTTP server: the downstream consumer in dispatcher tests.
 SINK	 = $(O)/tests/sink
+# An LD_PRELOAD shim that slows each COMMIT: tests/group.sh's kill lands in it.
+SLOWCOMMIT = $(O)/tests/slowcommit.so
 
 all: $(O)/.banned $(BINS)
 
-tests: all $(TEST_BINS) $(SINK) $(if $(filter 1,$(SAN)),,$(O)/.exports)
+tests: all $(TEST_BINS) $(SINK) $(SLOWCOMMIT) \
+    $(if $(filter 1,$(SAN) $(TSAN)),,$(O)/.exports)
 
 # No banned calls (sprintf, strcpy, atoi, ...) anywhere: see the script.
 C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c bench/*.c)
@@ -189,6 +218,19 @@ $(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
 	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
 	    $(LDLIBS) $(CHECK_LIBS)
 
+# check_group wraps pthread_join() to see group_free() join the writer.
+$(O)/tests/check_group: $(O)/tests/check_group.o $(TEST_COMMON) \
+    $(O)/libhookbox-fault.a
+	$(CC) $(LDFLAGS) -Wl,--wrap=pthread_join -o $@ $< $(TEST_COMMON) \
+	    $(O)/libhookbox-fault.a $(LDLIBS) $(CHECK_LIBS)
+
+# Not instrumented, whatever the build: it is loaded before the
+# sanitizers' runtimes.
+$(SLOWCOMMIT): tests/slowcommit.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -std=c11 $(OPT) $(WARN) -fPIC -shared -o $@ \
+	    tests/slowcommit.c -ldl
+
 $(SINK): tests/sink.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ tests/sink.c
@@ -198,10 +240,12 @@ $(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
 	    $(LDLIBS) $(CHECK_LIBS)
 
 # Everything a test run needs, then every suite: unit tests in the normal
-# and the sanitizer build, then the command-line and end-to-end scripts.
+# and the sanitizer build, then the command-line and end-to-end scripts,
+# then what runs threads in the ThreadSanitizer build.
 check: deps
 	$(MAKE) tests
 	$(MAKE) SAN=1 tests
+	$(MAKE) TSAN=1 tests
 	sh tests/check.sh
 
 deps:
@@ -241,7 +285,7 @@ install: $(BINS)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-san build-fuzz
+	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan build-fuzz
 
 .PHONY: all tests check deps run install clean fuzz
 .SECONDARY:

@@ -45,7 +45,11 @@ struct group_opts {
 	int		 threaded;	/* non-zero: a writer thread */
 };
 
-/* What the group has done, for metrics and tests. */
+/*
+ * What the group has done, for metrics and tests.  A batch is counted
+ * just after its members are answered: a group_accept() that returned
+ * may not be counted yet.
+ */
 struct group_stats {
 	int64_t	batches;	/* COMMITs tried */
 	int64_t	observations;	/* observations in them */
@@ -64,7 +68,9 @@ HB_API int group_new(const struct group_opts *, struct group **out)
 
 /*
  * Stops the writer once every observation handed to it is answered, and
- * closes the connection.  No group_accept() may be running or start.
+ * closes the connection.  A group_accept() already waiting when it is
+ * called is answered before it returns (and then returns by itself); none
+ * may start, or be about to hand its observation over, once it is called.
  * group_free(NULL) is a no-op.
  */
 HB_API void group_free(struct group *);

@@ -1,7 +1,8 @@
 #!/bin/sh
-# tests/check.sh: every test, in the normal and the sanitizer build.
-# Run by `make check` after both builds; prints one closing line
-# "check: N passed, N failed" counting individual checks.
+# tests/check.sh: every test, in the normal and the sanitizer build, and
+# the code that runs threads in the ThreadSanitizer build.  Run by `make
+# check` after the three builds; prints one closing line "check: N
+# passed, N failed" counting individual checks.
 set -u
 cd "$(dirname "$0")/.."
 log=$(mktemp)
@@ -20,7 +21,8 @@ for build in build build-san; do
 		cat "$log.one" >> "$log"
 	done
 	for script in "tests/cli.sh $build/hookbox" "tests/e2e.sh $build" \
-	    "tests/trust.sh $build" "tests/dispatch.sh $build"; do
+	    "tests/trust.sh $build" "tests/dispatch.sh $build" \
+	    "tests/group.sh $build"; do
 		echo "== $script"
 		# shellcheck disable=SC2086
 		if ! sh $script > "$log.one" 2>&1; then
@@ -29,6 +31,22 @@ for build in build build-san; do
 		cat "$log.one"
 		cat "$log.one" >> "$log"
 	done
+done
+
+# ThreadSanitizer: the suites whose code runs threads (the group's writer,
+# the config.db pool, the JSON allocation flag), and the responder's
+# threads under load and a kill.  A race is a failure: Check counts the
+# suite's exit status 66, group.sh looks for the report in the log.
+for run in "build-tsan/tests/check_group" "build-tsan/tests/check_accept" \
+    "build-tsan/tests/check_respond" "build-tsan/tests/check_json" \
+    "sh tests/group.sh build-tsan"; do
+	echo "== $run"
+	# shellcheck disable=SC2086
+	if ! $run > "$log.one" 2>&1; then
+		status=1
+	fi
+	cat "$log.one"
+	cat "$log.one" >> "$log"
 done
 rm -f "$log.one"
 
