@@ -233,14 +233,14 @@ checkpointer(void *arg)
 
 /* Stops the threads that were started, once the writer is done. */
 static void
-stop(struct group *g, int writer)
+stop(struct group *g, int join_writer)
 {
 	pthread_mutex_lock(&g->lock);
 	g->stopping = 1;
 	pthread_cond_signal(&g->work);
 	pthread_cond_signal(&g->ckpt);
 	pthread_mutex_unlock(&g->lock);
-	if (writer)
+	if (join_writer)
 		pthread_join(g->writer, NULL);
 	pthread_join(g->checkpointer, NULL);
 }

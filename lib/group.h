@@ -18,7 +18,9 @@
  *
  * Two ways to run it:
  *  - threaded: a writer thread of its own; group_accept() is called from
- *    any number of threads;
+ *    any number of threads.  A second thread, with its own connection,
+ *    checkpoints the WAL every few hundred observations, so that no
+ *    batch waits for a checkpoint;
  *  - inline: no thread; the caller's thread runs a batch of one under a
  *    lock (a single-threaded worker, plain CGI, the tests).
  *
