@@ -38,6 +38,10 @@ WARN	 = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
 CFLAGS	?= $(OPT)
 CFLAGS	+= -std=c11 $(WARN) -fvisibility=hidden -fstack-protector-strong -pthread
 CPPFLAGS += -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -Ilib $(PKG_CFLAGS)
+# make HB_VERSION=1.2.3: the version the programs report (else lib/hb.h's).
+ifdef HB_VERSION
+CPPFLAGS += -DHB_VERSION='"$(HB_VERSION)"'
+endif
 LDLIBS	+= $(PKG_LIBS) -pthread
 
 # SAN=1: the sanitizer build (ASan + UBSan), built in its own directory.

@@ -25,6 +25,7 @@
 #include <fcgiapp.h>
 
 #include "respond.h"
+#include "store.h"
 #include "super.h"
 #include "util.h"
 
@@ -38,12 +39,43 @@ static volatile sig_atomic_t	in_request;
 /* Each thread's stack: the request path needs far less. */
 #define THREAD_STACK		(512 * 1024)
 
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+/*
+ * Prints the usage with each option's default to f and exits with code:
+ * -h asks for it (standard output, 0), a bad option earns it (standard
+ * error, 2).
+ */
+static void
+usage_to(FILE *f, int code)
+{
+	fprintf(f, "usage: hookbox-fcgi [-hV] [-d DIR] [-s SOCKET [-w WORKERS]"
+	    " [-m MODE]] [-t THREADS]\n"
+	    "                    [-l BODY_MAX] [-b BUSY_MS]\n"
+	    "  -d DIR       data directory (default $HOOKBOX_DIR)\n"
+	    "  -s SOCKET    unix socket path or [HOST]:PORT (default: the"
+	    " socket on fd 0,\n"
+	    "               or one CGI request)\n"
+	    "  -w WORKERS   worker processes, 1.." STR(SUPER_WORKERS_MAX)
+	    " (default 1)\n"
+	    "  -m MODE      socket mode, octal (default 0%o)\n"
+	    "  -t THREADS   serving threads per process, 1.." STR(THREADS_MAX)
+	    " (default %d)\n"
+	    "  -l BODY_MAX  body limit in bytes (default %d)\n"
+	    "  -b BUSY_MS   busy timeout, 0..600000 (default $HOOKBOX_BUSY_MS,"
+	    " else %d)\n"
+	    "  -h           this help\n"
+	    "  -V           print the version\n",
+	    (unsigned)SOCKET_MODE_DEFAULT, THREADS_DEFAULT,
+	    HB_BODY_MAX_DEFAULT, STORE_BUSY_MS_DEFAULT);
+	exit(code);
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: hookbox-fcgi [-d DIR] [-s SOCKET [-w WORKERS]"
-	    " [-m MODE]] [-t THREADS] [-l BODY_MAX] [-b BUSY_MS]\n");
-	exit(2);
+	usage_to(stderr, 2);
 }
 
 /* An octal file mode, as chmod(1) writes it: "660", "0660". */
@@ -368,8 +400,14 @@ main(int argc, char *argv[])
 	memset(&srv, 0, sizeof(srv));
 	srv.body_max = HB_BODY_MAX_DEFAULT;
 	srv.retry_after = 5;
-	while ((ch = getopt(argc, argv, "b:d:l:m:s:t:w:")) != -1)
+	while ((ch = getopt(argc, argv, "b:d:hl:m:s:t:Vw:")) != -1)
 		switch (ch) {
+		case 'h':
+			usage_to(stdout, 0);
+			break;
+		case 'V':
+			printf("hookbox-fcgi %s\n", HB_VERSION);
+			return 0;
 		case 'b':
 			busy_ms = util_strtonum(optarg, 0, 600000, &err);
 			if (err != NULL)

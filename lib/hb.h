@@ -14,6 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The release, for --version; the Makefile's HB_VERSION overrides it. */
+#ifndef HB_VERSION
+#define HB_VERSION	"0.9.0"
+#endif
+
 #define HB_API __attribute__((visibility("default")))
 #define HB_MUST_CHECK __attribute__((warn_unused_result))
 
