@@ -43,12 +43,29 @@
 #define EXIT_USAGE	2
 #define EXIT_TEMPFAIL	75
 
-/* Everything a command needs from the global options and environment. */
+/*
+ * Defaults of the commands' options, named once: the code and the help
+ * table both use them.
+ */
+#define DEST_TIMEOUT_MS_DEFAULT		10000
+#define DEST_ATTEMPTS_DEFAULT		10
+#define POLL_LIMIT_DEFAULT		100
+#define POLL_TIMEOUT_MS_DEFAULT		10000
+#define LIST_LIMIT_DEFAULT		100
+#define PRUNE_RECEIPTS_DAYS_DEFAULT	7
+#define PRUNE_ACTIONS_DAYS_DEFAULT	90
+#define RESOLVE_NOTE_DEFAULT		"resolved by an operator"
+
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+/* One command: its words, its function, its usage line and its help. */
 struct cmd {
 	const char	*name;
 	const char	*sub;	/* NULL for single-word commands */
 	int		(*fn)(struct settings *, int, char **);
 	const char	*usage;
+	const char	*help;	/* one line per option, with its default */
 };
 
 static const struct cmd *current;
@@ -67,11 +84,19 @@ warnx(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* c's usage line to f, after lead ("usage:"). */
+static void
+print_usage(FILE *f, const char *lead, const struct cmd *c)
+{
+	fprintf(f, "%s hookbox [-d DIR] %s%s%s%s%s\n", lead, c->name,
+	    c->sub != NULL ? " " : "", c->sub != NULL ? c->sub : "",
+	    c->usage[0] != '\0' ? " " : "", c->usage);
+}
+
 static int
 usage_of(const struct cmd *c)
 {
-	fprintf(stderr, "usage: hookbox [-d DIR] %s%s%s %s\n", c->name,
-	    c->sub != NULL ? " " : "", c->sub != NULL ? c->sub : "", c->usage);
+	print_usage(stderr, "usage:", c);
 	return EXIT_USAGE;
 }
 
@@ -495,8 +520,8 @@ cmd_destination_add(struct settings *e, int argc, char **argv)
 	int				 ch, rc;
 
 	memset(&d, 0, sizeof(d));
-	d.timeout_ms = 10000;
-	d.max_attempts = 10;
+	d.timeout_ms = DEST_TIMEOUT_MS_DEFAULT;
+	d.max_attempts = DEST_ATTEMPTS_DEFAULT;
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 't':
@@ -1179,7 +1204,8 @@ cmd_poll(struct settings *e, int argc, char **argv)
 	struct store		*st = NULL;
 	struct http		*http = NULL;
 	enum store_status	 src;
-	long long		 limit = 100, timeout = 10000;
+	long long		 limit = POLL_LIMIT_DEFAULT;
+	long long		 timeout = POLL_TIMEOUT_MS_DEFAULT;
 	int			 ch, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
@@ -1236,7 +1262,7 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 	enum store_status	 src;
 	enum store_state	 state;
 	const char		*name = NULL;
-	long long		 limit = 100;
+	long long		 limit = LIST_LIMIT_DEFAULT;
 	int			 ch, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
@@ -1379,7 +1405,7 @@ cmd_resolve(struct settings *e, int argc, char **argv)
 	};
 	struct store		*st = NULL;
 	enum store_status	 src;
-	const char		*note = "resolved by an operator";
+	const char		*note = RESOLVE_NOTE_DEFAULT;
 	long long		 id;
 	int			 ch, changed, rc;
 
@@ -1422,7 +1448,8 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	struct store_pruned	 p;
 	struct store		*st = NULL;
 	enum store_status	 src;
-	long long		 rdays = 7, adays = 90;
+	long long		 rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
+	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
 	int64_t			 now = util_now_ms(), day = 86400000;
 	int			 ch, rc;
 
@@ -1456,65 +1483,335 @@ cmd_prune(struct settings *e, int argc, char **argv)
 
 /* ---- dispatch table and main -------------------------------------- */
 
+/*
+ * Every command, its usage and its help: the one place that says what a
+ * command takes.  A help line is "  OPTION  what it does (default X)";
+ * the defaults come from the constants the commands use.
+ */
 static const struct cmd cmds[] = {
-	{ "init", NULL, cmd_init, "" },
+	{ "init", NULL, cmd_init, "",
+	    "" },
 	{ "tenant", "add", cmd_tenant_add,
-	    "[--inactive] [--status-base URL] [--api-key-file FILE|-] ID" },
-	{ "tenant", "list", cmd_list, "" },
-	{ "tenant", "remove", cmd_remove, "ID" },
+	    "[--inactive] [--status-base URL] [--api-key-file FILE|-] ID",
+	    "  --inactive             add the tenant inactive (default active)\n"
+	    "  --status-base URL      base of the provider's status API, for"
+	    " poll (default none)\n"
+	    "  --api-key-file FILE|-  the status API's key, from a file or"
+	    " standard input\n"
+	    "                         (default none)\n" },
+	{ "tenant", "list", cmd_list, "",
+	    "" },
+	{ "tenant", "remove", cmd_remove, "ID",
+	    "" },
 	{ "endpoint", "add", cmd_endpoint_add,
 	    "--tenant T [--kind tornado-job|tornado-org]\n"
 	    "       [--auth hmac|key|standard] [--header H]"
 	    " [--tolerance S]\n"
-	    "       --secret-file FILE|- [--expires UNIXTIME] NAME" },
+	    "       --secret-file FILE|- [--expires UNIXTIME] NAME",
+	    "  --tenant T             the tenant the endpoint belongs to"
+	    " (required)\n"
+	    "  --kind K               tornado-job or tornado-org"
+	    " (default tornado-job)\n"
+	    "  --auth A               hmac, key or standard (default hmac)\n"
+	    "  --header H             the key's header (required with --auth"
+	    " key); for hmac,\n"
+	    "                         the signature's (default "
+	    HOOK_HMAC_HEADER ")\n"
+	    "  --key-header H         the same as --header\n"
+	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
+	    " (default " STR(AUTH_TOLERANCE_DEFAULT) ")\n"
+	    "  --secret-file FILE|-   the first secret, from a file or standard"
+	    " input (required)\n"
+	    "  --expires UNIXTIME     when the secret stops being accepted"
+	    " (default never)\n" },
 	{ "endpoint", "secret", cmd_endpoint_secret,
-	    "--secret-file FILE|- [--expires UNIXTIME] NAME" },
-	{ "endpoint", "list", cmd_list, "" },
-	{ "endpoint", "remove", cmd_remove, "NAME" },
+	    "--secret-file FILE|- [--expires UNIXTIME] NAME",
+	    "  --secret-file FILE|-   the new secret, from a file or standard"
+	    " input (required)\n"
+	    "  --expires UNIXTIME     when it stops being accepted"
+	    " (default never)\n" },
+	{ "endpoint", "list", cmd_list, "",
+	    "" },
+	{ "endpoint", "remove", cmd_remove, "NAME",
+	    "" },
 	{ "destination", "add", cmd_destination_add,
 	    "--tenant T --url URL [--idempotent] [--status-url URL]\n"
 	    "       [--secret-file FILE|-] [--timeout-ms N]"
-	    " [--max-attempts N] NAME" },
-	{ "destination", "list", cmd_list, "" },
-	{ "destination", "remove", cmd_remove, "--tenant T NAME" },
+	    " [--max-attempts N] NAME",
+	    "  --tenant T             the tenant it belongs to (required)\n"
+	    "  --url URL              where actions are sent, http or https"
+	    " (required)\n"
+	    "  --idempotent           it honours Idempotency-Key, so a"
+	    " delivery may be resent\n"
+	    "                         (default not)\n"
+	    "  --status-url URL       where to ask an unknown delivery's"
+	    " outcome (default none)\n"
+	    "  --secret-file FILE|-   the signing secret for deliveries, from"
+	    " a file or\n"
+	    "                         standard input (default none)\n"
+	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
+	    STR(DEST_TIMEOUT_MS_DEFAULT) ")\n"
+	    "  --max-attempts N       attempts before dead, 1..1000 (default "
+	    STR(DEST_ATTEMPTS_DEFAULT) ")\n" },
+	{ "destination", "list", cmd_list, "",
+	    "" },
+	{ "destination", "remove", cmd_remove, "--tenant T NAME",
+	    "  --tenant T             the tenant it belongs to (required)\n" },
 	{ "job", "add", cmd_job_add,
 	    "--tenant T --attempt A --step S --destination D\n"
-	    "       [--source-url URL] [--output JSON] JOB_ID" },
-	{ "job", "list", cmd_list, "" },
-	{ "job", "remove", cmd_remove, "--tenant T JOB_ID" },
-	{ "observe", NULL, cmd_observe, "--tenant T < status.json" },
+	    "       [--source-url URL] [--output JSON] JOB_ID",
+	    "  --tenant T             the tenant that owns the job (required)\n"
+	    "  --attempt A            the attempt id (required)\n"
+	    "  --step S               the step to create when it completes"
+	    " (required)\n"
+	    "  --destination D        where that step's action goes"
+	    " (required)\n"
+	    "  --source-url URL       carried in the action (default none)\n"
+	    "  --output JSON          carried in the action (default none)\n" },
+	{ "job", "list", cmd_list, "",
+	    "" },
+	{ "job", "remove", cmd_remove, "--tenant T JOB_ID",
+	    "  --tenant T             the tenant that owns the job"
+	    " (required)\n" },
+	{ "observe", NULL, cmd_observe, "--tenant T < status.json",
+	    "  --tenant T             the tenant the document is for"
+	    " (required)\n" },
 	{ "sign", NULL, cmd_sign,
-	    "--endpoint E [--timestamp UNIXTIME] < body" },
-	{ "status", NULL, cmd_status, "[--json]" },
-	{ "dispatch", NULL, cmd_dispatch, "[--once] [--workers N]" },
-	{ "poll", NULL, cmd_poll, "[--limit N] [--timeout-ms N]" },
+	    "--endpoint E [--timestamp UNIXTIME] < body",
+	    "  --endpoint E           the endpoint whose secret signs"
+	    " (required)\n"
+	    "  --timestamp UNIXTIME   the time signed (default now)\n" },
+	{ "status", NULL, cmd_status, "[--json]",
+	    "  --json                 one JSON object (default text)\n" },
+	{ "dispatch", NULL, cmd_dispatch, "[--once] [--workers N]",
+	    "  --once                 deliver what is due within a second,"
+	    " then exit\n"
+	    "                         (default run until SIGTERM)\n"
+	    "  --workers N            worker processes, 1.."
+	    STR(SUPER_WORKERS_MAX) " (default 1)\n" },
+	{ "poll", NULL, cmd_poll, "[--limit N] [--timeout-ms N]",
+	    "  --limit N              jobs asked about, 1..100000 (default "
+	    STR(POLL_LIMIT_DEFAULT) ")\n"
+	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
+	    STR(POLL_TIMEOUT_MS_DEFAULT) ")\n" },
 	{ "list", NULL, cmd_list_state,
-	    "--state pending|leased|delivered|dead|unknown [--limit N]" },
-	{ "attempts", NULL, cmd_attempts, "ACTION" },
-	{ "requeue", NULL, cmd_requeue, "ACTION" },
-	{ "reconcile", NULL, cmd_reconcile, "--delivered|--resend ACTION" },
-	{ "conflicts", NULL, cmd_conflicts, "[--all]" },
-	{ "resolve", NULL, cmd_resolve, "[--note TEXT] ID" },
+	    "--state pending|leased|delivered|dead|unknown [--limit N]",
+	    "  --state S              pending, leased, delivered, dead or"
+	    " unknown (required)\n"
+	    "  --limit N              rows, 1..1000000 (default "
+	    STR(LIST_LIMIT_DEFAULT) ")\n" },
+	{ "attempts", NULL, cmd_attempts, "ACTION",
+	    "" },
+	{ "requeue", NULL, cmd_requeue, "ACTION",
+	    "" },
+	{ "reconcile", NULL, cmd_reconcile, "--delivered|--resend ACTION",
+	    "  --delivered            the action did arrive: mark it"
+	    " delivered\n"
+	    "  --resend               it did not: send it again\n" },
+	{ "conflicts", NULL, cmd_conflicts, "[--all]",
+	    "  --all                  resolved ones too (default open"
+	    " only)\n" },
+	{ "resolve", NULL, cmd_resolve, "[--note TEXT] ID",
+	    "  --note TEXT            recorded with it (default \""
+	    RESOLVE_NOTE_DEFAULT "\")\n" },
 	{ "prune", NULL, cmd_prune,
-	    "[--receipts-days N (7)] [--actions-days N (90)]" },
+	    "[--receipts-days N] [--actions-days N]",
+	    "  --receipts-days N      keep receipts this many days, 0..36500"
+	    " (default " STR(PRUNE_RECEIPTS_DAYS_DEFAULT) ")\n"
+	    "  --actions-days N       keep delivered actions this many days,"
+	    " 1..36500\n"
+	    "                         (default " STR(PRUNE_ACTIONS_DAYS_DEFAULT)
+	    ")\n" },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
+/* The lines every command's help ends with. */
+#define COMMON_HELP \
+	"  -d DIR                 the data directory, before or after the" \
+	" command\n" \
+	"                         (default $HOOKBOX_DIR)\n" \
+	"  -h, --help             this help\n"
+
+static void
+print_version(void)
+{
+	printf("hookbox %s\n", HB_VERSION);
+}
+
+/* The command list; to f, as help (stdout) or as a usage error (stderr). */
+static void
+print_main(FILE *f)
+{
+	const char	*prev = "";
+	size_t		 i;
+
+	fputs("usage: hookbox [-d DIR] COMMAND [ARGS]\n"
+	    "       hookbox help [COMMAND]\n"
+	    "       hookbox --version\n\ncommands:\n", f);
+	/* A group's commands are adjacent in the table: one line each. */
+	for (i = 0; i < NCMDS; i++) {
+		if (cmds[i].sub == NULL)
+			fprintf(f, "  %s\n", cmds[i].name);
+		else if (strcmp(cmds[i].name, prev) != 0)
+			fprintf(f, "  %s {%s", cmds[i].name, cmds[i].sub);
+		else
+			fprintf(f, "|%s", cmds[i].sub);
+		if (cmds[i].sub != NULL && (i + 1 == NCMDS ||
+		    strcmp(cmds[i + 1].name, cmds[i].name) != 0))
+			fputs("}\n", f);
+		prev = cmds[i].name;
+	}
+	fputs("\nDIR (or $HOOKBOX_DIR) holds state.db and config.db; -d may"
+	    " also follow\nthe command.  `hookbox help COMMAND` or"
+	    " `hookbox COMMAND --help` shows its\noptions and defaults.\n"
+	    "Exit codes: 0 success, 1 refused or failed, 2 usage,"
+	    " 75 temporarily\nunavailable.\n", f);
+}
+
 static int
 main_usage(void)
 {
+	print_main(stderr);
+	return EXIT_USAGE;
+}
+
+/* c's help: its usage, then every option with its default, to stdout. */
+static int
+cmd_help(const struct cmd *c)
+{
+	print_usage(stdout, "usage:", c);
+	printf("\noptions:\n%s%s", c->help, COMMON_HELP);
+	return EXIT_OK;
+}
+
+/* Non-zero when name is the first word of two-word commands. */
+static int
+is_group(const char *name)
+{
 	size_t	i;
 
-	fputs("usage: hookbox [-d DIR] COMMAND [ARGS]\n\ncommands:\n", stderr);
 	for (i = 0; i < NCMDS; i++)
-		fprintf(stderr, "  %s%s%s\n", cmds[i].name,
-		    cmds[i].sub != NULL ? " " : "",
-		    cmds[i].sub != NULL ? cmds[i].sub : "");
-	fputs("\nDIR (or $HOOKBOX_DIR) holds state.db and config.db.\n"
-	    "Each command takes --help.  Exit codes: 0 success, 1 refused or"
-	    " failed,\n2 usage, 75 temporarily unavailable.\n", stderr);
-	return EXIT_USAGE;
+		if (cmds[i].sub != NULL && strcmp(cmds[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The usage of every command of group name, to f. */
+static void
+group_usage(FILE *f, const char *name)
+{
+	size_t	i;
+	int	first = 1;
+
+	for (i = 0; i < NCMDS; i++) {
+		if (cmds[i].sub == NULL || strcmp(cmds[i].name, name) != 0)
+			continue;
+		print_usage(f, first ? "usage:" : "      ", &cmds[i]);
+		first = 0;
+	}
+	fprintf(f, "\n`hookbox %s COMMAND --help` shows its options.\n", name);
+}
+
+/*
+ * The command that argv's first words name (argv[0], and argv[1] for a
+ * two-word command), or NULL; *words is how many it took.
+ */
+static const struct cmd *
+find_cmd(int argc, char **argv, int *words)
+{
+	size_t	i;
+
+	for (i = 0; i < NCMDS; i++) {
+		if (strcmp(argv[0], cmds[i].name) != 0)
+			continue;
+		*words = cmds[i].sub != NULL ? 2 : 1;
+		if (*words == 2 && (argc < 2 ||
+		    strcmp(argv[1], cmds[i].sub) != 0))
+			continue;
+		return &cmds[i];
+	}
+	return NULL;
+}
+
+/* Reports words that name no command; the usage error's exit code. */
+static int
+unknown(int argc, char **argv)
+{
+	warnx("unknown command: %s%s%s", argv[0], argc > 1 ? " " : "",
+	    argc > 1 ? argv[1] : "");
+	if (is_group(argv[0])) {
+		group_usage(stderr, argv[0]);
+		return EXIT_USAGE;
+	}
+	return main_usage();
+}
+
+/* hookbox help [TOPIC...]: help to stdout, or an unknown topic. */
+static int
+help(int argc, char **argv)
+{
+	const struct cmd	*c;
+	int			 words;
+
+	if (argc == 0 || strcmp(argv[0], "help") == 0 ||
+	    strcmp(argv[0], "version") == 0) {
+		print_main(stdout);
+		return EXIT_OK;
+	}
+	if ((c = find_cmd(argc, argv, &words)) != NULL && argc == words)
+		return cmd_help(c);
+	if (argc == 1 && is_group(argv[0])) {
+		group_usage(stdout, argv[0]);
+		return EXIT_OK;
+	}
+	return unknown(argc, argv);
+}
+
+/*
+ * Takes -d DIR (or -dDIR) out of a command's arguments (argv[0] is the
+ * command's last word, kept), wherever it stands before "--", into *dir:
+ * so -d may follow the command as well as precede it, and the last wins.
+ * Returns the new argc, or -1 when -d lacks its value.
+ * XXX an option value that is itself "-d..." must be written --opt=-d...
+ */
+static int
+take_dir(int argc, char **argv, const char **dir)
+{
+	int	i, j;
+
+	for (i = j = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (strncmp(argv[i], "-d", 2) != 0) {
+			argv[j++] = argv[i];
+			continue;
+		}
+		if (argv[i][2] != '\0')
+			*dir = argv[i] + 2;
+		else if (i + 1 < argc)
+			*dir = argv[++i];
+		else
+			return -1;
+	}
+	argv[j] = NULL;
+	return j;
+}
+
+/* Non-zero when a command's arguments ask for help (before "--"). */
+static int
+wants_help(int argc, char **argv)
+{
+	int	i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
 }
 
 static int
@@ -1532,16 +1829,26 @@ env_setup(struct settings *e, const char *dir)
 int
 main(int argc, char *argv[])
 {
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct settings	 e;
 	const char	*dir = NULL;
-	size_t		 i;
 	int		 ch, words;
 
-	while ((ch = getopt(argc, argv, "+d:h")) != -1)
+	while ((ch = getopt_long(argc, argv, "+d:hV", opts, NULL)) != -1)
 		switch (ch) {
 		case 'd':
 			dir = optarg;
 			break;
+		case 'h':
+			print_main(stdout);
+			return EXIT_OK;
+		case 'V':
+			print_version();
+			return EXIT_OK;
 		default:
 			return main_usage();
 		}
@@ -1549,33 +1856,31 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc < 1)
 		return main_usage();
-
-	for (i = 0; i < NCMDS; i++) {
-		if (strcmp(argv[0], cmds[i].name) != 0)
-			continue;
-		words = cmds[i].sub != NULL ? 2 : 1;
-		if (words == 2 && (argc < 2 || strcmp(argv[1], cmds[i].sub) != 0))
-			continue;
-		current = &cmds[i];
-		argc -= words - 1;
-		argv += words - 1;
-		if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
-		    strcmp(argv[1], "-h") == 0)) {
-			(void)usage();
+	if (strcmp(argv[0], "help") == 0)
+		return help(argc - 1, argv + 1);
+	if (strcmp(argv[0], "version") == 0 && argc == 1) {
+		print_version();
+		return EXIT_OK;
+	}
+	if ((current = find_cmd(argc, argv, &words)) == NULL) {
+		if (argc == 1 && is_group(argv[0])) {
+			group_usage(stdout, argv[0]);
 			return EXIT_OK;
 		}
-		if (util_init() != 0) {
-			warnx("libsodium failed to initialise");
-			return EXIT_FAIL;
-		}
-		if (env_setup(&e, dir) != 0)
-			return EXIT_USAGE;
-		optind = 0;	/* reset getopt for the subcommand */
-		return cmds[i].fn(&e, argc, argv);
+		return unknown(argc, argv);
 	}
-	if (argc >= 1 && strcmp(argv[0], "help") == 0)
-		return main_usage(), EXIT_OK;
-	warnx("unknown command: %s%s%s", argv[0], argc > 1 ? " " : "",
-	    argc > 1 ? argv[1] : "");
-	return main_usage();
+	argc -= words - 1;
+	argv += words - 1;
+	if (wants_help(argc, argv))
+		return cmd_help(current);
+	if ((argc = take_dir(argc, argv, &dir)) < 0)
+		return usage();
+	if (util_init() != 0) {
+		warnx("libsodium failed to initialise");
+		return EXIT_FAIL;
+	}
+	if (env_setup(&e, dir) != 0)
+		return EXIT_USAGE;
+	optind = 0;	/* reset getopt for the subcommand */
+	return current->fn(&e, argc, argv);
 }
