@@ -74,7 +74,89 @@ eq "config.db mode" 640 "$mode"
 # Usage and help.
 "$HB" >/dev/null 2>&1; eq "no command is a usage error" 2 $?
 "$HB" frobnicate 2>/dev/null; eq "unknown command" 2 $?
-"$HB" job add --help 2>/dev/null; eq "--help exits 0" 0 $?
+"$HB" job add --help >/dev/null 2>&1; eq "--help exits 0" 0 $?
+
+# Every form of help: standard output, exit 0, nothing on standard error.
+# help_ok WHAT NEEDLE ARGS...
+help_ok() {
+	_what=$1
+	_needle=$2
+	shift 2
+	_out=$("$HB" "$@" 2>"$tmp/err"); _rc=$?
+	eq "$_what exits 0" 0 $_rc
+	eq "$_what: nothing on stderr" "" "$(cat "$tmp/err")"
+	contains "$_what on stdout" "$_needle" "$_out"
+}
+help_ok "--help" "commands:" --help
+help_ok "-h" "commands:" -h
+help_ok "help" "commands:" help
+help_ok "help lists the groups" "endpoint {add|secret|list|remove}" help
+help_ok "help VERB" "--max-attempts N" help destination add
+help_ok "help GROUP" "tenant remove ID" help tenant
+help_ok "help of a one-word command" "--workers N" help dispatch
+help_ok "VERB --help" "--timeout-ms N" destination add --help
+help_ok "VERB -h" "--tolerance S" endpoint add -h
+help_ok "--help after arguments" "--state S" list --limit 5 --help
+for g in tenant endpoint destination job; do
+	help_ok "$g alone" "hookbox [-d DIR] $g list" $g
+done
+# The defaults the help documents are the ones the commands use.
+out=$("$HB" help endpoint add)
+contains "endpoint tolerance default" "(default 300)" "$out"
+contains "endpoint kind default" "(default tornado-job)" "$out"
+contains "endpoint auth default" "(default hmac)" "$out"
+out=$("$HB" destination add --help)
+contains "destination timeout default" "1..600000 (default 10000)" "$out"
+contains "destination attempts default" "1..1000 (default 10)" "$out"
+for o in --tenant --url --idempotent --status-url --secret-file; do
+	contains "destination add help lists $o" "$o" "$out"
+done
+out=$("$HB" help poll)
+contains "poll limit default" "(default 100)" "$out"
+contains "poll timeout default" "(default 10000)" "$out"
+out=$("$HB" help prune)
+contains "prune receipts default" "(default 7)" "$out"
+contains "prune actions default" "(default 90)" "$out"
+out=$("$HB" help job add)
+for o in --tenant --attempt --step --destination --source-url --output \
+    "-d DIR"; do
+	contains "job add help lists $o" "$o" "$out"
+done
+# Unknown commands and help topics: named on stderr, usage exit code.
+out=$("$HB" help nosuchverb 2>"$tmp/err"); rc=$?
+eq "help of an unknown topic" 2 $rc
+contains "and named" "nosuchverb" "$(cat "$tmp/err")"
+eq "and nothing on stdout" "" "$out"
+"$HB" nosuchverb >/dev/null 2>"$tmp/err"; eq "unknown verb" 2 $?
+contains "and named" "unknown command: nosuchverb" "$(cat "$tmp/err")"
+"$HB" tenant frob >/dev/null 2>"$tmp/err"; eq "unknown verb of a group" 2 $?
+contains "and named" "tenant frob" "$(cat "$tmp/err")"
+"$HB" help tenant frob >/dev/null 2>&1; eq "help of an unknown verb" 2 $?
+# Version: one string, from lib/hb.h unless make overrides it.
+out=$("$HB" --version 2>"$tmp/err"); rc=$?
+eq "--version exits 0" 0 $rc
+eq "--version: nothing on stderr" "" "$(cat "$tmp/err")"
+case $out in
+"hookbox "[0-9]*.[0-9]*) pass ;;
+*) fail "--version: '$out'" ;;
+esac
+eq "version" "$out" "$("$HB" version)"
+eq "-V" "$out" "$("$HB" -V)"
+# -d after the command as well as before it.
+dir2="$tmp/data2"
+env -u HOOKBOX_DIR "$HB" init -d "$dir2" >/dev/null; eq "init -d after" 0 $?
+env -u HOOKBOX_DIR "$HB" tenant add zeta -d "$dir2"
+eq "tenant add -d after" 0 $?
+out=$(env -u HOOKBOX_DIR "$HB" tenant list -d "$dir2"); rc=$?
+eq "tenant list -d after" 0 $rc
+contains "reads that directory" '"zeta"' "$out"
+out=$(env -u HOOKBOX_DIR "$HB" -d "$dir2" tenant list)
+contains "-d before reads the same" '"zeta"' "$out"
+out=$("$HB" -d "$tmp/nowhere" tenant list -d"$dir2"); rc=$?
+eq "-dDIR after the command wins" 0 $rc
+contains "and reads it" '"zeta"' "$out"
+env -u HOOKBOX_DIR "$HB" tenant list -d 2>/dev/null
+eq "-d without its value" 2 $?
 "$HB" status --bogus 2>/dev/null; eq "unknown option" 2 $?
 env -u HOOKBOX_DIR "$HB" status 2>/dev/null; eq "no data directory" 2 $?
 HOOKBOX_SYNC=fast "$HB" status 2>"$tmp/err"; eq "HOOKBOX_SYNC typo refused" 2 $?

@@ -13,7 +13,9 @@
 #  - the socket's mode is what -m says, in octal; a wildcard TCP -s warns;
 #  - endpoint names with C1 and bidirectional characters reach the log
 #    escaped;
-#  - a supervisor whose fork failed tries again on its own.
+#  - a supervisor whose fork failed tries again on its own;
+#  - -h, -V and a bad option answer on the right stream, with the right
+#    exit code (these need no root).
 set -u
 build=$(cd "${1:?usage: trust.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,10 +24,30 @@ HB="$build/hookbox"
 FCGI="$build/hookbox-fcgi"
 user=hookbox-test
 
+# Help, version and a bad option: no user, no data directory needed.
+err=$(mktemp)
+out=$("$FCGI" -h 2>"$err"); rc=$?
+eq "fcgi -h exits 0" 0 $rc
+contains "fcgi -h prints usage to stdout" "usage: hookbox-fcgi" "$out"
+contains "fcgi -h shows the threads default" "(default 32)" "$out"
+contains "fcgi -h shows the socket mode default" "(default 0660)" "$out"
+eq "fcgi -h writes nothing to stderr" "" "$(cat "$err")"
+out=$("$FCGI" -V); rc=$?
+eq "fcgi -V exits 0" 0 $rc
+eq "fcgi -V prints the tool's version" \
+    "hookbox-fcgi $("$HB" --version | cut -d' ' -f2)" "$out"
+out=$("$FCGI" -Z 2>"$err"); rc=$?
+eq "fcgi bad option exits 2" 2 $rc
+eq "fcgi bad option: nothing on stdout" "" "$out"
+contains "fcgi bad option: usage on stderr" "usage: hookbox-fcgi" \
+    "$(cat "$err")"
+rm -f "$err"
+
 if [ "$(id -u)" -ne 0 ]; then
-	echo "trust.sh: needs root to make its test user; skipped"
-	echo "trust: 0 passed, 0 failed, 1 skipped"
-	exit 0
+	echo "trust.sh: needs root to make its test user; the rest skipped"
+	echo "trust: $passed passed, $failed failed, 1 skipped"
+	[ "$failed" -eq 0 ]
+	exit
 fi
 id "$user" >/dev/null 2>&1 ||
     useradd --system --no-create-home --home-dir /nonexistent \
