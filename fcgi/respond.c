@@ -17,6 +17,9 @@
 #include "util.h"
 
 #define HOOKS_PREFIX	"/hooks/"
+/* Health's bound on waiting for the write lock, and a commit's stall. */
+#define HEALTH_BUSY_MS	100
+#define HEALTH_STALL_MS	1000
 
 /* What the responder answers before the library is asked. */
 enum reply {
@@ -257,7 +260,9 @@ lock_store(struct resp_server *srv)
 	}
 	if (sh->st == NULL) {
 		memset(&opts, 0, sizeof(opts));
-		opts.busy_ms = srv->set.busy_ms;
+		/* Health must not wait: its write check is bounded. */
+		opts.busy_ms = srv->set.busy_ms < HEALTH_BUSY_MS ?
+		    srv->set.busy_ms : HEALTH_BUSY_MS;
 		opts.sync_normal = srv->set.sync_normal;
 		if (store_open(srv->set.state_path, &opts, &sh->st) !=
 		    STORE_OK) {
@@ -427,18 +432,45 @@ metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
 			    hb_result_name(r), (long long)rc.n[r]);
 }
 
+/*
+ * Health: can a callback be accepted now?  Never waits long: 503 (with
+ * the same shape as the 200, {"status":..}) when the writer's last
+ * COMMIT failed on the disk (full, I/O error) until one succeeds again,
+ * when its batch in hand or a waiting callback is older than
+ * HEALTH_STALL_MS, or when the write lock cannot be had within
+ * HEALTH_BUSY_MS.
+ */
 static void
 health(struct resp_server *srv, struct store *st, const struct resp_io *io)
 {
-	static const char	ok[] = "{\"status\":\"ok\"}\n";
-	enum store_status	rc;
+	struct group_stats	 gs;
+	enum store_status	 rc;
+	const char		*why = NULL;
+	char			 body[256], extra[64];
+	int64_t			 now = util_now_ms();
 
-	if ((rc = store_check_writable(st)) != STORE_OK) {
-		unavailable(srv, io, store_strerror(rc));
+	group_stats(srv->shared->group, &gs);
+	if (gs.last != STORE_OK && gs.last != STORE_BUSY &&
+	    gs.last != STORE_GONE)
+		why = gs.last == STORE_NOMEM ? "the last commit ran out of"
+		    " memory" : "the last commit failed (disk full, or an I/O"
+		    " error); until one succeeds";
+	else if ((gs.running_ms > 0 && now - gs.running_ms > HEALTH_STALL_MS) ||
+	    (gs.oldest_ms > 0 && now - gs.oldest_ms > HEALTH_STALL_MS))
+		why = "callbacks have waited more than a second for a commit";
+	else if ((rc = store_check_writable(st)) != STORE_OK)
+		why = store_strerror(rc);
+	if (why == NULL) {
+		head(io, 200, "application/json", "");
+		outf(io, "{\"status\":\"ok\"}\n");
 		return;
 	}
-	head(io, 200, "application/json", "");
-	out(io, ok, sizeof(ok) - 1);
+	(void)snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
+	    srv->retry_after);
+	head(io, 503, "application/json", extra);
+	if (snprintf(body, sizeof(body), "{\"status\":\"unavailable\","
+	    "\"detail\":\"%s\"}\n", why) < (int)sizeof(body))
+		out(io, body, strlen(body));
 }
 
 /*

@@ -9,6 +9,7 @@
 
 #include "fault.h"
 #include "group.h"
+#include "util.h"
 
 /*
  * One waiting observation; it lives on its waiter's stack.  The writer
@@ -19,6 +20,7 @@ struct item {
 	const struct accept_prep	*prep;
 	struct accept_res		*res;
 	struct item			*next;
+	int64_t				 at;	/* handed over, ms */
 	sem_t				 done;
 };
 
@@ -96,9 +98,9 @@ begin(struct group *g)
 /*
  * One transaction for the whole batch, one savepoint per member.  Called
  * by the writer, or inline under the lock; touches only the items and
- * the connection.  Returns 0, or -1 when nothing was committed.
+ * the connection.  Returns STORE_OK, or why nothing was committed.
  */
-static int
+static enum store_status
 run_batch(struct group *g, struct item *batch)
 {
 	struct item		*it;
@@ -106,7 +108,7 @@ run_batch(struct group *g, struct item *batch)
 
 	if ((ss = begin(g)) != STORE_OK) {
 		fail_all(batch, ss);
-		return -1;
+		return ss;
 	}
 	for (it = batch; it != NULL; it = it->next)
 		if (accept_apply(g->st, it->prep, it->res) != STORE_OK &&
@@ -117,7 +119,7 @@ run_batch(struct group *g, struct item *batch)
 		}
 	if ((ss = store_commit(g->st)) != STORE_OK)
 		goto fail;
-	return 0;
+	return STORE_OK;
 fail:
 	store_rollback(g->st);
 	if (ss == STORE_GONE) {
@@ -125,28 +127,30 @@ fail:
 		g->st = NULL;
 	}
 	fail_all(batch, ss);
-	return -1;
+	return ss;
 }
 
-/* Under the lock: counts a batch of n. */
+/* Under the lock: counts a batch of n that ended with ss. */
 static void
-count(struct group *g, int64_t n, int failed)
+count(struct group *g, int64_t n, enum store_status ss)
 {
 	g->stats.batches++;
 	g->stats.observations += n;
 	if (n > g->stats.largest)
 		g->stats.largest = n;
-	if (failed)
+	if (ss != STORE_OK)
 		g->stats.failed++;
+	g->stats.last = ss;
+	g->stats.running_ms = 0;
 }
 
 static void *
 writer(void *arg)
 {
 	struct group	*g = arg;
-	struct item	*batch, *it, *next, **cut;
-	int64_t		 n;
-	int		 rc;
+	struct item		*batch, *it, *next, **cut;
+	int64_t			 n;
+	enum store_status	 ss;
 
 	pthread_mutex_lock(&g->lock);
 	for (;;) {
@@ -170,9 +174,10 @@ writer(void *arg)
 			g->tail = &g->head;
 		*cut = NULL;
 		g->stats.waiting -= n;
+		g->stats.running_ms = util_now_ms();
 		pthread_mutex_unlock(&g->lock);
 
-		rc = run_batch(g, batch);
+		ss = run_batch(g, batch);
 
 		/* Once posted, an item may be gone: read next first. */
 		for (it = batch; it != NULL; it = next) {
@@ -180,7 +185,7 @@ writer(void *arg)
 			sem_post(&it->done);
 		}
 		pthread_mutex_lock(&g->lock);
-		count(g, n, rc != 0);
+		count(g, n, ss);
 		if ((g->since_ckpt += n) >= GROUP_CHECKPOINT_EVERY) {
 			g->since_ckpt = 0;
 			g->ckpt_due = 1;
@@ -308,16 +313,15 @@ group_accept(struct group *g, const struct accept_prep *p,
     struct accept_res *res)
 {
 	struct item	it;
-	int		rc;
 
 	memset(&it, 0, sizeof(it));
 	it.prep = p;
 	it.res = res;
+	it.at = util_now_ms();
 	if (!g->opts.threaded) {
 		/* A batch of one, on this thread, one at a time. */
 		pthread_mutex_lock(&g->lock);
-		rc = run_batch(g, &it);
-		count(g, 1, rc != 0);
+		count(g, 1, run_batch(g, &it));
 		pthread_mutex_unlock(&g->lock);
 		return res->result;
 	}
@@ -339,5 +343,6 @@ group_stats(struct group *g, struct group_stats *out)
 {
 	pthread_mutex_lock(&g->lock);
 	*out = g->stats;
+	out->oldest_ms = g->head != NULL ? g->head->at : 0;
 	pthread_mutex_unlock(&g->lock);
 }

@@ -48,9 +48,9 @@ struct group_opts {
 };
 
 /*
- * What the group has done, for metrics and tests.  A batch is counted
- * just after its members are answered: a group_accept() that returned
- * may not be counted yet.
+ * What the group has done and is doing, for health, metrics and tests.
+ * A batch is counted just after its members are answered: a
+ * group_accept() that returned may not be counted yet.
  */
 struct group_stats {
 	int64_t	batches;	/* COMMITs tried */
@@ -58,6 +58,10 @@ struct group_stats {
 	int64_t	largest;	/* the most in one batch */
 	int64_t	failed;		/* batches whose COMMIT (or BEGIN) failed */
 	int64_t	waiting;	/* handed over, not yet taken by the writer */
+	/* How the last batch ended: STORE_OK, or why it failed. */
+	enum store_status last;
+	int64_t	oldest_ms;	/* when the oldest waiting one came; 0: none */
+	int64_t	running_ms;	/* when the batch in hand began; 0: none */
 };
 
 /*
