@@ -389,6 +389,9 @@ metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
 		return;
 	}
 	head(io, 200, "text/plain; version=0.0.4; charset=utf-8", "");
+	outf(io, "# HELP hookbox_build_info The responder's version.\n"
+	    "# TYPE hookbox_build_info gauge\n"
+	    "hookbox_build_info{version=\"%s\"} 1\n", HB_VERSION);
 	outf(io, "# HELP hookbox_outbox_actions Outbox rows by delivery"
 	    " state.\n# TYPE hookbox_outbox_actions gauge\n");
 	for (i = 0; i < STORE_STATE__N; i++)

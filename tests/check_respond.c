@@ -1824,6 +1824,8 @@ START_TEST(metrics)
 	ck_assert_int_eq(sample(a.body, "hookbox_oldest_pending_age_seconds"),
 	    0);
 	ck_assert_ptr_null(strstr(a.body, "hookbox_receipts{"));
+	ck_assert_int_eq(sample(a.body,
+	    "hookbox_build_info{version=\"" HB_VERSION "\"}"), 1);
 
 	/*
 	 * Two accepted, a terminal and an action conflict, progress, a
