@@ -6,7 +6,9 @@
 #                   into $(O)-tsan)
 #   make check      install what is missing, build, run every test
 #   make run        install what is missing, build, start a demo on 127.0.0.1
-#   make install    install into $(DESTDIR)$(PREFIX)
+#   make install    install the programs, the systemd units and the nginx
+#                   snippet into $(DESTDIR)$(PREFIX) (needs no root with
+#                   DESTDIR)
 #
 # Local overrides go in config.mk (not tracked).
 
@@ -14,6 +16,8 @@
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
+UNITDIR	?= $(PREFIX)/lib/systemd/system
+DATADIR	?= $(PREFIX)/share/hookbox
 O	?= build
 CC	?= cc
 # The build directory as given; the sanitizer builds go to $(BUILD)-san
@@ -284,9 +288,20 @@ fuzz:
 		echo "fuzz_$$t: $$(tail -n 1 build-fuzz/fuzz_$$t.log)"; \
 	done
 
+# The units name the programs by @BINDIR@, replaced with $(BINDIR) (the
+# path on the running system, without DESTDIR).
+UNITS	= systemd/hookbox.socket systemd/hookbox.service \
+	  systemd/hookbox-dispatch.service systemd/hookbox-poll.service \
+	  systemd/hookbox-poll.timer
+
 install: $(BINS)
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
+	for u in $(UNITS); do \
+		f=$(DESTDIR)$(UNITDIR)/$${u#systemd/}; \
+		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $$f && chmod 0644 $$f || exit 1; \
+	done
+	install -m 0644 nginx/hookbox.conf $(DESTDIR)$(DATADIR)/hookbox.conf
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan build-fuzz
