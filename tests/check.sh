@@ -33,6 +33,14 @@ for build in build build-san; do
 	done
 done
 
+# `make install` and its systemd units: the normal build's programs only.
+echo "== tests/install.sh build"
+if ! sh tests/install.sh build > "$log.one" 2>&1; then
+	status=1
+fi
+cat "$log.one"
+cat "$log.one" >> "$log"
+
 # ThreadSanitizer: the suites whose code runs threads (the group's writer,
 # the config.db pool, the JSON allocation flag), and the responder's
 # threads under load and a kill.  A race is a failure: Check counts the

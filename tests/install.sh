@@ -1,0 +1,121 @@
+#!/bin/sh
+# tests/install.sh BUILD_DIR: `make install` into a staging directory.
+#
+# Installs the programs already built in BUILD_DIR (make's O=) with
+# DESTDIR and PREFIX=/usr, checks every file and its mode, that the
+# programs are the built ones and that @BINDIR@ was replaced, and has
+# systemd-analyze verify every unit: exit 0 and nothing on stderr (an
+# unknown key is only a warning).
+set -u
+build=$(cd "${1:?usage: install.sh BUILD_DIR}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dest="$tmp/dest"
+units="hookbox.socket hookbox.service hookbox-dispatch.service
+hookbox-poll.service hookbox-poll.timer"
+unitdir="$dest/usr/lib/systemd/system"
+
+# mode WHAT EXPECTED FILE
+mode() {
+	if [ -f "$3" ]; then
+		eq "$1 mode" "$2" "$(stat -c %a "$3")"
+	else
+		fail "$1: $3 not installed"
+	fi
+}
+
+# ---- make install ----
+if make -C "$top" install DESTDIR="$dest" PREFIX=/usr O="$build" \
+    > "$tmp/make.log" 2>&1; then
+	pass
+else
+	fail "make install failed: $(cat "$tmp/make.log")"
+fi
+for p in hookbox hookbox-fcgi; do
+	mode "$p" 755 "$dest/usr/bin/$p"
+	if cmp -s "$build/$p" "$dest/usr/bin/$p"; then
+		pass
+	else
+		fail "$p: installed program differs from $build/$p"
+	fi
+done
+mode "nginx snippet" 644 "$dest/usr/share/hookbox/hookbox.conf"
+if cmp -s "$top/nginx/hookbox.conf" "$dest/usr/share/hookbox/hookbox.conf"
+then
+	pass
+else
+	fail "nginx snippet differs from nginx/hookbox.conf"
+fi
+for u in $units; do
+	mode "$u" 644 "$unitdir/$u"
+done
+eq "files installed" 8 "$(find "$dest" -type f | wc -l | tr -d ' ')"
+
+# ---- @BINDIR@ replaced ----
+for u in $units; do
+	[ -f "$unitdir/$u" ] || continue
+	lacks "$u" "@BINDIR@" "$(cat "$unitdir/$u")"
+done
+for u in hookbox.service hookbox-dispatch.service hookbox-poll.service; do
+	[ -f "$unitdir/$u" ] || continue
+	contains "$u ExecStart" "ExecStart=/usr/bin/hookbox" \
+	    "$(grep '^ExecStart=' "$unitdir/$u")"
+done
+
+# ---- systemd-analyze verify ----
+# verify insists that ExecStart's program exists on this machine, and
+# --root does not help (it then finds none of the system's own units,
+# sysinit.target and the rest).  So each installed unit is verified as a
+# copy whose ExecStart names the built program.  User=hookbox need not
+# exist: verify does not look users up.
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+	fail "systemd-analyze not found (make deps installs systemd)"
+	finish install
+	exit
+fi
+mkdir "$tmp/verify"
+for u in $units; do
+	[ -f "$unitdir/$u" ] || continue
+	sed "s|^ExecStart=/usr/bin/|ExecStart=$build/|" "$unitdir/$u" \
+	    > "$tmp/verify/$u"
+done
+# verify EXPECT_STATUS EXPECT_STDERR(empty|some) UNIT
+verify() {
+	systemd-analyze verify "$tmp/verify/$3" > "$tmp/out" 2> "$tmp/err"
+	_rc=$?
+	_err=$(cat "$tmp/err")
+	if [ "$1" = 0 ]; then
+		eq "verify $3 status ($_err)" 0 "$_rc"
+	elif [ "$_rc" -ne 0 ]; then
+		pass
+	else
+		fail "verify $3: succeeded, expected a failure"
+	fi
+	if [ "$2" = empty ]; then
+		eq "verify $3 stderr" "" "$_err"
+	elif [ -n "$_err" ]; then
+		pass
+	else
+		fail "verify $3: said nothing, expected a complaint"
+	fi
+}
+for u in $units; do
+	[ -f "$tmp/verify/$u" ] || continue
+	verify 0 empty "$u"
+done
+
+# The checks above can fail: a misspelt key is a warning on stderr, a
+# program that is not there an error.
+if [ -f "$tmp/verify/hookbox.service" ]; then
+	sed 's/^ProtectHome=/ProtectHom=/' "$tmp/verify/hookbox.service" \
+	    > "$tmp/verify/typo.service"
+	verify 0 some typo.service
+	sed "s|^ExecStart=$build/|ExecStart=$tmp/nowhere/|" \
+	    "$tmp/verify/hookbox.service" > "$tmp/verify/missing.service"
+	verify 1 some missing.service
+fi
+
+finish install
