@@ -18,6 +18,8 @@ PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 UNITDIR	?= $(PREFIX)/lib/systemd/system
 DATADIR	?= $(PREFIX)/share/hookbox
+MANDIR	?= $(PREFIX)/share/man
+COMPDIR	?= $(PREFIX)/share/bash-completion/completions
 O	?= build
 CC	?= cc
 # The build directory as given; the sanitizer builds go to $(BUILD)-san
@@ -302,6 +304,11 @@ install: $(BINS)
 		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $$f && chmod 0644 $$f || exit 1; \
 	done
 	install -m 0644 nginx/hookbox.conf $(DESTDIR)$(DATADIR)/hookbox.conf
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(COMPDIR)
+	install -m 0644 man/hookbox.1 $(DESTDIR)$(MANDIR)/man1/hookbox.1
+	install -m 0644 man/hookbox-fcgi.8 $(DESTDIR)$(MANDIR)/man8/hookbox-fcgi.8
+	install -m 0644 completion/hookbox.bash $(DESTDIR)$(COMPDIR)/hookbox
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan build-fuzz

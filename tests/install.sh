@@ -52,7 +52,35 @@ fi
 for u in $units; do
 	mode "$u" 644 "$unitdir/$u"
 done
-eq "files installed" 8 "$(find "$dest" -type f | wc -l | tr -d ' ')"
+mode "hookbox(1)" 644 "$dest/usr/share/man/man1/hookbox.1"
+mode "hookbox-fcgi(8)" 644 "$dest/usr/share/man/man8/hookbox-fcgi.8"
+mode "bash completion" 644 "$dest/usr/share/bash-completion/completions/hookbox"
+eq "files installed" 11 "$(find "$dest" -type f | wc -l | tr -d ' ')"
+
+# ---- man pages: groff renders them with every warning on, silently ----
+for m in man1/hookbox.1 man8/hookbox-fcgi.8; do
+	[ -f "$dest/usr/share/man/$m" ] || continue
+	eq "$m renders without a warning" "" \
+	    "$(groff -man -ww -z "$dest/usr/share/man/$m" 2>&1)"
+done
+# Every command the tool lists has its entry in hookbox(1).
+for c in $("$build/hookbox" help | awk '/^commands:/ { on = 1; next }
+    on && NF == 0 { exit } on { print $1 }'); do
+	contains "hookbox(1) names $c" "$c" \
+	    "$(sed 's/\\-/-/g' "$dest/usr/share/man/man1/hookbox.1")"
+done
+
+# ---- bash completion, against the installed tool's own help ----
+comp() {
+	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
+	    _hookbox; echo "${COMPREPLY[*]}"' sh \
+	    "$dest/usr/share/bash-completion/completions/hookbox" \
+	    "$dest/usr/bin/hookbox" "$@"
+}
+eq "completes a command" "tenant" "$(comp ten)"
+eq "completes a group's verbs" "add list remove" "$(comp tenant "")"
+eq "completes a command's options" "--tenant --timeout-ms" \
+    "$(comp -d /x destination add --t)"
 
 # ---- @BINDIR@ replaced ----
 for u in $units; do

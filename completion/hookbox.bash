@@ -1,0 +1,47 @@
+# bash completion for hookbox(1).  The commands and each command's
+# options are read from `hookbox help`, so that they never drift from
+# the program.
+_hookbox()
+{
+	local cur prev words cword i cmd=() w
+	_init_completion 2>/dev/null || {
+		cur=${COMP_WORDS[COMP_CWORD]}
+		prev=${COMP_WORDS[COMP_CWORD-1]}
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+	}
+	case $prev in
+	-d|--secret-file|--api-key-file)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	esac
+	# The command words typed so far, skipping -d DIR.
+	for ((i = 1; i < cword; i++)); do
+		w=${words[i]}
+		case $w in
+		-d) i=$((i + 1)) ;;
+		-*) ;;
+		*) cmd+=("$w") ;;
+		esac
+	done
+	if [[ ${#cmd[@]} -eq 0 ]]; then
+		COMPREPLY=($(compgen -W "$("${words[0]}" help 2>/dev/null |
+		    awk '/^commands:/ { on = 1; next } on && NF == 0 { exit }
+		    on { print $1 }') help --help --version" -- "$cur"))
+		return
+	fi
+	if [[ ${#cmd[@]} -eq 1 ]]; then
+		# A group's verbs: "tenant {add|list|remove}".
+		w=$("${words[0]}" help 2>/dev/null |
+		    awk -v c="${cmd[0]}" '$1 == c && $2 ~ /^\{/ {
+			gsub(/[{}]/, "", $2); gsub(/\|/, " ", $2); print $2 }')
+		if [[ -n $w ]]; then
+			COMPREPLY=($(compgen -W "$w" -- "$cur"))
+			return
+		fi
+	fi
+	COMPREPLY=($(compgen -W "$("${words[0]}" help "${cmd[@]}" \
+	    2>/dev/null | grep -o -- '--[a-z-]*' | sort -u)" -- "$cur"))
+}
+complete -F _hookbox hookbox
