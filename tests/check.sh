@@ -33,13 +33,16 @@ for build in build build-san; do
 	done
 done
 
-# `make install` and its systemd units: the normal build's programs only.
-echo "== tests/install.sh build"
-if ! sh tests/install.sh build > "$log.one" 2>&1; then
-	status=1
-fi
-cat "$log.one"
-cat "$log.one" >> "$log"
+# `make install` and its systemd units, and the server set-up script:
+# the normal build's programs only.
+for script in install setup; do
+	echo "== tests/$script.sh build"
+	if ! sh "tests/$script.sh" build > "$log.one" 2>&1; then
+		status=1
+	fi
+	cat "$log.one"
+	cat "$log.one" >> "$log"
+done
 
 # ThreadSanitizer: the suites whose code runs threads (the group's writer,
 # the config.db pool, the JSON allocation flag), and the responder's
