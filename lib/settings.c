@@ -16,6 +16,7 @@
 #include "util.h"
 
 #define BUSY_MS_MAX	600000
+#define CONFIG_NEEDS	(SETTINGS_NEED_CONFIG_READ | SETTINGS_NEED_CONFIG_WRITE)
 
 int
 settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
@@ -158,8 +159,10 @@ settings_check_dir(const struct settings *s, int need, char *why,
 		return dir_fail(SETTINGS_DIR_NOTDIR, s->dir, why, len);
 	if (may(s->dir, X_OK) != 0)
 		return dir_denied(s->dir, why, len);
-	if (access(s->config_path, F_OK) != 0 ||
-	    access(s->state_path, F_OK) != 0)
+	/* Only the files need names: `hookbox sign` works without state.db. */
+	if (((need & CONFIG_NEEDS) && access(s->config_path, F_OK) != 0) ||
+	    ((need & SETTINGS_NEED_STATE_WRITE) &&
+	    access(s->state_path, F_OK) != 0))
 		return dir_fail(SETTINGS_DIR_UNINIT, s->dir, why, len);
 	if ((need & SETTINGS_NEED_CONFIG_READ) &&
 	    may(s->config_path, R_OK) != 0)

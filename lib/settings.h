@@ -46,15 +46,15 @@ enum settings_dir {
 	SETTINGS_DIR_UNSET,	/* neither -d nor a non-empty HOOKBOX_DIR */
 	SETTINGS_DIR_MISSING,	/* the directory does not exist */
 	SETTINGS_DIR_NOTDIR,	/* it exists and is not a directory */
-	SETTINGS_DIR_UNINIT,	/* config.db or state.db is missing */
+	SETTINGS_DIR_UNINIT,	/* a file that need names is missing */
 	SETTINGS_DIR_DENIED,	/* the running user may not use a file */
 	SETTINGS_DIR_ERROR	/* stat failed otherwise */
 };
 
 /*
  * Checks, as the effective user, that s's data directory is one this
- * program can use: it is a searchable directory holding config.db and
- * state.db, with the access that need (SETTINGS_NEED_*) asks for.  Call
+ * program can use: it is a searchable directory holding the files that
+ * need (SETTINGS_NEED_*) names, with the access it asks for.  Call
  * it before opening anything; later failures keep their own reports.
  * On failure why (len bytes, caller's) holds one line naming the
  * directory or file, the user, and what to do.  The check is advice, not
