@@ -1159,6 +1159,10 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* One line at start-up: which build serves which directory. */
+	fprintf(stderr, "hookbox %s: dispatching from %s (state.db,"
+	    " config.db), %lld worker(s)%s\n", HB_VERSION, e->dir, workers,
+	    once ? ", once" : "");
 	if (workers == 1)
 		return dispatch_worker(e, once);
 	/*
@@ -1826,6 +1830,45 @@ env_setup(struct settings *e, const char *dir)
 	return 0;
 }
 
+/*
+ * What c needs of the data directory before it opens anything; -1 for
+ * init, which makes the files.
+ */
+static int
+dir_need(const struct cmd *c)
+{
+	int	(*fn)(struct settings *, int, char **) = c->fn;
+
+	if (fn == cmd_init)
+		return -1;
+	if (fn == cmd_tenant_add || fn == cmd_endpoint_add ||
+	    fn == cmd_endpoint_secret || fn == cmd_destination_add ||
+	    fn == cmd_job_add || fn == cmd_remove)
+		return SETTINGS_NEED_CONFIG_WRITE;
+	if (fn == cmd_list || fn == cmd_sign)
+		return SETTINGS_NEED_CONFIG_READ;
+	if (fn == cmd_observe || fn == cmd_dispatch || fn == cmd_poll)
+		return SETTINGS_NEED_CONFIG_READ | SETTINGS_NEED_STATE_WRITE;
+	/* The rest work on state.db, which SQLite must be able to write. */
+	return SETTINGS_NEED_STATE_WRITE;
+}
+
+/* Reports a data directory c cannot use; -1 then, else 0. */
+static int
+check_dir(const struct settings *e, const struct cmd *c)
+{
+	char	why[PATH_MAX + 128];
+	int	need;
+
+	if ((need = dir_need(c)) < 0)
+		return 0;
+	if (settings_check_dir(e, need, why, sizeof(why)) != SETTINGS_DIR_OK) {
+		warnx("%s", why);
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -1881,6 +1924,8 @@ main(int argc, char *argv[])
 	}
 	if (env_setup(&e, dir) != 0)
 		return EXIT_USAGE;
+	if (check_dir(&e, current) != 0)
+		return EXIT_FAIL;
 	optind = 0;	/* reset getopt for the subcommand */
 	return current->fn(&e, argc, argv);
 }

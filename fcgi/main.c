@@ -386,12 +386,23 @@ supervise(struct resp_server *srv, int listen_fd, int n, int threads)
 	return super_run(&o, worker_main, &w);
 }
 
+/* One line at start-up: which build serves which directory, and how. */
+static void
+start_line(const struct resp_server *srv, long long workers,
+    long long threads)
+{
+	fprintf(stderr, "hookbox-fcgi %s: serving %s (state.db, config.db),"
+	    " %lld worker(s), %lld thread(s)\n", HB_VERSION, srv->set.dir,
+	    workers, threads);
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct resp_server	 srv;
 	struct resp_io		 io;
 	const char		*dir = NULL, *sock = NULL, *err, *why;
+	char			 dirwhy[PATH_MAX + 128];
 	long long		 workers = 1, threads = THREADS_DEFAULT;
 	long long		 busy_ms = -1;
 	mode_t			 mode = SOCKET_MODE_DEFAULT, mask;
@@ -455,6 +466,13 @@ main(int argc, char *argv[])
 		fprintf(stderr, "hookbox-fcgi: %s\n", why);
 		return 2;
 	}
+	/* Never serve a directory this user cannot use: say why, and go. */
+	if (settings_check_dir(&srv.set, SETTINGS_NEED_CONFIG_READ |
+	    SETTINGS_NEED_STATE_WRITE, dirwhy, sizeof(dirwhy)) !=
+	    SETTINGS_DIR_OK) {
+		fprintf(stderr, "hookbox-fcgi: %s\n", dirwhy);
+		return 2;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)
 		die("cannot initialise libfcgi");
@@ -469,6 +487,7 @@ main(int argc, char *argv[])
 			die("cannot listen on the socket");
 		if (sock[0] == '/' && chmod(sock, mode) != 0)
 			die("cannot set the socket's mode");
+		start_line(&srv, workers, threads);
 		rc = supervise(&srv, fd, (int)workers, (int)threads);
 		close(fd);
 		if (sock[0] == '/')
@@ -481,6 +500,7 @@ main(int argc, char *argv[])
 		 * the processes itself (spawn-fcgi -F), so one process unless
 		 * -w says otherwise.
 		 */
+		start_line(&srv, workers_set ? workers : 1, threads);
 		if (workers_set && workers > 1)
 			return supervise(&srv, 0, (int)workers, (int)threads);
 		if (threads > 1)

@@ -1,15 +1,22 @@
 /*
  * settings.c: the one reader of hookbox's environment.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "settings.h"
 #include "store.h"
 #include "util.h"
 
 #define BUSY_MS_MAX	600000
+#define CONFIG_NEEDS	(SETTINGS_NEED_CONFIG_READ | SETTINGS_NEED_CONFIG_WRITE)
 
 int
 settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
@@ -56,4 +63,119 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 		return -1;
 	}
 	return 0;
+}
+
+static const char *const dir_msgs[] = {
+	[SETTINGS_DIR_OK] = "usable",
+	[SETTINGS_DIR_UNSET] = "no data directory: give -d DIR or set"
+	    " HOOKBOX_DIR",
+	[SETTINGS_DIR_MISSING] = "no such directory",
+	[SETTINGS_DIR_NOTDIR] = "not a directory",
+	[SETTINGS_DIR_UNINIT] = "not initialised, run `hookbox init`",
+	[SETTINGS_DIR_DENIED] = "permission denied",
+	[SETTINGS_DIR_ERROR] = "cannot be examined",
+};
+
+const char *
+settings_dir_strerror(enum settings_dir st)
+{
+	if ((unsigned)st >= sizeof(dir_msgs) / sizeof(dir_msgs[0]))
+		return "unknown data directory status";
+	return dir_msgs[st];
+}
+
+/* "DIR: sentence" into why; returns st. */
+static enum settings_dir
+dir_fail(enum settings_dir st, const char *path, char *why, size_t len)
+{
+	if (st == SETTINGS_DIR_UNSET)
+		snprintf(why, len, "%s", settings_dir_strerror(st));
+	else
+		snprintf(why, len, "%s: %s", path, settings_dir_strerror(st));
+	return st;
+}
+
+/* "PATH: permission denied for user NAME" into why. */
+static enum settings_dir
+dir_denied(const char *path, char *why, size_t len)
+{
+	struct passwd	*pw;
+	uid_t		 uid = geteuid();
+
+	if ((pw = getpwuid(uid)) != NULL && pw->pw_name != NULL)
+		snprintf(why, len, "%s: permission denied for user %s",
+		    path, pw->pw_name);
+	else
+		snprintf(why, len, "%s: permission denied for uid %lu", path,
+		    (unsigned long)uid);
+	return SETTINGS_DIR_DENIED;
+}
+
+/* 0 when the effective user has mode on path, else errno. */
+static int
+may(const char *path, int mode)
+{
+	return faccessat(AT_FDCWD, path, mode, AT_EACCESS) == 0 ? 0 : errno;
+}
+
+/* state.db's -wal or -shm: when it exists, it must be writable too. */
+static enum settings_dir
+check_side(const struct settings *s, const char *suffix, char *why,
+    size_t len)
+{
+	char	path[PATH_MAX + 8];
+
+	if (snprintf(path, sizeof(path), "%s%s", s->state_path, suffix) >=
+	    (int)sizeof(path))
+		return dir_fail(SETTINGS_DIR_ERROR, s->state_path, why, len);
+	if (access(path, F_OK) != 0 && errno == ENOENT)
+		return SETTINGS_DIR_OK;
+	if (may(path, R_OK | W_OK) != 0)
+		return dir_denied(path, why, len);
+	return SETTINGS_DIR_OK;
+}
+
+enum settings_dir
+settings_check_dir(const struct settings *s, int need, char *why,
+    size_t len)
+{
+	struct stat		sb;
+	enum settings_dir	st;
+
+	if (s->dir[0] == '\0')
+		return dir_fail(SETTINGS_DIR_UNSET, s->dir, why, len);
+	if (stat(s->dir, &sb) != 0) {
+		if (errno == ENOENT)
+			return dir_fail(SETTINGS_DIR_MISSING, s->dir, why,
+			    len);
+		if (errno == ENOTDIR)
+			return dir_fail(SETTINGS_DIR_NOTDIR, s->dir, why,
+			    len);
+		if (errno == EACCES)
+			return dir_denied(s->dir, why, len);
+		return dir_fail(SETTINGS_DIR_ERROR, s->dir, why, len);
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return dir_fail(SETTINGS_DIR_NOTDIR, s->dir, why, len);
+	if (may(s->dir, X_OK) != 0)
+		return dir_denied(s->dir, why, len);
+	/* Only the files need names: `hookbox sign` works without state.db. */
+	if (((need & CONFIG_NEEDS) && access(s->config_path, F_OK) != 0) ||
+	    ((need & SETTINGS_NEED_STATE_WRITE) &&
+	    access(s->state_path, F_OK) != 0))
+		return dir_fail(SETTINGS_DIR_UNINIT, s->dir, why, len);
+	if ((need & SETTINGS_NEED_CONFIG_READ) &&
+	    may(s->config_path, R_OK) != 0)
+		return dir_denied(s->config_path, why, len);
+	if ((need & SETTINGS_NEED_CONFIG_WRITE) &&
+	    may(s->config_path, R_OK | W_OK) != 0)
+		return dir_denied(s->config_path, why, len);
+	if (need & SETTINGS_NEED_STATE_WRITE) {
+		if (may(s->state_path, R_OK | W_OK) != 0)
+			return dir_denied(s->state_path, why, len);
+		if ((st = check_side(s, "-wal", why, len)) != SETTINGS_DIR_OK ||
+		    (st = check_side(s, "-shm", why, len)) != SETTINGS_DIR_OK)
+			return st;
+	}
+	return SETTINGS_DIR_OK;
 }

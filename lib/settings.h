@@ -36,4 +36,34 @@ struct settings {
 HB_API int settings_load(struct settings *s, const char *dir, int busy_ms,
     int need_dir, const char **why) HB_MUST_CHECK;
 
+/* What a program needs of the data directory at start-up. */
+#define SETTINGS_NEED_CONFIG_READ	0x1	/* config.db readable */
+#define SETTINGS_NEED_CONFIG_WRITE	0x2	/* config.db writable */
+#define SETTINGS_NEED_STATE_WRITE	0x4	/* state.db (-wal, -shm) writable */
+
+enum settings_dir {
+	SETTINGS_DIR_OK = 0,
+	SETTINGS_DIR_UNSET,	/* neither -d nor a non-empty HOOKBOX_DIR */
+	SETTINGS_DIR_MISSING,	/* the directory does not exist */
+	SETTINGS_DIR_NOTDIR,	/* it exists and is not a directory */
+	SETTINGS_DIR_UNINIT,	/* a file that need names is missing */
+	SETTINGS_DIR_DENIED,	/* the running user may not use a file */
+	SETTINGS_DIR_ERROR	/* stat failed otherwise */
+};
+
+/*
+ * Checks, as the effective user, that s's data directory is one this
+ * program can use: it is a searchable directory holding the files that
+ * need (SETTINGS_NEED_*) names, with the access it asks for.  Call
+ * it before opening anything; later failures keep their own reports.
+ * On failure why (len bytes, caller's) holds one line naming the
+ * directory or file, the user, and what to do.  The check is advice, not
+ * a lock: the files can change after it.
+ */
+HB_API enum settings_dir settings_check_dir(const struct settings *s,
+    int need, char *why, size_t len) HB_MUST_CHECK;
+
+/* A sentence for st (static storage). */
+HB_API const char *settings_dir_strerror(enum settings_dir st);
+
 #endif

@@ -258,4 +258,38 @@ eq "removing a missing job" 1 $?
 "$HB" job remove job-1 2>/dev/null; eq "job remove needs --tenant" 2 $?
 "$HB" endpoint remove keyed; eq "endpoint remove" 0 $?
 
+# The data directory: each way of getting it wrong is named, with the
+# directory, before anything is opened; init alone may make the files.
+ver=$("$HB" --version | cut -d' ' -f2)
+HOOKBOX_DIR= "$HB" status 2> "$tmp/err"; eq "empty HOOKBOX_DIR refused" 2 $?
+contains "empty HOOKBOX_DIR: said" "give -d DIR or set HOOKBOX_DIR" \
+    "$(cat "$tmp/err")"
+lacks "empty HOOKBOX_DIR: never /state.db" "/state.db" "$(cat "$tmp/err")"
+: > "$tmp/afile"
+"$HB" -d "$tmp/afile" status 2> "$tmp/err"; eq "a file as DIR" 1 $?
+eq "a file as DIR: said" "hookbox: $tmp/afile: not a directory" \
+    "$(cat "$tmp/err")"
+"$HB" -d "$tmp/nowhere" tenant list 2> "$tmp/err"; eq "a missing DIR" 1 $?
+eq "a missing DIR: said" "hookbox: $tmp/nowhere: no such directory" \
+    "$(cat "$tmp/err")"
+mkdir "$tmp/blank"
+"$HB" -d "$tmp/blank" status 2> "$tmp/err"; eq "an uninitialised DIR" 1 $?
+eq "an uninitialised DIR: said" \
+    "hookbox: $tmp/blank: not initialised, run \`hookbox init\`" \
+    "$(cat "$tmp/err")"
+"$HB" -d "$tmp/blank" tenant add acme 2> "$tmp/err"
+eq "uninitialised DIR: config verbs too" 1 $?
+contains "uninitialised DIR: config verbs say so" "not initialised" \
+    "$(cat "$tmp/err")"
+"$HB" -d "$tmp/blank" dispatch --once 2> "$tmp/err"
+eq "uninitialised DIR: dispatch refused" 1 $?
+contains "uninitialised DIR: dispatch says so" "not initialised" \
+    "$(cat "$tmp/err")"
+"$HB" -d "$tmp/blank" init >/dev/null; eq "init makes the files" 0 $?
+"$HB" -d "$tmp/blank" dispatch --once 2> "$tmp/err"
+eq "dispatch --once on a new DIR" 0 $?
+contains "dispatch start line" \
+    "hookbox $ver: dispatching from $tmp/blank (state.db, config.db)" \
+    "$(cat "$tmp/err")"
+
 finish cli

@@ -146,6 +146,83 @@ HOOKBOX_SYNC=fast timeout 10 "$FCGI" -d "$tmp/data" -s "$tmp/run/sync.sock" \
 eq "HOOKBOX_SYNC typo refused at start" 2 $?
 contains "HOOKBOX_SYNC typo: said" "HOOKBOX_SYNC" "$(cat "$tmp/sync.log")"
 
+# ---- the data directory, checked before serving, named when refused ----
+ver=$("$HB" --version | cut -d' ' -f2)
+contains "start line: version and directory" \
+    "hookbox-fcgi $ver: serving $tmp/data (state.db, config.db)" \
+    "$(cat "$tmp/main.log")"
+contains "start line: workers and threads" "2 worker(s), 32 thread(s)" \
+    "$(cat "$tmp/main.log")"
+# refused WHAT MESSAGE ARGS...: the responder, as the test user, exits 2
+# at start with "hookbox-fcgi: MESSAGE" and never listens.
+refused() {
+	_what=$1 _msg=$2
+	shift 2
+	timeout 5 setpriv --reuid="$user" --regid="$user" --clear-groups -- \
+	    "$FCGI" -s "$tmp/run/refused.sock" "$@" 2> "$tmp/refused.log" \
+	    </dev/null
+	eq "$_what: exit 2" 2 $?
+	eq "$_what: said" "hookbox-fcgi: $_msg" "$(cat "$tmp/refused.log")"
+	[ ! -e "$tmp/run/refused.sock" ] || fail "$_what: it listened"
+	rm -f "$tmp/run/refused.sock"
+}
+HOOKBOX_DIR= refused "empty HOOKBOX_DIR" \
+    "no data directory: give -d DIR or set HOOKBOX_DIR"
+: > "$tmp/afile"
+refused "a file as DIR" "$tmp/afile: not a directory" -d "$tmp/afile"
+refused "a missing DIR" "$tmp/nowhere: no such directory" -d "$tmp/nowhere"
+mkdir "$tmp/blank"
+chmod 0755 "$tmp/blank"
+refused "an uninitialised DIR" \
+    "$tmp/blank: not initialised, run \`hookbox init\`" -d "$tmp/blank"
+# A directory the test user owns, but whose state.db is root's.
+"$HB" -d "$tmp/rootstate" init >/dev/null
+chown "$user" "$tmp/rootstate"
+chgrp "$user" "$tmp/rootstate/config.db"
+refused "state.db not writable" \
+    "$tmp/rootstate/state.db: permission denied for user $user" \
+    -d "$tmp/rootstate"
+chmod 0600 "$tmp/rootstate/config.db"
+chown "$user" "$tmp/rootstate/state.db"
+refused "config.db not readable" \
+    "$tmp/rootstate/config.db: permission denied for user $user" \
+    -d "$tmp/rootstate"
+chmod 0640 "$tmp/rootstate/config.db"
+touch "$tmp/rootstate/state.db-wal"
+refused "state.db-wal not writable" \
+    "$tmp/rootstate/state.db-wal: permission denied for user $user" \
+    -d "$tmp/rootstate"
+rm -f "$tmp/rootstate/state.db-wal"
+chmod 0700 "$tmp/blank"
+refused "DIR not searchable" \
+    "$tmp/blank: permission denied for user $user" -d "$tmp/blank"
+
+# The tool, as the test user: the same check, the same names, exit 1.
+cp "$HB" "$tmp/hookbox"
+# as_user ARGS...: the tool as the test user; its stderr in $tmp/tool.err.
+as_user() {
+	setpriv --reuid="$user" --regid="$user" --clear-groups -- \
+	    "$tmp/hookbox" "$@" 2> "$tmp/tool.err" </dev/null
+}
+chown root "$tmp/rootstate/state.db"
+as_user -d "$tmp/rootstate" dispatch --once
+eq "dispatch, state.db not writable: exit 1" 1 $?
+eq "dispatch, state.db not writable: said" \
+    "hookbox: $tmp/rootstate/state.db: permission denied for user $user" \
+    "$(cat "$tmp/tool.err")"
+as_user -d "$tmp/rootstate" status
+eq "status, state.db not writable: exit 1" 1 $?
+lacks "status: not 'disk full'" "disk full" "$(cat "$tmp/tool.err")"
+contains "status, state.db not writable: said" \
+    "state.db: permission denied for user $user" "$(cat "$tmp/tool.err")"
+as_user -d "$tmp/rootstate" tenant add other
+eq "tenant add, config.db read-only for the user: exit 1" 1 $?
+eq "tenant add, config.db read-only for the user: said" \
+    "hookbox: $tmp/rootstate/config.db: permission denied for user $user" \
+    "$(cat "$tmp/tool.err")"
+as_user -d "$tmp/rootstate" tenant list >/dev/null
+eq "tenant list needs only to read config.db" 0 $?
+
 port=$(( (($(od -An -N2 -tu2 /dev/urandom) % 20000)) + 20000 ))
 "$FCGI" -d "$tmp/data" -s ":$port" -w 1 2> "$tmp/wild.log" &
 wpid=$!
