@@ -61,19 +61,7 @@ i=0
 while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 [ -S "$sock" ] || { echo "responder did not start"; cat "$tmp/fcgi.log"; exit 1; }
 
-started=0
-for try in 1 2 3 4 5; do
-	port=$(( (($(od -An -N2 -tu2 /dev/urandom) % 20000)) + 20000 ))
-	conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx" "$port" "$sock" \
-	    "$HOOKBOX_DIR")
-	if nginx -p "$tmp/nginx" -c "$conf" -e "$tmp/nginx/error.log" \
-	    2>>"$tmp/nginx.start"; then
-		started=1
-		break
-	fi
-done
-[ $started -eq 1 ] || { echo "nginx did not start"; cat "$tmp/nginx.start"; exit 1; }
-base="http://127.0.0.1:$port"
+nginx_start "$sock" "$HOOKBOX_DIR"
 i=0
 until curl -sf "$base/hooks/_health" >/dev/null || [ $i -ge 50 ]; do
 	sleep 0.1; i=$((i + 1))
