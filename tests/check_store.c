@@ -222,6 +222,15 @@ accept_at(const char *t, int n, int64_t now)
 	ck_assert_int_eq(test_accept(st, cfg, t, job, now), HB_ACCEPTED);
 }
 
+/* accept_at(), and ACT(t, n) written into action (HB_ACTION_MAX + 1). */
+static void
+accept_named(const char *t, int n, int64_t now, char *action)
+{
+	ck_assert_int_lt(snprintf(action, HB_ACTION_MAX + 1, "%s:att-%d:%s",
+	    t, n, TEST_STEP), HB_ACTION_MAX + 1);
+	accept_at(t, n, now);
+}
+
 /* Runs a status-API document through acceptance for tenant t at now. */
 static enum hb_result
 observe(const char *t, const char *doc, int64_t now)
@@ -475,9 +484,7 @@ START_TEST(pick_due_only)
 
 	/* No other state is ever picked, however late: c is passed over. */
 	for (i = 0; i < NELEM(others); i++) {
-		ck_assert_int_lt(snprintf(action, sizeof(action),
-		    "c:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
-		accept_at("c", (int)i + 1, T0 + 5000);
+		accept_named("c", (int)i + 1, T0 + 5000, action);
 		make_state(action, others[i], T0 + 5000);
 	}
 	ck_assert_int_eq(test_pick1(st, T0 + 1000000000, "b", &r,
@@ -752,9 +759,7 @@ START_TEST(finish_outcomes)
 	int			 lost, found;
 
 	for (i = 0; i < NELEM(c); i++) {
-		accept_at("a", (int)i + 1, T0);
-		ck_assert_int_lt(snprintf(action, sizeof(action),
-		    "a:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		accept_named("a", (int)i + 1, T0, action);
 		claim(action, "w1", T0 + 10, T0 + 30000, &l);
 		lost = -1;
 		ck_assert_int_eq(test_finish1(st, &l, "w1", c[i].out,
@@ -1502,9 +1507,7 @@ START_TEST(checked_outcomes)
 	int			 ok, found;
 
 	for (i = 0; i < NELEM(c); i++) {
-		accept_at("a", (int)i + 1, T0);
-		ck_assert_int_lt(snprintf(action, sizeof(action),
-		    "a:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		accept_named("a", (int)i + 1, T0, action);
 		make_state(action, STORE_UNKNOWN, T0);
 		ck_assert_int_eq(store_outbox_check(st, action, "ca", T0 + 1000,
 		    T0 + 3000, &ok), STORE_OK);
@@ -1560,9 +1563,7 @@ START_TEST(move_ends_check)
 	int			 ok;
 
 	for (i = 0; i < NELEM(moves); i++) {
-		accept_at("a", (int)i + 1, T0);
-		ck_assert_int_lt(snprintf(action, sizeof(action),
-		    "a:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
+		accept_named("a", (int)i + 1, T0, action);
 		make_state(action, STORE_UNKNOWN, T0);
 		ck_assert_int_eq(store_outbox_check(st, action, "ca", T0 + 1000,
 		    T0 + 3000, &ok), STORE_OK);
@@ -1654,9 +1655,7 @@ START_TEST(moves_from_allowed_states)
 	for (i = 0; i < NELEM(moves); i++)
 		for (s = 0; s < NELEM(states); s++) {
 			n++;
-			ck_assert_int_lt(snprintf(action, sizeof(action),
-			    "a:att-%d:%s", n, TEST_STEP), (int)sizeof(action));
-			accept_at("a", n, T0);
+			accept_named("a", n, T0, action);
 			make_state(action, states[s], T0);
 			sig(action, before, sizeof(before));
 			changed = -1;
@@ -1819,9 +1818,7 @@ START_TEST(prune_actions_cut)
 	accept_at("a", 2, cut);
 	make_state(ACT("a", 2), STORE_DELIVERED, cut);
 	for (i = 0; i < NELEM(undelivered); i++) {
-		ck_assert_int_lt(snprintf(action, sizeof(action),
-		    "b:att-%zu:%s", i + 1, TEST_STEP), (int)sizeof(action));
-		accept_at("b", (int)i + 1, T0);
+		accept_named("b", (int)i + 1, T0, action);
 		make_state(action, undelivered[i], cut);
 	}
 	ck_assert_int_eq(test_db_int(state_path,
