@@ -56,9 +56,6 @@
 #define PRUNE_ACTIONS_DAYS_DEFAULT	90
 #define RESOLVE_NOTE_DEFAULT		"resolved by an operator"
 
-#define STR_(x)	#x
-#define STR(x)	STR_(x)
-
 /* One command: its words, its function, its usage line and its help. */
 struct cmd {
 	const char	*name;
@@ -1523,7 +1520,7 @@ static const struct cmd cmds[] = {
 	    HOOK_HMAC_HEADER ")\n"
 	    "  --key-header H         the same as --header\n"
 	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
-	    " (default " STR(AUTH_TOLERANCE_DEFAULT) ")\n"
+	    " (default " HB_STR(AUTH_TOLERANCE_DEFAULT) ")\n"
 	    "  --secret-file FILE|-   the first secret, from a file or standard"
 	    " input (required)\n"
 	    "  --expires UNIXTIME     when the secret stops being accepted"
@@ -1554,9 +1551,9 @@ static const struct cmd cmds[] = {
 	    " a file or\n"
 	    "                         standard input (default none)\n"
 	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
-	    STR(DEST_TIMEOUT_MS_DEFAULT) ")\n"
+	    HB_STR(DEST_TIMEOUT_MS_DEFAULT) ")\n"
 	    "  --max-attempts N       attempts before dead, 1..1000 (default "
-	    STR(DEST_ATTEMPTS_DEFAULT) ")\n" },
+	    HB_STR(DEST_ATTEMPTS_DEFAULT) ")\n" },
 	{ "destination", "list", cmd_list, "",
 	    "" },
 	{ "destination", "remove", cmd_remove, "--tenant T NAME",
@@ -1592,18 +1589,18 @@ static const struct cmd cmds[] = {
 	    " then exit\n"
 	    "                         (default run until SIGTERM)\n"
 	    "  --workers N            worker processes, 1.."
-	    STR(SUPER_WORKERS_MAX) " (default 1)\n" },
+	    HB_STR(SUPER_WORKERS_MAX) " (default 1)\n" },
 	{ "poll", NULL, cmd_poll, "[--limit N] [--timeout-ms N]",
 	    "  --limit N              jobs asked about, 1..100000 (default "
-	    STR(POLL_LIMIT_DEFAULT) ")\n"
+	    HB_STR(POLL_LIMIT_DEFAULT) ")\n"
 	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
-	    STR(POLL_TIMEOUT_MS_DEFAULT) ")\n" },
+	    HB_STR(POLL_TIMEOUT_MS_DEFAULT) ")\n" },
 	{ "list", NULL, cmd_list_state,
 	    "--state pending|leased|delivered|dead|unknown [--limit N]",
 	    "  --state S              pending, leased, delivered, dead or"
 	    " unknown (required)\n"
 	    "  --limit N              rows, 1..1000000 (default "
-	    STR(LIST_LIMIT_DEFAULT) ")\n" },
+	    HB_STR(LIST_LIMIT_DEFAULT) ")\n" },
 	{ "attempts", NULL, cmd_attempts, "ACTION",
 	    "" },
 	{ "requeue", NULL, cmd_requeue, "ACTION",
@@ -1621,10 +1618,10 @@ static const struct cmd cmds[] = {
 	{ "prune", NULL, cmd_prune,
 	    "[--receipts-days N] [--actions-days N]",
 	    "  --receipts-days N      keep receipts this many days, 0..36500"
-	    " (default " STR(PRUNE_RECEIPTS_DAYS_DEFAULT) ")\n"
+	    " (default " HB_STR(PRUNE_RECEIPTS_DAYS_DEFAULT) ")\n"
 	    "  --actions-days N       keep delivered actions this many days,"
 	    " 1..36500\n"
-	    "                         (default " STR(PRUNE_ACTIONS_DAYS_DEFAULT)
+	    "                         (default " HB_STR(PRUNE_ACTIONS_DAYS_DEFAULT)
 	    ")\n" },
 };
 

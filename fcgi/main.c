@@ -39,9 +39,6 @@ static volatile sig_atomic_t	in_request;
 /* Each thread's stack: the request path needs far less. */
 #define THREAD_STACK		(512 * 1024)
 
-#define STR_(x)	#x
-#define STR(x)	STR_(x)
-
 /*
  * Prints the usage with each option's default to f and exits with code:
  * -h asks for it (standard output, 0), a bad option earns it (standard
@@ -57,10 +54,10 @@ usage_to(FILE *f, int code)
 	    "  -s SOCKET    unix socket path or [HOST]:PORT (default: the"
 	    " socket on fd 0,\n"
 	    "               or one CGI request)\n"
-	    "  -w WORKERS   worker processes, 1.." STR(SUPER_WORKERS_MAX)
+	    "  -w WORKERS   worker processes, 1.." HB_STR(SUPER_WORKERS_MAX)
 	    " (default 1)\n"
 	    "  -m MODE      socket mode, octal (default 0%o)\n"
-	    "  -t THREADS   serving threads per process, 1.." STR(THREADS_MAX)
+	    "  -t THREADS   serving threads per process, 1.." HB_STR(THREADS_MAX)
 	    " (default %d)\n"
 	    "  -l BODY_MAX  body limit in bytes (default %d)\n"
 	    "  -b BUSY_MS   busy timeout, 0..600000 (default $HOOKBOX_BUSY_MS,"

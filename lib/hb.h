@@ -19,6 +19,10 @@
 #define HB_VERSION	"0.9.0"
 #endif
 
+/* A macro's value as a string literal: HB_STR(300) is "300" (help texts). */
+#define HB_STR_(x)	#x
+#define HB_STR(x)	HB_STR_(x)
+
 #define HB_API __attribute__((visibility("default")))
 #define HB_MUST_CHECK __attribute__((warn_unused_result))
 
