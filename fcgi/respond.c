@@ -405,24 +405,22 @@ metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
 	    "# TYPE hookbox_oldest_pending_age_seconds gauge\n"
 	    "hookbox_oldest_pending_age_seconds %lld\n",
 	    (long long)store_counts_age(&c, util_now_ms()));
-	{
-		group_stats(srv->shared->group, &gs);
-		outf(io, "# HELP hookbox_commits_total Acceptance transactions"
-		    " committed (or tried) by this process's writer since it"
-		    " started.\n# TYPE hookbox_commits_total counter\n"
-		    "hookbox_commits_total %lld\n", (long long)gs.batches);
-		outf(io, "# HELP hookbox_commit_failures_total Of those, the"
-		    " ones that failed.\n"
-		    "# TYPE hookbox_commit_failures_total counter\n"
-		    "hookbox_commit_failures_total %lld\n",
-		    (long long)gs.failed);
-		outf(io, "# HELP hookbox_committed_observations_total"
-		    " Observations those transactions held: divided by"
-		    " hookbox_commits_total, the mean group size.\n"
-		    "# TYPE hookbox_committed_observations_total counter\n"
-		    "hookbox_committed_observations_total %lld\n",
-		    (long long)gs.observations);
-	}
+	group_stats(srv->shared->group, &gs);
+	outf(io, "# HELP hookbox_commits_total Acceptance transactions"
+	    " committed (or tried) by this process's writer since it"
+	    " started.\n# TYPE hookbox_commits_total counter\n"
+	    "hookbox_commits_total %lld\n", (long long)gs.batches);
+	outf(io, "# HELP hookbox_commit_failures_total Of those, the"
+	    " ones that failed.\n"
+	    "# TYPE hookbox_commit_failures_total counter\n"
+	    "hookbox_commit_failures_total %lld\n",
+	    (long long)gs.failed);
+	outf(io, "# HELP hookbox_committed_observations_total"
+	    " Observations those transactions held: divided by"
+	    " hookbox_commits_total, the mean group size.\n"
+	    "# TYPE hookbox_committed_observations_total counter\n"
+	    "hookbox_committed_observations_total %lld\n",
+	    (long long)gs.observations);
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
 	if (store_receipt_counts(st, &rc) != STORE_OK) {
