@@ -18,20 +18,19 @@ count=${2:-2000}
 top=$(cd "$(dirname "$0")/.." && pwd)
 HB="$build/hookbox"
 
+. "$top/bench/setup.sh"
+
 tmp=$(mktemp -d)
 cleanup() {
-	[ -f "$tmp/nginx/nginx.pid" ] && kill "$(cat "$tmp/nginx/nginx.pid")" 2>/dev/null
+	nginx_stop "$tmp/nginx"
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 echo "load at the start: $(cat /proc/loadavg)"
-port=$(( $(od -An -N2 -tu2 /dev/urandom) % 20000 + 20000 ))
-conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx" "$port" "$tmp/unused.sock" \
-    "$tmp/unused")
-sed -i 's|access_log .*;|access_log off;|' "$conf"
-nginx -p "$tmp/nginx" -c "$conf" -e "$tmp/nginx/error.log"
+port=$(bench_port)
+nginx_start "$tmp/nginx" "$port" "$tmp/unused.sock" "$tmp/unused"
 sink="http://127.0.0.1:$port/sink"
 until curl -s -o /dev/null "$sink" -d x; do sleep 0.1; done
 
