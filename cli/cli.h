@@ -1,0 +1,101 @@
+/*
+ * The command-line tool's shared parts: exit codes, the defaults its help
+ * states, the command table's entry, and the helpers every command uses
+ * (messages, option parsing, secrets, opening the two databases).
+ *
+ * The commands themselves live by subject: cmd_config.c (config.db),
+ * cmd_state.c (state.db read-outs and moves), cmd_daemon.c (dispatch and
+ * poll); hookbox.c holds the table, help and main.
+ */
+#ifndef HB_CLI_H
+#define HB_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <cJSON.h>
+
+#include "config.h"
+#include "settings.h"
+#include "store.h"
+
+/* Exit codes (sysexits style). */
+#define EXIT_OK		0
+#define EXIT_FAIL	1	/* refused or failed */
+#define EXIT_USAGE	2
+#define EXIT_TEMPFAIL	75	/* database busy: try again */
+
+/*
+ * Defaults of the commands' options, named once: the code and the help
+ * table both use them.
+ */
+#define DEST_TIMEOUT_MS_DEFAULT		10000
+#define DEST_ATTEMPTS_DEFAULT		10
+#define POLL_LIMIT_DEFAULT		100
+#define POLL_TIMEOUT_MS_DEFAULT		10000
+#define LIST_LIMIT_DEFAULT		100
+#define PRUNE_RECEIPTS_DAYS_DEFAULT	7
+#define PRUNE_ACTIONS_DAYS_DEFAULT	90
+#define RESOLVE_NOTE_DEFAULT		"resolved by an operator"
+
+/* One command: its words, its function, its usage line and its help. */
+struct cmd {
+	const char	*name;
+	const char	*sub;	/* NULL for single-word commands */
+	int		(*fn)(struct settings *, int, char **);
+	int		 need;	/* SETTINGS_NEED_*, or -1: checks nothing */
+	const char	*usage;
+	const char	*help;	/* one line per option, with its default */
+};
+
+/* The command being run (set by main). */
+extern const struct cmd	*cli_cmd;
+
+void	cli_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	print_usage(FILE *, const char *, const struct cmd *);
+int	usage_of(const struct cmd *);
+int	usage(void);
+
+int	config_exit(enum config_status);
+int	store_exit(enum store_status);
+int	store_fail(const struct settings *, enum store_status);
+int	config_done(enum config_status, const char *, const char *const *);
+
+int	parse_int(const char *, long long, long long, const char *,
+	    long long *);
+int	set_field(char *, size_t, const char *, const char *);
+int	next_opt(int, char **, const struct option *);
+ssize_t	read_bounded(int, char *, size_t);
+ssize_t	read_secret(const char *, unsigned char *, size_t);
+
+int	open_config(struct settings *, enum config_mode, struct config **);
+int	open_store(struct settings *, int, struct store **);
+
+int	print_json(cJSON *);
+int	list_done(const struct settings *, struct store *, enum store_status,
+	    cJSON *);
+
+/* The commands. */
+int	cmd_init(struct settings *, int, char **);
+int	cmd_tenant_add(struct settings *, int, char **);
+int	cmd_endpoint_add(struct settings *, int, char **);
+int	cmd_endpoint_secret(struct settings *, int, char **);
+int	cmd_destination_add(struct settings *, int, char **);
+int	cmd_job_add(struct settings *, int, char **);
+int	cmd_list(struct settings *, int, char **);
+int	cmd_remove(struct settings *, int, char **);
+int	cmd_sign(struct settings *, int, char **);
+int	cmd_observe(struct settings *, int, char **);
+int	cmd_status(struct settings *, int, char **);
+int	cmd_list_state(struct settings *, int, char **);
+int	cmd_attempts(struct settings *, int, char **);
+int	cmd_requeue(struct settings *, int, char **);
+int	cmd_reconcile(struct settings *, int, char **);
+int	cmd_conflicts(struct settings *, int, char **);
+int	cmd_resolve(struct settings *, int, char **);
+int	cmd_prune(struct settings *, int, char **);
+int	cmd_dispatch(struct settings *, int, char **);
+int	cmd_poll(struct settings *, int, char **);
+
+#endif /* HB_CLI_H */

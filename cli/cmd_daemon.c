@@ -1,0 +1,313 @@
+/*
+ * The long-running commands: dispatch (the outbox's deliveries, under a
+ * supervisor) and poll (asking the provider about overdue jobs).
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http.h"
+#include "outbox.h"
+#include "poller.h"
+#include "super.h"
+#include "util.h"
+
+#include "cli.h"
+
+/* ---- dispatch ------------------------------------------------------ */
+
+/* dispatch --once also waits for what falls due within this. */
+#define ONCE_HORIZON_MS	1000
+
+
+static volatile sig_atomic_t	stop_requested;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void
+sleep_ms(int64_t ms)
+{
+	struct timespec	ts;
+
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);	/* a signal cuts it short: fine */
+}
+
+static int
+env_ms(const char *name, int64_t *out)
+{
+	const char	*s, *err;
+	long long	 v;
+
+	if ((s = getenv(name)) == NULL)
+		return 0;
+	v = util_strtonum(s, 1, INT64_MAX / 4, &err);
+	if (err != NULL) {
+		cli_warn("%s: %s", name, err);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * A dispatcher's connections, opened again when a file is no longer the
+ * one at its path (a restored backup, a removed state.db): a long-running
+ * worker must deliver from, and record into, the files operators see.
+ */
+struct dispatcher {
+	struct config	*cfg;
+	struct store	*st;
+	struct outbox	*ob;
+};
+
+static void
+dispatcher_close(struct dispatcher *d)
+{
+	outbox_free(d->ob);
+	store_close(d->st);
+	config_close(d->cfg);
+	memset(d, 0, sizeof(*d));
+}
+
+static int
+dispatcher_open(struct settings *e, const struct outbox_opts *opts,
+    struct dispatcher *d)
+{
+	int	rc;
+
+	if (d->ob != NULL && store_check_file(d->st) == STORE_OK &&
+	    config_same_file(d->cfg))
+		return EXIT_OK;
+	dispatcher_close(d);
+	if ((rc = open_config(e, CONFIG_READ, &d->cfg)) != EXIT_OK ||
+	    (rc = open_store(e, 0, &d->st)) != EXIT_OK)
+		goto fail;
+	if ((d->ob = outbox_new(d->st, d->cfg, opts)) == NULL) {
+		cli_warn("out of memory");
+		rc = EXIT_FAIL;
+		goto fail;
+	}
+	return EXIT_OK;
+fail:
+	dispatcher_close(d);
+	return rc;
+}
+
+/* One dispatcher worker: its own connections, its own lease owner id. */
+static int
+dispatch_worker(struct settings *e, int once)
+{
+	struct outbox_opts	 opts;
+	struct dispatcher	 d;
+	enum outbox_status	 s;
+	char			 host[64], owner[HB_ID_MAX + 1];
+	int64_t			 wait;
+	int			 rc;
+
+	memset(&d, 0, sizeof(d));
+	memset(&opts, 0, sizeof(opts));
+	if (env_ms("HOOKBOX_BACKOFF_MS", &opts.backoff_base_ms) != 0 ||
+	    env_ms("HOOKBOX_BACKOFF_MAX_MS", &opts.backoff_max_ms) != 0 ||
+	    env_ms("HOOKBOX_LEASE_MARGIN_MS", &opts.lease_margin_ms) != 0 ||
+	    env_ms("HOOKBOX_RECHECK_MS", &opts.recheck_ms) != 0)
+		return EXIT_USAGE;
+	if (gethostname(host, sizeof(host)) != 0)
+		memcpy(host, "localhost", sizeof("localhost"));
+	host[sizeof(host) - 1] = '\0';
+	(void)snprintf(owner, sizeof(owner), "%s:%ld", host, (long)getpid());
+	opts.owner = owner;
+	rc = EXIT_OK;
+	while (!stop_requested) {
+		if ((rc = dispatcher_open(e, &opts, &d)) != EXIT_OK) {
+			if (once)
+				break;
+			sleep_ms(1000);
+			continue;
+		}
+		s = outbox_step(d.ob);
+		if (s == OUTBOX_WORKED)
+			continue;
+		if (s == OUTBOX_IDLE) {
+			/* --once: done when nothing is due within a second. */
+			wait = outbox_idle_ms(d.ob, once ? ONCE_HORIZON_MS :
+			    250);
+			if (once && wait >= ONCE_HORIZON_MS)
+				break;
+			sleep_ms(wait > 0 ? wait : 1);
+			continue;
+		}
+		cli_warn("%s: %s", e->state_path, s == OUTBOX_BUSY ?
+		    "busy" : store_errmsg(d.st));
+		if (once) {
+			rc = s == OUTBOX_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
+			break;
+		}
+		sleep_ms(s == OUTBOX_BUSY ? 50 : 1000);
+	}
+	if (stop_requested && rc != EXIT_OK && !once)
+		rc = EXIT_OK;
+	dispatcher_close(&d);
+	return rc;
+}
+
+/* What each of dispatch --workers N gets: the fork's copy. */
+struct dispatch_job {
+	struct settings	*e;
+	int		 once;
+};
+
+static int
+dispatch_child(void *arg)
+{
+	const struct dispatch_job	*j = arg;
+
+	return dispatch_worker(j->e, j->once);
+}
+
+int
+cmd_dispatch(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "once", no_argument, NULL, 'o' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sigaction	 sa;
+	struct super_opts	 so;
+	struct dispatch_job	 j;
+	long long		 workers = 1;
+	int			 ch, once = 0;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'o':
+			once = 1;
+			break;
+		case 'w':
+			if (parse_int(optarg, 1, SUPER_WORKERS_MAX, "--workers",
+			    &workers) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if (http_global_init() != 0) {
+		cli_warn("libcurl failed to initialise");
+		return EXIT_FAIL;
+	}
+	/* Every batch allocates and frees much the same memory. */
+	util_keep_heap();
+	/*
+	 * SIGTERM: finish the batch in flight, record it, then leave.  With
+	 * --workers the supervisor takes the signal and passes it on to each
+	 * worker, which starts with this handler (super.h).
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	/* One line at start-up: which build serves which directory. */
+	fprintf(stderr, "hookbox %s: dispatching from %s (state.db,"
+	    " config.db), %lld worker(s)%s\n", HB_VERSION, e->dir, workers,
+	    once ? ", once" : "");
+	if (workers == 1)
+		return dispatch_worker(e, once);
+	/*
+	 * Run to completion, not respawned: a worker left under init would
+	 * go on claiming and sending beside the dispatcher started next, so
+	 * each dies with the supervisor.  The exit status is the first
+	 * failing worker's.
+	 */
+	memset(&so, 0, sizeof(so));
+	so.name = "hookbox";
+	so.workers = (int)workers;
+	so.respawn = 0;
+	j.e = e;
+	j.once = once;
+	return super_run(&so, dispatch_child, &j);
+}
+
+/* ---- poll ---------------------------------------------------------- */
+
+static void
+poll_report(void *arg, const struct poll_report *r)
+{
+	char	out[1024];
+
+	(void)arg;
+	if (r->res != NULL && accept_res_json(r->res, out, sizeof(out)) == 0)
+		printf("%s\t%s\t%s\n", r->tenant, r->job_id, out);
+	else
+		printf("%s\t%s\t{\"error\":\"%s\"}\n", r->tenant, r->job_id,
+		    r->error != NULL ? r->error : "unknown");
+}
+
+int
+cmd_poll(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "limit", required_argument, NULL, 'l' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct poll_stats	 ps;
+	struct config		*cfg = NULL;
+	struct store		*st = NULL;
+	struct http		*http = NULL;
+	enum store_status	 src;
+	long long		 limit = POLL_LIMIT_DEFAULT;
+	long long		 timeout = POLL_TIMEOUT_MS_DEFAULT;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'l':
+			if (parse_int(optarg, 1, 100000, "--limit", &limit) != 0)
+				return EXIT_USAGE;
+			break;
+		case 'T':
+			if (parse_int(optarg, 1, 600000, "--timeout-ms",
+			    &timeout) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if (http_global_init() != 0 || (http = http_new()) == NULL) {
+		cli_warn("libcurl failed to initialise");
+		return EXIT_FAIL;
+	}
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+		goto out;
+	src = poller_run(st, cfg, http, (int)limit, (long)timeout, poll_report,
+	    NULL, &ps);
+	fprintf(stderr, "hookbox: polled %d: %d answered, %d failed,"
+	    " %d unavailable\n", ps.asked, ps.answered, ps.failed,
+	    ps.unavailable);
+	if (src != STORE_OK)
+		rc = store_fail(e, src);
+	else
+		rc = ps.unavailable > 0 ? EXIT_TEMPFAIL : EXIT_OK;
+out:
+	http_free(http);
+	store_close(st);
+	config_close(cfg);
+	return rc;
+}

@@ -1,0 +1,372 @@
+/*
+ * The commands over state.db: observe, status, and the operator's
+ * read-outs and moves (list, attempts, requeue, reconcile, conflicts,
+ * resolve, prune).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accept.h"
+#include "store_ops.h"
+#include "store_outbox.h"
+#include "tornado.h"
+#include "util.h"
+
+#include "cli.h"
+
+/* ---- observe ------------------------------------------------------ */
+
+int
+cmd_observe(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct accept_req	 req;
+	struct accept_res	 res;
+	struct obs		 o;
+	struct config		*cfg = NULL;
+	struct store		*st = NULL;
+	char			*body = NULL, out[1024];
+	const char		*tenant = NULL;
+	ssize_t			 len;
+	enum tornado_err	 perr;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			tenant = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind || tenant == NULL)
+		return usage();
+	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
+		cli_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	memset(&res, 0, sizeof(res));
+	if ((len = read_bounded(STDIN_FILENO, body, HB_BODY_MAX_DEFAULT)) < 0) {
+		cli_warn("standard input: unreadable or over %d bytes",
+		    HB_BODY_MAX_DEFAULT);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if ((perr = tornado_parse_status(body, (size_t)len, &o, res.why,
+	    sizeof(res.why))) != TORNADO_OK) {
+		res.result = perr == TORNADO_NOMEM ? HB_NOMEM : HB_MALFORMED;
+		res.detail = res.why;
+	} else {
+		if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+		    (rc = open_store(e, 0, &st)) != EXIT_OK)
+			goto out;
+		memset(&req, 0, sizeof(req));
+		req.tenant = tenant;
+		req.obs = &o;
+		req.body = body;
+		req.bodylen = (size_t)len;
+		req.now_ms = util_now_ms();
+		if (accept_observation(st, cfg, &req, &res) == HB_UNAVAILABLE)
+			cli_warn("%s: %s", e->state_path, store_errmsg(st));
+	}
+	if (accept_res_json(&res, out, sizeof(out)) == 0)
+		puts(out);
+	rc = hb_result_is_ack(res.result) ? EXIT_OK :
+	    res.result == HB_UNAVAILABLE ? EXIT_TEMPFAIL : EXIT_FAIL;
+out:
+	store_close(st);
+	config_close(cfg);
+	free(body);
+	return rc;
+}
+
+/* ---- status ------------------------------------------------------- */
+
+int
+cmd_status(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store_counts	 c;
+	struct store		*st = NULL;
+	enum store_status	 src;
+	enum store_state	 i;
+	int64_t			 age;
+	int			 ch, json = 0, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'j':
+			json = 1;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_counts(st, &c);
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	age = store_counts_age(&c, util_now_ms());
+	if (json) {
+		printf("{\"outbox\":{");
+		for (i = 0; i < STORE_STATE__N; i++)
+			printf("%s\"%s\":%lld", i > 0 ? "," : "",
+			    store_state_name(i), (long long)c.outbox[i]);
+		printf("},\"conflicts_open\":%lld,\"oldest_pending_age_s\":"
+		    "%lld}\n", (long long)c.conflicts_open, (long long)age);
+	} else {
+		printf("outbox:");
+		for (i = 0; i < STORE_STATE__N; i++)
+			printf("%s %lld %s", i > 0 ? "," : "",
+			    (long long)c.outbox[i], store_state_name(i));
+		printf("\nopen conflicts: %lld\noldest pending: %lld s\n",
+		    (long long)c.conflicts_open, (long long)age);
+	}
+	return EXIT_OK;
+}
+
+/* ---- operator read-outs and moves ---------------------------------- */
+
+int
+cmd_list_state(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store		*st = NULL;
+	cJSON			*arr = NULL;
+	enum store_status	 src;
+	enum store_state	 state;
+	const char		*name = NULL;
+	long long		 limit = LIST_LIMIT_DEFAULT;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 's':
+			name = optarg;
+			break;
+		case 'l':
+			if (parse_int(optarg, 1, 1000000, "--limit",
+			    &limit) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind || name == NULL)
+		return usage();
+	if (store_state_parse(name, &state) != 0) {
+		cli_warn("--state: pending, leased, delivered, dead or unknown");
+		return EXIT_USAGE;
+	}
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_outbox_list(st, state, (int)limit, &arr);
+	return list_done(e, st, src, arr);
+}
+
+int
+cmd_attempts(struct settings *e, int argc, char **argv)
+{
+	struct store		*st = NULL;
+	cJSON			*arr = NULL;
+	enum store_status	 src;
+	int			 rc;
+
+	if (argc != 2)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_attempts_list(st, argv[1], &arr);
+	return list_done(e, st, src, arr);
+}
+
+/* Applies one operator move to an action; 1 when it was not applicable. */
+static int
+move(struct settings *e, const char *action, enum store_move m,
+    const char *note, const char *from)
+{
+	struct store		*st = NULL;
+	enum store_status	 src;
+	int			 changed, rc;
+
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_outbox_move(st, action, m, util_now_ms(), 0, note,
+	    &changed);
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	if (!changed) {
+		cli_warn("%s: no such action in state %s", action, from);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int
+cmd_requeue(struct settings *e, int argc, char **argv)
+{
+	if (argc != 2)
+		return usage();
+	return move(e, argv[1], STORE_MOVE_REQUEUE, "requeued by an operator",
+	    "dead or unknown");
+}
+
+int
+cmd_reconcile(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "delivered", no_argument, NULL, 'd' },
+		{ "resend", no_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	ch, how = 0;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'd':
+		case 'r':
+			if (how != 0)
+				return usage();
+			how = ch;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || how == 0)
+		return usage();
+	if (how == 'd')
+		return move(e, argv[optind], STORE_MOVE_DELIVERED,
+		    "reconciled by an operator: delivered", "unknown or dead");
+	return move(e, argv[optind], STORE_MOVE_RESEND,
+	    "reconciled by an operator: resend", "unknown");
+}
+
+int
+cmd_conflicts(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store		*st = NULL;
+	cJSON			*arr = NULL;
+	enum store_status	 src;
+	int			 ch, all = 0, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'a':
+			all = 1;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_conflicts_list(st, all, &arr);
+	return list_done(e, st, src, arr);
+}
+
+int
+cmd_resolve(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "note", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store		*st = NULL;
+	enum store_status	 src;
+	const char		*note = RESOLVE_NOTE_DEFAULT;
+	long long		 id;
+	int			 ch, changed, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'n':
+			if (!util_valid_text(optarg, HB_TEXT_MAX)) {
+				cli_warn("--note: too long or not UTF-8");
+				return EXIT_USAGE;
+			}
+			note = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 ||
+	    parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_conflict_resolve(st, id, note, util_now_ms(), &changed);
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	if (!changed) {
+		cli_warn("conflict %lld: not found or already resolved", id);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int
+cmd_prune(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "receipts-days", required_argument, NULL, 'r' },
+		{ "actions-days", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store_pruned	 p;
+	struct store		*st = NULL;
+	enum store_status	 src;
+	long long		 rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
+	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
+	int64_t			 now = util_now_ms(), day = 86400000;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'r':
+			if (parse_int(optarg, 0, 36500, "--receipts-days",
+			    &rdays) != 0)
+				return EXIT_USAGE;
+			break;
+		case 'a':
+			if (parse_int(optarg, 1, 36500, "--actions-days",
+			    &adays) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc != optind)
+		return usage();
+	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_prune(st, now - rdays * day, now - adays * day, &p);
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	printf("pruned %lld receipts, %lld delivered actions\n",
+	    (long long)p.receipts, (long long)p.actions);
+	return EXIT_OK;
+}

@@ -1,0 +1,240 @@
+/*
+ * The helpers every command uses: messages, usage, exit codes, option
+ * parsing, reading secrets, opening config.db and state.db.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#include "cli.h"
+
+const struct cmd	*cli_cmd;
+
+void
+cli_warn(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fputs("hookbox: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* c's usage line to f, after lead ("usage:"). */
+void
+print_usage(FILE *f, const char *lead, const struct cmd *c)
+{
+	fprintf(f, "%s hookbox [-d DIR] %s%s%s%s%s\n", lead, c->name,
+	    c->sub != NULL ? " " : "", c->sub != NULL ? c->sub : "",
+	    c->usage[0] != '\0' ? " " : "", c->usage);
+}
+
+int
+usage_of(const struct cmd *c)
+{
+	print_usage(stderr, "usage:", c);
+	return EXIT_USAGE;
+}
+
+int
+usage(void)
+{
+	return usage_of(cli_cmd);
+}
+
+/* Exit code for a configuration status. */
+int
+config_exit(enum config_status s)
+{
+	return s == CONFIG_OK ? EXIT_OK : s == CONFIG_BUSY ? EXIT_TEMPFAIL :
+	    EXIT_FAIL;
+}
+
+int
+store_exit(enum store_status s)
+{
+	return s == STORE_OK ? EXIT_OK : s == STORE_BUSY ? EXIT_TEMPFAIL :
+	    EXIT_FAIL;
+}
+
+/* Reports a state.db failure; returns its exit code. */
+int
+store_fail(const struct settings *e, enum store_status s)
+{
+	cli_warn("%s: %s", e->state_path, store_strerror(s));
+	return store_exit(s);
+}
+
+int
+parse_int(const char *s, long long min, long long max, const char *what,
+    long long *out)
+{
+	const char	*err;
+
+	*out = util_strtonum(s, min, max, &err);
+	if (err != NULL) {
+		cli_warn("%s: %s", what, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Reads all of fd into buf (at most max bytes).  Returns the length, or
+ * -1 on error or when there is more than max.
+ */
+ssize_t
+read_bounded(int fd, char *buf, size_t max)
+{
+	size_t	used = 0;
+	ssize_t	n;
+	char	extra;
+
+	while (used < max) {
+		n = read(fd, buf + used, max - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return (ssize_t)used;
+		used += (size_t)n;
+	}
+	while ((n = read(fd, &extra, 1)) < 0 && errno == EINTR)
+		;
+	return n == 0 ? (ssize_t)used : -1;
+}
+
+/*
+ * Reads a secret from a file, or standard input for "-", into buf; one
+ * trailing newline is dropped.  Returns its length, or -1 (reported).
+ */
+ssize_t
+read_secret(const char *path, unsigned char *buf, size_t max)
+{
+	ssize_t	n;
+	int	fd;
+
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		cli_warn("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = read_bounded(fd, (char *)buf, max);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (n < 0) {
+		cli_warn("%s: unreadable, or longer than %zu bytes", path, max);
+		return -1;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	if (n == 0) {
+		cli_warn("%s: empty secret", path);
+		return -1;
+	}
+	return n;
+}
+
+int
+open_config(struct settings *e, enum config_mode mode, struct config **cfg)
+{
+	enum config_status	rc;
+
+	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
+	    CONFIG_OK) {
+		cli_warn("%s: %s", e->config_path, config_strerror(rc));
+		return config_exit(rc) == EXIT_OK ? EXIT_FAIL : config_exit(rc);
+	}
+	return EXIT_OK;
+}
+
+int
+open_store(struct settings *e, int create, struct store **st)
+{
+	struct store_opts	opts;
+	enum store_status	rc;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.busy_ms = e->busy_ms;
+	opts.sync_normal = e->sync_normal;
+	opts.create = create;
+	if ((rc = store_open(e->state_path, &opts, st)) != STORE_OK)
+		return store_fail(e, rc);
+	return EXIT_OK;
+}
+
+/* Reports a configuration write's outcome. */
+int
+config_done(enum config_status rc, const char *what,
+    const char *const *why)
+{
+	if (rc == CONFIG_OK)
+		return EXIT_OK;
+	/* why by address: it is set by the call that is our first argument. */
+	if (rc == CONFIG_INVALID && why != NULL && *why != NULL)
+		cli_warn("%s: invalid %s", what, *why);
+	else
+		cli_warn("%s: %s", what, config_strerror(rc));
+	return config_exit(rc);
+}
+
+/* Copies an argument into a bounded field, or fails loudly. */
+int
+set_field(char *dst, size_t len, const char *src, const char *what)
+{
+	if (strlen(src) >= len) {
+		cli_warn("%s: too long (at most %zu bytes)", what, len - 1);
+		return -1;
+	}
+	memcpy(dst, src, strlen(src) + 1);
+	return 0;
+}
+
+/*
+ * getopt_long over a subcommand's arguments (argv[0] is the subcommand).
+ * Resets getopt's state for each use.
+ */
+int
+next_opt(int argc, char **argv, const struct option *opts)
+{
+	return getopt_long(argc, argv, "", opts, NULL);
+}
+
+/* Prints a JSON array and frees it. */
+int
+print_json(cJSON *arr)
+{
+	char	*s;
+
+	if ((s = cJSON_Print(arr)) == NULL) {
+		cJSON_Delete(arr);
+		cli_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(arr);
+	return EXIT_OK;
+}
+
+/* Closes state.db after a read-out, then reports or prints its result. */
+int
+list_done(const struct settings *e, struct store *st, enum store_status src,
+    cJSON *arr)
+{
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	return print_json(arr);
+}
