@@ -1,0 +1,62 @@
+# tests/pglib.sh: a private PostgreSQL server for the tests (sourced).
+#
+# pg_start DIR initialises a cluster in DIR/data with the distribution's
+# initdb, as an unprivileged user (postgres when run as root, else the
+# caller), and starts it listening on a unix socket in DIR only (no TCP
+# port, so it cannot clash with another server on this machine).  It sets
+#   pg_host   the socket directory (libpq's host=)
+#   pg_uri    a conninfo for the superuser "hookbox_admin" and database
+#             "hookbox"
+# pg_stop DIR stops it (fast shutdown) and is safe to call twice.
+
+pg_bindir() {
+	for _d in "$(pg_config --bindir 2>/dev/null)" \
+	    /usr/lib/postgresql/*/bin; do
+		[ -x "$_d/initdb" ] && [ -x "$_d/pg_ctl" ] && {
+			echo "$_d"
+			return 0
+		}
+	done
+	return 1
+}
+
+# pg_as CMD...: runs CMD as the cluster's owner.
+pg_as() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+pg_start() {
+	_pgdir=$1
+	_bin=$(pg_bindir) || {
+		echo "pg_start: no initdb (apt-get install postgresql)" >&2
+		return 1
+	}
+	mkdir -p "$_pgdir"
+	[ "$(id -u)" -eq 0 ] && chown postgres "$_pgdir"
+	pg_as "$_bin/initdb" -D "$_pgdir/data" -U hookbox_admin -A trust \
+	    -E UTF8 --locale=C.UTF-8 --no-sync >"$_pgdir/initdb.log" 2>&1 || {
+		echo "pg_start: initdb failed:" >&2
+		cat "$_pgdir/initdb.log" >&2
+		return 1
+	}
+	pg_as "$_bin/pg_ctl" -D "$_pgdir/data" -l "$_pgdir/server.log" -w \
+	    -t 60 -o "-k $_pgdir -c listen_addresses='' -c fsync=on" \
+	    start >/dev/null 2>&1 || {
+		echo "pg_start: the server did not start:" >&2
+		cat "$_pgdir/server.log" >&2
+		return 1
+	}
+	pg_host=$_pgdir
+	pg_as "$_bin/createdb" -h "$pg_host" -U hookbox_admin hookbox || return 1
+	pg_uri="host=$pg_host user=hookbox_admin dbname=hookbox"
+}
+
+pg_stop() {
+	_bin=$(pg_bindir) || return 0
+	[ -f "$1/data/postmaster.pid" ] || return 0
+	pg_as "$_bin/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1
+}
