@@ -32,7 +32,7 @@ BUILD	:= $(O)
 pkgconf = $(eval $(1) := $(shell pkg-config $(2) || echo __failed__))$(if \
 	$(findstring __failed__,$($(1))),$(error pkg-config $(2) failed; \
 	`make deps` installs the Debian packages))$($(1))
-PKGS	 = sqlite3 libsodium libcjson libcurl
+PKGS	 = sqlite3 libsodium libcjson libcurl libpq
 PKG_CFLAGS = $(call pkgconf,PKG_CFLAGS,--cflags $(PKGS))
 PKG_LIBS   = $(call pkgconf,PKG_LIBS,--libs $(PKGS))
 CHECK_CFLAGS = $(call pkgconf,CHECK_CFLAGS,--cflags check)
@@ -101,19 +101,19 @@ CJSON_OBJ = $(O)/cjson/cJSON.o
 endif
 endif
 
-LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/obs.c lib/tornado.c \
+LIB_SRCS = lib/hb.c lib/util.c lib/sql.c lib/db.c lib/obs.c lib/tornado.c \
 	   lib/auth.c lib/config.c lib/config_admin.c lib/config_pool.c lib/store.c \
 	   lib/store_accept.c lib/store_outbox.c lib/store_ops.c lib/accept.c \
 	   lib/group.c lib/hook.c lib/http.c lib/outbox.c lib/poller.c lib/fault.c \
 	   lib/json.c lib/settings.c lib/super.c
-LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/obs.h lib/tornado.h \
+LIB_HDRS = lib/hb.h lib/util.h lib/sql.h lib/db.h lib/obs.h lib/tornado.h \
 	   lib/auth.h lib/config.h lib/config_admin.h lib/config_int.h lib/config_pool.h \
 	   lib/store.h lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
 	   lib/store_int.h lib/accept.h lib/group.h lib/hook.h lib/http.h lib/outbox.h \
 	   lib/poller.h lib/fault.h lib/json.h lib/settings.h lib/super.h
-# The headers that make the library's public contract (not sql.h, json.h,
-# config_int.h).
-PUB_HDRS = $(filter-out lib/sql.h lib/json.h lib/store_int.h lib/config_int.h,$(LIB_HDRS))
+# The headers that make the library's public contract (not sql.h, db.h,
+# json.h, config_int.h).
+PUB_HDRS = $(filter-out lib/sql.h lib/db.h lib/json.h lib/store_int.h lib/config_int.h,$(LIB_HDRS))
 LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
@@ -129,7 +129,7 @@ FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
 	      check_outbox check_json check_respond check_store check_super \
-	      check_group
+	      check_group check_db
 # The ThreadSanitizer build needs only the suites whose code runs
 # threads: tests/check.sh runs those.
 ifeq ($(TSAN),1)

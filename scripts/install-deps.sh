@@ -6,7 +6,7 @@ set -eu
 pkgs="gcc make pkg-config libc6-dev sqlite3 libsqlite3-dev libsodium-dev
 libcjson-dev libcurl4-openssl-dev libfcgi-dev libfcgi-bin check nginx
 spawn-fcgi curl procps util-linux passwd dpkg-dev debian-archive-keyring
-systemd groff-base"
+systemd groff-base postgresql libpq-dev"
 
 missing=""
 for p in $pkgs; do

@@ -6,8 +6,19 @@
 set -u
 cd "$(dirname "$0")/.."
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# A private PostgreSQL server for the suites that run on both backends
+# (tests/pglib.sh): its socket directory must be reachable by its owner.
+pgtmp=$(mktemp -d)
+chmod 0755 "$pgtmp"
+. tests/pglib.sh
+trap 'pg_stop "$pgtmp/pg"; rm -rf "$log" "$pgtmp"' EXIT
 status=0
+if pg_start "$pgtmp/pg"; then
+	HOOKBOX_TEST_PG=$pg_uri
+	export HOOKBOX_TEST_PG
+else
+	echo "check: PostgreSQL did not start; its tests will fail" >&2
+fi
 
 for build in build build-san; do
 	for t in "$build"/tests/check_*; do

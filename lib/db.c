@@ -1,0 +1,691 @@
+/*
+ * db.c: the two backends of db.h.  SQLite is called directly; PostgreSQL
+ * through libpq, with statements prepared by name on first use, text
+ * parameters (binary for blobs) and whole results read row by row.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include "db.h"
+
+struct db_stmt {
+	struct db	 *db;
+	size_t		  i;
+	sqlite3_stmt	 *lite;
+	/* PostgreSQL */
+	char		 *sql;		/* the text in PostgreSQL's terms */
+	int		  prepared;
+	int		  nparams;
+	char		**vals;		/* owned copies; NULL for SQL NULL */
+	int		 *lens;
+	int		 *fmts;		/* 0 text, 1 binary (blobs) */
+	Oid		 *types;	/* all 0: the server infers them */
+	PGresult	 *res;		/* while stepping */
+	int		  row, nrows;
+	unsigned char	 *blob;		/* the last column read as bytea */
+	int64_t		  changes;
+};
+
+struct db {
+	enum db_kind		 kind;
+	const struct db_text	*text;
+	size_t			 n;
+	struct db_stmt		*st;
+	enum db_rc		 last;	/* the last failure's class */
+	sqlite3			*lite;
+	PGconn			*pg;
+	char			 err[256];
+};
+
+const char *
+db_rc_name(enum db_rc rc)
+{
+	static const char *const names[] = {
+		[DB_OK] = "ok", [DB_ROW] = "row", [DB_DONE] = "done",
+		[DB_BUSY] = "busy", [DB_CONSTRAINT] = "constraint",
+		[DB_READONLY] = "readonly", [DB_DENIED] = "denied",
+		[DB_GONE] = "gone", [DB_FULL] = "full", [DB_NOMEM] = "nomem",
+		[DB_ERROR] = "error",
+	};
+
+	return (size_t)rc < sizeof(names) / sizeof(names[0]) ?
+	    names[rc] : "error";
+}
+
+int
+db_is_postgres(const char *loc)
+{
+	return strncmp(loc, "postgresql://", 13) == 0 ||
+	    strncmp(loc, "postgres://", 11) == 0 ||
+	    (loc[0] != '/' && loc[0] != '.' && strchr(loc, '=') != NULL);
+}
+
+static enum db_rc
+lite_rc(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+		return DB_OK;
+	case SQLITE_ROW:
+		return DB_ROW;
+	case SQLITE_DONE:
+		return DB_DONE;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return DB_BUSY;
+	case SQLITE_CONSTRAINT:
+		return DB_CONSTRAINT;
+	case SQLITE_READONLY:
+		return DB_READONLY;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return DB_DENIED;
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+		return DB_GONE;
+	case SQLITE_FULL:
+		return DB_FULL;
+	case SQLITE_NOMEM:
+		return DB_NOMEM;
+	default:
+		return DB_ERROR;
+	}
+}
+
+/* The class of a PostgreSQL error, from its SQLSTATE. */
+static enum db_rc
+pg_state_rc(const char *state)
+{
+	if (state == NULL || strlen(state) != 5)
+		return DB_GONE;		/* no answer from the server */
+	if (strcmp(state, "40001") == 0 ||	/* serialization_failure */
+	    strcmp(state, "40P01") == 0 ||	/* deadlock_detected */
+	    strcmp(state, "55P03") == 0 ||	/* lock_not_available */
+	    strcmp(state, "57014") == 0)	/* query_canceled: a timeout */
+		return DB_BUSY;
+	if (strncmp(state, "23", 2) == 0)
+		return DB_CONSTRAINT;
+	if (strcmp(state, "25006") == 0)	/* read_only_sql_transaction */
+		return DB_READONLY;
+	if (strcmp(state, "42501") == 0)	/* insufficient_privilege */
+		return DB_DENIED;
+	if (strncmp(state, "08", 2) == 0 ||	/* connection_exception */
+	    strcmp(state, "57P01") == 0 ||	/* admin_shutdown */
+	    strcmp(state, "57P02") == 0 ||	/* crash_shutdown */
+	    strcmp(state, "57P03") == 0 ||	/* cannot_connect_now */
+	    strncmp(state, "58", 2) == 0)	/* system_error: I/O */
+		return DB_GONE;
+	if (strcmp(state, "53100") == 0)	/* disk_full */
+		return DB_FULL;
+	if (strcmp(state, "53200") == 0)	/* out_of_memory */
+		return DB_NOMEM;
+	return DB_ERROR;
+}
+
+/* Records res's error (or the connection's) and says its class. */
+static enum db_rc
+pg_fail(struct db *db, const PGresult *res)
+{
+	const char	*msg = NULL, *state = NULL;
+	size_t		 len;
+
+	if (res != NULL) {
+		msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	}
+	if (msg == NULL)
+		msg = PQerrorMessage(db->pg);
+	(void)snprintf(db->err, sizeof(db->err), "%s", msg);
+	len = strlen(db->err);
+	while (len > 0 && db->err[len - 1] == '\n')
+		db->err[--len] = '\0';
+	if (PQstatus(db->pg) == CONNECTION_BAD)
+		return db->last = DB_GONE;
+	return db->last = res == NULL ? DB_NOMEM : pg_state_rc(state);
+}
+
+static void
+pg_clear(struct db_stmt *st)
+{
+	PQclear(st->res);
+	st->res = NULL;
+	PQfreemem(st->blob);
+	st->blob = NULL;
+	st->row = st->nrows = 0;
+}
+
+static void
+pg_unbind(struct db_stmt *st)
+{
+	int	i;
+
+	for (i = 0; i < st->nparams; i++) {
+		free(st->vals[i]);
+		st->vals[i] = NULL;
+		st->lens[i] = 0;
+		st->fmts[i] = 0;
+	}
+}
+
+static void
+stmt_free(struct db_stmt *st)
+{
+	if (st->lite != NULL)
+		sqlite3_finalize(st->lite);
+	pg_clear(st);
+	pg_unbind(st);
+	free(st->vals);
+	free(st->lens);
+	free(st->fmts);
+	free(st->types);
+	free(st->sql);
+	memset(st, 0, sizeof(*st));
+}
+
+void
+db_close(struct db *db)
+{
+	size_t	i;
+
+	if (db == NULL)
+		return;
+	for (i = 0; i < db->n; i++)
+		stmt_free(&db->st[i]);
+	free(db->st);
+	sqlite3_close(db->lite);
+	if (db->pg != NULL)
+		PQfinish(db->pg);
+	free(db);
+}
+
+static struct db *
+db_new(enum db_kind kind, const struct db_text *text, size_t n)
+{
+	struct db	*db;
+	size_t		 i;
+
+	if ((db = calloc(1, sizeof(*db))) == NULL)
+		return NULL;
+	if ((db->st = calloc(n, sizeof(*db->st))) == NULL) {
+		free(db);
+		return NULL;
+	}
+	db->kind = kind;
+	db->text = text;
+	db->n = n;
+	for (i = 0; i < n; i++) {
+		db->st[i].db = db;
+		db->st[i].i = i;
+	}
+	return db;
+}
+
+enum db_rc
+db_open_sqlite(const char *path, int flags, const struct db_text *text,
+    size_t n, struct db **out)
+{
+	struct db	*db;
+	int		 rc;
+
+	*out = NULL;
+	if ((db = db_new(DB_SQLITE, text, n)) == NULL)
+		return DB_NOMEM;
+	rc = sqlite3_open_v2(path, &db->lite, flags | SQLITE_OPEN_NOFOLLOW |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_extended_result_codes(db->lite, 1);
+	if (rc != SQLITE_OK) {
+		db_close(db);
+		return lite_rc(rc);
+	}
+	*out = db;
+	return DB_OK;
+}
+
+static void
+ignore_notice(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+enum db_rc
+db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
+    const struct db_text *text, size_t n, struct db **out, char *why,
+    size_t len)
+{
+	const char	*keys[5], *vals[5];
+	char		 ctimeout[32], options[64];
+	struct db	*db;
+	int		 k = 0;
+
+	*out = NULL;
+	if ((db = db_new(DB_POSTGRES, text, n)) == NULL) {
+		(void)snprintf(why, len, "out of memory");
+		return DB_NOMEM;
+	}
+	/* The conninfo first: the keywords after it override its own. */
+	keys[k] = "dbname";
+	vals[k++] = conninfo;
+	if (connect_ms > 0) {
+		/* libpq counts whole seconds, at least 2. */
+		(void)snprintf(ctimeout, sizeof(ctimeout), "%d",
+		    connect_ms < 2000 ? 2 : (connect_ms + 999) / 1000);
+		keys[k] = "connect_timeout";
+		vals[k++] = ctimeout;
+	}
+	if (statement_ms > 0) {
+		(void)snprintf(options, sizeof(options),
+		    "-c statement_timeout=%d", statement_ms);
+		keys[k] = "options";
+		vals[k++] = options;
+	}
+	keys[k] = "application_name";
+	vals[k++] = "hookbox";
+	keys[k] = vals[k] = NULL;
+	db->pg = PQconnectdbParams(keys, vals, 1);
+	if (db->pg == NULL || PQstatus(db->pg) != CONNECTION_OK) {
+		/* libpq's message names host and user, never the password. */
+		(void)snprintf(why, len, "%s", db->pg != NULL ?
+		    PQerrorMessage(db->pg) : "out of memory");
+		why[strcspn(why, "\n")] = '\0';
+		db_close(db);
+		return DB_GONE;
+	}
+	/* Notices (a DROP ... IF EXISTS that had nothing to drop) are not
+	 * errors: nothing of them reaches standard error, or the logs. */
+	PQsetNoticeProcessor(db->pg, ignore_notice, NULL);
+	*out = db;
+	return DB_OK;
+}
+
+enum db_kind
+db_kind(const struct db *db)
+{
+	return db->kind;
+}
+
+enum db_rc
+db_last(const struct db *db)
+{
+	return db->last;
+}
+
+const char *
+db_errmsg(const struct db *db)
+{
+	if (db->kind == DB_SQLITE)
+		return sqlite3_errmsg(db->lite);
+	return db->err;
+}
+
+/*
+ * A lost PostgreSQL connection, opened again when no transaction could
+ * be cut in half by it: its prepared statements are gone with it.
+ */
+static enum db_rc
+pg_revive(struct db *db)
+{
+	size_t	i;
+
+	if (PQstatus(db->pg) == CONNECTION_OK)
+		return DB_OK;
+	PQreset(db->pg);
+	for (i = 0; i < db->n; i++) {
+		pg_clear(&db->st[i]);
+		db->st[i].prepared = 0;
+	}
+	if (PQstatus(db->pg) != CONNECTION_OK)
+		return pg_fail(db, NULL);
+	return DB_OK;
+}
+
+enum db_rc
+db_exec(struct db *db, const char *text)
+{
+	PGresult	*res;
+	enum db_rc	 rc;
+
+	if (db->kind == DB_SQLITE) {
+		if ((rc = lite_rc(sqlite3_exec(db->lite, text, NULL, NULL,
+		    NULL))) != DB_OK)
+			db->last = rc;
+		return rc;
+	}
+	if ((rc = pg_revive(db)) != DB_OK)
+		return rc;
+	res = PQexec(db->pg, text);
+	if (res != NULL && (PQresultStatus(res) == PGRES_COMMAND_OK ||
+	    PQresultStatus(res) == PGRES_TUPLES_OK))
+		rc = DB_OK;
+	else
+		rc = pg_fail(db, res);
+	PQclear(res);
+	return rc;
+}
+
+int
+db_in_tx(struct db *db)
+{
+	PGTransactionStatusType	t;
+
+	if (db->kind == DB_SQLITE)
+		return !sqlite3_get_autocommit(db->lite);
+	t = PQtransactionStatus(db->pg);
+	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
+	    t == PQTRANS_ACTIVE;
+}
+
+/*
+ * text with ?N written $N, outside quotes; *nparams is the highest N.
+ * NULL when out of memory.
+ */
+static char *
+pg_text(const char *text, int *nparams)
+{
+	char		*out, *o;
+	const char	*p;
+	char		 quote = 0;
+	long		 v;
+
+	*nparams = 0;
+	if ((out = strdup(text)) == NULL)
+		return NULL;
+	for (p = text, o = out; *p != '\0'; p++) {
+		*o++ = *p;
+		if (quote != 0) {
+			if (*p == quote)
+				quote = 0;
+			continue;
+		}
+		if (*p == '\'' || *p == '"') {
+			quote = *p;
+			continue;
+		}
+		if (*p != '?' || p[1] < '0' || p[1] > '9')
+			continue;
+		o[-1] = '$';
+		v = strtol(p + 1, NULL, 10);
+		if (v > *nparams && v < 1000)
+			*nparams = (int)v;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The statement's text in PostgreSQL's terms, and its parameter slots. */
+static enum db_rc
+pg_params(struct db_stmt *st)
+{
+	const struct db_text	*t = &st->db->text[st->i];
+	size_t			 n;
+
+	if (st->sql != NULL)
+		return DB_OK;
+	if ((st->sql = pg_text(t->pg != NULL ? t->pg : t->sqlite,
+	    &st->nparams)) == NULL)
+		return DB_NOMEM;
+	n = (size_t)st->nparams + 1;
+	st->vals = calloc(n, sizeof(*st->vals));
+	st->lens = calloc(n, sizeof(*st->lens));
+	st->fmts = calloc(n, sizeof(*st->fmts));
+	st->types = calloc(n, sizeof(*st->types));
+	if (st->vals == NULL || st->lens == NULL || st->fmts == NULL ||
+	    st->types == NULL) {
+		free(st->sql);
+		st->sql = NULL;
+		st->nparams = 0;
+		return DB_NOMEM;
+	}
+	return DB_OK;
+}
+
+/* Prepares the statement on the server, by name, on its first run. */
+static enum db_rc
+pg_prepare(struct db_stmt *st)
+{
+	PGresult	*res;
+	char		 name[24];
+	enum db_rc	 rc = DB_OK;
+
+	(void)snprintf(name, sizeof(name), "hb%zu", st->i);
+	res = PQprepare(st->db->pg, name, st->sql, st->nparams, st->types);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+		rc = pg_fail(st->db, res);
+	PQclear(res);
+	if (rc == DB_OK)
+		st->prepared = 1;
+	return rc;
+}
+
+struct db_stmt *
+db_stmt(struct db *db, size_t i)
+{
+	struct db_stmt	*st;
+	int		 rc;
+
+	if (i >= db->n) {
+		db->last = DB_ERROR;
+		return NULL;
+	}
+	st = &db->st[i];
+	if (db->kind == DB_SQLITE) {
+		if (st->lite == NULL) {
+			rc = sqlite3_prepare_v3(db->lite, db->text[i].sqlite,
+			    -1, SQLITE_PREPARE_PERSISTENT, &st->lite, NULL);
+			if (rc != SQLITE_OK) {
+				db->last = lite_rc(rc);
+				return NULL;
+			}
+		} else {
+			sqlite3_reset(st->lite);
+			sqlite3_clear_bindings(st->lite);
+		}
+		st->changes = 0;
+		return st;
+	}
+	pg_clear(st);
+	pg_unbind(st);
+	st->changes = 0;
+	if ((db->last = pg_params(st)) != DB_OK)
+		return NULL;
+	return st;
+}
+
+/* Slot idx of a PostgreSQL statement, emptied; NULL when out of range. */
+static char **
+pg_slot(struct db_stmt *st, int idx)
+{
+	if (idx < 1 || idx > st->nparams)
+		return NULL;
+	free(st->vals[idx - 1]);
+	st->vals[idx - 1] = NULL;
+	st->lens[idx - 1] = 0;
+	st->fmts[idx - 1] = 0;
+	return &st->vals[idx - 1];
+}
+
+enum db_rc
+db_bind_int64(struct db_stmt *st, int idx, int64_t v)
+{
+	char	**slot, buf[24];
+
+	if (st->db->kind == DB_SQLITE)
+		return lite_rc(sqlite3_bind_int64(st->lite, idx, v));
+	if ((slot = pg_slot(st, idx)) == NULL)
+		return DB_ERROR;
+	(void)snprintf(buf, sizeof(buf), "%lld", (long long)v);
+	return (*slot = strdup(buf)) == NULL ? DB_NOMEM : DB_OK;
+}
+
+enum db_rc
+db_bind_text(struct db_stmt *st, int idx, const char *s)
+{
+	char	**slot;
+
+	if (s == NULL)
+		return db_bind_null(st, idx);
+	if (st->db->kind == DB_SQLITE)
+		return lite_rc(sqlite3_bind_text(st->lite, idx, s, -1,
+		    SQLITE_TRANSIENT));
+	if ((slot = pg_slot(st, idx)) == NULL)
+		return DB_ERROR;
+	return (*slot = strdup(s)) == NULL ? DB_NOMEM : DB_OK;
+}
+
+enum db_rc
+db_bind_blob(struct db_stmt *st, int idx, const void *b, size_t len)
+{
+	char	**slot;
+
+	if (st->db->kind == DB_SQLITE)
+		return lite_rc(sqlite3_bind_blob64(st->lite, idx, b, len,
+		    SQLITE_TRANSIENT));
+	if ((slot = pg_slot(st, idx)) == NULL || len > INT32_MAX)
+		return DB_ERROR;
+	if ((*slot = malloc(len > 0 ? len : 1)) == NULL)
+		return DB_NOMEM;
+	if (len > 0)
+		memcpy(*slot, b, len);
+	st->lens[idx - 1] = (int)len;
+	st->fmts[idx - 1] = 1;
+	return DB_OK;
+}
+
+enum db_rc
+db_bind_null(struct db_stmt *st, int idx)
+{
+	if (st->db->kind == DB_SQLITE)
+		return lite_rc(sqlite3_bind_null(st->lite, idx));
+	return pg_slot(st, idx) == NULL ? DB_ERROR : DB_OK;
+}
+
+static enum db_rc
+pg_run(struct db_stmt *st)
+{
+	struct db	*db = st->db;
+	char		 name[24];
+	const char	*n;
+	enum db_rc	 rc;
+
+	/* Outside a transaction, a lost connection is opened again. */
+	if (!db_in_tx(db) && (rc = pg_revive(db)) != DB_OK)
+		return rc;
+	if (!st->prepared && (rc = pg_prepare(st)) != DB_OK)
+		return rc;
+	(void)snprintf(name, sizeof(name), "hb%zu", st->i);
+	st->res = PQexecPrepared(db->pg, name, st->nparams,
+	    (const char *const *)st->vals, st->lens, st->fmts, 0);
+	if (st->res == NULL || (PQresultStatus(st->res) != PGRES_TUPLES_OK &&
+	    PQresultStatus(st->res) != PGRES_COMMAND_OK)) {
+		rc = pg_fail(db, st->res);
+		pg_clear(st);
+		return rc;
+	}
+	st->nrows = PQntuples(st->res);
+	st->row = -1;
+	n = PQcmdTuples(st->res);
+	st->changes = n[0] != '\0' ? strtoll(n, NULL, 10) : 0;
+	return DB_OK;
+}
+
+enum db_rc
+db_step(struct db_stmt *st)
+{
+	enum db_rc	rc;
+
+	if (st->db->kind == DB_SQLITE) {
+		rc = lite_rc(sqlite3_step(st->lite));
+		if (rc == DB_DONE)
+			st->changes = sqlite3_changes64(st->db->lite);
+		if (rc != DB_ROW) {
+			sqlite3_reset(st->lite);
+			if (rc != DB_DONE)
+				st->db->last = rc;
+		}
+		return rc;
+	}
+	if (st->res == NULL && (rc = pg_run(st)) != DB_OK)
+		return rc;
+	PQfreemem(st->blob);
+	st->blob = NULL;
+	if (++st->row < st->nrows)
+		return DB_ROW;
+	pg_clear(st);
+	return DB_DONE;
+}
+
+void
+db_reset(struct db_stmt *st)
+{
+	if (st->db->kind == DB_SQLITE)
+		sqlite3_reset(st->lite);
+	else
+		pg_clear(st);
+}
+
+int
+db_col_null(struct db_stmt *st, int col)
+{
+	if (st->db->kind == DB_SQLITE)
+		return sqlite3_column_type(st->lite, col) == SQLITE_NULL;
+	return st->res == NULL || PQgetisnull(st->res, st->row, col);
+}
+
+int64_t
+db_col_int64(struct db_stmt *st, int col)
+{
+	if (st->db->kind == DB_SQLITE)
+		return sqlite3_column_int64(st->lite, col);
+	if (db_col_null(st, col))
+		return 0;
+	return strtoll(PQgetvalue(st->res, st->row, col), NULL, 10);
+}
+
+const char *
+db_col_text(struct db_stmt *st, int col)
+{
+	const unsigned char	*s;
+
+	if (st->db->kind == DB_SQLITE) {
+		s = sqlite3_column_text(st->lite, col);
+		return s != NULL ? (const char *)s : "";
+	}
+	if (db_col_null(st, col))
+		return "";
+	return PQgetvalue(st->res, st->row, col);
+}
+
+const void *
+db_col_blob(struct db_stmt *st, int col, size_t *len)
+{
+	const void	*b;
+
+	*len = 0;
+	if (st->db->kind == DB_SQLITE) {
+		b = sqlite3_column_blob(st->lite, col);
+		*len = (size_t)sqlite3_column_bytes(st->lite, col);
+		return b != NULL ? b : "";
+	}
+	if (db_col_null(st, col))
+		return "";
+	PQfreemem(st->blob);
+	/* Text results carry bytea as "\x" and hex. */
+	st->blob = PQunescapeBytea((const unsigned char *)PQgetvalue(st->res,
+	    st->row, col), len);
+	if (st->blob == NULL) {
+		*len = 0;
+		return NULL;
+	}
+	return st->blob;
+}
+
+int64_t
+db_changes(struct db_stmt *st)
+{
+	return st->changes;
+}

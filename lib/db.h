@@ -1,0 +1,140 @@
+/*
+ * db.h: one SQL connection, to a SQLite file or to a PostgreSQL server,
+ * behind one small interface: a fixed table of statement texts prepared
+ * on first use, positional parameters, rows stepped one at a time, and
+ * one set of result codes that says what the caller may do next.
+ *
+ * Statement texts are written once, in the dialect both servers share,
+ * with numbered parameters ?1, ?2, ... (PostgreSQL sees them as $1, $2,
+ * ...).  A table may hold a second text for PostgreSQL where the two
+ * differ (claims with FOR UPDATE SKIP LOCKED, json_build_object).
+ *
+ * A connection is used by one thread at a time.  Not installed: nothing
+ * outside lib/ sees it.
+ */
+#ifndef HB_DB_H
+#define HB_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum db_kind {
+	DB_SQLITE,
+	DB_POSTGRES
+};
+
+/*
+ * Every call's outcome.  The classes are what a caller acts on: BUSY and
+ * GONE are worth a retry later (503 with Retry-After), CONSTRAINT is an
+ * answer, the rest are failures to report.
+ */
+enum db_rc {
+	DB_OK = 0,
+	DB_ROW,		/* db_step(): a row is ready */
+	DB_DONE,	/* db_step(): no more rows */
+	DB_BUSY,	/* locked; serialization failure, deadlock, timeout */
+	DB_CONSTRAINT,	/* a unique, foreign key or check constraint */
+	DB_READONLY,	/* a read-only file or standby */
+	DB_DENIED,	/* no permission (a role without the grant) */
+	DB_GONE,	/* the connection or the file is lost; I/O error */
+	DB_FULL,	/* the disk is full */
+	DB_NOMEM,
+	DB_ERROR	/* anything else: misuse, corruption, bad SQL */
+};
+
+/* A statement text per backend; pg NULL means the same as sqlite. */
+struct db_text {
+	const char	*sqlite;
+	const char	*pg;
+};
+
+struct db;
+struct db_stmt;
+
+/* "ok", "busy", ...: a fixed word for logs. */
+const char *db_rc_name(enum db_rc);
+
+/*
+ * Non-zero when location names a PostgreSQL database (a postgresql:// or
+ * postgres:// URI, or a key=value conninfo), zero for a SQLite path.
+ */
+int db_is_postgres(const char *location);
+
+/*
+ * Opens a SQLite file with SQLITE_OPEN_* flags, with statement texts
+ * text[0..n-1] (static storage).  *out is NULL on failure.
+ */
+enum db_rc db_open_sqlite(const char *path, int flags,
+    const struct db_text *text, size_t n, struct db **out);
+
+/*
+ * Connects to PostgreSQL with a libpq conninfo or URI.  connect_ms bounds
+ * the connection (0: libpq's default); statement_ms, when not 0, is set as
+ * the session's statement_timeout.  *out is NULL on failure, and why
+ * (len bytes) says what failed, without the conninfo's password.  A
+ * connection that is lost later is opened again by the next call that
+ * needs it (db_exec(), db_stmt()), outside a transaction.
+ */
+enum db_rc db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
+    const struct db_text *text, size_t n, struct db **out, char *why,
+    size_t len);
+
+/* Closes the connection and every statement.  NULL is a no-op. */
+void db_close(struct db *);
+
+enum db_kind db_kind(const struct db *);
+
+/* The last error's message (the server's, or SQLite's), never NULL. */
+const char *db_errmsg(const struct db *);
+
+/*
+ * Runs a text with no parameters and no result rows (BEGIN, COMMIT, DDL,
+ * pragmas); several statements separated by ';' are allowed.
+ */
+enum db_rc db_exec(struct db *, const char *text);
+
+/* Non-zero while a transaction is open on the connection. */
+int db_in_tx(struct db *);
+
+/* The class of the connection's last failure (DB_OK before any). */
+enum db_rc db_last(const struct db *);
+
+/*
+ * The statement for text[i], ready to bind, reset and unbound.  It
+ * belongs to the connection.  SQLite prepares it on first use here;
+ * PostgreSQL on its first db_step(), so that a lock or a lost connection
+ * met while preparing is reported there, with its class.  NULL when it
+ * cannot be had (db_last() and db_errmsg() say why).
+ */
+struct db_stmt *db_stmt(struct db *, size_t i);
+
+/* Parameters are numbered from 1.  Text and blobs are copied. */
+enum db_rc db_bind_int64(struct db_stmt *, int idx, int64_t v);
+enum db_rc db_bind_text(struct db_stmt *, int idx, const char *s);
+enum db_rc db_bind_blob(struct db_stmt *, int idx, const void *b,
+    size_t len);
+enum db_rc db_bind_null(struct db_stmt *, int idx);
+
+/*
+ * Runs the statement (on the first call) and moves to its next row:
+ * DB_ROW, DB_DONE, or an error.  After DB_DONE or an error the statement
+ * is reset.
+ */
+enum db_rc db_step(struct db_stmt *);
+
+/* Resets a statement before it is done (rows left unread). */
+void db_reset(struct db_stmt *);
+
+/*
+ * Columns of the current row, numbered from 0.  Text lives until the next
+ * step or reset; NULL reads as 0, "" and a zero-length blob.
+ */
+int	     db_col_null(struct db_stmt *, int col);
+int64_t	     db_col_int64(struct db_stmt *, int col);
+const char  *db_col_text(struct db_stmt *, int col);
+const void  *db_col_blob(struct db_stmt *, int col, size_t *len);
+
+/* Rows the last INSERT, UPDATE or DELETE of this statement changed. */
+int64_t db_changes(struct db_stmt *);
+
+#endif /* HB_DB_H */

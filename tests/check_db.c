@@ -1,0 +1,438 @@
+/*
+ * check_db.c: tests of lib/db.c against both backends: a SQLite file on
+ * disk, and the PostgreSQL server named by $HOOKBOX_TEST_PG (a conninfo;
+ * tests/check.sh starts a private one).  Without it the PostgreSQL cases
+ * fail: they are never skipped in silence.
+ *
+ * Each PostgreSQL test works in a schema of its own.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <sqlite3.h>
+
+#include "db.h"
+#include "testutil.h"
+
+enum { LITE, PG };
+
+enum {
+	Q_INSERT,
+	Q_INSERT_IGNORE,
+	Q_GET,
+	Q_COUNT,
+	Q_QUOTED,
+	Q_NAMES,
+	Q_BAD,
+	Q_N
+};
+
+static const struct db_text texts[Q_N] = {
+	[Q_INSERT] = { "INSERT INTO t (name, n, b) VALUES (?1, ?2, ?3)"
+	    " RETURNING id", NULL },
+	[Q_INSERT_IGNORE] = { "INSERT INTO t (name, n) VALUES (?1, ?2)"
+	    " ON CONFLICT (name) DO NOTHING", NULL },
+	[Q_GET] = { "SELECT id, name, n, b FROM t WHERE name = ?1", NULL },
+	[Q_COUNT] = { "SELECT count(*) FROM t", NULL },
+	/* A ? inside quotes is text, not a parameter. */
+	[Q_QUOTED] = { "SELECT 'a?1b', ?1", "SELECT 'a?1b', ?1::text" },
+	[Q_NAMES] = { "SELECT name FROM t WHERE n >= ?1 ORDER BY name", NULL },
+	[Q_BAD] = { "SELECT nosuchcolumn FROM t", NULL },
+};
+
+static const char *const ddl[] = {
+	[LITE] = "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT UNIQUE,"
+	    " n INTEGER, b BLOB)",
+	[PG] = "CREATE TABLE t (id bigint GENERATED ALWAYS AS IDENTITY"
+	    " PRIMARY KEY, name text UNIQUE, n bigint, b bytea)",
+};
+
+static char	schema[24];
+static char	lite_path[512];	/* of the SQLite test's file */
+
+static const char *
+pg_conninfo(void)
+{
+	const char	*c = getenv("HOOKBOX_TEST_PG");
+
+	ck_assert_msg(c != NULL && c[0] != '\0',
+	    "HOOKBOX_TEST_PG is not set: no PostgreSQL to test against");
+	return c;
+}
+
+/* A connection to backend b, with table t made in a fresh place. */
+static struct db *
+open_db(int b)
+{
+	struct db	*db = NULL;
+	char		 why[256], sql[256];
+	enum db_rc	 rc;
+
+	if (b == LITE) {
+		test_path(lite_path, sizeof(lite_path), test_tmpdir(),
+		    "t.db");
+		rc = db_open_sqlite(lite_path, SQLITE_OPEN_READWRITE |
+		    SQLITE_OPEN_CREATE, texts, Q_N, &db);
+		ck_assert_int_eq(rc, DB_OK);
+	} else {
+		rc = db_open_pg(pg_conninfo(), 5000, 0, texts, Q_N, &db, why,
+		    sizeof(why));
+		ck_assert_msg(rc == DB_OK, "connect: %s", why);
+		(void)snprintf(schema, sizeof(schema), "t%ld", (long)getpid());
+		(void)snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s"
+		    " CASCADE; CREATE SCHEMA %s; SET search_path TO %s",
+		    schema, schema, schema);
+		ck_assert_int_eq(db_exec(db, sql), DB_OK);
+	}
+	ck_assert_int_eq(db_kind(db), b == LITE ? DB_SQLITE : DB_POSTGRES);
+	ck_assert_int_eq(db_exec(db, ddl[b]), DB_OK);
+	return db;
+}
+
+static int64_t
+insert(struct db *db, const char *name, int64_t n, const void *b, size_t len)
+{
+	struct db_stmt	*st;
+	int64_t		 id;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_INSERT));
+	ck_assert_int_eq(db_bind_text(st, 1, name), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, n), DB_OK);
+	if (b != NULL)
+		ck_assert_int_eq(db_bind_blob(st, 3, b, len), DB_OK);
+	else
+		ck_assert_int_eq(db_bind_null(st, 3), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	id = db_col_int64(st, 0);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	return id;
+}
+
+static int64_t
+count(struct db *db)
+{
+	struct db_stmt	*st;
+	int64_t		 n;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_COUNT));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	n = db_col_int64(st, 0);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	return n;
+}
+
+START_TEST(test_roundtrip)
+{
+	static const unsigned char blob[] = { 0, 1, 0xff, '\\', 'x', 0 };
+	const char	*name = "it's \"quoted\" \xc3\xa9";
+	struct db	*db = open_db(_i);
+	struct db_stmt	*st;
+	const void	*b;
+	size_t		 len;
+	int64_t		 id;
+
+	id = insert(db, name, INT64_C(1) << 40, blob, sizeof(blob));
+	ck_assert_int_gt(id, 0);
+	ck_assert_int_eq(insert(db, "second", -7, NULL, 0), id + 1);
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_GET));
+	ck_assert_int_eq(db_bind_text(st, 1, name), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_int_eq(db_col_int64(st, 0), id);
+	ck_assert_str_eq(db_col_text(st, 1), name);
+	ck_assert_int_eq(db_col_int64(st, 2), INT64_C(1) << 40);
+	ck_assert(!db_col_null(st, 3));
+	b = db_col_blob(st, 3, &len);
+	ck_assert_uint_eq(len, sizeof(blob));
+	ck_assert_mem_eq(b, blob, sizeof(blob));
+	ck_assert_int_eq(db_step(st), DB_DONE);
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_GET));
+	ck_assert_int_eq(db_bind_text(st, 1, "second"), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_int_eq(db_col_int64(st, 2), -7);
+	ck_assert(db_col_null(st, 3));
+	(void)db_col_blob(st, 3, &len);
+	ck_assert_uint_eq(len, 0);
+	db_reset(st);
+
+	/* Not there: no row. */
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_GET));
+	ck_assert_int_eq(db_bind_text(st, 1, "third"), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_rows_in_order)
+{
+	struct db	*db = open_db(_i);
+	struct db_stmt	*st;
+	const char	*want[] = { "b", "c", "d" };
+	int		 i;
+
+	insert(db, "c", 3, NULL, 0);
+	insert(db, "a", 1, NULL, 0);
+	insert(db, "d", 4, NULL, 0);
+	insert(db, "b", 2, NULL, 0);
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_NAMES));
+	ck_assert_int_eq(db_bind_int64(st, 1, 2), DB_OK);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(db_step(st), DB_ROW);
+		ck_assert_str_eq(db_col_text(st, 0), want[i]);
+	}
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	/* The statement is reusable with new parameters. */
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_NAMES));
+	ck_assert_int_eq(db_bind_int64(st, 1, 4), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_str_eq(db_col_text(st, 0), "d");
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_constraint)
+{
+	struct db	*db = open_db(_i);
+	struct db_stmt	*st;
+
+	insert(db, "x", 1, NULL, 0);
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_INSERT));
+	ck_assert_int_eq(db_bind_text(st, 1, "x"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 2), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_CONSTRAINT);
+	ck_assert_ptr_nonnull(strcasestr(db_errmsg(db), "unique"));
+
+	/* ON CONFLICT DO NOTHING: no error, no change. */
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_INSERT_IGNORE));
+	ck_assert_int_eq(db_bind_text(st, 1, "x"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 3), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	ck_assert_int_eq(db_changes(st), 0);
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_INSERT_IGNORE));
+	ck_assert_int_eq(db_bind_text(st, 1, "y"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 3), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	ck_assert_int_eq(db_changes(st), 1);
+	ck_assert_int_eq(count(db), 2);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_transactions)
+{
+	struct db	*db = open_db(_i);
+
+	ck_assert(!db_in_tx(db));
+	ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+	ck_assert(db_in_tx(db));
+	insert(db, "gone", 1, NULL, 0);
+	ck_assert_int_eq(db_exec(db, "ROLLBACK"), DB_OK);
+	ck_assert(!db_in_tx(db));
+	ck_assert_int_eq(count(db), 0);
+
+	/* A savepoint rolls back alone; the transaction goes on. */
+	ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+	insert(db, "kept", 1, NULL, 0);
+	ck_assert_int_eq(db_exec(db, "SAVEPOINT one"), DB_OK);
+	insert(db, "undone", 2, NULL, 0);
+	ck_assert_int_eq(db_exec(db, "ROLLBACK TO one"), DB_OK);
+	ck_assert_int_eq(db_exec(db, "RELEASE one"), DB_OK);
+	ck_assert_int_eq(db_exec(db, "COMMIT"), DB_OK);
+	ck_assert_int_eq(count(db), 1);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_quoted_and_bad)
+{
+	struct db	*db = open_db(_i);
+	struct db_stmt	*st;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_QUOTED));
+	ck_assert_int_eq(db_bind_text(st, 1, "p"), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_str_eq(db_col_text(st, 0), "a?1b");
+	ck_assert_str_eq(db_col_text(st, 1), "p");
+	db_reset(st);
+	/* A parameter past the statement's is refused, not written. */
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_QUOTED));
+	ck_assert_int_ne(db_bind_text(st, 2, "p"), DB_OK);
+
+	/* Bad SQL: SQLite says so when preparing, PostgreSQL when run. */
+	st = db_stmt(db, Q_BAD);
+	if (_i == LITE)
+		ck_assert(st == NULL);
+	else
+		ck_assert_int_eq(db_step(st), DB_ERROR);
+	ck_assert_int_eq(db_last(db), DB_ERROR);
+	ck_assert_ptr_nonnull(strstr(db_errmsg(db), "nosuchcolumn"));
+	ck_assert(db_stmt(db, Q_N) == NULL);
+	ck_assert_int_eq(db_exec(db, "SELEC 1"), DB_ERROR);
+	db_close(db);
+}
+END_TEST
+
+/* A write that meets another connection's lock is BUSY, in bounded time. */
+START_TEST(test_busy)
+{
+	struct db	*a = open_db(_i), *b = NULL;
+	char		 why[256], sql[96];
+	struct db_stmt	*st;
+
+	if (_i == LITE) {
+		ck_assert_int_eq(db_open_sqlite(lite_path, SQLITE_OPEN_READWRITE,
+		    texts, Q_N, &b), DB_OK);
+		ck_assert_int_eq(db_exec(a, "BEGIN IMMEDIATE"), DB_OK);
+	} else {
+		ck_assert_int_eq(db_open_pg(pg_conninfo(), 5000, 200, texts,
+		    Q_N, &b, why, sizeof(why)), DB_OK);
+		(void)snprintf(sql, sizeof(sql), "SET search_path TO %s",
+		    schema);
+		ck_assert_int_eq(db_exec(b, sql), DB_OK);
+		ck_assert_int_eq(db_exec(a, "BEGIN; LOCK TABLE t IN ACCESS"
+		    " EXCLUSIVE MODE"), DB_OK);
+	}
+	ck_assert_ptr_nonnull(st = db_stmt(b, Q_INSERT_IGNORE));
+	ck_assert_int_eq(db_bind_text(st, 1, "z"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_BUSY);
+	ck_assert_int_eq(db_exec(a, "ROLLBACK"), DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(b, Q_INSERT_IGNORE));
+	ck_assert_int_eq(db_bind_text(st, 1, "z"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/* A connection the server drops is GONE once, then opened again. */
+START_TEST(test_pg_reconnect)
+{
+	struct db	*a = open_db(PG), *b = open_db(PG);
+	struct db_stmt	*st;
+	char		 sql[160];
+
+	insert(a, "before", 1, NULL, 0);
+	(void)snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(pid)"
+	    " FROM pg_stat_activity WHERE application_name = 'hookbox'"
+	    " AND pid <> pg_backend_pid()");
+	ck_assert_int_eq(db_exec(b, sql), DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(a, Q_COUNT));
+	ck_assert_int_eq(db_step(st), DB_GONE);
+	/* The next use connects again, and prepares its statements anew. */
+	(void)snprintf(sql, sizeof(sql), "SET search_path TO %s", schema);
+	ck_assert_int_eq(db_exec(a, sql), DB_OK);
+	ck_assert_int_eq(count(a), 1);
+	insert(a, "after", 2, NULL, 0);
+	ck_assert_int_eq(count(a), 2);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/* A read-only transaction and a role without the grant: their classes. */
+START_TEST(test_pg_readonly_denied)
+{
+	struct db	*db = open_db(PG), *ro = NULL;
+	struct db_stmt	*st;
+	char		 sql[512], info[768], why[256], role[24];
+
+	ck_assert_int_eq(db_exec(db, "BEGIN READ ONLY"), DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_INSERT_IGNORE));
+	ck_assert_int_eq(db_bind_text(st, 1, "w"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_READONLY);
+	ck_assert_int_eq(db_exec(db, "ROLLBACK"), DB_OK);
+
+	(void)snprintf(role, sizeof(role), "r%ld", (long)getpid());
+	(void)snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS %s;"
+	    " CREATE ROLE %s LOGIN; GRANT USAGE ON SCHEMA %s TO %s;"
+	    " GRANT SELECT ON t TO %s", role, role, schema, role, role);
+	ck_assert_int_eq(db_exec(db, sql), DB_OK);
+	(void)snprintf(info, sizeof(info), "%s user=%s options='-c"
+	    " search_path=%s'", pg_conninfo(), role, schema);
+	ck_assert_int_eq(db_open_pg(info, 5000, 0, texts, Q_N, &ro, why,
+	    sizeof(why)), DB_OK);
+	ck_assert_int_eq(count(ro), 0);
+	ck_assert_ptr_nonnull(st = db_stmt(ro, Q_INSERT_IGNORE));
+	ck_assert_int_eq(db_bind_text(st, 1, "w"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_DENIED);
+	ck_assert_ptr_nonnull(strstr(db_errmsg(ro), "permission denied"));
+	db_close(ro);
+	(void)snprintf(sql, sizeof(sql), "DROP OWNED BY %s; DROP ROLE %s",
+	    role, role);
+	ck_assert_int_eq(db_exec(db, sql), DB_OK);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_location)
+{
+	ck_assert(db_is_postgres("postgresql://u@h/db"));
+	ck_assert(db_is_postgres("postgres://h/db"));
+	ck_assert(db_is_postgres("host=/run/pg dbname=hookbox"));
+	ck_assert(!db_is_postgres("/var/lib/hookbox"));
+	ck_assert(!db_is_postgres("./data"));
+	ck_assert(!db_is_postgres("data"));
+	ck_assert_str_eq(db_rc_name(DB_BUSY), "busy");
+	ck_assert_str_eq(db_rc_name((enum db_rc)99), "error");
+}
+END_TEST
+
+START_TEST(test_pg_unreachable)
+{
+	struct db	*db = (struct db *)1;
+	char		 why[256];
+
+	/* A socket directory where no server listens. */
+	ck_assert_int_eq(db_open_pg("host=/nonexistent dbname=x"
+	    " password=hunter2", 2000, 0, texts, Q_N, &db, why, sizeof(why)),
+	    DB_GONE);
+	ck_assert_ptr_null(db);
+	ck_assert_ptr_nonnull(strstr(why, "/nonexistent"));
+	ck_assert_ptr_null(strstr(why, "hunter2"));
+}
+END_TEST
+
+static Suite *
+db_suite(void)
+{
+	Suite	*s = suite_create("db");
+	TCase	*tc;
+	int	 b;
+
+	for (b = LITE; b <= PG; b++) {
+		tc = tcase_create(b == LITE ? "sqlite" : "postgresql");
+		tcase_add_unchecked_fixture(tc, test_case_setup,
+		    test_case_teardown);
+		tcase_set_timeout(tc, 30);
+		tcase_add_loop_test(tc, test_roundtrip, b, b + 1);
+		tcase_add_loop_test(tc, test_rows_in_order, b, b + 1);
+		tcase_add_loop_test(tc, test_constraint, b, b + 1);
+		tcase_add_loop_test(tc, test_transactions, b, b + 1);
+		tcase_add_loop_test(tc, test_quoted_and_bad, b, b + 1);
+		tcase_add_loop_test(tc, test_busy, b, b + 1);
+		if (b == PG) {
+			tcase_add_test(tc, test_pg_reconnect);
+			tcase_add_test(tc, test_pg_readonly_denied);
+			tcase_add_test(tc, test_pg_unreachable);
+		} else
+			tcase_add_test(tc, test_location);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int
+main(void)
+{
+	return test_run(db_suite());
+}
