@@ -138,21 +138,6 @@ cut_utf8(const char *s, size_t len, size_t max)
 }
 
 /*
- * Free text (error, reason) is the provider's to word, and a multi-line
- * message must not make a failure unrecordable; but no observation may
- * carry a control character into the database, a log line or a terminal.
- * Each one (C0 or DEL, one byte in UTF-8) becomes a space; the receipt
- * keeps the body as sent.
- */
-static void
-blank_controls(char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = ' ';
-}
-
-/*
  * Applies a field table to a JSON object: checks presence and type, bounds
  * and UTF-8, and copies strings into the raw struct.  Absent and null are
  * the same.
@@ -224,8 +209,14 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 		dst = (char *)raw + tab[i].off;
 		memcpy(dst, it->valuestring, len);
 		dst[len] = '\0';
+		/*
+		 * Free text is the provider's to word, and a multi-line
+		 * message must not make a failure unrecordable: what a
+		 * terminal or a log would act on becomes a space.  The
+		 * receipt keeps the body as sent.
+		 */
 		if (tab[i].type == F_TEXT_CUT)
-			blank_controls(dst);
+			util_blank_hidden(dst);
 		continue;
 badtype:
 		say(why, whylen, name, "wrong type");

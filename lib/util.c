@@ -176,6 +176,22 @@ util_valid_line(const char *s, size_t max)
 	return 1;
 }
 
+void
+util_blank_hidden(char *s)
+{
+	size_t	i = 0, j = 0, at, len = strlen(s);
+
+	while (i < len) {
+		at = i;
+		if (hidden_cp(next_cp((const unsigned char *)s, &i)))
+			s[j++] = ' ';
+		else
+			while (at < i)
+				s[j++] = s[at++];
+	}
+	s[j] = '\0';
+}
+
 int
 util_valid_id(const char *s, size_t max)
 {

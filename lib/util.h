@@ -87,6 +87,15 @@ HB_API int util_valid_action(const char *s);
 HB_API int util_valid_line(const char *s, size_t max);
 
 /*
+ * Writes each character util_valid_line() refuses (C0 and C1 controls,
+ * DEL, bidirectional and invisible format characters) as one space, in
+ * place: free text from a provider keeps its words and loses nothing a
+ * terminal or a log would act on.  s must be valid UTF-8; it only
+ * shortens.
+ */
+HB_API void util_blank_hidden(char *s);
+
+/*
  * Copies s (at most n bytes; n may be (size_t)-1 for "up to the NUL")
  * into buf for a log line: printable ASCII other than '"' and '\\' as is,
  * every other byte as \xNN, cut with "..." when buf is short.  Always

@@ -1495,6 +1495,12 @@ START_TEST(test_decoded_control_text)
 		{ "\\u0001\\u001f", "a  b" },
 		{ "\\u00e9\\n", "a\xc3\xa9 b" },
 		{ "\\\\n", "a\\nb" },	/* an escaped backslash, then n */
+		/* C1 controls (CSI), bidi overrides, zero-width: one space. */
+		{ "\\u009b[0m", "a [0mb" },
+		{ "\\u0085\\u0080", "a  b" },
+		{ "\\u202e\\u200b\\ufeff", "a   b" },
+		{ "\\u2028\\u061c\\u2066", "a   b" },
+		{ "\\u00a0\\u00e9", "a\xc2\xa0\xc3\xa9" "b" },	/* not hidden */
 	};
 	const struct idcase	*c = &textcases[_i];
 	struct obs		 o;
