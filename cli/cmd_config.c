@@ -702,11 +702,10 @@ secret_revoke(struct settings *e, int argc, char **argv)
 	struct config		*cfg = NULL;
 	const char		*name;
 	long long		 id;
-	int			 ch, rc;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		return usage();
-	if (argc - optind != 2)
+	/* No options: any is a usage error. */
+	if (next_opt(argc, argv, opts) != -1 || argc - optind != 2)
 		return usage();
 	name = argv[optind];
 	if (parse_int(argv[optind + 1], 1, INT64_MAX, "secret ID", &id) != 0)

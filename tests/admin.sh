@@ -443,6 +443,22 @@ refused "revoke on a missing endpoint" 1 'endpoint "nosuch" does not exist' \
 "$HB" endpoint secret revoke tornado "$old" >/dev/null
 eq "revoke an expired one" 0 $?
 
+# Usage errors, exit 2.
+refused "revoke without an id" 2 "usage:" "$HB" endpoint secret revoke tornado
+refused "revoke with an option" 2 "usage:" \
+    "$HB" endpoint secret revoke --all tornado 1
+refused "list of two endpoints" 2 "usage:" "$HB" endpoint secret list a b
+refused "secret add without a file" 2 "usage:" \
+    "$HB" endpoint secret add tornado
+refused "--retire-others-after takes no '+'" 2 "--retire-others-after" \
+    "$HB" endpoint secret add --secret-file "$tmp/hmac4" \
+    --retire-others-after +24h tornado
+refused "--retire-others-after in weeks" 2 "--retire-others-after \"1w\"" \
+    "$HB" endpoint secret add --secret-file "$tmp/hmac4" \
+    --retire-others-after 1w tornado
+refused "set with an unknown option" 2 "usage:" \
+    "$HB" destination set --tenant acme sink --frobnicate
+
 # ---- help: the new commands are in the table ----
 out=$("$HB" help endpoint secret)
 for o in --retire-others-after --expires --json revoke list; do
