@@ -1,8 +1,9 @@
 /*
- * The commands over config.db: init, add, list and remove for every
- * table, a secret for an endpoint, and sign.
+ * The commands over config.db: init; add, set, list and remove for
+ * every table; an endpoint's secrets (add, list, revoke); and sign.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <sodium.h>
 
 #include "config_admin.h"
+#include "config_edit.h"
 #include "hook.h"
 #include "store.h"
 #include "util.h"
@@ -45,6 +47,145 @@ cmd_init(struct settings *e, int argc, char **argv)
 	store_close(st);
 	printf("initialised %s\n", e->dir);
 	return EXIT_OK;
+}
+
+/* ---- what every add and set shares -------------------------------- */
+
+/*
+ * Exit codes: 2 (EXIT_USAGE) when the command line cannot be read: an
+ * unknown option, a missing argument, a number, time or choice that does
+ * not parse, nothing to change; 1 (EXIT_FAIL) when it reads but config.db
+ * refuses it: a value that breaks a rule, a row that does not exist or is
+ * still referenced, a duplicate.
+ */
+
+/* "--opt "value": expected ...": a refused value; returns EXIT_FAIL. */
+static int
+refuse(const char *opt, const char *value, const char *expected)
+{
+	char	esc[HB_ID_MAX * 2];
+
+	cli_warn("%s \"%s\": %s", opt, util_escape(value, (size_t)-1, esc,
+	    sizeof(esc)), expected);
+	return EXIT_FAIL;
+}
+
+#define NAME_EXPECTED	"expected 1..128 of A-Z a-z 0-9 . _ -, starting with" \
+			" a letter or digit"
+
+/* A name given as opt: EXIT_OK, or reported and EXIT_FAIL. */
+static int
+check_name(const char *opt, const char *value)
+{
+	return util_valid_name(value) ? EXIT_OK :
+	    refuse(opt, value, NAME_EXPECTED);
+}
+
+/* A URL given as opt ("" = none, when allowed). */
+static int
+check_url(const char *opt, const char *value)
+{
+	const char	*why;
+
+	if ((why = config_check_url(value)) != NULL)
+		return refuse(opt, value, why);
+	return EXIT_OK;
+}
+
+/*
+ * Reads the secret of option opt from path (a file, or "-" for standard
+ * input) into buf; warns when the file is readable by its group or by
+ * others.  Returns the length, or -1 (reported).
+ */
+static ssize_t
+get_secret(const char *opt, const char *path, unsigned char *buf,
+    size_t max)
+{
+	struct stat	sb;
+	char		esc[PATH_MAX];
+
+	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 &&
+	    (sb.st_mode & (S_IRGRP | S_IROTH)) != 0)
+		cli_warn("warning: %s \"%s\": readable by %s; a secret's file"
+		    " should be mode 0600 (chmod 600)", opt,
+		    util_escape(path, (size_t)-1, esc, sizeof(esc)),
+		    (sb.st_mode & S_IROTH) != 0 ? "others" : "its group");
+	return read_secret(path, buf, max);
+}
+
+#define TIME_EXPECTED	"expected UNIXTIME, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ" \
+			" or +N followed by s, m, h or d"
+
+/*
+ * --expires: a time after now.  Returns EXIT_OK, EXIT_USAGE (not a time)
+ * or EXIT_FAIL (in the past), reported.
+ */
+static int
+parse_expiry(const char *s, int64_t now, int64_t *out)
+{
+	char	esc[HB_ID_MAX];
+
+	if (util_parse_time(s, now, out) != 0) {
+		cli_warn("--expires \"%s\": %s", util_escape(s, (size_t)-1,
+		    esc, sizeof(esc)), TIME_EXPECTED);
+		return EXIT_USAGE;
+	}
+	if (*out <= now)
+		return refuse("--expires", s, "in the past (expected a time"
+		    " after now)");
+	return EXIT_OK;
+}
+
+/* "tenant "x" does not exist" and the like, after the command's words. */
+static int
+no_such(const char *what, const char *name, const char *tenant)
+{
+	char	esc[HB_ID_MAX * 2];
+
+	cli_warn("%s %s: %s \"%s\"%s%s does not exist", cli_cmd->name,
+	    cli_cmd->sub, what, util_escape(name, (size_t)-1, esc,
+	    sizeof(esc)), tenant != NULL ? " of tenant " : "",
+	    tenant != NULL ? tenant : "");
+	return EXIT_FAIL;
+}
+
+/* A tenant that must exist: EXIT_OK, or reported. */
+static int
+need_tenant(struct config *cfg, const char *id)
+{
+	struct config_tenant	t;
+	enum config_status	rc;
+
+	if ((rc = config_tenant_get(cfg, id, &t)) == CONFIG_NOTFOUND)
+		return no_such("tenant", id, NULL);
+	return config_done(rc, id, NULL);
+}
+
+/* Commits cfg's transaction when rc is EXIT_OK, else rolls it back. */
+static int
+finish(struct config *cfg, int rc, const char *what)
+{
+	if (rc == EXIT_OK)
+		rc = config_done(config_commit(cfg), what, NULL);
+	if (rc != EXIT_OK)
+		config_rollback(cfg);
+	config_close(cfg);
+	return rc;
+}
+
+/* Opens config.db for writing and starts its transaction. */
+static int
+begin(struct settings *e, struct config **cfg, const char *what)
+{
+	int	rc;
+
+	if ((rc = open_config(e, CONFIG_WRITE, cfg)) != EXIT_OK)
+		return rc;
+	if ((rc = config_done(config_begin(*cfg), what, NULL)) != EXIT_OK) {
+		config_close(*cfg);
+		*cfg = NULL;
+	}
+	return rc;
 }
 
 /* ---- tenant ------------------------------------------------------- */
@@ -86,44 +227,127 @@ cmd_tenant_add(struct settings *e, int argc, char **argv)
 	if (argc - optind != 1 ||
 	    set_field(t.id, sizeof(t.id), argv[optind], "tenant") != 0)
 		return usage();
+	if ((rc = check_name("tenant ID", t.id)) != EXIT_OK ||
+	    (t.status_base[0] != '\0' &&
+	    (rc = check_url("--status-base", t.status_base)) != EXIT_OK))
+		return rc;
 	if (keyfile != NULL &&
-	    (keylen = read_secret(keyfile, key, CONFIG_SECRET_MAX)) < 0)
+	    (keylen = get_secret("--api-key-file", keyfile, key,
+	    CONFIG_SECRET_MAX)) < 0)
 		return EXIT_FAIL;
+	if (keylen > 0 && (why = config_check_api_key(key,
+	    (size_t)keylen)) != NULL) {
+		rc = refuse("--api-key-file", keyfile, why);
+		goto out;
+	}
 	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
 		rc = config_done(config_tenant_add(cfg, &t, keylen > 0 ? key :
 		    NULL, (size_t)keylen, &why), t.id, &why);
 		config_close(cfg);
 	}
+out:
+	sodium_memzero(key, sizeof(key));
+	return rc;
+}
+
+int
+cmd_tenant_set(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "active", no_argument, NULL, 'a' },
+		{ "inactive", no_argument, NULL, 'i' },
+		{ "status-base", required_argument, NULL, 'b' },
+		{ "api-key-file", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_tenant	 t;
+	struct config		*cfg = NULL;
+	unsigned char		 key[CONFIG_SECRET_MAX + 1];
+	ssize_t			 keylen = 0;
+	const char		*keyfile = NULL, *base = NULL, *why = NULL;
+	const char		*id;
+	enum config_status	 crc;
+	int			 ch, rc, active = -1;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'a':
+		case 'i':
+			if (active != -1 && active != (ch == 'a')) {
+				cli_warn("--active and --inactive: one or"
+				    " the other");
+				return EXIT_USAGE;
+			}
+			active = ch == 'a';
+			break;
+		case 'b':
+			base = optarg;
+			break;
+		case 'k':
+			keyfile = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || (active == -1 && base == NULL &&
+	    keyfile == NULL))
+		return usage();
+	id = argv[optind];
+	if (base != NULL && (rc = check_url("--status-base", base)) != EXIT_OK)
+		return rc;
+	if (keyfile != NULL &&
+	    (keylen = get_secret("--api-key-file", keyfile, key,
+	    CONFIG_SECRET_MAX)) < 0)
+		return EXIT_FAIL;
+	if (keylen > 0 && (why = config_check_api_key(key,
+	    (size_t)keylen)) != NULL) {
+		rc = refuse("--api-key-file", keyfile, why);
+		goto out;
+	}
+	if ((rc = begin(e, &cfg, id)) != EXIT_OK)
+		goto out;
+	if ((crc = config_tenant_get(cfg, id, &t)) == CONFIG_NOTFOUND)
+		rc = no_such("tenant", id, NULL);
+	else if ((rc = config_done(crc, id, NULL)) == EXIT_OK) {
+		if (active != -1)
+			t.active = active;
+		if (base != NULL && set_field(t.status_base,
+		    sizeof(t.status_base), base, "--status-base") != 0)
+			rc = EXIT_USAGE;
+		else
+			rc = config_done(config_tenant_update(cfg, &t,
+			    keylen > 0 ? key : NULL, (size_t)keylen, &why),
+			    id, &why);
+	}
+	rc = finish(cfg, rc, id);
+out:
 	sodium_memzero(key, sizeof(key));
 	return rc;
 }
 
 /* ---- endpoint ----------------------------------------------------- */
 
+/*
+ * Reads a new secret for an endpoint of auth mode a from file, checks it
+ * and adds it (inside the caller's transaction).  Returns an exit code.
+ */
 static int
-parse_expiry(const char *s, int64_t *out)
-{
-	long long	v;
-
-	if (parse_int(s, 1, INT64_MAX / 1000, "--expires", &v) != 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int
-add_secret(struct config *cfg, const char *endpoint, const char *file,
-    int64_t expires)
+add_secret(struct config *cfg, const char *endpoint, enum config_auth a,
+    const char *file, int64_t expires)
 {
 	unsigned char	 buf[CONFIG_SECRET_MAX + 1];
 	ssize_t		 n;
 	const char	*why = NULL;
 	int		 rc;
 
-	if ((n = read_secret(file, buf, CONFIG_SECRET_MAX)) < 0)
+	if ((n = get_secret("--secret-file", file, buf,
+	    CONFIG_SECRET_MAX)) < 0)
 		return EXIT_FAIL;
-	rc = config_done(config_secret_add(cfg, endpoint, buf, (size_t)n,
-	    expires, &why), endpoint, &why);
+	if ((why = config_check_secret(a, buf, (size_t)n)) != NULL)
+		rc = refuse("--secret-file", file, why);
+	else
+		rc = config_done(config_secret_add(cfg, endpoint, buf,
+		    (size_t)n, expires, &why), endpoint, &why);
 	sodium_memzero(buf, sizeof(buf));
 	return rc;
 }
@@ -144,7 +368,7 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 	};
 	struct config_endpoint	 ep;
 	struct config		*cfg = NULL;
-	const char		*secret = NULL, *why = NULL;
+	const char		*secret = NULL, *why = NULL, *exp = NULL;
 	long long		 v;
 	int64_t			 expires = 0;
 	int			 ch, rc;
@@ -162,13 +386,15 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 			break;
 		case 'k':
 			if (config_kind_parse(optarg, &ep.kind) != 0) {
-				cli_warn("--kind: tornado-job or tornado-org");
+				cli_warn("--kind \"%s\": expected tornado-job"
+				    " or tornado-org", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'a':
 			if (config_auth_parse(optarg, &ep.auth) != 0) {
-				cli_warn("--auth: hmac, key or standard");
+				cli_warn("--auth \"%s\": expected hmac, key or"
+				    " standard", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -186,8 +412,7 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 			secret = optarg;
 			break;
 		case 'x':
-			if (parse_expiry(optarg, &expires) != 0)
-				return EXIT_USAGE;
+			exp = optarg;
 			break;
 		default:
 			return usage();
@@ -199,32 +424,172 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 		cli_warn("--auth key needs --header");
 		return EXIT_USAGE;
 	}
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+	if (exp != NULL &&
+	    (rc = parse_expiry(exp, util_now(), &expires)) != EXIT_OK)
+		return rc;
+	if ((why = config_check_endpoint_name(ep.name)) != NULL)
+		return refuse("endpoint NAME", ep.name, why);
+	if ((rc = check_name("--tenant", ep.tenant)) != EXIT_OK)
 		return rc;
 	/* The endpoint and its first secret commit together or not at all. */
-	if ((rc = config_done(config_begin(cfg), ep.name, NULL)) == EXIT_OK &&
+	if ((rc = begin(e, &cfg, ep.name)) != EXIT_OK)
+		return rc;
+	if ((rc = need_tenant(cfg, ep.tenant)) == EXIT_OK &&
 	    (rc = config_done(config_endpoint_add(cfg, &ep, &why), ep.name,
-	    &why)) == EXIT_OK &&
-	    (rc = add_secret(cfg, ep.name, secret, expires)) == EXIT_OK)
-		rc = config_done(config_commit(cfg), ep.name, NULL);
-	if (rc != EXIT_OK)
-		config_rollback(cfg);
-	config_close(cfg);
-	return rc;
+	    &why)) == EXIT_OK)
+		rc = add_secret(cfg, ep.name, ep.auth, secret, expires);
+	return finish(cfg, rc, ep.name);
 }
 
 int
-cmd_endpoint_secret(struct settings *e, int argc, char **argv)
+cmd_endpoint_set(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "header", required_argument, NULL, 'h' },
+		{ "key-header", required_argument, NULL, 'h' },
+		{ "tolerance", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_endpoint	 ep;
+	struct config		*cfg = NULL;
+	const char		*header = NULL, *name, *why = NULL;
+	enum config_status	 crc;
+	long long		 v;
+	int64_t			 tolerance = 0;
+	int			 ch, rc;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'h':
+			header = optarg;
+			break;
+		case 'T':
+			if (parse_int(optarg, 1, 86400, "--tolerance", &v) != 0)
+				return EXIT_USAGE;
+			tolerance = v;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || (header == NULL && tolerance == 0))
+		return usage();
+	name = argv[optind];
+	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
+		return rc;
+	if ((crc = config_endpoint_get(cfg, name, &ep)) == CONFIG_NOTFOUND)
+		rc = no_such("endpoint", name, NULL);
+	else if ((rc = config_done(crc, name, NULL)) != EXIT_OK)
+		;
+	else if (header != NULL && ep.auth == CONFIG_AUTH_STANDARD)
+		rc = refuse("--header", header, "a standard endpoint takes"
+		    " none (it reads webhook-id, webhook-timestamp and"
+		    " webhook-signature)");
+	else if (header != NULL && set_field(ep.key_header,
+	    sizeof(ep.key_header), header, "--header") != 0)
+		rc = EXIT_USAGE;
+	else {
+		if (tolerance != 0)
+			ep.tolerance = tolerance;
+		rc = config_done(config_endpoint_update(cfg, &ep, &why), name,
+		    &why);
+	}
+	return finish(cfg, rc, name);
+}
+
+/* ---- endpoint secret {add|list|revoke} ---------------------------- */
+
+/* An RFC 3339 UTC time, or "never" for 0. */
+static const char *
+fmt_time(int64_t t, char *buf, size_t len)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)t;
+
+	if (t == 0 || gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return t == 0 ? "never" : "?";
+	return buf;
+}
+
+struct secret_walk {
+	int64_t	 now;
+	int64_t	 find;		/* an id looked for, or 0 */
+	int	 found_active;	/* find is there and active: 1, else 0 */
+	int	 found;
+	int	 active;	/* how many are active */
+	int64_t	 last;		/* the newest id */
+	cJSON	*arr;		/* --json: the rows, else NULL */
+	int	 print;		/* print the table */
+};
+
+static int
+secret_active(const struct config_secret_info *si, int64_t now)
+{
+	return si->expires_at == 0 || si->expires_at > now;
+}
+
+static int
+walk_secret(void *arg, const struct config_secret_info *si)
+{
+	struct secret_walk	*w = arg;
+	cJSON			*o;
+	char			 c[32], x[32];
+	int			 act = secret_active(si, w->now);
+
+	w->active += act;
+	w->last = si->id;
+	if (si->id == w->find) {
+		w->found = 1;
+		w->found_active = act;
+	}
+	if (w->arr != NULL) {
+		if ((o = cJSON_CreateObject()) == NULL ||
+		    !cJSON_AddItemToArray(w->arr, o) ||
+		    cJSON_AddNumberToObject(o, "id", (double)si->id) == NULL ||
+		    cJSON_AddNumberToObject(o, "created_at",
+		    (double)si->created_at) == NULL ||
+		    (si->expires_at == 0 ?
+		    cJSON_AddNullToObject(o, "expires_at") :
+		    cJSON_AddNumberToObject(o, "expires_at",
+		    (double)si->expires_at)) == NULL ||
+		    cJSON_AddBoolToObject(o, "active", act) == NULL)
+			return -1;
+	} else if (w->print)
+		printf("%-6lld %-20s  %-20s  %s\n", (long long)si->id,
+		    fmt_time(si->created_at, c, sizeof(c)),
+		    fmt_time(si->expires_at, x, sizeof(x)), act ? "yes" : "no");
+	return 0;
+}
+
+/* Walks an endpoint's secrets into w; reports an unknown endpoint. */
+static int
+walk_secrets(struct config *cfg, const char *name, struct secret_walk *w)
+{
+	enum config_status	rc;
+
+	rc = config_secret_each(cfg, name, walk_secret, w);
+	if (rc == CONFIG_NOTFOUND)
+		return no_such("endpoint", name, NULL);
+	return config_done(rc, name, NULL);
+}
+
+static int
+secret_add(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "secret-file", required_argument, NULL, 's' },
 		{ "expires", required_argument, NULL, 'x' },
+		{ "retire-others-after", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct config	*cfg = NULL;
-	const char	*secret = NULL;
-	int64_t		 expires = 0;
-	int		 ch, rc;
+	struct config_endpoint	 ep;
+	struct secret_walk	 w;
+	struct config		*cfg = NULL;
+	const char		*secret = NULL, *exp = NULL, *name;
+	char			 buf[64], when[32], esc[64];
+	enum config_status	 crc;
+	int64_t			 now = util_now(), expires = 0, retire = 0;
+	int			 ch, rc, n = 0;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -232,22 +597,179 @@ cmd_endpoint_secret(struct settings *e, int argc, char **argv)
 			secret = optarg;
 			break;
 		case 'x':
-			if (parse_expiry(optarg, &expires) != 0)
+			exp = optarg;
+			break;
+		case 'r':
+			/* A duration: the +DURATION form of a time. */
+			if (optarg[0] == '+' || (size_t)snprintf(buf,
+			    sizeof(buf), "+%s", optarg) >= sizeof(buf) ||
+			    util_parse_time(buf, now, &retire) != 0) {
+				cli_warn("--retire-others-after \"%s\":"
+				    " expected N followed by s, m, h or d",
+				    util_escape(optarg, (size_t)-1, esc,
+				    sizeof(esc)));
 				return EXIT_USAGE;
+			}
+			/* "0": at once, which an expiry of now means. */
 			break;
 		default:
 			return usage();
 		}
 	if (argc - optind != 1 || secret == NULL)
 		return usage();
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+	name = argv[optind];
+	if (exp != NULL && (rc = parse_expiry(exp, now, &expires)) != EXIT_OK)
 		return rc;
-	rc = add_secret(cfg, argv[optind], secret, expires);
+	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
+		return rc;
+	if ((crc = config_endpoint_get(cfg, name, &ep)) == CONFIG_NOTFOUND) {
+		rc = no_such("endpoint", name, NULL);
+		goto out;
+	}
+	if ((rc = config_done(crc, name, NULL)) != EXIT_OK)
+		goto out;
+	/* The others first: the new one must not retire itself. */
+	if (retire != 0 && (rc = config_done(config_secret_retire(cfg, name,
+	    retire, &n), name, NULL)) != EXIT_OK)
+		goto out;
+	if ((rc = add_secret(cfg, name, ep.auth, secret, expires)) != EXIT_OK)
+		goto out;
+	memset(&w, 0, sizeof(w));
+	w.now = now;
+	if ((rc = walk_secrets(cfg, name, &w)) != EXIT_OK)
+		goto out;
+	printf("endpoint %s: secret %lld added, expires %s\n", name,
+	    (long long)w.last, fmt_time(expires, buf, sizeof(buf)));
+	if (retire != 0)
+		printf("endpoint %s: %d other secret%s now expire%s at %s\n",
+		    name, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+		    fmt_time(retire, when, sizeof(when)));
+out:
+	return finish(cfg, rc, name);
+}
+
+static int
+secret_list(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct secret_walk	 w;
+	struct config		*cfg = NULL;
+	int			 ch, rc, json = 0;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'j':
+			json = 1;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1)
+		return usage();
+	memset(&w, 0, sizeof(w));
+	w.now = util_now();
+	if (json && (w.arr = cJSON_CreateArray()) == NULL) {
+		cli_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK) {
+		cJSON_Delete(w.arr);
+		return rc;
+	}
+	if (!json)
+		printf("%-6s %-20s  %-20s  %s\n", "ID", "CREATED", "EXPIRES",
+		    "ACTIVE");
+	w.print = !json;
+	rc = walk_secrets(cfg, argv[optind], &w);
 	config_close(cfg);
-	return rc;
+	if (rc != EXIT_OK) {
+		cJSON_Delete(w.arr);
+		return rc;
+	}
+	return json ? print_json(w.arr) : EXIT_OK;
+}
+
+static int
+secret_revoke(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ NULL, 0, NULL, 0 }
+	};
+	struct secret_walk	 w;
+	struct config		*cfg = NULL;
+	const char		*name;
+	long long		 id;
+	int			 rc;
+
+	/* No options: any is a usage error. */
+	if (next_opt(argc, argv, opts) != -1 || argc - optind != 2)
+		return usage();
+	name = argv[optind];
+	if (parse_int(argv[optind + 1], 1, INT64_MAX, "secret ID", &id) != 0)
+		return EXIT_USAGE;
+	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
+		return rc;
+	memset(&w, 0, sizeof(w));
+	w.now = util_now();
+	w.find = id;
+	if ((rc = walk_secrets(cfg, name, &w)) != EXIT_OK)
+		goto out;
+	if (!w.found) {
+		cli_warn("endpoint secret revoke: endpoint %s has no secret"
+		    " %lld (see endpoint secret list %s)", name, id, name);
+		rc = EXIT_FAIL;
+	} else if (w.found_active && w.active == 1) {
+		/* Revoking it would refuse every request: say so instead. */
+		cli_warn("endpoint secret revoke: secret %lld is the only"
+		    " active secret of endpoint %s; add another first, or"
+		    " remove the endpoint", id, name);
+		rc = EXIT_FAIL;
+	} else
+		rc = config_done(config_secret_revoke(cfg, name, id), name,
+		    NULL);
+	if (rc == EXIT_OK)
+		printf("endpoint %s: secret %lld revoked\n", name, id);
+out:
+	return finish(cfg, rc, name);
+}
+
+/*
+ * endpoint secret add|list|revoke ...; and the older spelling
+ * "endpoint secret --secret-file FILE NAME", which is add.
+ */
+int
+cmd_endpoint_secret(struct settings *e, int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "add") == 0)
+		return secret_add(e, argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "list") == 0)
+		return secret_list(e, argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
+		return secret_revoke(e, argc - 1, argv + 1);
+	return secret_add(e, argc, argv);
 }
 
 /* ---- destination -------------------------------------------------- */
+
+/* Reads and checks a destination's signing secret; -1 (reported). */
+static ssize_t
+dest_secret(const char *file, unsigned char *key)
+{
+	const char	*why;
+	ssize_t		 n;
+
+	if ((n = get_secret("--secret-file", file, key,
+	    CONFIG_SECRET_MAX)) < 0)
+		return -1;
+	if ((why = config_check_dest_secret(key, (size_t)n)) != NULL) {
+		refuse("--secret-file", file, why);
+		return -1;
+	}
+	return n;
+}
 
 int
 cmd_destination_add(struct settings *e, int argc, char **argv)
@@ -314,15 +836,139 @@ cmd_destination_add(struct settings *e, int argc, char **argv)
 	if (argc - optind != 1 || d.tenant[0] == '\0' || d.url[0] == '\0' ||
 	    set_field(d.name, sizeof(d.name), argv[optind], "destination") != 0)
 		return usage();
-	if (keyfile != NULL &&
-	    (keylen = read_secret(keyfile, key, CONFIG_SECRET_MAX)) < 0)
-		return EXIT_FAIL;
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
+	if ((rc = check_name("destination NAME", d.name)) != EXIT_OK ||
+	    (rc = check_name("--tenant", d.tenant)) != EXIT_OK ||
+	    (rc = check_url("--url", d.url)) != EXIT_OK ||
+	    (d.status_url[0] != '\0' &&
+	    (rc = check_url("--status-url", d.status_url)) != EXIT_OK))
+		return rc;
+	if (keyfile != NULL && (keylen = dest_secret(keyfile, key)) < 0) {
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if ((rc = begin(e, &cfg, d.name)) != EXIT_OK)
+		goto out;
+	if ((rc = need_tenant(cfg, d.tenant)) == EXIT_OK)
 		rc = config_done(config_destination_add(cfg, &d,
 		    keylen > 0 ? key : NULL, (size_t)keylen, &why), d.name,
 		    &why);
-		config_close(cfg);
+	rc = finish(cfg, rc, d.name);
+out:
+	sodium_memzero(key, sizeof(key));
+	return rc;
+}
+
+int
+cmd_destination_set(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "idempotent", no_argument, NULL, 'i' },
+		{ "not-idempotent", no_argument, NULL, 'I' },
+		{ "status-url", required_argument, NULL, 'S' },
+		{ "no-status-url", no_argument, NULL, 'N' },
+		{ "secret-file", required_argument, NULL, 's' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ "max-attempts", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_destination	 d;
+	struct config			*cfg = NULL;
+	unsigned char			 key[CONFIG_SECRET_MAX + 1];
+	ssize_t				 keylen = 0;
+	const char			*keyfile = NULL, *why = NULL;
+	const char			*tenant = NULL, *url = NULL, *surl = NULL;
+	const char			*name;
+	enum config_status		 crc;
+	long long			 v;
+	int				 ch, rc, idem = -1, timeout = 0;
+	int				 attempts = 0, nosurl = 0;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			tenant = optarg;
+			break;
+		case 'u':
+			url = optarg;
+			break;
+		case 'i':
+		case 'I':
+			if (idem != -1 && idem != (ch == 'i')) {
+				cli_warn("--idempotent and --not-idempotent:"
+				    " one or the other");
+				return EXIT_USAGE;
+			}
+			idem = ch == 'i';
+			break;
+		case 'S':
+			surl = optarg;
+			break;
+		case 'N':
+			nosurl = 1;
+			break;
+		case 's':
+			keyfile = optarg;
+			break;
+		case 'T':
+			if (parse_int(optarg, 1, 600000, "--timeout-ms",
+			    &v) != 0)
+				return EXIT_USAGE;
+			timeout = (int)v;
+			break;
+		case 'm':
+			if (parse_int(optarg, 1, 1000, "--max-attempts",
+			    &v) != 0)
+				return EXIT_USAGE;
+			attempts = (int)v;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1 || tenant == NULL || (url == NULL &&
+	    idem == -1 && surl == NULL && !nosurl && keyfile == NULL &&
+	    timeout == 0 && attempts == 0))
+		return usage();
+	if (surl != NULL && nosurl) {
+		cli_warn("--status-url and --no-status-url: one or the other");
+		return EXIT_USAGE;
 	}
+	name = argv[optind];
+	if ((url != NULL && (rc = check_url("--url", url)) != EXIT_OK) ||
+	    (surl != NULL && (rc = check_url("--status-url", surl)) !=
+	    EXIT_OK))
+		return rc;
+	if (keyfile != NULL && (keylen = dest_secret(keyfile, key)) < 0) {
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
+		goto out;
+	if ((crc = config_destination_get(cfg, tenant, name, &d)) ==
+	    CONFIG_NOTFOUND)
+		rc = no_such("destination", name, tenant);
+	else if ((rc = config_done(crc, name, NULL)) == EXIT_OK) {
+		if ((url != NULL && set_field(d.url, sizeof(d.url), url,
+		    "--url") != 0) || (surl != NULL && set_field(d.status_url,
+		    sizeof(d.status_url), surl, "--status-url") != 0))
+			rc = EXIT_USAGE;
+		else {
+			if (nosurl)
+				d.status_url[0] = '\0';
+			if (idem != -1)
+				d.idempotent = idem;
+			if (timeout != 0)
+				d.timeout_ms = timeout;
+			if (attempts != 0)
+				d.max_attempts = attempts;
+			rc = config_done(config_destination_update(cfg, &d,
+			    keylen > 0 ? key : NULL, (size_t)keylen, &why),
+			    name, &why);
+		}
+	}
+	rc = finish(cfg, rc, name);
+out:
 	sodium_memzero(key, sizeof(key));
 	return rc;
 }
@@ -341,10 +987,13 @@ cmd_job_add(struct settings *e, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct config_job	 j;
-	struct config		*cfg = NULL;
-	const char		*why = NULL;
-	int			 ch, rc;
+	struct config_job		 j;
+	struct config_destination	 d;
+	struct config			*cfg = NULL;
+	const char			*why = NULL;
+	char				 other[HB_ID_MAX + 1];
+	enum config_status		 crc;
+	int				 ch, rc;
 
 	memset(&j, 0, sizeof(j));
 	while ((ch = next_opt(argc, argv, opts)) != -1) {
@@ -384,11 +1033,41 @@ cmd_job_add(struct settings *e, int argc, char **argv)
 	    j.destination[0] == '\0' ||
 	    set_field(j.job_id, sizeof(j.job_id), argv[optind], "job") != 0)
 		return usage();
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+	if ((rc = check_name("--tenant", j.tenant)) != EXIT_OK ||
+	    (rc = check_name("--attempt", j.attempt)) != EXIT_OK ||
+	    (rc = check_name("--step", j.step)) != EXIT_OK ||
+	    (rc = check_name("--destination", j.destination)) != EXIT_OK)
 		return rc;
+	if (j.output[0] != '\0' && (why = config_check_output(j.output)) != NULL)
+		return refuse("--output", j.output, why);
+	if ((rc = begin(e, &cfg, j.job_id)) != EXIT_OK)
+		return rc;
+	if ((rc = need_tenant(cfg, j.tenant)) != EXIT_OK)
+		goto out;
+	if ((crc = config_destination_get(cfg, j.tenant, j.destination, &d)) ==
+	    CONFIG_NOTFOUND) {
+		rc = no_such("destination", j.destination, j.tenant);
+		goto out;
+	}
+	if ((rc = config_done(crc, j.destination, NULL)) != EXIT_OK)
+		goto out;
+	/* One job per action id: a second would only ever conflict. */
+	crc = config_job_of_action(cfg, j.tenant, j.attempt, j.step, other,
+	    sizeof(other));
+	if (crc == CONFIG_OK && strcmp(other, j.job_id) != 0) {
+		cli_warn("job add: attempt %s and step %s of tenant %s already"
+		    " belong to job %s (action %s:%s:%s)", j.attempt, j.step,
+		    j.tenant, other, j.tenant, j.attempt, j.step);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND) {
+		rc = config_done(crc, j.job_id, NULL);
+		goto out;
+	}
 	rc = config_done(config_job_add(cfg, &j, &why), j.job_id, &why);
-	config_close(cfg);
-	return rc;
+out:
+	return finish(cfg, rc, j.job_id);
 }
 
 /* ---- list and remove, for every table ----------------------------- */
@@ -442,7 +1121,9 @@ cmd_remove(struct settings *e, int argc, char **argv)
 	};
 	struct config		*cfg = NULL;
 	enum config_table	 t;
-	const char		*tenant = NULL;
+	enum config_status	 crc;
+	const char		*tenant = NULL, *kind = NULL, *key;
+	char			 by[HB_ID_MAX + 1];
 	int			 ch, rc, scoped;
 
 	if (table_of(cli_cmd->name, &t) != 0)
@@ -458,13 +1139,25 @@ cmd_remove(struct settings *e, int argc, char **argv)
 		}
 	if (argc - optind != 1 || (scoped != (tenant != NULL)))
 		return usage();
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+	key = argv[optind];
+	if ((rc = begin(e, &cfg, key)) != EXIT_OK)
 		return rc;
-	rc = config_done(scoped ?
-	    config_remove(cfg, t, tenant, argv[optind]) :
-	    config_remove(cfg, t, argv[optind], NULL), argv[optind], NULL);
-	config_close(cfg);
-	return rc;
+	crc = scoped ? config_remove(cfg, t, tenant, key) :
+	    config_remove(cfg, t, key, NULL);
+	if (crc == CONFIG_NOTFOUND)
+		rc = no_such(cli_cmd->name, key, tenant);
+	else if (crc == CONFIG_REFUSED &&
+	    (t == CONFIG_TENANTS || t == CONFIG_DESTINATIONS) &&
+	    config_referrer(cfg, t, scoped ? tenant : key, scoped ? key : NULL,
+	    &kind, by, sizeof(by)) == CONFIG_OK) {
+		/* Name the row that holds it: the operator removes that first. */
+		cli_warn("%s %s%s%s: still referenced by %s %s", cli_cmd->name,
+		    key, scoped ? " of tenant " : "", scoped ? tenant : "",
+		    kind, by);
+		rc = EXIT_FAIL;
+	} else
+		rc = config_done(crc, key, NULL);
+	return finish(cfg, rc, key);
 }
 
 

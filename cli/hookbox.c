@@ -44,6 +44,18 @@ static const struct cmd cmds[] = {
 	    "  --api-key-file FILE|-  the status API's key, from a file or"
 	    " standard input\n"
 	    "                         (default none)\n" },
+	{ "tenant", "set", cmd_tenant_set, W_CONFIG,
+	    "[--active|--inactive] [--status-base URL]"
+	    " [--api-key-file FILE|-] ID",
+	    "  --active, --inactive   let it in, or refuse its requests"
+	    " (default unchanged)\n"
+	    "  --status-base URL      base of the provider's status API"
+	    " (default unchanged)\n"
+	    "  --api-key-file FILE|-  a new API key, from a file or standard"
+	    " input\n"
+	    "                         (default unchanged)\n"
+	    "                         At least one option; the rest stays as"
+	    " it is.\n" },
 	{ "tenant", "list", cmd_list, R_CONFIG, "",
 	    "" },
 	{ "tenant", "remove", cmd_remove, W_CONFIG, "ID",
@@ -52,7 +64,7 @@ static const struct cmd cmds[] = {
 	    "--tenant T [--kind tornado-job|tornado-org]\n"
 	    "       [--auth hmac|key|standard] [--header H]"
 	    " [--tolerance S]\n"
-	    "       --secret-file FILE|- [--expires UNIXTIME] NAME",
+	    "       --secret-file FILE|- [--expires WHEN] NAME",
 	    "  --tenant T             the tenant the endpoint belongs to"
 	    " (required)\n"
 	    "  --kind K               tornado-job or tornado-org"
@@ -66,15 +78,54 @@ static const struct cmd cmds[] = {
 	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
 	    " (default " HB_STR(AUTH_TOLERANCE_DEFAULT) ")\n"
 	    "  --secret-file FILE|-   the first secret, from a file or standard"
-	    " input (required)\n"
-	    "  --expires UNIXTIME     when the secret stops being accepted"
-	    " (default never)\n" },
+	    " input (required):\n"
+	    "                         hmac at least 16 bytes; standard"
+	    " whsec_BASE64\n"
+	    "  --expires WHEN         when the secret stops being accepted:"
+	    " UNIXTIME,\n"
+	    "                         YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (UTC)"
+	    " or +30d, +24h,\n"
+	    "                         +90m (default never)\n"
+	    "  NAME                   not starting with '_' (_health and"
+	    " _metrics are taken)\n" },
+	{ "endpoint", "set", cmd_endpoint_set, W_CONFIG,
+	    "[--tolerance S] [--header H] NAME",
+	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
+	    " (default\n"
+	    "                         unchanged)\n"
+	    "  --header H             the key's header, or the hmac signature's"
+	    " (default\n"
+	    "                         unchanged)\n"
+	    "                         At least one option; the rest stays as"
+	    " it is.\n" },
 	{ "endpoint", "secret", cmd_endpoint_secret, W_CONFIG,
-	    "--secret-file FILE|- [--expires UNIXTIME] NAME",
+	    "add --secret-file FILE|- [--expires WHEN]\n"
+	    "       [--retire-others-after DURATION] NAME\n"
+	    "       hookbox [-d DIR] endpoint secret list [--json] NAME\n"
+	    "       hookbox [-d DIR] endpoint secret revoke NAME ID\n"
+	    "       hookbox [-d DIR] endpoint secret --secret-file FILE|-"
+	    " [--expires WHEN] NAME",
+	    "  add                    adds a secret; the others stay valid"
+	    " until they expire\n"
+	    "                         or are revoked (the form without a verb"
+	    " is add)\n"
 	    "  --secret-file FILE|-   the new secret, from a file or standard"
 	    " input (required)\n"
-	    "  --expires UNIXTIME     when it stops being accepted"
-	    " (default never)\n" },
+	    "  --expires WHEN         when it stops being accepted: UNIXTIME,"
+	    " YYYY-MM-DD,\n"
+	    "                         YYYY-MM-DDTHH:MM:SSZ or +30d, +24h, +90m"
+	    " (default never)\n"
+	    "  --retire-others-after DURATION\n"
+	    "                         every other secret expires after"
+	    " DURATION (24h, 90m,\n"
+	    "                         7d, 0 for at once) unless it expires"
+	    " sooner (default\n"
+	    "                         they stay)\n"
+	    "  list                   ids, created, expiry and whether active;"
+	    " never a secret\n"
+	    "  --json                 list as JSON (default a table)\n"
+	    "  revoke                 deletes secret ID (not the endpoint's"
+	    " last active one)\n" },
 	{ "endpoint", "list", cmd_list, R_CONFIG, "",
 	    "" },
 	{ "endpoint", "remove", cmd_remove, W_CONFIG, "NAME",
@@ -91,13 +142,37 @@ static const struct cmd cmds[] = {
 	    "                         (default not)\n"
 	    "  --status-url URL       where to ask an unknown delivery's"
 	    " outcome (default none)\n"
-	    "  --secret-file FILE|-   the signing secret for deliveries, from"
-	    " a file or\n"
-	    "                         standard input (default none)\n"
+	    "  --secret-file FILE|-   the signing secret for deliveries,"
+	    " whsec_BASE64 of at\n"
+	    "                         least 16 bytes, from a file or standard"
+	    " input\n"
+	    "                         (default none)\n"
 	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
 	    HB_STR(DEST_TIMEOUT_MS_DEFAULT) ")\n"
 	    "  --max-attempts N       attempts before dead, 1..1000 (default "
 	    HB_STR(DEST_ATTEMPTS_DEFAULT) ")\n" },
+	{ "destination", "set", cmd_destination_set, W_CONFIG,
+	    "--tenant T [--url URL] [--timeout-ms N] [--max-attempts N]\n"
+	    "       [--idempotent|--not-idempotent]"
+	    " [--status-url URL|--no-status-url]\n"
+	    "       [--secret-file FILE|-] NAME",
+	    "  --tenant T             the tenant it belongs to (required)\n"
+	    "  --url URL              where actions are sent (default"
+	    " unchanged)\n"
+	    "  --timeout-ms N         per-request timeout, 1..600000 (default"
+	    " unchanged)\n"
+	    "  --max-attempts N       attempts before dead, 1..1000 (default"
+	    " unchanged)\n"
+	    "  --idempotent, --not-idempotent\n"
+	    "                         whether it honours Idempotency-Key"
+	    " (default unchanged)\n"
+	    "  --status-url URL, --no-status-url\n"
+	    "                         set or drop the status URL (default"
+	    " unchanged)\n"
+	    "  --secret-file FILE|-   a new signing secret, whsec_BASE64"
+	    " (default unchanged)\n"
+	    "                         At least one option besides --tenant.\n"
+	    },
 	{ "destination", "list", cmd_list, R_CONFIG, "",
 	    "" },
 	{ "destination", "remove", cmd_remove, W_CONFIG, "--tenant T NAME",
@@ -112,7 +187,10 @@ static const struct cmd cmds[] = {
 	    "  --destination D        where that step's action goes"
 	    " (required)\n"
 	    "  --source-url URL       carried in the action (default none)\n"
-	    "  --output JSON          carried in the action (default none)\n" },
+	    "  --output JSON          a JSON object, carried in the action"
+	    " (default none)\n"
+	    "                         One job per tenant, attempt and step.\n"
+	    },
 	{ "job", "list", cmd_list, R_CONFIG, "",
 	    "" },
 	{ "job", "remove", cmd_remove, W_CONFIG, "--tenant T JOB_ID",

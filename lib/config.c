@@ -137,6 +137,34 @@ static const char *const sqltext[CONFIG_Q__N] = {
 	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"
 	    " WHERE t.active AND t.status_base IS NOT NULL"
 	    " ORDER BY j.created_at, j.tenant, j.job_id",
+	[CONFIG_Q_TENANT_SET] = "UPDATE tenants SET active = ?2,"
+	    " status_base = ?3 WHERE id = ?1",
+	[CONFIG_Q_TENANT_SET_KEY] = "UPDATE tenants SET api_key = ?2"
+	    " WHERE id = ?1",
+	[CONFIG_Q_ENDPOINT_SET] = "UPDATE endpoints SET key_header = ?2,"
+	    " tolerance_s = ?3 WHERE name = ?1",
+	[CONFIG_Q_DEST_SET] = "UPDATE destinations SET url = ?3,"
+	    " idempotent = ?4, status_url = ?5, timeout_ms = ?6,"
+	    " max_attempts = ?7 WHERE tenant = ?1 AND name = ?2",
+	[CONFIG_Q_DEST_SET_SECRET] = "UPDATE destinations SET secret = ?3"
+	    " WHERE tenant = ?1 AND name = ?2",
+	[CONFIG_Q_SECRET_LIST] = "SELECT id, created_at, expires_at"
+	    " FROM secrets WHERE endpoint = ?1 ORDER BY id",
+	[CONFIG_Q_SECRET_DEL] =
+	    "DELETE FROM secrets WHERE endpoint = ?1 AND id = ?2",
+	/* Retiring never lengthens a secret's life. */
+	[CONFIG_Q_SECRET_RETIRE] = "UPDATE secrets SET expires_at = ?2"
+	    " WHERE endpoint = ?1 AND (expires_at IS NULL OR expires_at > ?2)",
+	[CONFIG_Q_TENANT_REFERRER] =
+	    "SELECT 'endpoint', name FROM endpoints WHERE tenant = ?1"
+	    " UNION ALL SELECT 'destination', name FROM destinations"
+	    " WHERE tenant = ?1"
+	    " UNION ALL SELECT 'job', job_id FROM jobs WHERE tenant = ?1"
+	    " LIMIT 1",
+	[CONFIG_Q_DEST_REFERRER] = "SELECT 'job', job_id FROM jobs"
+	    " WHERE tenant = ?1 AND destination = ?2 ORDER BY job_id LIMIT 1",
+	[CONFIG_Q_JOB_OF_ACTION] = "SELECT job_id FROM jobs WHERE tenant = ?1"
+	    " AND attempt = ?2 AND step = ?3 ORDER BY job_id LIMIT 1",
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {

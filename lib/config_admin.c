@@ -177,7 +177,7 @@ config_secret_add(struct config *c, const char *endpoint,
 	if ((rc = config_status_of(sqlite3_step(st))) == CONFIG_OK &&
 	    sqlite3_column_int64(st, 0) >= CONFIG_SECRETS_MAX) {
 		*why = "secret (the endpoint has 8 unexpired secrets already:"
-		    " remove one first)";
+		    " remove one first, with endpoint secret revoke)";
 		rc = CONFIG_INVALID;
 	}
 	sqlite3_reset(st);

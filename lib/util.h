@@ -103,6 +103,18 @@ HB_API void util_blank_hidden(char *s);
  */
 HB_API char *util_escape(const char *s, size_t n, char *buf, size_t len);
 
+/*
+ * A point in time, as the operator writes one: UNIXTIME (whole seconds),
+ * YYYY-MM-DD (midnight UTC), YYYY-MM-DDTHH:MM:SSZ (UTC), or +DURATION from now, a
+ * whole number and a unit, "+90s", "+90m", "+24h", "+30d" (no unit:
+ * seconds), at most UTIL_DURATION_MAX seconds.  Returns 0 and sets *out (unix
+ * seconds), or -1 (*out untouched).  Whether the time is in the past is
+ * the caller's question.
+ */
+#define UTIL_DURATION_MAX	(100LL * 366 * 86400)	/* a century */
+HB_API int util_parse_time(const char *s, int64_t now, int64_t *out)
+    HB_MUST_CHECK;
+
 /* Non-zero when s is valid UTF-8 text of at most max bytes (may be empty). */
 HB_API int util_valid_text(const char *s, size_t max);
 

@@ -1,7 +1,8 @@
 /*
- * check_config.c: tests of lib/config.c and lib/config_admin.c, config.db
- * through their API, with a few looks at the file through SQLite directly
- * (what is stored for a key, the schema version).
+ * check_config.c: tests of lib/config.c, lib/config_admin.c and
+ * lib/config_edit.c, config.db through their API, with a few looks at the
+ * file through SQLite directly (what is stored for a key, the schema
+ * version).
  *
  * Each test gets a fresh config.db in its own directory and an open
  * writer, w.  The directories live under one per test case, removed by
@@ -25,6 +26,7 @@
 
 #include "auth.h"
 #include "config_admin.h"
+#include "config_edit.h"
 #include "util.h"
 #include "testutil.h"
 
@@ -1740,6 +1742,388 @@ START_TEST(test_names)
 }
 END_TEST
 
+/*
+ * config_edit.h: the admin tool's checks, changes in place, secrets by id
+ * and the explanation of refusals.
+ */
+
+START_TEST(test_check_values)
+{
+	static const char *const good_urls[] = {
+		"http://a", "https://hooks.example/in?x=1",
+		"HTTPS://h.example:8443/", "http://user:pw@h/p",
+		"http://127.0.0.1:9/sink", "http://[::1]:8080/",
+	};
+	static const char *const bad_urls[] = {
+		"", "ftp://x", "http://", "https://", "http:///path",
+		"http://:80/", "http://u@", "http://a b/", "http://a\r\nX: 1",
+		"file:///etc/passwd", "http:/a", "//a", "http://a/\"",
+		"javascript:alert(1)",
+	};
+	static const char *const reserved[] = { "_health", "_metrics", "_x" };
+	static const char *const bad_names[] = { "", "a/b", "..", ".a", "-a",
+	    "a b", "a:b" };
+	static const unsigned char bin16[16] = { 0 };
+	size_t	i;
+
+	for (i = 0; i < NELEM(good_urls); i++)
+		ck_assert_msg(config_check_url(good_urls[i]) == NULL,
+		    "\"%s\" refused", good_urls[i]);
+	for (i = 0; i < NELEM(bad_urls); i++)
+		ck_assert_msg(config_check_url(bad_urls[i]) != NULL &&
+		    strstr(config_check_url(bad_urls[i]), "http://HOST") !=
+		    NULL, "\"%s\" taken", bad_urls[i]);
+	ck_assert_ptr_nonnull(config_check_url(NULL));
+
+	ck_assert_ptr_null(config_check_endpoint_name("tornado-acme.v2"));
+	for (i = 0; i < NELEM(reserved); i++)
+		ck_assert_ptr_nonnull(strstr(config_check_endpoint_name(
+		    reserved[i]), "reserved"));
+	for (i = 0; i < NELEM(bad_names); i++)
+		ck_assert_ptr_nonnull(strstr(config_check_endpoint_name(
+		    bad_names[i]), "expected"));
+
+	/* hmac: 16 bytes at least, any bytes. */
+	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_HMAC, bin16, 16));
+	ck_assert_ptr_nonnull(strstr(config_check_secret(CONFIG_AUTH_HMAC,
+	    bin16, 15), "16 bytes"));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_HMAC, NULL, 0));
+	/* standard: whsec_ and base64 of 16 bytes at least. */
+	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_STANDARD,
+	    (const unsigned char *)DEST_SECRET, strlen(DEST_SECRET)));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	    (const unsigned char *)DEST_SECRET + 6, strlen(DEST_SECRET) - 6));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	    (const unsigned char *)"whsec_c2hvcnQ=", 14));	/* 5 bytes */
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	    (const unsigned char *)"whsec_!!!!", 10));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	    (const unsigned char *)"whsec_", 6));
+	/* key: any 1..512 bytes. */
+	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_KEY,
+	    (const unsigned char *)"k", 1));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_KEY,
+	    bin16, CONFIG_SECRET_MAX + 1));
+
+	/* A destination's: base64 with or without the prefix. */
+	ck_assert_ptr_null(config_check_dest_secret(
+	    (const unsigned char *)DEST_SECRET, strlen(DEST_SECRET)));
+	ck_assert_ptr_null(config_check_dest_secret(
+	    (const unsigned char *)DEST_SECRET + 6, strlen(DEST_SECRET) - 6));
+	ck_assert_ptr_nonnull(config_check_dest_secret(
+	    (const unsigned char *)HMAC_SECRET, strlen(HMAC_SECRET)));
+	ck_assert_ptr_nonnull(config_check_dest_secret(
+	    (const unsigned char *)"whsec_c2hvcnQ=", 14));
+
+	ck_assert_ptr_null(config_check_api_key(
+	    (const unsigned char *)API_KEY, strlen(API_KEY)));
+	ck_assert_ptr_nonnull(config_check_api_key(
+	    (const unsigned char *)"a b", 3));
+	ck_assert_ptr_nonnull(config_check_api_key(
+	    (const unsigned char *)"", 0));
+
+	ck_assert_ptr_null(config_check_output("{}"));
+	ck_assert_ptr_null(config_check_output("{\"format\":\"mp4\"}"));
+	ck_assert_ptr_nonnull(config_check_output("[]"));
+	ck_assert_ptr_nonnull(config_check_output("\"x\""));
+	ck_assert_ptr_nonnull(config_check_output("{"));
+	ck_assert_ptr_nonnull(config_check_output("{\"a\":1,\"a\":2}"));
+	ck_assert_ptr_nonnull(config_check_output("{} {}"));
+	ck_assert_ptr_nonnull(config_check_output(""));
+}
+END_TEST
+
+START_TEST(test_referrer)
+{
+	const char	*kind;
+	char		 name[HB_ID_MAX + 1], job[HB_ID_MAX + 1];
+
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "beta", 1);
+	ck_assert_int_eq(config_referrer(w, CONFIG_TENANTS, "acme", NULL,
+	    &kind, name, sizeof(name)), CONFIG_NOTFOUND);
+	test_add_destination(w, "acme", "sink");
+	ck_assert_int_eq(config_referrer(w, CONFIG_TENANTS, "acme", NULL,
+	    &kind, name, sizeof(name)), CONFIG_OK);
+	ck_assert_str_eq(kind, "destination");
+	ck_assert_str_eq(name, "sink");
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	ck_assert_int_eq(config_referrer(w, CONFIG_TENANTS, "acme", NULL,
+	    &kind, name, sizeof(name)), CONFIG_OK);
+	ck_assert_str_eq(kind, "endpoint");
+	ck_assert_str_eq(name, "ep");
+
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "acme", "sink",
+	    &kind, name, sizeof(name)), CONFIG_NOTFOUND);
+	test_add_job(w, "acme", "job-1", "att-1", "sink");
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "acme", "sink",
+	    &kind, name, sizeof(name)), CONFIG_OK);
+	ck_assert_str_eq(kind, "job");
+	ck_assert_str_eq(name, "job-1");
+	/* Only tenants and destinations are referred to. */
+	ck_assert_int_eq(config_referrer(w, CONFIG_JOBS, "acme", "job-1",
+	    &kind, name, sizeof(name)), CONFIG_ERROR);
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "acme", NULL,
+	    &kind, name, sizeof(name)), CONFIG_ERROR);
+	/* A name that does not fit is an error, never cut. */
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "acme", "sink",
+	    &kind, name, 3), CONFIG_ERROR);
+
+	/* The job of an action id. */
+	ck_assert_int_eq(config_job_of_action(w, "acme", "att-1", TEST_STEP,
+	    job, sizeof(job)), CONFIG_OK);
+	ck_assert_str_eq(job, "job-1");
+	ck_assert_int_eq(config_job_of_action(w, "acme", "att-1", "other-step",
+	    job, sizeof(job)), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_job_of_action(w, "beta", "att-1", TEST_STEP,
+	    job, sizeof(job)), CONFIG_NOTFOUND);
+}
+END_TEST
+
+START_TEST(test_updates)
+{
+	struct config_tenant		 t;
+	struct config_endpoint		 e;
+	struct config_destination	 d;
+	struct config_secrets		 sec;
+	struct config			*r;
+	const char			*why;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	test_add_endpoint(w, "std", "acme", CONFIG_AUTH_STANDARD, DEST_SECRET);
+	d = test_destination("acme", "sink");
+	test_put_destination(w, &d, DEST_SECRET);
+
+	/* Tenant: every field written; the key only when given. */
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	t.active = 0;
+	SET(t.status_base, "https://api.example/v2");
+	ck_assert_int_eq(config_tenant_update(w, &t, NULL, 0, &why),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_tenant_update(w, &t,
+	    (const unsigned char *)API_KEY, strlen(API_KEY), &why), CONFIG_OK);
+	t.active = 1;
+	ck_assert_int_eq(config_tenant_update(w, &t, NULL, 0, &why),
+	    CONFIG_OK);
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(t.active, 1);
+	ck_assert_str_eq(t.status_base, "https://api.example/v2");
+	ck_assert_int_eq(config_tenant_api_key(w, "acme", &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_mem_eq(sec.s[0].key, API_KEY, strlen(API_KEY));
+	config_secrets_clear(&sec);
+	CK_INVALID(config_tenant_update(w, &t, (const unsigned char *)"a b", 3,
+	    &why), "key");
+	SET(t.status_base, "ftp://x");
+	CK_INVALID(config_tenant_update(w, &t, NULL, 0, &why), "status");
+	t = test_tenant("nosuch");
+	ck_assert_int_eq(config_tenant_update(w, &t, NULL, 0, &why),
+	    CONFIG_NOTFOUND);
+
+	/* Endpoint: header and tolerance; kind, auth, tenant stay. */
+	ck_assert_int_eq(config_endpoint_get(w, "ep", &e), CONFIG_OK);
+	e.tolerance = 60;
+	SET(e.key_header, "Mux-Signature");
+	e.kind = CONFIG_KIND_ORG;	/* not written */
+	ck_assert_int_eq(config_endpoint_update(w, &e, &why), CONFIG_OK);
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(config_endpoint_get(w, "ep", &e), CONFIG_OK);
+	ck_assert_int_eq(e.tolerance, 60);
+	ck_assert_str_eq(e.key_header, "Mux-Signature");
+	ck_assert_int_eq(e.kind, CONFIG_KIND_JOB);
+	e.tolerance = 0;
+	CK_INVALID(config_endpoint_update(w, &e, &why), "tolerance");
+	e.tolerance = 60;
+	SET(e.key_header, "X Bad");
+	CK_INVALID(config_endpoint_update(w, &e, &why), "header");
+	SET(e.name, "nosuch");
+	SET(e.key_header, "");
+	ck_assert_int_eq(config_endpoint_update(w, &e, &why),
+	    CONFIG_NOTFOUND);
+	/* A standard endpoint keeps no header. */
+	ck_assert_int_eq(config_endpoint_get(w, "std", &e), CONFIG_OK);
+	SET(e.key_header, "X-Ignored");
+	ck_assert_int_eq(config_endpoint_update(w, &e, &why), CONFIG_OK);
+	ck_assert_int_eq(config_endpoint_get(w, "std", &e), CONFIG_OK);
+	ck_assert_str_eq(e.key_header, "");
+
+	/* Destination: every field; the secret only when given. */
+	ck_assert_int_eq(config_destination_get(w, "acme", "sink", &d),
+	    CONFIG_OK);
+	SET(d.url, "https://hooks.example/in");
+	SET(d.status_url, "https://hooks.example/status");
+	d.idempotent = 1;
+	d.timeout_ms = 2500;
+	d.max_attempts = 3;
+	ck_assert_int_eq(config_destination_update(w, &d, NULL, 0, &why),
+	    CONFIG_OK);
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(config_destination_get(w, "acme", "sink", &d),
+	    CONFIG_OK);
+	ck_assert_str_eq(d.url, "https://hooks.example/in");
+	ck_assert_str_eq(d.status_url, "https://hooks.example/status");
+	ck_assert_int_eq(d.idempotent, 1);
+	ck_assert_int_eq(d.timeout_ms, 2500);
+	ck_assert_int_eq(d.max_attempts, 3);
+	ck_assert_int_eq(config_destination_secret(w, "acme", "sink", &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_mem_eq(sec.s[0].key, DEST_SECRET, strlen(DEST_SECRET));
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_destination_update(w, &d,
+	    (const unsigned char *)"whsec_bmV3LXNlY3JldC0xNi1ieXRlcw==", 34,
+	    &why), CONFIG_OK);
+	ck_assert_int_eq(config_destination_secret(w, "acme", "sink", &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_mem_eq(sec.s[0].key, "whsec_bmV3LXNlY3JldC0xNi1ieXRlcw==",
+	    34);
+	config_secrets_clear(&sec);
+	SET(d.url, "ftp://x");
+	CK_INVALID(config_destination_update(w, &d, NULL, 0, &why), "URL");
+	SET(d.url, "https://hooks.example/in");
+	d.timeout_ms = 0;
+	CK_INVALID(config_destination_update(w, &d, NULL, 0, &why), "timeout");
+	d.timeout_ms = 1;
+	SET(d.name, "nosuch");
+	ck_assert_int_eq(config_destination_update(w, &d, NULL, 0, &why),
+	    CONFIG_NOTFOUND);
+
+	/* A reader never writes. */
+	r = test_config_open(dir, CONFIG_READ, BUSY_MS);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_update(r, &t, NULL, 0, &why),
+	    CONFIG_ERROR);
+	ck_assert_int_eq(config_secret_revoke(r, "ep", 1), CONFIG_ERROR);
+	config_close(r);
+}
+END_TEST
+
+/* Signs body at now with secret and verifies it against the endpoint's
+   active secrets, as read by a read-only handle on config.db. */
+static enum auth_status
+verify_with(const char *endpoint, const char *secret, int64_t now)
+{
+	static const unsigned char	 body[] = "{\"job_id\":\"j\"}";
+	struct auth_secret		 one;
+	struct config_secrets		 sec;
+	struct config			*r;
+	enum auth_status		 as;
+	char				 sig[AUTH_HEADER_MAX];
+
+	one.key = (const unsigned char *)secret;
+	one.keylen = strlen(secret);
+	one.expires_at = 0;
+	ck_assert_int_eq(auth_sign_tsig(&one, 1, now, now, body,
+	    sizeof(body) - 1, sig, sizeof(sig)), 0);
+	r = test_config_open(dir, CONFIG_READ, BUSY_MS);
+	ck_assert_int_eq(config_endpoint_secrets(r, endpoint, now, &sec),
+	    CONFIG_OK);
+	as = auth_verify_tsig(sig, body, sizeof(body) - 1, sec.s, sec.n, now,
+	    AUTH_TOLERANCE_DEFAULT);
+	config_secrets_clear(&sec);
+	config_close(r);
+	return as;
+}
+
+struct seen {
+	int64_t	id[8];
+	int64_t	expires[8];
+	int64_t	created[8];
+	int	n;
+	int	stop_after;
+};
+
+static int
+see(void *arg, const struct config_secret_info *si)
+{
+	struct seen	*s = arg;
+
+	ck_assert_int_lt(s->n, 8);
+	s->id[s->n] = si->id;
+	s->expires[s->n] = si->expires_at;
+	s->created[s->n] = si->created_at;
+	s->n++;
+	return s->stop_after != 0 && s->n == s->stop_after;
+}
+
+START_TEST(test_secret_rotation)
+{
+	struct seen	 s;
+	int64_t		 now = util_now();
+	int		 n;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC,
+	    "old-secret-0123456789");
+	test_add_endpoint(w, "other", "acme", CONFIG_AUTH_HMAC,
+	    "other-secret-0123456789");
+	add_secret("ep", "soon-secret-0123456789", now + 600);
+
+	/* Listed oldest first, with ids, times and expiries. */
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(config_secret_each(w, "ep", see, &s), CONFIG_OK);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert_int_lt(s.id[0], s.id[1]);
+	ck_assert_int_eq(s.expires[0], 0);
+	ck_assert_int_eq(s.expires[1], now + 600);
+	ck_assert(s.created[0] >= now - 5 && s.created[0] <= now + 5);
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 1;
+	ck_assert_int_eq(config_secret_each(w, "ep", see, &s), CONFIG_OK);
+	ck_assert_int_eq(s.n, 1);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(config_secret_each(w, "nosuch", see, &s),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(s.n, 0);
+
+	/* Retire: a day for the one that never expired; the sooner one
+	   keeps its own; another endpoint's are untouched. */
+	ck_assert_int_eq(config_secret_retire(w, "ep", now + 86400, &n),
+	    CONFIG_OK);
+	ck_assert_int_eq(n, 1);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(config_secret_each(w, "ep", see, &s), CONFIG_OK);
+	ck_assert_int_eq(s.expires[0], now + 86400);
+	ck_assert_int_eq(s.expires[1], now + 600);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(config_secret_each(w, "other", see, &s), CONFIG_OK);
+	ck_assert_int_eq(s.expires[0], 0);
+	ck_assert_int_eq(config_secret_retire(w, "nosuch", now + 1, &n),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_secret_retire(w, "ep", 0, &n), CONFIG_ERROR);
+
+	/* Until then both authenticate; after, the retired one does not. */
+	ck_assert_int_eq(verify_with("ep", "old-secret-0123456789", now),
+	    AUTH_OK);
+	ck_assert_int_eq(verify_with("ep", "old-secret-0123456789",
+	    now + 86400), AUTH_NO_SECRET);
+	add_secret("ep", "new-secret-0123456789", 0);
+	ck_assert_int_eq(verify_with("ep", "old-secret-0123456789",
+	    now + 86400), AUTH_BAD_SIGNATURE);
+	ck_assert_int_eq(verify_with("ep", "new-secret-0123456789",
+	    now + 86400), AUTH_OK);
+
+	/* Revoke: by id and endpoint; then refused at once. */
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(config_secret_each(w, "ep", see, &s), CONFIG_OK);
+	ck_assert_int_eq(s.n, 3);
+	ck_assert_int_eq(config_secret_revoke(w, "other", s.id[0]),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_secret_revoke(w, "ep", s.id[0]), CONFIG_OK);
+	ck_assert_int_eq(config_secret_revoke(w, "ep", s.id[0]),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(verify_with("ep", "old-secret-0123456789", now),
+	    AUTH_BAD_SIGNATURE);
+	ck_assert_int_eq(verify_with("ep", "new-secret-0123456789", now),
+	    AUTH_OK);
+	ck_assert_int_eq(test_db_int(dbpath, "SELECT count(*) FROM secrets"
+	    " WHERE endpoint = 'ep'"), 2);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -1784,6 +2168,15 @@ config_suite(void)
 	tcase_add_test(tc, test_secret_expiry);
 	tcase_add_test(tc, test_secret_negative_expiry);
 	tcase_add_test(tc, test_secrets_max);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("edit");
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_check_values);
+	tcase_add_test(tc, test_referrer);
+	tcase_add_test(tc, test_updates);
+	tcase_add_test(tc, test_secret_rotation);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("readers");

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <check.h>
@@ -742,6 +743,94 @@ START_TEST(test_status_names)
 }
 END_TEST
 
+/* The duration and time parsers behind --expires and
+   --retire-others-after. */
+static const struct {
+	const char	*s;
+	int		 ok;
+	int64_t		 secs;
+} durcases[] = {
+	{ "0", 1, 0 }, { "90", 1, 90 }, { "90s", 1, 90 }, { "90m", 1, 5400 },
+	{ "24h", 1, 86400 }, { "30d", 1, 2592000 },
+	{ "36600d", 1, 36600LL * 86400 },
+	{ "36601d", 0, 0 }, { "", 0, 0 }, { "h", 0, 0 }, { "-1h", 0, 0 },
+	{ "+1h", 0, 0 }, { "1hh", 0, 0 }, { "-0", 0, 0 }, { "1w", 0, 0 }, { "1 h", 0, 0 },
+	{ " 1h", 0, 0 }, { "1H", 0, 0 }, { "1.5h", 0, 0 },
+	{ "99999999999999999999999h", 0, 0 },
+};
+
+START_TEST(test_duration)
+{
+	char	buf[64];
+	int64_t	v = -7;
+	int	rc;
+
+	/* Durations are the +DURATION form of a time. */
+	ck_assert_int_lt(snprintf(buf, sizeof(buf), "+%s", durcases[_i].s),
+	    (int)sizeof(buf));
+	rc = util_parse_time(buf, 0, &v);
+
+	if (durcases[_i].ok) {
+		ck_assert_msg(rc == 0, "\"%s\" refused", durcases[_i].s);
+		ck_assert_int_eq(v, durcases[_i].secs);
+	} else {
+		ck_assert_msg(rc == -1, "\"%s\" parsed", durcases[_i].s);
+		ck_assert_int_eq(v, -7);	/* untouched */
+	}
+}
+END_TEST
+
+#define NOW	1700000000LL	/* 2023-11-14T22:13:20Z */
+
+static const struct {
+	const char	*s;
+	int		 ok;
+	int64_t		 t;
+} timecases[] = {
+	{ "0", 1, 0 }, { "1700000000", 1, 1700000000LL },
+	{ "1970-01-01", 1, 0 }, { "2023-11-14", 1, 1699920000LL },
+	{ "2023-11-14T22:13:20Z", 1, NOW }, { "2000-02-29", 1, 951782400LL },
+	{ "2024-12-31T23:59:59Z", 1, 1735689599LL },
+	{ "2400-02-29", 1, 13574563200LL },
+	{ "+0", 1, NOW }, { "+30d", 1, NOW + 30 * 86400 },
+	{ "+24h", 1, NOW + 86400 }, { "+90m", 1, NOW + 5400 },
+	{ "+10s", 1, NOW + 10 },
+	{ "", 0, 0 }, { "-1", 0, 0 }, { "+", 0, 0 }, { "+-1d", 0, 0 },
+	{ "1e9", 0, 0 }, { "2023-02-29", 0, 0 }, { "1900-02-29", 0, 0 },
+	{ "2023-13-01", 0, 0 }, { "2023-00-10", 0, 0 }, { "2023-04-31", 0, 0 },
+	{ "2023-1-01", 0, 0 }, { "2023/01/01", 0, 0 }, { "1969-12-31", 0, 0 },
+	{ "2023-11-14T24:00:00Z", 0, 0 }, { "2023-11-14T22:60:00Z", 0, 0 },
+	{ "2023-11-14T22:13:60Z", 0, 0 }, { "2023-11-14T22:13:20", 0, 0 },
+	{ "2023-11-14 22:13:20Z", 0, 0 }, { "2023-11-14T22:13:20+01", 0, 0 },
+	{ "2023-11-14T22:13Z", 0, 0 }, { "tomorrow", 0, 0 },
+	{ "2023-11-14x", 0, 0 }, { "+1y", 0, 0 },
+	{ "99999999999999999999", 0, 0 },
+};
+
+START_TEST(test_time)
+{
+	int64_t	v = -7;
+	int	rc = util_parse_time(timecases[_i].s, NOW, &v);
+
+	if (timecases[_i].ok) {
+		ck_assert_msg(rc == 0, "\"%s\" refused", timecases[_i].s);
+		ck_assert_int_eq(v, timecases[_i].t);
+	} else {
+		ck_assert_msg(rc == -1, "\"%s\" parsed", timecases[_i].s);
+		ck_assert_int_eq(v, -7);
+	}
+}
+END_TEST
+
+START_TEST(test_time_null)
+{
+	int64_t	v = -7;
+
+	ck_assert_int_eq(util_parse_time(NULL, NOW, &v), -1);
+	ck_assert_int_eq(v, -7);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -753,6 +842,12 @@ util_suite(void)
 	tc = tcase_create("strtonum");
 	tcase_add_loop_test(tc, test_strtonum, 0, (int)NELEM(numcases));
 	tcase_add_test(tc, test_strtonum_null_and_reuse);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("time");
+	tcase_add_loop_test(tc, test_duration, 0, (int)NELEM(durcases));
+	tcase_add_loop_test(tc, test_time, 0, (int)NELEM(timecases));
+	tcase_add_test(tc, test_time_null);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("validate");

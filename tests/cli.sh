@@ -15,7 +15,7 @@ export HOOKBOX_DIR="$tmp/data"
 "$HB" init >/dev/null; eq "init twice is harmless" 0 $?
 "$HB" tenant add acme; eq "tenant add" 0 $?
 "$HB" tenant add acme 2>/dev/null; eq "tenant add twice refused" 1 $?
-printf 'hmac-secret-123\n' > "$tmp/secret"
+printf 'hmac-secret-1234\n' > "$tmp/secret"
 "$HB" endpoint add tornado --tenant acme --secret-file "$tmp/secret"
 eq "endpoint add (file)" 0 $?
 printf 'the-shared-key' | "$HB" endpoint add keyed --tenant acme \
@@ -47,10 +47,12 @@ eq "step with a space refused" 1 $?
     2>/dev/null
 eq "destination URL must be http(s)" 1 $?
 for i in 1 2 3 4 5 6 7; do
-	printf 'rotation-%s' $i | "$HB" endpoint secret tornado --secret-file - ||
+	printf 'rotation-secret-%s' $i |
+	    "$HB" endpoint secret tornado --secret-file - ||
 	    fail "secret $i"
 done
-printf "ninth" | "$HB" endpoint secret tornado --secret-file - 2>"$tmp/err"
+printf "ninth-rotation-secret" |
+    "$HB" endpoint secret tornado --secret-file - 2>"$tmp/err"
 eq "a ninth secret refused" 1 $?
 contains "and why" "remove one" "$(cat "$tmp/err")"
 
@@ -90,7 +92,7 @@ help_ok() {
 help_ok "--help" "commands:" --help
 help_ok "-h" "commands:" -h
 help_ok "help" "commands:" help
-help_ok "help lists the groups" "endpoint {add|secret|list|remove}" help
+help_ok "help lists the groups" "endpoint {add|set|secret|list|remove}" help
 help_ok "help VERB" "--max-attempts N" help destination add
 help_ok "help GROUP" "tenant remove ID" help tenant
 help_ok "help of a one-word command" "--workers N" help dispatch

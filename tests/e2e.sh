@@ -46,9 +46,12 @@ for j in job-1 job-2 job-3 job-4 job-k job-s job-m; do
 	"$HB" job add $j --tenant acme --attempt "att-$j" --step analyze-v1 \
 	    --destination sink
 done
-# job-twin shares job-1's attempt and step: the same action id.
-"$HB" job add job-twin --tenant acme --attempt att-job-1 --step analyze-v1 \
-    --destination sink
+# job-twin shares job-1's attempt and step: the same action id.  The tool
+# refuses such a second job; a config.db written before it did may hold
+# one, so it goes in with sqlite3.
+sqlite3 "$HOOKBOX_DIR/config.db" "INSERT INTO jobs(tenant, job_id, attempt,
+    step, destination, created_at) VALUES ('acme', 'job-twin', 'att-job-1',
+    'analyze-v1', 'sink', 0)"
 "$HB" job add job-x --tenant other --attempt att-x --step analyze-v1 \
     --destination sink
 

@@ -78,7 +78,7 @@ comp() {
 	    "$dest/usr/bin/hookbox" "$@"
 }
 eq "completes a command" "tenant" "$(comp ten)"
-eq "completes a group's verbs" "add list remove" "$(comp tenant "")"
+eq "completes a group's verbs" "add set list remove" "$(comp tenant "")"
 eq "completes a command's options" "--tenant --timeout-ms" \
     "$(comp -d /x destination add --t)"
 

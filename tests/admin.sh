@@ -1,0 +1,506 @@
+#!/bin/sh
+# tests/admin.sh: configuring hookbox with its tool, on a real config.db:
+# what add refuses (and how it says so), set, an endpoint's secrets by id
+# (add, list, revoke, --retire-others-after) and that a revoked or
+# expired secret is refused by the responder itself; and a config.db made
+# by the previous release.
+# Usage: tests/admin.sh PATH_TO_HOOKBOX (hookbox-fcgi is looked for beside
+# it; the previous release's tool in $HOOKBOX_OLD, default
+# /work/main/build/hookbox, is optional).
+set -u
+HB=$(readlink -f "${1:?usage: admin.sh HOOKBOX}")
+FCGI=$(dirname "$HB")/hookbox-fcgi
+OLD=${HOOKBOX_OLD:-/work/main/build/hookbox}
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export HOOKBOX_DIR="$tmp/data"
+db="$HOOKBOX_DIR/config.db"
+q() { sqlite3 "$db" "$1"; }
+
+# refused WHAT CODE NEEDLE COMMAND...: the command exits CODE and says
+# NEEDLE on standard error.
+refused() {
+	_what=$1 _code=$2 _needle=$3
+	shift 3
+	"$@" >/dev/null 2>"$tmp/err"
+	eq "$_what: exit" "$_code" $?
+	contains "$_what: said" "$_needle" "$(cat "$tmp/err")"
+}
+
+# Secrets in files only the owner reads (so no warning), and one that
+# others may read.
+umask 077
+printf 'an-hmac-secret-of-32-bytes-12345' > "$tmp/hmac"
+printf 'a-second-hmac-secret-0123456789' > "$tmp/hmac2"
+printf 'a-third-hmac-secret-0123456789a' > "$tmp/hmac3"
+printf 'fifteen-bytes-x' > "$tmp/short"
+printf 'whsec_%s' "$(head -c 24 /dev/urandom | base64)" > "$tmp/whsec"
+printf 'whsec_c2hvcnQ=' > "$tmp/whsec-short"	# "short": 5 bytes
+printf 'whsec_not base64!' > "$tmp/whsec-bad"
+printf 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' > "$tmp/bare"	# base64, no prefix
+printf 'a-shared-key' > "$tmp/key"
+cp "$tmp/hmac" "$tmp/open"
+chmod 644 "$tmp/open"
+umask 022
+
+"$HB" init >/dev/null; eq "init" 0 $?
+"$HB" tenant add acme; eq "tenant add" 0 $?
+
+# ---- 8. validation at add time ----
+refused "--status-base ftp" 1 \
+    '--status-base "ftp://x": expected http://HOST... or https://HOST...' \
+    "$HB" tenant add t1 --status-base ftp://x
+refused "--status-base without a host" 1 '--status-base "https://":' \
+    "$HB" tenant add t1 --status-base https://
+refused "--status-base with a space" 1 '--status-base "http://a b":' \
+    "$HB" tenant add t1 --status-base 'http://a b'
+eq "refused tenants left nothing" 0 "$(q "SELECT count(*) FROM tenants
+    WHERE id = 't1'")"
+"$HB" tenant add t2 --status-base https://user@api.example:8443/v1
+eq "a URL with user and port" 0 $?
+refused "tenant ID with ':'" 1 'tenant ID "a:b": expected 1..128 of' \
+    "$HB" tenant add a:b
+printf 'a key' | "$HB" tenant add t3 --api-key-file - 2>"$tmp/err"
+eq "API key with a space: exit" 1 $?
+contains "API key with a space: said" \
+    '--api-key-file "-": expected printable ASCII' "$(cat "$tmp/err")"
+
+refused "--url ftp" 1 \
+    '--url "ftp://x": expected http://HOST... or https://HOST...' \
+    "$HB" destination add d1 --tenant acme --url ftp://x
+refused "--url without a host" 1 '--url "http:///path": expected' \
+    "$HB" destination add d1 --tenant acme --url http:///path
+refused "--url with only a port" 1 '--url "http://:80/": expected' \
+    "$HB" destination add d1 --tenant acme --url http://:80/
+refused "--status-url" 1 '--status-url "mailto:x@y": expected http' \
+    "$HB" destination add d1 --tenant acme --url http://127.0.0.1:9/ \
+    --status-url mailto:x@y
+refused "destination of an unknown tenant" 1 \
+    'destination add: tenant "nosuch" does not exist' \
+    "$HB" destination add d1 --tenant nosuch --url http://127.0.0.1:9/
+refused "destination secret not base64" 1 \
+    '--secret-file "'"$tmp/short"'": expected whsec_ and base64' \
+    "$HB" destination add d1 --tenant acme --url http://127.0.0.1:9/ \
+    --secret-file "$tmp/short"
+refused "destination secret that decodes short" 1 \
+    'expected whsec_ and base64 of at least 16 bytes' \
+    "$HB" destination add d1 --tenant acme --url http://127.0.0.1:9/ \
+    --secret-file "$tmp/whsec-short"
+eq "refused destinations left nothing" 0 \
+    "$(q "SELECT count(*) FROM destinations")"
+"$HB" destination add sink --tenant acme --url http://127.0.0.1:9/sink \
+    --secret-file "$tmp/whsec"
+eq "destination with a whsec_ secret" 0 $?
+"$HB" destination add bare --tenant acme --url https://example.org/h \
+    --secret-file "$tmp/bare"
+eq "destination with a bare base64 secret" 0 $?
+
+refused "HMAC secret of 15 bytes" 1 \
+    '--secret-file "'"$tmp/short"'": expected an HMAC secret of at least 16 bytes' \
+    "$HB" endpoint add e1 --tenant acme --secret-file "$tmp/short"
+refused "standard secret without whsec_" 1 \
+    'expected whsec_ and base64 of at least 16 bytes' \
+    "$HB" endpoint add e1 --tenant acme --auth standard \
+    --secret-file "$tmp/bare"
+refused "standard secret that is not base64" 1 \
+    'expected whsec_ and base64' \
+    "$HB" endpoint add e1 --tenant acme --auth standard \
+    --secret-file "$tmp/whsec-bad"
+refused "standard secret that decodes short" 1 \
+    'expected whsec_ and base64 of at least 16 bytes' \
+    "$HB" endpoint add e1 --tenant acme --auth standard \
+    --secret-file "$tmp/whsec-short"
+refused "_health is the responder's" 1 \
+    "endpoint NAME \"_health\": reserved: names starting with '_'" \
+    "$HB" endpoint add _health --tenant acme --secret-file "$tmp/hmac"
+refused "_metrics is the responder's" 1 'endpoint NAME "_metrics": reserved' \
+    "$HB" endpoint add _metrics --tenant acme --secret-file "$tmp/hmac"
+refused "any _name is reserved" 1 'endpoint NAME "_x": reserved' \
+    "$HB" endpoint add _x --tenant acme --secret-file "$tmp/hmac"
+refused "a name with a slash" 1 'endpoint NAME "a/b": expected 1..128' \
+    "$HB" endpoint add a/b --tenant acme --secret-file "$tmp/hmac"
+refused "a name starting with a dot" 1 'endpoint NAME "..": expected' \
+    "$HB" endpoint add .. --tenant acme --secret-file "$tmp/hmac"
+refused "endpoint of an unknown tenant" 1 \
+    'endpoint add: tenant "nosuch" does not exist' \
+    "$HB" endpoint add e1 --tenant nosuch --secret-file "$tmp/hmac"
+now=$(date +%s)
+refused "--expires in the past (unix)" 1 \
+    '--expires "1000": in the past (expected a time after now)' \
+    "$HB" endpoint add e1 --tenant acme --secret-file "$tmp/hmac" \
+    --expires 1000
+refused "--expires in the past (date)" 1 '--expires "2020-01-01": in the past' \
+    "$HB" endpoint add e1 --tenant acme --secret-file "$tmp/hmac" \
+    --expires 2020-01-01
+refused "--expires +0 is now, not after" 1 '--expires "+0": in the past' \
+    "$HB" endpoint add e1 --tenant acme --secret-file "$tmp/hmac" \
+    --expires +0
+refused "--expires not a time" 2 \
+    '--expires "tomorrow": expected UNIXTIME, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ' \
+    "$HB" endpoint add e1 --tenant acme --secret-file "$tmp/hmac" \
+    --expires tomorrow
+refused "--expires not a date" 2 '--expires "2030-02-30": expected' \
+    "$HB" endpoint add e1 --tenant acme --secret-file "$tmp/hmac" \
+    --expires 2030-02-30
+eq "refused endpoints left nothing" 0 "$(q "SELECT count(*) FROM endpoints")"
+eq "nor secrets" 0 "$(q "SELECT count(*) FROM secrets")"
+
+"$HB" endpoint add tornado --tenant acme --secret-file "$tmp/hmac" \
+    2>"$tmp/err"
+eq "endpoint add (0600 file)" 0 $?
+eq "no warning for a 0600 file" "" "$(cat "$tmp/err")"
+"$HB" endpoint add open --tenant acme --secret-file "$tmp/open" 2>"$tmp/err"
+eq "a secret file others can read: added" 0 $?
+contains "but warned" \
+    "warning: --secret-file \"$tmp/open\": readable by others" \
+    "$(cat "$tmp/err")"
+"$HB" endpoint add piped --tenant acme --secret-file - < "$tmp/open" \
+    2>"$tmp/err"
+eq "standard input: added" 0 $?
+eq "standard input: never warned" "" "$(cat "$tmp/err")"
+"$HB" endpoint add std --tenant acme --auth standard \
+    --secret-file "$tmp/whsec"
+eq "standard endpoint with whsec_" 0 $?
+"$HB" endpoint add keyed --tenant acme --auth key --header X-Key \
+    --secret-file "$tmp/key"
+eq "key endpoint: a key shorter than 16 bytes is fine" 0 $?
+"$HB" endpoint add dated --tenant acme --secret-file "$tmp/hmac" \
+    --expires 2099-12-31
+eq "--expires YYYY-MM-DD" 0 $?
+eq "stored as midnight UTC" 4102358400 \
+    "$(q "SELECT expires_at FROM secrets s JOIN endpoints e
+    ON s.endpoint = e.name WHERE e.name = 'dated'")"
+"$HB" endpoint add dated2 --tenant acme --secret-file "$tmp/hmac" \
+    --expires 2099-12-31T12:30:05Z
+eq "--expires YYYY-MM-DDTHH:MM:SSZ" 4102403405 \
+    "$(q "SELECT expires_at FROM secrets WHERE endpoint = 'dated2'")"
+"$HB" endpoint add dated3 --tenant acme --secret-file "$tmp/hmac" \
+    --expires +30d
+v=$(q "SELECT expires_at - $now FROM secrets WHERE endpoint = 'dated3'")
+[ "$v" -ge 2592000 ] && [ "$v" -le 2592060 ] && pass ||
+    fail "--expires +30d: $v seconds from now"
+"$HB" endpoint add dated4 --tenant acme --secret-file "$tmp/hmac" \
+    --expires $((now + 3600))
+eq "--expires UNIXTIME" $((now + 3600)) \
+    "$(q "SELECT expires_at FROM secrets WHERE endpoint = 'dated4'")"
+
+refused "--output not JSON" 1 '--output "{nope": expected a JSON object' \
+    "$HB" job add j0 --tenant acme --attempt a0 --step s --destination sink \
+    --output '{nope'
+refused "--output an array" 1 '--output "[1,2]": expected a JSON object' \
+    "$HB" job add j0 --tenant acme --attempt a0 --step s --destination sink \
+    --output '[1,2]'
+refused "--output a string" 1 '--output "\x22x\x22": expected a JSON object' \
+    "$HB" job add j0 --tenant acme --attempt a0 --step s --destination sink \
+    --output '"x"'
+refused "job of an unknown destination" 1 \
+    'job add: destination "nosuch" of tenant acme does not exist' \
+    "$HB" job add j0 --tenant acme --attempt a0 --step s \
+    --destination nosuch
+refused "job of an unknown tenant" 1 'job add: tenant "nosuch" does not exist' \
+    "$HB" job add j0 --tenant nosuch --attempt a0 --step s --destination sink
+refused "--attempt with ':'" 1 '--attempt "a:b": expected 1..128' \
+    "$HB" job add j0 --tenant acme --attempt a:b --step s --destination sink
+"$HB" job add j1 --tenant acme --attempt att-1 --step analyze-v1 \
+    --destination sink --output '{"format":"mp4"}'
+eq "job add" 0 $?
+refused "a second job for the same action" 1 \
+    'job add: attempt att-1 and step analyze-v1 of tenant acme already belong to job j1' \
+    "$HB" job add j2 --tenant acme --attempt att-1 --step analyze-v1 \
+    --destination sink
+"$HB" job add j2 --tenant acme --attempt att-1 --step transcribe-v1 \
+    --destination sink
+eq "another step of the attempt is another action" 0 $?
+"$HB" tenant add beta
+"$HB" destination add sink --tenant beta --url http://127.0.0.1:9/sink
+"$HB" job add j1 --tenant beta --attempt att-1 --step analyze-v1 \
+    --destination sink
+eq "the same attempt and step for another tenant" 0 $?
+refused "the same job id twice" 1 "already exists" \
+    "$HB" job add j1 --tenant acme --attempt att-9 --step s \
+    --destination sink
+eq "jobs" 3 "$(q "SELECT count(*) FROM jobs")"
+
+# Removals: still referenced, or nothing there, each names the row.
+refused "tenant still referenced" 1 \
+    'tenant acme: still referenced by endpoint' "$HB" tenant remove acme
+refused "destination still referenced" 1 \
+    'destination sink of tenant beta: still referenced by job j1' \
+    "$HB" destination remove --tenant beta sink
+refused "removing a missing tenant" 1 \
+    'tenant remove: tenant "nosuch" does not exist' \
+    "$HB" tenant remove nosuch
+refused "removing a missing job" 1 \
+    'job remove: job "j9" of tenant acme does not exist' \
+    "$HB" job remove --tenant acme j9
+"$HB" job remove --tenant beta j1 && "$HB" destination remove --tenant beta \
+    sink
+eq "once free, the destination goes" 0 $?
+"$HB" destination add only --tenant beta --url http://127.0.0.1:9/
+refused "a tenant held by a destination" 1 \
+    'tenant beta: still referenced by destination only' \
+    "$HB" tenant remove beta
+"$HB" destination remove --tenant beta only
+"$HB" tenant remove beta; eq "and then the tenant" 0 $?
+
+# ---- 9. set ----
+refused "tenant set without a change" 2 "usage:" "$HB" tenant set acme
+refused "tenant set of a missing tenant" 1 \
+    'tenant set: tenant "nosuch" does not exist' \
+    "$HB" tenant set nosuch --inactive
+refused "tenant set --active --inactive" 2 "one or the other" \
+    "$HB" tenant set acme --active --inactive
+refused "tenant set validates like add" 1 '--status-base "ftp://x": expected' \
+    "$HB" tenant set acme --status-base ftp://x
+"$HB" tenant set acme --inactive; eq "tenant set --inactive" 0 $?
+eq "inactive" 0 "$(q "SELECT active FROM tenants WHERE id = 'acme'")"
+"$HB" tenant set acme --status-base https://api.example/v2
+eq "tenant set --status-base" "0|https://api.example/v2" \
+    "$(q "SELECT active, status_base FROM tenants WHERE id = 'acme'")"
+printf 'new-provider-key' | "$HB" tenant set acme --active --api-key-file -
+eq "tenant set --active --api-key-file" "1|https://api.example/v2|new-provider-key" \
+    "$(q "SELECT active, status_base, CAST(api_key AS TEXT) FROM tenants
+    WHERE id = 'acme'")"
+
+refused "endpoint set without a change" 2 "usage:" "$HB" endpoint set tornado
+refused "endpoint set of a missing endpoint" 1 \
+    'endpoint set: endpoint "nosuch" does not exist' \
+    "$HB" endpoint set nosuch --tolerance 60
+refused "endpoint set --tolerance 0" 2 "--tolerance" \
+    "$HB" endpoint set tornado --tolerance 0
+refused "endpoint set --header on a standard endpoint" 1 \
+    '--header "X-Sig": a standard endpoint takes none' \
+    "$HB" endpoint set std --header X-Sig
+"$HB" endpoint set tornado --tolerance 60; eq "endpoint set --tolerance" 0 $?
+eq "tolerance" "60|" \
+    "$(q "SELECT tolerance_s, key_header FROM endpoints WHERE name = 'tornado'")"
+"$HB" endpoint set tornado --header Mux-Signature
+eq "endpoint set --header" "60|Mux-Signature" \
+    "$(q "SELECT tolerance_s, key_header FROM endpoints WHERE name = 'tornado'")"
+"$HB" endpoint set keyed --header 'X Bad' 2>"$tmp/err"
+eq "endpoint set: a header with a space refused" 1 $?
+contains "and named" "header name" "$(cat "$tmp/err")"
+"$HB" endpoint set tornado --header X-Tornado-Signature --tolerance 300
+
+refused "destination set without --tenant" 2 "usage:" \
+    "$HB" destination set sink --timeout-ms 5
+refused "destination set without a change" 2 "usage:" \
+    "$HB" destination set --tenant acme sink
+refused "destination set of a missing one" 1 \
+    'destination set: destination "nosuch" of tenant acme does not exist' \
+    "$HB" destination set --tenant acme nosuch --timeout-ms 5
+refused "destination set validates --url" 1 '--url "ftp://x": expected' \
+    "$HB" destination set --tenant acme sink --url ftp://x
+refused "destination set validates --secret-file" 1 \
+    'expected whsec_ and base64' \
+    "$HB" destination set --tenant acme sink --secret-file "$tmp/short"
+refused "--status-url and --no-status-url" 2 "one or the other" \
+    "$HB" destination set --tenant acme sink --status-url http://a/ \
+    --no-status-url
+before=$(q "SELECT hex(secret) FROM destinations WHERE name = 'sink'
+    AND tenant = 'acme'")
+"$HB" destination set --tenant acme sink --url https://hooks.example/in \
+    --timeout-ms 2500 --max-attempts 3 --idempotent \
+    --status-url https://hooks.example/status
+eq "destination set: exit" 0 $?
+eq "destination set: the fields" \
+    "https://hooks.example/in|2500|3|1|https://hooks.example/status" \
+    "$(q "SELECT url, timeout_ms, max_attempts, idempotent, status_url
+    FROM destinations WHERE name = 'sink' AND tenant = 'acme'")"
+eq "destination set: the secret unchanged" "$before" \
+    "$(q "SELECT hex(secret) FROM destinations WHERE name = 'sink'
+    AND tenant = 'acme'")"
+"$HB" destination set --tenant acme sink --not-idempotent --no-status-url \
+    --secret-file "$tmp/bare"
+eq "destination set: back" "https://hooks.example/in|2500|3|0|" \
+    "$(q "SELECT url, timeout_ms, max_attempts, idempotent,
+    coalesce(status_url, '') FROM destinations WHERE name = 'sink'
+    AND tenant = 'acme'")"
+eq "destination set: the new secret" "$(cat "$tmp/bare")" \
+    "$(q "SELECT CAST(secret AS TEXT) FROM destinations WHERE name = 'sink'
+    AND tenant = 'acme'")"
+
+# ---- 10. rotation: secret add, list, revoke, --retire-others-after ----
+# The responder, as a CGI program: 401 for a signature no active secret
+# makes, 422 (unknown job, after authentication) for one that passes.
+hook_status() {	# SECRET_FILE: the status of a POST signed with it
+	_body='{"type":"job_completed","job_id":"nosuch","status":"completed"}'
+	_t=$(date +%s)
+	_mac=$(printf '%s.%s' "$_t" "$_body" |
+	    openssl dgst -sha256 -hmac "$(cat "$1")" -r | cut -d' ' -f1)
+	printf '%s' "$_body" | env -i HOOKBOX_DIR="$HOOKBOX_DIR" \
+	    GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
+	    PATH_INFO=/hooks/tornado CONTENT_TYPE=application/json \
+	    CONTENT_LENGTH=${#_body} \
+	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" 2>/dev/null |
+	    sed -n 's/^Status: \([0-9]*\).*/\1/p'
+}
+eq "the first secret authenticates" 422 "$(hook_status "$tmp/hmac")"
+eq "a secret never added does not" 401 "$(hook_status "$tmp/hmac2")"
+
+out=$("$HB" endpoint secret list tornado); rc=$?
+eq "secret list: exit" 0 $rc
+contains "secret list: a header" "ID" "$out"
+contains "secret list: the secret's row" "never                 yes" "$out"
+lacks "secret list: never the secret" "an-hmac-secret" "$out"
+out=$("$HB" endpoint secret list --json tornado)
+eq "secret list --json: one" 1 \
+    "$(sqlite3 :memory: "SELECT json_array_length('$out')")"
+eq "secret list --json: active" 1 \
+    "$(sqlite3 :memory: "SELECT json_extract('$out', '\$[0].active')")"
+eq "secret list --json: no expiry" "" \
+    "$(sqlite3 :memory: "SELECT json_extract('$out', '\$[0].expires_at')")"
+lacks "secret list --json: never the secret" "an-hmac-secret" "$out"
+refused "secret list of a missing endpoint" 1 \
+    'endpoint "nosuch" does not exist' "$HB" endpoint secret list nosuch
+old=$(q "SELECT id FROM secrets WHERE endpoint = 'tornado'")
+
+refused "secret add validates like endpoint add" 1 \
+    'expected an HMAC secret of at least 16 bytes' \
+    "$HB" endpoint secret add --secret-file "$tmp/short" tornado
+refused "--retire-others-after not a duration" 2 \
+    '--retire-others-after "soon": expected N followed by s, m, h or d' \
+    "$HB" endpoint secret add --secret-file "$tmp/hmac2" \
+    --retire-others-after soon tornado
+eq "refused adds changed nothing" "1|0" \
+    "$(q "SELECT count(*), count(expires_at) FROM secrets
+    WHERE endpoint = 'tornado'")"
+
+now=$(date +%s)
+out=$("$HB" endpoint secret add --secret-file "$tmp/hmac2" \
+    --retire-others-after 24h tornado); rc=$?
+eq "secret add --retire-others-after 24h: exit" 0 $rc
+contains "secret add: says which id" "secret " "$out"
+contains "secret add: says what retires" "1 other secret now expires at" "$out"
+v=$(q "SELECT expires_at - $now FROM secrets WHERE id = $old")
+[ "$v" -ge 86400 ] && [ "$v" -le 86460 ] && pass ||
+    fail "the old secret expires in $v s, not 24 h"
+eq "the new one never expires" "" \
+    "$(q "SELECT expires_at FROM secrets WHERE endpoint = 'tornado'
+    AND id <> $old")"
+eq "both authenticate meanwhile (old)" 422 "$(hook_status "$tmp/hmac")"
+eq "both authenticate meanwhile (new)" 422 "$(hook_status "$tmp/hmac2")"
+out=$("$HB" endpoint secret list tornado)
+eq "secret list: two rows" 3 "$(printf '%s\n' "$out" | wc -l)"
+
+# A secret that already expires sooner keeps its expiry.
+"$HB" endpoint secret add --secret-file "$tmp/hmac3" --expires +1h tornado \
+    >/dev/null
+soon=$(q "SELECT max(id) FROM secrets WHERE endpoint = 'tornado'")
+exp_soon=$(q "SELECT expires_at FROM secrets WHERE id = $soon")
+"$HB" endpoint secret add --secret-file "$tmp/hmac" \
+    --retire-others-after 2d tornado >/dev/null
+eq "retiring never lengthens a secret's life" "$exp_soon" \
+    "$(q "SELECT expires_at FROM secrets WHERE id = $soon")"
+v=$(q "SELECT expires_at - $now FROM secrets WHERE id = $old")
+[ "$v" -le 86460 ] && pass || fail "retire lengthened the old one to $v s"
+
+# --retire-others-after 0: the others stop at once.
+new=$(q "SELECT max(id) FROM secrets WHERE endpoint = 'tornado'")
+"$HB" endpoint secret add --secret-file "$tmp/hmac2" \
+    --retire-others-after 0 tornado >/dev/null
+eq "retire 0: exit" 0 $?
+newest=$(q "SELECT max(id) FROM secrets WHERE endpoint = 'tornado'")
+sleep 1
+eq "an expired secret is refused by the responder" 401 \
+    "$(hook_status "$tmp/hmac")"
+eq "the newest authenticates" 422 "$(hook_status "$tmp/hmac2")"
+out=$("$HB" endpoint secret list --json tornado)
+eq "list shows the retired as inactive" 0 \
+    "$(sqlite3 :memory: "SELECT json_extract(value, '\$.active') FROM
+    json_each('$out') WHERE json_extract(value, '\$.id') = $new")"
+
+# Revoke: by id; never the last active one; a revoked one is refused.
+refused "revoke a missing id" 1 "endpoint tornado has no secret 999" \
+    "$HB" endpoint secret revoke tornado 999
+refused "revoke: the id is a number" 2 "secret ID" \
+    "$HB" endpoint secret revoke tornado abc
+refused "revoke the only active secret" 1 \
+    "is the only active secret of endpoint tornado" \
+    "$HB" endpoint secret revoke tornado "$newest"
+printf 'one-more-hmac-secret-0123456' > "$tmp/hmac4"
+chmod 600 "$tmp/hmac4"
+"$HB" endpoint secret --secret-file "$tmp/hmac4" tornado >/dev/null
+eq "the older spelling adds too" 0 $?
+eq "the older spelling: a secret more" 1 \
+    "$(q "SELECT count(*) FROM secrets WHERE endpoint = 'tornado'
+    AND id > $newest")"
+eq "before revoke, it authenticates" 422 "$(hook_status "$tmp/hmac2")"
+out=$("$HB" endpoint secret revoke tornado "$newest"); rc=$?
+eq "revoke: exit" 0 $rc
+contains "revoke: said" "secret $newest revoked" "$out"
+eq "revoke deletes the row" 0 \
+    "$(q "SELECT count(*) FROM secrets WHERE id = $newest")"
+eq "a revoked secret is refused by the responder" 401 \
+    "$(hook_status "$tmp/hmac2")"
+eq "the other still authenticates" 422 "$(hook_status "$tmp/hmac4")"
+refused "revoke on a missing endpoint" 1 'endpoint "nosuch" does not exist' \
+    "$HB" endpoint secret revoke nosuch 1
+# An expired one may go even when one active is left.
+"$HB" endpoint secret revoke tornado "$old" >/dev/null
+eq "revoke an expired one" 0 $?
+
+# Usage errors, exit 2.
+refused "revoke without an id" 2 "usage:" "$HB" endpoint secret revoke tornado
+refused "revoke with an option" 2 "usage:" \
+    "$HB" endpoint secret revoke --all tornado 1
+refused "list of two endpoints" 2 "usage:" "$HB" endpoint secret list a b
+refused "secret add without a file" 2 "usage:" \
+    "$HB" endpoint secret add tornado
+refused "--retire-others-after takes no '+'" 2 "--retire-others-after" \
+    "$HB" endpoint secret add --secret-file "$tmp/hmac4" \
+    --retire-others-after +24h tornado
+refused "--retire-others-after in weeks" 2 "--retire-others-after \"1w\"" \
+    "$HB" endpoint secret add --secret-file "$tmp/hmac4" \
+    --retire-others-after 1w tornado
+refused "set with an unknown option" 2 "usage:" \
+    "$HB" destination set --tenant acme sink --frobnicate
+
+# ---- help: the new commands are in the table ----
+out=$("$HB" help endpoint secret)
+for o in --retire-others-after --expires --json revoke list; do
+	contains "endpoint secret help: $o" "$o" "$out"
+done
+out=$("$HB" help destination set)
+for o in --not-idempotent --no-status-url --secret-file --timeout-ms; do
+	contains "destination set help: $o" "$o" "$out"
+done
+contains "tenant set help" "--inactive" "$("$HB" help tenant set)"
+contains "endpoint set help" "--tolerance" "$("$HB" help endpoint set)"
+contains "help: --expires forms" "+30d" "$("$HB" help endpoint add)"
+
+# ---- a config.db made by the previous release ----
+if [ -x "$OLD" ]; then
+	export HOOKBOX_DIR="$tmp/old"
+	db="$HOOKBOX_DIR/config.db"
+	"$OLD" init >/dev/null
+	"$OLD" tenant add acme
+	"$OLD" endpoint add tornado --tenant acme --secret-file "$tmp/hmac"
+	"$OLD" destination add sink --tenant acme --url http://127.0.0.1:9/s
+	"$OLD" job add j1 --tenant acme --attempt a1 --step s \
+	    --destination sink
+	out=$("$HB" endpoint secret list --json tornado); rc=$?
+	eq "old config.db: secret list" 0 $rc
+	eq "old config.db: the secret's id" 1 \
+	    "$(sqlite3 :memory: "SELECT json_extract('$out', '\$[0].id')")"
+	"$HB" endpoint secret add --secret-file "$tmp/hmac2" \
+	    --retire-others-after 24h tornado >/dev/null
+	eq "old config.db: rotation" 0 $?
+	"$HB" destination set --tenant acme sink --timeout-ms 1234
+	eq "old config.db: set" 1234 \
+	    "$(q "SELECT timeout_ms FROM destinations")"
+	refused "old config.db: duplicate action" 1 "already belong to job j1" \
+	    "$HB" job add j2 --tenant acme --attempt a1 --step s \
+	    --destination sink
+	"$OLD" endpoint list >/dev/null
+	eq "and the previous release still reads it" 0 $?
+	eq "it sees both secrets active" 2 "$("$OLD" endpoint list |
+	    tr -d ' \t\n' | sed 's/.*"secrets":\([0-9]*\).*/\1/')"
+else
+	echo "admin: no previous release at $OLD: migration not tried"
+fi
+
+finish admin
