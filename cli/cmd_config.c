@@ -17,6 +17,7 @@
 #include "config_edit.h"
 #include "hook.h"
 #include "store.h"
+#include "text.h"
 #include "util.h"
 
 #include "cli.h"
@@ -65,7 +66,7 @@ refuse(const char *opt, const char *value, const char *expected)
 {
 	char	esc[HB_ID_MAX * 2];
 
-	cli_warn("%s \"%s\": %s", opt, util_escape(value, (size_t)-1, esc,
+	cli_warn("%s \"%s\": %s", opt, text_escape(value, (size_t)-1, esc,
 	    sizeof(esc)), expected);
 	return EXIT_FAIL;
 }
@@ -77,7 +78,7 @@ refuse(const char *opt, const char *value, const char *expected)
 static int
 check_name(const char *opt, const char *value)
 {
-	return util_valid_name(value) ? EXIT_OK :
+	return text_valid_name(value) ? EXIT_OK :
 	    refuse(opt, value, NAME_EXPECTED);
 }
 
@@ -108,7 +109,7 @@ get_secret(const char *opt, const char *path, unsigned char *buf,
 	    (sb.st_mode & (S_IRGRP | S_IROTH)) != 0)
 		cli_warn("warning: %s \"%s\": readable by %s; a secret's file"
 		    " should be mode 0600 (chmod 600)", opt,
-		    util_escape(path, (size_t)-1, esc, sizeof(esc)),
+		    text_escape(path, (size_t)-1, esc, sizeof(esc)),
 		    (sb.st_mode & S_IROTH) != 0 ? "others" : "its group");
 	return read_secret(path, buf, max);
 }
@@ -126,7 +127,7 @@ parse_expiry(const char *s, int64_t now, int64_t *out)
 	char	esc[HB_ID_MAX];
 
 	if (util_parse_time(s, now, out) != 0) {
-		cli_warn("--expires \"%s\": %s", util_escape(s, (size_t)-1,
+		cli_warn("--expires \"%s\": %s", text_escape(s, (size_t)-1,
 		    esc, sizeof(esc)), TIME_EXPECTED);
 		return EXIT_USAGE;
 	}
@@ -143,7 +144,7 @@ no_such(const char *what, const char *name, const char *tenant)
 	char	esc[HB_ID_MAX * 2];
 
 	cli_warn("%s %s: %s \"%s\"%s%s does not exist", cli_cmd->name,
-	    cli_cmd->sub, what, util_escape(name, (size_t)-1, esc,
+	    cli_cmd->sub, what, text_escape(name, (size_t)-1, esc,
 	    sizeof(esc)), tenant != NULL ? " of tenant " : "",
 	    tenant != NULL ? tenant : "");
 	return EXIT_FAIL;
@@ -606,7 +607,7 @@ secret_add(struct settings *e, int argc, char **argv)
 			    util_parse_time(buf, now, &retire) != 0) {
 				cli_warn("--retire-others-after \"%s\":"
 				    " expected N followed by s, m, h or d",
-				    util_escape(optarg, (size_t)-1, esc,
+				    text_escape(optarg, (size_t)-1, esc,
 				    sizeof(esc)));
 				return EXIT_USAGE;
 			}

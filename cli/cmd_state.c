@@ -12,6 +12,7 @@
 #include "accept.h"
 #include "store_ops.h"
 #include "store_outbox.h"
+#include "text.h"
 #include "tornado.h"
 #include "util.h"
 
@@ -302,7 +303,7 @@ cmd_resolve(struct settings *e, int argc, char **argv)
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'n':
-			if (!util_valid_text(optarg, HB_TEXT_MAX)) {
+			if (!text_valid(optarg, HB_TEXT_MAX)) {
 				cli_warn("--note: too long or not UTF-8");
 				return EXIT_USAGE;
 			}

@@ -14,6 +14,7 @@
 #include "group.h"
 #include "hook.h"
 #include "respond.h"
+#include "text.h"
 #include "util.h"
 
 #define HOOKS_PREFIX	"/hooks/"
@@ -486,7 +487,7 @@ log_request(const char *endpoint, int status, const struct accept_res *res)
 	if (status == 200)
 		return;
 	fprintf(stderr, "hookbox-fcgi: /hooks/%s: %d %s%s%s\n",
-	    util_escape(endpoint, (size_t)-1, name, sizeof(name)), status,
+	    text_escape(endpoint, (size_t)-1, name, sizeof(name)), status,
 	    hb_result_name(res->result),
 	    res->detail != NULL ? ": " : "",
 	    res->detail != NULL ? res->detail : "");
@@ -503,7 +504,7 @@ misdirected(const struct resp_io *io, const char *endpoint)
 	    " differs from the responder's data directory\"}\n");
 	fprintf(stderr, "hookbox-fcgi: /hooks/%s: 500 misconfigured: the"
 	    " request's HOOKBOX_DIR differs from -d; refused\n",
-	    util_escape(endpoint, (size_t)-1, name, sizeof(name)));
+	    text_escape(endpoint, (size_t)-1, name, sizeof(name)));
 }
 
 void

@@ -8,6 +8,7 @@
 
 #include "accept.h"
 #include "json.h"
+#include "text.h"
 #include "util.h"
 
 static const char *const source_names[] = {
@@ -205,10 +206,10 @@ accept_prepare(struct config *cfg, const struct accept_req *req,
 	memset(p, 0, sizeof(*p));
 
 	/* Validate identifiers before anything is looked up or written. */
-	if (!util_valid_name(req->tenant) ||
-	    (o->event == OBS_EV_JOB && !util_valid_id(o->job_id, HB_ID_MAX)) ||
+	if (!text_valid_name(req->tenant) ||
+	    (o->event == OBS_EV_JOB && !text_valid_id(o->job_id, HB_ID_MAX)) ||
 	    (o->delivery_id[0] != '\0' &&
-	    !util_valid_id(o->delivery_id, HB_ID_MAX)) ||
+	    !text_valid_id(o->delivery_id, HB_ID_MAX)) ||
 	    (unsigned)o->source > OBS_SRC_POLL ||
 	    (unsigned)o->stage > OBS_STAGE_COMPLETED) {
 		res->detail = "identifier empty, too long or not UTF-8";

@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "config_int.h"
+#include "text.h"
 #include "util.h"
 
 #define CONFIG_VERSION	1
@@ -372,7 +373,7 @@ valid_url(const char *u, int required)
 {
 	if (u[0] == '\0')
 		return !required;
-	return util_valid_line(u, HB_TEXT_MAX) &&
+	return text_valid_line(u, HB_TEXT_MAX) &&
 	    (strncasecmp(u, "http://", 7) == 0 ||
 	    strncasecmp(u, "https://", 8) == 0);
 }
@@ -380,7 +381,7 @@ valid_url(const char *u, int required)
 const char *
 config_tenant_invalid(const struct config_tenant *t)
 {
-	if (!util_valid_name(t->id))
+	if (!text_valid_name(t->id))
 		return "tenant id";
 	if (!valid_url(t->status_base, 0))
 		return "status base URL (http or https)";
@@ -390,9 +391,9 @@ config_tenant_invalid(const struct config_tenant *t)
 const char *
 config_endpoint_invalid(const struct config_endpoint *e)
 {
-	if (!util_valid_name(e->name))
+	if (!text_valid_name(e->name))
 		return "endpoint name";
-	if (!util_valid_name(e->tenant))
+	if (!text_valid_name(e->tenant))
 		return "tenant id";
 	if ((unsigned)e->kind > CONFIG_KIND_ORG)
 		return "kind (tornado-job or tornado-org)";
@@ -411,9 +412,9 @@ config_endpoint_invalid(const struct config_endpoint *e)
 const char *
 config_destination_invalid(const struct config_destination *d)
 {
-	if (!util_valid_name(d->tenant))
+	if (!text_valid_name(d->tenant))
 		return "tenant id";
-	if (!util_valid_name(d->name))
+	if (!text_valid_name(d->name))
 		return "destination name";
 	if (!valid_url(d->url, 1))
 		return "destination URL (http or https)";
@@ -427,19 +428,19 @@ config_destination_invalid(const struct config_destination *d)
 const char *
 config_job_invalid(const struct config_job *j)
 {
-	if (!util_valid_name(j->tenant))
+	if (!text_valid_name(j->tenant))
 		return "tenant id";
-	if (!util_valid_id(j->job_id, HB_ID_MAX))
+	if (!text_valid_id(j->job_id, HB_ID_MAX))
 		return "job id";
-	if (!util_valid_name(j->attempt))
+	if (!text_valid_name(j->attempt))
 		return "attempt";
-	if (!util_valid_name(j->step))
+	if (!text_valid_name(j->step))
 		return "step";
-	if (!util_valid_name(j->destination))
+	if (!text_valid_name(j->destination))
 		return "destination";
-	if (!util_valid_text(j->source_url, HB_TEXT_MAX))
+	if (!text_valid(j->source_url, HB_TEXT_MAX))
 		return "source URL";
-	if (!util_valid_text(j->output, HB_TEXT_MAX))
+	if (!text_valid(j->output, HB_TEXT_MAX))
 		return "output settings";
 	return NULL;
 }

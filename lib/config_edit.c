@@ -12,6 +12,7 @@
 #include "config_edit.h"
 #include "config_int.h"
 #include "json.h"
+#include "text.h"
 #include "util.h"
 
 #define SW_PREFIX	"whsec_"
@@ -26,7 +27,7 @@ config_check_url(const char *u)
 	    "expected http://HOST... or https://HOST...";
 	size_t			skip, host;
 
-	if (u == NULL || !util_valid_line(u, HB_TEXT_MAX) ||
+	if (u == NULL || !text_valid_line(u, HB_TEXT_MAX) ||
 	    strpbrk(u, " \"<>\\^`{|}") != NULL)
 		return expected;
 	if (strncasecmp(u, "http://", 7) == 0)
@@ -54,7 +55,7 @@ config_check_endpoint_name(const char *s)
 	if (s != NULL && s[0] == '_')
 		return "reserved: names starting with '_' are the responder's"
 		    " own (_health, _metrics)";
-	if (!util_valid_name(s))
+	if (!text_valid_name(s))
 		return "expected 1..128 of A-Z a-z 0-9 . _ -, starting with a"
 		    " letter or digit";
 	return NULL;
@@ -130,7 +131,7 @@ config_check_output(const char *s)
 	cJSON		*v = NULL;
 	const char	*why = NULL;
 
-	if (s == NULL || !util_valid_text(s, HB_TEXT_MAX))
+	if (s == NULL || !text_valid(s, HB_TEXT_MAX))
 		return "expected a JSON object of at most 2048 bytes";
 	switch (json_parse_strict(s, strlen(s), &v, NULL, 0)) {
 	case JSON_OK:

@@ -29,7 +29,7 @@
  */
 /* An http or https URL with a host, that can go into a request line. */
 HB_API const char *config_check_url(const char *);
-/* An endpoint's name: a name (util_valid_name()) and not one the
+/* An endpoint's name: a name (text_valid_name()) and not one the
    responder keeps for itself (_health, _metrics: every name starting
    with '_' is refused). */
 HB_API const char *config_check_endpoint_name(const char *);

@@ -29,7 +29,7 @@
 /*
  * Input limits.  Every identifier that reaches the database is checked
  * against these before it is used, and again when it is read back; see
- * util_valid_name() and util_valid_id().
+ * text_valid_name() and text_valid_id().
  */
 #define HB_ID_MAX	128	/* tenant, endpoint, job, attempt, step, ... */
 #define HB_ACTION_MAX	(3 * HB_ID_MAX + 2)	/* tenant:attempt:step */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hook.h"
+#include "text.h"
 #include "tornado.h"
 #include "util.h"
 
@@ -49,7 +50,7 @@ prepare(struct config *cfg, const struct hook_req *req, struct hook_obs *h,
 	enum tornado_err	 te;
 
 	memset(res, 0, sizeof(*res));
-	if (!util_valid_name(req->endpoint) ||
+	if (!text_valid_name(req->endpoint) ||
 	    (cs = config_endpoint_get(cfg, req->endpoint, ep)) ==
 	    CONFIG_NOTFOUND) {
 		res->detail = "no such endpoint";

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "obs.h"
+#include "text.h"
 #include "util.h"
 
 static const char *const status_names[] = {
@@ -44,7 +45,7 @@ obs_stage_parse(const char *s, enum obs_stage *out)
 	size_t	i;
 
 	for (i = 0; i < NELEM(stage_names); i++)
-		if (util_eqi(s, stage_names[i])) {
+		if (text_eqi(s, stage_names[i])) {
 			*out = (enum obs_stage)i;
 			return 0;
 		}

@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "http.h"
 #include "outbox.h"
+#include "text.h"
 #include "util.h"
 
 #define EXPIRE_BATCH	50
@@ -178,8 +179,8 @@ unknown_delay(const struct outbox *ob, int64_t timeout_ms)
 static int
 row_valid(const struct store_row *r)
 {
-	return util_valid_action(r->action) && util_valid_name(r->tenant) &&
-	    util_valid_name(r->destination);
+	return text_valid_action(r->action) && text_valid_name(r->tenant) &&
+	    text_valid_name(r->destination);
 }
 
 /* A collected row's destination; CONFIG_NOTFOUND when !row_valid(r). */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "super.h"
+#include "text.h"
 #include "util.h"
 
 #define SUPER_NAME_MAX	64	/* the escaped log prefix */
@@ -217,7 +218,7 @@ super_run(const struct super_opts *o, int (*child)(void *), void *arg)
 	int			 chld = 0;
 
 	memset(&s, 0, sizeof(s));
-	(void)util_escape(o != NULL && o->name != NULL ? o->name : "super",
+	(void)text_escape(o != NULL && o->name != NULL ? o->name : "super",
 	    (size_t)-1, s.name, sizeof(s.name));
 	if (o == NULL || child == NULL || o->workers < 1 ||
 	    o->workers > SUPER_WORKERS_MAX) {

@@ -13,12 +13,13 @@
 #include <cJSON.h>
 
 #include "json.h"
+#include "text.h"
 #include "tornado.h"
 #include "util.h"
 
 enum ftype {
-	F_ID,		/* string, util_valid_id(), at most HB_ID_MAX */
-	F_TEXT,		/* string, util_valid_line(), at most HB_TEXT_MAX */
+	F_ID,		/* string, text_valid_id(), at most HB_ID_MAX */
+	F_TEXT,		/* string, text_valid_line(), at most HB_TEXT_MAX */
 	F_TEXT_CUT,	/* free text: valid UTF-8, cut to HB_TEXT_MAX if
 			   longer, control characters made spaces */
 	F_NUMBER,	/* JSON number; only its type is checked */
@@ -182,7 +183,7 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 		len = strlen(it->valuestring);
 		switch (tab[i].type) {
 		case F_ID:
-			if (!util_valid_id(it->valuestring, HB_ID_MAX)) {
+			if (!text_valid_id(it->valuestring, HB_ID_MAX)) {
 				say(why, whylen, name, len == 0 ? "empty" :
 				    "too long, not UTF-8 or has control "
 				    "characters");
@@ -190,7 +191,7 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 			}
 			break;
 		case F_TEXT:
-			if (!util_valid_line(it->valuestring, HB_TEXT_MAX)) {
+			if (!text_valid_line(it->valuestring, HB_TEXT_MAX)) {
 				say(why, whylen, name, "too long, not UTF-8 "
 				    "or has control characters");
 				return TORNADO_INVALID;
@@ -198,7 +199,7 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 			break;
 		default:
 			len = cut_utf8(it->valuestring, len, HB_TEXT_MAX);
-			if (!util_valid_utf8(it->valuestring, len)) {
+			if (!text_valid_utf8(it->valuestring, len)) {
 				say(why, whylen, name, "not UTF-8");
 				return TORNADO_INVALID;
 			}
@@ -216,7 +217,7 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 		 * receipt keeps the body as sent.
 		 */
 		if (tab[i].type == F_TEXT_CUT)
-			util_blank_hidden(dst);
+			text_blank_hidden(dst);
 		continue;
 badtype:
 		say(why, whylen, name, "wrong type");
@@ -318,11 +319,11 @@ classify_job(const struct raw *r, struct obs *o, char *why, size_t whylen)
 	}
 
 	if (strcmp(type, "job_completed") == 0) {
-		if (r->status[0] == '\0' || util_eqi(r->status, "completed"))
+		if (r->status[0] == '\0' || text_eqi(r->status, "completed"))
 			o->status = OBS_ST_COMPLETED;
-		else if (util_eqi(r->status, "failed"))
+		else if (text_eqi(r->status, "failed"))
 			o->status = OBS_ST_FAILED;
-		else if (util_eqi(r->status, "skipped"))
+		else if (text_eqi(r->status, "skipped"))
 			o->status = OBS_ST_SKIPPED;
 		else {
 			say(why, whylen, "status", "unknown value");
@@ -436,19 +437,19 @@ tornado_parse_status(const char *body, size_t len, struct obs *out,
 	memcpy(r.type, "status", sizeof("status"));
 	copy_out(out, &r);
 	out->event = OBS_EV_JOB;
-	if (util_eqi(r.status, "completed")) {
+	if (text_eqi(r.status, "completed")) {
 		out->status = OBS_ST_COMPLETED;
 		out->stage = OBS_STAGE_COMPLETED;
-	} else if (util_eqi(r.status, "failed"))
+	} else if (text_eqi(r.status, "failed"))
 		out->status = OBS_ST_FAILED;
-	else if (util_eqi(r.status, "skipped"))
+	else if (text_eqi(r.status, "skipped"))
 		out->status = OBS_ST_SKIPPED;
-	else if (util_eqi(r.status, "warning"))
+	else if (text_eqi(r.status, "warning"))
 		out->status = OBS_ST_WARNING;
-	else if (util_eqi(r.status, "pending") ||
-	    util_eqi(r.status, "processing")) {
+	else if (text_eqi(r.status, "pending") ||
+	    text_eqi(r.status, "processing")) {
 		/* The API's step names: Queued .. Finished. */
-		if (util_eqi(r.stage, "finished"))
+		if (text_eqi(r.stage, "finished"))
 			out->stage = OBS_STAGE_COMPLETED;
 		else if (r.stage[0] != '\0' &&
 		    obs_stage_parse(r.stage, &stage) == 0)

@@ -18,7 +18,7 @@
  * refused in identifiers (type, job_id, status, stage, batch_id,
  * delivery_id, id) and in file locations (key, url); in free text (error,
  * reason) each becomes a space.  So every string of a parsed obs passes
- * util_valid_line().
+ * text_valid_line().
  *
  * TORNADO_NOMEM means an allocation failed: nothing about the body was
  * decided, and it must be answered as "try again", never as malformed.

@@ -1,6 +1,7 @@
 /*
  * util.h: small helpers every module uses: start-up, the one bounded
- * integer parser, identifier validation and the clock.
+ * integer parser, times as the operator writes them, and the clock.
+ * Text and identifier rules are text.h's.
  *
  * Transactions: none; no database.
  */
@@ -51,58 +52,6 @@ HB_API enum util_num util_parse_num(const char *s, long long min,
 HB_API long long util_strtonum(const char *s, long long min, long long max,
     const char **errstr);
 
-/* Non-zero when the len bytes at s are well-formed UTF-8 (no overlongs,
- * no surrogates, nothing past U+10FFFF). */
-HB_API int util_valid_utf8(const char *s, size_t len);
-
-/*
- * The identifier rules, one per kind, used everywhere an identifier enters
- * (the tool, a payload, a status answer) and again wherever one is read
- * back from a database before it goes into a header, URL, log or action id:
- *
- * util_valid_name(): hookbox's own names, chosen by the operator (tenant,
- * endpoint, destination, attempt, step): 1..HB_ID_MAX bytes of
- * [A-Za-z0-9._-], starting with a letter or digit.  So a name is safe in
- * a URL path, a header, a metric label and a file name, and ':' stays the
- * action id's separator: tenant:attempt:step has exactly one reading.
- *
- * util_valid_id(): ids chosen by others (provider job ids, delivery ids):
- * 1..max bytes of valid UTF-8 with no control character (C0, DEL, C1) and
- * no invisible format or bidirectional character (U+200B-U+200F,
- * U+2028-U+202E, U+2060-U+206F, U+061C, U+FEFF), so that what a log or a
- * terminal shows is what was stored.
- */
-HB_API int util_valid_name(const char *s);
-HB_API int util_valid_id(const char *s, size_t max);
-
-/* Non-zero when s is tenant:attempt:step, three valid names. */
-HB_API int util_valid_action(const char *s);
-
-/*
- * Non-zero when s can go into an HTTP header or request line: at most
- * max bytes (may be empty), valid UTF-8, and none of the characters
- * util_valid_id() refuses (no CR, LF, NUL, tab, DEL, C1, bidi).  For URLs
- * and keys we send.
- */
-HB_API int util_valid_line(const char *s, size_t max);
-
-/*
- * Writes each character util_valid_line() refuses (C0 and C1 controls,
- * DEL, bidirectional and invisible format characters) as one space, in
- * place: free text from a provider keeps its words and loses nothing a
- * terminal or a log would act on.  s must be valid UTF-8; it only
- * shortens.
- */
-HB_API void util_blank_hidden(char *s);
-
-/*
- * Copies s (at most n bytes; n may be (size_t)-1 for "up to the NUL")
- * into buf for a log line: printable ASCII other than '"' and '\\' as is,
- * every other byte as \xNN, cut with "..." when buf is short.  Always
- * NUL-terminates (len > 0).  Returns buf.
- */
-HB_API char *util_escape(const char *s, size_t n, char *buf, size_t len);
-
 /*
  * A point in time, as the operator writes one: UNIXTIME (whole seconds),
  * YYYY-MM-DD (midnight UTC), YYYY-MM-DDTHH:MM:SSZ (UTC), or +DURATION from now, a
@@ -115,14 +64,8 @@ HB_API char *util_escape(const char *s, size_t n, char *buf, size_t len);
 HB_API int util_parse_time(const char *s, int64_t now, int64_t *out)
     HB_MUST_CHECK;
 
-/* Non-zero when s is valid UTF-8 text of at most max bytes (may be empty). */
-HB_API int util_valid_text(const char *s, size_t max);
-
 /* Seconds and milliseconds since the epoch. */
 HB_API int64_t util_now(void);
 HB_API int64_t util_now_ms(void);
-
-/* ASCII case-insensitive equality of two NUL-terminated strings. */
-HB_API int util_eqi(const char *, const char *);
 
 #endif

@@ -28,6 +28,7 @@
 #include "json.h"
 #include "sql.h"
 #include "testutil.h"
+#include "text.h"
 #include "tornado.h"
 #include "util.h"
 
@@ -318,7 +319,7 @@ START_TEST(hook_malformed_nothing_written)
 		ck_assert_msg(r == HB_MALFORMED, "case %zu: %s", i,
 		    hb_result_name(r));
 		ck_assert_ptr_nonnull(res.detail);
-		ck_assert_msg(util_valid_line(res.detail, sizeof(res.why)),
+		ck_assert_msg(text_valid_line(res.detail, sizeof(res.why)),
 		    "case %zu: detail has control characters", i);
 		snapshot(snap, sizeof(snap));
 		ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
@@ -490,7 +491,7 @@ START_TEST(result_json_without_memory)
 				    sizeof(buf)), 0);
 				disarm();
 				ck_assert_int_eq(f.seen, 0);
-				ck_assert_int_ne(util_valid_line(buf,
+				ck_assert_int_ne(text_valid_line(buf,
 				    sizeof(buf)), 0);
 				doc = cJSON_Parse(buf);
 				ck_assert_msg(doc != NULL, "not JSON: %s", buf);

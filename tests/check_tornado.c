@@ -15,6 +15,7 @@
 
 #include "fault.h"
 #include "obs.h"
+#include "text.h"
 #include "tornado.h"
 #include "util.h"
 #include "testutil.h"
@@ -978,7 +979,7 @@ START_TEST(test_cut)
 			ck_assert_msg(len == want, "unit %zu lead %zu: %zu "
 			    "bytes, want %zu", u, lead, len, want);
 			ck_assert_uint_le(len, HB_TEXT_MAX);
-			ck_assert_int_ne(util_valid_utf8(o.error, len), 0);
+			ck_assert_int_ne(text_valid_utf8(o.error, len), 0);
 			ck_assert_int_eq(memcmp(o.error, body + strlen(c->prefix),
 			    len), 0);
 			free(body);
@@ -1004,7 +1005,7 @@ START_TEST(test_cut_edges)
 	    "\xe2\x82\xac", 20000, "\"}");
 	ck_assert_int_eq(run(CB, body, &o), TORNADO_OK);
 	ck_assert_uint_eq(strlen(o.error), HB_TEXT_MAX / 3 * 3);
-	ck_assert_int_ne(util_valid_utf8(o.error, strlen(o.error)), 0);
+	ck_assert_int_ne(text_valid_utf8(o.error, strlen(o.error)), 0);
 	free(body);
 
 	/* Bad UTF-8 inside the part kept is still refused. */
@@ -1521,7 +1522,7 @@ START_TEST(test_decoded_control_text)
 		ck_assert_msg(strcmp(o.error, texts[i].want) == 0,
 		    "%s: error \"%s\", want \"%s\"", body, o.error,
 		    texts[i].want);
-		ck_assert_int_ne(util_valid_line(o.error, HB_TEXT_MAX), 0);
+		ck_assert_int_ne(text_valid_line(o.error, HB_TEXT_MAX), 0);
 		free(body);
 	}
 }
@@ -1754,7 +1755,7 @@ START_TEST(test_nomem_parse)
 	/* The loop went through every allocation; there are several. */
 	ck_assert_msg(f.n >= 4, "%s: only %ld allocations", c->body, f.n);
 	if (c->want == TORNADO_OK)
-		ck_assert_int_ne(util_valid_id(o.job_id, HB_ID_MAX), 0);
+		ck_assert_int_ne(text_valid_id(o.job_id, HB_ID_MAX), 0);
 }
 END_TEST
 

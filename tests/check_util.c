@@ -13,6 +13,7 @@
 
 #include "hb.h"
 #include "obs.h"
+#include "text.h"
 #include "util.h"
 #include "testutil.h"
 
@@ -151,7 +152,7 @@ START_TEST(test_strtonum_null_and_reuse)
 END_TEST
 
 /*
- * util_valid_utf8
+ * text_valid_utf8
  */
 
 static const struct utf8case {
@@ -234,14 +235,14 @@ START_TEST(test_utf8)
 	copy = malloc(c->len > 0 ? c->len : 1);
 	ck_assert_ptr_nonnull(copy);
 	memcpy(copy, c->s, c->len);
-	ck_assert_msg(util_valid_utf8(copy, c->len) == c->valid,
+	ck_assert_msg(text_valid_utf8(copy, c->len) == c->valid,
 	    "case %d: want %d", _i, c->valid);
 	free(copy);
 }
 END_TEST
 
 /*
- * util_valid_id
+ * text_valid_id
  */
 
 static const struct idcase {
@@ -294,13 +295,13 @@ START_TEST(test_id)
 {
 	const struct idcase	*c = &idcases[_i];
 
-	ck_assert_msg(util_valid_id(c->s, HB_ID_MAX) == c->valid,
+	ck_assert_msg(text_valid_id(c->s, HB_ID_MAX) == c->valid,
 	    "case %d: want %d", _i, c->valid);
 }
 END_TEST
 
 /*
- * util_valid_name, util_valid_action
+ * text_valid_name, text_valid_action
  */
 
 static const struct idcase namecases[] = {
@@ -326,7 +327,7 @@ START_TEST(test_name)
 {
 	const struct idcase	*c = &namecases[_i];
 
-	ck_assert_msg(util_valid_name(c->s) == c->valid,
+	ck_assert_msg(text_valid_name(c->s) == c->valid,
 	    "case %d \"%s\": want %d", _i, c->s, c->valid);
 }
 END_TEST
@@ -348,7 +349,7 @@ START_TEST(test_action)
 {
 	const struct idcase	*c = &actioncases[_i];
 
-	ck_assert_msg(util_valid_action(c->s) == c->valid,
+	ck_assert_msg(text_valid_action(c->s) == c->valid,
 	    "case %d \"%s\": want %d", _i, c->s, c->valid);
 }
 END_TEST
@@ -359,11 +360,11 @@ START_TEST(test_name_length)
 
 	memset(buf, 'a', HB_ID_MAX);
 	buf[HB_ID_MAX] = '\0';
-	ck_assert_int_eq(util_valid_name(buf), 1);
+	ck_assert_int_eq(text_valid_name(buf), 1);
 	memset(buf, 'a', HB_ID_MAX + 1);
 	buf[HB_ID_MAX + 1] = '\0';
-	ck_assert_int_eq(util_valid_name(buf), 0);
-	ck_assert_int_eq(util_valid_name(NULL), 0);
+	ck_assert_int_eq(text_valid_name(buf), 0);
+	ck_assert_int_eq(text_valid_name(NULL), 0);
 
 	/* Three names of HB_ID_MAX: the longest action id. */
 	memset(buf, 'a', sizeof(buf) - 1);
@@ -371,42 +372,42 @@ START_TEST(test_name_length)
 	buf[2 * HB_ID_MAX + 1] = ':';
 	buf[3 * HB_ID_MAX + 2] = '\0';
 	ck_assert_uint_eq(strlen(buf), HB_ACTION_MAX);
-	ck_assert_int_eq(util_valid_action(buf), 1);
+	ck_assert_int_eq(text_valid_action(buf), 1);
 	buf[3 * HB_ID_MAX + 2] = 'a';
 	buf[3 * HB_ID_MAX + 3] = '\0';
-	ck_assert_int_eq(util_valid_action(buf), 0);
+	ck_assert_int_eq(text_valid_action(buf), 0);
 }
 END_TEST
 
 /*
- * util_escape: what reaches a log line.
+ * text_escape: what reaches a log line.
  */
 START_TEST(test_escape)
 {
 	char	buf[64], small[8];
 
-	ck_assert_str_eq(util_escape("ok-name_1", (size_t)-1, buf,
+	ck_assert_str_eq(text_escape("ok-name_1", (size_t)-1, buf,
 	    sizeof(buf)), "ok-name_1");
-	ck_assert_str_eq(util_escape("a\r\nb", (size_t)-1, buf, sizeof(buf)),
+	ck_assert_str_eq(text_escape("a\r\nb", (size_t)-1, buf, sizeof(buf)),
 	    "a\\x0d\\x0ab");
-	ck_assert_str_eq(util_escape("\x1b[2J", (size_t)-1, buf, sizeof(buf)),
+	ck_assert_str_eq(text_escape("\x1b[2J", (size_t)-1, buf, sizeof(buf)),
 	    "\\x1b[2J");
 	/* C1 and bidirectional characters are bytes >= 0x80: escaped. */
-	ck_assert_str_eq(util_escape("a\xc2\x9b" "b", (size_t)-1, buf,
+	ck_assert_str_eq(text_escape("a\xc2\x9b" "b", (size_t)-1, buf,
 	    sizeof(buf)), "a\\xc2\\x9bb");
-	ck_assert_str_eq(util_escape("\xe2\x80\xae", (size_t)-1, buf,
+	ck_assert_str_eq(text_escape("\xe2\x80\xae", (size_t)-1, buf,
 	    sizeof(buf)), "\\xe2\\x80\\xae");
-	ck_assert_str_eq(util_escape("say \"hi\" \\", (size_t)-1, buf,
+	ck_assert_str_eq(text_escape("say \"hi\" \\", (size_t)-1, buf,
 	    sizeof(buf)), "say \\x22hi\\x22 \\x5c");
 	/* n bounds the read; a NUL ends it sooner. */
-	ck_assert_str_eq(util_escape("abcdef", 3, buf, sizeof(buf)), "abc");
-	ck_assert_str_eq(util_escape(NULL, 3, buf, sizeof(buf)), "");
+	ck_assert_str_eq(text_escape("abcdef", 3, buf, sizeof(buf)), "abc");
+	ck_assert_str_eq(text_escape(NULL, 3, buf, sizeof(buf)), "");
 	/* Cut, marked, always terminated. */
-	ck_assert_str_eq(util_escape("abcdefghij", (size_t)-1, small,
+	ck_assert_str_eq(text_escape("abcdefghij", (size_t)-1, small,
 	    sizeof(small)), "abcd...");
-	ck_assert_str_eq(util_escape("\x01\x02", (size_t)-1, small,
+	ck_assert_str_eq(text_escape("\x01\x02", (size_t)-1, small,
 	    sizeof(small)), "\\x01...");
-	ck_assert_str_eq(util_escape("\x01\x02\x03", (size_t)-1, small, 4),
+	ck_assert_str_eq(text_escape("\x01\x02\x03", (size_t)-1, small, 4),
 	    "...");
 }
 END_TEST
@@ -415,69 +416,69 @@ START_TEST(test_id_length)
 {
 	char	*s, buf[HB_ID_MAX + 1];
 
-	ck_assert_int_eq(util_valid_id(NULL, HB_ID_MAX), 0);
+	ck_assert_int_eq(text_valid_id(NULL, HB_ID_MAX), 0);
 
 	/* Exactly HB_ID_MAX bytes, then one more. */
 	s = repeat("a", HB_ID_MAX);
-	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 1);
+	ck_assert_int_eq(text_valid_id(s, HB_ID_MAX), 1);
 	free(s);
 	s = repeat("a", HB_ID_MAX + 1);
-	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 0);
+	ck_assert_int_eq(text_valid_id(s, HB_ID_MAX), 0);
 	free(s);
 
 	/* The bound is in bytes, not characters: 42 and 43 euro signs. */
 	s = repeat("\xe2\x82\xac", HB_ID_MAX / 3);
 	ck_assert_uint_eq(strlen(s), 126);
-	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 1);
+	ck_assert_int_eq(text_valid_id(s, HB_ID_MAX), 1);
 	free(s);
 	s = repeat("\xe2\x82\xac", HB_ID_MAX / 3 + 1);
-	ck_assert_int_eq(util_valid_id(s, HB_ID_MAX), 0);
+	ck_assert_int_eq(text_valid_id(s, HB_ID_MAX), 0);
 	free(s);
 
 	/* A two-byte character ending exactly at the limit, or past it. */
 	memset(buf, 'a', sizeof(buf));
 	memcpy(buf + HB_ID_MAX - 2, "\xc3\xa9", 3);
 	ck_assert_uint_eq(strlen(buf), HB_ID_MAX);
-	ck_assert_int_eq(util_valid_id(buf, HB_ID_MAX), 1);
+	ck_assert_int_eq(text_valid_id(buf, HB_ID_MAX), 1);
 
 	/*
 	 * HB_ID_MAX + 1 bytes and no NUL within them: refused without
 	 * reading further (the sanitizer build would see a read past buf).
 	 */
 	memset(buf, 'a', sizeof(buf));
-	ck_assert_int_eq(util_valid_id(buf, HB_ID_MAX), 0);
+	ck_assert_int_eq(text_valid_id(buf, HB_ID_MAX), 0);
 
 	/* Another max. */
-	ck_assert_int_eq(util_valid_id("abc", 3), 1);
-	ck_assert_int_eq(util_valid_id("abcd", 3), 0);
-	ck_assert_int_eq(util_valid_id("a", 0), 0);
+	ck_assert_int_eq(text_valid_id("abc", 3), 1);
+	ck_assert_int_eq(text_valid_id("abcd", 3), 0);
+	ck_assert_int_eq(text_valid_id("a", 0), 0);
 }
 END_TEST
 
 /*
- * util_valid_text
+ * text_valid
  */
 
 START_TEST(test_line)
 {
 	char	buf[HB_TEXT_MAX + 2];
 
-	ck_assert_int_eq(util_valid_line("", HB_TEXT_MAX), 1);
-	ck_assert_int_eq(util_valid_line(NULL, HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_line("https://a.example/x?y=1 z",
+	ck_assert_int_eq(text_valid_line("", HB_TEXT_MAX), 1);
+	ck_assert_int_eq(text_valid_line(NULL, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid_line("https://a.example/x?y=1 z",
 	    HB_TEXT_MAX), 1);
-	ck_assert_int_eq(util_valid_line("caf\xc3\xa9", HB_TEXT_MAX), 1);
-	ck_assert_int_eq(util_valid_line("a\r\nb", HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_line("a\nb", HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_line("a\tb", HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_line("a\x7f", HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_line("\xff", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid_line("caf\xc3\xa9", HB_TEXT_MAX), 1);
+	ck_assert_int_eq(text_valid_line("a\r\nb", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid_line("a\nb", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid_line("a\tb", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid_line("a\x7f", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid_line("\xff", HB_TEXT_MAX), 0);
 	memset(buf, 'a', sizeof(buf));
 	buf[HB_TEXT_MAX] = '\0';
-	ck_assert_int_eq(util_valid_line(buf, HB_TEXT_MAX), 1);
+	ck_assert_int_eq(text_valid_line(buf, HB_TEXT_MAX), 1);
 	buf[HB_TEXT_MAX] = 'a';
 	buf[HB_TEXT_MAX + 1] = '\0';
-	ck_assert_int_eq(util_valid_line(buf, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid_line(buf, HB_TEXT_MAX), 0);
 }
 END_TEST
 
@@ -485,66 +486,66 @@ START_TEST(test_text)
 {
 	char	*s, buf[HB_TEXT_MAX + 1];
 
-	ck_assert_int_eq(util_valid_text("", HB_TEXT_MAX), 1);
-	ck_assert_int_eq(util_valid_text("", 0), 1);
-	ck_assert_int_eq(util_valid_text(NULL, HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_text("https://cdn.example/a b.mp4",
+	ck_assert_int_eq(text_valid("", HB_TEXT_MAX), 1);
+	ck_assert_int_eq(text_valid("", 0), 1);
+	ck_assert_int_eq(text_valid(NULL, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid("https://cdn.example/a b.mp4",
 	    HB_TEXT_MAX), 1);
 	/* Text may hold what identifiers may not. */
-	ck_assert_int_eq(util_valid_text("line one\nline\ttwo\x7f",
+	ck_assert_int_eq(text_valid("line one\nline\ttwo\x7f",
 	    HB_TEXT_MAX), 1);
-	ck_assert_int_eq(util_valid_text("caf\xc3\xa9 \xf0\x9f\x98\x80",
+	ck_assert_int_eq(text_valid("caf\xc3\xa9 \xf0\x9f\x98\x80",
 	    HB_TEXT_MAX), 1);
 	/* But not bad UTF-8. */
-	ck_assert_int_eq(util_valid_text("caf\xc3", HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_text("\xc0\x80", HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_text("x\xed\xa0\x80", HB_TEXT_MAX), 0);
-	ck_assert_int_eq(util_valid_text("\xff", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid("caf\xc3", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid("\xc0\x80", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid("x\xed\xa0\x80", HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid("\xff", HB_TEXT_MAX), 0);
 
 	/* The edge. */
 	s = repeat("u", HB_TEXT_MAX);
-	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 1);
+	ck_assert_int_eq(text_valid(s, HB_TEXT_MAX), 1);
 	free(s);
 	s = repeat("u", HB_TEXT_MAX + 1);
-	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid(s, HB_TEXT_MAX), 0);
 	free(s);
 	s = repeat("\xf0\x9f\x98\x80", HB_TEXT_MAX / 4);
-	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 1);
+	ck_assert_int_eq(text_valid(s, HB_TEXT_MAX), 1);
 	free(s);
 	s = repeat("\xf0\x9f\x98\x80", HB_TEXT_MAX / 4 + 1);
-	ck_assert_int_eq(util_valid_text(s, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid(s, HB_TEXT_MAX), 0);
 	free(s);
-	ck_assert_int_eq(util_valid_text("abc", 3), 1);
-	ck_assert_int_eq(util_valid_text("abcd", 3), 0);
+	ck_assert_int_eq(text_valid("abc", 3), 1);
+	ck_assert_int_eq(text_valid("abcd", 3), 0);
 
 	/* No NUL within max + 1 bytes: refused, nothing read past buf. */
 	memset(buf, 'u', sizeof(buf));
-	ck_assert_int_eq(util_valid_text(buf, HB_TEXT_MAX), 0);
+	ck_assert_int_eq(text_valid(buf, HB_TEXT_MAX), 0);
 }
 END_TEST
 
 /*
- * util_eqi
+ * text_eqi
  */
 
 START_TEST(test_eqi)
 {
-	ck_assert_int_ne(util_eqi("", ""), 0);
-	ck_assert_int_ne(util_eqi("Completed", "completed"), 0);
-	ck_assert_int_ne(util_eqi("FAILED", "failed"), 0);
-	ck_assert_int_ne(util_eqi("job_Completed-1", "JOB_completed-1"), 0);
-	ck_assert_int_eq(util_eqi("completed", "complete"), 0);
-	ck_assert_int_eq(util_eqi("complete", "completed"), 0);
-	ck_assert_int_eq(util_eqi("failed", "faile"), 0);
-	ck_assert_int_eq(util_eqi("a", ""), 0);
-	ck_assert_int_eq(util_eqi("", "a"), 0);
-	ck_assert_int_eq(util_eqi("muxing", "muxinG "), 0);
+	ck_assert_int_ne(text_eqi("", ""), 0);
+	ck_assert_int_ne(text_eqi("Completed", "completed"), 0);
+	ck_assert_int_ne(text_eqi("FAILED", "failed"), 0);
+	ck_assert_int_ne(text_eqi("job_Completed-1", "JOB_completed-1"), 0);
+	ck_assert_int_eq(text_eqi("completed", "complete"), 0);
+	ck_assert_int_eq(text_eqi("complete", "completed"), 0);
+	ck_assert_int_eq(text_eqi("failed", "faile"), 0);
+	ck_assert_int_eq(text_eqi("a", ""), 0);
+	ck_assert_int_eq(text_eqi("", "a"), 0);
+	ck_assert_int_eq(text_eqi("muxing", "muxinG "), 0);
 	/* '_' (0x5f) and DEL (0x7f) differ by 0x20 but are not letters. */
-	ck_assert_int_eq(util_eqi("_", "\x7f"), 0);
-	ck_assert_int_eq(util_eqi("@", "`"), 0);
+	ck_assert_int_eq(text_eqi("_", "\x7f"), 0);
+	ck_assert_int_eq(text_eqi("@", "`"), 0);
 	/* ASCII only: e-acute and E-acute are different bytes. */
-	ck_assert_int_eq(util_eqi("\xc3\xa9", "\xc3\x89"), 0);
-	ck_assert_int_ne(util_eqi("\xc3\xa9", "\xc3\xa9"), 0);
+	ck_assert_int_eq(text_eqi("\xc3\xa9", "\xc3\x89"), 0);
+	ck_assert_int_ne(text_eqi("\xc3\xa9", "\xc3\xa9"), 0);
 }
 END_TEST
 

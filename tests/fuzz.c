@@ -21,6 +21,7 @@
 #include <cJSON.h>
 
 #include "auth.h"
+#include "text.h"
 #include "tornado.h"
 #include "util.h"
 
@@ -31,7 +32,7 @@ check_text(const char *s, size_t cap)
 {
 	size_t	n = strnlen(s, cap);
 
-	if (n >= cap || !util_valid_utf8(s, n))
+	if (n >= cap || !text_valid_utf8(s, n))
 		abort();
 }
 
@@ -80,7 +81,7 @@ static void
 check_line(const char *s, size_t cap)
 {
 	check_text(s, cap);
-	if (!util_valid_line(s, cap - 1))
+	if (!text_valid_line(s, cap - 1))
 		abort();
 }
 
@@ -125,12 +126,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	cJSON_Delete(doc);
 
 	/* The observation: identifiers valid, no control character at all. */
-	if (!util_valid_id(o.type, HB_ID_MAX))
+	if (!text_valid_id(o.type, HB_ID_MAX))
 		abort();
-	if (o.event == OBS_EV_JOB && !util_valid_id(o.job_id, HB_ID_MAX))
+	if (o.event == OBS_EV_JOB && !text_valid_id(o.job_id, HB_ID_MAX))
 		abort();
 	if (o.delivery_id[0] != '\0' &&
-	    !util_valid_id(o.delivery_id, HB_ID_MAX))
+	    !text_valid_id(o.delivery_id, HB_ID_MAX))
 		abort();
 	if ((unsigned)o.stage > OBS_STAGE_COMPLETED ||
 	    (unsigned)o.status > OBS_ST_WARNING)
