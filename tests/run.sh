@@ -4,7 +4,8 @@
 #
 # It comes up, and the curl line it prints answers `accepted`, then the
 # dispatcher delivers the action; a second run prints another job whose
-# curl line is accepted again; SIGINT and SIGTERM stop everything it
+# curl line is accepted again; every replay scenario passes against it
+# and leaves nothing behind; SIGINT and SIGTERM stop everything it
 # started and exit 0.  It exits 1, says why and never says "listening"
 # when the port is held by another server (one that even answers the
 # health check), when nginx fails to start or is not ours, when nginx is
@@ -147,6 +148,47 @@ eq "second run: the pasted curl is accepted" accepted \
 paste first
 eq "the first run's curl is now a duplicate" duplicate \
     "$(jget result "$reply")"
+
+# ---- the replay scenarios against the running demo and its dispatcher ----
+# Twice: delivering to the demo's /sink, then to a port nothing listens
+# on (as behind the production snippet, which has no /sink: the actions
+# stay pending).  Each passes, and nothing of theirs is left: no row in
+# state.db (dead or not), no tenant in config.db.
+HB="$build/hookbox"
+replays() {
+	for s in "$top"/tests/replay/*.sh; do
+		case "$s" in */common.sh) continue ;; esac
+		if out=$(HOOKBOX="$HB" HOOKBOX_DIR="$run/data" \
+		    sh "$s" "http://127.0.0.1:$port" 2>&1); then
+			pass
+		else
+			fail "replay $1 $(basename "$s"): $out"
+		fi
+	done
+	if "$HB" list --help 2>&1 | grep -q -- --json; then
+		dead=$(HOOKBOX_DIR="$run/data" "$HB" list --state dead --json)
+	else
+		dead=$(HOOKBOX_DIR="$run/data" "$HB" list --state dead)
+	fi
+	lacks "replay $1: no dead row of theirs" replay- "$dead"
+	eq "replay $1: no row of theirs in state.db" 0 "$(sqlite3 \
+	    "$run/data/state.db" ".timeout 2000" "SELECT
+	    (SELECT count(*) FROM outbox WHERE tenant LIKE 'replay-%'
+	        OR action_id LIKE '%:att-replay-%') +
+	    (SELECT count(*) FROM receipts WHERE tenant LIKE 'replay-%'
+	        OR job_id LIKE 'replay-%') +
+	    (SELECT count(*) FROM job_state WHERE tenant LIKE 'replay-%'
+	        OR job_id LIKE 'replay-%')")"
+	lacks "replay $1: no tenant of theirs left" replay- \
+	    "$(HOOKBOX_DIR="$run/data" "$HB" tenant list)"
+}
+replays "(sink)"
+REPLAY_SINK_URL="http://127.0.0.1:$(free_port)/nowhere"
+export REPLAY_SINK_URL
+replays "(no sink)"
+unset REPLAY_SINK_URL
+if alive "$demo"; then pass; else fail "the demo stopped during the replays"; fi
+
 kill -TERM "$demo"
 wait_exit
 eq "SIGTERM: exit status" 0 "$rc"
