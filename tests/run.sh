@@ -6,11 +6,12 @@
 # dispatcher delivers the action; a second run prints another job whose
 # curl line is accepted again; every replay scenario passes against it
 # and leaves nothing behind; SIGINT and SIGTERM stop everything it
-# started and exit 0.  It exits 1, says why and never says "listening"
-# when the port is held by another server (one that even answers the
-# health check), when nginx fails to start or is not ours, when nginx is
-# missing; it finds nginx in /usr/sbin when PATH lacks it.  `make all`
-# never asks for Check, and the demo's package set leaves it out.
+# started and exit 0, and so does the death of a part, with exit 1.  It
+# exits 1, says why and never says "listening" when the port is held by
+# another server (one that even answers the health check), when nginx
+# fails to start or is not ours, when nginx is missing; it finds nginx in
+# /usr/sbin when PATH lacks it.  `make all` never asks for Check, and the
+# demo's package set leaves it out.
 set -u
 build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -294,6 +295,17 @@ eq "PATH without /usr/sbin: exit status" 0 "$rc"
 else
 	echo "note: nginx is not /usr/sbin/nginx alone: the PATH case is skipped"
 fi
+
+# ---- a part that stops by itself stops the demo, exit 1 ----
+start dies
+if wait_up dies; then pass; else fail "did not come up: $(cat "$tmp/dies.out")"; fi
+d=$(pgrep -f "dispatch -d $run/data")
+if [ -n "$d" ]; then kill -KILL $d; fi
+wait_exit
+eq "the dispatcher killed: exit status" 1 "$rc"
+contains "the dispatcher killed: says so" "the dispatcher stopped" \
+    "$(cat "$tmp/dies.out")"
+eq "the dispatcher killed: nothing left running" "" "$(leftovers)"
 
 # ---- the build and the demo's packages need no Check ----
 mkdir -p "$tmp/pc"
