@@ -48,7 +48,14 @@ done
 
 echo "installing:$missing"
 sudo=""
-[ "$(id -u)" -eq 0 ] || sudo=sudo
+if [ "$(id -u)" -ne 0 ]; then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "install-deps.sh: these packages are missing and installing" \
+		    "them needs root (or sudo):$missing" >&2
+		exit 1
+	fi
+	sudo=sudo
+fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 # shellcheck disable=SC2086
