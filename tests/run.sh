@@ -188,6 +188,16 @@ REPLAY_SINK_URL="http://127.0.0.1:$(free_port)/nowhere"
 export REPLAY_SINK_URL
 replays "(no sink)"
 unset REPLAY_SINK_URL
+# A scenario that fails (nothing answers at its BASE_URL) cleans up too.
+rc=0
+HOOKBOX="$HB" HOOKBOX_DIR="$run/data" sh "$top/tests/replay/duplicate.sh" \
+    "http://127.0.0.1:$(free_port)" > "$tmp/replay-fail.out" 2>&1 || rc=$?
+if [ "$rc" -ne 0 ]; then pass
+else fail "a replay against nothing passed: $(cat "$tmp/replay-fail.out")"; fi
+lacks "a failed replay leaves no tenant" replay- \
+    "$(HOOKBOX_DIR="$run/data" "$HB" tenant list)"
+eq "a failed replay leaves no job" "" \
+    "$(HOOKBOX_DIR="$run/data" "$HB" job list | grep -o 'replay-[0-9-]*' | head -n 1)"
 if alive "$demo"; then pass; else fail "the demo stopped during the replays"; fi
 
 kill -TERM "$demo"
