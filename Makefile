@@ -5,7 +5,8 @@
 #                   UBSan, into $(O)-san; TSAN=1: with ThreadSanitizer,
 #                   into $(O)-tsan)
 #   make check      install what is missing, build, run every test
-#   make run        install what is missing, build, start a demo on 127.0.0.1
+#   make run        install what the programs need (not Check), build, start
+#                   a demo on 127.0.0.1 (HOOKBOX_PORT, default 8088)
 #   make install    install the programs, the systemd units and the nginx
 #                   snippet into $(DESTDIR)$(PREFIX) (needs no root with
 #                   DESTDIR)
@@ -261,10 +262,14 @@ check: deps
 	$(MAKE) TSAN=1 tests
 	sh tests/check.sh
 
+# Every package the build and the tests need.
 deps:
-	sh scripts/install-deps.sh
+	sh scripts/install-deps.sh check
 
-run: deps
+# Only what the programs and the demo need (no Check): see
+# scripts/install-deps.sh.
+run:
+	sh scripts/install-deps.sh run
 	$(MAKE) all
 	sh scripts/run.sh $(O)
 

@@ -1,17 +1,43 @@
 #!/bin/sh
-# Installs the Debian packages hookbox needs to build, test and run.
-# A no-op when everything is present.  Run as root (or with sudo on PATH).
+# scripts/install-deps.sh [-l] [run|check]
+# Installs the Debian packages hookbox needs: `run` what `make` and
+# `make run` need (the compiler, the libraries, nginx, curl), `check`
+# (the default) that and everything the tests use (Check, sqlite3,
+# spawn-fcgi, systemd-analyze, groff, ...).  A no-op when everything is
+# present.  Run as root (or with sudo on PATH).  -l prints the set's
+# packages, one a line, and installs nothing.
 set -eu
 
-pkgs="gcc make pkg-config libc6-dev sqlite3 libsqlite3-dev libsodium-dev
-libcjson-dev libcurl4-openssl-dev libfcgi-dev libfcgi-bin check nginx
-spawn-fcgi curl procps util-linux passwd dpkg-dev debian-archive-keyring
-systemd groff-base postgresql libpq-dev"
+list=0
+if [ "${1:-}" = -l ]; then
+	list=1
+	shift
+fi
+run_pkgs="gcc make pkg-config libc6-dev libsqlite3-dev libsodium-dev
+libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl"
+check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
+util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
+postgresql"
+case "${1:-check}" in
+run) pkgs=$run_pkgs ;;
+check) pkgs=$check_pkgs ;;
+*)
+	echo "usage: install-deps.sh [-l] [run|check]" >&2
+	exit 2
+	;;
+esac
+
+if [ $list -eq 1 ]; then
+	for p in $pkgs; do echo "$p"; done
+	exit 0
+fi
 
 missing=""
 for p in $pkgs; do
-	# Any nginx build (nginx-light, -full, ...) will do.
-	if [ "$p" = nginx ] && command -v nginx >/dev/null 2>&1; then
+	# Any nginx build (nginx-light, -full, ...) will do, on PATH or in
+	# /usr/sbin (which a user's PATH often lacks).
+	if [ "$p" = nginx ] && { command -v nginx >/dev/null 2>&1 ||
+	    [ -x /usr/sbin/nginx ]; }; then
 		continue
 	fi
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
@@ -23,7 +49,14 @@ done
 
 echo "installing:$missing"
 sudo=""
-[ "$(id -u)" -eq 0 ] || sudo=sudo
+if [ "$(id -u)" -ne 0 ]; then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "install-deps.sh: these packages are missing and installing" \
+		    "them needs root (or sudo):$missing" >&2
+		exit 1
+	fi
+	sudo=sudo
+fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 # shellcheck disable=SC2086

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/common.sh"
 job=$(new_job)
 r0=$(receipts)
-p0=$(pending)
+p0=$(actions)
 printf '%s' "$(completed "$job")" > "$scratch/body"
 raw_post "$endpoint"
 eq "no signature" 401 "$code"
@@ -18,5 +18,5 @@ raw_post "$endpoint" -H "$(cat "$scratch/h")"
 eq "signature of another body" 401 "$code"
 lacks "reply never echoes the signature" "$(sed 's/.*v1=//' "$scratch/h")" "$reply"
 eq "no receipt written" "$r0" "$(receipts)"
-eq "no action" "$p0" "$(pending)"
+eq "no action" "$p0" "$(actions)"
 finish bad-signature

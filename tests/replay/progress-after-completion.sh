@@ -6,7 +6,7 @@ progress() {
 	printf '{"type":"job_progress","job_id":"%s","stage":"%s","progress":%s}' \
 	    "$job" "$1" "$2"
 }
-before=$(pending)
+before=$(actions)
 post "$endpoint" "$(progress muxing 40)"
 eq "muxing" recorded "$result"
 post "$endpoint" "$(progress downloading 10)"
@@ -16,5 +16,6 @@ eq "completion" accepted "$result"
 post "$endpoint" "$(progress uploading 90)"
 eq "progress after completion status" 200 "$code"
 eq "progress after completion" stale "$result"
-eq "one new pending action" $((before + 1)) "$(pending)"
+eq "one new action" $((before + 1)) "$(actions)"
+live "the action" "$(action_of "$job")"
 finish progress-after-completion

@@ -18,7 +18,7 @@ post_file() {
 
 job=$(new_job)
 r0=$(receipts)
-p0=$(pending)
+p0=$(actions)
 
 # The issue's example: a raw NUL once cut the job id at the NUL.
 printf '{"type":"job_completed","job_id":"%s\000-x","status":"completed"}' \
@@ -57,7 +57,7 @@ eq "escaped CR LF in the url" 400 "$code"
 contains "detail names the url" url "$(jget detail "$reply")"
 
 eq "nothing written" "$r0" "$(receipts)"
-eq "no action" "$p0" "$(pending)"
+eq "no action" "$p0" "$(actions)"
 
 # An escaped newline in an error text is recorded (as a space).
 post "$endpoint" "{\"type\":\"job_failed\",\"job_id\":\"$job\",\

@@ -13,4 +13,5 @@ eq "nothing written" "$r0" "$(receipts)"
 post "$endpoint" "$(completed "$job")" --timestamp $((now - 60))
 eq "a minute old is within tolerance" 200 "$code"
 eq "and accepted" accepted "$result"
+live "the action" "$(action_of "$job")"
 finish timestamps
