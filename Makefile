@@ -118,8 +118,8 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 
-CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_state.c \
-    cli/cmd_daemon.c
+CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_list.c \
+    cli/cmd_state.c cli/cmd_daemon.c
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
 
 FCGI_SRCS = fcgi/main.c fcgi/respond.c

@@ -4,8 +4,9 @@
  * (messages, option parsing, secrets, opening the two databases).
  *
  * The commands themselves live by subject: cmd_config.c (config.db),
- * cmd_state.c (state.db read-outs and moves), cmd_daemon.c (dispatch and
- * poll); hookbox.c holds the table, help and main.
+ * cmd_list.c (the config.db lists), cmd_state.c (state.db read-outs and
+ * moves), cmd_daemon.c (dispatch and poll); hookbox.c holds the table,
+ * help and main.
  */
 #ifndef HB_CLI_H
 #define HB_CLI_H
@@ -17,6 +18,7 @@
 #include <cJSON.h>
 
 #include "config.h"
+#include "config_admin.h"
 #include "settings.h"
 #include "store.h"
 
@@ -73,6 +75,7 @@ int	open_config(struct settings *, enum config_mode, struct config **);
 int	open_store(struct settings *, int, struct store **);
 
 int	print_json(cJSON *);
+int	table_of(const char *, enum config_table *);
 int	list_done(const struct settings *, struct store *, enum store_status,
 	    cJSON *);
 
