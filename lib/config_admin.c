@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -307,14 +309,65 @@ config_remove(struct config *c, enum config_table t, const char *key,
 enum config_status
 config_list(struct config *c, enum config_table t, cJSON **out)
 {
+	return config_list_where(c, t, NULL, out);
+}
+
+/* ---- listing with filters, importing jobs ---- */
+
+/* Masks the credentials in a row's URL field name, if it has one. */
+static enum config_status
+redact_field(cJSON *row, const char *name)
+{
+	cJSON	*v = cJSON_GetObjectItemCaseSensitive(row, name), *n;
+	char	*buf;
+	size_t	 len;
+
+	if (!cJSON_IsString(v))
+		return CONFIG_OK;
+	len = strlen(v->valuestring) * 5 + 8;	/* util_url_redact()'s bound */
+	if ((buf = malloc(len)) == NULL)
+		return CONFIG_NOMEM;
+	if (util_url_redact(v->valuestring, buf, len) != 0 ||
+	    (n = cJSON_CreateString(buf)) == NULL) {
+		free(buf);
+		return CONFIG_NOMEM;
+	}
+	free(buf);
+	return cJSON_ReplaceItemInObjectCaseSensitive(row, name, n) ?
+	    CONFIG_OK : CONFIG_NOMEM;
+}
+
+enum config_status
+config_list_where(struct config *c, enum config_table t,
+    const struct config_list_filter *f, cJSON **out)
+{
 	static const enum config_q	 list[] = { CONFIG_Q_TENANT_LIST,
 	    CONFIG_Q_ENDPOINT_LIST, CONFIG_Q_DEST_LIST, CONFIG_Q_JOB_LIST };
+	static const struct config_list_filter	 all;
 	sqlite3_stmt		*st;
+	cJSON			*row;
+	enum config_status	 rc;
 
 	*out = NULL;
 	if ((unsigned)t > CONFIG_JOBS)
 		return CONFIG_ERROR;
+	if (f == NULL)
+		f = &all;
 	if ((st = sql_stmt(&c->sql, list[t])) == NULL)
 		return config_status_of(sqlite3_errcode(c->sql.db));
-	return config_status_of(sql_json_rows(st, out));
+	if (sql_bind_text(st, 1, f->tenant) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, f->since_ms) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 3, f->limit > 0 ? f->limit : -1) != SQLITE_OK)
+		return CONFIG_NOMEM;
+	if ((rc = config_status_of(sql_json_rows(st, out))) != CONFIG_OK ||
+	    t != CONFIG_DESTINATIONS)
+		return rc;
+	cJSON_ArrayForEach(row, *out)
+		if ((rc = redact_field(row, "url")) != CONFIG_OK ||
+		    (rc = redact_field(row, "status_url")) != CONFIG_OK) {
+			cJSON_Delete(*out);
+			*out = NULL;
+			return rc;
+		}
+	return CONFIG_OK;
 }

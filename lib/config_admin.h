@@ -66,10 +66,30 @@ HB_API enum config_status config_remove(struct config *, enum config_table,
 
 /*
  * Lists a table as a JSON array of objects (never with secrets; an
- * endpoint shows its count of active secrets).  *out is freed with
- * cJSON_Delete().
+ * endpoint shows its count of active secrets; times in unix ms).  *out
+ * is freed with cJSON_Delete().  The same as config_list_where() with no
+ * filter.
  */
 HB_API enum config_status config_list(struct config *, enum config_table,
+    struct cJSON **out) HB_MUST_CHECK;
+
+/* ---- listing with filters, importing jobs ---- */
+
+/* What config_list_where() shows: every field 0 or NULL shows all. */
+struct config_list_filter {
+	const char	*tenant;	/* one tenant's rows (a tenant: itself) */
+	int64_t		 since_ms;	/* rows created at or after (unix ms) */
+	int		 limit;		/* at most this many rows; 0: no limit */
+};
+
+/*
+ * config_list() with a filter (NULL: none), oldest-first order as
+ * config_list().  Every time in the rows is in unix milliseconds; a
+ * destination's url and status_url have their credentials masked
+ * (util_url_redact()).  *out is freed with cJSON_Delete().
+ */
+HB_API enum config_status config_list_where(struct config *,
+    enum config_table, const struct config_list_filter *,
     struct cJSON **out) HB_MUST_CHECK;
 
 #endif
