@@ -119,7 +119,7 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 
 CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_list.c \
-    cli/cmd_state.c cli/cmd_daemon.c
+    cli/cmd_state.c cli/cmd_daemon.c cli/table.c
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
 
 FCGI_SRCS = fcgi/main.c fcgi/respond.c
@@ -194,7 +194,7 @@ $(O)/cjson/cJSON.o: $(CJSON_SRC)
 	$(CC) $(OPT) -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all -c -o $@ $(CJSON_SRC)
 
-$(O)/cli/%.o: cli/%.c cli/cli.h $(LIB_HDRS)
+$(O)/cli/%.o: cli/%.c cli/cli.h cli/table.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

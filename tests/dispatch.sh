@@ -218,7 +218,7 @@ action down
 eq "503 x 3: dead" dead "$(state_of "$a")"
 eq "three POSTs" 3 "$(posts down)"
 eq "three attempts" 3 "$(sq "SELECT count(*) FROM attempts WHERE action_id = '$a'")"
-out=$("$HB" list --state dead)
+out=$("$HB" list --state dead --json)
 contains "list --state dead shows it" "$a" "$out"
 
 # ---- connection refused: retried, never unknown ----
@@ -277,7 +277,7 @@ eq "idempotent: resent after the lease expired" delivered "$(state_of "$a")"
 eq "with the same Idempotency-Key" "$a " "$(keys holdi)"
 eq "two POSTs" 2 "$(posts holdi)"
 contains "the lost attempt says so" "lease expired: outcome unknown" \
-    "$("$HB" attempts "$a")"
+    "$("$HB" attempts --json "$a")"
 
 sink holdn hang:3,204
 "$HB" destination add holdn --tenant acme --url "http://127.0.0.1:$port/hook" \

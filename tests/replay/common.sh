@@ -27,7 +27,7 @@ trap 'rm -rf "$scratch"' EXIT
 
 # The endpoint's tenant, from the tool's own listing.
 tenant_of() {
-	"$HOOKBOX" endpoint list | tr -d '\t\n ' |
+	"$HOOKBOX" endpoint list --json | tr -d '\t\n ' |
 	    sed 's/},{/}\n{/g' | grep "\"name\":\"$1\"" |
 	    sed 's/.*"tenant":"\([^"]*\)".*/\1/'
 }
