@@ -119,7 +119,7 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 
 CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_list.c \
-    cli/cmd_state.c cli/cmd_daemon.c cli/table.c
+    cli/cmd_jobs.c cli/cmd_state.c cli/cmd_daemon.c cli/table.c
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
 
 FCGI_SRCS = fcgi/main.c fcgi/respond.c

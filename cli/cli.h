@@ -134,4 +134,10 @@ int	list_print(cJSON *, const struct list_col *, size_t, int, int);
 int	known_tenant(struct config *, const char *);
 int	known_destination(struct config *, const char *, const char *);
 
+/* ---- job import (cmd_jobs.c) ---- */
+
+#define IMPORT_BATCH_DEFAULT	1000	/* lines per transaction */
+
+int	cmd_job_import(struct settings *, int, char **);
+
 #endif /* HB_CLI_H */

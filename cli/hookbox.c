@@ -132,6 +132,19 @@ static const struct cmd cmds[] = {
 	    "  --output JSON          carried in the action (default none)\n" },
 	{ "job", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
 	    TENANT_FILTER_HELP LIST_HELP },
+	{ "job", "import", cmd_job_import, W_CONFIG,
+	    "[--tenant T] [--batch N] [FILE|-]",
+	    "  FILE|-                 JSON Lines, one job per line with the"
+	    " fields of job add:\n"
+	    "                         tenant, job_id, attempt, step,"
+	    " destination, source_url,\n"
+	    "                         output (default standard input)\n"
+	    "  --tenant T             the tenant of lines that name none"
+	    " (default none)\n"
+	    "  --batch N              lines per transaction, 1..100000"
+	    " (default " HB_STR(IMPORT_BATCH_DEFAULT) ")\n"
+	    "                         a bad line is reported and skipped;"
+	    " exit 1 if any\n" },
 	{ "job", "remove", cmd_remove, W_CONFIG, "--tenant T JOB_ID",
 	    "  --tenant T             the tenant that owns the job"
 	    " (required)\n" },

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "config_admin.h"
 #include "config_int.h"
+#include "json.h"
 #include "util.h"
 
 const char *
@@ -370,4 +372,150 @@ config_list_where(struct config *c, enum config_table t,
 			return rc;
 		}
 	return CONFIG_OK;
+}
+
+/* Copies a string field of an import line into dst; "" when absent. */
+static enum config_status
+job_field(const cJSON *o, const char *name, int required, char *dst,
+    size_t len, char *why, size_t whylen)
+{
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (v == NULL || cJSON_IsNull(v)) {
+		if (!required)
+			return CONFIG_OK;
+		snprintf(why, whylen, "missing \"%s\"", name);
+		return CONFIG_INVALID;
+	}
+	if (!cJSON_IsString(v)) {
+		snprintf(why, whylen, "\"%s\" is not a string", name);
+		return CONFIG_INVALID;
+	}
+	if (strlen(v->valuestring) >= len) {
+		snprintf(why, whylen, "\"%s\" is longer than %zu bytes", name,
+		    len - 1);
+		return CONFIG_INVALID;
+	}
+	memcpy(dst, v->valuestring, strlen(v->valuestring) + 1);
+	return CONFIG_OK;
+}
+
+/* Non-zero for a short name of [A-Za-z0-9_.-] only. */
+static int
+plain(const char *s)
+{
+	size_t	n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_.-");
+
+	return n > 0 && n <= 40 && s[n] == '\0';
+}
+
+enum config_status
+config_job_parse(const char *line, size_t len, const char *tenant,
+    struct config_job *j, char *why, size_t whylen)
+{
+	static const char *const known[] = { "tenant", "job_id", "attempt",
+	    "step", "destination", "source_url", "output" };
+	cJSON			*o = NULL, *v;
+	char			*out = NULL;
+	enum json_status	 jrc;
+	enum config_status	 rc = CONFIG_INVALID;
+	size_t			 i;
+
+	memset(j, 0, sizeof(*j));
+	if (whylen > 0)
+		why[0] = '\0';
+	if ((jrc = json_parse_strict(line, len, &o, NULL, 0)) != JSON_OK) {
+		if (jrc == JSON_NOMEM)
+			return CONFIG_NOMEM;
+		snprintf(why, whylen, "%s", json_strerror(jrc));
+		return CONFIG_INVALID;
+	}
+	if (!cJSON_IsObject(o)) {
+		snprintf(why, whylen, "not a JSON object");
+		goto out;
+	}
+	cJSON_ArrayForEach(v, o) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strcmp(v->string, known[i]) == 0)
+				break;
+		if (i == sizeof(known) / sizeof(known[0])) {
+			/* Named only when it is plain: no bytes echoed blind. */
+			snprintf(why, whylen, "unknown field%s%.40s%s (the"
+			    " fields are tenant, job_id, attempt, step,"
+			    " destination, source_url, output)",
+			    plain(v->string) ? " \"" : "",
+			    plain(v->string) ? v->string : "",
+			    plain(v->string) ? "\"" : "");
+			goto out;
+		}
+	}
+	if (job_field(o, "tenant", tenant == NULL, j->tenant,
+	    sizeof(j->tenant), why, whylen) != CONFIG_OK ||
+	    job_field(o, "job_id", 1, j->job_id, sizeof(j->job_id), why,
+	    whylen) != CONFIG_OK ||
+	    job_field(o, "attempt", 1, j->attempt, sizeof(j->attempt), why,
+	    whylen) != CONFIG_OK ||
+	    job_field(o, "step", 1, j->step, sizeof(j->step), why,
+	    whylen) != CONFIG_OK ||
+	    job_field(o, "destination", 1, j->destination,
+	    sizeof(j->destination), why, whylen) != CONFIG_OK ||
+	    job_field(o, "source_url", 0, j->source_url,
+	    sizeof(j->source_url), why, whylen) != CONFIG_OK)
+		goto out;
+	if (tenant != NULL) {
+		if (j->tenant[0] != '\0' && strcmp(j->tenant, tenant) != 0) {
+			snprintf(why, whylen, "\"tenant\" is not %s", tenant);
+			goto out;
+		}
+		if (strlen(tenant) >= sizeof(j->tenant)) {
+			snprintf(why, whylen, "tenant too long");
+			goto out;
+		}
+		memcpy(j->tenant, tenant, strlen(tenant) + 1);
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "output");
+	if (v != NULL && !cJSON_IsNull(v)) {
+		if (!cJSON_IsObject(v)) {
+			snprintf(why, whylen, "\"output\" is not a JSON object");
+			goto out;
+		}
+		if ((out = cJSON_PrintUnformatted(v)) == NULL) {
+			rc = CONFIG_NOMEM;
+			goto out;
+		}
+		if (strlen(out) >= sizeof(j->output)) {
+			snprintf(why, whylen, "\"output\" is longer than %zu"
+			    " bytes", sizeof(j->output) - 1);
+			goto out;
+		}
+		memcpy(j->output, out, strlen(out) + 1);
+	}
+	rc = CONFIG_OK;
+out:
+	cJSON_free(out);
+	cJSON_Delete(o);
+	return rc;
+}
+
+enum config_status
+config_job_import(struct config *c, const struct config_job *j,
+    int *present, const char **why)
+{
+	struct config_job	have;
+	enum config_status	rc;
+
+	*present = 0;
+	if ((rc = config_job_add(c, j, why)) != CONFIG_EXISTS)
+		return rc;
+	if (config_job_get(c, j->tenant, j->job_id, &have) == CONFIG_OK &&
+	    strcmp(have.attempt, j->attempt) == 0 &&
+	    strcmp(have.step, j->step) == 0 &&
+	    strcmp(have.destination, j->destination) == 0 &&
+	    strcmp(have.source_url, j->source_url) == 0 &&
+	    strcmp(have.output, j->output) == 0) {
+		*present = 1;
+		return CONFIG_OK;
+	}
+	return CONFIG_EXISTS;
 }

@@ -92,4 +92,28 @@ HB_API enum config_status config_list_where(struct config *,
     enum config_table, const struct config_list_filter *,
     struct cJSON **out) HB_MUST_CHECK;
 
+/*
+ * One line of a job import (JSON Lines) into *j: a JSON object with the
+ * fields of `hookbox job add`: "tenant", "job_id", "attempt", "step" and
+ * "destination" (strings, required; "tenant" may be left to the caller's
+ * tenant, which it must then equal), "source_url" (a string) and "output"
+ * (an object, kept as compact JSON); null is the same as absent, and any
+ * other field is refused.  On CONFIG_INVALID, why (whylen bytes) says
+ * what is wrong, e.g. `missing "step"`.  Checks the shape only: the
+ * values are checked when the job is added.
+ */
+HB_API enum config_status config_job_parse(const char *line, size_t len,
+    const char *tenant, struct config_job *j, char *why, size_t whylen)
+    HB_MUST_CHECK;
+
+/*
+ * config_job_add() for an import (one statement, prepared once and reused
+ * for every line; the caller groups lines into transactions with
+ * config_begin()).  A job already stored with the same fields is
+ * CONFIG_OK with *present set: importing a file twice adds nothing.  One
+ * stored under the same tenant and id with other fields is CONFIG_EXISTS.
+ */
+HB_API enum config_status config_job_import(struct config *,
+    const struct config_job *, int *present, const char **why) HB_MUST_CHECK;
+
 #endif
