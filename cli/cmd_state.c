@@ -459,6 +459,68 @@ cmd_resolve(struct settings *e, int argc, char **argv)
 	return EXIT_OK;
 }
 
+#define PRUNE_JOBS_BATCH	1000
+
+/*
+ * Forgets the jobs that ended (completed or failed) before `before`, a
+ * batch at a time: first their rows in config.db's jobs (one
+ * transaction), then their job_state and polls rows in state.db (one
+ * more).  A crash between the two leaves the job_state rows, which the
+ * next prune finds again.  Adds the job_state and polls rows removed to
+ * p->jobs and p->polls.
+ */
+static int
+prune_jobs(struct settings *e, struct store *st, int64_t before,
+    int64_t *jobs, int64_t *polls)
+{
+	struct store_job_ref	*refs = NULL;
+	struct config		*cfg = NULL;
+	enum store_status	 src = STORE_OK;
+	enum config_status	 crc;
+	int64_t			 was;
+	int			 i, n, rc;
+
+	if ((refs = calloc(PRUNE_JOBS_BATCH, sizeof(*refs))) == NULL) {
+		cli_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+		goto out;
+	for (;;) {
+		if ((src = store_jobs_ended(st, before, refs, PRUNE_JOBS_BATCH,
+		    &n)) != STORE_OK || n == 0)
+			break;
+		if ((rc = config_done(config_begin(cfg), "jobs", NULL)) !=
+		    EXIT_OK)
+			goto out;
+		for (i = 0; i < n; i++) {
+			crc = config_remove(cfg, CONFIG_JOBS, refs[i].tenant,
+			    refs[i].job_id);
+			if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND) {
+				config_rollback(cfg);
+				rc = config_done(crc, refs[i].job_id, NULL);
+				goto out;
+			}
+		}
+		if ((rc = config_done(config_commit(cfg), "jobs", NULL)) !=
+		    EXIT_OK) {
+			config_rollback(cfg);
+			goto out;
+		}
+		was = *jobs;
+		if ((src = store_jobs_forget(st, refs, n, before, jobs,
+		    polls)) != STORE_OK || n < PRUNE_JOBS_BATCH ||
+		    *jobs == was)
+			break;
+	}
+	if (src != STORE_OK)
+		rc = store_fail(e, src);
+out:
+	config_close(cfg);
+	free(refs);
+	return rc;
+}
+
 int
 cmd_prune(struct settings *e, int argc, char **argv)
 {
@@ -473,6 +535,7 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	long long		 rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
 	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
 	int64_t			 now = util_now_ms(), day = 86400000;
+	int64_t			 jobs = 0, polls = 0;
 	int			 ch, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
@@ -495,10 +558,14 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_prune(st, now - rdays * day, now - adays * day, &p);
-	store_close(st);
-	if (src != STORE_OK)
+	if (src != STORE_OK) {
+		store_close(st);
 		return store_fail(e, src);
-	printf("pruned %lld receipts, %lld delivered actions\n",
-	    (long long)p.receipts, (long long)p.actions);
-	return EXIT_OK;
+	}
+	rc = prune_jobs(e, st, now - adays * day, &jobs, &polls);
+	store_close(st);
+	printf("pruned %lld receipts, %lld delivered actions, %lld ended"
+	    " jobs, %lld poll marks\n", (long long)p.receipts,
+	    (long long)p.actions, (long long)jobs, (long long)polls);
+	return rc;
 }

@@ -199,12 +199,14 @@ static const struct cmd cmds[] = {
 	{ "resolve", NULL, cmd_resolve, W_STATE, "[--note TEXT] ID",
 	    "  --note TEXT            recorded with it (default \""
 	    RESOLVE_NOTE_DEFAULT "\")\n" },
-	{ "prune", NULL, cmd_prune, W_STATE,
+	{ "prune", NULL, cmd_prune, W_CONFIG | W_STATE,
 	    "[--receipts-days N] [--actions-days N]",
 	    "  --receipts-days N      keep receipts this many days, 0..36500"
 	    " (default " HB_STR(PRUNE_RECEIPTS_DAYS_DEFAULT) ")\n"
-	    "  --actions-days N       keep delivered actions this many days,"
-	    " 1..36500\n"
+	    "  --actions-days N       the redelivery window: keep delivered"
+	    " actions, and jobs\n"
+	    "                         that completed or failed, this many"
+	    " days, 1..36500\n"
 	    "                         (default " HB_STR(PRUNE_ACTIONS_DAYS_DEFAULT)
 	    ")\n" },
 };
