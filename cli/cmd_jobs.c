@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config_admin.h"
+#include "config_bulk.h"
 
 #include "cli.h"
 

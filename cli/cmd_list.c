@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "config_admin.h"
+#include "config_bulk.h"
 #include "util.h"
 
 #include "cli.h"
