@@ -113,10 +113,9 @@ table_print(const struct table *t, FILE *f)
 			w[i] = t->cols[i].max;
 	}
 	for (r = 0; r <= t->nrows; r++) {
-		/* The last column that has something: nothing pads after it. */
+		/* The last cell that has something: nothing pads after it. */
 		for (last = t->ncols; last > 0; last--)
-			if (t->cols[last - 1].align == TABLE_RIGHT ||
-			    (r == 0 ? t->cols[last - 1].head :
+			if ((r == 0 ? t->cols[last - 1].head :
 			    t->cells[(r - 1) * t->ncols + last - 1])[0] != '\0')
 				break;
 		for (i = 0; i < last; i++) {

@@ -110,6 +110,9 @@ printf '%s' '{"id":"j1","status":"Completed"}' |
     "$HB" observe --tenant acme >/dev/null
 printf '%s' '{"id":"bj","status":"Completed"}' |
     "$HB" observe --tenant beta-tenant >/dev/null
+out=$("$HB" list --state pending)
+eq "list before any attempt: empty number cells leave no trailing spaces" "" \
+    "$(printf '%s\n' "$out" | grep ' $')"
 "$HB" dispatch --once >/dev/null 2>&1
 printf '%s' '{"id":"j1","status":"Failed"}' |
     "$HB" observe --tenant acme >/dev/null
