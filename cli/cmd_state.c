@@ -527,6 +527,7 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "receipts-days", required_argument, NULL, 'r' },
 		{ "actions-days", required_argument, NULL, 'a' },
+		{ "keep-jobs", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct store_pruned	 p;
@@ -536,7 +537,7 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
 	int64_t			 now = util_now_ms(), day = 86400000;
 	int64_t			 jobs = 0, polls = 0;
-	int			 ch, rc;
+	int			 ch, keep_jobs = 0, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -550,6 +551,9 @@ cmd_prune(struct settings *e, int argc, char **argv)
 			    &adays) != 0)
 				return EXIT_USAGE;
 			break;
+		case 'k':
+			keep_jobs = 1;
+			break;
 		default:
 			return usage();
 		}
@@ -562,7 +566,10 @@ cmd_prune(struct settings *e, int argc, char **argv)
 		store_close(st);
 		return store_fail(e, src);
 	}
-	rc = prune_jobs(e, st, now - adays * day, &jobs, &polls);
+	if (!keep_jobs && (rc = prune_jobs(e, st, now - adays * day, &jobs,
+	    &polls)) != EXIT_OK)
+		cli_warn("ended jobs not pruned: config.db must be writable"
+		    " (run as its owner), or give --keep-jobs");
 	store_close(st);
 	printf("pruned %lld receipts, %lld delivered actions, %lld ended"
 	    " jobs, %lld poll marks\n", (long long)p.receipts,

@@ -199,8 +199,8 @@ static const struct cmd cmds[] = {
 	{ "resolve", NULL, cmd_resolve, W_STATE, "[--note TEXT] ID",
 	    "  --note TEXT            recorded with it (default \""
 	    RESOLVE_NOTE_DEFAULT "\")\n" },
-	{ "prune", NULL, cmd_prune, W_CONFIG | W_STATE,
-	    "[--receipts-days N] [--actions-days N]",
+	{ "prune", NULL, cmd_prune, W_STATE,
+	    "[--receipts-days N] [--actions-days N] [--keep-jobs]",
 	    "  --receipts-days N      keep receipts this many days, 0..36500"
 	    " (default " HB_STR(PRUNE_RECEIPTS_DAYS_DEFAULT) ")\n"
 	    "  --actions-days N       the redelivery window: keep delivered"
@@ -208,7 +208,10 @@ static const struct cmd cmds[] = {
 	    "                         that completed or failed, this many"
 	    " days, 1..36500\n"
 	    "                         (default " HB_STR(PRUNE_ACTIONS_DAYS_DEFAULT)
-	    ")\n" },
+	    ")\n"
+	    "  --keep-jobs            leave ended jobs alone, for a user who"
+	    " cannot write\n"
+	    "                         config.db (default prune them too)\n" },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

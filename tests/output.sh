@@ -301,6 +301,11 @@ sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 5000" "
     ('acme', 'many-004', 3, 'completed', $new);
     INSERT INTO polls(tenant, job_id, polled_at) VALUES
     ('acme', 'many-001', $old), ('acme', 'many-003', $old);"
+out=$("$HB" prune --keep-jobs); rc=$?
+eq "prune --keep-jobs: exit 0" 0 $rc
+contains "prune --keep-jobs: no ended jobs" "0 ended jobs, 0 poll marks" "$out"
+eq "prune --keep-jobs: the jobs stay" 4 \
+    "$(sqlite3 "$HOOKBOX_DIR/config.db" "SELECT count(*) FROM jobs WHERE job_id IN ('many-001','many-002','many-003','many-004')")"
 out=$("$HB" prune); rc=$?
 eq "prune: exit 0" 0 $rc
 contains "prune: counts the ended jobs" "2 ended jobs, 1 poll marks" "$out"
@@ -312,5 +317,15 @@ eq "and their poll marks" "many-003" \
     "$(sqlite3 "$HOOKBOX_DIR/state.db" "SELECT group_concat(job_id, ' ') FROM polls WHERE job_id LIKE 'many-%'")"
 out=$("$HB" prune --actions-days 1)
 contains "nothing more in a second prune" "0 ended jobs" "$out"
+# A config.db it cannot write: the rest is pruned, the jobs are not, and
+# the exit status says so.
+mv "$HOOKBOX_DIR/config.db" "$tmp/config.db"
+printf 'not a database' > "$HOOKBOX_DIR/config.db"
+out=$("$HB" prune 2>"$tmp/err"); rc=$?
+eq "prune with config.db unusable: exit 1" 1 $rc
+contains "and says why" "ended jobs not pruned" "$(cat "$tmp/err")"
+contains "after the rest" "pruned 0 receipts" "$out"
+"$HB" prune --keep-jobs >/dev/null; eq "--keep-jobs needs no config.db" 0 $?
+mv "$tmp/config.db" "$HOOKBOX_DIR/config.db"
 
 finish output
