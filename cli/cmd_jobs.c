@@ -17,6 +17,7 @@
 
 #include "config_admin.h"
 #include "config_bulk.h"
+#include "util.h"
 
 #include "cli.h"
 
@@ -45,6 +46,13 @@ bad(struct import *im, const char *fmt, ...)
 	va_end(ap);
 	cli_warn("%s: line %lld: %s", im->name, im->line, msg);
 	im->bad++;
+}
+
+/* A job id fit for a message: one with a control character is not echoed. */
+static const char *
+shown(const char *id)
+{
+	return util_valid_id(id, HB_ID_MAX) ? id : "(an id that is not text)";
 }
 
 /*
@@ -76,17 +84,17 @@ one(struct import *im, const char *line, size_t len)
 			im->tx_imported++;
 		return EXIT_OK;
 	case CONFIG_INVALID:
-		bad(im, "job %s: invalid %s", j.job_id, why != NULL ? why :
+		bad(im, "job %s: invalid %s", shown(j.job_id), why != NULL ? why :
 		    "value");
 		return EXIT_OK;
 	case CONFIG_EXISTS:
 		bad(im, "job %s: exists already, with other fields",
-		    j.job_id);
+		    shown(j.job_id));
 		return EXIT_OK;
 	case CONFIG_REFUSED:
 	case CONFIG_NOTFOUND:
-		bad(im, "job %s: tenant %s has no destination %s", j.job_id,
-		    j.tenant, j.destination);
+		bad(im, "job %s: tenant %s has no destination %s",
+		    shown(j.job_id), shown(j.tenant), shown(j.destination));
 		return EXIT_OK;
 	default:
 		cli_warn("%s: line %lld: %s", im->name, im->line,
