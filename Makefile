@@ -104,13 +104,13 @@ endif
 
 LIB_SRCS = lib/hb.c lib/util.c lib/text.c lib/sql.c lib/db.c lib/obs.c lib/tornado.c \
 	   lib/auth.c lib/config.c lib/config_admin.c lib/config_edit.c \
-	   lib/config_pool.c lib/store.c lib/store_accept.c lib/store_outbox.c \
-	   lib/store_ops.c lib/accept.c lib/group.c lib/hook.c lib/http.c \
-	   lib/outbox.c lib/poller.c lib/fault.c lib/json.c lib/settings.c \
-	   lib/super.c
-LIB_HDRS = lib/hb.h lib/util.h lib/text.h lib/sql.h lib/db.h lib/obs.h lib/tornado.h \
-	   lib/auth.h lib/config.h lib/config_admin.h lib/config_edit.h \
-	   lib/config_int.h lib/config_pool.h \
+	   lib/config_bulk.c lib/config_pool.c lib/store.c lib/store_accept.c \
+	   lib/store_outbox.c lib/store_ops.c lib/accept.c lib/group.c lib/hook.c \
+	   lib/http.c lib/outbox.c lib/poller.c lib/fault.c lib/json.c \
+	   lib/settings.c lib/super.c
+LIB_HDRS = lib/hb.h lib/util.h lib/text.h lib/sql.h lib/db.h lib/obs.h \
+	   lib/tornado.h lib/auth.h lib/config.h lib/config_admin.h \
+	   lib/config_edit.h lib/config_bulk.h lib/config_int.h lib/config_pool.h \
 	   lib/store.h lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
 	   lib/store_int.h lib/accept.h lib/group.h lib/hook.h lib/http.h lib/outbox.h \
 	   lib/poller.h lib/fault.h lib/json.h lib/settings.h lib/super.h
@@ -121,8 +121,8 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 
-CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_state.c \
-    cli/cmd_daemon.c
+CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_list.c \
+    cli/cmd_jobs.c cli/cmd_state.c cli/cmd_daemon.c cli/table.c
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
 
 FCGI_SRCS = fcgi/main.c fcgi/respond.c
@@ -197,7 +197,7 @@ $(O)/cjson/cJSON.o: $(CJSON_SRC)
 	$(CC) $(OPT) -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all -c -o $@ $(CJSON_SRC)
 
-$(O)/cli/%.o: cli/%.c cli/cli.h $(LIB_HDRS)
+$(O)/cli/%.o: cli/%.c cli/cli.h cli/table.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

@@ -4,8 +4,9 @@
  * (messages, option parsing, secrets, opening the two databases).
  *
  * The commands themselves live by subject: cmd_config.c (config.db),
- * cmd_state.c (state.db read-outs and moves), cmd_daemon.c (dispatch and
- * poll); hookbox.c holds the table, help and main.
+ * cmd_list.c (the config.db lists), cmd_state.c (state.db read-outs and
+ * moves), cmd_daemon.c (dispatch and poll); hookbox.c holds the table,
+ * help and main.
  */
 #ifndef HB_CLI_H
 #define HB_CLI_H
@@ -17,6 +18,7 @@
 #include <cJSON.h>
 
 #include "config.h"
+#include "config_admin.h"
 #include "settings.h"
 #include "store.h"
 
@@ -73,6 +75,7 @@ int	open_config(struct settings *, enum config_mode, struct config **);
 int	open_store(struct settings *, int, struct store **);
 
 int	print_json(cJSON *);
+int	table_of(const char *, enum config_table *);
 int	list_done(const struct settings *, struct store *, enum store_status,
 	    cJSON *);
 
@@ -100,5 +103,44 @@ int	cmd_resolve(struct settings *, int, char **);
 int	cmd_prune(struct settings *, int, char **);
 int	cmd_dispatch(struct settings *, int, char **);
 int	cmd_poll(struct settings *, int, char **);
+
+/* ---- the read-outs' printing (cmd_list.c) ---- */
+
+#define LIST_LIMIT_MAX	1000000
+
+/* How a column shows its JSON value. */
+enum list_kind {
+	LIST_TEXT = 0,	/* strings as they are; true/false as yes/no */
+	LIST_NUMBER,	/* right-aligned */
+	LIST_TIME	/* unix ms as "YYYY-MM-DD HH:MM:SSZ", UTC */
+};
+
+/* One column of a read-out's table: its JSON key, heading and width. */
+struct list_col {
+	const char	*key;
+	const char	*head;
+	enum list_kind	 kind;
+	size_t		 max;	/* 0: as wide as its widest cell */
+};
+
+/* The options every read-out takes: --json, --limit N, --since WHEN. */
+struct list_opts {
+	int	json;
+	int	limit;
+	int64_t	since;	/* unix ms; 0: all */
+};
+
+void	list_time(int64_t, char *, size_t);
+int	parse_since(const char *, int64_t, int64_t *);
+int	list_opt(int, struct list_opts *);
+int	list_print(cJSON *, const struct list_col *, size_t, int, int);
+int	known_tenant(struct config *, const char *);
+int	known_destination(struct config *, const char *, const char *);
+
+/* ---- job import (cmd_jobs.c) ---- */
+
+#define IMPORT_BATCH_DEFAULT	1000	/* lines per transaction */
+
+int	cmd_job_import(struct settings *, int, char **);
 
 #endif /* HB_CLI_H */

@@ -140,34 +140,98 @@ cmd_status(struct settings *e, int argc, char **argv)
 
 /* ---- operator read-outs and moves ---------------------------------- */
 
+static const struct list_col outbox_cols[] = {
+	{ "action", "ACTION", LIST_TEXT, 0 },
+	{ "destination", "DESTINATION", LIST_TEXT, 0 },
+	{ "state", "STATE", LIST_TEXT, 0 },
+	{ "attempts", "ATTEMPTS", LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", LIST_TIME, 0 },
+	{ "next_at", "NEXT", LIST_TIME, 0 },
+	{ "last_status", "STATUS", LIST_NUMBER, 0 },
+	{ "last_error", "LAST ERROR", LIST_TEXT, 60 },
+};
+static const struct list_col attempt_cols[] = {
+	{ "n", "N", LIST_NUMBER, 0 },
+	{ "owner", "OWNER", LIST_TEXT, 0 },
+	{ "started_at", "STARTED", LIST_TIME, 0 },
+	{ "ended_at", "ENDED", LIST_TIME, 0 },
+	{ "http_status", "STATUS", LIST_NUMBER, 0 },
+	{ "error", "ERROR", LIST_TEXT, 60 },
+};
+static const struct list_col conflict_cols[] = {
+	{ "id", "ID", LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", LIST_TIME, 0 },
+	{ "tenant", "TENANT", LIST_TEXT, 0 },
+	{ "job_id", "JOB", LIST_TEXT, 40 },
+	{ "kind", "KIND", LIST_TEXT, 0 },
+	{ "recorded", "RECORDED", LIST_TEXT, 30 },
+	{ "observed", "OBSERVED", LIST_TEXT, 30 },
+	{ "seen", "SEEN", LIST_NUMBER, 0 },
+	{ "resolved_at", "RESOLVED", LIST_TIME, 0 },
+	{ "action", "ACTION", LIST_TEXT, 0 },
+};
+
+#define NCOLS(a)	(sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Checks the names a filter gives against config.db: an unknown tenant
+ * or destination is an error, not an empty list.
+ */
+static int
+known_names(struct settings *e, const char *tenant, const char *destination)
+{
+	struct config	*cfg = NULL;
+	int		 rc;
+
+	if (tenant == NULL && destination == NULL)
+		return EXIT_OK;
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	if ((tenant == NULL || (rc = known_tenant(cfg, tenant)) == EXIT_OK) &&
+	    destination != NULL)
+		rc = known_destination(cfg, tenant, destination);
+	config_close(cfg);
+	return rc;
+}
+
 int
 cmd_list_state(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, 's' },
+		{ "tenant", required_argument, NULL, 't' },
+		{ "destination", required_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "since", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store		*st = NULL;
-	cJSON			*arr = NULL;
-	enum store_status	 src;
-	enum store_state	 state;
-	const char		*name = NULL;
-	long long		 limit = LIST_LIMIT_DEFAULT;
-	int			 ch, rc;
+	struct store_list_filter	 f;
+	struct list_opts		 o;
+	struct store			*st = NULL;
+	cJSON				*arr = NULL;
+	enum store_status		 src;
+	enum store_state		 state;
+	const char			*name = NULL;
+	int				 ch, rc;
 
+	memset(&f, 0, sizeof(f));
+	memset(&o, 0, sizeof(o));
+	o.limit = LIST_LIMIT_DEFAULT;
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 's':
 			name = optarg;
 			break;
-		case 'l':
-			if (parse_int(optarg, 1, 1000000, "--limit",
-			    &limit) != 0)
-				return EXIT_USAGE;
+		case 't':
+			f.tenant = optarg;
+			break;
+		case 'D':
+			f.destination = optarg;
 			break;
 		default:
-			return usage();
+			if (list_opt(ch, &o) != 0)
+				return EXIT_USAGE;
 		}
 	if (argc != optind || name == NULL)
 		return usage();
@@ -175,26 +239,60 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 		cli_warn("--state: pending, leased, delivered, dead or unknown");
 		return EXIT_USAGE;
 	}
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = known_names(e, f.tenant, f.destination)) != EXIT_OK ||
+	    (rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	src = store_outbox_list(st, state, (int)limit, &arr);
-	return list_done(e, st, src, arr);
+	f.since = o.since;
+	f.limit = o.limit + 1;	/* one more says more exist */
+	src = store_outbox_list_where(st, state, &f, &arr);
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	return list_print(arr, outbox_cols, NCOLS(outbox_cols), o.json,
+	    o.limit);
 }
 
 int
 cmd_attempts(struct settings *e, int argc, char **argv)
 {
-	struct store		*st = NULL;
-	cJSON			*arr = NULL;
-	enum store_status	 src;
-	int			 rc;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "since", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store_list_filter	 f;
+	struct list_opts		 o;
+	struct store			*st = NULL;
+	cJSON				*arr = NULL;
+	enum store_status		 src;
+	enum store_state		 state;
+	int				 ch, found, rc;
 
-	if (argc != 2)
+	memset(&f, 0, sizeof(f));
+	memset(&o, 0, sizeof(o));
+	o.limit = LIST_LIMIT_DEFAULT;
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		if (list_opt(ch, &o) != 0)
+			return EXIT_USAGE;
+	if (argc - optind != 1)
 		return usage();
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	src = store_attempts_list(st, argv[1], &arr);
-	return list_done(e, st, src, arr);
+	f.since = o.since;
+	f.limit = o.limit + 1;
+	if ((src = store_action_state(st, argv[optind], &state, &found)) ==
+	    STORE_OK && found)
+		src = store_attempts_list_where(st, argv[optind], &f, &arr);
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	if (!found) {
+		cli_warn("action %s: no such action", argv[optind]);
+		return EXIT_FAIL;
+	}
+	return list_print(arr, attempt_cols, NCOLS(attempt_cols), o.json,
+	    o.limit);
 }
 
 /* Applies one operator move to an action; 1 when it was not applicable. */
@@ -204,17 +302,25 @@ move(struct settings *e, const char *action, enum store_move m,
 {
 	struct store		*st = NULL;
 	enum store_status	 src;
-	int			 changed, rc;
+	enum store_state	 state;
+	int			 changed, found = 1, rc;
 
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_outbox_move(st, action, m, util_now_ms(), 0, note,
 	    &changed);
+	if (src == STORE_OK && !changed)
+		src = store_action_state(st, action, &state, &found);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
+	if (!found) {
+		cli_warn("action %s: no such action", action);
+		return EXIT_FAIL;
+	}
 	if (!changed) {
-		cli_warn("%s: no such action in state %s", action, from);
+		cli_warn("action %s: %s, not %s", action,
+		    store_state_name(state), from);
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
@@ -264,27 +370,47 @@ cmd_conflicts(struct settings *e, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
+		{ "tenant", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "since", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store		*st = NULL;
-	cJSON			*arr = NULL;
-	enum store_status	 src;
-	int			 ch, all = 0, rc;
+	struct store_list_filter	 f;
+	struct list_opts		 o;
+	struct store			*st = NULL;
+	cJSON				*arr = NULL;
+	enum store_status		 src;
+	int				 ch, all = 0, rc;
 
+	memset(&f, 0, sizeof(f));
+	memset(&o, 0, sizeof(o));
+	o.limit = LIST_LIMIT_DEFAULT;
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'a':
 			all = 1;
 			break;
+		case 't':
+			f.tenant = optarg;
+			break;
 		default:
-			return usage();
+			if (list_opt(ch, &o) != 0)
+				return EXIT_USAGE;
 		}
 	if (argc != optind)
 		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = known_names(e, f.tenant, NULL)) != EXIT_OK ||
+	    (rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	src = store_conflicts_list(st, all, &arr);
-	return list_done(e, st, src, arr);
+	f.since = o.since;
+	f.limit = o.limit + 1;
+	src = store_conflicts_list_where(st, all, &f, &arr);
+	store_close(st);
+	if (src != STORE_OK)
+		return store_fail(e, src);
+	return list_print(arr, conflict_cols, NCOLS(conflict_cols), o.json,
+	    o.limit);
 }
 
 int
@@ -298,7 +424,7 @@ cmd_resolve(struct settings *e, int argc, char **argv)
 	enum store_status	 src;
 	const char		*note = RESOLVE_NOTE_DEFAULT;
 	long long		 id;
-	int			 ch, changed, rc;
+	int			 ch, changed, found = 1, resolved = 0, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -318,14 +444,82 @@ cmd_resolve(struct settings *e, int argc, char **argv)
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_conflict_resolve(st, id, note, util_now_ms(), &changed);
+	if (src == STORE_OK && !changed)
+		src = store_conflict_state(st, id, &found, &resolved);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
+	if (!found) {
+		cli_warn("conflict %lld: no such conflict", id);
+		return EXIT_FAIL;
+	}
 	if (!changed) {
-		cli_warn("conflict %lld: not found or already resolved", id);
+		cli_warn("conflict %lld: already resolved", id);
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
+}
+
+#define PRUNE_JOBS_BATCH	1000
+
+/*
+ * Forgets the jobs that ended (completed or failed) before `before`, a
+ * batch at a time: first their rows in config.db's jobs (one
+ * transaction), then their job_state and polls rows in state.db (one
+ * more).  A crash between the two leaves the job_state rows, which the
+ * next prune finds again.  Adds the job_state and polls rows removed to
+ * p->jobs and p->polls.
+ */
+static int
+prune_jobs(struct settings *e, struct store *st, int64_t before,
+    int64_t *jobs, int64_t *polls)
+{
+	struct store_job_ref	*refs = NULL;
+	struct config		*cfg = NULL;
+	enum store_status	 src = STORE_OK;
+	enum config_status	 crc;
+	int64_t			 was;
+	int			 i, n, rc;
+
+	if ((refs = calloc(PRUNE_JOBS_BATCH, sizeof(*refs))) == NULL) {
+		cli_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+		goto out;
+	for (;;) {
+		if ((src = store_jobs_ended(st, before, refs, PRUNE_JOBS_BATCH,
+		    &n)) != STORE_OK || n == 0)
+			break;
+		if ((rc = config_done(config_begin(cfg), "jobs", NULL)) !=
+		    EXIT_OK)
+			goto out;
+		for (i = 0; i < n; i++) {
+			crc = config_remove(cfg, CONFIG_JOBS, refs[i].tenant,
+			    refs[i].job_id);
+			if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND) {
+				config_rollback(cfg);
+				rc = config_done(crc, refs[i].job_id, NULL);
+				goto out;
+			}
+		}
+		if ((rc = config_done(config_commit(cfg), "jobs", NULL)) !=
+		    EXIT_OK) {
+			config_rollback(cfg);
+			goto out;
+		}
+		was = *jobs;
+		if ((src = store_jobs_forget(st, refs, n, before, jobs,
+		    polls)) != STORE_OK || n < PRUNE_JOBS_BATCH ||
+		    *jobs == was)
+			break;
+	}
+	if (src != STORE_OK)
+		rc = store_fail(e, src);
+out:
+	config_close(cfg);
+	free(refs);
+	return rc;
 }
 
 int
@@ -334,6 +528,7 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "receipts-days", required_argument, NULL, 'r' },
 		{ "actions-days", required_argument, NULL, 'a' },
+		{ "keep-jobs", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct store_pruned	 p;
@@ -342,7 +537,8 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	long long		 rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
 	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
 	int64_t			 now = util_now_ms(), day = 86400000;
-	int			 ch, rc;
+	int64_t			 jobs = 0, polls = 0;
+	int			 ch, keep_jobs = 0, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -356,6 +552,9 @@ cmd_prune(struct settings *e, int argc, char **argv)
 			    &adays) != 0)
 				return EXIT_USAGE;
 			break;
+		case 'k':
+			keep_jobs = 1;
+			break;
 		default:
 			return usage();
 		}
@@ -364,10 +563,17 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_prune(st, now - rdays * day, now - adays * day, &p);
-	store_close(st);
-	if (src != STORE_OK)
+	if (src != STORE_OK) {
+		store_close(st);
 		return store_fail(e, src);
-	printf("pruned %lld receipts, %lld delivered actions\n",
-	    (long long)p.receipts, (long long)p.actions);
-	return EXIT_OK;
+	}
+	if (!keep_jobs && (rc = prune_jobs(e, st, now - adays * day, &jobs,
+	    &polls)) != EXIT_OK)
+		cli_warn("ended jobs not pruned: config.db must be writable"
+		    " (run as its owner), or give --keep-jobs");
+	store_close(st);
+	printf("pruned %lld receipts, %lld delivered actions, %lld ended"
+	    " jobs, %lld poll marks\n", (long long)p.receipts,
+	    (long long)p.actions, (long long)jobs, (long long)polls);
+	return rc;
 }

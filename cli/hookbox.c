@@ -33,6 +33,22 @@
 #define W_CONFIG	SETTINGS_NEED_CONFIG_WRITE
 #define W_STATE		SETTINGS_NEED_STATE_WRITE	/* SQLite writes to read */
 
+/* The options every read-out takes, and their help. */
+#define LIST_USAGE	"[--since WHEN] [--limit N] [--json]"
+#define LIST_HELP \
+	"  --since WHEN           only rows from WHEN on: a duration back" \
+	" (30m, 24h, 7d)\n" \
+	"                         or a UTC date (YYYY-MM-DD[THH:MM:SSZ])" \
+	" (default all)\n" \
+	"  --limit N              rows, 1.." HB_STR(LIST_LIMIT_MAX) \
+	" (default " HB_STR(LIST_LIMIT_DEFAULT) "); when more\n" \
+	"                         exist, a note on stderr says so\n" \
+	"  --json                 a JSON array, times in unix milliseconds" \
+	" (default an\n" \
+	"                         aligned table, times in UTC)\n"
+#define TENANT_FILTER_HELP \
+	"  --tenant T             only tenant T's rows (default all)\n"
+
 static const struct cmd cmds[] = {
 	{ "init", NULL, cmd_init, NONE, "",
 	    "" },
@@ -56,8 +72,9 @@ static const struct cmd cmds[] = {
 	    "                         (default unchanged)\n"
 	    "                         At least one option; the rest stays as"
 	    " it is.\n" },
-	{ "tenant", "list", cmd_list, R_CONFIG, "",
-	    "" },
+	{ "tenant", "list", cmd_list, R_CONFIG, "[--tenant ID] " LIST_USAGE,
+	    "  --tenant ID            only that tenant (default all)\n"
+	    LIST_HELP },
 	{ "tenant", "remove", cmd_remove, W_CONFIG, "ID",
 	    "" },
 	{ "endpoint", "add", cmd_endpoint_add, W_CONFIG,
@@ -126,8 +143,8 @@ static const struct cmd cmds[] = {
 	    "  --json                 list as JSON (default a table)\n"
 	    "  revoke                 deletes secret ID (not the endpoint's"
 	    " last active one)\n" },
-	{ "endpoint", "list", cmd_list, R_CONFIG, "",
-	    "" },
+	{ "endpoint", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
+	    TENANT_FILTER_HELP LIST_HELP },
 	{ "endpoint", "remove", cmd_remove, W_CONFIG, "NAME",
 	    "" },
 	{ "destination", "add", cmd_destination_add, W_CONFIG,
@@ -173,8 +190,8 @@ static const struct cmd cmds[] = {
 	    " (default unchanged)\n"
 	    "                         At least one option besides --tenant.\n"
 	    },
-	{ "destination", "list", cmd_list, R_CONFIG, "",
-	    "" },
+	{ "destination", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
+	    TENANT_FILTER_HELP LIST_HELP },
 	{ "destination", "remove", cmd_remove, W_CONFIG, "--tenant T NAME",
 	    "  --tenant T             the tenant it belongs to (required)\n" },
 	{ "job", "add", cmd_job_add, W_CONFIG,
@@ -191,8 +208,21 @@ static const struct cmd cmds[] = {
 	    " (default none)\n"
 	    "                         One job per tenant, attempt and step.\n"
 	    },
-	{ "job", "list", cmd_list, R_CONFIG, "",
-	    "" },
+	{ "job", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
+	    TENANT_FILTER_HELP LIST_HELP },
+	{ "job", "import", cmd_job_import, W_CONFIG,
+	    "[--tenant T] [--batch N] [FILE|-]",
+	    "  FILE|-                 JSON Lines, one job per line with the"
+	    " fields of job add:\n"
+	    "                         tenant, job_id, attempt, step,"
+	    " destination, source_url,\n"
+	    "                         output (default standard input)\n"
+	    "  --tenant T             the tenant of lines that name none"
+	    " (default none)\n"
+	    "  --batch N              lines per transaction, 1..100000"
+	    " (default " HB_STR(IMPORT_BATCH_DEFAULT) ")\n"
+	    "                         a bad line is reported and skipped;"
+	    " exit 1 if any\n" },
 	{ "job", "remove", cmd_remove, W_CONFIG, "--tenant T JOB_ID",
 	    "  --tenant T             the tenant that owns the job"
 	    " (required)\n" },
@@ -221,13 +251,16 @@ static const struct cmd cmds[] = {
 	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
 	    HB_STR(POLL_TIMEOUT_MS_DEFAULT) ")\n" },
 	{ "list", NULL, cmd_list_state, W_STATE,
-	    "--state pending|leased|delivered|dead|unknown [--limit N]",
+	    "--state pending|leased|delivered|dead|unknown [--tenant T]\n"
+	    "       [--destination D] " LIST_USAGE,
 	    "  --state S              pending, leased, delivered, dead or"
 	    " unknown (required)\n"
-	    "  --limit N              rows, 1..1000000 (default "
-	    HB_STR(LIST_LIMIT_DEFAULT) ")\n" },
-	{ "attempts", NULL, cmd_attempts, W_STATE, "ACTION",
-	    "" },
+	    TENANT_FILTER_HELP
+	    "  --destination D        only actions for destination D"
+	    " (default all)\n"
+	    LIST_HELP },
+	{ "attempts", NULL, cmd_attempts, W_STATE, LIST_USAGE " ACTION",
+	    LIST_HELP },
 	{ "requeue", NULL, cmd_requeue, W_STATE, "ACTION",
 	    "" },
 	{ "reconcile", NULL, cmd_reconcile, W_STATE,
@@ -235,20 +268,28 @@ static const struct cmd cmds[] = {
 	    "  --delivered            the action did arrive: mark it"
 	    " delivered\n"
 	    "  --resend               it did not: send it again\n" },
-	{ "conflicts", NULL, cmd_conflicts, W_STATE, "[--all]",
+	{ "conflicts", NULL, cmd_conflicts, W_STATE,
+	    "[--all] [--tenant T] " LIST_USAGE,
 	    "  --all                  resolved ones too (default open"
-	    " only)\n" },
+	    " only)\n"
+	    TENANT_FILTER_HELP
+	    LIST_HELP },
 	{ "resolve", NULL, cmd_resolve, W_STATE, "[--note TEXT] ID",
 	    "  --note TEXT            recorded with it (default \""
 	    RESOLVE_NOTE_DEFAULT "\")\n" },
 	{ "prune", NULL, cmd_prune, W_STATE,
-	    "[--receipts-days N] [--actions-days N]",
+	    "[--receipts-days N] [--actions-days N] [--keep-jobs]",
 	    "  --receipts-days N      keep receipts this many days, 0..36500"
 	    " (default " HB_STR(PRUNE_RECEIPTS_DAYS_DEFAULT) ")\n"
-	    "  --actions-days N       keep delivered actions this many days,"
-	    " 1..36500\n"
+	    "  --actions-days N       the redelivery window: keep delivered"
+	    " actions, and jobs\n"
+	    "                         that completed or failed, this many"
+	    " days, 1..36500\n"
 	    "                         (default " HB_STR(PRUNE_ACTIONS_DAYS_DEFAULT)
-	    ")\n" },
+	    ")\n"
+	    "  --keep-jobs            leave ended jobs alone, for a user who"
+	    " cannot write\n"
+	    "                         config.db (default prune them too)\n" },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -110,29 +110,42 @@ static const char *const sqltext[CONFIG_Q__N] = {
 	    " AND name = ?2",
 	[CONFIG_Q_JOB_DEL] =
 	    "DELETE FROM jobs WHERE tenant = ?1 AND job_id = ?2",
+	/*
+	 * The lists: ?1 a tenant or NULL for all, ?2 the earliest creation
+	 * in unix ms, ?3 the most rows (-1: all).  Their times are unix ms,
+	 * like every time the tool prints as JSON.
+	 */
 	[CONFIG_Q_TENANT_LIST] = "SELECT json_object('id', id, 'active',"
 	    " json(iif(active, 'true', 'false')),"
 	    " 'status_base', status_base,"
 	    " 'api_key', json(iif(api_key IS NULL, 'false', 'true')),"
-	    " 'created_at', created_at) FROM tenants ORDER BY id",
+	    " 'created_at', created_at * 1000) FROM tenants"
+	    " WHERE (?1 IS NULL OR id = ?1) AND created_at * 1000 >= ?2"
+	    " ORDER BY id LIMIT ?3",
 	[CONFIG_Q_ENDPOINT_LIST] = "SELECT json_object('name', name, 'tenant',"
 	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
 	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
 	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
-	    " OR s.expires_at > unixepoch())), 'created_at', created_at)"
-	    " FROM endpoints e ORDER BY name",
+	    " OR s.expires_at > unixepoch())), 'created_at', created_at * 1000)"
+	    " FROM endpoints e"
+	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
+	    " ORDER BY name LIMIT ?3",
 	[CONFIG_Q_DEST_LIST] =
 	    "SELECT json_object('tenant', tenant, 'name', name,"
 	    " 'url', url, 'idempotent', json(iif(idempotent, 'true', 'false')),"
 	    " 'status_url', status_url,"
 	    " 'signed', json(iif(secret IS NULL, 'false', 'true')),"
 	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
-	    " 'created_at', created_at) FROM destinations ORDER BY tenant, name",
+	    " 'created_at', created_at * 1000) FROM destinations"
+	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
+	    " ORDER BY tenant, name LIMIT ?3",
 	[CONFIG_Q_JOB_LIST] =
 	    "SELECT json_object('tenant', tenant, 'job_id', job_id,"
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
 	    " 'source_url', source_url, 'output', output, 'created_at',"
-	    " created_at) FROM jobs ORDER BY tenant, job_id",
+	    " created_at * 1000) FROM jobs"
+	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
+	    " ORDER BY tenant, job_id LIMIT ?3",
 	[CONFIG_Q_POLLABLE] = "SELECT j.tenant, j.job_id, j.attempt, j.step,"
 	    " j.destination, j.source_url, j.output, t.status_base"
 	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"

@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "config_admin.h"
+#include "config_bulk.h"
 #include "config_int.h"
 #include "util.h"
 
@@ -307,14 +308,5 @@ config_remove(struct config *c, enum config_table t, const char *key,
 enum config_status
 config_list(struct config *c, enum config_table t, cJSON **out)
 {
-	static const enum config_q	 list[] = { CONFIG_Q_TENANT_LIST,
-	    CONFIG_Q_ENDPOINT_LIST, CONFIG_Q_DEST_LIST, CONFIG_Q_JOB_LIST };
-	sqlite3_stmt		*st;
-
-	*out = NULL;
-	if ((unsigned)t > CONFIG_JOBS)
-		return CONFIG_ERROR;
-	if ((st = sql_stmt(&c->sql, list[t])) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	return config_status_of(sql_json_rows(st, out));
+	return config_list_where(c, t, NULL, out);
 }

@@ -230,25 +230,31 @@ static const char *const sqltext[STORE_Q__N] = {
 	[STORE_Q_NEXT_DUE] = "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
 	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
 	    " FROM outbox WHERE state = 'leased')",
+	/* The read-outs: ?2 the most rows (-1: all), times in unix ms. */
 	[STORE_Q_LIST_STATE] = "SELECT json_object('action', action_id, 'tenant',"
 	    " tenant, 'destination', destination, 'state', state, 'attempts',"
 	    " attempts, 'next_at', next_at, 'lease_owner', lease_owner,"
 	    " 'lease_until', lease_until, 'created_at', created_at,"
 	    " 'updated_at', updated_at, 'last_status', last_status,"
 	    " 'last_error', last_error) FROM outbox WHERE state = ?1"
-	    " ORDER BY created_at LIMIT ?2",
+	    " AND (?3 IS NULL OR destination = ?3) AND (?4 IS NULL OR"
+	    " tenant = ?4) AND created_at >= ?5 ORDER BY created_at LIMIT ?2",
 	[STORE_Q_LIST_ATTEMPTS] = "SELECT json_object('n', n, 'owner', owner,"
 	    " 'started_at', started_at, 'ended_at', ended_at, 'http_status',"
 	    " http_status, 'error', error) FROM attempts WHERE action_id = ?1"
-	    " ORDER BY id",
+	    " AND started_at >= ?3 ORDER BY id LIMIT ?2",
 	[STORE_Q_LIST_CONFLICTS] = "SELECT json_object('id', id, 'created_at',"
 	    " created_at, 'tenant', tenant, 'job_id', job_id, 'action',"
 	    " action_id, 'kind', kind, 'recorded', recorded, 'observed',"
 	    " observed, 'seen', seen, 'resolved_at', resolved_at,"
 	    " 'resolution', resolution) FROM conflicts"
-	    " WHERE ?1 OR resolved_at IS NULL ORDER BY id",
+	    " WHERE (?1 OR resolved_at IS NULL) AND (?3 IS NULL OR tenant = ?3)"
+	    " AND created_at >= ?4 ORDER BY id LIMIT ?2",
 	[STORE_Q_RESOLVE] = "UPDATE conflicts SET resolved_at = ?2, resolution = ?3"
 	    " WHERE id = ?1 AND resolved_at IS NULL",
+	[STORE_Q_ACTION_STATE] = "SELECT state FROM outbox WHERE action_id = ?1",
+	[STORE_Q_CONFLICT_STATE] = "SELECT resolved_at IS NOT NULL FROM conflicts"
+	    " WHERE id = ?1",
 	[STORE_Q_PRUNE_RECEIPTS] = "DELETE FROM receipts WHERE received_at < ?1",
 	[STORE_Q_PRUNE_ATTEMPTS] = "DELETE FROM attempts WHERE action_id IN"
 	    " (SELECT o.action_id FROM outbox o JOIN accepted a USING"
@@ -259,6 +265,16 @@ static const char *const sqltext[STORE_Q__N] = {
 	[STORE_Q_PRUNE_ACCEPTED] = "DELETE FROM accepted WHERE accepted_at < ?1"
 	    " AND NOT EXISTS (SELECT 1 FROM outbox o"
 	    " WHERE o.action_id = accepted.action_id)",
+	/* Jobs that ended (completed or failed) before ?1, ?2 of them. */
+	[STORE_Q_JOBS_TERMINAL] = "SELECT tenant, job_id FROM job_state"
+	    " WHERE terminal IN ('completed','failed') AND updated_at < ?1"
+	    " ORDER BY tenant, job_id LIMIT ?2",
+	/* Guarded: only while still ended before ?3. */
+	[STORE_Q_FORGET_JOB] = "DELETE FROM job_state WHERE tenant = ?1"
+	    " AND job_id = ?2 AND terminal IN ('completed','failed')"
+	    " AND updated_at < ?3",
+	[STORE_Q_FORGET_POLL] = "DELETE FROM polls WHERE tenant = ?1"
+	    " AND job_id = ?2",
 	[STORE_Q_POLL_LAST] = "SELECT polled_at FROM polls WHERE tenant = ?1"
 	    " AND job_id = ?2",
 	[STORE_Q_POLL_MARK] = "INSERT INTO polls(tenant, job_id, polled_at)"

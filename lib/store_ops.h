@@ -47,4 +47,54 @@ struct store_pruned {
 HB_API enum store_status store_prune(struct store *, int64_t receipts_before,
     int64_t actions_before, struct store_pruned *) HB_MUST_CHECK;
 
+/* ---- filters, unknown rows, and jobs that ended ---- */
+
+/* What a read-out shows: every field 0 or NULL shows all. */
+struct store_list_filter {
+	const char	*tenant;	/* one tenant's rows (not attempts) */
+	const char	*destination;	/* one destination's (outbox only) */
+	int64_t		 since;		/* created (an attempt: started) at or
+					   after, unix ms */
+	int		 limit;		/* at most this many; 0: no limit */
+};
+
+/* store_outbox_list(), store_attempts_list(), store_conflicts_list() with
+   a filter (NULL: none); times in unix ms. */
+HB_API enum store_status store_outbox_list_where(struct store *,
+    enum store_state, const struct store_list_filter *, struct cJSON **out)
+    HB_MUST_CHECK;
+HB_API enum store_status store_attempts_list_where(struct store *,
+    const char *action, const struct store_list_filter *,
+    struct cJSON **out) HB_MUST_CHECK;
+HB_API enum store_status store_conflicts_list_where(struct store *, int all,
+    const struct store_list_filter *, struct cJSON **out) HB_MUST_CHECK;
+
+/* An action's outbox state; *found 0 when it has no outbox row. */
+HB_API enum store_status store_action_state(struct store *,
+    const char *action, enum store_state *state, int *found) HB_MUST_CHECK;
+/* Whether conflict id exists (*found) and is resolved (*resolved). */
+HB_API enum store_status store_conflict_state(struct store *, int64_t id,
+    int *found, int *resolved) HB_MUST_CHECK;
+
+/* A job, by its key. */
+struct store_job_ref {
+	char	tenant[HB_ID_MAX + 1];
+	char	job_id[HB_ID_MAX + 1];
+};
+
+/*
+ * Jobs whose state ended (completed or failed) before `before` (unix ms),
+ * in key order: at most max into refs; *n receives the count.  A read.
+ */
+HB_API enum store_status store_jobs_ended(struct store *, int64_t before,
+    struct store_job_ref *refs, int max, int *n) HB_MUST_CHECK;
+/*
+ * Forgets refs[0 .. n): each job's job_state row, only while it still
+ * ended before `before`, and its polls row, in one transaction.  Adds the
+ * job_state and polls rows removed to *jobs and *polls.
+ */
+HB_API enum store_status store_jobs_forget(struct store *,
+    const struct store_job_ref *refs, int n, int64_t before, int64_t *jobs,
+    int64_t *polls) HB_MUST_CHECK;
+
 #endif

@@ -207,3 +207,81 @@ text_eqi(const char *a, const char *b)
 {
 	return strcasecmp(a, b) == 0;
 }
+
+/* Appends n bytes of s to buf at *o; -1 when they do not fit. */
+static int
+put(char *buf, size_t len, size_t *o, const char *s, size_t n)
+{
+	if (n >= len - *o)
+		return -1;
+	memcpy(buf + *o, s, n);
+	*o += n;
+	buf[*o] = '\0';
+	return 0;
+}
+
+/* Non-zero when a query parameter's name (n bytes) names a credential. */
+static int
+secret_name(const char *s, size_t n)
+{
+	static const char *const words[] = { "token", "key", "secret",
+	    "pass", "sig", "auth" };
+	size_t	i, j, w;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		w = strlen(words[i]);
+		for (j = 0; j + w <= n; j++)
+			if (strncasecmp(s + j, words[i], w) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+int
+text_url_redact(const char *url, char *buf, size_t len)
+{
+	const char	*p, *auth, *end, *at = NULL, *q, *eq, *amp;
+	size_t		 o = 0;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	auth = (p = strstr(url, "://")) != NULL ? p + 3 : url;
+	end = auth + strcspn(auth, "/?#");
+	for (p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (put(buf, len, &o, url, (size_t)(auth - url)) != 0 ||
+	    (at != NULL && put(buf, len, &o, "***", 3) != 0) ||
+	    put(buf, len, &o, at != NULL ? at : auth,
+	    (size_t)(end - (at != NULL ? at : auth))) != 0)
+		goto fail;
+	p = end + strcspn(end, "?#");	/* the path, as is */
+	if (put(buf, len, &o, end, (size_t)(p - end)) != 0)
+		goto fail;
+	if (*p == '?') {
+		if (put(buf, len, &o, "?", 1) != 0)
+			goto fail;
+		end = p + 1 + strcspn(p + 1, "#");
+		for (q = p + 1; q < end; q = amp + (amp < end)) {
+			if ((amp = q + strcspn(q, "&;#")) > end)
+				amp = end;
+			if ((eq = memchr(q, '=', (size_t)(amp - q))) != NULL &&
+			    eq + 1 < amp && secret_name(q, (size_t)(eq - q))) {
+				if (put(buf, len, &o, q, (size_t)(eq + 1 - q)) !=
+				    0 || put(buf, len, &o, "***", 3) != 0)
+					goto fail;
+			} else if (put(buf, len, &o, q, (size_t)(amp - q)) != 0)
+				goto fail;
+			if (amp < end && put(buf, len, &o, amp, 1) != 0)
+				goto fail;
+		}
+		p = end;
+	}
+	if (put(buf, len, &o, p, strlen(p)) != 0)
+		goto fail;
+	return 0;
+fail:
+	buf[0] = '\0';
+	return -1;
+}

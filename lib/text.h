@@ -71,4 +71,15 @@ HB_API int text_valid(const char *s, size_t max);
 /* ASCII case-insensitive equality of two NUL-terminated strings. */
 HB_API int text_eqi(const char *, const char *);
 
+/*
+ * Copies a URL into buf (len bytes) with its credentials masked: a
+ * user:password@ (or user@) becomes ***@, and the value of every query
+ * parameter whose name contains token, key, secret, pass, sig or auth
+ * (ASCII case-insensitive) becomes ***.  Everything else is copied as
+ * is.  Returns 0, or -1 when buf is too short (buf then holds "").
+ * A buffer of strlen(url) + 4 * (number of '&' + 2) bytes always does.
+ */
+HB_API int text_url_redact(const char *url, char *buf, size_t len)
+    HB_MUST_CHECK;
+
 #endif

@@ -32,7 +32,8 @@ for build in build build-san; do
 		cat "$log.one" >> "$log"
 	done
 	for script in "tests/cli.sh $build/hookbox" \
-	    "tests/admin.sh $build/hookbox" "tests/e2e.sh $build" \
+	    "tests/admin.sh $build/hookbox" "tests/output.sh $build/hookbox" \
+	    "tests/e2e.sh $build" \
 	    "tests/trust.sh $build" "tests/dispatch.sh $build" \
 	    "tests/group.sh $build"; do
 		echo "== $script"

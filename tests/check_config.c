@@ -27,6 +27,7 @@
 #include "auth.h"
 #include "config_admin.h"
 #include "config_edit.h"
+#include "config_bulk.h"
 #include "util.h"
 #include "testutil.h"
 
@@ -2124,6 +2125,204 @@ START_TEST(test_secret_rotation)
 }
 END_TEST
 
+/* ---- listing with filters, importing jobs ---- */
+
+START_TEST(test_list_where)
+{
+	struct config_destination	 d;
+	struct config_list_filter	 f;
+	cJSON				*arr, *row;
+	const cJSON			*v;
+	int64_t				 now = util_now_ms();
+
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "beta", 1);
+	d = test_destination("acme", "creds");
+	SET(d.url, "https://user:pass@host/x?token=abc&a=1");
+	SET(d.status_url, "https://host/s?api_key=k9&page=2");
+	test_put_destination(w, &d, NULL);
+	test_add_destination(w, "beta", "plain");
+	test_add_job(w, "acme", "j1", "a1", "creds");
+	test_add_job(w, "acme", "j2", "a2", "creds");
+	test_add_job(w, "beta", "j3", "a3", "plain");
+
+	/* No filter: all, times in unix ms (the row was made just now). */
+	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, NULL, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 3);
+	v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 0),
+	    "created_at");
+	ck_assert(cJSON_IsNumber(v));
+	ck_assert((int64_t)v->valuedouble > now - 5000 &&
+	    (int64_t)v->valuedouble < now + 5000);
+	cJSON_Delete(arr);
+
+	memset(&f, 0, sizeof(f));
+	f.tenant = "beta";
+	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetArrayItem(arr, 0), "job_id")->valuestring, "j3");
+	cJSON_Delete(arr);
+	ck_assert_int_eq(config_list_where(w, CONFIG_TENANTS, &f, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
+	cJSON_Delete(arr);
+
+	memset(&f, 0, sizeof(f));
+	f.limit = 2;
+	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
+	cJSON_Delete(arr);
+
+	f.limit = 0;
+	f.since_ms = now + 60000;
+	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 0);
+	cJSON_Delete(arr);
+	f.since_ms = now - 60000;
+	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 3);
+	cJSON_Delete(arr);
+
+	/* Credentials in URLs never leave config_list(). */
+	memset(&f, 0, sizeof(f));
+	f.tenant = "acme";
+	ck_assert_int_eq(config_list_where(w, CONFIG_DESTINATIONS, &f, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
+	row = cJSON_GetArrayItem(arr, 0);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(row,
+	    "url")->valuestring, "https://***@host/x?token=***&a=1");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(row,
+	    "status_url")->valuestring, "https://host/s?api_key=***&page=2");
+	cJSON_Delete(arr);
+	ck_assert_int_eq(config_list(w, CONFIG_DESTINATIONS, &arr), CONFIG_OK);
+	row = cJSON_GetArrayItem(arr, 0);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(row,
+	    "url")->valuestring, "https://***@host/x?token=***&a=1");
+	cJSON_Delete(arr);
+	/* What is stored, and used to deliver, is the URL as given. */
+	ck_assert_int_eq(config_destination_get(w, "acme", "creds", &d),
+	    CONFIG_OK);
+	ck_assert_str_eq(d.url, "https://user:pass@host/x?token=abc&a=1");
+}
+END_TEST
+
+static const struct {
+	const char	*line;
+	const char	*tenant;	/* the caller's */
+	const char	*why;		/* NULL: parses */
+} parsecases[] = {
+	{ "{\"tenant\":\"t\",\"job_id\":\"j\",\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\",\"source_url\":\"https://x/\","
+	    "\"output\":{\"k\":[1,2]}}", NULL, NULL },
+	{ "{\"job_id\":\"j\",\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\"}", "t", NULL },
+	{ "{\"tenant\":\"t\",\"job_id\":\"j\",\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\",\"output\":null}", "t", NULL },
+	{ "{\"job_id\":\"j\",\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\"}", NULL, "missing \"tenant\"" },
+	{ "{\"tenant\":\"t\",\"job_id\":\"j\",\"attempt\":\"a\","
+	    "\"destination\":\"d\"}", NULL, "missing \"step\"" },
+	{ "{\"tenant\":\"t\",\"job_id\":7,\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\"}", NULL, "\"job_id\" is not a string" },
+	{ "{\"tenant\":\"u\",\"job_id\":\"j\",\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\"}", "t", "\"tenant\" is not t" },
+	{ "{\"tenant\":\"t\",\"job_id\":\"j\",\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\",\"output\":\"{}\"}", NULL,
+	    "\"output\" is not a JSON object" },
+	{ "{\"tenant\":\"t\",\"job_id\":\"j\",\"attempt\":\"a\",\"step\":\"s\","
+	    "\"destination\":\"d\",\"colour\":1}", NULL,
+	    "unknown field \"colour\"" },
+	{ "{\"tenant\":\"t\",\"tenant\":\"t\"}", NULL, "duplicate" },
+	{ "[1]", NULL, "not a JSON object" },
+	{ "{\"tenant\":", NULL, "not JSON" },
+	{ "", NULL, "not JSON" },
+};
+
+START_TEST(test_job_parse)
+{
+	struct config_job	 j;
+	enum config_status	 rc;
+	char			 why[256];
+
+	rc = config_job_parse(parsecases[_i].line, strlen(parsecases[_i].line),
+	    parsecases[_i].tenant, &j, why, sizeof(why));
+	if (parsecases[_i].why == NULL) {
+		ck_assert_int_eq(rc, CONFIG_OK);
+		ck_assert_str_eq(j.tenant, "t");
+		ck_assert_str_eq(j.job_id, "j");
+		ck_assert_str_eq(j.step, "s");
+		return;
+	}
+	ck_assert_int_eq(rc, CONFIG_INVALID);
+	ck_assert_msg(strstr(why, parsecases[_i].why) != NULL,
+	    "reason \"%s\" does not mention \"%s\"", why, parsecases[_i].why);
+}
+END_TEST
+
+START_TEST(test_job_parse_output)
+{
+	struct config_job	 j;
+	const char		*ok = "{\"tenant\":\"t\",\"job_id\":\"j\","
+	    "\"attempt\":\"a\",\"step\":\"s\",\"destination\":\"d\","
+	    "\"output\": { \"k\" : [1, 2] } }";
+	char			 why[256], line[HB_TEXT_MAX + 200];
+	int			 n;
+
+	ck_assert_int_eq(config_job_parse(ok, strlen(ok), NULL, &j, why,
+	    sizeof(why)), CONFIG_OK);
+	ck_assert_str_eq(j.output, "{\"k\":[1,2]}");
+	/* A field over its bound is refused, not cut. */
+	n = snprintf(line, sizeof(line), "{\"tenant\":\"t\",\"job_id\":\"j\","
+	    "\"attempt\":\"a\",\"step\":\"s\",\"destination\":\"d\","
+	    "\"source_url\":\"%0*d\"}", HB_TEXT_MAX + 1, 0);
+	ck_assert_int_lt(n, (int)sizeof(line));
+	ck_assert_int_eq(config_job_parse(line, (size_t)n, NULL, &j, why,
+	    sizeof(why)), CONFIG_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "\"source_url\" is longer than"));
+}
+END_TEST
+
+START_TEST(test_job_import)
+{
+	struct config_job	 j;
+	const char		*why = NULL;
+	int			 present = -1;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "sink");
+	j = test_job("acme", "j1", "a1", "sink");
+	SET(j.output, "{\"k\":1}");
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	ck_assert_int_eq(config_job_import(w, &j, &present, &why), CONFIG_OK);
+	ck_assert_int_eq(present, 0);
+	/* The same again: present, nothing written. */
+	ck_assert_int_eq(config_job_import(w, &j, &present, &why), CONFIG_OK);
+	ck_assert_int_eq(present, 1);
+	/* The same key with other fields: refused. */
+	SET(j.output, "{\"k\":2}");
+	ck_assert_int_eq(config_job_import(w, &j, &present, &why),
+	    CONFIG_EXISTS);
+	ck_assert_int_eq(present, 0);
+	/* Unknown destination: refused, and the transaction goes on. */
+	j = test_job("acme", "j2", "a2", "nowhere");
+	ck_assert_int_eq(config_job_import(w, &j, &present, &why),
+	    CONFIG_REFUSED);
+	j = test_job("acme", "j3", "a3", "sink");
+	ck_assert_int_eq(config_job_import(w, &j, &present, &why), CONFIG_OK);
+	ck_assert_int_eq(config_commit(w), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 2);
+	ck_assert_int_eq(config_job_get(w, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_str_eq(j.output, "{\"k\":1}");
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -2186,6 +2385,15 @@ config_suite(void)
 	tcase_add_test(tc, test_read_only_open);
 	tcase_add_test(tc, test_reader_sees_writes);
 	tcase_add_test(tc, test_snapshot);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("list_import");
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_list_where);
+	tcase_add_loop_test(tc, test_job_parse, 0, (int)NELEM(parsecases));
+	tcase_add_test(tc, test_job_parse_output);
+	tcase_add_test(tc, test_job_import);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
 #include <sqlite3.h>
 
 #include "accept.h"
@@ -2003,6 +2004,166 @@ START_TEST(receipt_counts_by_result)
 }
 END_TEST
 
+/*
+ * Read-outs with filters, unknown rows, jobs that ended
+ */
+
+/* The number of rows in a read-out; frees it. */
+static int
+rows_of(enum store_status rc, struct cJSON *arr)
+{
+	int	n;
+
+	ck_assert_int_eq(rc, STORE_OK);
+	ck_assert(cJSON_IsArray(arr));
+	n = cJSON_GetArraySize(arr);
+	cJSON_Delete(arr);
+	return n;
+}
+
+/* The rows a read-out call puts in arr (the call runs first). */
+#define ROWS(call)	(src = (call), rows_of(src, arr))
+
+START_TEST(list_where_filters)
+{
+	struct store_list_filter	 f;
+	struct cJSON			*arr = NULL;
+	enum store_status		 src;
+
+	accept_at("a", 1, T0);
+	accept_at("a", 2, T0 + 10);
+	accept_at("b", 1, T0 + 20);
+	memset(&f, 0, sizeof(f));
+	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	    NULL, &arr)), 3);
+	f.tenant = "a";
+	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	    &f, &arr)), 2);
+	f.tenant = NULL;
+	f.since = T0 + 10;
+	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	    &f, &arr)), 2);
+	f.since = 0;
+	f.limit = 1;
+	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	    &f, &arr)), 1);
+	f.limit = 0;
+	f.destination = "sink";
+	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	    &f, &arr)), 3);
+	f.destination = "nosuch";
+	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	    &f, &arr)), 0);
+
+	/* Attempts: since and limit. */
+	make_state(ACT("a", 1), STORE_DEAD, T0 + 100);
+	memset(&f, 0, sizeof(f));
+	ck_assert_int_ge(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	    &f, &arr)), 1);
+	f.limit = 1;
+	ck_assert_int_eq(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	    &f, &arr)), 1);
+	f.limit = 0;
+	f.since = T0 + 1000000000;
+	ck_assert_int_eq(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	    &f, &arr)), 0);
+
+	/* Conflicts: a failure after a completion, for tenant a. */
+	ck_assert_int_eq(observe("a", "{\"id\":\"j2\",\"status\":\"Failed\"}",
+	    T0 + 200), HB_CONFLICT);
+	memset(&f, 0, sizeof(f));
+	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 0, &f, &arr)), 1);
+	f.tenant = "b";
+	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 0, &f, &arr)), 0);
+	f.tenant = "a";
+	f.since = T0 + 201;
+	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 1, &f, &arr)), 0);
+	/* The old calls are the same with no filter. */
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, &arr)), 1);
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING, 1,
+	    &arr)), 1);
+	no_lock_held();
+}
+END_TEST
+
+START_TEST(unknown_rows)
+{
+	enum store_state	 state = STORE_DELIVERED;
+	int64_t			 id;
+	int			 found = -1, resolved = -1, changed;
+
+	accept_at("a", 1, T0);
+	ck_assert_int_eq(store_action_state(st, ACT("a", 1), &state, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(state, STORE_PENDING);
+	ck_assert_int_eq(store_action_state(st, "a:att-9:nosuch", &state,
+	    &found), STORE_OK);
+	ck_assert_int_eq(found, 0);
+
+	ck_assert_int_eq(store_conflict_state(st, 1, &found, &resolved),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(observe("a", "{\"id\":\"j1\",\"status\":\"Failed\"}",
+	    T0 + 1), HB_CONFLICT);
+	id = qi("SELECT max(id) FROM conflicts", NULL);
+	ck_assert_int_eq(store_conflict_state(st, id, &found, &resolved),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(resolved, 0);
+	ck_assert_int_eq(store_conflict_resolve(st, id, "n", T0 + 2, &changed),
+	    STORE_OK);
+	ck_assert_int_eq(store_conflict_state(st, id, &found, &resolved),
+	    STORE_OK);
+	ck_assert_int_eq(resolved, 1);
+	no_lock_held();
+}
+END_TEST
+
+START_TEST(jobs_ended_forget)
+{
+	struct store_job_ref	refs[4];
+	int64_t			jobs = 0, polls = 0;
+	int			n = -1;
+
+	accept_at("a", 1, T0);		/* j1 completed at T0 */
+	accept_at("b", 2, T0 + 10);
+	ck_assert_int_eq(store_poll_mark(st, "a", "j1", T0), STORE_OK);
+	ck_assert_int_eq(store_poll_mark(st, "b", "j2", T0), STORE_OK);
+	ck_assert_int_eq(store_jobs_ended(st, T0, refs, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 0);		/* strictly before */
+	ck_assert_int_eq(store_jobs_ended(st, T0 + 1, refs, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(refs[0].tenant, "a");
+	ck_assert_str_eq(refs[0].job_id, "j1");
+	ck_assert_int_eq(store_jobs_ended(st, T0 + 11, refs, 1, &n), STORE_OK);
+	ck_assert_int_eq(n, 1);		/* at most max */
+
+	/* Guarded: with an earlier cut than read, nothing goes. */
+	ck_assert_int_eq(store_jobs_ended(st, T0 + 1, refs, 4, &n), STORE_OK);
+	ck_assert_int_eq(store_jobs_forget(st, refs, n, T0, &jobs, &polls),
+	    STORE_OK);
+	ck_assert_int_eq(jobs, 0);
+	ck_assert_int_eq(polls, 0);
+	ck_assert_int_eq(store_jobs_forget(st, refs, n, T0 + 1, &jobs, &polls),
+	    STORE_OK);
+	ck_assert_int_eq(jobs, 1);
+	ck_assert_int_eq(polls, 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM job_state WHERE tenant = ?1",
+	    "a"), 0);
+	ck_assert_int_eq(qi("SELECT count(*) FROM polls WHERE tenant = ?1",
+	    "a"), 0);
+	/* The other job, not ended before the cut, stays with its mark. */
+	ck_assert_int_eq(qi("SELECT count(*) FROM job_state WHERE tenant = ?1",
+	    "b"), 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM polls WHERE tenant = ?1",
+	    "b"), 1);
+	ck_assert_int_eq(store_jobs_ended(st, T0 + 1, refs, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 0);
+	no_lock_held();
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -2050,6 +2211,9 @@ store_suite(void)
 	tcase_add_test(ops, counts_by_state);
 	tcase_add_test(ops, state_names);
 	tcase_add_test(ops, receipt_counts_by_result);
+	tcase_add_test(ops, list_where_filters);
+	tcase_add_test(ops, unknown_rows);
+	tcase_add_test(ops, jobs_ended_forget);
 	return s;
 }
 

@@ -832,6 +832,51 @@ START_TEST(test_time_null)
 }
 END_TEST
 
+/* ---- URL redaction ---- */
+
+static const struct {
+	const char	*in, *out;
+} redcases[] = {
+	{ "https://user:pass@host/x?token=abc&a=1",
+	    "https://***@host/x?token=***&a=1" },
+	{ "https://host/x", "https://host/x" },
+	{ "http://u@h", "http://***@h" },
+	{ "https://h:8080/a@b?q=1", "https://h:8080/a@b?q=1" },	/* @ in path */
+	{ "https://h/?API_Key=k&Password=p;sig=s&x=1#token=f",
+	    "https://h/?API_Key=***&Password=***;sig=***&x=1#token=f" },
+	{ "https://h/?access_token=&secret", "https://h/?access_token=&secret" },
+	{ "https://h/?x_auth=1&&keyring=2&", "https://h/?x_auth=***&&keyring=***&" },
+	{ "https://a:b@h?Signature=zz", "https://***@h?Signature=***" },
+	{ "", "" },
+};
+
+START_TEST(test_url_redact)
+{
+	char	buf[128];
+
+	ck_assert_int_eq(text_url_redact(redcases[_i].in, buf, sizeof(buf)),
+	    0);
+	ck_assert_str_eq(buf, redcases[_i].out);
+}
+END_TEST
+
+START_TEST(test_url_redact_short)
+{
+	const char	*u = "https://user:pass@host/x?token=abc";
+	char		 buf[64];
+	size_t		 need = strlen("https://***@host/x?token=***") + 1;
+
+	ck_assert_int_eq(text_url_redact(u, buf, need), 0);
+	/* One byte short: refused, and nothing of the URL is left. */
+	ck_assert_int_eq(text_url_redact(u, buf, need - 1), -1);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(text_url_redact(u, buf, 0), -1);
+	/* The bound the header states is always enough. */
+	ck_assert_int_eq(text_url_redact("http://h?a=1&b=2&c=3", buf,
+	    strlen("http://h?a=1&b=2&c=3") + 4 * (2 + 2)), 0);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -875,6 +920,11 @@ util_suite(void)
 	tcase_add_test(tc, test_stage_order);
 	tcase_add_test(tc, test_stage_parse);
 	tcase_add_test(tc, test_status_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("url_redact");
+	tcase_add_loop_test(tc, test_url_redact, 0, (int)NELEM(redcases));
+	tcase_add_test(tc, test_url_redact_short);
 	suite_add_tcase(s, tc);
 
 	return s;

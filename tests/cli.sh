@@ -25,7 +25,7 @@ eq "endpoint add (stdin, key mode)" 0 $?
 eq "endpoint add without a secret is a usage error" 2 $?
 "$HB" endpoint add bad --tenant nobody --secret-file "$tmp/secret" 2>/dev/null
 eq "endpoint of an unknown tenant refused" 1 $?
-"$HB" endpoint list | grep -q '"name":	"bad"'
+"$HB" endpoint list --json | grep -q '"name":	"bad"'
 eq "refused endpoint left nothing behind" 1 $?
 "$HB" destination add sink --tenant acme --url http://127.0.0.1:9/sink
 eq "destination add" 0 $?
@@ -56,7 +56,7 @@ printf "ninth-rotation-secret" |
 eq "a ninth secret refused" 1 $?
 contains "and why" "remove one" "$(cat "$tmp/err")"
 
-list=$("$HB" endpoint list)
+list=$("$HB" endpoint list --json)
 contains "endpoint list shows secrets count" '"secrets":	1' "$list"
 lacks "endpoint list never shows a secret" "hmac-secret-123" "$list"
 lacks "endpoint list never shows a key" "the-shared-key" "$list"
@@ -149,12 +149,12 @@ dir2="$tmp/data2"
 env -u HOOKBOX_DIR "$HB" init -d "$dir2" >/dev/null; eq "init -d after" 0 $?
 env -u HOOKBOX_DIR "$HB" tenant add zeta -d "$dir2"
 eq "tenant add -d after" 0 $?
-out=$(env -u HOOKBOX_DIR "$HB" tenant list -d "$dir2"); rc=$?
+out=$(env -u HOOKBOX_DIR "$HB" tenant list --json -d "$dir2"); rc=$?
 eq "tenant list -d after" 0 $rc
 contains "reads that directory" '"zeta"' "$out"
-out=$(env -u HOOKBOX_DIR "$HB" -d "$dir2" tenant list)
+out=$(env -u HOOKBOX_DIR "$HB" -d "$dir2" tenant list --json)
 contains "-d before reads the same" '"zeta"' "$out"
-out=$("$HB" -d "$tmp/nowhere" tenant list -d"$dir2"); rc=$?
+out=$("$HB" -d "$tmp/nowhere" tenant list --json -d"$dir2"); rc=$?
 eq "-dDIR after the command wins" 0 $rc
 contains "and reads it" '"zeta"' "$out"
 env -u HOOKBOX_DIR "$HB" tenant list -d 2>/dev/null

@@ -218,7 +218,7 @@ action down
 eq "503 x 3: dead" dead "$(state_of "$a")"
 eq "three POSTs" 3 "$(posts down)"
 eq "three attempts" 3 "$(sq "SELECT count(*) FROM attempts WHERE action_id = '$a'")"
-out=$("$HB" list --state dead)
+out=$("$HB" list --state dead --json)
 contains "list --state dead shows it" "$a" "$out"
 
 # ---- connection refused: retried, never unknown ----
@@ -277,7 +277,7 @@ eq "idempotent: resent after the lease expired" delivered "$(state_of "$a")"
 eq "with the same Idempotency-Key" "$a " "$(keys holdi)"
 eq "two POSTs" 2 "$(posts holdi)"
 contains "the lost attempt says so" "lease expired: outcome unknown" \
-    "$("$HB" attempts "$a")"
+    "$("$HB" attempts --json "$a")"
 
 sink holdn hang:3,204
 "$HB" destination add holdn --tenant acme --url "http://127.0.0.1:$port/hook" \
@@ -622,7 +622,7 @@ delivered_old=$a1
 undelivered_old=$(sq "SELECT action_id FROM outbox WHERE state = 'dead' LIMIT 1")
 sqlite3 "$HOOKBOX_DIR/state.db" "UPDATE accepted SET accepted_at = accepted_at - 100 * 86400000 WHERE action_id IN ('$delivered_old', '$undelivered_old'); UPDATE receipts SET received_at = received_at - 30 * 86400000 WHERE id = 1;"
 out=$("$HB" prune)
-eq "prune counts" "pruned 1 receipts, 1 delivered actions" "$out"
+eq "prune counts" "pruned 1 receipts, 1 delivered actions, 0 ended jobs, 0 poll marks" "$out"
 eq "old delivered action pruned" 0 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$delivered_old'")"
 eq "old undelivered action kept" 1 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$undelivered_old'")"
 eq "its outbox row kept" dead "$(state_of "$undelivered_old")"

@@ -1,0 +1,228 @@
+/*
+ * job import: jobs at volume, one JSON object per line (JSON Lines), in
+ * one transaction per batch of lines.
+ *
+ * A bad line is reported with its number and skipped; the good lines are
+ * committed, and the exit code is 1 when any line was bad.  A job stored
+ * already with the same fields counts as present, not bad, so a file can
+ * be imported again; the same tenant and id with other fields is bad.
+ * A failure of the database itself (busy, disk) stops the import: the
+ * batches before it stay committed, the one under way is rolled back.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_admin.h"
+#include "config_bulk.h"
+#include "text.h"
+#include "util.h"
+
+#include "cli.h"
+
+#define IMPORT_LINE_MAX		16384	/* bytes in one line */
+#define IMPORT_BATCH_MAX	100000
+
+struct import {
+	struct config	*cfg;
+	const char	*tenant;	/* --tenant, or NULL */
+	const char	*name;		/* the input's name, for messages */
+	long long	 line;		/* the current line's number */
+	long long	 imported, present, bad;	/* committed */
+	long long	 tx_imported, tx_present;	/* in the open batch */
+	int		 in_tx;		/* lines in the open transaction */
+};
+
+/* Reports a bad line. */
+static void __attribute__((format(printf, 2, 3)))
+bad(struct import *im, const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_warn("%s: line %lld: %s", im->name, im->line, msg);
+	im->bad++;
+}
+
+/* A job id fit for a message: one with a control character is not echoed. */
+static const char *
+shown(const char *id)
+{
+	return text_valid_id(id, HB_ID_MAX) ? id : "(an id that is not text)";
+}
+
+/*
+ * Adds one line's job.  EXIT_OK when the line was taken or skipped as
+ * bad; another exit code when the database failed (reported).
+ */
+static int
+one(struct import *im, const char *line, size_t len)
+{
+	struct config_job	 j;
+	enum config_status	 rc;
+	const char		*why = NULL;
+	char			 msg[256];
+	int			 present;
+
+	if ((rc = config_job_parse(line, len, im->tenant, &j, msg,
+	    sizeof(msg))) == CONFIG_INVALID) {
+		bad(im, "%s", msg);
+		return EXIT_OK;
+	}
+	if (rc != CONFIG_OK)
+		return config_done(rc, im->name, NULL);
+	rc = config_job_import(im->cfg, &j, &present, &why);
+	switch (rc) {
+	case CONFIG_OK:
+		if (present)
+			im->tx_present++;
+		else
+			im->tx_imported++;
+		return EXIT_OK;
+	case CONFIG_INVALID:
+		bad(im, "job %s: invalid %s", shown(j.job_id), why != NULL ? why :
+		    "value");
+		return EXIT_OK;
+	case CONFIG_EXISTS:
+		bad(im, "job %s: exists already, with other fields",
+		    shown(j.job_id));
+		return EXIT_OK;
+	case CONFIG_REFUSED:
+	case CONFIG_NOTFOUND:
+		bad(im, "job %s: tenant %s has no destination %s",
+		    shown(j.job_id), shown(j.tenant), shown(j.destination));
+		return EXIT_OK;
+	default:
+		cli_warn("%s: line %lld: %s", im->name, im->line,
+		    config_strerror(rc));
+		return config_exit(rc);
+	}
+}
+
+/* Non-zero for a line of white space only (skipped, like an empty one). */
+static int
+blank(const char *s, size_t n)
+{
+	return strspn(s, " \t\r\n") >= n;
+}
+
+/* Commits the open batch, if any, and counts its jobs. */
+static int
+commit(struct import *im)
+{
+	int	rc;
+
+	if (im->in_tx == 0)
+		return EXIT_OK;
+	if ((rc = config_done(config_commit(im->cfg), im->name, NULL)) !=
+	    EXIT_OK)
+		return rc;
+	im->imported += im->tx_imported;
+	im->present += im->tx_present;
+	im->tx_imported = im->tx_present = 0;
+	im->in_tx = 0;
+	return EXIT_OK;
+}
+
+static int
+import(struct import *im, FILE *in, long long batch)
+{
+	char	*buf;
+	size_t	 len;
+	int	 c, rc = EXIT_OK, toolong;
+
+	if ((buf = malloc(IMPORT_LINE_MAX + 2)) == NULL) {
+		cli_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	while (rc == EXIT_OK && fgets(buf, IMPORT_LINE_MAX + 2, in) != NULL) {
+		im->line++;
+		len = strlen(buf);
+		toolong = len > 0 && buf[len - 1] != '\n' && !feof(in);
+		if (toolong) {
+			/* The rest of the line goes unread. */
+			while ((c = getc(in)) != EOF && c != '\n')
+				;
+			bad(im, "longer than %d bytes", IMPORT_LINE_MAX);
+			continue;
+		}
+		if (blank(buf, len))
+			continue;
+		if (im->in_tx == 0 && (rc = config_done(config_begin(im->cfg),
+		    im->name, NULL)) != EXIT_OK)
+			break;
+		if ((rc = one(im, buf, len)) == EXIT_OK &&
+		    ++im->in_tx >= batch)
+			rc = commit(im);
+	}
+	if (rc == EXIT_OK && ferror(in)) {
+		cli_warn("%s: %s", im->name, strerror(errno));
+		rc = EXIT_FAIL;
+	}
+	if (rc == EXIT_OK)
+		rc = commit(im);
+	free(buf);
+	return rc;
+}
+
+int
+cmd_job_import(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct import	 im;
+	FILE		*in = stdin;
+	long long	 batch = IMPORT_BATCH_DEFAULT;
+	int		 ch, rc;
+
+	memset(&im, 0, sizeof(im));
+	im.name = "standard input";
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			im.tenant = optarg;
+			break;
+		case 'b':
+			if (parse_int(optarg, 1, IMPORT_BATCH_MAX, "--batch",
+			    &batch) != 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind > 1)
+		return usage();
+	if (argc - optind == 1 && strcmp(argv[optind], "-") != 0) {
+		im.name = argv[optind];
+		if ((in = fopen(im.name, "r")) == NULL) {
+			cli_warn("%s: %s", im.name, strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	if ((rc = open_config(e, CONFIG_WRITE, &im.cfg)) == EXIT_OK) {
+		if (im.tenant == NULL ||
+		    (rc = known_tenant(im.cfg, im.tenant)) == EXIT_OK)
+			rc = import(&im, in, batch);
+		if (rc != EXIT_OK)
+			config_rollback(im.cfg);
+		config_close(im.cfg);
+	}
+	if (in != stdin)
+		fclose(in);
+	if (rc != EXIT_OK && im.line > 0)
+		cli_warn("%s: stopped at line %lld; the batch under way was"
+		    " rolled back", im.name, im.line);
+	printf("imported %lld jobs, %lld already present, %lld bad lines\n",
+	    im.imported, im.present, im.bad);
+	if (rc != EXIT_OK)
+		return rc;
+	return im.bad > 0 ? EXIT_FAIL : EXIT_OK;
+}

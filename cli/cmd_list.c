@@ -1,0 +1,369 @@
+/*
+ * The list commands: `tenant list`, `endpoint list`, `destination list`,
+ * `job list` over config.db, and the way every read-out prints: an
+ * aligned table with UTC times by default, or JSON with --json (times in
+ * unix milliseconds), at most --limit rows with a note when more exist.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config_admin.h"
+#include "config_bulk.h"
+#include "util.h"
+
+#include "cli.h"
+#include "table.h"
+
+/* The config.db table a command's first word names. */
+int
+table_of(const char *name, enum config_table *t)
+{
+	static const char *const names[] = {
+		[CONFIG_TENANTS] = "tenant",
+		[CONFIG_ENDPOINTS] = "endpoint",
+		[CONFIG_DESTINATIONS] = "destination",
+		[CONFIG_JOBS] = "job",
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0) {
+			*t = (enum config_table)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* ---- times -------------------------------------------------------- */
+
+/* "2026-11-30 21:04:05Z" for unix ms, UTC. */
+void
+list_time(int64_t ms, char *buf, size_t len)
+{
+	struct tm	tm;
+	time_t		t = (time_t)(ms / 1000);
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
+		snprintf(buf, len, "%lld", (long long)ms);
+}
+
+/* Parses the n digits at s into *v; -1 unless all are digits. */
+static int
+digits(const char *s, size_t n, int *v)
+{
+	size_t	i;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		*v = *v * 10 + (s[i] - '0');
+	}
+	return 0;
+}
+
+/*
+ * --since: a duration back from now (N followed by s, m, h or d: "30m",
+ * "24h", "7d") or a UTC date, "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ".
+ * Into unix ms; -1 (reported) when it is neither.
+ */
+int
+parse_since(const char *s, int64_t now_ms, int64_t *out)
+{
+	static const struct { char c; int64_t ms; } units[] = {
+		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 },
+		{ 'd', 86400000 },
+	};
+	struct tm	tm;
+	char		num[16];
+	const char	*err;
+	size_t		len = strlen(s), i;
+	long long	v;
+	time_t		t;
+
+	for (i = 0; len > 1 && len < sizeof(num) &&
+	    i < sizeof(units) / sizeof(units[0]); i++) {
+		if (s[len - 1] != units[i].c)
+			continue;
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		v = util_strtonum(num, 0, INT64_MAX / 86400000 / 2, &err);
+		if (err != NULL)
+			break;
+		*out = now_ms - v * units[i].ms;
+		return 0;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if ((len == 10 || (len == 20 && s[10] == 'T' && s[13] == ':' &&
+	    s[16] == ':' && s[19] == 'Z')) && s[4] == '-' && s[7] == '-' &&
+	    digits(s, 4, &tm.tm_year) == 0 &&
+	    digits(s + 5, 2, &tm.tm_mon) == 0 &&
+	    digits(s + 8, 2, &tm.tm_mday) == 0 &&
+	    (len == 10 || (digits(s + 11, 2, &tm.tm_hour) == 0 &&
+	    digits(s + 14, 2, &tm.tm_min) == 0 &&
+	    digits(s + 17, 2, &tm.tm_sec) == 0)) &&
+	    tm.tm_mon >= 1 && tm.tm_mon <= 12 && tm.tm_mday >= 1 &&
+	    tm.tm_mday <= 31 && tm.tm_hour < 24 && tm.tm_min < 60 &&
+	    tm.tm_sec < 60 && tm.tm_year >= 1970) {
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		if ((t = timegm(&tm)) != (time_t)-1) {
+			*out = (int64_t)t * 1000;
+			return 0;
+		}
+	}
+	cli_warn("--since: %s: expected a duration (30m, 24h, 7d) or a UTC"
+	    " date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s);
+	return -1;
+}
+
+/* ---- printing a read-out ------------------------------------------ */
+
+/* A cell's text for one JSON value (buf: room for numbers and times). */
+static const char *
+cell_text(const cJSON *v, enum list_kind k, char *buf, size_t len)
+{
+	char	*p;
+
+	buf[0] = '\0';
+	if (v == NULL || cJSON_IsNull(v))
+		return "";
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v) ? "yes" : "no";
+	if (cJSON_IsNumber(v)) {
+		if (k == LIST_TIME)
+			list_time((int64_t)v->valuedouble, buf, len);
+		else
+			snprintf(buf, len, "%.0f", v->valuedouble);
+		return buf;
+	}
+	if (!cJSON_IsString(v))
+		return "";
+	/* A control character would break the line or move the cursor. */
+	snprintf(buf, len, "%s", v->valuestring);
+	for (p = buf; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	return buf;
+}
+
+/*
+ * Prints a read-out (and frees it): JSON with json, else a table of the
+ * columns given.  With limit > 0, arr may hold limit + 1 rows: the extra
+ * one only says that more exist, which a note on stderr states.
+ */
+int
+list_print(cJSON *arr, const struct list_col *cols, size_t n, int json,
+    int limit)
+{
+	struct table_col	 tc[TABLE_COLS_MAX];
+	struct table		*t = NULL;
+	const cJSON		*row;
+	const char		*cells[TABLE_COLS_MAX];
+	char			*bufs[TABLE_COLS_MAX];
+	size_t			 i;
+	int			 more = 0, rc = EXIT_FAIL;
+
+	memset(bufs, 0, sizeof(bufs));
+	if (limit > 0 && cJSON_GetArraySize(arr) > limit) {
+		cJSON_DeleteItemFromArray(arr, limit);
+		more = 1;
+	}
+	if (json) {
+		rc = print_json(arr);
+		arr = NULL;
+		goto out;
+	}
+	if (n > TABLE_COLS_MAX)
+		goto out;
+	for (i = 0; i < n; i++) {
+		tc[i].head = cols[i].head;
+		tc[i].align = cols[i].kind == LIST_NUMBER ? TABLE_RIGHT :
+		    TABLE_LEFT;
+		tc[i].max = cols[i].max;
+		if ((bufs[i] = malloc(HB_TEXT_MAX + 1)) == NULL)
+			goto nomem;
+	}
+	if ((t = table_new(tc, n)) == NULL)
+		goto nomem;
+	cJSON_ArrayForEach(row, arr) {
+		for (i = 0; i < n; i++)
+			cells[i] = cell_text(cJSON_GetObjectItemCaseSensitive(
+			    row, cols[i].key), cols[i].kind, bufs[i],
+			    HB_TEXT_MAX + 1);
+		if (table_add(t, cells) != 0)
+			goto nomem;
+	}
+	table_print(t, stdout);
+	rc = EXIT_OK;
+	goto out;
+nomem:
+	cli_warn("out of memory");
+out:
+	if (rc == EXIT_OK && more)
+		fprintf(stderr, "(%d rows shown; more exist: --limit N)\n",
+		    limit);
+	for (i = 0; i < TABLE_COLS_MAX; i++)
+		free(bufs[i]);
+	table_free(t);
+	cJSON_Delete(arr);
+	return rc;
+}
+
+/* ---- unknown names in filters ------------------------------------- */
+
+/* EXIT_OK when the tenant exists, else reported. */
+int
+known_tenant(struct config *cfg, const char *tenant)
+{
+	struct config_tenant	t;
+	enum config_status	rc;
+
+	if ((rc = config_tenant_get(cfg, tenant, &t)) == CONFIG_NOTFOUND) {
+		cli_warn("tenant %s: no such tenant", tenant);
+		return EXIT_FAIL;
+	}
+	return config_done(rc, tenant, NULL);
+}
+
+/* EXIT_OK when a destination of that name exists (for tenant, if given). */
+int
+known_destination(struct config *cfg, const char *tenant, const char *name)
+{
+	struct config_list_filter	 f;
+	cJSON				*arr = NULL;
+	const cJSON			*row, *v;
+	int				 rc;
+
+	memset(&f, 0, sizeof(f));
+	f.tenant = tenant;
+	if ((rc = config_done(config_list_where(cfg, CONFIG_DESTINATIONS, &f,
+	    &arr), "destination", NULL)) != EXIT_OK)
+		return rc;
+	rc = EXIT_FAIL;
+	cJSON_ArrayForEach(row, arr) {
+		v = cJSON_GetObjectItemCaseSensitive(row, "name");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, name) == 0)
+			rc = EXIT_OK;
+	}
+	cJSON_Delete(arr);
+	if (rc != EXIT_OK)
+		cli_warn("destination %s: no such destination", name);
+	return rc;
+}
+
+/* ---- the options every read-out takes ----------------------------- */
+
+/* Takes --json, --limit and --since; -1 (usage reported) otherwise. */
+int
+list_opt(int ch, struct list_opts *o)
+{
+	long long	v;
+
+	switch (ch) {
+	case 'j':
+		o->json = 1;
+		return 0;
+	case 'l':
+		if (parse_int(optarg, 1, LIST_LIMIT_MAX, "--limit", &v) != 0)
+			return -1;
+		o->limit = (int)v;
+		return 0;
+	case 'S':
+		return parse_since(optarg, util_now_ms(), &o->since);
+	}
+	usage();
+	return -1;
+}
+
+/* ---- tenant, endpoint, destination, job list ---------------------- */
+
+static const struct list_col tenant_cols[] = {
+	{ "id", "ID", LIST_TEXT, 0 },
+	{ "active", "ACTIVE", LIST_TEXT, 0 },
+	{ "status_base", "STATUS BASE", LIST_TEXT, 50 },
+	{ "api_key", "API KEY", LIST_TEXT, 0 },
+	{ "created_at", "CREATED", LIST_TIME, 0 },
+};
+static const struct list_col endpoint_cols[] = {
+	{ "name", "NAME", LIST_TEXT, 0 },
+	{ "tenant", "TENANT", LIST_TEXT, 0 },
+	{ "kind", "KIND", LIST_TEXT, 0 },
+	{ "auth", "AUTH", LIST_TEXT, 0 },
+	{ "key_header", "HEADER", LIST_TEXT, 30 },
+	{ "tolerance_s", "TOLERANCE_S", LIST_NUMBER, 0 },
+	{ "secrets", "SECRETS", LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", LIST_TIME, 0 },
+};
+static const struct list_col destination_cols[] = {
+	{ "tenant", "TENANT", LIST_TEXT, 0 },
+	{ "name", "NAME", LIST_TEXT, 0 },
+	{ "url", "URL", LIST_TEXT, 60 },
+	{ "idempotent", "IDEMPOTENT", LIST_TEXT, 0 },
+	{ "signed", "SIGNED", LIST_TEXT, 0 },
+	{ "timeout_ms", "TIMEOUT_MS", LIST_NUMBER, 0 },
+	{ "max_attempts", "ATTEMPTS", LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", LIST_TIME, 0 },
+	{ "status_url", "STATUS URL", LIST_TEXT, 60 },
+};
+static const struct list_col job_cols[] = {
+	{ "tenant", "TENANT", LIST_TEXT, 0 },
+	{ "job_id", "JOB", LIST_TEXT, 40 },
+	{ "attempt", "ATTEMPT", LIST_TEXT, 0 },
+	{ "step", "STEP", LIST_TEXT, 0 },
+	{ "destination", "DESTINATION", LIST_TEXT, 0 },
+	{ "created_at", "CREATED", LIST_TIME, 0 },
+	{ "source_url", "SOURCE URL", LIST_TEXT, 40 },
+	{ "output", "OUTPUT", LIST_TEXT, 40 },
+};
+
+int
+cmd_list(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "tenant", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const struct {
+		const struct list_col	*cols;
+		size_t			 n;
+	} views[] = {
+		[CONFIG_TENANTS] = { tenant_cols, 5 },
+		[CONFIG_ENDPOINTS] = { endpoint_cols, 8 },
+		[CONFIG_DESTINATIONS] = { destination_cols, 9 },
+		[CONFIG_JOBS] = { job_cols, 8 },
+	};
+	struct config_list_filter	 f;
+	struct list_opts		 o;
+	struct config			*cfg = NULL;
+	cJSON				*arr = NULL;
+	enum config_table		 t;
+	int				 ch, rc;
+
+	memset(&o, 0, sizeof(o));
+	o.limit = LIST_LIMIT_DEFAULT;
+	memset(&f, 0, sizeof(f));
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		if (ch == 't')
+			f.tenant = optarg;
+		else if (list_opt(ch, &o) != 0)
+			return EXIT_USAGE;
+	if (argc != optind || table_of(cli_cmd->name, &t) != 0)
+		return usage();
+	f.since_ms = o.since;
+	f.limit = o.limit + 1;	/* one more says more exist */
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	if (f.tenant == NULL || (rc = known_tenant(cfg, f.tenant)) == EXIT_OK)
+		rc = config_done(config_list_where(cfg, t, &f, &arr),
+		    cli_cmd->name, NULL);
+	config_close(cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	return list_print(arr, views[t].cols, views[t].n, o.json, o.limit);
+}
