@@ -21,6 +21,7 @@
 #include "util.h"
 
 #include "cli.h"
+#include "table.h"
 
 /* ---- init --------------------------------------------------------- */
 
@@ -499,16 +500,13 @@ cmd_endpoint_set(struct settings *e, int argc, char **argv)
 
 /* ---- endpoint secret {add|list|revoke} ---------------------------- */
 
-/* An RFC 3339 UTC time, or "never" for 0. */
+/* A secret's time (unix seconds) as the tables print it; "never" for 0. */
 static const char *
-fmt_time(int64_t t, char *buf, size_t len)
+secret_time(int64_t t, char *buf, size_t len)
 {
-	struct tm	tm;
-	time_t		tt = (time_t)t;
-
-	if (t == 0 || gmtime_r(&tt, &tm) == NULL ||
-	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return t == 0 ? "never" : "?";
+	if (t == 0)
+		return "never";
+	list_time(t * 1000, buf, len);
 	return buf;
 }
 
@@ -519,8 +517,8 @@ struct secret_walk {
 	int	 found;
 	int	 active;	/* how many are active */
 	int64_t	 last;		/* the newest id */
-	cJSON	*arr;		/* --json: the rows, else NULL */
-	int	 print;		/* print the table */
+	cJSON		*arr;	/* --json: the rows, else NULL */
+	struct table	*tab;	/* the table's rows, else NULL */
 };
 
 static int
@@ -534,7 +532,8 @@ walk_secret(void *arg, const struct config_secret_info *si)
 {
 	struct secret_walk	*w = arg;
 	cJSON			*o;
-	char			 c[32], x[32];
+	char			 id[24], c[32], x[32];
+	const char		*row[4];
 	int			 act = secret_active(si, w->now);
 
 	w->active += act;
@@ -548,17 +547,22 @@ walk_secret(void *arg, const struct config_secret_info *si)
 		    !cJSON_AddItemToArray(w->arr, o) ||
 		    cJSON_AddNumberToObject(o, "id", (double)si->id) == NULL ||
 		    cJSON_AddNumberToObject(o, "created_at",
-		    (double)si->created_at) == NULL ||
+		    (double)si->created_at * 1000) == NULL ||
 		    (si->expires_at == 0 ?
 		    cJSON_AddNullToObject(o, "expires_at") :
 		    cJSON_AddNumberToObject(o, "expires_at",
-		    (double)si->expires_at)) == NULL ||
+		    (double)si->expires_at * 1000)) == NULL ||
 		    cJSON_AddBoolToObject(o, "active", act) == NULL)
 			return -1;
-	} else if (w->print)
-		printf("%-6lld %-20s  %-20s  %s\n", (long long)si->id,
-		    fmt_time(si->created_at, c, sizeof(c)),
-		    fmt_time(si->expires_at, x, sizeof(x)), act ? "yes" : "no");
+	} else if (w->tab != NULL) {
+		(void)snprintf(id, sizeof(id), "%lld", (long long)si->id);
+		row[0] = id;
+		row[1] = secret_time(si->created_at, c, sizeof(c));
+		row[2] = secret_time(si->expires_at, x, sizeof(x));
+		row[3] = act ? "yes" : "no";
+		if (table_add(w->tab, row) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -640,11 +644,11 @@ secret_add(struct settings *e, int argc, char **argv)
 	if ((rc = walk_secrets(cfg, name, &w)) != EXIT_OK)
 		goto out;
 	printf("endpoint %s: secret %lld added, expires %s\n", name,
-	    (long long)w.last, fmt_time(expires, buf, sizeof(buf)));
+	    (long long)w.last, secret_time(expires, buf, sizeof(buf)));
 	if (retire != 0)
 		printf("endpoint %s: %d other secret%s now expire%s at %s\n",
 		    name, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
-		    fmt_time(retire, when, sizeof(when)));
+		    secret_time(retire, when, sizeof(when)));
 out:
 	return finish(cfg, rc, name);
 }
@@ -655,6 +659,10 @@ secret_list(struct settings *e, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
+	};
+	static const struct table_col cols[] = {
+		{ "ID", TABLE_RIGHT, 0 }, { "CREATED", TABLE_LEFT, 0 },
+		{ "EXPIRES", TABLE_LEFT, 0 }, { "ACTIVE", TABLE_LEFT, 0 },
 	};
 	struct secret_walk	 w;
 	struct config		*cfg = NULL;
@@ -672,25 +680,23 @@ secret_list(struct settings *e, int argc, char **argv)
 		return usage();
 	memset(&w, 0, sizeof(w));
 	w.now = util_now();
-	if (json && (w.arr = cJSON_CreateArray()) == NULL) {
+	if (json ? (w.arr = cJSON_CreateArray()) == NULL :
+	    (w.tab = table_new(cols, 4)) == NULL) {
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK) {
-		cJSON_Delete(w.arr);
-		return rc;
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) == EXIT_OK) {
+		rc = walk_secrets(cfg, argv[optind], &w);
+		config_close(cfg);
 	}
-	if (!json)
-		printf("%-6s %-20s  %-20s  %s\n", "ID", "CREATED", "EXPIRES",
-		    "ACTIVE");
-	w.print = !json;
-	rc = walk_secrets(cfg, argv[optind], &w);
-	config_close(cfg);
-	if (rc != EXIT_OK) {
-		cJSON_Delete(w.arr);
-		return rc;
-	}
-	return json ? print_json(w.arr) : EXIT_OK;
+	if (rc == EXIT_OK && json) {
+		rc = print_json(w.arr);
+		w.arr = NULL;
+	} else if (rc == EXIT_OK)
+		table_print(w.tab, stdout);
+	cJSON_Delete(w.arr);
+	table_free(w.tab);
+	return rc;
 }
 
 static int
