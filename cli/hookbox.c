@@ -494,15 +494,23 @@ env_setup(struct settings *e, const char *dir)
 	return 0;
 }
 
-/* Reports a data directory c cannot use; -1 then, else 0. */
+/*
+ * Reports a data directory c cannot use; -1 then, else 0.  argv is the
+ * command's (argv[0] its last word): `endpoint secret list` only reads,
+ * where its siblings add and revoke write.
+ */
 static int
-check_dir(const struct settings *e, const struct cmd *c)
+check_dir(const struct settings *e, const struct cmd *c, int argc,
+    char **argv)
 {
 	char	why[PATH_MAX + 128];
 	int	need;
 
 	if ((need = c->need) == NONE)
 		return 0;
+	if (c->fn == cmd_endpoint_secret && argc > 1 &&
+	    strcmp(argv[1], "list") == 0)
+		need = R_CONFIG;
 	if (settings_check_dir(e, need, why, sizeof(why)) != SETTINGS_DIR_OK) {
 		cli_warn("%s", why);
 		return -1;
@@ -565,7 +573,7 @@ main(int argc, char *argv[])
 	}
 	if (env_setup(&e, dir) != 0)
 		return EXIT_USAGE;
-	if (check_dir(&e, cli_cmd) != 0)
+	if (check_dir(&e, cli_cmd, argc, argv) != 0)
 		return EXIT_FAIL;
 	optind = 0;	/* reset getopt for the subcommand */
 	return cli_cmd->fn(&e, argc, argv);

@@ -80,6 +80,19 @@ lacks "not initialised twice" "initialised" "$out"
 contains "config.db kept" "acme" "$("$build/hookbox" -d "$data" tenant list)"
 eq "state.db owner put back" "$user" "$(stat -c %U "$data/state.db")"
 
+# The service user may read its endpoints' secrets' ids, not add one.
+printf 'an-hmac-secret-0123456789' > "$tmp/secret"
+chmod 600 "$tmp/secret"
+"$build/hookbox" -d "$data" endpoint add --tenant acme \
+    --secret-file "$tmp/secret" tornado-acme >/dev/null 2>&1
+out=$(as "$build/hookbox" -d "$data" endpoint secret list tornado-acme 2>&1)
+eq "service user: secret list" 0 $?
+contains "service user: the secret's row" "never" "$out"
+out=$(as "$build/hookbox" -d "$data" endpoint secret add \
+    --secret-file - tornado-acme < "$tmp/secret" 2>&1)
+eq "service user: secret add refused" 1 $?
+contains "service user: secret add says why" "permission denied" "$out"
+
 # Refusals.
 out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w nosuchgroup-st \
     -d "$data" -b "$build" 2>&1)
