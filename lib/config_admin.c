@@ -78,21 +78,16 @@ write_done(sqlite3_stmt *st)
 	return config_status_of(sql_step_done(st));
 }
 
-#define REFUSE_IF(v) do {						\
-	if ((*why = (v)) != NULL)					\
-		return CONFIG_INVALID;					\
-} while (0)
-
-static int
-bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b, size_t len)
+int
+config_bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b, size_t len)
 {
 	if (b == NULL || len == 0)
 		return sqlite3_bind_null(st, idx);
 	return sqlite3_bind_blob(st, idx, b, (int)len, SQLITE_TRANSIENT);
 }
 
-static enum config_status
-writable(struct config *c, const char **why)
+enum config_status
+config_writable(struct config *c, const char **why)
 {
 	*why = NULL;
 	return c->writable ? CONFIG_OK : CONFIG_ERROR;
@@ -105,7 +100,7 @@ config_tenant_add(struct config *c, const struct config_tenant *t,
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_tenant_invalid(t));
 	REFUSE_IF(config_valid_api_key(api_key, keylen) ? NULL :
@@ -115,7 +110,7 @@ config_tenant_add(struct config *c, const struct config_tenant *t,
 	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
 	    sqlite3_bind_int(st, 2, t->active ? 1 : 0) != SQLITE_OK ||
 	    sql_bind_text(st, 3, t->status_base) != SQLITE_OK ||
-	    bind_blob(st, 4, api_key, keylen) != SQLITE_OK ||
+	    config_bind_blob(st, 4, api_key, keylen) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 5, util_now()) != SQLITE_OK)
 		return CONFIG_NOMEM;
 	return write_done(st);
@@ -128,7 +123,7 @@ config_endpoint_add(struct config *c, const struct config_endpoint *e,
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_endpoint_invalid(e));
 	if ((st = sql_stmt(&c->sql, CONFIG_Q_ENDPOINT_ADD)) == NULL)
@@ -157,7 +152,7 @@ config_secret_add(struct config *c, const char *endpoint,
 	const unsigned char	*v = secret;
 	size_t			 vlen = len;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	if (len == 0 || len > CONFIG_SECRET_MAX) {
 		*why = "secret (1..512 bytes)";
@@ -196,7 +191,7 @@ config_secret_add(struct config *c, const char *endpoint,
 		goto out;
 	}
 	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    bind_blob(st, 2, v, vlen) != SQLITE_OK ||
+	    config_bind_blob(st, 2, v, vlen) != SQLITE_OK ||
 	    (expires_at > 0 ? sqlite3_bind_int64(st, 3, expires_at) :
 	    sqlite3_bind_null(st, 3)) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, util_now()) != SQLITE_OK) {
@@ -219,7 +214,7 @@ config_destination_add(struct config *c, const struct config_destination *d,
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_destination_invalid(d));
 	REFUSE_IF(secretlen > CONFIG_SECRET_MAX ? "secret (too long)" : NULL);
@@ -230,7 +225,7 @@ config_destination_add(struct config *c, const struct config_destination *d,
 	    sql_bind_text(st, 3, d->url) != SQLITE_OK ||
 	    sqlite3_bind_int(st, 4, d->idempotent ? 1 : 0) != SQLITE_OK ||
 	    sql_bind_text(st, 5, d->status_url) != SQLITE_OK ||
-	    bind_blob(st, 6, secret, secretlen) != SQLITE_OK ||
+	    config_bind_blob(st, 6, secret, secretlen) != SQLITE_OK ||
 	    sqlite3_bind_int(st, 7, d->timeout_ms) != SQLITE_OK ||
 	    sqlite3_bind_int(st, 8, d->max_attempts) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 9, util_now()) != SQLITE_OK)
@@ -246,7 +241,7 @@ config_job_add(struct config *c, const struct config_job *j, const char **why)
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_job_invalid(j));
 	if ((st = sql_stmt(&c->sql, CONFIG_Q_JOB_ADD)) == NULL)

@@ -216,11 +216,6 @@ config_job_of_action(struct config *c, const char *tenant,
 
 /* ---- changes in place --------------------------------------------- */
 
-#define REFUSE_IF(v) do {						\
-	if ((*why = (v)) != NULL)					\
-		return CONFIG_INVALID;					\
-} while (0)
-
 /* Steps a bound write: CONFIG_NOTFOUND when it changed no row. */
 static enum config_status
 changed_one(struct config *c, sqlite3_stmt *st)
@@ -234,21 +229,6 @@ changed_one(struct config *c, sqlite3_stmt *st)
 	return sqlite3_changes(c->sql.db) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
 }
 
-static int
-bind_secret(sqlite3_stmt *st, int idx, const unsigned char *b, size_t len)
-{
-	if (b == NULL || len == 0)
-		return sqlite3_bind_null(st, idx);
-	return sqlite3_bind_blob(st, idx, b, (int)len, SQLITE_TRANSIENT);
-}
-
-static enum config_status
-writable(struct config *c, const char **why)
-{
-	*why = NULL;
-	return c->writable ? CONFIG_OK : CONFIG_ERROR;
-}
-
 enum config_status
 config_tenant_update(struct config *c, const struct config_tenant *t,
     const unsigned char *api_key, size_t keylen, const char **why)
@@ -256,7 +236,7 @@ config_tenant_update(struct config *c, const struct config_tenant *t,
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_tenant_invalid(t));
 	REFUSE_IF(api_key != NULL && (keylen == 0 ||
@@ -273,7 +253,7 @@ config_tenant_update(struct config *c, const struct config_tenant *t,
 	if ((st = sql_stmt(&c->sql, CONFIG_Q_TENANT_SET_KEY)) == NULL)
 		return config_status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
-	    bind_secret(st, 2, api_key, keylen) != SQLITE_OK) {
+	    config_bind_blob(st, 2, api_key, keylen) != SQLITE_OK) {
 		sqlite3_clear_bindings(st);
 		return CONFIG_NOMEM;
 	}
@@ -287,7 +267,7 @@ config_endpoint_update(struct config *c, const struct config_endpoint *e,
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_endpoint_invalid(e));
 	if ((st = sql_stmt(&c->sql, CONFIG_Q_ENDPOINT_SET)) == NULL)
@@ -308,7 +288,7 @@ config_destination_update(struct config *c,
 	sqlite3_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = writable(c, why)) != CONFIG_OK)
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_destination_invalid(d));
 	REFUSE_IF(secret != NULL && (secretlen == 0 ||
@@ -329,7 +309,7 @@ config_destination_update(struct config *c,
 		return config_status_of(sqlite3_errcode(c->sql.db));
 	if (sql_bind_text(st, 1, d->tenant) != SQLITE_OK ||
 	    sql_bind_text(st, 2, d->name) != SQLITE_OK ||
-	    bind_secret(st, 3, secret, secretlen) != SQLITE_OK) {
+	    config_bind_blob(st, 3, secret, secretlen) != SQLITE_OK) {
 		/* The statement may hold a transient copy of the secret. */
 		sqlite3_clear_bindings(st);
 		return CONFIG_NOMEM;

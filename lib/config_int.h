@@ -91,4 +91,20 @@ const char *config_job_invalid(const struct config_job *);
    no spaces, at most CONFIG_SECRET_MAX bytes. */
 int config_valid_api_key(const unsigned char *, size_t);
 
+/* The tool's writes (config_admin.c, config_edit.c, config_bulk.c). */
+
+/* Returns CONFIG_INVALID from the calling write, with *why, when v is not
+ * NULL: v names what is wrong. */
+#define REFUSE_IF(v) do {						\
+	if ((*why = (v)) != NULL)					\
+		return CONFIG_INVALID;					\
+} while (0)
+
+/* CONFIG_OK when c was opened for writing (*why cleared), else CONFIG_ERROR. */
+enum config_status config_writable(struct config *c, const char **why);
+
+/* Binds len bytes at b as a blob, or NULL when there are none. */
+int config_bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b,
+    size_t len);
+
 #endif
