@@ -21,6 +21,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,7 +288,9 @@ struct answer {
 	char	 type[128];
 	char	 retry_after[32];	/* "" when absent */
 	char	 allow[64];		/* "" when absent */
+	char	 rid[80];		/* X-Request-Id */
 	char	 raw[FK_OUT];		/* everything written */
+	char	 bare[FK_OUT];		/* raw without its X-Request-Id */
 	const char *body;		/* into raw */
 	size_t	 bodylen;
 	char	 result[64];		/* the body's "result", or "" */
@@ -373,7 +376,7 @@ parse(const struct fake *f, struct answer *a)
 	char		 code[4];
 	long long	 v;
 	size_t		 n, nlen;
-	int		 nstatus = 0, ntype = 0, ncache = 0, nretry = 0;
+	int		 nstatus = 0, ntype = 0, ncache = 0, nretry = 0, nrid = 0;
 	int		 nallow = 0;
 
 	ck_assert_msg(f->outlen > 0, "no answer at all");
@@ -423,6 +426,10 @@ parse(const struct fake *f, struct answer *a)
 			copy_field(a->retry_after, sizeof(a->retry_after), p,
 			    n);
 			nretry++;
+		} else if (nlen == 12 && memcmp(line, "X-Request-Id", 12) ==
+		    0) {
+			copy_field(a->rid, sizeof(a->rid), p, n);
+			nrid++;
 		} else if (nlen == 5 && memcmp(line, "Allow", 5) == 0) {
 			copy_field(a->allow, sizeof(a->allow), p, n);
 			nallow++;
@@ -432,6 +439,7 @@ parse(const struct fake *f, struct answer *a)
 	}
 	ck_assert_int_eq(ntype, 1);
 	ck_assert_int_eq(ncache, 1);
+	ck_assert_int_eq(nrid, 1);
 	ck_assert_int_le(nretry, 1);
 	ck_assert_int_le(nallow, 1);
 	ck_assert_msg(want_reason(a->status) != NULL, "status %d", a->status);
@@ -448,6 +456,12 @@ parse(const struct fake *f, struct answer *a)
 	a->body = end + 4;
 	a->bodylen = f->outlen - (size_t)(a->body - a->raw);
 	no_secrets(f, a->raw);
+	/* The answer without its one line that changes from run to run. */
+	if ((p = strstr(a->raw, "\r\nX-Request-Id: ")) != NULL &&
+	    (eol = strstr(p + 2, "\r\n")) != NULL) {
+		memcpy(a->bare, a->raw, (size_t)(p - a->raw));
+		memcpy(a->bare + (p - a->raw), eol, strlen(eol) + 1);
+	}
 
 	if (strcmp(a->type, "application/json") != 0)
 		return;
@@ -465,6 +479,37 @@ parse(const struct fake *f, struct answer *a)
 	json_str(doc, "action", a->action, sizeof(a->action));
 	a->has_detail = json_str(doc, "detail", a->detail, sizeof(a->detail));
 	cJSON_Delete(doc);
+}
+
+/* The log line holds " key" (a key=value, preceded by a space). */
+static void
+log_has(const struct answer *a, const char *kv)
+{
+	const char	*p = a->log;
+	size_t		 n = strlen(kv);
+
+	while ((p = strstr(p, kv)) != NULL) {
+		if (p > a->log && p[-1] == ' ' && (p[n] == ' ' ||
+		    p[n] == '\n' || p[n] == '\0'))
+			return;
+		p++;
+	}
+	ck_abort_msg("log lacks %s: %s", kv, a->log);
+}
+
+static void log_keyf(const struct answer *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+log_keyf(const struct answer *a, const char *fmt, ...)
+{
+	char	kv[512];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	ck_assert_int_lt(vsnprintf(kv, sizeof(kv), fmt, ap), (int)sizeof(kv));
+	va_end(ap);
+	log_has(a, kv);
 }
 
 /* Runs one request through s; parses and checks the answer. */
@@ -488,11 +533,24 @@ run_on(struct resp_server *s, struct fake *f, struct answer *a)
 	a->reads = f->reads;
 	a->writes = f->writes;
 	parse(f, a);
-	/* At most one log line, only for what was not a 200; no secret. */
-	ck_assert_int_le(a->loglines, 1);
-	if (a->status == 200)
-		ck_assert_int_eq(a->loglines, 0);
+	/*
+	 * Exactly one log line, whatever the outcome, with the request's
+	 * keys; no secret, no body.
+	 */
+	ck_assert_int_eq(a->loglines, 1);
+	log_has(a, "event=request");
+	log_keyf(a, "status=%d", a->status);
+	log_keyf(a, "request_id=%s", a->rid);
+	if (a->result[0] != '\0')
+		log_keyf(a, "result=%s", a->result);
+	if (a->action[0] != '\0')
+		log_keyf(a, "action=%s", a->action);
+	ck_assert_msg(strncmp(a->log, "ts=", 3) == 0, "%s", a->log);
+	ck_assert_ptr_nonnull(strstr(a->log, " duration_ms="));
 	no_secrets(f, a->log);
+	if (f->bodylen > 8)
+		ck_assert_msg(memmem(a->log, strlen(a->log), f->body,
+		    f->bodylen) == NULL, "body in the log: %s", a->log);
 	return a->status;
 }
 
@@ -1572,30 +1630,41 @@ START_TEST(answer_bytes)
 	struct fake	f;
 	struct answer	a;
 
-	ck_assert_int_eq(tornado(COMPLETED("job-1"), &a), 200);
+	/* nginx's $request_id, passed as REQUEST_ID, is echoed and logged. */
+	tornado_req(&f, COMPLETED("job-1"));
+	fk_set(&f, "REQUEST_ID", "0123456789abcdef0123456789abcdef");
+	ck_assert_int_eq(run(&f, &a), 200);
 	ck_assert_str_eq(a.raw, "Status: 200 OK\r\n"
 	    "Content-Type: application/json\r\n"
-	    "Cache-Control: no-store\r\n\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "X-Request-Id: 0123456789abcdef0123456789abcdef\r\n\r\n"
 	    "{\"result\":\"accepted\",\"action\":\"" ACTION1 "\"}\n");
+	log_has(&a, "request_id=0123456789abcdef0123456789abcdef");
+	/* One that is not an id of that shape is replaced by our own. */
+	tornado_req(&f, COMPLETED("job-1"));
+	fk_set(&f, "REQUEST_ID", "a b\"c");
+	ck_assert_int_eq(run(&f, &a), 200);
+	ck_assert_int_eq((int)strlen(a.rid), 16);
+	ck_assert_int_eq((int)strspn(a.rid, "0123456789abcdef"), 16);
 	ck_assert_int_eq(get("GET", "tornado", &a), 405);
-	ck_assert_str_eq(a.raw, "Status: 405 Method Not Allowed\r\n"
+	ck_assert_str_eq(a.bare, "Status: 405 Method Not Allowed\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\nAllow: POST\r\n\r\n"
 	    "{\"result\":\"method_not_allowed\"}\n");
 	tornado_req(&f, COMPLETED("job-3"));
 	fk_set(&f, "CONTENT_LENGTH", "1000");
 	ck_assert_int_eq(run(&f, &a), 503);
-	ck_assert_str_eq(a.raw, "Status: 503 Service Unavailable\r\n"
+	ck_assert_str_eq(a.bare, "Status: 503 Service Unavailable\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\nRetry-After: 7\r\n\r\n"
 	    "{\"result\":\"unavailable\","
 	    "\"detail\":\"body shorter than Content-Length\"}\n");
 	ck_assert_int_eq(get("GET", "_health", &a), 200);
-	ck_assert_str_eq(a.raw, "Status: 200 OK\r\n"
+	ck_assert_str_eq(a.bare, "Status: 200 OK\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\n\r\n{\"status\":\"ok\"}\n");
 	ck_assert_int_eq(get("POST", "_health", &a), 405);
-	ck_assert_str_eq(a.raw, "Status: 405 Method Not Allowed\r\n"
+	ck_assert_str_eq(a.bare, "Status: 405 Method Not Allowed\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\nAllow: GET\r\n\r\n"
 	    "{\"result\":\"method_not_allowed\"}\n");

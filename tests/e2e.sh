@@ -265,7 +265,9 @@ eq "poll: completed job accepted" accepted \
 eq "poll: running job recorded" recorded \
     "$(jget result "$(echo "$out" | grep '	job-p2	' | cut -f3)")"
 contains "poll: missing job reported" "job-p3" "$out"
-contains "poll summary" "polled 3: 2 answered, 1 failed" "$(cat "$tmp/poll.err")"
+contains "poll summary" \
+    " event=poll_summary asked=3 answered=2 failed=1 unavailable=0" \
+    "$(cat "$tmp/poll.err")"
 signed poller-hook "$(completed job-p1)"
 eq "webhook after poll: duplicate" "200 duplicate" "$code $result"
 out=$("$HB" poll 2>/dev/null)
@@ -275,6 +277,72 @@ o1=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
 o2=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
 o3=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
 eq "poll --limit 1 takes turns" "job-p2 job-p3 job-p2" "$o1 $o2 $o3"
+
+# ---- the log: one line per request, with its keys; never a secret or a body ----
+# rid: the X-Request-Id of the last answer; logline RID: the responder's
+# lines for it.
+rid() { tr -d '\r' < "$scratch/hdr" | sed -n 's/^[Xx]-[Rr]equest-[Ii]d: //p'; }
+logline() { grep " request_id=$1\( \|\$\)" "$tmp/fcgi.log"; }
+# key_in WHAT KEY=VALUE LINE: the pair is in the line, as a whole key.
+key_in() {
+	case " $3 " in
+	*" $2 "*) pass ;;
+	*) fail "$1: '$2' not in '$3'" ;;
+	esac
+}
+"$HB" job add job-log --tenant acme --attempt att-log --step analyze-v1 \
+    --destination sink
+marker="marker-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+signed tornado "{\"type\":\"job_completed\",\"job_id\":\"job-log\",\"status\":\"completed\",\"key\":\"$marker\"}"
+eq "log: accepted" "200 accepted" "$code $result"
+sig_ok=$(sed -n 's/.*v1=//p' "$scratch/sh")
+r=$(rid)
+eq "log: nginx's \$request_id answered" 32 "${#r}"
+l=$(logline "$r")
+eq "log: accepted: one line" 1 "$(printf '%s\n' "$l" | grep -c .)"
+for kv in level=info event=request method=POST endpoint=tornado tenant=acme \
+    result=accepted status=200 action=acme:att-log:analyze-v1 \
+    request_id="$r"; do
+	key_in "log: accepted: $kv" "$kv" "$l"
+done
+contains "log: accepted: a time first" "ts=20" "$(printf '%s' "$l" | cut -c1-5)"
+contains "log: accepted: duration" " duration_ms=" "$l"
+badsig=$(printf '%s' "$marker" | sha256sum | cut -c1-64)
+req POST tornado "{\"job_id\":\"$marker\"}" -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body" \
+    -H "X-Tornado-Signature: t=$(date +%s),v1=$badsig"
+eq "log: 401" "401 unauthorized" "$code $result"
+l=$(logline "$(rid)")
+eq "log: 401: one line" 1 "$(printf '%s\n' "$l" | grep -c .)"
+for kv in level=warn event=request method=POST endpoint=tornado tenant=acme \
+    result=unauthorized status=401; do
+	key_in "log: 401: $kv" "$kv" "$l"
+done
+req PUT tornado "{}" -H 'Content-Type: application/json' --data-binary "{}"
+eq "log: 405" 405 "$code"
+l=$(logline "$(rid)")
+eq "log: 405: one line" 1 "$(printf '%s\n' "$l" | grep -c .)"
+for kv in event=request method=PUT endpoint=tornado result=method_not_allowed \
+    status=405; do
+	key_in "log: 405: $kv" "$kv" "$l"
+done
+req GET _health ""
+l=$(logline "$(rid)")
+key_in "log: health logged" "endpoint=_health" "$l"
+# A hostile name: quoted and escaped, on one line.
+req POST 'no%20such%22one' "{}" -H 'Content-Type: application/json' \
+    --data-binary "{}"
+l=$(logline "$(rid)")
+key_in "log: a name with a space and a quote, escaped" \
+    'endpoint="no such\"one"' "$l"
+log=$(cat "$tmp/fcgi.log")
+lacks "log: no body" "$marker" "$log"
+lacks "log: no signature (accepted)" "$sig_ok" "$log"
+lacks "log: no signature (refused)" "$badsig" "$log"
+lacks "log: no secret" "hmac-secret-for-tests" "$log"
+lacks "log: no key" "a-long-shared-key" "$log"
+eq "log: every line structured" 0 \
+    "$(grep -vc '^ts=[0-9T:.-]*Z level=[a-z]* event=[a-z_]*' "$tmp/fcgi.log")"
 
 eq "no worker died" "$workers_before" "$(workers)"
 
