@@ -17,6 +17,7 @@
 #include "group.h"
 #include "hook.h"
 #include "log.h"
+#include "store_metrics.h"
 #include "respond.h"
 #include "util.h"
 
@@ -215,6 +216,7 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
  * fills a connection's cache, and one such cache per thread would add up.
  */
 struct resp_shared {
+	struct metrics		*metrics;	/* this process's counts */
 	struct group		*group;
 	struct config_pool	*configs;
 	pthread_mutex_t		 lock;	/* st */
@@ -237,6 +239,11 @@ respond_shared_new(const struct settings *set, int threads,
 	go.busy_ms = set->busy_ms;
 	go.sync_normal = set->sync_normal;
 	go.threaded = threads > 1;
+	if ((sh->metrics = metrics_new()) == NULL) {
+		respond_shared_free(sh);
+		return -1;
+	}
+	go.metrics = sh->metrics;
 	if (config_pool_new(set->config_path, set->busy_ms,
 	    threads < RESP_CONFIGS ? threads : RESP_CONFIGS,
 	    &sh->configs) != 0 || group_new(&go, &sh->group) != 0) {
@@ -255,6 +262,7 @@ respond_shared_free(struct resp_shared *sh)
 	group_free(sh->group);
 	config_pool_free(sh->configs);
 	store_close(sh->st);
+	metrics_free(sh->metrics);
 	pthread_mutex_destroy(&sh->lock);
 	free(sh);
 }
@@ -409,6 +417,94 @@ unavailable(const struct resp_server *srv, struct rq *rq, const char *detail)
 	rq->action = NULL;
 }
 
+/* metrics_render()'s writer: arg is a struct text. */
+struct text {
+	const struct resp_io	*io;
+};
+
+static void
+put_text(void *arg, const char *s, size_t len)
+{
+	out(((struct text *)arg)->io, s, len);
+}
+
+/*
+ * The counters: state.db's table plus what this process counted and has
+ * not committed yet, read while no COMMIT of ours is under way (so that
+ * none is counted twice or missed).  Other processes' uncommitted counts
+ * show once committed.
+ */
+static void
+counters(struct resp_server *srv, struct store *st, const struct resp_io *io)
+{
+	struct metrics_set	s;
+	struct metrics		*m = srv->shared->metrics;
+	struct text		t = { io };
+
+	memset(&s, 0, sizeof(s));
+	metrics_lock_commit(m);
+	if (store_metrics_read(st, &s) != STORE_OK) {
+		metrics_unlock_commit(m);
+		outf(io, "# counters unavailable: state database busy\n");
+		metrics_set_free(&s);
+		return;
+	}
+	(void)metrics_unflushed(m, &s);
+	metrics_unlock_commit(m);
+	metrics_render(&s, put_text, &t);
+	metrics_set_free(&s);
+}
+
+/* What to alert on per destination: backlog, its age, dead and unknown. */
+#define RESP_DESTS_MAX	1000
+static void
+destinations(struct store *st, const struct resp_io *io)
+{
+	static const enum store_state	 states[] = { STORE_PENDING,
+	    STORE_LEASED, STORE_DEAD, STORE_UNKNOWN };
+	struct store_dest_gauge		*g;
+	int				 n, i;
+	size_t				 k;
+	int64_t				 now = util_now_ms();
+
+	if ((g = calloc(RESP_DESTS_MAX, sizeof(*g))) == NULL)
+		return;
+	if (store_dest_gauges(st, g, RESP_DESTS_MAX, &n) != STORE_OK) {
+		outf(io, "# destinations unavailable: state database busy\n");
+		free(g);
+		return;
+	}
+	outf(io, "# HELP hookbox_destination_actions Undelivered outbox rows"
+	    " by destination and state.\n"
+	    "# TYPE hookbox_destination_actions gauge\n");
+	for (i = 0; i < n; i++)
+		for (k = 0; k < sizeof(states) / sizeof(states[0]); k++)
+			outf(io, "hookbox_destination_actions{destination="
+			    "\"%s\",state=\"%s\"} %lld\n",
+			    util_valid_name(g[i].destination) ?
+			    g[i].destination : "invalid",
+			    store_state_name(states[k]),
+			    (long long)g[i].n[states[k]]);
+	outf(io, "# HELP hookbox_destination_backlog Pending and leased rows"
+	    " by destination.\n# TYPE hookbox_destination_backlog gauge\n");
+	for (i = 0; i < n; i++)
+		outf(io, "hookbox_destination_backlog{destination=\"%s\"}"
+		    " %lld\n", util_valid_name(g[i].destination) ?
+		    g[i].destination : "invalid",
+		    (long long)(g[i].n[STORE_PENDING] + g[i].n[STORE_LEASED]));
+	outf(io, "# HELP hookbox_destination_oldest_pending_age_seconds Age"
+	    " of the destination's oldest undelivered pending or leased"
+	    " action.\n"
+	    "# TYPE hookbox_destination_oldest_pending_age_seconds gauge\n");
+	for (i = 0; i < n; i++)
+		outf(io, "hookbox_destination_oldest_pending_age_seconds"
+		    "{destination=\"%s\"} %lld\n",
+		    util_valid_name(g[i].destination) ? g[i].destination :
+		    "invalid", (long long)(g[i].oldest_ms > 0 &&
+		    now > g[i].oldest_ms ? (now - g[i].oldest_ms) / 1000 : 0));
+	free(g);
+}
+
 /* Prometheus text exposition of what to watch: pending work, not traffic. */
 static void
 metrics(struct resp_server *srv, struct store *st, struct rq *rq)
@@ -458,6 +554,8 @@ metrics(struct resp_server *srv, struct store *st, struct rq *rq)
 	    "# TYPE hookbox_committed_observations_total counter\n"
 	    "hookbox_committed_observations_total %lld\n",
 	    (long long)gs.observations);
+	counters(srv, st, io);
+	destinations(st, io);
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
 	if (store_receipt_counts(st, &rc) != STORE_OK) {
@@ -730,6 +828,14 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	}
 	hook(srv, &rq, &h, &res);
 done:
-	if (rq.status != 0)
-		log_request(&rq);
+	if (rq.status == 0)
+		return;
+	log_request(&rq);
+	/*
+	 * Counted in memory; state.db has it with the writer's next COMMIT
+	 * (an unauthenticated request writes nothing by itself).
+	 */
+	if (!rq.counted && open_shared(srv) == 0)
+		metrics_add(srv->shared->metrics, "requests", rq.endpoint,
+		    rq.result != NULL ? rq.result : "none", 1);
 }

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <cJSON.h>
+#include <sodium.h>
 #include <sqlite3.h>
 
 #include "auth.h"
@@ -1860,6 +1861,7 @@ exposition_ok(const char *text)
 			ck_assert_ptr_nonnull(sp);
 			/* A counter's name ends in _total (Prometheus). */
 			ck_assert_msg(strncmp(sp, " gauge\n", 7) == 0 ||
+			    strncmp(sp, " histogram\n", 11) == 0 ||
 			    (strncmp(sp, " counter\n", 9) == 0 &&
 			    strncmp(sp - 6, "_total", 6) == 0),
 			    "%.*s", (int)(eol - p), p);
@@ -1871,9 +1873,15 @@ exposition_ok(const char *text)
 		if (*p == '#')
 			continue;
 		n = strcspn(p, "{ ");
+		/* A histogram's samples: its name and a suffix. */
 		for (i = 0, found = 0; i < ntype; i++)
-			found |= strlen(type[i]) == n &&
-			    strncmp(type[i], p, n) == 0;
+			found |= strncmp(type[i], p, strlen(type[i])) == 0 &&
+			    (strlen(type[i]) == n || (strlen(type[i]) + 7 == n &&
+			    strncmp(p + n - 7, "_bucket", 7) == 0) ||
+			    (strlen(type[i]) + 4 == n && (strncmp(p + n - 4,
+			    "_sum", 4) == 0 || strncmp(p + n - 4, "_count", 4) ==
+			    0)) || (strlen(type[i]) + 6 == n && strncmp(p + n - 6,
+			    "_count", 6) == 0));
 		ck_assert_msg(found, "no TYPE before: %.*s", (int)(eol - p), p);
 	}
 }
@@ -1941,7 +1949,17 @@ START_TEST(metrics)
 	    "hookbox_receipts{result=\"recorded\"}"), 1);
 	ck_assert_int_eq(sample(a.body,
 	    "hookbox_receipts{result=\"duplicate\"}"), 1);
-	ck_assert_ptr_null(strstr(a.body, "unknown_job"));
+	ck_assert_ptr_null(strstr(a.body,
+	    "hookbox_receipts{result=\"unknown_job\"}"));
+	/* Every request counted, by endpoint and result. */
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"accepted\"}"), 2);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"duplicate\"}"), 1);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"action_conflict\"}"), 1);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"unknown_job\"}"), 1);
 	ck_assert_int_eq(get("HEAD", "_metrics", &a), 200);
 }
 END_TEST
@@ -2018,6 +2036,112 @@ static void (*const kinds[])(struct fake *) = { k_accept, k_unauthorized,
     k_method, k_too_large, k_short, k_health, k_metrics, k_health_post,
     k_misdirected, k_not_found };
 
+/* PRAGMA data_version as another connection sees it: moves on a commit. */
+static long long
+data_version(sqlite3 *db)
+{
+	sqlite3_stmt	*st;
+	long long	 v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA data_version", -1,
+	    &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static long long
+series_count(const char *text, const char *prefix)
+{
+	const char	*p;
+	long long	 n = 0;
+
+	for (p = text; (p = strstr(p, prefix)) != NULL; p++)
+		n += p == text || p[-1] == '\n';
+	return n;
+}
+
+#define REQ(ep, res)	"hookbox_requests_total{endpoint=\"" ep "\",result=\"" \
+			res "\"}"
+
+/*
+ * Counters: every request, by endpoint and result; the unauthenticated
+ * ones held in memory (no write of their own) and persisted with the
+ * next commit; kept across a restart; the endpoint label bounded.
+ */
+START_TEST(counters)
+{
+	struct answer	 a;
+	struct fake	 f;
+	sqlite3		*db;
+	long long	 v0;
+	char		 path[64];
+	int		 i;
+
+	ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
+	ck_assert_int_eq(tornado(COMPLETED("job-1"), &a), 200);
+	v0 = data_version(db);
+	for (i = 0; i < 20; i++) {
+		k_unauthorized(&f);
+		ck_assert_int_eq(run(&f, &a), 401);
+	}
+	k_method(&f);
+	ck_assert_int_eq(run(&f, &a), 405);
+	/* 100 names no one configured: one series. */
+	for (i = 0; i < 100; i++) {
+		ck_assert_int_lt(snprintf(path, sizeof(path),
+		    "/hooks/nosuch-%u", (unsigned)randombytes_random()),
+		    (int)sizeof(path));
+		fk_init(&f, "POST", path);
+		fk_set(&f, "CONTENT_TYPE", "application/json");
+		fk_body(&f, "{}", 2);
+		ck_assert_int_eq(run(&f, &a), 404);
+	}
+	ck_assert_int_eq(data_version(db), v0);
+	/* Shown from memory meanwhile. */
+	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	exposition_ok(a.body);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "unauthorized")), 20);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "accepted")), 1);
+	ck_assert_int_eq(sample(a.body, REQ("unknown",
+	    "method_not_allowed")), 1);
+	ck_assert_int_eq(sample(a.body, REQ("unknown", "unknown_endpoint")),
+	    100);
+	ck_assert_int_eq(series_count(a.body,
+	    "hookbox_requests_total{endpoint=\"unknown\",result=\"unknown_"
+	    "endpoint\"}"), 1);
+	ck_assert_ptr_null(strstr(a.body, "nosuch"));
+	/* Still nothing written by the refused ones, nor by metrics. */
+	ck_assert_int_eq(data_version(db), v0);
+	ck_assert_int_eq(q("SELECT count(*) FROM metrics WHERE l2 ="
+	    " 'unauthorized'"), 0);
+	/* The next commit takes them along. */
+	ck_assert_int_eq(tornado(COMPLETED("job-3"), &a), 200);
+	ck_assert_int_eq(q("SELECT value FROM metrics WHERE name = 'requests'"
+	    " AND l1 = 'tornado' AND l2 = 'unauthorized'"), 20);
+	ck_assert_int_eq(q("SELECT value FROM metrics WHERE name = 'requests'"
+	    " AND l1 = 'unknown' AND l2 = 'unknown_endpoint'"), 100);
+	ck_assert_int_eq(q("SELECT value FROM metrics WHERE name = 'requests'"
+	    " AND l1 = 'tornado' AND l2 = 'accepted'"), 2);
+	/* A restart: the same counts, from state.db alone. */
+	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	respond_close(&srv);
+	server_init(&srv, 1000);
+	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "unauthorized")), 20);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "accepted")), 2);
+	ck_assert_int_eq(sample(a.body, REQ("unknown", "unknown_endpoint")),
+	    100);
+	/*
+	 * The first metrics request went with the commit after it; the
+	 * second, after the last commit, was lost with the process.
+	 */
+	ck_assert_int_eq(sample(a.body, REQ("_metrics", "ok")), 1);
+	sqlite3_close(db);
+}
+END_TEST
+
 /*
  * Each request kind with its nth write failing, alone or with every one
  * after it: one answer, the same status, and a commit made before the
@@ -2031,6 +2155,14 @@ START_TEST(write_fails)
 	int		at, sticky;
 
 	for (k = 0; k < NELEM(kinds); k++) {
+		/*
+		 * Metrics shows its own count once it was counted: the
+		 * second answer is as long as every later one.
+		 */
+		if (kinds[k] == k_metrics) {
+			kinds[k](&f);
+			run(&f, &base);
+		}
 		kinds[k](&f);
 		run(&f, &base);
 		ck_assert_int_ge(base.writes, 2);
@@ -2163,6 +2295,7 @@ respond_suite(void)
 	tcase_add_test(tc, health);
 	tcase_add_loop_test(tc, read_only_state, 0, 2);
 	tcase_add_test(tc, metrics);
+	tcase_add_test(tc, counters);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("transport");
