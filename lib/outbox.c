@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "http.h"
 #include "log.h"
+#include "store_metrics.h"
 #include "outbox.h"
 #include "util.h"
 
@@ -72,6 +73,9 @@ struct outbox {
 	struct store_finish	 fin[OUTBOX_BATCH];
 	int			 fin_item[OUTBOX_BATCH];
 	struct outbox_stats	 stats;
+	/* Counts not yet in state.db: written with the next outcomes. */
+	struct metrics_set	 counts;
+	int64_t			 beat;		/* last heartbeat written */
 };
 
 struct outbox *
@@ -112,6 +116,7 @@ outbox_free(struct outbox *ob)
 		return;
 	http_batch_free(ob->batch);
 	http_free(ob->http);
+	metrics_set_free(&ob->counts);
 	free(ob);
 }
 
@@ -729,7 +734,8 @@ record(struct outbox *ob, int n)
 	struct store_finish	*f;
 	struct item		*it;
 	enum store_status	 rc;
-	int64_t			 last = 0;
+	const char		*dest;
+	int64_t			 last = 0, now;
 	int			 i, m = 0;
 
 	for (i = 0; i < n; i++) {
@@ -751,9 +757,32 @@ record(struct outbox *ob, int n)
 	}
 	if (m == 0)
 		return STORE_OK;
+	/*
+	 * Counted with the outcomes, in their transaction: attempts by
+	 * outcome, the time each took, and that this dispatcher is alive.
+	 * Counts that could not be written go with the next outcomes.
+	 */
+	for (i = 0; i < m; i++) {
+		f = &ob->fin[i];
+		it = &ob->items[ob->fin_item[i]];
+		dest = util_valid_name(f->lease->destination) ?
+		    f->lease->destination : "invalid";
+		(void)metrics_set_add(&ob->counts, "deliveries", dest,
+		    outbox_outcome_name(f->out), 1);
+		if (it->started > 0)
+			(void)metrics_set_observe_delivery(&ob->counts, dest,
+			    f->ended - it->started);
+	}
+	now = util_now_ms();
+	(void)metrics_set_max(&ob->counts, "heartbeat_ms", "", "", now);
 	do {
-		rc = store_outbox_finish(ob->st, ob->fin, m, ob->owner);
+		rc = store_outbox_finish_counted(ob->st, ob->fin, m, ob->owner,
+		    &ob->counts);
 	} while (rc == STORE_BUSY && util_now_ms() < last);
+	if (rc == STORE_OK) {
+		metrics_set_clear(&ob->counts);
+		ob->beat = now;
+	}
 	for (i = 0; i < m; i++)
 		log_attempt(ob, &ob->fin[i], &ob->items[ob->fin_item[i]], rc);
 	return rc;
@@ -847,11 +876,24 @@ enum outbox_status
 outbox_step(struct outbox *ob)
 {
 	enum store_status	rc;
+	enum outbox_status	os;
+	int64_t			now;
 
 	if ((rc = expire_due(ob)) != STORE_OK ||
 	    (rc = reconcile_due(ob)) != STORE_OK)
 		return status_of(rc);
-	return deliver(ob);
+	os = deliver(ob);
+	/*
+	 * Idle, the heartbeat is a write of its own, at most every
+	 * OUTBOX_HEARTBEAT_MS; working, it goes with the outcomes.
+	 */
+	now = util_now_ms();
+	if (os == OUTBOX_IDLE && now - ob->beat >= OUTBOX_HEARTBEAT_MS) {
+		ob->beat = now;
+		if (store_metrics_beat(ob->st, now) != STORE_OK)
+			ob->beat = now - OUTBOX_HEARTBEAT_MS + 1000;
+	}
+	return os;
 }
 
 int64_t

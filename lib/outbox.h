@@ -64,6 +64,11 @@ struct outbox_opts {
 #define OUTBOX_RECHECK_MS	60000
 /* Unknown rows without a status URL wait for an operator; looked at hourly. */
 #define OUTBOX_OPERATOR_RECHECK_MS	(3600 * 1000)
+/*
+ * The dispatcher's heartbeat (metrics.h) while idle: one small write at
+ * most this often.  While working it rides on the outcomes' transaction.
+ */
+#define OUTBOX_HEARTBEAT_MS		10000
 /* An expired lease or a check put off because config.db could not be read. */
 #define OUTBOX_TRANSIENT_MS		1000
 

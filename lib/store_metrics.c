@@ -17,9 +17,10 @@ put(struct store *s, const struct metrics_row *r)
 	if ((st = sql_stmt(&s->sql, strcmp(r->name, "heartbeat_ms") == 0 ?
 	    STORE_Q_METRIC_MAX : STORE_Q_METRIC_ADD)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, r->name) != SQLITE_OK ||
-	    sql_bind_text(st, 2, r->l1) != SQLITE_OK ||
-	    sql_bind_text(st, 3, r->l2) != SQLITE_OK ||
+	/* "" is a label value here, not NULL (as sql_bind_text() has it). */
+	if (sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, r->l1, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, r->l2, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, r->value) != SQLITE_OK) {
 		sqlite3_reset(st);
 		return store_last(s);

@@ -231,6 +231,34 @@ contains "log: --once summary" " event=dispatch_summary delivered=0 retried=2 de
 contains "log: stop line" " event=stop program=\"hookbox dispatch\"" "$log"
 eq "log: every line structured" 0 \
     "$(grep -vc '^ts=[0-9T:.-]*Z level=[a-z]* event=[a-z_]*' "$tmp/down.err")"
+# The metrics, as the responder shows them (plain CGI, one request):
+# attempts by outcome, and the latency histogram counting each.
+metrics() { env -i HOOKBOX_DIR="$HOOKBOX_DIR" GATEWAY_INTERFACE=CGI/1.1 \
+    REQUEST_METHOD=GET PATH_INFO=/hooks/_metrics "$build/hookbox-fcgi" \
+    2>/dev/null; }
+# msample SERIES: its value in the metrics, or "none".
+msample() { metrics | awk -v s="$1" '$1 == s { print $2; f = 1 } END { if (!f) print "none" }'; }
+m=$(metrics)
+contains "metrics: answered" "Status: 200" "$m"
+eq "metrics: retries to down" 2 \
+    "$(msample 'hookbox_deliveries_total{destination="down",outcome="retry"}')"
+eq "metrics: dead at down" 1 \
+    "$(msample 'hookbox_deliveries_total{destination="down",outcome="dead"}')"
+eq "metrics: delivered to ok" 1 \
+    "$(msample 'hookbox_deliveries_total{destination="ok",outcome="delivered"}')"
+eq "metrics: histogram count = attempts" \
+    "$(sq "SELECT count(*) FROM attempts a JOIN outbox o USING (action_id)
+    WHERE o.destination = 'down'")" \
+    "$(msample 'hookbox_delivery_duration_seconds_count{destination="down"}')"
+eq "metrics: +Inf bucket = count" 3 \
+    "$(msample 'hookbox_delivery_duration_seconds_bucket{destination="down",le="+Inf"}')"
+beat=$(msample 'hookbox_dispatcher_heartbeat_timestamp_seconds')
+eq "metrics: heartbeat within the last minute" 1 \
+    "$(awk -v b="$beat" -v n="$(date +%s)" 'BEGIN { print (b != "none" && n - b < 60 && b - n < 5) ? 1 : 0 }')"
+eq "metrics: backlog gauge" 0 \
+    "$(msample 'hookbox_destination_backlog{destination="down"}')"
+eq "metrics: dead gauge" 1 \
+    "$(msample 'hookbox_destination_actions{destination="down",state="dead"}')"
 eq "three attempts" 3 "$(sq "SELECT count(*) FROM attempts WHERE action_id = '$a'")"
 out=$("$HB" list --state dead)
 contains "list --state dead shows it" "$a" "$out"
