@@ -268,6 +268,9 @@ contains "poll: missing job reported" "job-p3" "$out"
 contains "poll summary" \
     " event=poll_summary asked=3 answered=2 failed=1 unavailable=0" \
     "$(cat "$tmp/poll.err")"
+m=$(curl -s "$base/hooks/_metrics")
+contains "metrics: polls answered" 'hookbox_polls_total{outcome="answered"} 2' "$m"
+contains "metrics: polls failed" 'hookbox_polls_total{outcome="failed"} 1' "$m"
 signed poller-hook "$(completed job-p1)"
 eq "webhook after poll: duplicate" "200 duplicate" "$code $result"
 out=$("$HB" poll 2>/dev/null)
@@ -375,5 +378,44 @@ kill "$fcgi_pid"
 wait "$fcgi_pid"
 eq "responder exits cleanly" 0 $?
 [ -e "$sock" ] && fail "socket left behind" || pass
+
+# ---- counters: persisted with commits that happen anyway; kept across a restart ----
+# One worker, so that one process holds every count not yet committed.
+start_one() {
+	"$FCGI" -s "$sock" -w 1 2>> "$tmp/fcgi2.log" &
+	fcgi_pid=$!
+	pids="$pids $fcgi_pid"
+	i=0
+	while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+# counts: every request counter but metrics' own, sorted.
+counts() { curl -s "$base/hooks/_metrics" | grep '^hookbox_requests_total{' |
+    grep -v 'endpoint="_metrics"' | sort; }
+msample() { curl -s "$base/hooks/_metrics" | awk -v s="$1" '$1 == s { print $2; f = 1 } END { if (!f) print 0 }'; }
+files() { cat "$HOOKBOX_DIR/state.db" "$HOOKBOX_DIR/state.db-wal" 2>/dev/null | cksum; }
+start_one
+u0=$(msample 'hookbox_requests_total{endpoint="tornado",result="unauthorized"}')
+before=$(files)
+for i in $(seq 1 30); do
+	req POST tornado "$(completed job-3)" -H 'Content-Type: application/json' \
+	    --data-binary "@$scratch/body" -H "X-Tornado-Signature: t=1,v1=00"
+done
+eq "30 refused requests: 401" "401 unauthorized" "$code $result"
+eq "30 refused requests wrote nothing (state.db and its WAL unchanged)" \
+    "$before" "$(files)"
+eq "they are counted (from memory)" $((u0 + 30)) \
+    "$(msample 'hookbox_requests_total{endpoint="tornado",result="unauthorized"}')"
+eq "metrics wrote nothing either" "$before" "$(files)"
+"$HB" job add job-restart --tenant acme --attempt att-restart \
+    --step analyze-v1 --destination sink
+signed tornado "$(completed job-restart)"
+eq "an accepted request commits the counts with it" "200 accepted" "$code $result"
+c1=$(counts)
+contains "counted before the restart" \
+    "hookbox_requests_total{endpoint=\"tornado\",result=\"unauthorized\"} $((u0 + 30))" "$c1"
+kill "$fcgi_pid"; wait "$fcgi_pid"
+start_one
+eq "counts after a restart = counts before" "$c1" "$(counts)"
+kill "$fcgi_pid"; wait "$fcgi_pid"
 
 finish e2e
