@@ -1244,6 +1244,8 @@ START_TEST(short_body_503)
 }
 END_TEST
 
+static long long sample(const char *, const char *);
+
 START_TEST(locked_503)
 {
 	struct resp_server	fresh;
@@ -1260,6 +1262,11 @@ START_TEST(locked_503)
 	ck_assert_int_eq(get("HEAD", "_health", &a), 503);
 	/* Readers are not blocked in WAL mode: metrics still answer. */
 	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	/* The 503s are counted: the callback's and health's. */
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"unavailable\"}"), 1);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"_health\",result=\"unavailable\"}"), 2);
 	/* A worker that had nothing open yet. */
 	server_init(&fresh, 50);
 	tornado_req(&f, COMPLETED("job-1"));
