@@ -422,6 +422,7 @@ main(int argc, char *argv[])
 {
 	struct resp_server	 srv;
 	struct resp_io		 io;
+	struct log_line		 l;
 	const char		*dir = NULL, *sock = NULL, *err, *why;
 	char			 dirwhy[PATH_MAX + 128];
 	long long		 workers = 1, threads = THREADS_DEFAULT;
@@ -509,6 +510,10 @@ main(int argc, char *argv[])
 		close(fd);
 		if (sock[0] == '/')
 			unlink(sock);
+		log_begin(&l, LOG_LV_INFO, "stop");
+		log_str(&l, "program", "hookbox-fcgi");
+		log_int(&l, "exit", rc);
+		log_end(&l);
 		return rc;
 	}
 	if (!FCGX_IsCGI()) {

@@ -377,6 +377,8 @@ contains "spawn-fcgi answers" '"result":"duplicate"' "$out"
 kill "$fcgi_pid"
 wait "$fcgi_pid"
 eq "responder exits cleanly" 0 $?
+contains "stop line" " level=info event=stop program=hookbox-fcgi exit=0" \
+    "$(cat "$tmp/fcgi.log")"
 [ -e "$sock" ] && fail "socket left behind" || pass
 
 # ---- counters: persisted with commits that happen anyway; kept across a restart ----
