@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "log.h"
 #include "outbox.h"
 #include "poller.h"
 #include "super.h"
@@ -71,9 +72,19 @@ struct dispatcher {
 	struct outbox	*ob;
 };
 
+/* Closes d; what its outbox recorded is added to total (may be NULL). */
 static void
-dispatcher_close(struct dispatcher *d)
+dispatcher_close(struct dispatcher *d, struct outbox_stats *total)
 {
+	struct outbox_stats	s;
+
+	if (d->ob != NULL && total != NULL) {
+		outbox_stats(d->ob, &s);
+		total->delivered += s.delivered;
+		total->retried += s.retried;
+		total->dead += s.dead;
+		total->unknown += s.unknown;
+	}
 	outbox_free(d->ob);
 	store_close(d->st);
 	config_close(d->cfg);
@@ -82,14 +93,14 @@ dispatcher_close(struct dispatcher *d)
 
 static int
 dispatcher_open(struct settings *e, const struct outbox_opts *opts,
-    struct dispatcher *d)
+    struct dispatcher *d, struct outbox_stats *total)
 {
 	int	rc;
 
 	if (d->ob != NULL && store_check_file(d->st) == STORE_OK &&
 	    config_same_file(d->cfg))
 		return EXIT_OK;
-	dispatcher_close(d);
+	dispatcher_close(d, total);
 	if ((rc = open_config(e, CONFIG_READ, &d->cfg)) != EXIT_OK ||
 	    (rc = open_store(e, 0, &d->st)) != EXIT_OK)
 		goto fail;
@@ -100,7 +111,7 @@ dispatcher_open(struct settings *e, const struct outbox_opts *opts,
 	}
 	return EXIT_OK;
 fail:
-	dispatcher_close(d);
+	dispatcher_close(d, total);
 	return rc;
 }
 
@@ -109,13 +120,16 @@ static int
 dispatch_worker(struct settings *e, int once)
 {
 	struct outbox_opts	 opts;
+	struct outbox_stats	 total;
 	struct dispatcher	 d;
+	struct log_line		 l;
 	enum outbox_status	 s;
 	char			 host[64], owner[HB_ID_MAX + 1];
-	int64_t			 wait;
+	int64_t			 wait, t0 = util_now_ms();
 	int			 rc;
 
 	memset(&d, 0, sizeof(d));
+	memset(&total, 0, sizeof(total));
 	memset(&opts, 0, sizeof(opts));
 	if (env_ms("HOOKBOX_BACKOFF_MS", &opts.backoff_base_ms) != 0 ||
 	    env_ms("HOOKBOX_BACKOFF_MAX_MS", &opts.backoff_max_ms) != 0 ||
@@ -129,7 +143,7 @@ dispatch_worker(struct settings *e, int once)
 	opts.owner = owner;
 	rc = EXIT_OK;
 	while (!stop_requested) {
-		if ((rc = dispatcher_open(e, &opts, &d)) != EXIT_OK) {
+		if ((rc = dispatcher_open(e, &opts, &d, &total)) != EXIT_OK) {
 			if (once)
 				break;
 			sleep_ms(1000);
@@ -147,8 +161,10 @@ dispatch_worker(struct settings *e, int once)
 			sleep_ms(wait > 0 ? wait : 1);
 			continue;
 		}
-		cli_warn("%s: %s", e->state_path, s == OUTBOX_BUSY ?
-		    "busy" : store_errmsg(d.st));
+		log_event(s == OUTBOX_BUSY ? LOG_LV_WARN : LOG_LV_ERROR,
+		    "dispatch_error", "db", e->state_path, "error",
+		    s == OUTBOX_BUSY ? "busy" : store_errmsg(d.st),
+		    (char *)NULL);
 		if (once) {
 			rc = s == OUTBOX_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
 			break;
@@ -157,7 +173,24 @@ dispatch_worker(struct settings *e, int once)
 	}
 	if (stop_requested && rc != EXIT_OK && !once)
 		rc = EXIT_OK;
-	dispatcher_close(&d);
+	dispatcher_close(&d, &total);
+	if (once) {
+		log_begin(&l, LOG_LV_INFO, "dispatch_summary");
+		log_int(&l, "delivered", total.delivered);
+		log_int(&l, "retried", total.retried);
+		log_int(&l, "dead", total.dead);
+		log_int(&l, "unknown", total.unknown);
+		log_int(&l, "duration_ms", util_now_ms() - t0);
+		log_int(&l, "exit", rc);
+		log_end(&l);
+	}
+	log_begin(&l, LOG_LV_INFO, "stop");
+	log_str(&l, "program", "hookbox dispatch");
+	log_str(&l, "owner", owner);
+	log_str(&l, "reason", stop_requested ? "signal" : once ? "once" :
+	    "error");
+	log_int(&l, "exit", rc);
+	log_end(&l);
 	return rc;
 }
 
@@ -186,6 +219,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	struct sigaction	 sa;
 	struct super_opts	 so;
 	struct dispatch_job	 j;
+	struct log_line		 l;
 	long long		 workers = 1;
 	int			 ch, once = 0;
 
@@ -221,9 +255,13 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	/* One line at start-up: which build serves which directory. */
-	fprintf(stderr, "hookbox %s: dispatching from %s (state.db,"
-	    " config.db), %lld worker(s)%s\n", HB_VERSION, e->dir, workers,
-	    once ? ", once" : "");
+	log_begin(&l, LOG_LV_INFO, "start");
+	log_str(&l, "program", "hookbox dispatch");
+	log_str(&l, "version", HB_VERSION);
+	log_str(&l, "dir", e->dir);
+	log_int(&l, "workers", workers);
+	log_str(&l, "once", once ? "yes" : "no");
+	log_end(&l);
 	if (workers == 1)
 		return dispatch_worker(e, once);
 	/*
@@ -265,6 +303,7 @@ cmd_poll(struct settings *e, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct poll_stats	 ps;
+	struct log_line		 l;
 	struct config		*cfg = NULL;
 	struct store		*st = NULL;
 	struct http		*http = NULL;
@@ -298,9 +337,13 @@ cmd_poll(struct settings *e, int argc, char **argv)
 		goto out;
 	src = poller_run(st, cfg, http, (int)limit, (long)timeout, poll_report,
 	    NULL, &ps);
-	fprintf(stderr, "hookbox: polled %d: %d answered, %d failed,"
-	    " %d unavailable\n", ps.asked, ps.answered, ps.failed,
-	    ps.unavailable);
+	log_begin(&l, src == STORE_OK ? LOG_LV_INFO : LOG_LV_ERROR,
+	    "poll_summary");
+	log_int(&l, "asked", ps.asked);
+	log_int(&l, "answered", ps.answered);
+	log_int(&l, "failed", ps.failed);
+	log_int(&l, "unavailable", ps.unavailable);
+	log_end(&l);
 	if (src != STORE_OK)
 		rc = store_fail(e, src);
 	else

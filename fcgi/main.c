@@ -24,6 +24,7 @@
 
 #include <fcgiapp.h>
 
+#include "log.h"
 #include "respond.h"
 #include "store.h"
 #include "super.h"
@@ -107,18 +108,28 @@ warn_wildcard(const char *sock)
 	if (sock[0] == ':' || strncmp(sock, "0.0.0.0:", 8) == 0 ||
 	    strncmp(sock, "*:", 2) == 0 || strncmp(sock, "[::]:", 5) == 0 ||
 	    strncmp(sock, ":::", 3) == 0)
-		fprintf(stderr, "hookbox-fcgi: warning: -s %s listens on every"
-		    " address: anyone who reaches the port can send requests"
-		    " past nginx; bind 127.0.0.1:PORT%s\n", sock,
-		    getenv("FCGI_WEB_SERVER_ADDRS") != NULL ? "" :
-		    ", or set FCGI_WEB_SERVER_ADDRS to nginx's address");
+		log_event(LOG_LV_WARN, "wildcard_socket", "socket", sock,
+		    "msg", getenv("FCGI_WEB_SERVER_ADDRS") != NULL ?
+		    "listens on every address: anyone who reaches the port"
+		    " can send requests past nginx; bind 127.0.0.1:PORT" :
+		    "listens on every address: anyone who reaches the port"
+		    " can send requests past nginx; bind 127.0.0.1:PORT, or"
+		    " set FCGI_WEB_SERVER_ADDRS to nginx's address",
+		    (char *)NULL);
+}
+
+/* A start-up failure: one line, and exit with code. */
+static void
+fail(int code, const char *what)
+{
+	log_event(LOG_LV_ERROR, "start_failed", "error", what, (char *)NULL);
+	exit(code);
 }
 
 static void
 die(const char *what)
 {
-	fprintf(stderr, "hookbox-fcgi: %s\n", what);
-	exit(1);
+	fail(1, what);
 }
 
 /* ---- FastCGI transport ---- */
@@ -304,8 +315,9 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 
 	if (respond_shared_new(&tmpl->set, n, &tmpl->shared) != 0) {
 		/* A thread limit must not take the service down with it. */
-		fprintf(stderr, "hookbox-fcgi: cannot start the writer thread"
-		    " (%s); serving on one thread\n", strerror(errno));
+		log_event(LOG_LV_ERROR, "threads_failed", "error",
+		    strerror(errno), "msg", "cannot start the writer thread;"
+		    " serving on one thread", (char *)NULL);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		serve(tmpl, listen_fd);
 		return 0;
@@ -317,9 +329,14 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 		if (pthread_create(&tid, &attr, pool_thread, &p) == 0)
 			started++;
 	pthread_attr_destroy(&attr);
-	if (started < n)
-		fprintf(stderr, "hookbox-fcgi: %d of %d serving threads"
-		    " started\n", started, n);
+	if (started < n) {
+		struct log_line	l;
+
+		log_begin(&l, LOG_LV_WARN, "threads_short");
+		log_int(&l, "started", started);
+		log_int(&l, "threads", n);
+		log_end(&l);
+	}
 	if (started == 0) {
 		respond_shared_free(tmpl->shared);
 		tmpl->shared = NULL;
@@ -385,12 +402,19 @@ supervise(struct resp_server *srv, int listen_fd, int n, int threads)
 
 /* One line at start-up: which build serves which directory, and how. */
 static void
-start_line(const struct resp_server *srv, long long workers,
-    long long threads)
+start_line(const struct resp_server *srv, const char *sock,
+    long long workers, long long threads)
 {
-	fprintf(stderr, "hookbox-fcgi %s: serving %s (state.db, config.db),"
-	    " %lld worker(s), %lld thread(s)\n", HB_VERSION, srv->set.dir,
-	    workers, threads);
+	struct log_line	l;
+
+	log_begin(&l, LOG_LV_INFO, "start");
+	log_str(&l, "program", "hookbox-fcgi");
+	log_str(&l, "version", HB_VERSION);
+	log_str(&l, "dir", srv->set.dir);
+	log_str(&l, "socket", sock != NULL ? sock : "fd0");
+	log_int(&l, "workers", workers);
+	log_int(&l, "threads", threads);
+	log_end(&l);
 }
 
 int
@@ -398,6 +422,7 @@ main(int argc, char *argv[])
 {
 	struct resp_server	 srv;
 	struct resp_io		 io;
+	struct log_line		 l;
 	const char		*dir = NULL, *sock = NULL, *err, *why;
 	char			 dirwhy[PATH_MAX + 128];
 	long long		 workers = 1, threads = THREADS_DEFAULT;
@@ -459,17 +484,13 @@ main(int argc, char *argv[])
 	/* Every request allocates and frees much the same memory. */
 	util_keep_heap();
 	/* The operator's data directory: a request cannot choose another. */
-	if (settings_load(&srv.set, dir, (int)busy_ms, 1, &why) != 0) {
-		fprintf(stderr, "hookbox-fcgi: %s\n", why);
-		return 2;
-	}
+	if (settings_load(&srv.set, dir, (int)busy_ms, 1, &why) != 0)
+		fail(2, why);
 	/* Never serve a directory this user cannot use: say why, and go. */
 	if (settings_check_dir(&srv.set, SETTINGS_NEED_CONFIG_READ |
 	    SETTINGS_NEED_STATE_WRITE, dirwhy, sizeof(dirwhy)) !=
-	    SETTINGS_DIR_OK) {
-		fprintf(stderr, "hookbox-fcgi: %s\n", dirwhy);
-		return 2;
-	}
+	    SETTINGS_DIR_OK)
+		fail(2, dirwhy);
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)
 		die("cannot initialise libfcgi");
@@ -484,11 +505,15 @@ main(int argc, char *argv[])
 			die("cannot listen on the socket");
 		if (sock[0] == '/' && chmod(sock, mode) != 0)
 			die("cannot set the socket's mode");
-		start_line(&srv, workers, threads);
+		start_line(&srv, sock, workers, threads);
 		rc = supervise(&srv, fd, (int)workers, (int)threads);
 		close(fd);
 		if (sock[0] == '/')
 			unlink(sock);
+		log_begin(&l, LOG_LV_INFO, "stop");
+		log_str(&l, "program", "hookbox-fcgi");
+		log_int(&l, "exit", rc);
+		log_end(&l);
 		return rc;
 	}
 	if (!FCGX_IsCGI()) {
@@ -497,7 +522,7 @@ main(int argc, char *argv[])
 		 * the processes itself (spawn-fcgi -F), so one process unless
 		 * -w says otherwise.
 		 */
-		start_line(&srv, workers_set ? workers : 1, threads);
+		start_line(&srv, NULL, workers_set ? workers : 1, threads);
 		if (workers_set && workers > 1)
 			return supervise(&srv, 0, (int)workers, (int)threads);
 		if (threads > 1)
@@ -508,9 +533,8 @@ main(int argc, char *argv[])
 	/* Plain CGI: one request. */
 	if (getenv("GATEWAY_INTERFACE") == NULL &&
 	    getenv("REQUEST_METHOD") == NULL) {
-		fprintf(stderr, "hookbox-fcgi: not started by a web server"
-		    " (no socket on fd 0, no CGI variables); see -s\n");
-		return 2;
+		fail(2, "not started by a web server (no socket on fd 0, no"
+		    " CGI variables); see -s");
 	}
 	io.param = cgi_param;
 	io.read = cgi_read;

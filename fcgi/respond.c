@@ -9,10 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+
+#include <sodium.h>
 
 #include "config_pool.h"
 #include "group.h"
 #include "hook.h"
+#include "log.h"
+#include "store_metrics.h"
 #include "respond.h"
 #include "text.h"
 #include "util.h"
@@ -29,6 +34,27 @@ enum reply {
 	R_TOO_LARGE,	/* 413 */
 	R_MEDIA,	/* 415 */
 	R_NOT_FOUND	/* 404 for paths outside /hooks/{endpoint} */
+};
+
+/*
+ * One request as it is answered and then logged (one line, every
+ * request) and counted.  endpoint is the metric label: a configured
+ * endpoint's name, "_health", "_metrics" or "unknown", never the path
+ * as sent; path is that (attacker-controlled, escaped by the log).
+ */
+struct rq {
+	const struct resp_io	*io;
+	char			 rid[RESP_RID_MAX + 1];	/* X-Request-Id */
+	struct timespec		 t0;
+	const char		*method;
+	const char		*path;		/* after /hooks/ */
+	const char		*endpoint;	/* label */
+	const char		*tenant;	/* NULL before it is known */
+	const char		*action;	/* NULL or "" when none */
+	const char		*result;	/* the word answered */
+	const char		*detail;
+	int			 status;
+	int			 counted;	/* by the writer (group.h) */
 };
 
 static int
@@ -86,26 +112,32 @@ out(const struct resp_io *io, const char *s, size_t len)
 	(void)io->write(io->arg, s, len);
 }
 
-/* Writes the status line and headers; extra is "" or "Name: v\r\n...". */
+/*
+ * Writes the status line and headers, X-Request-Id among them; extra is
+ * "" or "Name: v\r\n...".  Notes the status for the log line.
+ */
 static void
-head(const struct resp_io *io, int status, const char *type,
-    const char *extra)
+head(struct rq *rq, int status, const char *type, const char *extra)
 {
 	char	buf[512];
 	int	n;
 
+	rq->status = status;
 	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
-	    "Content-Type: %s\r\nCache-Control: no-store\r\n%s\r\n",
-	    status, reason(status), type, extra);
+	    "Content-Type: %s\r\nCache-Control: no-store\r\n"
+	    "X-Request-Id: %s\r\n%s\r\n",
+	    status, reason(status), type, rq->rid, extra);
 	if (n > 0 && (size_t)n < sizeof(buf))
-		out(io, buf, (size_t)n);
+		out(rq->io, buf, (size_t)n);
 }
 
 /* Answers a result as its JSON document. */
 static void
-answer(const struct resp_server *srv, const struct resp_io *io, int status,
+answer(const struct resp_server *srv, struct rq *rq, int status,
     const struct accept_res *res, const char *word)
 {
+	const struct resp_io	*io = rq->io;
+
 	char	body[1024], extra[96];
 	int	n;
 
@@ -121,7 +153,12 @@ answer(const struct resp_server *srv, const struct resp_io *io, int status,
 		n = accept_res_json(res, body, sizeof(body)) == 0 ?
 		    (int)strlen(body) : snprintf(body, sizeof(body),
 		    "{\"result\":\"%s\"}", hb_result_name(res->result));
-	head(io, status, "application/json", extra);
+	head(rq, status, "application/json", extra);
+	rq->result = word != NULL ? word : hb_result_name(res->result);
+	if (res != NULL) {
+		rq->action = res->action;
+		rq->detail = res->detail;
+	}
 	if (n > 0 && (size_t)n < sizeof(body)) {
 		out(io, body, (size_t)n);
 		out(io, "\n", 1);
@@ -129,8 +166,7 @@ answer(const struct resp_server *srv, const struct resp_io *io, int status,
 }
 
 static void
-answer_reply(const struct resp_server *srv, const struct resp_io *io,
-    enum reply r)
+answer_reply(const struct resp_server *srv, struct rq *rq, enum reply r)
 {
 	static const struct {
 		int		 status;
@@ -143,7 +179,7 @@ answer_reply(const struct resp_server *srv, const struct resp_io *io,
 		[R_NOT_FOUND] = { 404, "unknown_endpoint" },
 	};
 
-	answer(srv, io, replies[r].status, NULL, replies[r].word);
+	answer(srv, rq, replies[r].status, NULL, replies[r].word);
 }
 
 /* dir without its trailing slashes: the length to compare. */
@@ -181,6 +217,7 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
  * fills a connection's cache, and one such cache per thread would add up.
  */
 struct resp_shared {
+	struct metrics		*metrics;	/* this process's counts */
 	struct group		*group;
 	struct config_pool	*configs;
 	pthread_mutex_t		 lock;	/* st */
@@ -203,6 +240,11 @@ respond_shared_new(const struct settings *set, int threads,
 	go.busy_ms = set->busy_ms;
 	go.sync_normal = set->sync_normal;
 	go.threaded = threads > 1;
+	if ((sh->metrics = metrics_new()) == NULL) {
+		respond_shared_free(sh);
+		return -1;
+	}
+	go.metrics = sh->metrics;
 	if (config_pool_new(set->config_path, set->busy_ms,
 	    threads < RESP_CONFIGS ? threads : RESP_CONFIGS,
 	    &sh->configs) != 0 || group_new(&go, &sh->group) != 0) {
@@ -221,6 +263,7 @@ respond_shared_free(struct resp_shared *sh)
 	group_free(sh->group);
 	config_pool_free(sh->configs);
 	store_close(sh->st);
+	metrics_free(sh->metrics);
 	pthread_mutex_destroy(&sh->lock);
 	free(sh);
 }
@@ -364,21 +407,110 @@ outf(const struct resp_io *io, const char *fmt, ...)
 }
 
 static void
-unavailable(const struct resp_server *srv, const struct resp_io *io,
-    const char *detail)
+unavailable(const struct resp_server *srv, struct rq *rq, const char *detail)
 {
 	struct accept_res	res;
 
 	memset(&res, 0, sizeof(res));
 	res.result = HB_UNAVAILABLE;
 	res.detail = detail;
-	answer(srv, io, 503, &res, NULL);
+	answer(srv, rq, 503, &res, NULL);
+	rq->action = NULL;
+}
+
+/* metrics_render()'s writer: arg is a struct text. */
+struct text {
+	const struct resp_io	*io;
+};
+
+static void
+put_text(void *arg, const char *s, size_t len)
+{
+	out(((struct text *)arg)->io, s, len);
+}
+
+/*
+ * The counters: state.db's table plus what this process counted and has
+ * not committed yet, read while no COMMIT of ours is under way (so that
+ * none is counted twice or missed).  Other processes' uncommitted counts
+ * show once committed.
+ */
+static void
+counters(struct resp_server *srv, struct store *st, const struct resp_io *io)
+{
+	struct metrics_set	s;
+	struct metrics		*m = srv->shared->metrics;
+	struct text		t = { io };
+
+	memset(&s, 0, sizeof(s));
+	metrics_lock_commit(m);
+	if (store_metrics_read(st, &s) != STORE_OK) {
+		metrics_unlock_commit(m);
+		outf(io, "# counters unavailable: state database busy\n");
+		metrics_set_free(&s);
+		return;
+	}
+	(void)metrics_unflushed(m, &s);
+	metrics_unlock_commit(m);
+	metrics_render(&s, put_text, &t);
+	metrics_set_free(&s);
+}
+
+/* What to alert on per destination: backlog, its age, dead and unknown. */
+#define RESP_DESTS_MAX	1000
+static void
+destinations(struct store *st, const struct resp_io *io)
+{
+	static const enum store_state	 states[] = { STORE_PENDING,
+	    STORE_LEASED, STORE_DEAD, STORE_UNKNOWN };
+	struct store_dest_gauge		*g;
+	int				 n, i;
+	size_t				 k;
+	int64_t				 now = util_now_ms();
+
+	if ((g = calloc(RESP_DESTS_MAX, sizeof(*g))) == NULL)
+		return;
+	if (store_dest_gauges(st, g, RESP_DESTS_MAX, &n) != STORE_OK) {
+		outf(io, "# destinations unavailable: state database busy\n");
+		free(g);
+		return;
+	}
+	outf(io, "# HELP hookbox_destination_actions Undelivered outbox rows"
+	    " by destination and state.\n"
+	    "# TYPE hookbox_destination_actions gauge\n");
+	for (i = 0; i < n; i++)
+		for (k = 0; k < sizeof(states) / sizeof(states[0]); k++)
+			outf(io, "hookbox_destination_actions{destination="
+			    "\"%s\",state=\"%s\"} %lld\n",
+			    text_valid_name(g[i].destination) ?
+			    g[i].destination : "invalid",
+			    store_state_name(states[k]),
+			    (long long)g[i].n[states[k]]);
+	outf(io, "# HELP hookbox_destination_backlog Pending and leased rows"
+	    " by destination.\n# TYPE hookbox_destination_backlog gauge\n");
+	for (i = 0; i < n; i++)
+		outf(io, "hookbox_destination_backlog{destination=\"%s\"}"
+		    " %lld\n", text_valid_name(g[i].destination) ?
+		    g[i].destination : "invalid",
+		    (long long)(g[i].n[STORE_PENDING] + g[i].n[STORE_LEASED]));
+	outf(io, "# HELP hookbox_destination_oldest_pending_age_seconds Age"
+	    " of the destination's oldest undelivered pending or leased"
+	    " action.\n"
+	    "# TYPE hookbox_destination_oldest_pending_age_seconds gauge\n");
+	for (i = 0; i < n; i++)
+		outf(io, "hookbox_destination_oldest_pending_age_seconds"
+		    "{destination=\"%s\"} %lld\n",
+		    text_valid_name(g[i].destination) ? g[i].destination :
+		    "invalid", (long long)(g[i].oldest_ms > 0 &&
+		    now > g[i].oldest_ms ? (now - g[i].oldest_ms) / 1000 : 0));
+	free(g);
 }
 
 /* Prometheus text exposition of what to watch: pending work, not traffic. */
 static void
-metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
+metrics(struct resp_server *srv, struct store *st, struct rq *rq)
 {
+	const struct resp_io	*io = rq->io;
 	struct store_counts	c;
 	struct store_receipts	rc;
 	struct group_stats	gs;
@@ -386,10 +518,11 @@ metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
 	enum hb_result		r;
 
 	if (store_counts(st, &c) != STORE_OK) {
-		unavailable(srv, io, "state database unreadable");
+		unavailable(srv, rq, "state database unreadable");
 		return;
 	}
-	head(io, 200, "text/plain; version=0.0.4; charset=utf-8", "");
+	head(rq, 200, "text/plain; version=0.0.4; charset=utf-8", "");
+	rq->result = "ok";
 	outf(io, "# HELP hookbox_build_info The responder's version.\n"
 	    "# TYPE hookbox_build_info gauge\n"
 	    "hookbox_build_info{version=\"%s\"} 1\n", HB_VERSION);
@@ -422,6 +555,8 @@ metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
 	    "# TYPE hookbox_committed_observations_total counter\n"
 	    "hookbox_committed_observations_total %lld\n",
 	    (long long)gs.observations);
+	counters(srv, st, io);
+	destinations(st, io);
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"
 	    " result.\n# TYPE hookbox_receipts gauge\n");
 	if (store_receipt_counts(st, &rc) != STORE_OK) {
@@ -443,8 +578,9 @@ metrics(struct resp_server *srv, struct store *st, const struct resp_io *io)
  * HEALTH_BUSY_MS.
  */
 static void
-health(struct resp_server *srv, struct store *st, const struct resp_io *io)
+health(struct resp_server *srv, struct store *st, struct rq *rq)
 {
+	const struct resp_io	*io = rq->io;
 	struct group_stats	 gs;
 	enum store_status	 rc;
 	const char		*why = NULL;
@@ -463,107 +599,120 @@ health(struct resp_server *srv, struct store *st, const struct resp_io *io)
 	else if ((rc = store_check_writable(st)) != STORE_OK)
 		why = store_strerror(rc);
 	if (why == NULL) {
-		head(io, 200, "application/json", "");
+		head(rq, 200, "application/json", "");
+		rq->result = "ok";
 		outf(io, "{\"status\":\"ok\"}\n");
 		return;
 	}
 	(void)snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
 	    srv->retry_after);
-	head(io, 503, "application/json", extra);
+	head(rq, 503, "application/json", extra);
+	rq->result = "unavailable";
+	rq->detail = why;
 	if (snprintf(body, sizeof(body), "{\"status\":\"unavailable\","
 	    "\"detail\":\"%s\"}\n", why) < (int)sizeof(body))
 		out(io, body, strlen(body));
 }
 
 /*
- * One log line per refused or failed request; never a secret.  The
- * endpoint comes from anyone who can reach the socket: escaped.
+ * The request's id: nginx's $request_id when the snippet passes it
+ * (fastcgi_param REQUEST_ID, a parameter no client header can set), else
+ * a fresh random one.  Either way [0-9A-Za-z_-], bounded.
  */
 static void
-log_request(const char *endpoint, int status, const struct accept_res *res)
+request_id(const struct resp_io *io, char *buf, size_t len)
 {
-	char	name[HB_ID_MAX + 8];
+	static const char	 hex[] = "0123456789abcdef";
+	unsigned char		 r[8];
+	const char		*p;
+	size_t			 n, i;
 
-	if (status == 200)
+	if ((p = io->param(io->arg, "REQUEST_ID")) != NULL &&
+	    (n = strlen(p)) > 0 && n < len &&
+	    strspn(p, "0123456789abcdefABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "ghijklmnopqrstuvwxyz_-") == n) {
+		memcpy(buf, p, n + 1);
 		return;
-	fprintf(stderr, "hookbox-fcgi: /hooks/%s: %d %s%s%s\n",
-	    text_escape(endpoint, (size_t)-1, name, sizeof(name)), status,
-	    hb_result_name(res->result),
-	    res->detail != NULL ? ": " : "",
-	    res->detail != NULL ? res->detail : "");
+	}
+	randombytes_buf(r, sizeof(r));
+	for (i = 0; i < sizeof(r) && 2 * i + 2 < len; i++) {
+		buf[2 * i] = hex[r[i] >> 4];
+		buf[2 * i + 1] = hex[r[i] & 15];
+	}
+	buf[2 * i] = '\0';
+}
+
+/*
+ * One line per request, whatever its outcome; never a secret or a body.
+ * The path comes from anyone who can reach the socket: log.h escapes
+ * and bounds it.
+ */
+static void
+log_request(const struct rq *rq)
+{
+	struct log_line	l;
+	struct timespec	t1;
+	double		ms;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - rq->t0.tv_sec) * 1e3 +
+	    (double)(t1.tv_nsec - rq->t0.tv_nsec) / 1e6;
+	log_begin(&l, rq->status >= 500 ? LOG_LV_ERROR : rq->status >= 400 ?
+	    LOG_LV_WARN : LOG_LV_INFO, "request");
+	log_str(&l, "method", rq->method);
+	log_str(&l, "endpoint", rq->path);
+	log_str(&l, "tenant", rq->tenant);
+	log_str(&l, "result", rq->result);
+	log_int(&l, "status", rq->status);
+	log_str(&l, "action", rq->action != NULL && rq->action[0] != '\0' ?
+	    rq->action : NULL);
+	log_fmt(&l, "duration_ms", "%.3f", ms);
+	log_str(&l, "request_id", rq->rid);
+	log_str(&l, "detail", rq->detail);
+	log_end(&l);
 }
 
 /* 500: the request names another data directory than ours. */
 static void
-misdirected(const struct resp_io *io, const char *endpoint)
+misdirected(struct rq *rq)
 {
-	char	name[HB_ID_MAX + 8];
-
-	head(io, 500, "application/json", "");
-	outf(io, "{\"result\":\"misconfigured\",\"detail\":\"HOOKBOX_DIR"
+	head(rq, 500, "application/json", "");
+	rq->result = "misconfigured";
+	rq->detail = "the request's HOOKBOX_DIR differs from -d; refused";
+	outf(rq->io, "{\"result\":\"misconfigured\",\"detail\":\"HOOKBOX_DIR"
 	    " differs from the responder's data directory\"}\n");
-	fprintf(stderr, "hookbox-fcgi: /hooks/%s: 500 misconfigured: the"
-	    " request's HOOKBOX_DIR differs from -d; refused\n",
-	    text_escape(endpoint, (size_t)-1, name, sizeof(name)));
 }
 
-void
-respond(struct resp_server *srv, const struct resp_io *io)
+/*
+ * The webhook itself: POST /hooks/{endpoint}.  h and res are the
+ * caller's, so that the log line can name the endpoint, the tenant and
+ * the action once this returns.
+ */
+static void
+hook(struct resp_server *srv, struct rq *rq, struct hook_obs *h,
+    struct accept_res *res)
 {
+	const struct resp_io	*io = rq->io;
 	struct hook_req		 req;
-	struct hook_obs		 h;
-	struct accept_res	 res;
 	struct config		*cfg;
-	struct store		*st;
 	enum config_status	 cs;
-	const char		*method, *path, *name, *s;
-	char			 pathbuf[1024], *body = NULL;
+	const char		*s;
+	char			*body = NULL;
 	long long		 len = 0;
 	enum util_num		 num;
-	int			 get, status, rc;
+	int			 rc;
 
-	method = io->param(io->arg, "REQUEST_METHOD");
-	if (method == NULL)
-		method = "";
-	get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	path = request_path(io, pathbuf, sizeof(pathbuf));
-	if (strncmp(path, HOOKS_PREFIX, sizeof(HOOKS_PREFIX) - 1) != 0) {
-		answer_reply(srv, io, R_NOT_FOUND);
-		return;
-	}
-	name = path + sizeof(HOOKS_PREFIX) - 1;
-
-	if (!dir_param_ok(srv, io)) {
-		misdirected(io, name);
-		return;
-	}
-	if (strcmp(name, "_health") == 0 || strcmp(name, "_metrics") == 0) {
-		if (!get) {
-			head(io, 405, "application/json", "Allow: GET\r\n");
-			outf(io, "{\"result\":\"method_not_allowed\"}\n");
-		} else if ((st = lock_store(srv)) == NULL)
-			unavailable(srv, io, "cannot open the databases");
-		else {
-			if (name[1] == 'h')
-				health(srv, st, io);
-			else
-				metrics(srv, st, io);
-			unlock_store(srv);
-		}
-		return;
-	}
-
-	if (strcmp(method, "POST") != 0) {
-		answer_reply(srv, io, R_METHOD);
+	if (strcmp(rq->method, "POST") != 0) {
+		answer_reply(srv, rq, R_METHOD);
 		return;
 	}
 	if (!is_json(io->param(io->arg, "CONTENT_TYPE"))) {
-		answer_reply(srv, io, R_MEDIA);
+		answer_reply(srv, rq, R_MEDIA);
 		return;
 	}
 	/* Bound the input before allocating or reading any of it. */
 	if ((s = io->param(io->arg, "CONTENT_LENGTH")) == NULL || *s == '\0') {
-		answer_reply(srv, io, R_LENGTH);
+		answer_reply(srv, rq, R_LENGTH);
 		return;
 	}
 	/* 1*DIGIT (RFC 9110): util_parse_num() alone would take "-0". */
@@ -573,30 +722,30 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	if (num == UTIL_NUM_LARGE)
 		len = LLONG_MAX;
 	else if (num != UTIL_NUM_OK) {
-		memset(&res, 0, sizeof(res));
-		res.result = HB_MALFORMED;
-		res.detail = "invalid Content-Length";
-		answer(srv, io, 400, &res, NULL);
+		memset(res, 0, sizeof(*res));
+		res->result = HB_MALFORMED;
+		res->detail = "invalid Content-Length";
+		answer(srv, rq, 400, res, NULL);
 		return;
 	}
 	if ((unsigned long long)len > srv->body_max) {
-		answer_reply(srv, io, R_TOO_LARGE);
+		answer_reply(srv, rq, R_TOO_LARGE);
 		return;
 	}
 
-	memset(&res, 0, sizeof(res));
+	memset(res, 0, sizeof(*res));
 	if (open_shared(srv) != 0)
-		res.result = HB_NOMEM;
+		res->result = HB_NOMEM;
 	else if ((body = malloc((size_t)len + 1)) == NULL)
-		res.result = HB_NOMEM;
+		res->result = HB_NOMEM;
 	else if (io->read(io->arg, body, (size_t)len) != (size_t)len) {
 		/* Cut off (or interrupted): nothing done, so try again. */
-		res.result = HB_UNAVAILABLE;
-		res.detail = "body shorter than Content-Length";
+		res->result = HB_UNAVAILABLE;
+		res->detail = "body shorter than Content-Length";
 	} else {
 		body[len] = '\0';	/* a stray str*() stops here */
 		memset(&req, 0, sizeof(req));
-		req.endpoint = name;
+		req.endpoint = rq->path;
 		req.header = header;
 		req.arg = io;
 		req.body = body;
@@ -604,20 +753,90 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		req.now_ms = util_now_ms();
 		if ((cfg = config_pool_take(srv->shared->configs, &cs)) ==
 		    NULL) {
-			res.result = cs == CONFIG_NOMEM ? HB_NOMEM :
+			res->result = cs == CONFIG_NOMEM ? HB_NOMEM :
 			    HB_UNAVAILABLE;
-			res.detail = "cannot open the databases";
+			res->detail = "cannot open the databases";
 		} else {
-			rc = hook_prepare(cfg, &req, &h, &res);
+			rc = hook_prepare(cfg, &req, h, res);
 			/* Given back before the wait for the COMMIT. */
 			config_pool_give(srv->shared->configs, cfg);
-			if (rc == 0)
-				res.result = group_accept(srv->shared->group,
-				    &h.prep, &res);
+			if (rc == 0) {
+				res->result = group_accept(srv->shared->group,
+				    &h->prep, res);
+				rq->counted = 1;
+			}
 		}
 	}
-	status = status_of_result(res.result);
-	answer(srv, io, status, &res, NULL);
-	log_request(name, status, &res);
+	/* A configured endpoint's own name; else the path stays unnamed. */
+	if (h->ep.name[0] != '\0') {
+		rq->endpoint = h->ep.name;
+		rq->tenant = h->ep.tenant;
+	}
+	answer(srv, rq, status_of_result(res->result), res, NULL);
 	free(body);
+}
+
+void
+respond(struct resp_server *srv, const struct resp_io *io)
+{
+	struct rq		 rq;
+	struct hook_obs		 h;
+	struct accept_res	 res;
+	struct store		*st;
+	const char	*path;
+	char		 pathbuf[1024];
+	int		 get;
+
+	memset(&rq, 0, sizeof(rq));
+	memset(&h, 0, sizeof(h));
+	memset(&res, 0, sizeof(res));
+	(void)clock_gettime(CLOCK_MONOTONIC, &rq.t0);
+	rq.io = io;
+	rq.endpoint = "unknown";
+	request_id(io, rq.rid, sizeof(rq.rid));
+	if ((rq.method = io->param(io->arg, "REQUEST_METHOD")) == NULL)
+		rq.method = "";
+	get = strcmp(rq.method, "GET") == 0 || strcmp(rq.method, "HEAD") == 0;
+	path = request_path(io, pathbuf, sizeof(pathbuf));
+	if (strncmp(path, HOOKS_PREFIX, sizeof(HOOKS_PREFIX) - 1) != 0) {
+		rq.path = path;
+		answer_reply(srv, &rq, R_NOT_FOUND);
+		goto done;
+	}
+	rq.path = path + sizeof(HOOKS_PREFIX) - 1;
+
+	if (!dir_param_ok(srv, io)) {
+		misdirected(&rq);
+		goto done;
+	}
+	if (strcmp(rq.path, "_health") == 0 ||
+	    strcmp(rq.path, "_metrics") == 0) {
+		rq.endpoint = rq.path[1] == 'h' ? "_health" : "_metrics";
+		if (!get) {
+			head(&rq, 405, "application/json", "Allow: GET\r\n");
+			rq.result = "method_not_allowed";
+			outf(io, "{\"result\":\"method_not_allowed\"}\n");
+		} else if ((st = lock_store(srv)) == NULL)
+			unavailable(srv, &rq, "cannot open the databases");
+		else {
+			if (rq.path[1] == 'h')
+				health(srv, st, &rq);
+			else
+				metrics(srv, st, &rq);
+			unlock_store(srv);
+		}
+		goto done;
+	}
+	hook(srv, &rq, &h, &res);
+done:
+	if (rq.status == 0)
+		return;
+	log_request(&rq);
+	/*
+	 * Counted in memory; state.db has it with the writer's next COMMIT
+	 * (an unauthenticated request writes nothing by itself).
+	 */
+	if (!rq.counted && open_shared(srv) == 0)
+		metrics_add(srv->shared->metrics, "requests", rq.endpoint,
+		    rq.result != NULL ? rq.result : "none", 1);
 }

@@ -59,7 +59,13 @@ struct resp_server {
 	int			 own;
 };
 
-/* Serves one request.  Never exits; logs at most one line to stderr. */
+/* The longest request id taken from nginx ($request_id is 32). */
+#define RESP_RID_MAX	64
+
+/*
+ * Serves one request.  Never exits; logs exactly one line to stderr
+ * (log.h: event=request), whatever the outcome.
+ */
 void respond(struct resp_server *, const struct resp_io *);
 
 /* Frees what respond() made for this server (not a caller's shared). */

@@ -55,6 +55,10 @@ config_check_endpoint_name(const char *s)
 	if (s != NULL && s[0] == '_')
 		return "reserved: names starting with '_' are the responder's"
 		    " own (_health, _metrics)";
+	/* The metrics' label for requests to no configured endpoint. */
+	if (s != NULL && strcmp(s, "unknown") == 0)
+		return "reserved: the metrics' label for requests to no"
+		    " configured endpoint";
 	if (!text_valid_name(s))
 		return "expected 1..128 of A-Z a-z 0-9 . _ -, starting with a"
 		    " letter or digit";

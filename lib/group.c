@@ -9,6 +9,8 @@
 
 #include "fault.h"
 #include "group.h"
+#include "store_metrics.h"
+#include "text.h"
 #include "util.h"
 
 /*
@@ -47,7 +49,53 @@ struct group {
 	int			 ckpt_due;
 	pthread_t		 writer, checkpointer;
 	struct group_stats	 stats;
+	struct metrics_set	 flush;	/* the batch's counts, being written */
 };
+
+/* The endpoint label of a member: its configured endpoint's name. */
+static const char *
+label(const struct item *it)
+{
+	const char	*e = it->prep->rcpt.endpoint;
+
+	return e != NULL && text_valid_name(e) ? e : "unknown";
+}
+
+/* Counts the members of a batch that was not committed. */
+static void
+count_failed(struct group *g, struct item *batch)
+{
+	struct item	*it;
+
+	for (it = batch; it != NULL; it = it->next)
+		metrics_add(g->opts.metrics, "requests", label(it),
+		    hb_result_name(it->res->result), 1);
+}
+
+/*
+ * Inside the batch's transaction, once every member has its answer:
+ * what the process counted so far (requests refused before they could
+ * be written, earlier batches that failed) and this batch's own results,
+ * one UPSERT per label set.  A failure leaves the batch standing and the
+ * counts for the next one, unless SQLite rolled everything back.
+ */
+static enum store_status
+add_counts(struct group *g, struct item *batch)
+{
+	struct item		*it;
+	enum store_status	 ss;
+
+	metrics_set_clear(&g->flush);
+	if (metrics_take(g->opts.metrics, &g->flush) != 0)
+		return STORE_OK;	/* left where they are */
+	for (it = batch; it != NULL; it = it->next)
+		(void)metrics_set_add(&g->flush, "requests", label(it),
+		    hb_result_name(it->res->result), 1);
+	if ((ss = store_metrics_add(g->st, &g->flush)) != STORE_OK &&
+	    store_in_tx(g->st))
+		ss = STORE_OK;	/* the counts alone failed: kept in memory */
+	return ss;
+}
 
 /* Every member of a batch answered "try again": nothing of it is kept. */
 static void
@@ -105,9 +153,11 @@ run_batch(struct group *g, struct item *batch)
 {
 	struct item		*it;
 	enum store_status	 ss;
+	struct metrics		*m = g->opts.metrics;
 
 	if ((ss = begin(g)) != STORE_OK) {
 		fail_all(batch, ss);
+		count_failed(g, batch);
 		return ss;
 	}
 	for (it = batch; it != NULL; it = it->next)
@@ -117,7 +167,19 @@ run_batch(struct group *g, struct item *batch)
 			ss = STORE_IO;
 			goto fail;
 		}
-	if ((ss = store_commit(g->st)) != STORE_OK)
+	if (m != NULL && (ss = add_counts(g, batch)) != STORE_OK) {
+		metrics_done(m, 0);
+		goto fail;
+	}
+	/* A read-out sees this COMMIT's counts in the table or in memory. */
+	if (m != NULL)
+		metrics_lock_commit(m);
+	ss = store_commit(g->st);
+	if (m != NULL) {
+		metrics_done(m, ss == STORE_OK);
+		metrics_unlock_commit(m);
+	}
+	if (ss != STORE_OK)
 		goto fail;
 	return STORE_OK;
 fail:
@@ -127,6 +189,7 @@ fail:
 		g->st = NULL;
 	}
 	fail_all(batch, ss);
+	count_failed(g, batch);
 	return ss;
 }
 
@@ -253,6 +316,7 @@ stop(struct group *g, int join_writer)
 static void
 destroy(struct group *g)
 {
+	metrics_set_free(&g->flush);
 	store_close(g->st);
 	pthread_cond_destroy(&g->ckpt);
 	pthread_cond_destroy(&g->work);

@@ -34,6 +34,7 @@
 #define HB_GROUP_H
 
 #include "accept.h"
+#include "metrics.h"
 
 struct group;
 
@@ -45,6 +46,13 @@ struct group_opts {
 	int		 busy_ms;
 	int		 sync_normal;
 	int		 threaded;	/* non-zero: a writer thread */
+	/*
+	 * Borrowed, may be NULL: every batch adds to state.db's metrics
+	 * table, in its own transaction, what was counted here since the
+	 * last one and its members' results (requests{endpoint,result});
+	 * members of a batch that failed are counted here as unavailable.
+	 */
+	struct metrics	*metrics;
 };
 
 /*

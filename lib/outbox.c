@@ -9,6 +9,8 @@
 
 #include "auth.h"
 #include "http.h"
+#include "log.h"
+#include "store_metrics.h"
 #include "outbox.h"
 #include "text.h"
 #include "util.h"
@@ -48,6 +50,7 @@ struct item {
 	enum item_state		 state;
 	struct http_result	 res;
 	enum store_outcome	 out;
+	int64_t			 started;	/* when it was sent; 0: never */
 	int64_t			 ended;		/* when the answer came */
 	int64_t			 next_at;
 	char			 err[320];
@@ -70,6 +73,10 @@ struct outbox {
 	int			 slot_item[HTTP_BATCH_MAX];
 	struct store_finish	 fin[OUTBOX_BATCH];
 	int			 fin_item[OUTBOX_BATCH];
+	struct outbox_stats	 stats;
+	/* Counts not yet in state.db: written with the next outcomes. */
+	struct metrics_set	 counts;
+	int64_t			 beat;		/* last heartbeat written */
 };
 
 struct outbox *
@@ -110,6 +117,7 @@ outbox_free(struct outbox *ob)
 		return;
 	http_batch_free(ob->batch);
 	http_free(ob->http);
+	metrics_set_free(&ob->counts);
 	free(ob);
 }
 
@@ -130,6 +138,57 @@ outbox_backoff(const struct outbox_opts *o, int attempt,
 	if (retry_after_ms >= 0 && delay < retry_after_ms)
 		delay = retry_after_ms;
 	return delay;
+}
+
+const char *
+outbox_outcome_name(enum store_outcome o)
+{
+	switch (o) {
+	case STORE_OUT_DELIVERED:
+		return "delivered";
+	case STORE_OUT_RETRY:
+		return "retry";
+	case STORE_OUT_DEAD:
+		return "dead";
+	case STORE_OUT_UNKNOWN:
+		return "unknown";
+	}
+	return "unknown";
+}
+
+void
+outbox_stats(const struct outbox *ob, struct outbox_stats *out)
+{
+	*out = ob->stats;
+}
+
+/* A row gone dead: one line of its own, for an operator to act on. */
+static void
+log_dead(const char *action, const char *tenant, const char *destination,
+    int attempts, const char *why)
+{
+	struct log_line	l;
+
+	log_begin(&l, LOG_LV_WARN, "dead");
+	log_str(&l, "action", action);
+	log_str(&l, "tenant", tenant);
+	log_str(&l, "destination", destination);
+	log_int(&l, "attempts", attempts);
+	log_str(&l, "error", why);
+	log_end(&l);
+}
+
+/* Put off for want of the configuration: said once per row. */
+static void
+log_later(const char *what, const char *action, enum config_status cs)
+{
+	struct log_line	l;
+
+	log_begin(&l, LOG_LV_WARN, "left_for_later");
+	log_str(&l, "what", what);
+	log_str(&l, "action", action);
+	log_str(&l, "error", config_strerror(cs));
+	log_end(&l);
 }
 
 static enum outbox_status
@@ -201,13 +260,14 @@ expire_one(struct outbox *ob, const struct store_row *r)
 	enum store_outcome		 out;
 	int64_t				 now, at;
 	const char			*note;
+	struct log_line			 l;
+	enum store_status		 rc;
 	int				 changed;
 
 	cs = row_destination(ob, r, &d);
 	now = util_now_ms();
 	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
-		fprintf(stderr, "hookbox: %s: expired lease left for later:"
-		    " configuration: %s\n", r->action, config_strerror(cs));
+		log_later("expired_lease", r->action, cs);
 		return store_outbox_defer(ob->st, r, now,
 		    now + OUTBOX_TRANSIENT_MS, &changed);
 	}
@@ -224,7 +284,19 @@ expire_one(struct outbox *ob, const struct store_row *r)
 		at = now + ob->opts.recheck_ms;
 		note = "lease expired: outcome unknown";
 	}
-	return store_outbox_expire(ob->st, r, out, now, at, note, &changed);
+	rc = store_outbox_expire(ob->st, r, out, now, at, note, &changed);
+	if (rc == STORE_OK && changed) {
+		log_begin(&l, LOG_LV_WARN, "lease_expired");
+		log_str(&l, "action", r->action);
+		log_str(&l, "destination", r->destination);
+		log_int(&l, "attempt", r->attempts);
+		log_str(&l, "outcome", outbox_outcome_name(out));
+		log_end(&l);
+		if (out == STORE_OUT_DEAD)
+			log_dead(r->action, r->tenant, r->destination,
+			    r->attempts, note);
+	}
+	return rc;
 }
 
 static enum store_status
@@ -260,14 +332,14 @@ reconcile_one(struct outbox *ob, const struct store_row *r)
 	enum store_checked		 c;
 	enum store_status		 rc;
 	int64_t				 now, until;
+	struct log_line			 l;
 	int				 claimed, changed;
 	const char			*note;
 
 	cs = row_destination(ob, r, &d);
 	now = util_now_ms();
 	if (cs != CONFIG_OK && cs != CONFIG_NOTFOUND) {
-		fprintf(stderr, "hookbox: %s: reconciliation left for later:"
-		    " configuration: %s\n", r->action, config_strerror(cs));
+		log_later("reconciliation", r->action, cs);
 		return store_outbox_recheck(ob->st, r->action, now,
 		    now + OUTBOX_TRANSIENT_MS,
 		    "outcome unknown: configuration unreadable, check soon",
@@ -306,9 +378,20 @@ reconcile_one(struct outbox *ob, const struct store_row *r)
 	now = util_now_ms();
 	rc = store_outbox_checked(ob->st, r->action, ob->owner, until, c, now,
 	    now + ob->opts.recheck_ms, note, &changed);
-	if (rc == STORE_OK && !changed)
-		fprintf(stderr, "hookbox: %s: status check overtaken (%s);"
-		    " not applied\n", r->action, note);
+	if (rc != STORE_OK)
+		return rc;
+	log_begin(&l, changed ? LOG_LV_INFO : LOG_LV_WARN, "reconcile");
+	log_str(&l, "action", r->action);
+	log_str(&l, "destination", r->destination);
+	log_str(&l, "outcome", c == STORE_CHECKED_DELIVERED ? "delivered" :
+	    c == STORE_CHECKED_DEAD ? "dead" : c == STORE_CHECKED_RESEND ?
+	    "resend" : "again");
+	log_str(&l, "applied", changed ? "yes" : "no (overtaken)");
+	log_str(&l, "note", note);
+	log_end(&l);
+	if (changed && c == STORE_CHECKED_DEAD)
+		log_dead(r->action, r->tenant, r->destination, r->attempts,
+		    note);
 	return rc;
 }
 
@@ -439,8 +522,7 @@ read_batch(struct outbox *ob, int n)
 
 	ob->ndests = 0;
 	if ((cs = config_snapshot(ob->cfg)) != CONFIG_OK) {
-		fprintf(stderr, "hookbox: deliveries left for later:"
-		    " configuration: %s\n", config_strerror(cs));
+		log_later("deliveries", NULL, cs);
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -578,6 +660,7 @@ start(struct outbox *ob, int i)
 	req.bodylen = strlen(l->payload);
 	req.timeout_ms = x->d.timeout_ms;
 	req.flags = x->d.idempotent ? 0 : HTTP_FRESH;
+	it->started = util_now_ms();
 	slot = http_batch_add(ob->batch, &req, &it->res);
 	sodium_memzero(sig, sizeof(sig));
 	if (slot < 0) {
@@ -587,6 +670,54 @@ start(struct outbox *ob, int i)
 	}
 	ob->slot_item[slot] = i;
 	it->state = ITEM_SENDING;
+}
+
+/*
+ * One line per attempt, once its outcome is recorded (or failed to be:
+ * recorded=no, the row is then left to lease expiry), and one more when
+ * it left its row dead.  Counted in the stats as recorded.
+ */
+static void
+log_attempt(struct outbox *ob, const struct store_finish *f,
+    const struct item *it, enum store_status rc)
+{
+	struct log_line	l;
+
+	if (rc == STORE_OK && !f->lost) {
+		switch (f->out) {
+		case STORE_OUT_DELIVERED:
+			ob->stats.delivered++;
+			break;
+		case STORE_OUT_RETRY:
+			ob->stats.retried++;
+			break;
+		case STORE_OUT_DEAD:
+			ob->stats.dead++;
+			break;
+		case STORE_OUT_UNKNOWN:
+			ob->stats.unknown++;
+			break;
+		}
+	}
+	log_begin(&l, f->out == STORE_OUT_DELIVERED ? LOG_LV_INFO :
+	    LOG_LV_WARN, "delivery");
+	log_str(&l, "action", f->lease->action);
+	log_str(&l, "tenant", f->lease->tenant);
+	log_str(&l, "destination", f->lease->destination);
+	log_int(&l, "attempt", f->lease->attempt);
+	log_str(&l, "outcome", outbox_outcome_name(f->out));
+	log_int(&l, "status", f->http_status);
+	log_int(&l, "duration_ms", it->started > 0 ? f->ended - it->started :
+	    0);
+	log_str(&l, "error", f->error);
+	if (rc != STORE_OK)
+		log_str(&l, "recorded", store_strerror(rc));
+	else if (f->lost)
+		log_str(&l, "lease", "lost before the outcome was recorded");
+	log_end(&l);
+	if (rc == STORE_OK && !f->lost && f->out == STORE_OUT_DEAD)
+		log_dead(f->lease->action, f->lease->tenant,
+		    f->lease->destination, f->lease->attempt, f->error);
 }
 
 /*
@@ -604,7 +735,8 @@ record(struct outbox *ob, int n)
 	struct store_finish	*f;
 	struct item		*it;
 	enum store_status	 rc;
-	int64_t			 last = 0;
+	const char		*dest;
+	int64_t			 last = 0, now;
 	int			 i, m = 0;
 
 	for (i = 0; i < n; i++) {
@@ -626,16 +758,34 @@ record(struct outbox *ob, int n)
 	}
 	if (m == 0)
 		return STORE_OK;
+	/*
+	 * Counted with the outcomes, in their transaction: attempts by
+	 * outcome, the time each took, and that this dispatcher is alive.
+	 * Counts that could not be written go with the next outcomes.
+	 */
+	for (i = 0; i < m; i++) {
+		f = &ob->fin[i];
+		it = &ob->items[ob->fin_item[i]];
+		dest = text_valid_name(f->lease->destination) ?
+		    f->lease->destination : "invalid";
+		(void)metrics_set_add(&ob->counts, "deliveries", dest,
+		    outbox_outcome_name(f->out), 1);
+		if (it->started > 0)
+			(void)metrics_set_observe_delivery(&ob->counts, dest,
+			    f->ended - it->started);
+	}
+	now = util_now_ms();
+	(void)metrics_set_max(&ob->counts, "heartbeat_ms", "", "", now);
 	do {
-		rc = store_outbox_finish(ob->st, ob->fin, m, ob->owner);
+		rc = store_outbox_finish_counted(ob->st, ob->fin, m, ob->owner,
+		    &ob->counts);
 	} while (rc == STORE_BUSY && util_now_ms() < last);
-	for (i = 0; rc == STORE_OK && i < m; i++)
-		if (ob->fin[i].lost)
-			fprintf(stderr, "hookbox: %s: lease lost before the"
-			    " outcome was recorded%s\n",
-			    ob->fin[i].lease->action,
-			    ob->fin[i].out == STORE_OUT_DELIVERED ?
-			    "; delivered" : "");
+	if (rc == STORE_OK) {
+		metrics_set_clear(&ob->counts);
+		ob->beat = now;
+	}
+	for (i = 0; i < m; i++)
+		log_attempt(ob, &ob->fin[i], &ob->items[ob->fin_item[i]], rc);
 	return rc;
 }
 
@@ -727,11 +877,24 @@ enum outbox_status
 outbox_step(struct outbox *ob)
 {
 	enum store_status	rc;
+	enum outbox_status	os;
+	int64_t			now;
 
 	if ((rc = expire_due(ob)) != STORE_OK ||
 	    (rc = reconcile_due(ob)) != STORE_OK)
 		return status_of(rc);
-	return deliver(ob);
+	os = deliver(ob);
+	/*
+	 * Idle, the heartbeat is a write of its own, at most every
+	 * OUTBOX_HEARTBEAT_MS; working, it goes with the outcomes.
+	 */
+	now = util_now_ms();
+	if (os == OUTBOX_IDLE && now - ob->beat >= OUTBOX_HEARTBEAT_MS) {
+		ob->beat = now;
+		if (store_metrics_beat(ob->st, now) != STORE_OK)
+			ob->beat = now - OUTBOX_HEARTBEAT_MS + 1000;
+	}
+	return os;
 }
 
 int64_t

@@ -30,6 +30,9 @@
  *  - a configuration that cannot be read (config.db busy) decides
  *    nothing: expired leases and unknown rows are looked at again soon.
  *
+ * Every attempt is logged (log.h: event=delivery) once its outcome is
+ * recorded, and a row that goes dead once more (event=dead).
+ *
  * Transactions: self-contained: a step runs short state.db transactions of
  * its own and holds none across a network request or a config.db read.
  */
@@ -61,6 +64,11 @@ struct outbox_opts {
 #define OUTBOX_RECHECK_MS	60000
 /* Unknown rows without a status URL wait for an operator; looked at hourly. */
 #define OUTBOX_OPERATOR_RECHECK_MS	(3600 * 1000)
+/*
+ * The dispatcher's heartbeat (metrics.h) while idle: one small write at
+ * most this often.  While working it rides on the outcomes' transaction.
+ */
+#define OUTBOX_HEARTBEAT_MS		10000
 /* An expired lease or a check put off because config.db could not be read. */
 #define OUTBOX_TRANSIENT_MS		1000
 
@@ -86,6 +94,21 @@ HB_API void outbox_free(struct outbox *);
  * request of the batch has ended and its outcome is recorded.
  */
 HB_API enum outbox_status outbox_step(struct outbox *) HB_MUST_CHECK;
+
+/*
+ * What this dispatcher recorded since outbox_new(): attempts by outcome
+ * (an attempt whose lease was lost meanwhile is not counted).
+ */
+struct outbox_stats {
+	int64_t	delivered;
+	int64_t	retried;
+	int64_t	dead;
+	int64_t	unknown;
+};
+HB_API void outbox_stats(const struct outbox *, struct outbox_stats *);
+
+/* "delivered", "retry", "dead", "unknown": static storage. */
+HB_API const char *outbox_outcome_name(enum store_outcome);
 
 /* Milliseconds until something may be due (at most max_ms). */
 HB_API int64_t outbox_idle_ms(struct outbox *, int64_t max_ms);

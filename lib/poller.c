@@ -9,6 +9,7 @@
 
 #include "http.h"
 #include "poller.h"
+#include "store_metrics.h"
 #include "store_ops.h"
 #include "tornado.h"
 #include "util.h"
@@ -185,6 +186,31 @@ by_polled_at(const void *a, const void *b)
 	return strcmp(x->job_id, y->job_id);
 }
 
+/*
+ * polls{outcome} (metrics.h), in one transaction at the end of a run: a
+ * poll runs from a timer, a few times a minute at most.  A failure loses
+ * this run's counts, and is not the run's failure.
+ */
+static void
+count(struct store *st, const struct poll_stats *ps)
+{
+	struct metrics_set	m;
+
+	memset(&m, 0, sizeof(m));
+	if (metrics_set_add(&m, "polls", "", "answered", ps->answered) != 0 ||
+	    metrics_set_add(&m, "polls", "", "failed", ps->failed) != 0 ||
+	    metrics_set_add(&m, "polls", "", "unavailable",
+	    ps->unavailable) != 0)
+		goto out;
+	if (store_begin(st) != STORE_OK)
+		goto out;
+	if (store_metrics_add(st, &m) != STORE_OK ||
+	    store_commit(st) != STORE_OK)
+		store_rollback(st);
+out:
+	metrics_set_free(&m);
+}
+
 enum store_status
 poller_run(struct store *st, struct config *cfg, struct http *http, int limit,
     long timeout_ms, void (*report)(void *, const struct poll_report *),
@@ -227,5 +253,7 @@ poller_run(struct store *st, struct config *cfg, struct http *http, int limit,
 		ask(&r, &j, t.status_base);
 	}
 	free(r.c);
+	if (stats->asked > 0)
+		count(st, stats);
 	return rc;
 }

@@ -105,6 +105,18 @@ static const char *const migrations[] = {
 	" job_id TEXT NOT NULL,"
 	" polled_at INTEGER NOT NULL,"
 	" PRIMARY KEY(tenant, job_id)) WITHOUT ROWID;",
+	/*
+	 * 3 -> 4: counters that survive a restart (metrics.h), and the
+	 * per-destination gauges' index: it serves the undelivered states
+	 * alone, however many delivered rows there are.
+	 */
+	"CREATE TABLE metrics("
+	" name TEXT NOT NULL,"
+	" l1 TEXT NOT NULL,"
+	" l2 TEXT NOT NULL,"
+	" value INTEGER NOT NULL,"
+	" PRIMARY KEY(name, l1, l2)) WITHOUT ROWID;"
+	"CREATE INDEX outbox_dest ON outbox(state, destination, created_at);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -277,6 +289,18 @@ static const char *const sqltext[STORE_Q__N] = {
 	    " AND job_id = ?2",
 	[STORE_Q_POLL_LAST] = "SELECT polled_at FROM polls WHERE tenant = ?1"
 	    " AND job_id = ?2",
+	[STORE_Q_METRIC_ADD] = "INSERT INTO metrics(name, l1, l2, value)"
+	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
+	    " DO UPDATE SET value = value + excluded.value",
+	[STORE_Q_METRIC_MAX] = "INSERT INTO metrics(name, l1, l2, value)"
+	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
+	    " DO UPDATE SET value = max(value, excluded.value)",
+	[STORE_Q_METRIC_LIST] = "SELECT name, l1, l2, value FROM metrics",
+	/* Index outbox_dest: the undelivered rows only. */
+	[STORE_Q_DEST_GAUGES] = "SELECT destination, state, count(*),"
+	    " min(created_at) FROM outbox"
+	    " WHERE state IN ('pending','leased','dead','unknown')"
+	    " GROUP BY state, destination",
 	[STORE_Q_POLL_MARK] = "INSERT INTO polls(tenant, job_id, polled_at)"
 	    " VALUES (?1, ?2, ?3) ON CONFLICT(tenant, job_id)"
 	    " DO UPDATE SET polled_at = excluded.polled_at",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store_int.h"
+#include "store_metrics.h"
 #include "store_outbox.h"
 
 
@@ -370,6 +371,13 @@ enum store_status
 store_outbox_finish(struct store *s, struct store_finish *f, int n,
     const char *owner)
 {
+	return store_outbox_finish_counted(s, f, n, owner, NULL);
+}
+
+enum store_status
+store_outbox_finish_counted(struct store *s, struct store_finish *f, int n,
+    const char *owner, const struct metrics_set *m)
+{
 	enum store_status	rc;
 	int			i;
 
@@ -386,6 +394,8 @@ store_outbox_finish(struct store *s, struct store_finish *f, int n,
 	for (i = 0; i < n; i++)
 		if ((rc = finish_one(s, &f[i], owner)) != STORE_OK)
 			goto fail;
+	if (m != NULL && (rc = store_metrics_add(s, m)) != STORE_OK)
+		goto fail;
 	if ((rc = store_commit(s)) != STORE_OK)
 		goto fail;
 	return STORE_OK;

@@ -109,6 +109,15 @@ HB_API enum store_status store_outbox_finish(struct store *,
     struct store_finish *f, int n, const char *owner) HB_MUST_CHECK;
 
 /*
+ * The same, with m's counts (metrics.h; may be NULL) added in the same
+ * transaction: they are in state.db exactly when the outcomes are.
+ */
+struct metrics_set;
+HB_API enum store_status store_outbox_finish_counted(struct store *,
+    struct store_finish *f, int n, const char *owner,
+    const struct metrics_set *m) HB_MUST_CHECK;
+
+/*
  * Recovery and reconciliation are orchestrated by the caller: it
  * collects rows (a read, no lock held), reads what it needs to decide
  * (configuration, a status URL) with no transaction open, then applies

@@ -17,11 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "super.h"
 #include "text.h"
 #include "util.h"
 
-#define SUPER_NAME_MAX	64	/* the escaped log prefix */
+#define SUPER_NAME_MAX	64	/* the program named in log lines */
 
 struct super {
 	const struct super_opts	*o;
@@ -93,7 +94,8 @@ spawn(struct super *s, int i)
 	if ((pid = fork()) == 0)
 		worker(s);
 	if (pid < 0) {
-		fprintf(stderr, "%s: fork: %s\n", s->name, strerror(errno));
+		log_event(LOG_LV_ERROR, "fork_failed", "program", s->name,
+		    "error", strerror(errno), (char *)NULL);
 		if (!s->o->respawn) {
 			if (s->rc == 0)
 				s->rc = 1;
@@ -112,8 +114,9 @@ spawn(struct super *s, int i)
 static void
 ended(struct super *s, int i, int st)
 {
-	char	how[32];
-	int	code;
+	struct log_line	l;
+	char		how[32];
+	int		code;
 
 	if (st != -1 && WIFEXITED(st)) {
 		code = WEXITSTATUS(st);
@@ -126,14 +129,16 @@ ended(struct super *s, int i, int st)
 		else
 			(void)snprintf(how, sizeof(how), "status unknown");
 	}
-	if (s->o->respawn && !s->stopping)
-		fprintf(stderr, "%s: worker %d exited (%s); restarting\n",
-		    s->name, (int)s->pid[i], how);
-	else if (!s->o->respawn && !s->stopping && code != 0 &&
-	    (st == -1 || !WIFEXITED(st)))
+	if ((s->o->respawn && !s->stopping) || (!s->o->respawn &&
+	    !s->stopping && code != 0 && (st == -1 || !WIFEXITED(st)))) {
 		/* A worker says why it returned non-zero; not why it died. */
-		fprintf(stderr, "%s: worker %d exited (%s)\n", s->name,
-		    (int)s->pid[i], how);
+		log_begin(&l, LOG_LV_ERROR, "worker_exited");
+		log_str(&l, "program", s->name);
+		log_int(&l, "pid", (long long)s->pid[i]);
+		log_str(&l, "how", how);
+		log_str(&l, "restarting", s->o->respawn ? "yes" : "no");
+		log_end(&l);
+	}
 	if (!s->o->respawn && code != 0 && s->rc == 0)
 		s->rc = code;
 	s->pid[i] = 0;
@@ -218,12 +223,14 @@ super_run(const struct super_opts *o, int (*child)(void *), void *arg)
 	int			 chld = 0;
 
 	memset(&s, 0, sizeof(s));
-	(void)text_escape(o != NULL && o->name != NULL ? o->name : "super",
-	    (size_t)-1, s.name, sizeof(s.name));
+	/* Escaped by the log (log.h), as any value. */
+	(void)snprintf(s.name, sizeof(s.name), "%s", o != NULL &&
+	    o->name != NULL ? o->name : "super");
 	if (o == NULL || child == NULL || o->workers < 1 ||
 	    o->workers > SUPER_WORKERS_MAX) {
-		fprintf(stderr, "%s: workers: out of range 1..%d\n", s.name,
-		    SUPER_WORKERS_MAX);
+		log_event(LOG_LV_ERROR, "start_failed", "program", s.name,
+		    "error", "workers: out of range 1.." HB_STR(SUPER_WORKERS_MAX),
+		    (char *)NULL);
 		return 1;
 	}
 	s.o = o;
@@ -277,7 +284,8 @@ super_run(const struct super_opts *o, int (*child)(void *), void *arg)
 	rc = s.rc;
 	goto out;
 fail:
-	fprintf(stderr, "%s: signals: %s\n", s.name, strerror(errno));
+	log_event(LOG_LV_ERROR, "start_failed", "program", s.name, "error",
+	    strerror(errno), "msg", "cannot set up signals", (char *)NULL);
 out:
 	/* A stop taken or absorbed here must not reach the caller's handler. */
 	if (blocked) {

@@ -120,6 +120,8 @@ refused "_metrics is the responder's" 1 'endpoint NAME "_metrics": reserved' \
     "$HB" endpoint add _metrics --tenant acme --secret-file "$tmp/hmac"
 refused "any _name is reserved" 1 'endpoint NAME "_x": reserved' \
     "$HB" endpoint add _x --tenant acme --secret-file "$tmp/hmac"
+refused "unknown is the metrics' label" 1 'endpoint NAME "unknown": reserved' \
+    "$HB" endpoint add unknown --tenant acme --secret-file "$tmp/hmac"
 refused "a name with a slash" 1 'endpoint NAME "a/b": expected 1..128' \
     "$HB" endpoint add a/b --tenant acme --secret-file "$tmp/hmac"
 refused "a name starting with a dot" 1 'endpoint NAME "..": expected' \

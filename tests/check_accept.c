@@ -590,7 +590,7 @@ START_TEST(wal_and_full_sync)
 	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "wal");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
-	ck_assert_int_eq(q("PRAGMA user_version"), 3);
+	ck_assert_int_eq(q("PRAGMA user_version"), 4);
 }
 END_TEST
 

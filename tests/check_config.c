@@ -1761,7 +1761,8 @@ START_TEST(test_check_values)
 		"file:///etc/passwd", "http:/a", "//a", "http://a/\"",
 		"javascript:alert(1)",
 	};
-	static const char *const reserved[] = { "_health", "_metrics", "_x" };
+	static const char *const reserved[] = { "_health", "_metrics", "_x",
+	    "unknown" };
 	static const char *const bad_names[] = { "", "a/b", "..", ".a", "-a",
 	    "a b", "a:b" };
 	static const unsigned char bin16[16] = { 0 };

@@ -518,6 +518,93 @@ START_TEST(failed_commit_fails_every_member)
 }
 END_TEST
 
+/* A count as state.db's metrics table has it; 0 when absent. */
+static long long
+persisted(const char *l2)
+{
+	char	sql[256];
+
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "SELECT coalesce(sum(value),"
+	    " 0) FROM metrics WHERE name = 'requests' AND l1 = 'hook' AND"
+	    " l2 = '%s'", l2), (int)sizeof(sql));
+	return q(sql);
+}
+
+/* The same, as this process holds it uncommitted. */
+static long long
+unflushed(struct metrics *m, const char *l2)
+{
+	struct metrics_set	s;
+	long long		v = 0;
+	int			i;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(metrics_unflushed(m, &s), 0);
+	for (i = 0; i < s.n; i++)
+		if (strcmp(s.rows[i].l1, "hook") == 0 &&
+		    strcmp(s.rows[i].l2, l2) == 0)
+			v += s.rows[i].value;
+	metrics_set_free(&s);
+	return v;
+}
+
+/*
+ * Counts ride on the batch's own transaction: what the process counted
+ * before (requests refused before any write) and the members' results.
+ * A COMMIT that fails keeps nothing of them in state.db and puts them
+ * back, its members counted as unavailable; the next batch commits all.
+ */
+START_TEST(counts_ride_the_commit)
+{
+	enum { N = 16 };
+	struct group_opts	 o;
+	struct metrics		*m;
+	int			 i, fired = 0;
+
+	group_free(grp);
+	ck_assert_ptr_nonnull(m = metrics_new());
+	memset(&o, 0, sizeof(o));
+	o.state_path = state_path;
+	o.busy_ms = 1000;
+	o.threaded = 1;
+	o.metrics = m;
+	ck_assert_int_eq(group_new(&o, &grp), 0);
+	metrics_add(m, "requests", "hook", "unauthorized", 5);
+
+	for (i = 0; i < N; i++)
+		fresh(&calls[i], i);
+	fault_set(FAULT_BEFORE_COMMIT, fail_counting, &fired);
+	hold_next(N, NULL);
+	start_all(calls, N);
+	join_all(calls, N);
+	ck_assert_int_eq(answered(calls, N, HB_UNAVAILABLE), N);
+	(void)settle(N);
+	ck_assert_int_eq(q("SELECT count(*) FROM metrics"), 0);
+	ck_assert_int_eq(unflushed(m, "unauthorized"), 5);
+	ck_assert_int_eq(unflushed(m, "unavailable"), N);
+	ck_assert_int_eq(unflushed(m, "accepted"), 0);
+
+	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
+	for (i = 0; i < N; i++)
+		fresh(&calls[i], i);
+	hold_next(N, NULL);
+	start_all(calls, N);
+	join_all(calls, N);
+	ck_assert_int_eq(answered(calls, N, HB_ACCEPTED), N);
+	(void)settle(2 * N);
+	ck_assert_int_eq(persisted("unauthorized"), 5);
+	ck_assert_int_eq(persisted("unavailable"), N);
+	ck_assert_int_eq(persisted("accepted"), N);
+	/* One row per label set, however many members. */
+	ck_assert_int_eq(q("SELECT count(*) FROM metrics"), 3);
+	ck_assert_int_eq(unflushed(m, "unauthorized"), 0);
+	ck_assert_int_eq(unflushed(m, "accepted"), 0);
+	group_free(grp);
+	grp = NULL;
+	metrics_free(m);
+}
+END_TEST
+
 /* Fails only the k-th firing (*arg is k, counted down). */
 static int
 fail_kth(enum fault_point p, void *arg)
@@ -920,6 +1007,7 @@ group_suite(void)
 	tcase_add_test(tc, one_action_from_one_batch);
 	tcase_add_test(tc, batch_capped);
 	tcase_add_test(tc, failed_commit_fails_every_member);
+	tcase_add_test(tc, counts_ride_the_commit);
 	tcase_add_test(tc, failing_member_alone);
 	tcase_add_test(tc, conflicts_in_a_batch);
 	tcase_add_test(tc, malformed_never_reach_the_writer);

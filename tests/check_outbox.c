@@ -16,6 +16,7 @@
 
 #include "auth.h"
 #include "http.h"
+#include "log.h"
 #include "outbox.h"
 #include "testutil.h"
 #include "util.h"
@@ -29,6 +30,101 @@ static pid_t		 sink_pid;
 static int		 sink_port;
 static struct store	*st;
 static struct config	*cfg;
+
+/*
+ * log.h, the lines the dispatcher (and the responder) write: one line
+ * each, keys as given, values escaped and bounded.
+ */
+static char	logged[LOG_LINE_MAX * 2];
+
+/* Runs f with the log going to a file; its text in logged. */
+static void
+capture(void (*f)(void))
+{
+	char	path[] = "/tmp/hb-log-XXXXXX";
+	int	fd, old;
+	ssize_t	n;
+
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	unlink(path);
+	old = log_set_fd(fd);
+	f();
+	log_set_fd(old);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_ge(n = read(fd, logged, sizeof(logged) - 1), 0);
+	logged[n] = '\0';
+	close(fd);
+}
+
+static void
+plain_line(void)
+{
+	struct log_line	l;
+
+	log_begin(&l, LOG_LV_WARN, "delivery");
+	log_str(&l, "bare", "acme:att-1:x");
+	log_str(&l, "spaced", "a b");
+	log_str(&l, "quoted", "say \"hi\"=\\");
+	log_str(&l, "ctl", "a\nb\r\t\001\177");
+	log_str(&l, "high", "\xc2\x9b\xe2\x80\xae");
+	log_str(&l, "empty", "");
+	log_str(&l, "none", NULL);
+	log_int(&l, "n", -42);
+	log_fmt(&l, "ms", "%.3f", 1.5);
+	log_end(&l);
+}
+
+static void
+long_line(void)
+{
+	struct log_line	l;
+	char		v[2000];
+	int		i;
+
+	memset(v, 'x', sizeof(v) - 1);
+	v[sizeof(v) - 1] = '\0';
+	log_begin(&l, LOG_LV_INFO, "long");
+	log_str(&l, "v", v);
+	log_end(&l);
+	log_begin(&l, LOG_LV_INFO, "full");
+	for (i = 0; i < 20; i++)
+		log_str(&l, "v", v);
+	log_end(&l);
+}
+
+START_TEST(log_lines)
+{
+	const char	*p, *nl;
+
+	capture(plain_line);
+	ck_assert_msg(strncmp(logged, "ts=", 3) == 0 && logged[7] == '-' &&
+	    logged[26] == 'Z' && logged[22] == '.', "%s", logged);
+	ck_assert_ptr_nonnull(strstr(logged, "Z level=warn event=delivery"
+	    " bare=acme:att-1:x spaced=\"a b\" quoted=\"say \\\"hi\\\"=\\\\\""
+	    " ctl=\"a\\nb\\r\\t\\x01\\x7f\" high=\"\\xc2\\x9b\\xe2\\x80\\xae\""
+	    " empty=\"\" n=-42 ms=1.500\n"));
+	ck_assert_ptr_null(strstr(logged, "none="));
+	ck_assert_int_eq((int)strlen(logged), (int)(strchr(logged, '\n') -
+	    logged) + 1);
+
+	capture(long_line);
+	/* A long value is cut at LOG_VALUE_MAX and marked. */
+	nl = strchr(logged, '\n');
+	ck_assert_ptr_nonnull(nl);
+	p = strstr(logged, " v=\"");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq((int)(nl - p), 4 + LOG_VALUE_MAX + 4);
+	ck_assert_int_eq(memcmp(nl - 4, "...\"", 4), 0);
+	/* A line with too much: whole keys only, marked, one write. */
+	p = nl + 1;
+	nl = strchr(p, '\n');
+	ck_assert_ptr_nonnull(nl);
+	ck_assert_int_eq(nl[1], '\0');
+	ck_assert_int_le((int)(nl - p + 1), LOG_LINE_MAX);
+	ck_assert_int_eq(memcmp(nl - 12, " truncated=1", 12), 0);
+	ck_assert_int_eq(memcmp(nl - 16, "...\"", 4), 0);
+}
+END_TEST
 
 START_TEST(backoff_bounds)
 {
@@ -494,6 +590,7 @@ outbox_suite(void)
 	TCase	*sig = tcase_create("signature");
 
 	tcase_add_test(tc, backoff_bounds);
+	tcase_add_test(tc, log_lines);
 	tcase_add_test(tc, decision_table);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(sig, setup, teardown);

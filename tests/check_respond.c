@@ -21,6 +21,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include <cJSON.h>
+#include <sodium.h>
 #include <sqlite3.h>
 
 #include "auth.h"
@@ -287,7 +289,9 @@ struct answer {
 	char	 type[128];
 	char	 retry_after[32];	/* "" when absent */
 	char	 allow[64];		/* "" when absent */
+	char	 rid[80];		/* X-Request-Id */
 	char	 raw[FK_OUT];		/* everything written */
+	char	 bare[FK_OUT];		/* raw without its X-Request-Id */
 	const char *body;		/* into raw */
 	size_t	 bodylen;
 	char	 result[64];		/* the body's "result", or "" */
@@ -373,7 +377,7 @@ parse(const struct fake *f, struct answer *a)
 	char		 code[4];
 	long long	 v;
 	size_t		 n, nlen;
-	int		 nstatus = 0, ntype = 0, ncache = 0, nretry = 0;
+	int		 nstatus = 0, ntype = 0, ncache = 0, nretry = 0, nrid = 0;
 	int		 nallow = 0;
 
 	ck_assert_msg(f->outlen > 0, "no answer at all");
@@ -423,6 +427,10 @@ parse(const struct fake *f, struct answer *a)
 			copy_field(a->retry_after, sizeof(a->retry_after), p,
 			    n);
 			nretry++;
+		} else if (nlen == 12 && memcmp(line, "X-Request-Id", 12) ==
+		    0) {
+			copy_field(a->rid, sizeof(a->rid), p, n);
+			nrid++;
 		} else if (nlen == 5 && memcmp(line, "Allow", 5) == 0) {
 			copy_field(a->allow, sizeof(a->allow), p, n);
 			nallow++;
@@ -432,6 +440,7 @@ parse(const struct fake *f, struct answer *a)
 	}
 	ck_assert_int_eq(ntype, 1);
 	ck_assert_int_eq(ncache, 1);
+	ck_assert_int_eq(nrid, 1);
 	ck_assert_int_le(nretry, 1);
 	ck_assert_int_le(nallow, 1);
 	ck_assert_msg(want_reason(a->status) != NULL, "status %d", a->status);
@@ -448,6 +457,12 @@ parse(const struct fake *f, struct answer *a)
 	a->body = end + 4;
 	a->bodylen = f->outlen - (size_t)(a->body - a->raw);
 	no_secrets(f, a->raw);
+	/* The answer without its one line that changes from run to run. */
+	if ((p = strstr(a->raw, "\r\nX-Request-Id: ")) != NULL &&
+	    (eol = strstr(p + 2, "\r\n")) != NULL) {
+		memcpy(a->bare, a->raw, (size_t)(p - a->raw));
+		memcpy(a->bare + (p - a->raw), eol, strlen(eol) + 1);
+	}
 
 	if (strcmp(a->type, "application/json") != 0)
 		return;
@@ -465,6 +480,37 @@ parse(const struct fake *f, struct answer *a)
 	json_str(doc, "action", a->action, sizeof(a->action));
 	a->has_detail = json_str(doc, "detail", a->detail, sizeof(a->detail));
 	cJSON_Delete(doc);
+}
+
+/* The log line holds " key" (a key=value, preceded by a space). */
+static void
+log_has(const struct answer *a, const char *kv)
+{
+	const char	*p = a->log;
+	size_t		 n = strlen(kv);
+
+	while ((p = strstr(p, kv)) != NULL) {
+		if (p > a->log && p[-1] == ' ' && (p[n] == ' ' ||
+		    p[n] == '\n' || p[n] == '\0'))
+			return;
+		p++;
+	}
+	ck_abort_msg("log lacks %s: %s", kv, a->log);
+}
+
+static void log_keyf(const struct answer *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+log_keyf(const struct answer *a, const char *fmt, ...)
+{
+	char	kv[512];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	ck_assert_int_lt(vsnprintf(kv, sizeof(kv), fmt, ap), (int)sizeof(kv));
+	va_end(ap);
+	log_has(a, kv);
 }
 
 /* Runs one request through s; parses and checks the answer. */
@@ -488,11 +534,24 @@ run_on(struct resp_server *s, struct fake *f, struct answer *a)
 	a->reads = f->reads;
 	a->writes = f->writes;
 	parse(f, a);
-	/* At most one log line, only for what was not a 200; no secret. */
-	ck_assert_int_le(a->loglines, 1);
-	if (a->status == 200)
-		ck_assert_int_eq(a->loglines, 0);
+	/*
+	 * Exactly one log line, whatever the outcome, with the request's
+	 * keys; no secret, no body.
+	 */
+	ck_assert_int_eq(a->loglines, 1);
+	log_has(a, "event=request");
+	log_keyf(a, "status=%d", a->status);
+	log_keyf(a, "request_id=%s", a->rid);
+	if (a->result[0] != '\0')
+		log_keyf(a, "result=%s", a->result);
+	if (a->action[0] != '\0')
+		log_keyf(a, "action=%s", a->action);
+	ck_assert_msg(strncmp(a->log, "ts=", 3) == 0, "%s", a->log);
+	ck_assert_ptr_nonnull(strstr(a->log, " duration_ms="));
 	no_secrets(f, a->log);
+	if (f->bodylen > 8)
+		ck_assert_msg(memmem(a->log, strlen(a->log), f->body,
+		    f->bodylen) == NULL, "body in the log: %s", a->log);
 	return a->status;
 }
 
@@ -1185,6 +1244,8 @@ START_TEST(short_body_503)
 }
 END_TEST
 
+static long long sample(const char *, const char *);
+
 START_TEST(locked_503)
 {
 	struct resp_server	fresh;
@@ -1201,6 +1262,11 @@ START_TEST(locked_503)
 	ck_assert_int_eq(get("HEAD", "_health", &a), 503);
 	/* Readers are not blocked in WAL mode: metrics still answer. */
 	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	/* The 503s are counted: the callback's and health's. */
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"unavailable\"}"), 1);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"_health\",result=\"unavailable\"}"), 2);
 	/* A worker that had nothing open yet. */
 	server_init(&fresh, 50);
 	tornado_req(&f, COMPLETED("job-1"));
@@ -1572,30 +1638,41 @@ START_TEST(answer_bytes)
 	struct fake	f;
 	struct answer	a;
 
-	ck_assert_int_eq(tornado(COMPLETED("job-1"), &a), 200);
+	/* nginx's $request_id, passed as REQUEST_ID, is echoed and logged. */
+	tornado_req(&f, COMPLETED("job-1"));
+	fk_set(&f, "REQUEST_ID", "0123456789abcdef0123456789abcdef");
+	ck_assert_int_eq(run(&f, &a), 200);
 	ck_assert_str_eq(a.raw, "Status: 200 OK\r\n"
 	    "Content-Type: application/json\r\n"
-	    "Cache-Control: no-store\r\n\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "X-Request-Id: 0123456789abcdef0123456789abcdef\r\n\r\n"
 	    "{\"result\":\"accepted\",\"action\":\"" ACTION1 "\"}\n");
+	log_has(&a, "request_id=0123456789abcdef0123456789abcdef");
+	/* One that is not an id of that shape is replaced by our own. */
+	tornado_req(&f, COMPLETED("job-1"));
+	fk_set(&f, "REQUEST_ID", "a b\"c");
+	ck_assert_int_eq(run(&f, &a), 200);
+	ck_assert_int_eq((int)strlen(a.rid), 16);
+	ck_assert_int_eq((int)strspn(a.rid, "0123456789abcdef"), 16);
 	ck_assert_int_eq(get("GET", "tornado", &a), 405);
-	ck_assert_str_eq(a.raw, "Status: 405 Method Not Allowed\r\n"
+	ck_assert_str_eq(a.bare, "Status: 405 Method Not Allowed\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\nAllow: POST\r\n\r\n"
 	    "{\"result\":\"method_not_allowed\"}\n");
 	tornado_req(&f, COMPLETED("job-3"));
 	fk_set(&f, "CONTENT_LENGTH", "1000");
 	ck_assert_int_eq(run(&f, &a), 503);
-	ck_assert_str_eq(a.raw, "Status: 503 Service Unavailable\r\n"
+	ck_assert_str_eq(a.bare, "Status: 503 Service Unavailable\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\nRetry-After: 7\r\n\r\n"
 	    "{\"result\":\"unavailable\","
 	    "\"detail\":\"body shorter than Content-Length\"}\n");
 	ck_assert_int_eq(get("GET", "_health", &a), 200);
-	ck_assert_str_eq(a.raw, "Status: 200 OK\r\n"
+	ck_assert_str_eq(a.bare, "Status: 200 OK\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\n\r\n{\"status\":\"ok\"}\n");
 	ck_assert_int_eq(get("POST", "_health", &a), 405);
-	ck_assert_str_eq(a.raw, "Status: 405 Method Not Allowed\r\n"
+	ck_assert_str_eq(a.bare, "Status: 405 Method Not Allowed\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Cache-Control: no-store\r\nAllow: GET\r\n\r\n"
 	    "{\"result\":\"method_not_allowed\"}\n");
@@ -1791,6 +1868,7 @@ exposition_ok(const char *text)
 			ck_assert_ptr_nonnull(sp);
 			/* A counter's name ends in _total (Prometheus). */
 			ck_assert_msg(strncmp(sp, " gauge\n", 7) == 0 ||
+			    strncmp(sp, " histogram\n", 11) == 0 ||
 			    (strncmp(sp, " counter\n", 9) == 0 &&
 			    strncmp(sp - 6, "_total", 6) == 0),
 			    "%.*s", (int)(eol - p), p);
@@ -1802,9 +1880,15 @@ exposition_ok(const char *text)
 		if (*p == '#')
 			continue;
 		n = strcspn(p, "{ ");
+		/* A histogram's samples: its name and a suffix. */
 		for (i = 0, found = 0; i < ntype; i++)
-			found |= strlen(type[i]) == n &&
-			    strncmp(type[i], p, n) == 0;
+			found |= strncmp(type[i], p, strlen(type[i])) == 0 &&
+			    (strlen(type[i]) == n || (strlen(type[i]) + 7 == n &&
+			    strncmp(p + n - 7, "_bucket", 7) == 0) ||
+			    (strlen(type[i]) + 4 == n && (strncmp(p + n - 4,
+			    "_sum", 4) == 0 || strncmp(p + n - 4, "_count", 4) ==
+			    0)) || (strlen(type[i]) + 6 == n && strncmp(p + n - 6,
+			    "_count", 6) == 0));
 		ck_assert_msg(found, "no TYPE before: %.*s", (int)(eol - p), p);
 	}
 }
@@ -1872,7 +1956,17 @@ START_TEST(metrics)
 	    "hookbox_receipts{result=\"recorded\"}"), 1);
 	ck_assert_int_eq(sample(a.body,
 	    "hookbox_receipts{result=\"duplicate\"}"), 1);
-	ck_assert_ptr_null(strstr(a.body, "unknown_job"));
+	ck_assert_ptr_null(strstr(a.body,
+	    "hookbox_receipts{result=\"unknown_job\"}"));
+	/* Every request counted, by endpoint and result. */
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"accepted\"}"), 2);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"duplicate\"}"), 1);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"action_conflict\"}"), 1);
+	ck_assert_int_eq(sample(a.body, "hookbox_requests_total{endpoint="
+	    "\"tornado\",result=\"unknown_job\"}"), 1);
 	ck_assert_int_eq(get("HEAD", "_metrics", &a), 200);
 }
 END_TEST
@@ -1949,6 +2043,112 @@ static void (*const kinds[])(struct fake *) = { k_accept, k_unauthorized,
     k_method, k_too_large, k_short, k_health, k_metrics, k_health_post,
     k_misdirected, k_not_found };
 
+/* PRAGMA data_version as another connection sees it: moves on a commit. */
+static long long
+data_version(sqlite3 *db)
+{
+	sqlite3_stmt	*st;
+	long long	 v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA data_version", -1,
+	    &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static long long
+series_count(const char *text, const char *prefix)
+{
+	const char	*p;
+	long long	 n = 0;
+
+	for (p = text; (p = strstr(p, prefix)) != NULL; p++)
+		n += p == text || p[-1] == '\n';
+	return n;
+}
+
+#define REQ(ep, res)	"hookbox_requests_total{endpoint=\"" ep "\",result=\"" \
+			res "\"}"
+
+/*
+ * Counters: every request, by endpoint and result; the unauthenticated
+ * ones held in memory (no write of their own) and persisted with the
+ * next commit; kept across a restart; the endpoint label bounded.
+ */
+START_TEST(counters)
+{
+	struct answer	 a;
+	struct fake	 f;
+	sqlite3		*db;
+	long long	 v0;
+	char		 path[64];
+	int		 i;
+
+	ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
+	ck_assert_int_eq(tornado(COMPLETED("job-1"), &a), 200);
+	v0 = data_version(db);
+	for (i = 0; i < 20; i++) {
+		k_unauthorized(&f);
+		ck_assert_int_eq(run(&f, &a), 401);
+	}
+	k_method(&f);
+	ck_assert_int_eq(run(&f, &a), 405);
+	/* 100 names no one configured: one series. */
+	for (i = 0; i < 100; i++) {
+		ck_assert_int_lt(snprintf(path, sizeof(path),
+		    "/hooks/nosuch-%u", (unsigned)randombytes_random()),
+		    (int)sizeof(path));
+		fk_init(&f, "POST", path);
+		fk_set(&f, "CONTENT_TYPE", "application/json");
+		fk_body(&f, "{}", 2);
+		ck_assert_int_eq(run(&f, &a), 404);
+	}
+	ck_assert_int_eq(data_version(db), v0);
+	/* Shown from memory meanwhile. */
+	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	exposition_ok(a.body);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "unauthorized")), 20);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "accepted")), 1);
+	ck_assert_int_eq(sample(a.body, REQ("unknown",
+	    "method_not_allowed")), 1);
+	ck_assert_int_eq(sample(a.body, REQ("unknown", "unknown_endpoint")),
+	    100);
+	ck_assert_int_eq(series_count(a.body,
+	    "hookbox_requests_total{endpoint=\"unknown\",result=\"unknown_"
+	    "endpoint\"}"), 1);
+	ck_assert_ptr_null(strstr(a.body, "nosuch"));
+	/* Still nothing written by the refused ones, nor by metrics. */
+	ck_assert_int_eq(data_version(db), v0);
+	ck_assert_int_eq(q("SELECT count(*) FROM metrics WHERE l2 ="
+	    " 'unauthorized'"), 0);
+	/* The next commit takes them along. */
+	ck_assert_int_eq(tornado(COMPLETED("job-3"), &a), 200);
+	ck_assert_int_eq(q("SELECT value FROM metrics WHERE name = 'requests'"
+	    " AND l1 = 'tornado' AND l2 = 'unauthorized'"), 20);
+	ck_assert_int_eq(q("SELECT value FROM metrics WHERE name = 'requests'"
+	    " AND l1 = 'unknown' AND l2 = 'unknown_endpoint'"), 100);
+	ck_assert_int_eq(q("SELECT value FROM metrics WHERE name = 'requests'"
+	    " AND l1 = 'tornado' AND l2 = 'accepted'"), 2);
+	/* A restart: the same counts, from state.db alone. */
+	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	respond_close(&srv);
+	server_init(&srv, 1000);
+	ck_assert_int_eq(get("GET", "_metrics", &a), 200);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "unauthorized")), 20);
+	ck_assert_int_eq(sample(a.body, REQ("tornado", "accepted")), 2);
+	ck_assert_int_eq(sample(a.body, REQ("unknown", "unknown_endpoint")),
+	    100);
+	/*
+	 * The first metrics request went with the commit after it; the
+	 * second, after the last commit, was lost with the process.
+	 */
+	ck_assert_int_eq(sample(a.body, REQ("_metrics", "ok")), 1);
+	sqlite3_close(db);
+}
+END_TEST
+
 /*
  * Each request kind with its nth write failing, alone or with every one
  * after it: one answer, the same status, and a commit made before the
@@ -1962,6 +2162,14 @@ START_TEST(write_fails)
 	int		at, sticky;
 
 	for (k = 0; k < NELEM(kinds); k++) {
+		/*
+		 * Metrics shows its own count once it was counted: the
+		 * second answer is as long as every later one.
+		 */
+		if (kinds[k] == k_metrics) {
+			kinds[k](&f);
+			run(&f, &base);
+		}
 		kinds[k](&f);
 		run(&f, &base);
 		ck_assert_int_ge(base.writes, 2);
@@ -2094,6 +2302,7 @@ respond_suite(void)
 	tcase_add_test(tc, health);
 	tcase_add_loop_test(tc, read_only_state, 0, 2);
 	tcase_add_test(tc, metrics);
+	tcase_add_test(tc, counters);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("transport");

@@ -25,6 +25,7 @@
 #include "accept.h"
 #include "config_admin.h"
 #include "fault.h"
+#include "store_metrics.h"
 #include "store_ops.h"
 #include "store_outbox.h"
 #include "testutil.h"
@@ -1938,6 +1939,106 @@ START_TEST(counts_by_state)
 }
 END_TEST
 
+/* The per-destination gauges: undelivered rows only, by destination. */
+START_TEST(destination_gauges)
+{
+	struct store_dest_gauge	g[4];
+	sqlite3			*db;
+	sqlite3_stmt		*q;
+	int			n;
+
+	ck_assert_int_eq(store_dest_gauges(st, g, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 0);
+	accept_at("a", 1, T0 + 1);	/* delivered */
+	accept_at("a", 2, T0 + 2);	/* dead */
+	accept_at("a", 3, T0 + 3);	/* unknown */
+	accept_at("a", 4, T0 + 5);	/* leased */
+	accept_at("a", 5, T0 + 10);	/* pending */
+	accept_at("b", 1, T0 + 20);	/* pending, at "other" */
+	make_state(ACT("a", 1), STORE_DELIVERED, T0 + 100);
+	make_state(ACT("a", 2), STORE_DEAD, T0 + 100);
+	make_state(ACT("a", 3), STORE_UNKNOWN, T0 + 100);
+	make_state(ACT("a", 4), STORE_LEASED, T0 + 100);
+	test_db_exec(state_path, "UPDATE outbox SET destination = 'other'"
+	    " WHERE tenant = 'b'");
+	ck_assert_int_eq(store_dest_gauges(st, g, 4, &n), STORE_OK);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(g[0].destination, "other");
+	ck_assert_int_eq(g[0].n[STORE_PENDING], 1);
+	ck_assert_int_eq(g[0].oldest_ms, T0 + 20);
+	ck_assert_str_eq(g[1].destination, "sink");
+	ck_assert_int_eq(g[1].n[STORE_PENDING], 1);
+	ck_assert_int_eq(g[1].n[STORE_LEASED], 1);
+	ck_assert_int_eq(g[1].n[STORE_DEAD], 1);
+	ck_assert_int_eq(g[1].n[STORE_UNKNOWN], 1);
+	ck_assert_int_eq(g[1].n[STORE_DELIVERED], 0);
+	/* Pending or leased only: the dead and unknown rows are older. */
+	ck_assert_int_eq(g[1].oldest_ms, T0 + 5);
+	/* Bounded by the caller's array. */
+	ck_assert_int_eq(store_dest_gauges(st, g, 1, &n), STORE_OK);
+	ck_assert_int_eq(n, 1);
+	/* The query reads the undelivered rows through their index. */
+	ck_assert_int_eq(sqlite3_open_v2(state_path, &db, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT"
+	    " destination, state, count(*), min(created_at) FROM outbox"
+	    " WHERE state IN ('pending','leased','dead','unknown')"
+	    " GROUP BY state, destination", -1, &q, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 3),
+	    "SEARCH outbox USING COVERING INDEX outbox_dest (state=?)");
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* The metrics table: adds in the caller's transaction, all or none. */
+START_TEST(metrics_table)
+{
+	struct metrics_set	m, r;
+	int			i;
+
+	memset(&m, 0, sizeof(m));
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(metrics_set_add(&m, "requests", "ep", "accepted", 2),
+	    0);
+	ck_assert_int_eq(metrics_set_add(&m, "requests", "ep", "accepted", 3),
+	    0);
+	ck_assert_int_eq(metrics_set_add(&m, "polls", "", "failed", 1), 0);
+	ck_assert_int_eq(metrics_set_max(&m, "heartbeat_ms", "", "", 500), 0);
+	ck_assert_int_eq(m.n, 3);
+	ck_assert_int_eq(store_begin(st), STORE_OK);
+	ck_assert_int_eq(store_metrics_add(st, &m), STORE_OK);
+	ck_assert_int_eq(store_commit(st), STORE_OK);
+	ck_assert_int_eq(store_begin(st), STORE_OK);
+	ck_assert_int_eq(store_metrics_add(st, &m), STORE_OK);
+	store_rollback(st);	/* never committed: never counted */
+	ck_assert_int_eq(store_metrics_beat(st, 400), STORE_OK);	/* older */
+	ck_assert_int_eq(store_metrics_read(st, &r), STORE_OK);
+	ck_assert_int_eq(r.n, 3);
+	for (i = 0; i < r.n; i++)
+		if (strcmp(r.rows[i].name, "requests") == 0)
+			ck_assert_int_eq(r.rows[i].value, 5);
+		else if (strcmp(r.rows[i].name, "polls") == 0)
+			ck_assert_int_eq(r.rows[i].value, 1);
+		else {
+			ck_assert_str_eq(r.rows[i].name, "heartbeat_ms");
+			ck_assert_int_eq(r.rows[i].value, 500);
+		}
+	ck_assert_int_eq(store_metrics_beat(st, 900), STORE_OK);
+	metrics_set_clear(&r);
+	ck_assert_int_eq(store_metrics_read(st, &r), STORE_OK);
+	for (i = 0; i < r.n; i++)
+		if (strcmp(r.rows[i].name, "heartbeat_ms") == 0)
+			ck_assert_int_eq(r.rows[i].value, 900);
+	/* A label too long for its field is refused, never cut. */
+	ck_assert_int_eq(metrics_set_add(&m, "requests", "ep",
+	    "a-result-word-longer-than-thirty-one-bytes", 1), -1);
+	metrics_set_free(&m);
+	metrics_set_free(&r);
+}
+END_TEST
+
 /* The one vocabulary of states, and its negative cases. */
 START_TEST(state_names)
 {
@@ -2209,6 +2310,8 @@ store_suite(void)
 	tcase_add_test(ops, prune_receipts_cut);
 	tcase_add_test(ops, prune_actions_cut);
 	tcase_add_test(ops, counts_by_state);
+	tcase_add_test(ops, destination_gauges);
+	tcase_add_test(ops, metrics_table);
 	tcase_add_test(ops, state_names);
 	tcase_add_test(ops, receipt_counts_by_result);
 	tcase_add_test(ops, list_where_filters);

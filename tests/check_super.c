@@ -381,7 +381,8 @@ START_TEST(respawn_restarts)
 	expect('S', 1, &again);
 	ck_assert(again != s[0] && again != s[1]);
 	ck_assert_int_lt(snprintf(line, sizeof(line),
-	    "test: worker %d exited (status 0); restarting\n", (int)s[0]),
+	    " level=error event=worker_exited program=test pid=%d"
+	    " how=\"status 0\" restarting=yes\n", (int)s[0]),
 	    (int)sizeof(line));
 	ck_assert_ptr_nonnull(strstr(log_text(), line));
 	ck_assert_int_eq(kill(sup, SIGTERM), 0);
@@ -480,9 +481,9 @@ START_TEST(no_spin)
 	ck_assert_msg(starts <= elapsed / SUPER_RESTART_MS + 2,
 	    "%d starts in %lld ms", starts, (long long)elapsed);
 	log = log_text();
-	ck_assert_int_ge(count(log, "exited (status 1); restarting\n"), 1);
+	ck_assert_int_ge(count(log, "how=\"status 1\" restarting=yes\n"), 1);
 	ck_assert_int_le(count(log, "restarting"), starts);
-	ck_assert_ptr_nonnull(strstr(log, "hb\\x0a\\x1b[31m: worker "));
+	ck_assert_ptr_nonnull(strstr(log, " program=\"hb\\n\\x1b[31m\" pid="));
 	ck_assert_ptr_null(strchr(log, '\033'));
 }
 END_TEST
@@ -524,9 +525,12 @@ START_TEST(once_signal_fails)
 	ck_assert_int_eq(kill(s[1], SIGUSR1), 0);
 	ck_assert_int_eq(exit_code(sup), 1);
 	ck_assert_int_lt(snprintf(line, sizeof(line),
-	    "test: worker %d exited (signal %d)\n", (int)s[0], SIGKILL),
+	    " level=error event=worker_exited program=test pid=%d"
+	    " how=\"signal %d\" restarting=no\n", (int)s[0], SIGKILL),
 	    (int)sizeof(line));
-	ck_assert_str_eq(log_text(), line);
+	/* One line, and that one. */
+	ck_assert_int_eq(count(log_text(), "\n"), 1);
+	ck_assert_ptr_nonnull(strstr(log_text(), line));
 }
 END_TEST
 
@@ -667,9 +671,10 @@ START_TEST(bad_options)
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
 	ck_assert_int_eq(errno, ECHILD);
 	ck_assert_int_eq(count(log_text(),
-	    "test: workers: out of range 1..64\n"), 4);
-	ck_assert_int_eq(count(log_text(), "\nsuper: workers: out of range"),
-	    1);
+	    " event=start_failed program=test"
+	    " error=\"workers: out of range 1..64\"\n"), 4);
+	ck_assert_int_eq(count(log_text(), " event=start_failed program=super"
+	    " error=\"workers: out of range"), 1);
 }
 END_TEST
 

@@ -291,7 +291,7 @@ contains "uninitialised DIR: dispatch says so" "not initialised" \
 "$HB" -d "$tmp/blank" dispatch --once 2> "$tmp/err"
 eq "dispatch --once on a new DIR" 0 $?
 contains "dispatch start line" \
-    "hookbox $ver: dispatching from $tmp/blank (state.db, config.db)" \
+    " level=info event=start program=\"hookbox dispatch\" version=$ver dir=$tmp/blank " \
     "$(cat "$tmp/err")"
 
 finish cli

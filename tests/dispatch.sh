@@ -214,9 +214,51 @@ sink down 503
 "$HB" destination add down --tenant acme --url "http://127.0.0.1:$port/hook" \
     --max-attempts 3
 action down
-"$HB" dispatch --once
+"$HB" dispatch --once 2> "$tmp/down.err"
 eq "503 x 3: dead" dead "$(state_of "$a")"
 eq "three POSTs" 3 "$(posts down)"
+# The log: start, one line per attempt, one when the row went dead, the
+# --once summary, stop.
+log=$(cat "$tmp/down.err")
+contains "log: start line" " level=info event=start program=\"hookbox dispatch\" version=" "$log"
+for i in 1 2; do
+	contains "log: attempt $i: retry" " event=delivery action=$a tenant=acme destination=down attempt=$i outcome=retry status=503 duration_ms=" "$log"
+done
+contains "log: attempt 3: dead" " event=delivery action=$a tenant=acme destination=down attempt=3 outcome=dead status=503 duration_ms=" "$log"
+eq "log: three attempt lines" 3 "$(grep -c ' event=delivery ' "$tmp/down.err")"
+contains "log: the row went dead" " level=warn event=dead action=$a tenant=acme destination=down attempts=3 error=\"HTTP 503\"" "$log"
+contains "log: --once summary" " event=dispatch_summary delivered=0 retried=2 dead=1 unknown=0 duration_ms=" "$log"
+contains "log: stop line" " event=stop program=\"hookbox dispatch\"" "$log"
+eq "log: every line structured" 0 \
+    "$(grep -vc '^ts=[0-9T:.-]*Z level=[a-z]* event=[a-z_]*' "$tmp/down.err")"
+# The metrics, as the responder shows them (plain CGI, one request):
+# attempts by outcome, and the latency histogram counting each.
+metrics() { env -i HOOKBOX_DIR="$HOOKBOX_DIR" GATEWAY_INTERFACE=CGI/1.1 \
+    REQUEST_METHOD=GET PATH_INFO=/hooks/_metrics "$build/hookbox-fcgi" \
+    2>/dev/null; }
+# msample SERIES: its value in the metrics, or "none".
+msample() { metrics | awk -v s="$1" '$1 == s { print $2; f = 1 } END { if (!f) print "none" }'; }
+m=$(metrics)
+contains "metrics: answered" "Status: 200" "$m"
+eq "metrics: retries to down" 2 \
+    "$(msample 'hookbox_deliveries_total{destination="down",outcome="retry"}')"
+eq "metrics: dead at down" 1 \
+    "$(msample 'hookbox_deliveries_total{destination="down",outcome="dead"}')"
+eq "metrics: delivered to ok" 1 \
+    "$(msample 'hookbox_deliveries_total{destination="ok",outcome="delivered"}')"
+eq "metrics: histogram count = attempts" \
+    "$(sq "SELECT count(*) FROM attempts a JOIN outbox o USING (action_id)
+    WHERE o.destination = 'down'")" \
+    "$(msample 'hookbox_delivery_duration_seconds_count{destination="down"}')"
+eq "metrics: +Inf bucket = count" 3 \
+    "$(msample 'hookbox_delivery_duration_seconds_bucket{destination="down",le="+Inf"}')"
+beat=$(msample 'hookbox_dispatcher_heartbeat_timestamp_seconds')
+eq "metrics: heartbeat within the last minute" 1 \
+    "$(awk -v b="$beat" -v n="$(date +%s)" 'BEGIN { print (b != "none" && n - b < 60 && b - n < 5) ? 1 : 0 }')"
+eq "metrics: backlog gauge" 0 \
+    "$(msample 'hookbox_destination_backlog{destination="down"}')"
+eq "metrics: dead gauge" 1 \
+    "$(msample 'hookbox_destination_actions{destination="down",state="dead"}')"
 eq "three attempts" 3 "$(sq "SELECT count(*) FROM attempts WHERE action_id = '$a'")"
 out=$("$HB" list --state dead --json)
 contains "list --state dead shows it" "$a" "$out"
@@ -403,8 +445,9 @@ cfg_locked() { ! sqlite3 "file:$HOOKBOX_DIR/config.db?mode=ro" \
     "SELECT count(*) FROM tenants" > /dev/null 2>&1; }
 until_true 20 cfg_locked; eq "config.db locked" 0 $?
 sqlite3 -cmd ".timeout 10000" "$HOOKBOX_DIR/state.db" "UPDATE outbox SET lease_until = 1 WHERE action_id = '$ae'; UPDATE outbox SET next_at = 0 WHERE action_id = '$au';"
-put_off() { grep -q "$ae: expired lease left for later" "$tmp/cfg.err" &&
-    grep -q "$au: reconciliation left for later" "$tmp/cfg.err"; }
+put_off() { grep -q " event=left_for_later what=expired_lease action=$ae " \
+    "$tmp/cfg.err" && grep -q \
+    " event=left_for_later what=reconciliation action=$au " "$tmp/cfg.err"; }
 until_true 20 put_off; eq "both put off while config.db is locked" 0 $?
 eq "expired lease not taken for unknown" leased "$(state_of "$ae")"
 soon=$(sq "SELECT next_at - $NOW_MS < 60000 FROM outbox WHERE action_id = '$au'")

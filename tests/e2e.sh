@@ -268,7 +268,12 @@ eq "poll: completed job accepted" accepted \
 eq "poll: running job recorded" recorded \
     "$(jget result "$(echo "$out" | grep '	job-p2	' | cut -f3)")"
 contains "poll: missing job reported" "job-p3" "$out"
-contains "poll summary" "polled 3: 2 answered, 1 failed" "$(cat "$tmp/poll.err")"
+contains "poll summary" \
+    " event=poll_summary asked=3 answered=2 failed=1 unavailable=0" \
+    "$(cat "$tmp/poll.err")"
+m=$(curl -s "$base/hooks/_metrics")
+contains "metrics: polls answered" 'hookbox_polls_total{outcome="answered"} 2' "$m"
+contains "metrics: polls failed" 'hookbox_polls_total{outcome="failed"} 1' "$m"
 signed poller-hook "$(completed job-p1)"
 eq "webhook after poll: duplicate" "200 duplicate" "$code $result"
 out=$("$HB" poll 2>/dev/null)
@@ -278,6 +283,72 @@ o1=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
 o2=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
 o3=$("$HB" poll --limit 1 2>/dev/null | cut -f2)
 eq "poll --limit 1 takes turns" "job-p2 job-p3 job-p2" "$o1 $o2 $o3"
+
+# ---- the log: one line per request, with its keys; never a secret or a body ----
+# rid: the X-Request-Id of the last answer; logline RID: the responder's
+# lines for it.
+rid() { tr -d '\r' < "$scratch/hdr" | sed -n 's/^[Xx]-[Rr]equest-[Ii]d: //p'; }
+logline() { grep " request_id=$1\( \|\$\)" "$tmp/fcgi.log"; }
+# key_in WHAT KEY=VALUE LINE: the pair is in the line, as a whole key.
+key_in() {
+	case " $3 " in
+	*" $2 "*) pass ;;
+	*) fail "$1: '$2' not in '$3'" ;;
+	esac
+}
+"$HB" job add job-log --tenant acme --attempt att-log --step analyze-v1 \
+    --destination sink
+marker="marker-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+signed tornado "{\"type\":\"job_completed\",\"job_id\":\"job-log\",\"status\":\"completed\",\"key\":\"$marker\"}"
+eq "log: accepted" "200 accepted" "$code $result"
+sig_ok=$(sed -n 's/.*v1=//p' "$scratch/sh")
+r=$(rid)
+eq "log: nginx's \$request_id answered" 32 "${#r}"
+l=$(logline "$r")
+eq "log: accepted: one line" 1 "$(printf '%s\n' "$l" | grep -c .)"
+for kv in level=info event=request method=POST endpoint=tornado tenant=acme \
+    result=accepted status=200 action=acme:att-log:analyze-v1 \
+    request_id="$r"; do
+	key_in "log: accepted: $kv" "$kv" "$l"
+done
+contains "log: accepted: a time first" "ts=20" "$(printf '%s' "$l" | cut -c1-5)"
+contains "log: accepted: duration" " duration_ms=" "$l"
+badsig=$(printf '%s' "$marker" | sha256sum | cut -c1-64)
+req POST tornado "{\"job_id\":\"$marker\"}" -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body" \
+    -H "X-Tornado-Signature: t=$(date +%s),v1=$badsig"
+eq "log: 401" "401 unauthorized" "$code $result"
+l=$(logline "$(rid)")
+eq "log: 401: one line" 1 "$(printf '%s\n' "$l" | grep -c .)"
+for kv in level=warn event=request method=POST endpoint=tornado tenant=acme \
+    result=unauthorized status=401; do
+	key_in "log: 401: $kv" "$kv" "$l"
+done
+req PUT tornado "{}" -H 'Content-Type: application/json' --data-binary "{}"
+eq "log: 405" 405 "$code"
+l=$(logline "$(rid)")
+eq "log: 405: one line" 1 "$(printf '%s\n' "$l" | grep -c .)"
+for kv in event=request method=PUT endpoint=tornado result=method_not_allowed \
+    status=405; do
+	key_in "log: 405: $kv" "$kv" "$l"
+done
+req GET _health ""
+l=$(logline "$(rid)")
+key_in "log: health logged" "endpoint=_health" "$l"
+# A hostile name: quoted and escaped, on one line.
+req POST 'no%20such%22one' "{}" -H 'Content-Type: application/json' \
+    --data-binary "{}"
+l=$(logline "$(rid)")
+key_in "log: a name with a space and a quote, escaped" \
+    'endpoint="no such\"one"' "$l"
+log=$(cat "$tmp/fcgi.log")
+lacks "log: no body" "$marker" "$log"
+lacks "log: no signature (accepted)" "$sig_ok" "$log"
+lacks "log: no signature (refused)" "$badsig" "$log"
+lacks "log: no secret" "hmac-secret-for-tests" "$log"
+lacks "log: no key" "a-long-shared-key" "$log"
+eq "log: every line structured" 0 \
+    "$(grep -vc '^ts=[0-9T:.-]*Z level=[a-z]* event=[a-z_]*' "$tmp/fcgi.log")"
 
 eq "no worker died" "$workers_before" "$(workers)"
 
@@ -309,6 +380,47 @@ contains "spawn-fcgi answers" '"result":"duplicate"' "$out"
 kill "$fcgi_pid"
 wait "$fcgi_pid"
 eq "responder exits cleanly" 0 $?
+contains "stop line" " level=info event=stop program=hookbox-fcgi exit=0" \
+    "$(cat "$tmp/fcgi.log")"
 [ -e "$sock" ] && fail "socket left behind" || pass
+
+# ---- counters: persisted with commits that happen anyway; kept across a restart ----
+# One worker, so that one process holds every count not yet committed.
+start_one() {
+	"$FCGI" -s "$sock" -w 1 2>> "$tmp/fcgi2.log" &
+	fcgi_pid=$!
+	pids="$pids $fcgi_pid"
+	i=0
+	while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+# counts: every request counter but metrics' own, sorted.
+counts() { curl -s "$base/hooks/_metrics" | grep '^hookbox_requests_total{' |
+    grep -v 'endpoint="_metrics"' | sort; }
+msample() { curl -s "$base/hooks/_metrics" | awk -v s="$1" '$1 == s { print $2; f = 1 } END { if (!f) print 0 }'; }
+files() { cat "$HOOKBOX_DIR/state.db" "$HOOKBOX_DIR/state.db-wal" 2>/dev/null | cksum; }
+start_one
+u0=$(msample 'hookbox_requests_total{endpoint="tornado",result="unauthorized"}')
+before=$(files)
+for i in $(seq 1 30); do
+	req POST tornado "$(completed job-3)" -H 'Content-Type: application/json' \
+	    --data-binary "@$scratch/body" -H "X-Tornado-Signature: t=1,v1=00"
+done
+eq "30 refused requests: 401" "401 unauthorized" "$code $result"
+eq "30 refused requests wrote nothing (state.db and its WAL unchanged)" \
+    "$before" "$(files)"
+eq "they are counted (from memory)" $((u0 + 30)) \
+    "$(msample 'hookbox_requests_total{endpoint="tornado",result="unauthorized"}')"
+eq "metrics wrote nothing either" "$before" "$(files)"
+"$HB" job add job-restart --tenant acme --attempt att-restart \
+    --step analyze-v1 --destination sink
+signed tornado "$(completed job-restart)"
+eq "an accepted request commits the counts with it" "200 accepted" "$code $result"
+c1=$(counts)
+contains "counted before the restart" \
+    "hookbox_requests_total{endpoint=\"tornado\",result=\"unauthorized\"} $((u0 + 30))" "$c1"
+kill "$fcgi_pid"; wait "$fcgi_pid"
+start_one
+eq "counts after a restart = counts before" "$c1" "$(counts)"
+kill "$fcgi_pid"; wait "$fcgi_pid"
 
 finish e2e

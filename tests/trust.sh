@@ -163,12 +163,13 @@ contains "HOOKBOX_SYNC typo: said" "HOOKBOX_SYNC" "$(cat "$tmp/sync.log")"
 # ---- the data directory, checked before serving, named when refused ----
 ver=$("$HB" --version | cut -d' ' -f2)
 contains "start line: version and directory" \
-    "hookbox-fcgi $ver: serving $tmp/data (state.db, config.db)" \
+    " level=info event=start program=hookbox-fcgi version=$ver dir=$tmp/data " \
     "$(cat "$tmp/main.log")"
-contains "start line: workers and threads" "2 worker(s), 32 thread(s)" \
-    "$(cat "$tmp/main.log")"
+contains "start line: workers and threads" " workers=2 threads=32" \
+    "$(grep ' event=start ' "$tmp/main.log")"
 # refused WHAT MESSAGE ARGS...: the responder, as the test user, exits 2
-# at start with "hookbox-fcgi: MESSAGE" and never listens.
+# at start with one line, event=start_failed error="MESSAGE", and never
+# listens.
 refused() {
 	_what=$1 _msg=$2
 	shift 2
@@ -176,7 +177,9 @@ refused() {
 	    "$FCGI" -s "$tmp/run/refused.sock" "$@" 2> "$tmp/refused.log" \
 	    </dev/null
 	eq "$_what: exit 2" 2 $?
-	eq "$_what: said" "hookbox-fcgi: $_msg" "$(cat "$tmp/refused.log")"
+	eq "$_what: one line" 1 "$(wc -l < "$tmp/refused.log")"
+	contains "$_what: said" " level=error event=start_failed error=\"$_msg\"" \
+	    "$(cat "$tmp/refused.log")"
 	[ ! -e "$tmp/run/refused.sock" ] || fail "$_what: it listened"
 	rm -f "$tmp/run/refused.sock"
 }

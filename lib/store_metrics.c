@@ -1,0 +1,137 @@
+/*
+ * store_metrics.c: the metrics table and the per-destination gauges.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_accept.h"
+#include "store_int.h"
+#include "store_metrics.h"
+
+static enum store_status
+put(struct store *s, const struct metrics_row *r)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = sql_stmt(&s->sql, strcmp(r->name, "heartbeat_ms") == 0 ?
+	    STORE_Q_METRIC_MAX : STORE_Q_METRIC_ADD)) == NULL)
+		return store_last(s);
+	/* "" is a label value here, not NULL (as sql_bind_text() has it). */
+	if (sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, r->l1, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, r->l2, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 4, r->value) != SQLITE_OK) {
+		sqlite3_reset(st);
+		return store_last(s);
+	}
+	rc = sql_step_done(st);
+	return store_status_of(rc);
+}
+
+enum store_status
+store_metrics_add(struct store *s, const struct metrics_set *m)
+{
+	enum store_status	rc;
+	int			i;
+
+	if (m->n == 0)
+		return STORE_OK;
+	if ((rc = store_savepoint(s)) != STORE_OK)
+		return rc;
+	for (i = 0; i < m->n; i++)
+		if (m->rows[i].value != 0 && (rc = put(s, &m->rows[i])) !=
+		    STORE_OK) {
+			/* Either way rc says it: store_in_tx() says the rest. */
+			if (store_rollback_to(s) != STORE_OK)
+				return rc;
+			return rc;
+		}
+	return store_release(s);
+}
+
+enum store_status
+store_metrics_beat(struct store *s, int64_t now_ms)
+{
+	struct metrics_row	r;
+
+	memset(&r, 0, sizeof(r));
+	memcpy(r.name, "heartbeat_ms", sizeof("heartbeat_ms"));
+	r.value = now_ms;
+	return put(s, &r);
+}
+
+enum store_status
+store_metrics_read(struct store *s, struct metrics_set *out)
+{
+	sqlite3_stmt	*st;
+	const char	*name, *l1, *l2;
+	int		 rc;
+
+	if ((st = sql_stmt(&s->sql, STORE_Q_METRIC_LIST)) == NULL)
+		return store_last(s);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		name = (const char *)sqlite3_column_text(st, 0);
+		l1 = (const char *)sqlite3_column_text(st, 1);
+		l2 = (const char *)sqlite3_column_text(st, 2);
+		if (name == NULL || l1 == NULL || l2 == NULL)
+			continue;
+		if (strcmp(name, "heartbeat_ms") == 0)
+			(void)metrics_set_max(out, name, l1, l2,
+			    sqlite3_column_int64(st, 3));
+		else
+			(void)metrics_set_add(out, name, l1, l2,
+			    sqlite3_column_int64(st, 3));
+	}
+	sqlite3_reset(st);
+	return store_status_of(rc);
+}
+
+static int
+by_dest(const void *a, const void *b)
+{
+	return strcmp(((const struct store_dest_gauge *)a)->destination,
+	    ((const struct store_dest_gauge *)b)->destination);
+}
+
+enum store_status
+store_dest_gauges(struct store *s, struct store_dest_gauge *g, int max,
+    int *n)
+{
+	sqlite3_stmt		*st;
+	struct store_dest_gauge	*d;
+	enum store_state	 state;
+	const char		*dest;
+	int64_t			 oldest;
+	int			 rc, i;
+
+	*n = 0;
+	if ((st = sql_stmt(&s->sql, STORE_Q_DEST_GAUGES)) == NULL)
+		return store_last(s);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		dest = (const char *)sqlite3_column_text(st, 0);
+		if (dest == NULL || strlen(dest) > HB_ID_MAX ||
+		    store_state_parse((const char *)sqlite3_column_text(st, 1),
+		    &state) != 0)
+			continue;
+		for (i = 0; i < *n && strcmp(g[i].destination, dest) != 0; i++)
+			continue;
+		if (i == *n) {
+			if (*n == max)
+				continue;
+			d = &g[(*n)++];
+			memset(d, 0, sizeof(*d));
+			memcpy(d->destination, dest, strlen(dest) + 1);
+		}
+		d = &g[i];
+		d->n[state] += sqlite3_column_int64(st, 2);
+		oldest = sqlite3_column_int64(st, 3);
+		if ((state == STORE_PENDING || state == STORE_LEASED) &&
+		    oldest > 0 && (d->oldest_ms == 0 || oldest < d->oldest_ms))
+			d->oldest_ms = oldest;
+	}
+	sqlite3_reset(st);
+	if (*n > 1)
+		qsort(g, (size_t)*n, sizeof(*g), by_dest);
+	return store_status_of(rc);
+}

@@ -1,0 +1,46 @@
+/*
+ * store_metrics.h: state.db's metrics table (counters that survive a
+ * restart, metrics.h) and the per-destination gauges.
+ *
+ * Transactions: store_metrics_add() is caller-owned (between
+ * store_begin() and store_commit(), in a savepoint of its own, so that a
+ * failure leaves the caller's other work standing); the read-outs are
+ * single reads; store_metrics_beat() is self-contained (one statement).
+ */
+#ifndef HB_STORE_METRICS_H
+#define HB_STORE_METRICS_H
+
+#include "metrics.h"
+#include "store.h"
+
+/*
+ * Adds s's rows to the table (the heartbeat keeps the larger value),
+ * all or none.  STORE_OK with nothing to do when s is empty.
+ */
+HB_API enum store_status store_metrics_add(struct store *,
+    const struct metrics_set *s) HB_MUST_CHECK;
+
+/* The dispatcher's heartbeat, now_ms, in a statement of its own. */
+HB_API enum store_status store_metrics_beat(struct store *, int64_t now_ms)
+    HB_MUST_CHECK;
+
+/* Adds every persisted row to out. */
+HB_API enum store_status store_metrics_read(struct store *,
+    struct metrics_set *out) HB_MUST_CHECK;
+
+/* One destination's undelivered rows. */
+struct store_dest_gauge {
+	char	destination[HB_ID_MAX + 1];
+	int64_t	n[STORE_STATE__N];	/* delivered stays 0 */
+	int64_t	oldest_ms;		/* pending or leased; 0: none */
+};
+
+/*
+ * Every destination with undelivered rows (pending, leased, dead,
+ * unknown), at most max into g, sorted by name; *n receives the count.
+ * Reads only those rows (index outbox_dest).
+ */
+HB_API enum store_status store_dest_gauges(struct store *,
+    struct store_dest_gauge *g, int max, int *n) HB_MUST_CHECK;
+
+#endif
