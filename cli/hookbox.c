@@ -415,6 +415,14 @@ unknown(int argc, char **argv)
 	return main_usage();
 }
 
+/* Non-zero for `endpoint secret`'s third word (help shows them all). */
+static int
+is_secret_verb(const struct cmd *c, const char *w)
+{
+	return c->fn == cmd_endpoint_secret && (strcmp(w, "add") == 0 ||
+	    strcmp(w, "list") == 0 || strcmp(w, "revoke") == 0);
+}
+
 /* hookbox help [TOPIC...]: help to stdout, or an unknown topic. */
 static int
 help(int argc, char **argv)
@@ -427,7 +435,8 @@ help(int argc, char **argv)
 		print_main(stdout);
 		return EXIT_OK;
 	}
-	if ((c = find_cmd(argc, argv, &words)) != NULL && argc == words)
+	if ((c = find_cmd(argc, argv, &words)) != NULL && (argc == words ||
+	    (argc == words + 1 && is_secret_verb(c, argv[words]))))
 		return cmd_help(c);
 	if (argc == 1 && is_group(argv[0])) {
 		group_usage(stdout, argv[0]);

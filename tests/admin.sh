@@ -470,6 +470,12 @@ out=$("$HB" help endpoint secret)
 for o in --retire-others-after --expires --json revoke list; do
 	contains "endpoint secret help: $o" "$o" "$out"
 done
+for v in add list revoke; do
+	out=$("$HB" help endpoint secret $v); rc=$?
+	eq "help endpoint secret $v: exit" 0 $rc
+	contains "help endpoint secret $v: its options" "--retire-others-after" \
+	    "$out"
+done
 out=$("$HB" help destination set)
 for o in --not-idempotent --no-status-url --secret-file --timeout-ms; do
 	contains "destination set help: $o" "$o" "$out"
