@@ -66,7 +66,8 @@ run() {
 	sqlite3 "$HOOKBOX_DIR/config.db" \
 	    "UPDATE destinations SET idempotent = $2 WHERE name = 'sink'"
 	t0=$(now_ms)
-	"$HB" dispatch --once --workers "$1"
+	# Its log (a line per delivery) to a file, as journald would take it.
+	"$HB" dispatch --once --workers "$1" 2>> "$tmp/dispatch.log"
 	t1=$(now_ms)
 	done=$(sqlite3 "$HOOKBOX_DIR/state.db" \
 	    "SELECT count(*) FROM outbox WHERE state = 'delivered'")
