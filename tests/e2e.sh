@@ -421,6 +421,13 @@ contains "counted before the restart" \
 kill "$fcgi_pid"; wait "$fcgi_pid"
 start_one
 eq "counts after a restart = counts before" "$c1" "$(counts)"
+# E2E_SAMPLE=DIR keeps what an operator would see after the suite: the
+# responder's log and the metrics page.
+if [ -n "${E2E_SAMPLE:-}" ]; then
+	mkdir -p "$E2E_SAMPLE"
+	cat "$tmp/fcgi.log" "$tmp/fcgi2.log" > "$E2E_SAMPLE/responder.log"
+	curl -s "$base/hooks/_metrics" > "$E2E_SAMPLE/metrics.txt"
+fi
 kill "$fcgi_pid"; wait "$fcgi_pid"
 
 finish e2e
