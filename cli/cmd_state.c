@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "accept.h"
+#include "store_metrics.h"
 #include "store_ops.h"
 #include "store_outbox.h"
 #include "text.h"
@@ -522,6 +523,67 @@ out:
 	return rc;
 }
 
+/*
+ * The names configured in table t, as a JSON array in *out (freed with
+ * cJSON_free()).
+ */
+static enum config_status
+configured_names(struct config *cfg, enum config_table t, char **out)
+{
+	cJSON			*rows = NULL, *names, *r, *n;
+	enum config_status	 rc;
+
+	*out = NULL;
+	if ((rc = config_list(cfg, t, &rows)) != CONFIG_OK)
+		return rc;
+	if ((names = cJSON_CreateArray()) == NULL) {
+		cJSON_Delete(rows);
+		return CONFIG_NOMEM;
+	}
+	cJSON_ArrayForEach(r, rows) {
+		n = cJSON_GetObjectItemCaseSensitive(r, "name");
+		if (!cJSON_IsString(n) || !cJSON_AddItemToArray(names,
+		    cJSON_CreateString(n->valuestring))) {
+			rc = CONFIG_NOMEM;
+			break;
+		}
+	}
+	if (rc == CONFIG_OK && (*out = cJSON_PrintUnformatted(names)) == NULL)
+		rc = CONFIG_NOMEM;
+	cJSON_Delete(names);
+	cJSON_Delete(rows);
+	return rc;
+}
+
+/*
+ * Removes the metrics series of endpoints and destinations that are no
+ * longer configured (a removed tenant's, a replay's): label values stay
+ * bounded by what is configured.  *n receives the rows removed.
+ */
+static int
+prune_series(struct settings *e, struct store *st, int64_t *n)
+{
+	struct config		*cfg = NULL;
+	char			*eps = NULL, *dests = NULL;
+	enum config_status	 crc;
+	enum store_status	 src;
+	int			 rc;
+
+	*n = 0;
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	if ((crc = configured_names(cfg, CONFIG_ENDPOINTS, &eps)) ==
+	    CONFIG_OK)
+		crc = configured_names(cfg, CONFIG_DESTINATIONS, &dests);
+	config_close(cfg);
+	if ((rc = config_done(crc, "config.db", NULL)) == EXIT_OK &&
+	    (src = store_metrics_forget(st, eps, dests, n)) != STORE_OK)
+		rc = store_fail(e, src);
+	cJSON_free(eps);
+	cJSON_free(dests);
+	return rc;
+}
+
 int
 cmd_prune(struct settings *e, int argc, char **argv)
 {
@@ -537,7 +599,7 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	long long		 rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
 	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
 	int64_t			 now = util_now_ms(), day = 86400000;
-	int64_t			 jobs = 0, polls = 0;
+	int64_t			 jobs = 0, polls = 0, series = 0;
 	int			 ch, keep_jobs = 0, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
@@ -571,9 +633,14 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	    &polls)) != EXIT_OK)
 		cli_warn("ended jobs not pruned: config.db must be writable"
 		    " (run as its owner), or give --keep-jobs");
+	/* Series are a nicety: a config.db it cannot read only leaves them. */
+	if (prune_series(e, st, &series) != EXIT_OK)
+		cli_warn("metrics series of removed endpoints and destinations"
+		    " not pruned: config.db must be readable");
 	store_close(st);
 	printf("pruned %lld receipts, %lld delivered actions, %lld ended"
-	    " jobs, %lld poll marks\n", (long long)p.receipts,
-	    (long long)p.actions, (long long)jobs, (long long)polls);
+	    " jobs, %lld poll marks, %lld metrics series\n",
+	    (long long)p.receipts, (long long)p.actions, (long long)jobs,
+	    (long long)polls, (long long)series);
 	return rc;
 }

@@ -296,6 +296,16 @@ static const char *const sqltext[STORE_Q__N] = {
 	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
 	    " DO UPDATE SET value = max(value, excluded.value)",
 	[STORE_Q_METRIC_LIST] = "SELECT name, l1, l2, value FROM metrics",
+	/*
+	 * The series of endpoints (?1) and destinations (?2, JSON arrays
+	 * of the names configured now) that are no longer configured.
+	 */
+	[STORE_Q_METRIC_FORGET] = "DELETE FROM metrics WHERE (name ="
+	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics')"
+	    " AND l1 NOT IN (SELECT value FROM json_each(?1))) OR (name IN"
+	    " ('deliveries', 'delivery_le', 'delivery_sum_us',"
+	    " 'delivery_count') AND l1 NOT IN (SELECT value FROM"
+	    " json_each(?2)))",
 	/* Index outbox_dest: the undelivered rows only. */
 	[STORE_Q_DEST_GAUGES] = "SELECT destination, state, count(*),"
 	    " min(created_at) FROM outbox"

@@ -51,6 +51,29 @@ store_metrics_add(struct store *s, const struct metrics_set *m)
 }
 
 enum store_status
+store_metrics_forget(struct store *s, const char *endpoints,
+    const char *destinations, int64_t *n)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*n = 0;
+	/* NULL would read as no names at all: every series would go. */
+	if (endpoints == NULL || destinations == NULL)
+		return STORE_ERROR;
+	if ((st = sql_stmt(&s->sql, STORE_Q_METRIC_FORGET)) == NULL)
+		return store_last(s);
+	if (sql_bind_text(st, 1, endpoints) != SQLITE_OK ||
+	    sql_bind_text(st, 2, destinations) != SQLITE_OK) {
+		sqlite3_reset(st);
+		return STORE_NOMEM;
+	}
+	if ((rc = sql_step_done(st)) == SQLITE_DONE)
+		*n = sqlite3_changes(s->sql.db);
+	return store_status_of(rc);
+}
+
+enum store_status
 store_metrics_beat(struct store *s, int64_t now_ms)
 {
 	struct metrics_row	r;

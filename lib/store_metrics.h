@@ -5,7 +5,8 @@
  * Transactions: store_metrics_add() is caller-owned (between
  * store_begin() and store_commit(), in a savepoint of its own, so that a
  * failure leaves the caller's other work standing); the read-outs are
- * single reads; store_metrics_beat() is self-contained (one statement).
+ * single reads; store_metrics_beat() and store_metrics_forget() are
+ * self-contained (one statement each).
  */
 #ifndef HB_STORE_METRICS_H
 #define HB_STORE_METRICS_H
@@ -27,6 +28,15 @@ HB_API enum store_status store_metrics_beat(struct store *, int64_t now_ms)
 /* Adds every persisted row to out. */
 HB_API enum store_status store_metrics_read(struct store *,
     struct metrics_set *out) HB_MUST_CHECK;
+
+/*
+ * Removes the series of endpoints and of destinations no longer
+ * configured: endpoints and destinations are JSON arrays of the names
+ * configured now.  *n receives the rows removed.  One statement.
+ */
+HB_API enum store_status store_metrics_forget(struct store *,
+    const char *endpoints, const char *destinations, int64_t *n)
+    HB_MUST_CHECK;
 
 /* One destination's undelivered rows. */
 struct store_dest_gauge {

@@ -665,7 +665,7 @@ delivered_old=$a1
 undelivered_old=$(sq "SELECT action_id FROM outbox WHERE state = 'dead' LIMIT 1")
 sqlite3 "$HOOKBOX_DIR/state.db" "UPDATE accepted SET accepted_at = accepted_at - 100 * 86400000 WHERE action_id IN ('$delivered_old', '$undelivered_old'); UPDATE receipts SET received_at = received_at - 30 * 86400000 WHERE id = 1;"
 out=$("$HB" prune)
-eq "prune counts" "pruned 1 receipts, 1 delivered actions, 0 ended jobs, 0 poll marks" "$out"
+contains "prune counts" "pruned 1 receipts, 1 delivered actions, 0 ended jobs, 0 poll marks, " "$out"
 eq "old delivered action pruned" 0 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$delivered_old'")"
 eq "old undelivered action kept" 1 "$(sq "SELECT count(*) FROM accepted WHERE action_id = '$undelivered_old'")"
 eq "its outbox row kept" dead "$(state_of "$undelivered_old")"

@@ -317,6 +317,25 @@ eq "and their poll marks" "many-003" \
     "$(sqlite3 "$HOOKBOX_DIR/state.db" "SELECT group_concat(job_id, ' ') FROM polls WHERE job_id LIKE 'many-%'")"
 out=$("$HB" prune --actions-days 1)
 contains "nothing more in a second prune" "0 ended jobs" "$out"
+# Metrics series of an endpoint and a destination that are gone go too;
+# the configured ones, unknown, _health and _metrics stay.
+sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 5000" "
+    INSERT INTO metrics(name, l1, l2, value) VALUES
+    ('requests', 'tornado', 'accepted', 5),
+    ('requests', 'gone-endpoint', 'accepted', 7),
+    ('requests', 'unknown', 'method_not_allowed', 1),
+    ('requests', '_health', 'ok', 2),
+    ('deliveries', 'sink', 'test-outcome', 3),
+    ('deliveries', 'gone-dest', 'retry', 4),
+    ('delivery_le', 'gone-dest', '0.5', 4),
+    ('delivery_count', 'gone-dest', '', 4),
+    ('polls', '', 'answered', 9)"
+out=$("$HB" prune); rc=$?
+eq "prune with series of removed names: exit 0" 0 $rc
+contains "prune: counts the series" "4 metrics series" "$out"
+eq "the configured and the fixed series stay" \
+    "deliveries/sink polls/ requests/_health requests/tornado requests/unknown" \
+    "$(sqlite3 "$HOOKBOX_DIR/state.db" "SELECT group_concat(name || '/' || l1, ' ') FROM (SELECT name, l1 FROM metrics WHERE (l1 IN ('tornado', 'gone-endpoint', 'unknown', '_health', 'gone-dest', '') AND name <> 'heartbeat_ms') OR l2 = 'test-outcome' ORDER BY name, l1)")"
 # A config.db it cannot write: the rest is pruned, the jobs are not, and
 # the exit status says so.
 mv "$HOOKBOX_DIR/config.db" "$tmp/config.db"
