@@ -60,6 +60,7 @@ trap cleanup EXIT
 bench_data 1000000
 secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 printf '%s' "$secret" > "$tmp/secret"
+chmod 600 "$tmp/secret"
 "$HB" endpoint add tornado --tenant bench --secret-file "$tmp/secret"
 
 sock="$tmp/hookbox.sock"

@@ -16,6 +16,7 @@ export HOOKBOX_DIR="$tmp/data"
 "$HB" tenant add acme; eq "tenant add" 0 $?
 "$HB" tenant add acme 2>/dev/null; eq "tenant add twice refused" 1 $?
 printf 'hmac-secret-1234\n' > "$tmp/secret"
+chmod 600 "$tmp/secret"
 "$HB" endpoint add tornado --tenant acme --secret-file "$tmp/secret"
 eq "endpoint add (file)" 0 $?
 printf 'the-shared-key' | "$HB" endpoint add keyed --tenant acme \

@@ -29,6 +29,7 @@ trap cleanup EXIT
 "$HB" tenant add acme
 "$HB" tenant add other
 printf 'hmac-secret-for-tests' > "$tmp/hmac.secret"
+chmod 600 "$tmp/hmac.secret"
 "$HB" endpoint add tornado --tenant acme --secret-file "$tmp/hmac.secret"
 "$HB" endpoint add tornado-org --tenant acme --kind tornado-org \
     --secret-file "$tmp/hmac.secret"

@@ -128,6 +128,7 @@ outbox() { sqlite3 "file:$1?mode=ro" 'SELECT count(*) FROM outbox'; }
 "$HB" init >/dev/null
 "$HB" tenant add acme
 printf 'the-operators-secret' > "$tmp/hmac.secret"
+chmod 600 "$tmp/hmac.secret"
 "$HB" endpoint add tornado --tenant acme --secret-file "$tmp/hmac.secret"
 "$HB" destination add sink --tenant acme --url http://127.0.0.1:9/sink
 for j in 1 2 3 4 5 6 7 8 9; do
@@ -269,6 +270,7 @@ mkdir "$evil"
 HOOKBOX_DIR="$evil" "$HB" init >/dev/null
 HOOKBOX_DIR="$evil" "$HB" tenant add acme
 printf 'the-attackers-secret' > "$tmp/evil.secret"
+chmod 600 "$tmp/evil.secret"
 HOOKBOX_DIR="$evil" "$HB" endpoint add tornado --tenant acme \
     --secret-file "$tmp/evil.secret"
 HOOKBOX_DIR="$evil" "$HB" destination add sink --tenant acme \
