@@ -17,6 +17,7 @@
 
 #include "config_admin.h"
 #include "config_bulk.h"
+#include "config_edit.h"
 #include "text.h"
 #include "util.h"
 
@@ -66,7 +67,7 @@ one(struct import *im, const char *line, size_t len)
 	struct config_job	 j;
 	enum config_status	 rc;
 	const char		*why = NULL;
-	char			 msg[256];
+	char			 msg[256], other[HB_ID_MAX + 1];
 	int			 present;
 
 	if ((rc = config_job_parse(line, len, im->tenant, &j, msg,
@@ -76,6 +77,20 @@ one(struct import *im, const char *line, size_t len)
 	}
 	if (rc != CONFIG_OK)
 		return config_done(rc, im->name, NULL);
+	/* One job per action id, as job add has it (and earlier lines too). */
+	rc = config_job_of_action(im->cfg, j.tenant, j.attempt, j.step, other,
+	    sizeof(other));
+	if (rc == CONFIG_OK && strcmp(other, j.job_id) != 0) {
+		bad(im, "job %s: attempt %s and step %s of tenant %s already"
+		    " belong to job %s", shown(j.job_id), j.attempt, j.step,
+		    j.tenant, other);
+		return EXIT_OK;
+	}
+	if (rc != CONFIG_OK && rc != CONFIG_NOTFOUND) {
+		cli_warn("%s: line %lld: %s", im->name, im->line,
+		    config_strerror(rc));
+		return config_exit(rc);
+	}
 	rc = config_job_import(im->cfg, &j, &present, &why);
 	switch (rc) {
 	case CONFIG_OK:

@@ -18,6 +18,11 @@
 #define HEADER_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 			"0123456789-_"
 
+/* Added to files that lack it by the first writer to open them. */
+#define JOBS_ACTION_INDEX \
+	"CREATE INDEX IF NOT EXISTS jobs_action ON jobs(tenant, attempt, step," \
+	" job_id)"
+
 const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
 	"BEGIN;"
@@ -64,6 +69,7 @@ const char config_schema[] =
 	" created_at INTEGER NOT NULL,"
 	" PRIMARY KEY(tenant, job_id),"
 	" FOREIGN KEY(tenant, destination) REFERENCES destinations(tenant, name));"
+	JOBS_ACTION_INDEX ";"
 	"PRAGMA user_version=1;"
 	"COMMIT;";
 
@@ -289,6 +295,13 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	if ((rc = config_status_of(sqlite3_step(st))) == CONFIG_OK &&
 	    sqlite3_column_int(st, 0) != CONFIG_VERSION)
 		rc = CONFIG_ERROR;
+	/*
+	 * The tool's look-up of a job by its action (one job per tenant,
+	 * attempt and step, checked at every add and import line).  Files
+	 * made before it get it here; once there this takes no lock.
+	 */
+	if (rc == CONFIG_OK && c->writable)
+		rc = config_status_of(sql_exec(&c->sql, JOBS_ACTION_INDEX));
 out:
 	sqlite3_finalize(st);
 	if (rc != CONFIG_OK)

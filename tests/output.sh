@@ -255,6 +255,23 @@ printf '%s\n' '{"tenant":"acme","job_id":"i1","attempt":"ia","step":"other","des
     "$HB" job import >/dev/null 2>"$tmp/err"
 eq "the same job with other fields: bad" 1 $?
 contains "and says so" "line 1: job i1: exists already, with other fields" "$(cat "$tmp/err")"
+# One job per tenant, attempt and step, as job add has it: a line whose
+# action another job holds (stored, or an earlier line) is bad.
+printf '%s\n' '{"tenant":"acme","job_id":"i9","attempt":"ia","step":"s1","destination":"sink"}' \
+    '{"tenant":"acme","job_id":"i10","attempt":"ib","step":"s","destination":"sink"}' \
+    '{"tenant":"acme","job_id":"i11","attempt":"ib","step":"s","destination":"sink"}' |
+    "$HB" job import > "$tmp/out" 2>"$tmp/err"
+eq "a second job for an action: bad" 1 $?
+eq "the other line is taken" "imported 1 jobs, 0 already present, 2 bad lines" \
+    "$(cat "$tmp/out")"
+contains "a stored job's action: says whose" \
+    "line 1: job i9: attempt ia and step s1 of tenant acme already belong to job i1" \
+    "$(cat "$tmp/err")"
+contains "an earlier line's action: says whose" \
+    "line 3: job i11: attempt ib and step s of tenant acme already belong to job i10" \
+    "$(cat "$tmp/err")"
+eq "the config.db has the index the look-up uses" 1 \
+    "$(sqlite3 "$HOOKBOX_DIR/config.db" "SELECT count(*) FROM sqlite_master WHERE name = 'jobs_action'")"
 printf '%s\n' '{"tenant":"beta-tenant","job_id":"x","attempt":"a","step":"s","destination":"bsink"}' |
     "$HB" job import --tenant acme - >/dev/null 2>"$tmp/err"
 eq "a line of another tenant than --tenant" 1 $?
@@ -282,7 +299,7 @@ eq "again: exit 0" 0 $rc
 eq "again: all present" "imported 0 jobs, 100000 already present, 0 bad lines" "$out"
 # A bad line in the middle of a batch: the batch's other lines stay.
 sed -n '1,10000p' "$tmp/big.jsonl" | sed '5500s/"step":"s",//' |
-    sed 's/bulk-/again-/' |
+    sed -e 's/bulk-/again-/' -e 's/"attempt":"a/"attempt":"b/' |
     "$HB" job import --tenant beta-tenant --batch 1000 - >"$tmp/out" 2>"$tmp/err"
 eq "one bad line of 10,000: exit 1" 1 $?
 eq "it names its line" "hookbox: standard input: line 5500: missing \"step\"" "$(cat "$tmp/err")"
