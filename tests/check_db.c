@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "pg_schema.h"
 #include "testutil.h"
 
 enum { LITE, PG };
@@ -374,6 +375,69 @@ START_TEST(test_pg_readonly_denied)
 }
 END_TEST
 
+/*
+ * The two schemas, and a serving role's grants: it reads the
+ * configuration and cannot change it; it writes the state's rows and
+ * cannot change its shape.
+ */
+START_TEST(test_pg_schema_roles)
+{
+	struct db	*db = NULL, *sv = NULL;
+	char		 why[256], info[512], grants[1024];
+
+	ck_assert_int_eq(db_open_pg(pg_conninfo(), 5000, 0, texts, Q_N, &db,
+	    why, sizeof(why)), DB_OK);
+	ck_assert_int_eq(db_exec(db, "DROP SCHEMA IF EXISTS hookbox_config,"
+	    " hookbox_state CASCADE; DROP ROLE IF EXISTS hb_serve"), DB_OK);
+	ck_assert_int_eq(db_exec(db, pg_schema_create), DB_OK);
+	/* A second create is refused whole: nothing is half made. */
+	ck_assert_int_ne(db_exec(db, pg_schema_create), DB_OK);
+	ck_assert_int_eq(db_exec(db, "ROLLBACK"), DB_OK);
+	ck_assert_int_eq(db_exec(db, "CREATE ROLE hb_serve LOGIN"), DB_OK);
+	ck_assert_int_eq(pg_schema_grants("hb_serve", grants, sizeof(grants)),
+	    0);
+	ck_assert_int_eq(db_exec(db, grants), DB_OK);
+	ck_assert_int_eq(db_exec(db, "INSERT INTO hookbox_config.tenants"
+	    " (id, created_at) VALUES ('acme', 1)"), DB_OK);
+
+	(void)snprintf(info, sizeof(info), "%s user=hb_serve", pg_conninfo());
+	ck_assert_int_eq(db_open_pg(info, 5000, 0, texts, Q_N, &sv, why,
+	    sizeof(why)), DB_OK);
+	/* The search_path comes with the role: names need no schema. */
+	ck_assert_int_eq(db_exec(sv, "SELECT id FROM tenants"), DB_OK);
+	ck_assert_int_eq(db_exec(sv, "INSERT INTO tenants (id, created_at)"
+	    " VALUES ('evil', 1)"), DB_DENIED);
+	ck_assert_int_eq(db_exec(sv, "UPDATE tenants SET active = 0"),
+	    DB_DENIED);
+	ck_assert_int_eq(db_exec(sv, "DELETE FROM endpoints"), DB_DENIED);
+	ck_assert_int_eq(db_exec(sv, "INSERT INTO receipts (received_at,"
+	    " tenant, source, result) VALUES (1, 'acme', 'callback',"
+	    " 'accepted')"), DB_OK);
+	ck_assert_int_eq(db_exec(sv, "INSERT INTO accepted VALUES ('a:b:c',"
+	    " 'acme', 'b', 'c', 'j', 1); INSERT INTO outbox (action_id, tenant,"
+	    " destination, payload, next_at, created_at, updated_at) VALUES"
+	    " ('a:b:c', 'acme', 'd', '{}', 1, 1, 1); UPDATE outbox SET state ="
+	    " 'leased'"), DB_OK);
+	/* Exactly one action: the second insert meets the constraint. */
+	ck_assert_int_eq(db_exec(sv, "INSERT INTO accepted VALUES ('a:b:c',"
+	    " 'acme', 'b', 'c', 'j2', 2)"), DB_CONSTRAINT);
+	ck_assert_int_eq(db_exec(sv, "CREATE TABLE hookbox_state.x (a int)"),
+	    DB_DENIED);
+	ck_assert_int_eq(db_exec(sv, "DROP TABLE outbox"), DB_DENIED);
+	db_close(sv);
+
+	ck_assert_int_eq(pg_schema_grants("Bad-Role", grants, sizeof(grants)),
+	    -1);
+	ck_assert_int_eq(pg_schema_grants("x; DROP", grants, sizeof(grants)),
+	    -1);
+	ck_assert_int_eq(pg_schema_grants("ok", grants, 10), -1);
+	ck_assert_int_eq(db_exec(db, "DROP SCHEMA hookbox_config,"
+	    " hookbox_state CASCADE; DROP OWNED BY hb_serve;"
+	    " DROP ROLE hb_serve"), DB_OK);
+	db_close(db);
+}
+END_TEST
+
 START_TEST(test_location)
 {
 	ck_assert(db_is_postgres("postgresql://u@h/db"));
@@ -424,6 +488,7 @@ db_suite(void)
 			tcase_add_test(tc, test_pg_reconnect);
 			tcase_add_test(tc, test_pg_readonly_denied);
 			tcase_add_test(tc, test_pg_unreachable);
+			tcase_add_test(tc, test_pg_schema_roles);
 		} else
 			tcase_add_test(tc, test_location);
 		suite_add_tcase(s, tc);

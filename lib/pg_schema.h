@@ -1,0 +1,34 @@
+/*
+ * pg_schema.h: hookbox's tables on PostgreSQL, in two schemas:
+ *
+ *   hookbox_config  the operator's configuration (config.db's tables):
+ *                   the serving roles may only read it;
+ *   hookbox_state   what happened (state.db's tables): the serving roles
+ *                   read and write its rows, never its shape.
+ *
+ * The tables are those of lib/config.c and lib/store.c, column for
+ * column, with PostgreSQL's types (bigint for SQLite's INTEGER, bytea for
+ * BLOB).  Not installed: the admin tool's `init` runs them.
+ *
+ * Transactions: each text is one transaction of its own (BEGIN ...
+ * COMMIT), for db_exec().
+ */
+#ifndef HB_PG_SCHEMA_H
+#define HB_PG_SCHEMA_H
+
+#include <stddef.h>
+
+/* Creates both schemas and their tables; an error if they exist. */
+extern const char pg_schema_create[];
+
+/*
+ * The GRANT lines that let role serve (respond, dispatch, poll): USAGE on
+ * both schemas, SELECT on hookbox_config's tables, SELECT, INSERT, UPDATE
+ * and DELETE on hookbox_state's tables and their sequences, and a
+ * search_path of the two.  role must be a name ([a-z_][a-z0-9_]*, at most
+ * 63 bytes).  Writes them to buf (len bytes); 0, or -1 for a bad role or
+ * a buffer too short.
+ */
+int pg_schema_grants(const char *role, char *buf, size_t len);
+
+#endif /* HB_PG_SCHEMA_H */
