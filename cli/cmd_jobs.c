@@ -50,6 +50,14 @@ bad(struct import *im, const char *fmt, ...)
 	im->bad++;
 }
 
+/* Reports a failure of the database itself; its exit code. */
+static int
+failed(const struct import *im, enum config_status rc)
+{
+	cli_warn("%s: line %lld: %s", im->name, im->line, config_strerror(rc));
+	return config_exit(rc);
+}
+
 /* A job id fit for a message: one with a control character is not echoed. */
 static const char *
 shown(const char *id)
@@ -86,11 +94,8 @@ one(struct import *im, const char *line, size_t len)
 		    j.tenant, other);
 		return EXIT_OK;
 	}
-	if (rc != CONFIG_OK && rc != CONFIG_NOTFOUND) {
-		cli_warn("%s: line %lld: %s", im->name, im->line,
-		    config_strerror(rc));
-		return config_exit(rc);
-	}
+	if (rc != CONFIG_OK && rc != CONFIG_NOTFOUND)
+		return failed(im, rc);
 	rc = config_job_import(im->cfg, &j, &present, &why);
 	switch (rc) {
 	case CONFIG_OK:
@@ -113,9 +118,7 @@ one(struct import *im, const char *line, size_t len)
 		    shown(j.job_id), shown(j.tenant), shown(j.destination));
 		return EXIT_OK;
 	default:
-		cli_warn("%s: line %lld: %s", im->name, im->line,
-		    config_strerror(rc));
-		return config_exit(rc);
+		return failed(im, rc);
 	}
 }
 
