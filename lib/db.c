@@ -3,14 +3,21 @@
  * through libpq, with statements prepared by name on first use, text
  * parameters (binary for blobs) and whole results read row by row.
  */
+#include <sys/stat.h>
+
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include <cJSON.h>
 #include <libpq-fe.h>
+#include <sodium.h>
 #include <sqlite3.h>
 
 #include "db.h"
+#include "json.h"
 
 struct db_stmt {
 	struct db	 *db;
@@ -37,6 +44,11 @@ struct db {
 	struct db_stmt		*st;
 	enum db_rc		 last;	/* the last failure's class */
 	sqlite3			*lite;
+	char			*path;	/* SQLite: the file opened */
+	dev_t			 dev;	/* ... and its device and inode */
+	ino_t			 ino;
+	int			 busy_ms;	/* see db_busy() */
+	long long		 busy_since;	/* ms, first busy call */
 	PGconn			*pg;
 	char			 err[256];
 };
@@ -197,6 +209,7 @@ db_close(struct db *db)
 		stmt_free(&db->st[i]);
 	free(db->st);
 	sqlite3_close(db->lite);
+	free(db->path);
 	if (db->pg != NULL)
 		PQfinish(db->pg);
 	free(db);
@@ -224,26 +237,123 @@ db_new(enum db_kind kind, const struct db_text *text, size_t n)
 	return db;
 }
 
+/*
+ * Before SQLite initialises: no memory statistics.  They take a mutex
+ * that every connection of the process shares on every allocation, and
+ * the threaded responder's connections would queue on it.
+ */
+static void
+lite_configure(void)
+{
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 enum db_rc
 db_open_sqlite(const char *path, int flags, const struct db_text *text,
     size_t n, struct db **out)
 {
-	struct db	*db;
-	int		 rc;
+	static pthread_once_t	 once = PTHREAD_ONCE_INIT;
+	struct stat		 sb;
+	struct db		*db;
+	int			 rc;
 
 	*out = NULL;
-	if ((db = db_new(DB_SQLITE, text, n)) == NULL)
+	(void)pthread_once(&once, lite_configure);
+	if ((db = db_new(DB_SQLITE, text, n)) == NULL ||
+	    (db->path = strdup(path)) == NULL) {
+		db_close(db);
 		return DB_NOMEM;
+	}
+	/* One thread at a time uses a connection: no mutex of its own. */
 	rc = sqlite3_open_v2(path, &db->lite, flags | SQLITE_OPEN_NOFOLLOW |
 	    SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_extended_result_codes(db->lite, 1);
+	/*
+	 * The file SQLite opened is the one stat sees now, unless it was
+	 * replaced and put back between the two: then the next
+	 * db_same_file() says so.
+	 */
+	if (rc == SQLITE_OK && stat(path, &sb) != 0)
+		rc = SQLITE_CANTOPEN;
 	if (rc != SQLITE_OK) {
 		db_close(db);
 		return lite_rc(rc);
 	}
+	db->dev = sb.st_dev;
+	db->ino = sb.st_ino;
 	*out = db;
 	return DB_OK;
+}
+
+int
+db_same_file(const struct db *db)
+{
+	struct stat	sb;
+
+	if (db->kind != DB_SQLITE)
+		return 1;
+	return stat(db->path, &sb) == 0 && sb.st_dev == db->dev &&
+	    sb.st_ino == db->ino && S_ISREG(sb.st_mode);
+}
+
+static long long
+mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+busy_cb(void *arg, int count)
+{
+	struct db	*db = arg;
+	struct timespec	 ts;
+
+	if (count == 0)
+		db->busy_since = mono_ms();
+	else if (mono_ms() - db->busy_since >= db->busy_ms)
+		return 0;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)(250 + randombytes_uniform(1000)) * 1000;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+void
+db_busy(struct db *db, int ms)
+{
+	if (db->kind != DB_SQLITE)
+		return;
+	db->busy_ms = ms;
+	sqlite3_busy_handler(db->lite, ms > 0 ? busy_cb : NULL, db);
+}
+
+int
+db_readonly(struct db *db)
+{
+	if (db->kind != DB_SQLITE)
+		return 0;
+	return sqlite3_db_readonly(db->lite, "main") == 1;
+}
+
+enum db_rc
+db_checkpoint(struct db *db, int pages)
+{
+	enum db_rc	rc;
+
+	if (db->kind != DB_SQLITE)
+		return DB_OK;
+	if (pages > 0)
+		rc = lite_rc(sqlite3_wal_autocheckpoint(db->lite, pages));
+	else
+		rc = lite_rc(sqlite3_wal_checkpoint_v2(db->lite, NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL));
+	if (rc != DB_OK)
+		db->last = rc;
+	return rc;
 }
 
 static void
@@ -688,4 +798,74 @@ int64_t
 db_changes(struct db_stmt *st)
 {
 	return st->changes;
+}
+
+enum db_rc
+db_bind_opt(struct db_stmt *st, int idx, const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return db_bind_null(st, idx);
+	return db_bind_text(st, idx, s);
+}
+
+int
+db_col_copy(struct db_stmt *st, int col, char *buf, size_t len)
+{
+	const char	*v;
+	size_t		 n;
+
+	buf[0] = '\0';
+	v = db_col_text(st, col);
+	if ((n = strlen(v)) >= len)
+		return -1;
+	memcpy(buf, v, n + 1);
+	return 0;
+}
+
+enum db_rc
+db_step_done(struct db_stmt *st)
+{
+	enum db_rc	rc;
+
+	if ((rc = db_step(st)) == DB_ROW) {
+		db_reset(st);
+		rc = DB_DONE;
+	}
+	return rc;
+}
+
+enum db_rc
+db_json_rows(struct db_stmt *st, cJSON **out)
+{
+	cJSON		*arr, *obj = NULL;
+	enum db_rc	 rc;
+
+	*out = NULL;
+	if ((arr = cJSON_CreateArray()) == NULL) {
+		db_reset(st);
+		return DB_NOMEM;
+	}
+	while ((rc = db_step(st)) == DB_ROW) {
+		/* The server itself wrote the row as a JSON object. */
+		switch (db_col_null(st, 0) ? JSON_SYNTAX :
+		    json_parse(db_col_text(st, 0), &obj)) {
+		case JSON_OK:
+			cJSON_AddItemToArray(arr, obj);
+			continue;
+		case JSON_NOMEM:
+			rc = DB_NOMEM;
+			break;
+		default:
+			rc = DB_ERROR;
+			break;
+		}
+		db_reset(st);
+		break;
+	}
+	if (rc != DB_DONE) {
+		cJSON_Delete(arr);
+		return rc;
+	}
+	*out = arr;
+	return DB_OK;
 }

@@ -79,6 +79,31 @@ enum db_rc db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
     const struct db_text *text, size_t n, struct db **out, char *why,
     size_t len);
 
+/*
+ * SQLite: non-zero while the file at the path given to db_open_sqlite()
+ * is still the one opened (not removed, not renamed over); one stat(2).
+ * PostgreSQL: always non-zero.
+ */
+int db_same_file(const struct db *);
+
+/*
+ * SQLite: instead of the default busy handler (sleeps that grow to 100
+ * ms, which lets one writer starve another), retries after short random
+ * sleeps (0.25-1.25 ms) until ms have passed since the first busy call,
+ * then gives up with DB_BUSY.  PostgreSQL: nothing (its bound is the
+ * statement_timeout given to db_open_pg()).
+ */
+void db_busy(struct db *, int ms);
+
+/* Non-zero when a SQLite file was opened read-only; 0 for PostgreSQL. */
+int db_readonly(struct db *);
+
+/*
+ * SQLite: with pages > 0, sets the WAL size after which a COMMIT
+ * checkpoints; with 0, runs a passive checkpoint now.  PostgreSQL: DB_OK.
+ */
+enum db_rc db_checkpoint(struct db *, int pages);
+
 /* Closes the connection and every statement.  NULL is a no-op. */
 void db_close(struct db *);
 
@@ -136,5 +161,25 @@ const void  *db_col_blob(struct db_stmt *, int col, size_t *len);
 
 /* Rows the last INSERT, UPDATE or DELETE of this statement changed. */
 int64_t db_changes(struct db_stmt *);
+
+/* Binds s, or NULL when s is NULL or empty. */
+enum db_rc db_bind_opt(struct db_stmt *, int idx, const char *s);
+
+/* Copies column col into buf (NUL-terminated, "" for NULL); -1 if it did not fit. */
+int db_col_copy(struct db_stmt *, int col, char *buf, size_t len);
+
+/* Steps a statement expected to return no row: DB_DONE or the error. */
+enum db_rc db_step_done(struct db_stmt *);
+
+struct cJSON;
+
+/*
+ * Steps a bound statement whose column 0 is a JSON object per row (SQLite's
+ * json_object(), PostgreSQL's json_build_object()) into a new array (*out,
+ * freed with cJSON_Delete(); NULL on error); resets the statement.
+ * DB_OK, DB_NOMEM, DB_ERROR for a row that is NULL or not JSON, or the
+ * step's error.
+ */
+enum db_rc db_json_rows(struct db_stmt *, struct cJSON **out);
 
 #endif /* HB_DB_H */

@@ -438,7 +438,7 @@ START_TEST(test_pg_schema_roles)
 }
 END_TEST
 
-START_TEST(test_location)
+START_TEST(test_db_location)
 {
 	ck_assert(db_is_postgres("postgresql://u@h/db"));
 	ck_assert(db_is_postgres("postgres://h/db"));
@@ -490,7 +490,7 @@ db_suite(void)
 			tcase_add_test(tc, test_pg_unreachable);
 			tcase_add_test(tc, test_pg_schema_roles);
 		} else
-			tcase_add_test(tc, test_location);
+			tcase_add_test(tc, test_db_location);
 		suite_add_tcase(s, tc);
 	}
 	return s;

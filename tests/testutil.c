@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "accept.h"
 #include "config_admin.h"
+#include "db.h"
 #include "testutil.h"
 #include "tornado.h"
 
@@ -26,6 +28,63 @@ test_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+enum test_backend	test_backend = TEST_SQLITE;
+
+int
+test_run_backends(Suite *(*make)(void), const char *name)
+{
+	static const char *const names[] = { "sqlite", "postgresql" };
+	SRunner	*sr;
+	int	 b, n, failed, status = EXIT_SUCCESS;
+
+	for (b = TEST_SQLITE; b <= TEST_POSTGRES; b++) {
+		test_backend = (enum test_backend)b;
+		sr = srunner_create(make());
+		srunner_run_all(sr, CK_NORMAL);
+		n = srunner_ntests_run(sr);
+		failed = srunner_ntests_failed(sr);
+		printf("%s (%s): %d passed, %d failed\n", name, names[b],
+		    n - failed, failed);
+		fflush(stdout);
+		if (failed != 0)
+			status = EXIT_FAILURE;
+		srunner_free(sr);
+	}
+	return status;
+}
+
+const char *
+test_location(const char *dir, const char *file)
+{
+	static char	 loc[PATH_MAX];
+	static pid_t	 made;		/* the process that made loc */
+	const char	*base;
+	struct db	*db = NULL;
+	char		 why[256], sql[96], name[48];
+
+	if (test_backend == TEST_SQLITE) {
+		test_path(loc, sizeof(loc), dir, file);
+		return loc;
+	}
+	if (made == getpid())
+		return loc;
+	base = getenv("HOOKBOX_TEST_PG");
+	ck_assert_msg(base != NULL && base[0] != '\0',
+	    "HOOKBOX_TEST_PG is not set: no PostgreSQL to test against");
+	(void)snprintf(name, sizeof(name), "hbt_%ld_%ld", (long)getpid(),
+	    (long)time(NULL));
+	(void)snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
+	ck_assert_msg(db_open_pg(base, 10000, 0, NULL, 0, &db, why,
+	    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql,
+	    db_errmsg(db));
+	db_close(db);
+	ck_assert_msg(snprintf(loc, sizeof(loc), "%s dbname=%s", base, name) <
+	    (int)sizeof(loc), "HOOKBOX_TEST_PG too long");
+	made = getpid();
+	return loc;
 }
 
 const char *

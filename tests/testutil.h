@@ -23,6 +23,35 @@
 int test_run(Suite *);
 
 /*
+ * The backend the running tests' databases are on.  test_run_backends()
+ * sets it before each run; the builders below (test_location() and the
+ * test_*_open() functions) follow it.
+ */
+enum test_backend {
+	TEST_SQLITE,
+	TEST_POSTGRES
+};
+extern enum test_backend test_backend;
+
+/*
+ * Runs the suite make() builds once on SQLite and once on PostgreSQL (the server named
+ * by $HOOKBOX_TEST_PG, a key=value conninfo; without it every test of the
+ * second run fails, none is skipped), printing after each run one line
+ * "name (sqlite): N passed, M failed", then "name (postgresql): ...".
+ * Returns the exit status: success only when both passed.
+ */
+int test_run_backends(Suite *(*make)(void), const char *name);
+
+/*
+ * Where the running test keeps file (config.db or state.db): on SQLite
+ * dir/file; on PostgreSQL the conninfo of a database of this test's own,
+ * created empty on the first call in the test's process (each test runs
+ * in a process of its own), the same for both files, as hookbox keeps
+ * configuration and state in one database.  Static storage.
+ */
+const char *test_location(const char *dir, const char *file);
+
+/*
  * Makes a fresh empty directory under $TMPDIR (or /tmp) for one test and
  * returns its path in static storage, valid until the next call.
  */
