@@ -18,8 +18,13 @@
 
 #include <stddef.h>
 
-/* Creates both schemas and their tables; an error if they exist. */
-extern const char pg_schema_create[];
+/*
+ * Each creates one schema and its tables; an error if it exists.  The
+ * configuration's is the admin tool's (config_create()), the state's the
+ * store's (store_open() with create).
+ */
+extern const char pg_schema_config[];
+extern const char pg_schema_state[];
 
 /*
  * The GRANT lines that let role serve (respond, dispatch, poll): USAGE on

@@ -389,9 +389,10 @@ START_TEST(test_pg_schema_roles)
 	    why, sizeof(why)), DB_OK);
 	ck_assert_int_eq(db_exec(db, "DROP SCHEMA IF EXISTS hookbox_config,"
 	    " hookbox_state CASCADE; DROP ROLE IF EXISTS hb_serve"), DB_OK);
-	ck_assert_int_eq(db_exec(db, pg_schema_create), DB_OK);
+	ck_assert_int_eq(db_exec(db, pg_schema_config), DB_OK);
+	ck_assert_int_eq(db_exec(db, pg_schema_state), DB_OK);
 	/* A second create is refused whole: nothing is half made. */
-	ck_assert_int_ne(db_exec(db, pg_schema_create), DB_OK);
+	ck_assert_int_ne(db_exec(db, pg_schema_state), DB_OK);
 	ck_assert_int_eq(db_exec(db, "ROLLBACK"), DB_OK);
 	ck_assert_int_eq(db_exec(db, "CREATE ROLE hb_serve LOGIN"), DB_OK);
 	ck_assert_int_eq(pg_schema_grants("hb_serve", grants, sizeof(grants)),
