@@ -59,31 +59,36 @@ const char *
 test_location(const char *dir, const char *file)
 {
 	static char	 loc[PATH_MAX];
-	static pid_t	 made;		/* the process that made loc */
-	const char	*base;
+	const char	*base, *name;
 	struct db	*db = NULL;
-	char		 why[256], sql[96], name[48];
+	char		 why[256], sql[96], made[48];
 
 	if (test_backend == TEST_SQLITE) {
 		test_path(loc, sizeof(loc), dir, file);
 		return loc;
 	}
-	if (made == getpid())
-		return loc;
 	base = getenv("HOOKBOX_TEST_PG");
 	ck_assert_msg(base != NULL && base[0] != '\0',
 	    "HOOKBOX_TEST_PG is not set: no PostgreSQL to test against");
-	(void)snprintf(name, sizeof(name), "hbt_%ld_%ld", (long)getpid(),
-	    (long)time(NULL));
-	(void)snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
-	ck_assert_msg(db_open_pg(base, 10000, 0, NULL, 0, &db, why,
-	    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
-	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql,
-	    db_errmsg(db));
-	db_close(db);
+	/*
+	 * The test's database is named in its environment, so that the
+	 * processes it starts find the same one; the runner that forks
+	 * each test never has it.
+	 */
+	if ((name = getenv("HOOKBOX_TEST_PG_DB")) == NULL) {
+		(void)snprintf(made, sizeof(made), "hbt_%ld_%ld",
+		    (long)getpid(), (long)time(NULL));
+		(void)snprintf(sql, sizeof(sql), "CREATE DATABASE %s", made);
+		ck_assert_msg(db_open_pg(base, 10000, 0, NULL, 0, &db, why,
+		    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+		ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql,
+		    db_errmsg(db));
+		db_close(db);
+		ck_assert_int_eq(setenv("HOOKBOX_TEST_PG_DB", made, 1), 0);
+		name = made;
+	}
 	ck_assert_msg(snprintf(loc, sizeof(loc), "%s dbname=%s", base, name) <
 	    (int)sizeof(loc), "HOOKBOX_TEST_PG too long");
-	made = getpid();
 	return loc;
 }
 
@@ -176,7 +181,7 @@ test_config_create(const char *dir)
 	struct config	*w = NULL;
 	char		 path[PATH_MAX];
 
-	test_path(path, sizeof(path), dir, "config.db");
+	(void)snprintf(path, sizeof(path), "%s", test_location(dir, "config.db"));
 	ck_assert_int_eq(config_create(path), CONFIG_OK);
 	ck_assert_int_eq(config_open(path, CONFIG_WRITE, TEST_BUSY_MS, &w),
 	    CONFIG_OK);
@@ -190,7 +195,7 @@ test_config_open(const char *dir, enum config_mode mode, int busy_ms)
 	struct config	*c = NULL;
 	char		 path[PATH_MAX];
 
-	test_path(path, sizeof(path), dir, "config.db");
+	(void)snprintf(path, sizeof(path), "%s", test_location(dir, "config.db"));
 	ck_assert_int_eq(config_open(path, mode, busy_ms, &c), CONFIG_OK);
 	ck_assert_ptr_nonnull(c);
 	return c;
@@ -337,7 +342,7 @@ test_store_open(const char *dir, int busy_ms, int create)
 	struct store_opts	 opts;
 	char			 path[PATH_MAX];
 
-	test_path(path, sizeof(path), dir, "state.db");
+	(void)snprintf(path, sizeof(path), "%s", test_location(dir, "state.db"));
 	memset(&opts, 0, sizeof(opts));
 	opts.busy_ms = busy_ms;
 	opts.create = create;
