@@ -64,7 +64,10 @@ HB_API enum store_status store_open(const char *path,
     const struct store_opts *opts, struct store **out) HB_MUST_CHECK;
 HB_API void store_close(struct store *);
 
-/* The last SQLite message, for logs (never contains bound values). */
+/*
+ * The last error's message (SQLite's or the PostgreSQL server's), for
+ * logs: never a bound value, never a conninfo's password.
+ */
 HB_API const char *store_errmsg(struct store *);
 
 /*
