@@ -76,6 +76,21 @@ store_receipt_finish(struct store *s, int64_t id, const char *result,
 }
 
 enum store_status
+store_job_lock(struct store *s, const char *tenant, const char *job_id)
+{
+	struct db_stmt	*st;
+
+	if (!s->pg || !store_in_tx(s))
+		return STORE_OK;
+	if ((st = store_stmt(s, STORE_Q_JOB_LOCK)) == NULL)
+		return store_last(s);
+	if (db_bind_text(st, 1, tenant) != DB_OK ||
+	    db_bind_text(st, 2, job_id) != DB_OK)
+		return STORE_NOMEM;
+	return store_done(s, st);
+}
+
+enum store_status
 store_job_get(struct store *s, const char *tenant, const char *job_id,
     struct store_job *j)
 {
@@ -86,6 +101,8 @@ store_job_get(struct store *s, const char *tenant, const char *job_id,
 
 	j->stage = OBS_STAGE_QUEUED;
 	j->terminal = OBS_ST_NONE;
+	if ((status = store_job_lock(s, tenant, job_id)) != STORE_OK)
+		return status;
 	if ((st = store_stmt(s, STORE_Q_JOB_GET)) == NULL)
 		return store_last(s);
 	if (db_bind_opt(st, 1, tenant) != DB_OK ||

@@ -618,5 +618,5 @@ main(int argc, char *argv[])
 	memcpy(sink_path + n, "sink", sizeof("sink"));
 	if (util_init() != 0 || http_global_init() != 0)
 		return 1;
-	return test_run(outbox_suite());
+	return test_run_backends(outbox_suite, "outbox");
 }

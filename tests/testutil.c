@@ -439,13 +439,44 @@ test_finish1(struct store *s, const struct store_lease *l, const char *owner,
  * Either file, through a connection of the test's own
  */
 
+/* A connection of the test's own to PostgreSQL, with the state's names. */
+static struct db *
+pg_connect(const char *loc, const struct db_text *t)
+{
+	struct db	*db = NULL;
+	char		 why[256];
+
+	ck_assert_msg(db_open_pg(loc, 10000, 0, t, t != NULL ? 1 : 0, &db,
+	    why, sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+	ck_assert_msg(db_exec(db, "SET search_path = hookbox_state,"
+	    " hookbox_config") == DB_OK, "%s", db_errmsg(db));
+	return db;
+}
+
 long long
 test_db_int(const char *path, const char *sql)
 {
 	sqlite3		*db = NULL;
 	sqlite3_stmt	*s = NULL;
+	struct db	*pg;
+	struct db_stmt	*st;
+	struct db_text	 t = { sql, NULL };
+	enum db_rc	 rc;
 	long long	 v = -1;
 
+	if (db_is_postgres(path)) {
+		pg = pg_connect(path, &t);
+		ck_assert_msg((st = db_stmt(pg, 0)) != NULL, "%s: %s", sql,
+		    db_errmsg(pg));
+		if ((rc = db_step(st)) == DB_ROW) {
+			v = db_col_int64(st, 0);
+			db_reset(st);
+		} else
+			ck_assert_msg(rc == DB_DONE, "%s: %s", sql,
+			    db_errmsg(pg));
+		db_close(pg);
+		return v;
+	}
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY,
 	    NULL), SQLITE_OK);
 	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK,
@@ -460,10 +491,18 @@ test_db_int(const char *path, const char *sql)
 void
 test_db_exec(const char *path, const char *sql)
 {
-	sqlite3	*db = NULL;
-	char	*err = NULL;
-	int	 rc;
+	sqlite3		*db = NULL;
+	struct db	*pg;
+	char		*err = NULL;
+	int		 rc;
 
+	if (db_is_postgres(path)) {
+		pg = pg_connect(path, NULL);
+		ck_assert_msg(db_exec(pg, sql) == DB_OK, "%s: %s", sql,
+		    db_errmsg(pg));
+		db_close(pg);
+		return;
+	}
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE,
 	    NULL), SQLITE_OK);
 	rc = sqlite3_exec(db, sql, NULL, NULL, &err);
