@@ -14,10 +14,13 @@
  * Each test gets its own directory under one per test case, which the
  * parent process removes even when a test fails.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 #include <sqlite3.h>
@@ -105,29 +108,32 @@ teardown(void)
  */
 
 /*
- * A connection of the test's own (read-only on SQLite) with one text,
- * sql, ?1 bound to arg unless NULL; *db closes it.
+ * A connection of the test's own (read-only on SQLite, opened per query;
+ * on PostgreSQL the test's one, kept) with text t, ?1 bound to arg unless
+ * NULL; *db is to be closed with done().
  */
 static struct db_stmt *
 prepare(struct db **db, const struct db_text *t, const char *arg)
 {
 	struct db_stmt	*s;
-	char		 why[256];
 
-	if (test_backend == TEST_SQLITE)
+	if (test_backend == TEST_SQLITE) {
 		ck_assert_int_eq(db_open_sqlite(state_path,
 		    SQLITE_OPEN_READONLY, t, 1, db), DB_OK);
-	else {
-		ck_assert_msg(db_open_pg(state_path, 10000, 0, t, 1, db, why,
-		    sizeof(why)) == DB_OK, "%s", why);
-		ck_assert_int_eq(db_exec(*db, "SET search_path ="
-		    " hookbox_state, hookbox_config"), DB_OK);
-	}
-	ck_assert_msg((s = db_stmt(*db, 0)) != NULL, "%s: %s", t->sqlite,
-	    db_errmsg(*db));
+		ck_assert_msg((s = db_stmt(*db, 0)) != NULL, "%s: %s",
+		    t->sqlite, db_errmsg(*db));
+	} else
+		s = test_own_stmt(state_path, t->sqlite, t->pg, db);
 	if (arg != NULL)
 		ck_assert_int_eq(db_bind_text(s, 1, arg), DB_OK);
 	return s;
+}
+
+static void
+done(struct db *db)
+{
+	if (test_backend == TEST_SQLITE)
+		db_close(db);
 }
 
 /* The first column of the first row as an integer; -1 for no row or NULL. */
@@ -147,7 +153,7 @@ qi(const char *sql, const char *arg)
 		db_reset(s);
 	} else
 		ck_assert_msg(rc == DB_DONE, "%s: %s", sql, db_errmsg(db));
-	db_close(db);
+	done(db);
 	return v;
 }
 
@@ -176,7 +182,7 @@ qtt(const struct db_text *t, const char *arg)
 	ck_assert_int_lt(snprintf(buf, sizeof(buf), "%s", v),
 	    (int)sizeof(buf));
 	db_reset(s);
-	db_close(db);
+	done(db);
 	return buf;
 }
 
@@ -2331,6 +2337,83 @@ START_TEST(jobs_ended_forget)
 }
 END_TEST
 
+/*
+ * Two dispatchers (two processes, two connections: two hosts on
+ * PostgreSQL) pick and claim the same due rows at once, in batches: each
+ * row is leased once, with one attempt, whichever wins it.
+ */
+START_TEST(two_claimers_never_share)
+{
+	enum { N = 2, BATCH = 4 };
+	pid_t	pids[N];
+	int	gun[2], i, t, status, total = 0;
+	char	c;
+
+	for (t = 0; t < 3; t++)
+		for (i = 1; i <= 8; i++)
+			accept_at(t == 0 ? "a" : t == 1 ? "b" : "c", i,
+			    T0 + i);
+	ck_assert_int_eq(pipe(gun), 0);
+	for (i = 0; i < N; i++) {
+		pids[i] = fork();
+		ck_assert_int_ne(pids[i], -1);
+		if (pids[i] == 0) {
+			struct store		*s;
+			struct store_row	 rows[BATCH];
+			struct store_claim_row	 cl[BATCH];
+			char			 owner[8], cursor[HB_ID_MAX + 1];
+			int			 n, k, got = 0;
+
+			close(gun[1]);
+			s = test_store_open(dir, 10000, 0);
+			(void)snprintf(owner, sizeof(owner), "w%d", i);
+			cursor[0] = '\0';
+			while (read(gun[0], &c, 1) < 0 && errno == EINTR)
+				;
+			for (;;) {
+				if (store_outbox_pick(s, T0 + 100, cursor, rows,
+				    BATCH, &n) != STORE_OK)
+					_exit(200);
+				if (n == 0)
+					break;
+				memcpy(cursor, rows[n - 1].tenant,
+				    sizeof(cursor));
+				memset(cl, 0, sizeof(cl));
+				for (k = 0; k < n; k++) {
+					cl[k].row = rows[k];
+					cl[k].lease_until = T0 + 60000;
+				}
+				if (store_outbox_claim(s, cl, n, owner,
+				    T0 + 100) != STORE_OK)
+					_exit(201);
+				for (k = 0; k < n; k++) {
+					got += cl[k].claimed;
+					store_lease_clear(&cl[k].lease);
+				}
+			}
+			store_close(s);
+			_exit(got);
+		}
+	}
+	close(gun[0]);
+	usleep(50 * 1000);
+	close(gun[1]);
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_le(WEXITSTATUS(status), 24);
+		total += WEXITSTATUS(status);
+	}
+	ck_assert_int_eq(total, 24);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE state ="
+	    " 'leased' AND attempts = 1", NULL), 24);
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts", NULL), 24);
+	ck_assert_int_eq(qi("SELECT count(DISTINCT action_id) FROM attempts",
+	    NULL), 24);
+	no_lock_held();
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -2360,6 +2443,7 @@ store_suite(void)
 	tcase_add_test(pick, claim_stale_pick);
 	tcase_add_test(pick, pick_batch_fair);
 	tcase_add_test(pick, claim_batch);
+	tcase_add_test(pick, two_claimers_never_share);
 	tcase_add_test(lease, finish_outcomes);
 	tcase_add_test(lease, finish_lost_after_recovery);
 	tcase_add_test(lease, finish_batch);
