@@ -430,7 +430,8 @@ store_strerror(enum store_status s)
 		return "state database error";
 	case STORE_GONE:
 		return "state database file removed, replaced or made"
-		    " read-only under the running process";
+		    " read-only under the running process, or its connection"
+		    " lost";
 	}
 	return "unknown error";
 }
@@ -666,6 +667,9 @@ open_pg(struct store *s, const char *conninfo, const struct store_opts *opts)
 	return pg_schema(s, opts->create);
 }
 
+/* Why this thread's last store_open() failed. */
+static _Thread_local char	open_err[256];
+
 enum store_status
 store_open(const char *path, const struct store_opts *opts,
     struct store **out)
@@ -685,9 +689,12 @@ store_open(const char *path, const struct store_opts *opts,
 		rc = open_pg(s, path, opts);
 	else
 		rc = open_sqlite(s, path, opts);
-	if (rc != STORE_OK)
+	if (rc != STORE_OK) {
+		(void)snprintf(open_err, sizeof(open_err), "%s",
+		    s->err[0] != '\0' ? s->err : s->db != NULL ?
+		    db_errmsg(s->db) : store_strerror(rc));
 		store_close(s);
-	else
+	} else
 		*out = s;
 	return rc;
 }
@@ -706,7 +713,7 @@ const char *
 store_errmsg(struct store *s)
 {
 	if (s == NULL)
-		return "no database";
+		return open_err[0] != '\0' ? open_err : "no database";
 	if (s->err[0] != '\0')
 		return s->err;
 	/* The server's or SQLite's words: never a conninfo's password. */

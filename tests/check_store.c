@@ -2338,6 +2338,47 @@ START_TEST(jobs_ended_forget)
 END_TEST
 
 /*
+ * PostgreSQL: without create, a database whose schema was never made is
+ * refused with words that say what to do; and no message of a failed
+ * open repeats a password the conninfo held.
+ */
+START_TEST(pg_open_errors)
+{
+	struct store_opts	 o = { 1000, 0, 0, 0 };
+	struct store		*s = NULL;
+	struct db		*admin = NULL;
+	char			 why[256], conn[PATH_MAX + 64];
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	ck_assert_int_eq(db_open_pg(state_path, 10000, 0, NULL, 0, &admin, why,
+	    sizeof(why)), DB_OK);
+	ck_assert_int_eq(db_exec(admin, "DROP SCHEMA hookbox_state CASCADE"),
+	    DB_OK);
+	db_close(admin);
+	store_close(st);
+	st = NULL;
+	ck_assert_int_eq(store_open(state_path, &o, &s), STORE_ERROR);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(store_errmsg(NULL), "hookbox init") != NULL, "%s",
+	    store_errmsg(NULL));
+	/* With create it is made again, and opens from then on. */
+	o.create = 1;
+	ck_assert_int_eq(store_open(state_path, &o, &st), STORE_OK);
+	o.create = 0;
+	ck_assert_int_eq(store_open(state_path, &o, &s), STORE_OK);
+	store_close(s);
+	s = NULL;
+	(void)snprintf(conn, sizeof(conn), "%s port=1 password=Sesame-42",
+	    state_path);
+	ck_assert_int_ne(store_open(conn, &o, &s), STORE_OK);
+	ck_assert_ptr_null(s);
+	ck_assert_ptr_null(strstr(store_errmsg(NULL), "Sesame-42"));
+	ck_assert_str_ne(store_errmsg(NULL), "");
+}
+END_TEST
+
+/*
  * Two dispatchers (two processes, two connections: two hosts on
  * PostgreSQL) pick and claim the same due rows at once, in batches: each
  * row is leased once, with one attempt, whichever wins it.
@@ -2467,6 +2508,7 @@ store_suite(void)
 	tcase_add_test(ops, list_where_filters);
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
+	tcase_add_test(ops, pg_open_errors);
 	return s;
 }
 
