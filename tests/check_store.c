@@ -2402,7 +2402,7 @@ START_TEST(two_claimers_never_share)
 			struct store		*s;
 			struct store_row	 rows[BATCH];
 			struct store_claim_row	 cl[BATCH];
-			char			 owner[8], cursor[HB_ID_MAX + 1];
+			char			 owner[16], cursor[HB_ID_MAX + 1];
 			int			 n, k, got = 0;
 
 			close(gun[1]);
