@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "fault.h"
 #include "group.h"
 #include "store_accept.h"
@@ -350,7 +351,9 @@ checkpointer(void *arg)
 			store_close(st);
 			st = NULL;
 		}
-		if (st == NULL && store_open(g->path, &o, &st) != STORE_OK)
+		/* PostgreSQL checkpoints by itself: no connection for it. */
+		if (st == NULL && !db_is_postgres(g->path) &&
+		    store_open(g->path, &o, &st) != STORE_OK)
 			st = NULL;
 		if (st != NULL && store_checkpoint(st) == STORE_IO) {
 			store_close(st);

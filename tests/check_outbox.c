@@ -190,6 +190,8 @@ setup(void)
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
 	test_path(log_path, sizeof(log_path), dir, "sink.log");
+	/* Without a database to test on, fail before any sink is started. */
+	(void)test_location(dir, "state.db");
 	start_sink("204");
 
 	w = test_config_create(dir);
