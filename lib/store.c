@@ -398,7 +398,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_JOB_LOCK] = { "SELECT 1", "SELECT pg_advisory_xact_lock("
 	    "hashtextextended(?1::text || ':' || ?2::text, 0))" },
 	[STORE_Q_VERSION] = { "PRAGMA user_version",
-	    "SELECT version FROM schema_version" },
+	    "SELECT version FROM hookbox_state.schema_version" },
 	/* PostgreSQL only: may this connection write the state tables? */
 	[STORE_Q_WRITABLE] = { "SELECT 1", "SELECT (current_setting("
 	    "'transaction_read_only') = 'off')::int,"
@@ -660,9 +660,14 @@ open_pg(struct store *s, const char *conninfo, const struct store_opts *opts)
 	    sizeof(s->err)));
 	if (rc != STORE_OK)
 		return rc;
-	/* Again on every new connection: the same texts, both schemas. */
+	/*
+	 * Again on every new connection: the same texts, both schemas; and
+	 * a name that tells the state's connections apart in
+	 * pg_stat_activity.
+	 */
 	if ((rc = store_status_of(s, db_session(s->db,
-	    "SET search_path = hookbox_state, hookbox_config"))) != STORE_OK)
+	    "SET search_path = hookbox_state, hookbox_config;"
+	    " SET application_name = 'hookbox-state'"))) != STORE_OK)
 		return rc;
 	return pg_schema(s, opts->create);
 }

@@ -638,8 +638,10 @@ START_TEST(wal_and_full_sync)
 
 	if (test_backend == TEST_POSTGRES) {
 		/* No file, no pragmas: the schema's version is kept. */
-		ck_assert_int_eq(q("SELECT version FROM schema_version"), 1);
-		ck_assert_int_eq(q("SELECT count(*) FROM schema_version"), 1);
+		ck_assert_int_eq(q("SELECT version FROM"
+		    " hookbox_state.schema_version"), 1);
+		ck_assert_int_eq(q("SELECT count(*) FROM"
+		    " hookbox_state.schema_version"), 1);
 		return;
 	}
 	ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
@@ -711,17 +713,28 @@ START_TEST(denied_role_unavailable)
 }
 END_TEST
 
-/* Ends every other connection of hookbox's to the test's database. */
+/*
+ * Ends the state store's connections to the test's database (named
+ * "hookbox-state"), as a server restart or a failover would; the
+ * configuration's have their own tests.
+ */
 static void
 terminate_others(void)
 {
 	struct db	*admin;
+	int		 i;
 
 	admin = pg_other(state_path);
 	ck_assert_int_eq(db_exec(admin, "SELECT pg_terminate_backend(pid)"
 	    " FROM pg_stat_activity WHERE datname = current_database()"
-	    " AND pid <> pg_backend_pid()"), DB_OK);
+	    " AND application_name = 'hookbox-state'"), DB_OK);
 	db_close(admin);
+	/* Gone for certain before the next call: the server says so. */
+	for (i = 0; i < 5000 && test_db_int(state_path, "SELECT count(*) FROM"
+	    " pg_stat_activity WHERE datname = current_database() AND"
+	    " application_name = 'hookbox-state'") > 0; i++)
+		usleep(1000);
+	ck_assert_int_lt(i, 5000);
 }
 
 /*
