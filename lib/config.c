@@ -74,6 +74,25 @@ const char config_schema[] =
 	"PRAGMA user_version=1;"
 	"COMMIT;";
 
+#define TENANT_ADD	"INSERT INTO tenants(id, active, status_base," \
+	" api_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"
+#define ENDPOINT_ADD	"INSERT INTO endpoints(name, tenant, kind, auth," \
+	" key_header, tolerance_s, created_at)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+#define DEST_ADD	"INSERT INTO destinations(tenant, name, url," \
+	" idempotent, status_url, secret, timeout_ms, max_attempts," \
+	" created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+#define JOB_ADD		"INSERT INTO jobs(tenant, job_id, attempt, step," \
+	" destination, source_url, output, created_at)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+#define PG_SKIP		" ON CONFLICT DO NOTHING"
+
+/*
+ * The texts PostgreSQL runs where the dialects differ: booleans are
+ * written from the integer columns, a NULL parameter needs its type, "no
+ * limit" is LIMIT NULL, and text is ordered byte by byte as SQLite's
+ * BINARY collation does, whatever the database's locale.
+ */
 const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_TENANT_GET] = { "SELECT id, active, status_base FROM tenants"
 	    " WHERE id = ?1" },
@@ -98,21 +117,18 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " WHERE tenant = ?1 AND name = ?2 AND secret IS NOT NULL" },
 	[CONFIG_Q_TENANT_KEY] = { "SELECT api_key FROM tenants"
 	    " WHERE id = ?1 AND api_key IS NOT NULL" },
-	[CONFIG_Q_TENANT_ADD] = { "INSERT INTO tenants(id, active, status_base,"
-	    " api_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)" },
-	[CONFIG_Q_ENDPOINT_ADD] =
-	    { "INSERT INTO endpoints(name, tenant, kind, auth,"
-	    " key_header, tolerance_s, created_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" },
+	/*
+	 * PostgreSQL's adds skip a row whose key is taken (no change: the
+	 * caller's CONFIG_EXISTS) instead of failing, which would end the
+	 * transaction around them; SQLite's fail on it.
+	 */
+	[CONFIG_Q_TENANT_ADD] = { TENANT_ADD, TENANT_ADD PG_SKIP },
+	[CONFIG_Q_ENDPOINT_ADD] = { ENDPOINT_ADD, ENDPOINT_ADD PG_SKIP },
 	[CONFIG_Q_SECRET_ADD] =
 	    { "INSERT INTO secrets(endpoint, secret, expires_at,"
 	    " created_at) VALUES (?1, ?2, ?3, ?4)" },
-	[CONFIG_Q_DEST_ADD] = { "INSERT INTO destinations(tenant, name, url,"
-	    " idempotent, status_url, secret, timeout_ms, max_attempts,"
-	    " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)" },
-	[CONFIG_Q_JOB_ADD] = { "INSERT INTO jobs(tenant, job_id, attempt, step,"
-	    " destination, source_url, output, created_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)" },
+	[CONFIG_Q_DEST_ADD] = { DEST_ADD, DEST_ADD PG_SKIP },
+	[CONFIG_Q_JOB_ADD] = { JOB_ADD, JOB_ADD PG_SKIP },
 	[CONFIG_Q_TENANT_DEL] = { "DELETE FROM tenants WHERE id = ?1" },
 	[CONFIG_Q_ENDPOINT_DEL] = { "DELETE FROM endpoints WHERE name = ?1" },
 	[CONFIG_Q_DEST_DEL] = { "DELETE FROM destinations WHERE tenant = ?1"
@@ -130,7 +146,12 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " 'api_key', json(iif(api_key IS NULL, 'false', 'true')),"
 	    " 'created_at', created_at * 1000) FROM tenants"
 	    " WHERE (?1 IS NULL OR id = ?1) AND created_at * 1000 >= ?2"
-	    " ORDER BY id LIMIT ?3" },
+	    " ORDER BY id LIMIT ?3",
+	    "SELECT json_build_object('id', id, 'active', active <> 0,"
+	    " 'status_base', status_base, 'api_key', api_key IS NOT NULL,"
+	    " 'created_at', created_at * 1000) FROM tenants"
+	    " WHERE (?1::text IS NULL OR id = ?1) AND created_at * 1000 >= ?2"
+	    " ORDER BY id COLLATE \"C\" LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_ENDPOINT_LIST] =
 	    { "SELECT json_object('name', name, 'tenant',"
 	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
@@ -139,7 +160,16 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " OR s.expires_at > unixepoch())), 'created_at', created_at * 1000)"
 	    " FROM endpoints e"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
-	    " ORDER BY name LIMIT ?3" },
+	    " ORDER BY name LIMIT ?3",
+	    "SELECT json_build_object('name', name, 'tenant',"
+	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
+	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
+	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
+	    " OR s.expires_at > floor(extract(epoch FROM now()))::bigint)),"
+	    " 'created_at', created_at * 1000) FROM endpoints e"
+	    " WHERE (?1::text IS NULL OR tenant = ?1)"
+	    " AND created_at * 1000 >= ?2"
+	    " ORDER BY name COLLATE \"C\" LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_DEST_LIST] =
 	    { "SELECT json_object('tenant', tenant, 'name', name,"
 	    " 'url', url, 'idempotent', json(iif(idempotent, 'true', 'false')),"
@@ -148,19 +178,42 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
 	    " 'created_at', created_at * 1000) FROM destinations"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
-	    " ORDER BY tenant, name LIMIT ?3" },
+	    " ORDER BY tenant, name LIMIT ?3",
+	    "SELECT json_build_object('tenant', tenant, 'name', name,"
+	    " 'url', url, 'idempotent', idempotent <> 0,"
+	    " 'status_url', status_url, 'signed', secret IS NOT NULL,"
+	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
+	    " 'created_at', created_at * 1000) FROM destinations"
+	    " WHERE (?1::text IS NULL OR tenant = ?1)"
+	    " AND created_at * 1000 >= ?2"
+	    " ORDER BY tenant COLLATE \"C\", name COLLATE \"C\""
+	    " LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_JOB_LIST] =
 	    { "SELECT json_object('tenant', tenant, 'job_id', job_id,"
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
 	    " 'source_url', source_url, 'output', output, 'created_at',"
 	    " created_at * 1000) FROM jobs"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
-	    " ORDER BY tenant, job_id LIMIT ?3" },
+	    " ORDER BY tenant, job_id LIMIT ?3",
+	    "SELECT json_build_object('tenant', tenant, 'job_id', job_id,"
+	    " 'attempt', attempt, 'step', step, 'destination', destination,"
+	    " 'source_url', source_url, 'output', output, 'created_at',"
+	    " created_at * 1000) FROM jobs"
+	    " WHERE (?1::text IS NULL OR tenant = ?1)"
+	    " AND created_at * 1000 >= ?2"
+	    " ORDER BY tenant COLLATE \"C\", job_id COLLATE \"C\""
+	    " LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_POLLABLE] = { "SELECT j.tenant, j.job_id, j.attempt, j.step,"
 	    " j.destination, j.source_url, j.output, t.status_base"
 	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"
 	    " WHERE t.active AND t.status_base IS NOT NULL"
-	    " ORDER BY j.created_at, j.tenant, j.job_id" },
+	    " ORDER BY j.created_at, j.tenant, j.job_id",
+	    "SELECT j.tenant, j.job_id, j.attempt, j.step,"
+	    " j.destination, j.source_url, j.output, t.status_base"
+	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"
+	    " WHERE t.active <> 0 AND t.status_base IS NOT NULL"
+	    " ORDER BY j.created_at, j.tenant COLLATE \"C\","
+	    " j.job_id COLLATE \"C\"" },
 	[CONFIG_Q_TENANT_SET] = { "UPDATE tenants SET active = ?2,"
 	    " status_base = ?3 WHERE id = ?1" },
 	[CONFIG_Q_TENANT_SET_KEY] = { "UPDATE tenants SET api_key = ?2"
@@ -186,10 +239,19 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " UNION ALL SELECT 'job', job_id FROM jobs WHERE tenant = ?1"
 	    " LIMIT 1" },
 	[CONFIG_Q_DEST_REFERRER] = { "SELECT 'job', job_id FROM jobs"
-	    " WHERE tenant = ?1 AND destination = ?2 ORDER BY job_id LIMIT 1" },
+	    " WHERE tenant = ?1 AND destination = ?2 ORDER BY job_id LIMIT 1",
+	    "SELECT 'job', job_id FROM jobs WHERE tenant = ?1"
+	    " AND destination = ?2 ORDER BY job_id COLLATE \"C\" LIMIT 1" },
 	[CONFIG_Q_JOB_OF_ACTION] = { "SELECT job_id FROM jobs WHERE tenant = ?1"
-	    " AND attempt = ?2 AND step = ?3 ORDER BY job_id LIMIT 1" },
-	[CONFIG_Q_VERSION] = { "PRAGMA user_version" },
+	    " AND attempt = ?2 AND step = ?3 ORDER BY job_id LIMIT 1",
+	    "SELECT job_id FROM jobs WHERE tenant = ?1 AND attempt = ?2"
+	    " AND step = ?3 ORDER BY job_id COLLATE \"C\" LIMIT 1" },
+	[CONFIG_Q_VERSION] = { "PRAGMA user_version",
+	    "SELECT version FROM hookbox_config.schema_version" },
+	/* PostgreSQL's only: is the schema there (config_create())? */
+	[CONFIG_Q_SCHEMA] = { "SELECT 1",
+	    "SELECT count(*) FROM pg_namespace"
+	    " WHERE nspname = 'hookbox_config'" },
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {
@@ -323,13 +385,78 @@ config_write(struct config *c, struct db_stmt *st)
 /* A reader's page cache, in KiB (SQLite's default is 2000). */
 #define CONFIG_READ_CACHE_KIB	"256"
 
+/*
+ * The PostgreSQL session's settings, given as the connection's options
+ * so that a connection opened again after a loss (db.c does that by
+ * itself) has them too: the names without their schema, the busy budget
+ * as the statement timeout, and for a reader, transactions that cannot
+ * write.  A reader is thus read-only by construction, whatever its
+ * role's grants would allow.  Options the location held are replaced.
+ */
+static int
+pg_location(const char *path, int busy_ms, int readonly, char *buf,
+    size_t len)
+{
+	char		 opt[160], enc[480];
+	const char	*p;
+	size_t		 o = 0;
+	int		 n, uri;
+
+	/* A statement_timeout of 0 is none, PostgreSQL's default. */
+	n = snprintf(opt, sizeof(opt), "-c search_path=hookbox_config,"
+	    "hookbox_state -c statement_timeout=%d%s", busy_ms > 0 ? busy_ms : 0,
+	    readonly ? " -c default_transaction_read_only=on" : "");
+	if (n < 0 || (size_t)n >= sizeof(opt))
+		return -1;
+	uri = strncmp(path, "postgresql://", 13) == 0 ||
+	    strncmp(path, "postgres://", 11) == 0;
+	if (!uri)
+		n = snprintf(buf, len, "%s options='%s'", path, opt);
+	else {
+		/* A URI's query: spaces, '=' and ',' percent-encoded. */
+		for (p = opt; *p != '\0' && o + 4 < sizeof(enc); p++)
+			if (*p == ' ' || *p == '=' || *p == ',')
+				o += (size_t)snprintf(enc + o, sizeof(enc) - o,
+				    "%%%02X", (unsigned char)*p);
+			else
+				enc[o++] = *p;
+		enc[o] = '\0';
+		n = snprintf(buf, len, "%s%coptions=%s", path,
+		    strchr(path, '?') != NULL ? '&' : '?', enc);
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+enum config_status
+config_pg_connect(struct config *c, const char *path, int busy_ms)
+{
+	char		*loc;
+	char		 why[256];
+	size_t		 len = strlen(path) + 600;
+	enum db_rc	 rc;
+
+	if ((loc = malloc(len)) == NULL)
+		return CONFIG_NOMEM;
+	if (pg_location(path, busy_ms, !c->writable, loc, len) != 0) {
+		free(loc);
+		return CONFIG_ERROR;
+	}
+	rc = db_open_pg(loc, busy_ms, 0, config_text, CONFIG_Q__N, &c->db,
+	    why, sizeof(why));
+	/* It may hold a password. */
+	sodium_memzero(loc, len);
+	free(loc);
+	return rc == DB_OK ? CONFIG_OK : rc == DB_NOMEM ? CONFIG_NOMEM :
+	    rc == DB_GONE || rc == DB_BUSY ? CONFIG_BUSY : CONFIG_ERROR;
+}
+
 enum config_status
 config_open(const char *path, enum config_mode mode, int busy_ms,
     struct config **out)
 {
 	struct config		*c;
 	struct db_stmt		*st;
-	enum config_status	 rc;
+	enum config_status	 rc = CONFIG_OK;
 	enum db_rc		 drc;
 	int			 flags;
 
@@ -338,13 +465,21 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 		return CONFIG_NOMEM;
 	c->writable = mode == CONFIG_WRITE;
 	flags = c->writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
-	if ((drc = db_open_sqlite(path, flags, config_text, CONFIG_Q__N,
-	    &c->db)) != DB_OK) {
+	if (db_is_postgres(path)) {
+		if ((rc = config_pg_connect(c, path, busy_ms)) != CONFIG_OK)
+			goto out;
+	} else if ((drc = db_open_sqlite(path, flags, config_text,
+	    CONFIG_Q__N, &c->db)) != DB_OK) {
 		rc = config_status_of(NULL, drc);
 		goto out;
 	}
 	db_busy(c->db, busy_ms);
-	if (c->writable && (rc = config_status_of(c, db_exec(c->db,
+	/*
+	 * SQLite's alone: PostgreSQL's foreign keys hold always, its index
+	 * is made with the schema, and its cache is the server's.
+	 */
+	if (db_kind(c->db) == DB_SQLITE && c->writable &&
+	    (rc = config_status_of(c, db_exec(c->db,
 	    "PRAGMA foreign_keys=ON"))) != CONFIG_OK)
 		goto out;
 	/*
@@ -352,7 +487,8 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	 * cache holds the file already: a small cache of its own keeps a
 	 * process with several connections small.
 	 */
-	if (!c->writable && (rc = config_status_of(c, db_exec(c->db,
+	if (db_kind(c->db) == DB_SQLITE && !c->writable &&
+	    (rc = config_status_of(c, db_exec(c->db,
 	    "PRAGMA cache_size=-" CONFIG_READ_CACHE_KIB))) != CONFIG_OK)
 		goto out;
 	if ((st = config_stmt(c, CONFIG_Q_VERSION, &rc)) == NULL)
@@ -368,7 +504,7 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	 * attempt and step, checked at every add and import line).  Files
 	 * made before it get it here; once there this takes no lock.
 	 */
-	if (rc == CONFIG_OK && c->writable)
+	if (rc == CONFIG_OK && c->writable && db_kind(c->db) == DB_SQLITE)
 		rc = config_status_of(c, db_exec(c->db, JOBS_ACTION_INDEX));
 out:
 	if (rc != CONFIG_OK)
@@ -385,7 +521,11 @@ config_snapshot(struct config *c)
 
 	if (c->in_snapshot)
 		return CONFIG_OK;
-	if ((rc = config_status_of(c, db_exec(c->db, "BEGIN"))) == CONFIG_OK)
+	/* PostgreSQL: one snapshot for the transaction, not per statement. */
+	if ((rc = config_status_of(c, db_exec(c->db,
+	    db_kind(c->db) == DB_POSTGRES ?
+	    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"))) ==
+	    CONFIG_OK)
 		c->in_snapshot = 1;
 	return rc;
 }

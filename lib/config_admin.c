@@ -14,6 +14,7 @@
 #include "config_admin.h"
 #include "config_bulk.h"
 #include "config_int.h"
+#include "pg_schema.h"
 #include "util.h"
 
 const char *
@@ -50,6 +51,53 @@ config_auth_parse(const char *s, enum config_auth *out)
 	return 0;
 }
 
+/* How long config_create() waits for a PostgreSQL server, in ms. */
+#define CONFIG_CREATE_MS	10000
+
+/* Non-zero when the schema hookbox_config is there (-1: no answer). */
+static int
+pg_schema_exists(struct config *c)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	int			 n;
+
+	if ((st = config_stmt(c, CONFIG_Q_SCHEMA, &rc)) == NULL ||
+	    db_step(st) != DB_ROW)
+		return -1;
+	n = db_col_int64(st, 0) > 0;
+	db_reset(st);
+	return n;
+}
+
+/*
+ * PostgreSQL: creates the schema hookbox_config, in one transaction;
+ * CONFIG_EXISTS when it is there already (made before, or by another
+ * init just now).
+ */
+static enum config_status
+create_pg(const char *path)
+{
+	struct config		c;
+	enum config_status	rc;
+	int			n;
+
+	memset(&c, 0, sizeof(c));
+	c.writable = 1;
+	if ((rc = config_pg_connect(&c, path, CONFIG_CREATE_MS)) != CONFIG_OK)
+		return rc;
+	if ((n = pg_schema_exists(&c)) != 0)
+		rc = n > 0 ? CONFIG_EXISTS : config_last(&c);
+	else if ((rc = config_status_of(&c, db_exec(c.db,
+	    pg_schema_config))) != CONFIG_OK) {
+		(void)db_exec(c.db, "ROLLBACK");
+		if (pg_schema_exists(&c) > 0)
+			rc = CONFIG_EXISTS;
+	}
+	db_close(c.db);
+	return rc;
+}
+
 enum config_status
 config_create(const char *path)
 {
@@ -58,6 +106,8 @@ config_create(const char *path)
 	enum db_rc		 drc;
 	int			 fd;
 
+	if (db_is_postgres(path))
+		return create_pg(path);
 	memset(&c, 0, sizeof(c));
 	/* Create the file ourselves so that its mode is never wider. */
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) < 0)
@@ -274,7 +324,15 @@ config_begin(struct config *c)
 {
 	if (!c->writable)
 		return CONFIG_ERROR;
-	return config_status_of(c, db_exec(c->db, "BEGIN IMMEDIATE"));
+	/*
+	 * One writer at a time on SQLite.  PostgreSQL's admins may run
+	 * together: serializable, a check then a write (the count of an
+	 * endpoint's secrets, a job's action) that another admin's commit
+	 * would make wrong fails instead (CONFIG_BUSY, a retry).
+	 */
+	return config_status_of(c, db_exec(c->db,
+	    db_kind(c->db) == DB_POSTGRES ?
+	    "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN IMMEDIATE"));
 }
 
 enum config_status

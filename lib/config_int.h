@@ -57,6 +57,7 @@ enum config_q {
 	CONFIG_Q_DEST_REFERRER,
 	CONFIG_Q_JOB_OF_ACTION,
 	CONFIG_Q_VERSION,
+	CONFIG_Q_SCHEMA,
 	CONFIG_Q__N
 };
 
@@ -85,6 +86,13 @@ int config_name_parse(const char *s, const char *const *names, size_t n);
  * on PostgreSQL a lost connection, to CONFIG_BUSY.
  */
 enum config_status config_status_of(const struct config *c, enum db_rc rc);
+
+/*
+ * Connects c (writable already set) to the PostgreSQL database at path,
+ * with busy_ms as its connect and statement timeouts.
+ */
+enum config_status config_pg_connect(struct config *c, const char *path,
+    int busy_ms);
 
 /* The status of c's last failure (db_last()). */
 enum config_status config_last(const struct config *c);
