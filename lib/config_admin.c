@@ -322,7 +322,8 @@ config_job_add(struct config *c, const struct config_job *j, const char **why)
 enum config_status
 config_begin(struct config *c)
 {
-	if (!c->writable)
+	/* No nesting (PostgreSQL would only warn). */
+	if (!c->writable || db_in_tx(c->db))
 		return CONFIG_ERROR;
 	/*
 	 * One writer at a time on SQLite.  PostgreSQL's admins may run
