@@ -1444,6 +1444,52 @@ START_TEST(test_secrets_max)
 END_TEST
 
 /*
+ * Two admins adding the last secret an endpoint may have, at once: the
+ * count each checks cannot be made wrong by the other.  SQLite lets one
+ * writer in; PostgreSQL lets both run and fails the one whose commit
+ * would break the rule (CONFIG_BUSY: try again).
+ */
+START_TEST(test_secrets_max_race)
+{
+	struct config	*w2;
+	char		 name[32];
+	const char	*why;
+	int		 i;
+	enum config_status rc1, rc2;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
+	for (i = 0; i < CONFIG_SECRETS_MAX - 1; i++) {
+		ck_assert_int_lt(snprintf(name, sizeof(name), "secret-%02d", i),
+		    (int)sizeof(name));
+		add_secret("ep", name, 0);
+	}
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 100, &w2),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	ck_assert_int_eq(config_secret_add(w, "ep",
+	    (const unsigned char *)"first", 5, 0, &why), CONFIG_OK);
+	rc2 = config_begin(w2);
+	if (rc2 == CONFIG_OK)
+		rc2 = config_secret_add(w2, "ep",
+		    (const unsigned char *)"second", 6, 0, &why);
+	if (rc2 == CONFIG_OK)
+		rc2 = config_commit(w2);
+	if (rc2 != CONFIG_OK)
+		config_rollback(w2);
+	if ((rc1 = config_commit(w)) != CONFIG_OK)
+		config_rollback(w);
+	if (rc2 == CONFIG_OK && rc1 == CONFIG_OK)
+		ck_abort_msg("both admins added a last secret");
+	ck_assert_msg(rc1 == CONFIG_BUSY || rc2 == CONFIG_BUSY ||
+	    rc2 == CONFIG_INVALID, "rc1 %d rc2 %d", rc1, rc2);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM secrets"),
+	    CONFIG_SECRETS_MAX);
+	config_close(w2);
+}
+END_TEST
+
+/*
  * Rows written behind the tool's back are checked again when read: a
  * value that could inject a header line or split an action id is
  * refused, whatever wrote it.
@@ -2648,6 +2694,7 @@ config_suite(void)
 	tcase_add_test(tc, test_secret_expiry);
 	tcase_add_test(tc, test_secret_negative_expiry);
 	tcase_add_test(tc, test_secrets_max);
+	tcase_add_test(tc, test_secrets_max_race);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("edit");
