@@ -146,23 +146,31 @@ raw_open(const struct db_text *text, size_t n)
 	else {
 		ck_assert_msg(db_open_pg(dbpath, 5000, 0, text, n, &db, why,
 		    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
-		ck_assert_int_eq(db_exec(db, "SET search_path = hookbox_config"),
-		    DB_OK);
+		ck_assert_int_eq(db_exec(db,
+		    "SET search_path = hookbox_config"), DB_OK);
 	}
 	return db;
 }
 
-/* Runs lite on SQLite or pg on PostgreSQL (NULL: lite), past the tool. */
+/* Runs lite on SQLite or pg on PostgreSQL (NULL: lite) on db. */
+static void
+raw_run(struct db *db, const char *lite, const char *pg)
+{
+	const char	*sql;
+
+	sql = test_backend == TEST_SQLITE || pg == NULL ? lite : pg;
+	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql,
+	    db_errmsg(db));
+}
+
+/* raw_run() on a connection of its own. */
 static void
 raw_exec(const char *lite, const char *pg)
 {
 	struct db	*db;
-	const char	*sql;
 
 	db = raw_open(NULL, 0);
-	sql = test_backend == TEST_SQLITE || pg == NULL ? lite : pg;
-	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql,
-	    db_errmsg(db));
+	raw_run(db, lite, pg);
 	db_close(db);
 }
 
@@ -1464,8 +1472,10 @@ START_TEST(test_secrets_max_race)
 		    (int)sizeof(name));
 		add_secret("ep", name, 0);
 	}
-	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 100, &w2),
-	    CONFIG_OK);
+	/* SQLite's second writer waits briefly for the first one's lock;
+	 * PostgreSQL's takes none the other holds. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE,
+	    test_backend == TEST_SQLITE ? 100 : BUSY_MS, &w2), CONFIG_OK);
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);
 	ck_assert_int_eq(config_secret_add(w, "ep",
 	    (const unsigned char *)"first", 5, 0, &why), CONFIG_OK);
@@ -1522,6 +1532,7 @@ START_TEST(test_read_revalidates)
 	struct config_tenant		 t;
 	struct config_endpoint		 e;
 	struct config_secrets		 sec;
+	struct db			*db;
 	size_t				 i;
 	const char			*why;
 
@@ -1533,22 +1544,23 @@ START_TEST(test_read_revalidates)
 	 * Something that is not the tool and ignores the jobs' references,
 	 * as SQLite's connections do unless asked: PostgreSQL's are gone.
 	 */
+	db = raw_open(NULL, 0);
 	if (test_backend == TEST_POSTGRES)
-		raw_exec(NULL, "ALTER TABLE jobs"
+		raw_run(db, NULL, "ALTER TABLE jobs"
 		    " DROP CONSTRAINT jobs_tenant_fkey,"
 		    " DROP CONSTRAINT jobs_tenant_destination_fkey");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		raw_exec(bad[i][0], bad[i][1]);
+		raw_run(db, bad[i][0], bad[i][1]);
 		ck_assert_msg(config_job_get(w, "acme", "j1", &j) !=
 		    CONFIG_OK || 0, "job read back after: %s", bad[i][0]);
-		raw_exec("DELETE FROM jobs", NULL);
+		raw_run(db, "DELETE FROM jobs", NULL);
 		test_add_job(w, "acme", "j1", "att-1", "dest");
 	}
 	for (i = 0; i < sizeof(badd) / sizeof(badd[0]); i++) {
-		raw_exec(badd[i][0], badd[i][1]);
+		raw_run(db, badd[i][0], badd[i][1]);
 		ck_assert_msg(config_destination_get(w, "acme", "dest", &d) !=
 		    CONFIG_OK, "destination read back after: %s", badd[i][0]);
-		raw_exec("DELETE FROM jobs; DELETE FROM destinations", NULL);
+		raw_run(db, "DELETE FROM jobs; DELETE FROM destinations", NULL);
 		test_add_destination(w, "acme", "dest");
 		test_add_job(w, "acme", "j1", "att-1", "dest");
 		ck_assert_int_eq(config_destination_get(w, "acme", "dest", &d),
@@ -1556,20 +1568,22 @@ START_TEST(test_read_revalidates)
 	}
 	ck_assert_int_eq(config_job_get(w, "acme", "j1", &j), CONFIG_OK);
 
-	raw_exec("UPDATE endpoints SET key_header = 'X-Sig' || char(13, 10) ||"
-	    " 'X: 1'", "UPDATE endpoints SET key_header = 'X-Sig' || chr(13) ||"
-	    " chr(10) || 'X: 1'");
+	raw_run(db, "UPDATE endpoints SET key_header = 'X-Sig' ||"
+	    " char(13, 10) || 'X: 1'", "UPDATE endpoints SET key_header ="
+	    " 'X-Sig' || chr(13) || chr(10) || 'X: 1'");
 	ck_assert_int_eq(config_endpoint_get(w, "ep", &e), CONFIG_INVALID);
-	raw_exec("UPDATE tenants SET status_base = 'https://api/' || char(10)",
-	    "UPDATE tenants SET status_base = 'https://api/' || chr(10)");
+	raw_run(db, "UPDATE tenants SET status_base = 'https://api/' ||"
+	    " char(10)", "UPDATE tenants SET status_base = 'https://api/' ||"
+	    " chr(10)");
 	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_INVALID);
-	raw_exec("UPDATE tenants SET status_base = NULL,"
+	raw_run(db, "UPDATE tenants SET status_base = NULL,"
 	    " api_key = x'6b0d0a583a2031'", "UPDATE tenants SET"
 	    " status_base = NULL, api_key = '\\x6b0d0a583a2031'::bytea");
 	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
 	ck_assert_int_eq(config_tenant_api_key(w, "acme", &sec),
 	    CONFIG_INVALID);
 	ck_assert_uint_eq(sec.n, 0);
+	db_close(db);
 
 	/* And the tool's own door: a tenant id may not contain ':'. */
 	t = test_tenant("a:b");
@@ -2649,6 +2663,17 @@ START_TEST(test_job_import_bad_lines)
 }
 END_TEST
 
+/*
+ * Each test on PostgreSQL makes a database of its own first: under a
+ * sanitizer that and the test can take more than Check's 4 seconds.
+ */
+static void
+timeout(TCase *tc)
+{
+	if (test_backend == TEST_POSTGRES)
+		tcase_set_timeout(tc, 30);
+}
+
 static Suite *
 config_suite(void)
 {
@@ -2658,6 +2683,7 @@ config_suite(void)
 	s = suite_create("config");
 
 	tc = tcase_create("file");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_create);
@@ -2668,6 +2694,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rows");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_roundtrip);
@@ -2687,6 +2714,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("secrets");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_key_hashed);
@@ -2698,6 +2726,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("edit");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_check_values);
@@ -2707,6 +2736,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("readers");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_read_refuses_writes);
@@ -2718,6 +2748,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_list_where);
