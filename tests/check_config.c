@@ -503,6 +503,69 @@ START_TEST(test_pg_reader)
 }
 END_TEST
 
+/* The value of key (up to a space) in a key=value conninfo; static. */
+static const char *
+conninfo_get(const char *info, const char *key)
+{
+	static char	 v[PATH_MAX];
+	const char	*p = info, *e;
+	size_t		 klen = strlen(key);
+
+	v[0] = '\0';
+	for (; (p = strstr(p, key)) != NULL; p += klen)
+		if ((p == info || p[-1] == ' ') && p[klen] == '=') {
+			e = p + klen + 1;
+			copy(v, sizeof(v), e);
+			v[strcspn(v, " ")] = '\0';
+		}
+	return v;
+}
+
+/*
+ * PostgreSQL: the session's settings reach a server named by URI too
+ * (as query parameters); a lock held past busy_ms is CONFIG_BUSY, in
+ * about that time.
+ */
+START_TEST(test_pg_uri_busy)
+{
+	struct config		*r;
+	struct config_tenant	 t;
+	struct db		*db;
+	char			 uri[PATH_MAX], host[PATH_MAX], user[128];
+	long long		 t0;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_add_tenant(w, "acme", 1);
+	/* The last of each key wins, as in libpq. */
+	copy(host, sizeof(host), conninfo_get(dbpath, "host"));
+	copy(user, sizeof(user), conninfo_get(dbpath, "user"));
+	ck_assert_int_lt(snprintf(uri, sizeof(uri),
+	    "postgresql:///%s?host=%s&user=%s", conninfo_get(dbpath, "dbname"),
+	    host, user), (int)sizeof(uri));
+	ck_assert_int_eq(config_open(uri, CONFIG_READ, BUSY_MS, &r),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(db_exec(r->db, "INSERT INTO tenants(id, created_at)"
+	    " VALUES ('evil', 1)"), DB_READONLY);
+	config_close(r);
+
+	/* An admin holds the table; a reader gives up after its budget. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 300, &r),
+	    CONFIG_OK);
+	db = raw_open(NULL, 0);
+	raw_run(db, NULL, "BEGIN; LOCK TABLE tenants IN ACCESS EXCLUSIVE MODE");
+	t0 = util_now_ms();
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_BUSY);
+	ck_assert_int_ge(util_now_ms() - t0, 250);
+	ck_assert_int_lt(util_now_ms() - t0, BUSY_MS);
+	raw_run(db, NULL, "ROLLBACK");
+	db_close(db);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	config_close(r);
+}
+END_TEST
+
 /*
  * PostgreSQL: a serving role with pg_schema_grants() reads the
  * configuration through the library, and cannot write it: not through
@@ -2745,6 +2808,7 @@ config_suite(void)
 	tcase_add_test(tc, test_snapshot);
 	tcase_add_test(tc, test_pg_reader);
 	tcase_add_test(tc, test_pg_grants);
+	tcase_add_test(tc, test_pg_uri_busy);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");
