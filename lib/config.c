@@ -1,7 +1,9 @@
 /*
  * config.c: config.db, the trusted configuration: its schema and all of
- * its SQL, opening it, and the reads.  The admin writes, which run these
- * statements by their enum, are in config_admin.c.
+ * its SQL, in SQLite's words and PostgreSQL's where they differ (its
+ * schema there is pg_schema.c's), opening it, and the reads.  The admin
+ * writes, which run these statements by their enum, are in
+ * config_admin.c.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -86,8 +86,10 @@ create_pg(const char *path)
 	c.writable = 1;
 	if ((rc = config_pg_connect(&c, path, CONFIG_CREATE_MS)) != CONFIG_OK)
 		return rc;
-	if ((n = pg_schema_exists(&c)) != 0)
-		rc = n > 0 ? CONFIG_EXISTS : config_last(&c);
+	if ((n = pg_schema_exists(&c)) > 0)
+		rc = CONFIG_EXISTS;
+	else if (n < 0)
+		rc = (rc = config_last(&c)) != CONFIG_OK ? rc : CONFIG_ERROR;
 	else if ((rc = config_status_of(&c, db_exec(c.db,
 	    pg_schema_config))) != CONFIG_OK) {
 		(void)db_exec(c.db, "ROLLBACK");
