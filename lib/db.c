@@ -171,17 +171,32 @@ pg_clear(struct db_stmt *st)
 	st->row = st->nrows = 0;
 }
 
+/*
+ * Empties parameter slot i.  A parameter may be a secret (an endpoint's,
+ * bound by the admin tool): its copy is wiped before it is freed.
+ */
+static void
+pg_unset(struct db_stmt *st, int i)
+{
+	char	*v = st->vals[i];
+
+	if (v != NULL) {
+		sodium_memzero(v, st->fmts[i] ? (size_t)st->lens[i] :
+		    strlen(v));
+		free(v);
+	}
+	st->vals[i] = NULL;
+	st->lens[i] = 0;
+	st->fmts[i] = 0;
+}
+
 static void
 pg_unbind(struct db_stmt *st)
 {
 	int	i;
 
-	for (i = 0; i < st->nparams; i++) {
-		free(st->vals[i]);
-		st->vals[i] = NULL;
-		st->lens[i] = 0;
-		st->fmts[i] = 0;
-	}
+	for (i = 0; i < st->nparams; i++)
+		pg_unset(st, i);
 }
 
 static void
@@ -639,10 +654,7 @@ pg_slot(struct db_stmt *st, int idx)
 {
 	if (idx < 1 || idx > st->nparams)
 		return NULL;
-	free(st->vals[idx - 1]);
-	st->vals[idx - 1] = NULL;
-	st->lens[idx - 1] = 0;
-	st->fmts[idx - 1] = 0;
+	pg_unset(st, idx - 1);
 	return &st->vals[idx - 1];
 }
 

@@ -23,10 +23,10 @@
 #include "accept.h"
 #include "store_ops.h"
 #include "config_admin.h"
+#include "db.h"
 #include "fault.h"
 #include "hook.h"
 #include "json.h"
-#include "sql.h"
 #include "testutil.h"
 #include "text.h"
 #include "tornado.h"
@@ -401,56 +401,55 @@ START_TEST(readouts_nomem)
 }
 END_TEST
 
-/* sql_json_rows() itself: rows that are not JSON are no memory failure. */
+/* db_json_rows() itself: rows that are not JSON are no memory failure. */
+static const struct db_text json_rows_text[] = {
+	{ "SELECT '{\"a\":1}' UNION ALL SELECT '{\"b\":[2]}'", NULL },
+	{ "SELECT '{\"a\":1}' UNION ALL SELECT 'nope'", NULL },
+	{ "SELECT NULL", NULL },
+	{ "SELECT 1 WHERE 0", NULL },
+};
+
 START_TEST(json_rows_status)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*s;
+	struct db	*db;
 	cJSON		*arr;
 	struct failnth	 f;
-	int		 rc;
+	enum db_rc	 rc;
+	char		 path[PATH_MAX], here[PATH_MAX];
 
-	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT '{\"a\":1}' UNION ALL"
-	    " SELECT '{\"b\":[2]}'", -1, &s, NULL), SQLITE_OK);
-	ck_assert_int_eq(sql_json_rows(s, &arr), SQLITE_OK);
+	(void)snprintf(here, sizeof(here), "%s", test_tmpdir());
+	test_path(path, sizeof(path), here, "rows.db");
+	ck_assert_int_eq(db_open_sqlite(path, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, json_rows_text, 4, &db), DB_OK);
+	ck_assert_int_eq(db_json_rows(db_stmt(db, 0), &arr), DB_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
 	cJSON_Delete(arr);
 	/* Every allocation, in turn. */
 	for (f.n = 0;; f.n++) {
 		arm(&f, f.n, 0);
-		rc = sql_json_rows(s, &arr);
+		rc = db_json_rows(db_stmt(db, 0), &arr);
 		disarm();
 		if (!f.fired)
 			break;
-		ck_assert_int_eq(rc, SQLITE_NOMEM);
+		ck_assert_int_eq(rc, DB_NOMEM);
 		ck_assert_ptr_null(arr);
 	}
-	ck_assert_int_eq(rc, SQLITE_OK);
+	ck_assert_int_eq(rc, DB_OK);
 	cJSON_Delete(arr);
 	ck_assert_int_ge(f.n, 3);
-	sqlite3_finalize(s);
 
 	/* A row that is not JSON, or NULL: the data is wrong, not memory. */
-	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT '{\"a\":1}' UNION ALL"
-	    " SELECT 'nope'", -1, &s, NULL), SQLITE_OK);
-	ck_assert_int_eq(sql_json_rows(s, &arr), SQLITE_CORRUPT);
+	ck_assert_int_eq(db_json_rows(db_stmt(db, 1), &arr), DB_ERROR);
 	ck_assert_ptr_null(arr);
-	sqlite3_finalize(s);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT NULL", -1, &s, NULL),
-	    SQLITE_OK);
-	ck_assert_int_eq(sql_json_rows(s, &arr), SQLITE_CORRUPT);
+	ck_assert_int_eq(db_json_rows(db_stmt(db, 2), &arr), DB_ERROR);
 	ck_assert_ptr_null(arr);
-	sqlite3_finalize(s);
 	/* No rows: an empty array. */
-	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT 1 WHERE 0", -1, &s,
-	    NULL), SQLITE_OK);
-	ck_assert_int_eq(sql_json_rows(s, &arr), SQLITE_OK);
+	ck_assert_int_eq(db_json_rows(db_stmt(db, 3), &arr), DB_OK);
 	ck_assert(cJSON_IsArray(arr));
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 0);
 	cJSON_Delete(arr);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
+	db_close(db);
+	test_rmdir(here);
 }
 END_TEST
 
