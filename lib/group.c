@@ -165,7 +165,7 @@ by_job(const void *a, const void *b)
  * still run in arrival order.  A lock not had within the busy budget
  * (held by a stuck transaction elsewhere) fails its job's members alone,
  * "try again", each lock in a savepoint of its own: on PostgreSQL an
- * error aborts the transaction up to the last savepoint.  A no-op on
+ * error aborts the transaction up to the last savepoint.  Nothing on
  * SQLite, whose BEGIN IMMEDIATE took the one lock there is.  Returns
  * STORE_OK, or why the whole transaction is lost.
  */
@@ -175,7 +175,10 @@ lock_jobs(struct group *g, struct item *batch)
 	struct item		*it, *v[GROUP_BATCH_MAX];
 	enum store_status	 ss;
 	size_t			 n = 0, i, j;
+	int64_t			 start = util_now_ms();
 
+	if (!store_job_locks(g->st))
+		return STORE_OK;
 	for (it = batch; it != NULL && n < GROUP_BATCH_MAX; it = it->next)
 		if (it->prep->obs->event == OBS_EV_JOB)
 			v[n++] = it;
@@ -184,17 +187,25 @@ lock_jobs(struct group *g, struct item *batch)
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && by_job(&v[i], &v[j]) == 0; j++)
 			continue;
-		if ((ss = store_savepoint(g->st)) != STORE_OK)
-			return ss;
-		if ((ss = store_job_lock(g->st, v[i]->prep->job.tenant,
-		    v[i]->prep->job.job_id)) == STORE_OK) {
-			if ((ss = store_release(g->st)) != STORE_OK)
+		/*
+		 * Each wait is bounded by the busy budget; so is the sum:
+		 * once it is spent, the jobs left are "try again" at once.
+		 */
+		if (util_now_ms() - start >= g->opts.busy_ms)
+			ss = STORE_BUSY;
+		else {
+			if ((ss = store_savepoint(g->st)) != STORE_OK)
 				return ss;
-			continue;
+			if ((ss = store_job_lock(g->st, v[i]->prep->job.tenant,
+			    v[i]->prep->job.job_id)) == STORE_OK) {
+				if ((ss = store_release(g->st)) != STORE_OK)
+					return ss;
+				continue;
+			}
+			if (store_rollback_to(g->st) != STORE_OK ||
+			    !store_in_tx(g->st))
+				return ss;
 		}
-		if (store_rollback_to(g->st) != STORE_OK ||
-		    !store_in_tx(g->st))
-			return ss;
 		for (; i < j; i++) {
 			v[i]->failed = 1;
 			memset(v[i]->res, 0, sizeof(*v[i]->res));

@@ -75,6 +75,12 @@ store_receipt_finish(struct store *s, int64_t id, const char *result,
 	return store_status_of(s, db_step_done(st));
 }
 
+int
+store_job_locks(struct store *s)
+{
+	return s->pg;
+}
+
 enum store_status
 store_job_lock(struct store *s, const char *tenant, const char *job_id)
 {

@@ -84,6 +84,13 @@ HB_API enum store_status store_job_get(struct store *, const char *tenant,
 HB_API enum store_status store_job_lock(struct store *, const char *tenant,
     const char *job_id) HB_MUST_CHECK;
 
+/*
+ * Non-zero when other hosts may write the store at the same time
+ * (PostgreSQL), so that a batch must take its jobs' locks first; zero on
+ * SQLite, where BEGIN IMMEDIATE is the one lock.
+ */
+HB_API int store_job_locks(struct store *);
+
 /* Writes the job's new state; o supplies the file and error details. */
 HB_API enum store_status store_job_put(struct store *, const char *tenant,
     const char *job_id, const struct store_job *, const struct obs *o,
