@@ -188,24 +188,22 @@ lock_jobs(struct group *g, struct item *batch)
 		for (j = i + 1; j < n && by_job(&v[i], &v[j]) == 0; j++)
 			continue;
 		/*
-		 * Each wait is bounded by the busy budget; so is the sum:
-		 * once it is spent, the jobs left are "try again" at once.
+		 * Each wait is bounded by the busy budget, and so is their
+		 * sum: once it is spent, a lock held elsewhere is not waited
+		 * for, and its jobs are "try again" at once.
 		 */
-		if (util_now_ms() - start >= g->opts.busy_ms)
-			ss = STORE_BUSY;
-		else {
-			if ((ss = store_savepoint(g->st)) != STORE_OK)
+		if ((ss = store_savepoint(g->st)) != STORE_OK)
+			return ss;
+		if ((ss = store_job_lock(g->st, v[i]->prep->job.tenant,
+		    v[i]->prep->job.job_id, util_now_ms() - start <
+		    g->opts.busy_ms)) == STORE_OK) {
+			if ((ss = store_release(g->st)) != STORE_OK)
 				return ss;
-			if ((ss = store_job_lock(g->st, v[i]->prep->job.tenant,
-			    v[i]->prep->job.job_id)) == STORE_OK) {
-				if ((ss = store_release(g->st)) != STORE_OK)
-					return ss;
-				continue;
-			}
-			if (store_rollback_to(g->st) != STORE_OK ||
-			    !store_in_tx(g->st))
-				return ss;
+			continue;
 		}
+		if (store_rollback_to(g->st) != STORE_OK ||
+		    !store_in_tx(g->st))
+			return ss;
 		for (; i < j; i++) {
 			v[i]->failed = 1;
 			memset(v[i]->res, 0, sizeof(*v[i]->res));

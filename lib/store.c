@@ -397,6 +397,9 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	 */
 	[STORE_Q_JOB_LOCK] = { "SELECT 1", "SELECT pg_advisory_xact_lock("
 	    "hashtextextended(?1::text || ':' || ?2::text, 0))" },
+	[STORE_Q_JOB_TRYLOCK] = { "SELECT 1", "SELECT"
+	    " pg_try_advisory_xact_lock(hashtextextended(?1::text || ':' ||"
+	    " ?2::text, 0))::int" },
 	[STORE_Q_VERSION] = { "PRAGMA user_version",
 	    "SELECT version FROM hookbox_state.schema_version" },
 	/* PostgreSQL only: may this connection write the state tables? */

@@ -82,18 +82,27 @@ store_job_locks(struct store *s)
 }
 
 enum store_status
-store_job_lock(struct store *s, const char *tenant, const char *job_id)
+store_job_lock(struct store *s, const char *tenant, const char *job_id,
+    int wait)
 {
 	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	if (!s->pg || !store_in_tx(s))
 		return STORE_OK;
-	if ((st = store_stmt(s, STORE_Q_JOB_LOCK)) == NULL)
+	if ((st = store_stmt(s, wait ? STORE_Q_JOB_LOCK :
+	    STORE_Q_JOB_TRYLOCK)) == NULL)
 		return store_last(s);
 	if (db_bind_text(st, 1, tenant) != DB_OK ||
 	    db_bind_text(st, 2, job_id) != DB_OK)
 		return STORE_NOMEM;
-	return store_done(s, st);
+	if (wait)
+		return store_done(s, st);
+	if ((rc = db_step(st)) != DB_ROW)
+		return rc == DB_DONE ? STORE_ERROR : store_status_of(s, rc);
+	rc = db_col_int64(st, 0) == 1 ? DB_OK : DB_BUSY;
+	db_reset(st);
+	return rc == DB_OK ? STORE_OK : STORE_BUSY;
 }
 
 enum store_status
@@ -107,7 +116,7 @@ store_job_get(struct store *s, const char *tenant, const char *job_id,
 
 	j->stage = OBS_STAGE_QUEUED;
 	j->terminal = OBS_ST_NONE;
-	if ((status = store_job_lock(s, tenant, job_id)) != STORE_OK)
+	if ((status = store_job_lock(s, tenant, job_id, 1)) != STORE_OK)
 		return status;
 	if ((st = store_stmt(s, STORE_Q_JOB_GET)) == NULL)
 		return store_last(s);

@@ -79,10 +79,12 @@ HB_API enum store_status store_job_get(struct store *, const char *tenant,
 /*
  * The same lock alone (a no-op on SQLite, or outside a transaction).  A
  * batch that takes the locks of all its jobs first, in one order, waits
- * for another batch but never deadlocks with it.
+ * for another batch but never deadlocks with it.  With wait, waits for a
+ * held lock within the busy budget; without, a held lock is STORE_BUSY
+ * at once.
  */
 HB_API enum store_status store_job_lock(struct store *, const char *tenant,
-    const char *job_id) HB_MUST_CHECK;
+    const char *job_id, int wait) HB_MUST_CHECK;
 
 /*
  * Non-zero when other hosts may write the store at the same time

@@ -32,6 +32,82 @@ test_run(Suite *s)
 
 enum test_backend	test_backend = TEST_SQLITE;
 
+/*
+ * A connection to the test server (to database dbname, or to the
+ * conninfo's own with NULL), or NULL with why; asserts nothing, as the
+ * runner uses it outside any test.
+ */
+static struct db *
+pg_server(const char *dbname, char *why, size_t len)
+{
+	struct db	*db = NULL;
+	const char	*base = getenv("HOOKBOX_TEST_PG");
+	char		 conn[PATH_MAX];
+
+	if (base == NULL || base[0] == '\0') {
+		(void)snprintf(why, len, "HOOKBOX_TEST_PG is not set: no "
+		    "PostgreSQL to test against");
+		return NULL;
+	}
+	if (snprintf(conn, sizeof(conn), "%s%s%s", base, dbname != NULL ?
+	    " dbname=" : "", dbname != NULL ? dbname : "") >=
+	    (int)sizeof(conn)) {
+		(void)snprintf(why, len, "HOOKBOX_TEST_PG too long");
+		return NULL;
+	}
+	(void)db_open_pg(conn, 10000, 0, NULL, 0, &db, why, len);
+	return db;
+}
+
+/* The same inside a test: a failure fails the test. */
+static struct db *
+pg_admin(const char *dbname)
+{
+	struct db	*db;
+	char		 why[256];
+
+	db = pg_server(dbname, why, sizeof(why));
+	ck_assert_msg(db != NULL, "PostgreSQL: %s", why);
+	return db;
+}
+
+/*
+ * The PostgreSQL run's database, made by the runner before the run and
+ * dropped after it: each test empties it first (test_location()), which
+ * costs far less than a database per test.  Without a server, nothing:
+ * every test then fails in test_location().
+ */
+static int
+pg_run_db(int make)
+{
+	static char	 name[48];
+	struct db	*db;
+	char		 sql[96], why[256];
+	const char	*base = getenv("HOOKBOX_TEST_PG");
+
+	if (base == NULL || base[0] == '\0')
+		return 0;
+	if (make) {
+		(void)snprintf(name, sizeof(name), "hbt_%ld_%ld",
+		    (long)getpid(), (long)time(NULL));
+		(void)snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
+	} else
+		(void)snprintf(sql, sizeof(sql),
+		    "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+	/* The runner is no test: a failure here is reported, not asserted. */
+	if ((db = pg_server(NULL, why, sizeof(why))) == NULL ||
+	    db_exec(db, sql) != DB_OK) {
+		fprintf(stderr, "%s: %s\n", sql, db != NULL ?
+		    db_errmsg(db) : why);
+		db_close(db);
+		return -1;
+	}
+	db_close(db);
+	if (make)
+		return setenv("HOOKBOX_TEST_PG_DB", name, 1);
+	return unsetenv("HOOKBOX_TEST_PG_DB");
+}
+
 int
 test_run_backends(Suite *(*make)(void), const char *name)
 {
@@ -41,6 +117,8 @@ test_run_backends(Suite *(*make)(void), const char *name)
 
 	for (b = TEST_SQLITE; b <= TEST_POSTGRES; b++) {
 		test_backend = (enum test_backend)b;
+		if (b == TEST_POSTGRES && pg_run_db(1) != 0)
+			status = EXIT_FAILURE;
 		sr = srunner_create(make());
 		srunner_run_all(sr, CK_NORMAL);
 		n = srunner_ntests_run(sr);
@@ -51,6 +129,8 @@ test_run_backends(Suite *(*make)(void), const char *name)
 		if (failed != 0)
 			status = EXIT_FAILURE;
 		srunner_free(sr);
+		if (b == TEST_POSTGRES)
+			(void)pg_run_db(0);
 	}
 	return status;
 }
@@ -59,36 +139,48 @@ const char *
 test_location(const char *dir, const char *file)
 {
 	static char	 loc[PATH_MAX];
-	const char	*base, *name;
-	struct db	*db = NULL;
-	char		 why[256], sql[96], made[48];
+	const char	*name;
+	struct db	*db;
+	char		 sql[96], made[48];
 
 	if (test_backend == TEST_SQLITE) {
 		test_path(loc, sizeof(loc), dir, file);
 		return loc;
 	}
-	base = getenv("HOOKBOX_TEST_PG");
-	ck_assert_msg(base != NULL && base[0] != '\0',
-	    "HOOKBOX_TEST_PG is not set: no PostgreSQL to test against");
 	/*
-	 * The test's database is named in its environment, so that the
-	 * processes it starts find the same one; the runner that forks
-	 * each test never has it.
+	 * The database is named in the environment, so that the processes
+	 * a test starts find the same one.  The runner made it; a test run
+	 * some other way makes its own.
 	 */
 	if ((name = getenv("HOOKBOX_TEST_PG_DB")) == NULL) {
 		(void)snprintf(made, sizeof(made), "hbt_%ld_%ld",
 		    (long)getpid(), (long)time(NULL));
 		(void)snprintf(sql, sizeof(sql), "CREATE DATABASE %s", made);
-		ck_assert_msg(db_open_pg(base, 10000, 0, NULL, 0, &db, why,
-		    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+		db = pg_admin(NULL);
 		ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql,
 		    db_errmsg(db));
 		db_close(db);
 		ck_assert_int_eq(setenv("HOOKBOX_TEST_PG_DB", made, 1), 0);
+		ck_assert_int_eq(setenv("HOOKBOX_TEST_PG_EMPTY", "1", 1), 0);
 		name = made;
 	}
-	ck_assert_msg(snprintf(loc, sizeof(loc), "%s dbname=%s", base, name) <
-	    (int)sizeof(loc), "HOOKBOX_TEST_PG too long");
+	/*
+	 * The test's first call empties what an earlier test left; the
+	 * processes it starts inherit the mark and leave its rows alone.
+	 */
+	if (getenv("HOOKBOX_TEST_PG_EMPTY") == NULL) {
+		db = pg_admin(name);
+		ck_assert_msg(db_exec(db, "SET lock_timeout = '10s';"
+		    "DROP SCHEMA IF EXISTS hookbox_state, hookbox_config CASCADE;"
+		    "DROP SCHEMA public CASCADE; CREATE SCHEMA public;"
+		    "GRANT ALL ON SCHEMA public TO PUBLIC") == DB_OK,
+		    "emptying %s: %s", name, db_errmsg(db));
+		db_close(db);
+		ck_assert_int_eq(setenv("HOOKBOX_TEST_PG_EMPTY", "1", 1), 0);
+	}
+	ck_assert_msg(snprintf(loc, sizeof(loc), "%s dbname=%s",
+	    getenv("HOOKBOX_TEST_PG"), name) < (int)sizeof(loc),
+	    "HOOKBOX_TEST_PG too long");
 	return loc;
 }
 
