@@ -68,7 +68,7 @@ store_exit(enum store_status s)
 int
 store_fail(const struct settings *e, enum store_status s)
 {
-	cli_warn("%s: %s", e->state_path, store_strerror(s));
+	cli_warn("%s: %s", settings_state_name(e), store_strerror(s));
 	return store_exit(s);
 }
 
@@ -153,7 +153,8 @@ open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 
 	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
 	    CONFIG_OK) {
-		cli_warn("%s: %s", e->config_path, config_strerror(rc));
+		cli_warn("%s: %s", settings_config_name(e),
+		    config_strerror(rc));
 		return config_exit(rc) == EXIT_OK ? EXIT_FAIL : config_exit(rc);
 	}
 	return EXIT_OK;

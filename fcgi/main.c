@@ -410,7 +410,8 @@ start_line(const struct resp_server *srv, const char *sock,
 	log_begin(&l, LOG_LV_INFO, "start");
 	log_str(&l, "program", "hookbox-fcgi");
 	log_str(&l, "version", HB_VERSION);
-	log_str(&l, "dir", srv->set.dir);
+	log_str(&l, "dir", srv->set.shown);
+	log_str(&l, "backend", srv->set.pg ? "postgresql" : "sqlite");
 	log_str(&l, "socket", sock != NULL ? sock : "fd0");
 	log_int(&l, "workers", workers);
 	log_int(&l, "threads", threads);
