@@ -81,6 +81,7 @@ int	list_done(const struct settings *, struct store *, enum store_status,
 
 /* The commands. */
 int	cmd_init(struct settings *, int, char **);
+int	cmd_grants(struct settings *, int, char **);
 int	cmd_tenant_add(struct settings *, int, char **);
 int	cmd_tenant_set(struct settings *, int, char **);
 int	cmd_endpoint_set(struct settings *, int, char **);
