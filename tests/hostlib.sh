@@ -41,7 +41,8 @@ pg_halt() {
 }
 
 # until_true SECONDS CMD...: CMD every 50 ms until it succeeds, at most
-# SECONDS; returns CMD's last status.
+# SECONDS; returns CMD's last status.  CMD's arguments are expanded once,
+# by the caller: what must be read again goes in a function (lines_ge).
 until_true() {
 	_end=$(( $(date +%s) + $1 + 1 ))
 	shift
@@ -50,6 +51,9 @@ until_true() {
 		sleep 0.05
 	done
 }
+
+# lines_ge FILE N: FILE has N lines or more (read again at each call).
+lines_ge() { test "$(wc -l < "$1")" -ge "$2"; }
 
 # responder NAME LOCATION [ARGS...]: hookbox-fcgi on $tmp/NAME.sock with
 # LOCATION in HOOKBOX_DB, its log in $tmp/NAME.log; sets $rpid.

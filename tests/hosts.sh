@@ -271,7 +271,7 @@ echo "many: $total delivered, dispatcher A $ownA, dispatcher B $ownB"
 group "two dispatchers"
 
 # ---- SIGKILL of host A's responder and dispatcher under load ----
-K=200
+K=400
 jobs kill $K sink
 i=1
 while [ $i -le $K ]; do
@@ -282,7 +282,7 @@ while [ $i -le $K ]; do
 done > "$tmp/kill.list"
 xargs -P 8 -L 1 sh < "$tmp/kill.list" > "$tmp/kill.out" 2>/dev/null &
 loader=$!
-until_true 60 test "$(wc -l < "$tmp/kill.out")" -ge $((K / 4)) ||
+until_true 60 lines_ge "$tmp/kill.out" $((K / 4)) ||
     fail "kill: the load never started"
 kill9 "$fcgiA"
 kill9 "$dA"

@@ -90,7 +90,7 @@ until_true 30 delivered_ge 20 || fail "up: not delivered"
 : > "$tmp/mid.out"
 load 21 200 "$tmp/mid.out" &
 loader=$!
-until_true 30 test "$(wc -l < "$tmp/mid.out")" -ge 20 ||
+until_true 30 lines_ge "$tmp/mid.out" 20 ||
     fail "the load never started"
 down_from=$(date +%s%3N)
 pg_halt || fail "pg_ctl stop failed"
