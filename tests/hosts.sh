@@ -114,6 +114,11 @@ eq "status: one delivered" 1 \
 contains "list --state delivered" "acme:att-cli-1:deliver-v1" \
     "$("$HB" list --state delivered --json)"
 "$HB" prune >/dev/null; eq "prune" 0 $?
+sign tool tornado '{"type":"job_progress","job_id":"cli-1","stage":"muxing"}'
+eq "sign as the serving role: as the tests sign" "$(cat "$tmp/tool.sig")" \
+    "$(HOOKBOX_DB=$serve "$HB" sign --endpoint tornado \
+    --timestamp "$(sed 's/.*t=\([0-9]*\),.*/\1/' "$tmp/tool.sig")" \
+    < "$tmp/tool.body")"
 # The serving role may not write the configuration.
 HOOKBOX_DB=$serve "$HB" tenant add mallory 2>/dev/null
 eq "serving role: tenant add refused" 1 $?
