@@ -277,7 +277,7 @@ echo "many: $total delivered, dispatcher A $ownA, dispatcher B $ownB"
 group "two dispatchers"
 
 # ---- SIGKILL of host A's responder and dispatcher under load ----
-K=400
+K=240
 jobs kill $K sink
 i=1
 while [ $i -le $K ]; do
