@@ -62,6 +62,7 @@ int	usage(void);
 int	config_exit(enum config_status);
 int	store_exit(enum store_status);
 int	store_fail(const struct settings *, enum store_status);
+int	cli_pg_unreachable(const struct settings *);
 int	config_done(enum config_status, const char *, const char *const *);
 
 int	parse_int(const char *, long long, long long, const char *,

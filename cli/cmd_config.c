@@ -124,8 +124,9 @@ cmd_init(struct settings *e, int argc, char **argv)
 	}
 	crc = config_create(e->config_path);
 	if (crc != CONFIG_OK && crc != CONFIG_EXISTS) {
-		cli_warn("%s: %s", settings_config_name(e),
-		    config_strerror(crc));
+		if (!e->pg || crc == CONFIG_NOMEM || !cli_pg_unreachable(e))
+			cli_warn("%s: %s", settings_config_name(e),
+			    config_strerror(crc));
 		return config_exit(crc);
 	}
 	if ((rc = open_store(e, 1, &st)) != EXIT_OK)

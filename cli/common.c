@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "util.h"
 
 #include "cli.h"
@@ -64,11 +65,35 @@ store_exit(enum store_status s)
 	    EXIT_FAIL;
 }
 
+/*
+ * PostgreSQL: when the server cannot be reached at all, libpq's reason
+ * (host, port, socket, role; never the password) says more than a
+ * status's sentence.  One more attempt, on a failure path only.  Returns
+ * non-zero when it reported.
+ */
+int
+cli_pg_unreachable(const struct settings *e)
+{
+	struct db	*db = NULL;
+	char		 why[512];
+
+	if (!e->pg)
+		return 0;
+	if (db_open_pg(e->dir, e->busy_ms, 0, NULL, 0, &db, why,
+	    sizeof(why)) == DB_OK) {
+		db_close(db);
+		return 0;
+	}
+	cli_warn("%s: %s", e->shown, why);
+	return 1;
+}
+
 /* Reports a state.db failure; returns its exit code. */
 int
 store_fail(const struct settings *e, enum store_status s)
 {
-	cli_warn("%s: %s", settings_state_name(e), store_strerror(s));
+	if (s == STORE_OK || s == STORE_NOMEM || !cli_pg_unreachable(e))
+		cli_warn("%s: %s", settings_state_name(e), store_strerror(s));
 	return store_exit(s);
 }
 
@@ -153,8 +178,9 @@ open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 
 	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
 	    CONFIG_OK) {
-		cli_warn("%s: %s", settings_config_name(e),
-		    config_strerror(rc));
+		if (rc == CONFIG_NOMEM || !cli_pg_unreachable(e))
+			cli_warn("%s: %s", settings_config_name(e),
+			    config_strerror(rc));
 		return config_exit(rc) == EXIT_OK ? EXIT_FAIL : config_exit(rc);
 	}
 	return EXIT_OK;

@@ -139,6 +139,8 @@ lacks "a wrong host: the password is not in the message" "s3cret-pw" \
     "$(cat "$tmp/out" "$tmp/err")"
 contains "a wrong host: the message names it" "$tmp/nowhere" \
     "$(cat "$tmp/err")"
+contains "a wrong host: libpq's reason" "connection to server" \
+    "$(cat "$tmp/err")"
 group "init and the tool"
 
 # ---- two hosts: a responder and an nginx each, as the serving role ----
