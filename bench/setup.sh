@@ -166,8 +166,8 @@ rps_pair() {
 		if (p ~ /us$/) v /= 1000; else if (p ~ /s$/ && p !~ /ms$/) v *= 1000
 		if (v > pmax) { pmax = v; pw = p }
 	} END {
-		printf "%.2f %s %d 0 %d %s\n", r, pw, x, n,
-		    n > 0 ? sprintf("%.3f", t * 1000 / hz / n) : "-"
+		ms = n > 0 ? sprintf("%.3f", t * 1000 / hz / n) : "-"
+		printf "%.2f %s %d 0 %d %s\n", r, pw, x, n, ms
 	}'
 }
 
