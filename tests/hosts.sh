@@ -141,6 +141,14 @@ contains "a wrong host: the message names it" "$tmp/nowhere" \
     "$(cat "$tmp/err")"
 contains "a wrong host: libpq's reason" "connection to server" \
     "$(cat "$tmp/err")"
+# The responder with a password in -d: warned about, never logged.
+timeout 5 "$FCGI" -d "$serve password=s3cret-pw" -s "$tmp/pw.sock" \
+    2> "$tmp/pw.log"
+contains "responder: a password in -d warned about" "event=password_in_argv" \
+    "$(cat "$tmp/pw.log")"
+contains "responder: its start line masks it" "password=***" \
+    "$(grep ' event=start ' "$tmp/pw.log")"
+lacks "responder: the password never logged" "s3cret-pw" "$(cat "$tmp/pw.log")"
 group "init and the tool"
 
 # ---- two hosts: a responder and an nginx each, as the serving role ----
