@@ -369,7 +369,8 @@ kv_redact(const char *s, char *buf, size_t len, size_t *o)
 		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 			p++;
 		if (*p == '\0')
-			return put(buf, len, o, v, (size_t)(p - v)) != 0 ? -1 : n;
+			return put(buf, len, o, v, (size_t)(p - v)) != 0 ?
+			    -1 : n;
 		key = p;
 		while (*p != '\0' && *p != '=' && *p != ' ' && *p != '\t' &&
 		    *p != '\n' && *p != '\r')
