@@ -895,7 +895,8 @@ static const struct {
 	{ "postgresql://u:p@h1,h2/db?sslpassword=k",
 	    "postgresql://u:***@h1,h2/db?sslpassword=***", 2 },
 	{ "postgresql://u:p:q@h/db", "postgresql://u:***@h/db", 1 },
-	{ "postgresql://h/a@b", "postgresql://h/a@b", 0 },	/* @: the path */
+	/* An @ in the path is no user's. */
+	{ "postgresql://h/a@b", "postgresql://h/a@b", 0 },
 	{ "host=/tmp dbname=hookbox", "host=/tmp dbname=hookbox", 0 },
 	{ "host=db password=s3cret user=hb", "host=db password=*** user=hb",
 	    1 },
