@@ -114,6 +114,13 @@ eq "status: one delivered" 1 \
     "$(jget outbox.delivered "$("$HB" status --json)")"
 contains "list --state delivered" "acme:att-cli-1:deliver-v1" \
     "$("$HB" list --state delivered --json)"
+contains "attempts" '"http_status"' \
+    "$("$HB" attempts --json acme:att-cli-1:deliver-v1)"
+eq "conflicts: none" "[]" "$("$HB" conflicts --json | tr -d ' \n')"
+contains "endpoint secret list" '"active"' \
+    "$("$HB" endpoint secret list --json tornado)"
+"$HB" requeue acme:att-cli-1:deliver-v1 >/dev/null 2>&1
+eq "requeue of a delivered action: refused" 1 $?
 "$HB" prune >/dev/null; eq "prune" 0 $?
 sign tool tornado '{"type":"job_progress","job_id":"cli-1","stage":"muxing"}'
 eq "sign as the serving role: as the tests sign" "$(cat "$tmp/tool.sig")" \
