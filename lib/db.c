@@ -50,6 +50,7 @@ struct db {
 	int			 busy_ms;	/* see db_busy() */
 	long long		 busy_since;	/* ms, first busy call */
 	PGconn			*pg;
+	const char		*session;	/* see db_session() */
 	char			 err[256];
 };
 
@@ -433,6 +434,21 @@ db_errmsg(const struct db *db)
 	return db->err;
 }
 
+/* Runs the session's text on a connection just made. */
+static enum db_rc
+pg_session(struct db *db)
+{
+	PGresult	*res;
+	enum db_rc	 rc = DB_OK;
+
+	res = PQexec(db->pg, db->session);
+	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    PQresultStatus(res) != PGRES_TUPLES_OK))
+		rc = pg_fail(db, res);
+	PQclear(res);
+	return rc;
+}
+
 /*
  * A lost PostgreSQL connection, opened again when no transaction could
  * be cut in half by it: its prepared statements are gone with it.
@@ -451,6 +467,8 @@ pg_revive(struct db *db)
 	}
 	if (PQstatus(db->pg) != CONNECTION_OK)
 		return pg_fail(db, NULL);
+	if (db->session != NULL)
+		return pg_session(db);
 	return DB_OK;
 }
 
@@ -476,6 +494,15 @@ db_exec(struct db *db, const char *text)
 		rc = pg_fail(db, res);
 	PQclear(res);
 	return rc;
+}
+
+enum db_rc
+db_session(struct db *db, const char *text)
+{
+	if (db->kind == DB_SQLITE)
+		return db_exec(db, text);
+	db->session = text;
+	return pg_session(db);
 }
 
 int

@@ -109,6 +109,13 @@ void db_close(struct db *);
 
 enum db_kind db_kind(const struct db *);
 
+/*
+ * PostgreSQL: runs text (SET search_path ...) now and again on every
+ * connection opened after a lost one, which starts with the server's
+ * defaults.  Static storage.  SQLite: runs it now.
+ */
+enum db_rc db_session(struct db *, const char *text);
+
 /* The last error's message (the server's, or SQLite's), never NULL. */
 const char *db_errmsg(const struct db *);
 

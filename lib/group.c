@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "fault.h"
 #include "group.h"
+#include "store_accept.h"
 #include "store_metrics.h"
 #include "text.h"
 #include "util.h"
@@ -23,6 +25,7 @@ struct item {
 	struct accept_res		*res;
 	struct item			*next;
 	int64_t				 at;	/* handed over, ms */
+	int				 failed;	/* its job's lock not had */
 	sem_t				 done;
 };
 
@@ -143,6 +146,66 @@ begin(struct group *g)
 	return STORE_GONE;
 }
 
+static int
+by_job(const void *a, const void *b)
+{
+	const struct config_job	*x = &(*(struct item *const *)a)->prep->job;
+	const struct config_job	*y = &(*(struct item *const *)b)->prep->job;
+	int			 c;
+
+	if ((c = strcmp(x->tenant, y->tenant)) != 0)
+		return c;
+	return strcmp(x->job_id, y->job_id);
+}
+
+/*
+ * Takes the locks of the batch's jobs (store_job_lock()) in one order,
+ * (tenant, job), before any member runs: two hosts' batches that share
+ * jobs then wait for one another instead of deadlocking.  The members
+ * still run in arrival order.  A lock not had within the busy budget
+ * (held by a stuck transaction elsewhere) fails its job's members alone,
+ * "try again", each lock in a savepoint of its own: on PostgreSQL an
+ * error aborts the transaction up to the last savepoint.  A no-op on
+ * SQLite, whose BEGIN IMMEDIATE took the one lock there is.  Returns
+ * STORE_OK, or why the whole transaction is lost.
+ */
+static enum store_status
+lock_jobs(struct group *g, struct item *batch)
+{
+	struct item		*it, *v[GROUP_BATCH_MAX];
+	enum store_status	 ss;
+	size_t			 n = 0, i, j;
+
+	for (it = batch; it != NULL && n < GROUP_BATCH_MAX; it = it->next)
+		if (it->prep->obs->event == OBS_EV_JOB)
+			v[n++] = it;
+	if (n > 1)
+		qsort(v, n, sizeof(v[0]), by_job);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && by_job(&v[i], &v[j]) == 0; j++)
+			continue;
+		if ((ss = store_savepoint(g->st)) != STORE_OK)
+			return ss;
+		if ((ss = store_job_lock(g->st, v[i]->prep->job.tenant,
+		    v[i]->prep->job.job_id)) == STORE_OK) {
+			if ((ss = store_release(g->st)) != STORE_OK)
+				return ss;
+			continue;
+		}
+		if (store_rollback_to(g->st) != STORE_OK ||
+		    !store_in_tx(g->st))
+			return ss;
+		for (; i < j; i++) {
+			v[i]->failed = 1;
+			memset(v[i]->res, 0, sizeof(*v[i]->res));
+			v[i]->res->result = ss == STORE_NOMEM ? HB_NOMEM :
+			    HB_UNAVAILABLE;
+			v[i]->res->detail = store_strerror(ss);
+		}
+	}
+	return STORE_OK;
+}
+
 /*
  * One transaction for the whole batch, one savepoint per member.  Called
  * by the writer, or inline under the lock; touches only the items and
@@ -160,8 +223,10 @@ run_batch(struct group *g, struct item *batch)
 		count_failed(g, batch);
 		return ss;
 	}
+	if ((ss = lock_jobs(g, batch)) != STORE_OK)
+		goto fail;
 	for (it = batch; it != NULL; it = it->next)
-		if (accept_apply(g->st, it->prep, it->res) != STORE_OK &&
+		if (!it->failed && accept_apply(g->st, it->prep, it->res) != STORE_OK &&
 		    !store_in_tx(g->st)) {
 			/* SQLite rolled back everything: all or none. */
 			ss = STORE_IO;
@@ -286,7 +351,9 @@ checkpointer(void *arg)
 			store_close(st);
 			st = NULL;
 		}
-		if (st == NULL && store_open(g->path, &o, &st) != STORE_OK)
+		/* PostgreSQL checkpoints by itself: no connection for it. */
+		if (st == NULL && !db_is_postgres(g->path) &&
+		    store_open(g->path, &o, &st) != STORE_OK)
 			st = NULL;
 		if (st != NULL && store_checkpoint(st) == STORE_IO) {
 			store_close(st);

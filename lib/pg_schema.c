@@ -152,6 +152,10 @@ const char pg_schema_state[] =
 	" l2 text NOT NULL,"
 	" value bigint NOT NULL,"
 	" PRIMARY KEY(name, l1, l2));"
+	/* One row: the schema's version, for the migrations to come. */
+	"CREATE TABLE hookbox_state.schema_version("
+	" version bigint NOT NULL);"
+	"INSERT INTO hookbox_state.schema_version VALUES (1);"
 	"COMMIT;";
 
 /* A role name that needs no quoting in SQL. */

@@ -1,7 +1,9 @@
 /*
- * store.c: state.db on SQLite: opening and migrating it, its transactions,
- * the status mapping and the responder's read-outs.  All of state.db's SQL
- * is here; the other store_*.c files run it by name.
+ * store.c: the state database, state.db on SQLite or schema hookbox_state
+ * on PostgreSQL (db.h): opening and migrating it, its transactions, the
+ * status mapping and the responder's read-outs.  All of its SQL is here,
+ * one text per backend where the two dialects differ; the other
+ * store_*.c files run it by name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "fault.h"
+#include "pg_schema.h"
 #include "store_int.h"
 #include "util.h"
 
@@ -122,25 +127,26 @@ static const char *const migrations[] = {
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 
-static const char *const sqltext[STORE_Q__N] = {
-	[STORE_Q_BEGIN] = "BEGIN IMMEDIATE",
-	[STORE_Q_COMMIT] = "COMMIT",
-	[STORE_Q_ROLLBACK] = "ROLLBACK",
-	[STORE_Q_SAVEPOINT] = "SAVEPOINT obs",
-	[STORE_Q_RELEASE] = "RELEASE obs",
-	[STORE_Q_ROLLBACK_TO] = "ROLLBACK TO obs",
-	[STORE_Q_RECEIPT_ADD] = "INSERT INTO receipts(received_at, tenant, endpoint,"
+static const struct db_text sqltext[STORE_Q__N] = {
+	[STORE_Q_BEGIN] = { "BEGIN IMMEDIATE",
+	    "BEGIN" },
+	[STORE_Q_COMMIT] = { "COMMIT" },
+	[STORE_Q_ROLLBACK] = { "ROLLBACK" },
+	[STORE_Q_SAVEPOINT] = { "SAVEPOINT obs" },
+	[STORE_Q_RELEASE] = { "RELEASE obs" },
+	[STORE_Q_ROLLBACK_TO] = { "ROLLBACK TO obs" },
+	[STORE_Q_RECEIPT_ADD] = { "INSERT INTO receipts(received_at, tenant, endpoint,"
 	    " source, delivery_id, job_id, type, status, stage, result, body)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10)"
 	    " ON CONFLICT(endpoint, delivery_id) WHERE delivery_id IS NOT NULL"
-	    " DO NOTHING RETURNING id",
-	[STORE_Q_RECEIPT_PRIOR] = "SELECT result, action_id FROM receipts"
-	    " WHERE endpoint = ?1 AND delivery_id = ?2",
-	[STORE_Q_RECEIPT_FINISH] = "UPDATE receipts SET result = ?2, action_id = ?3"
-	    " WHERE id = ?1",
-	[STORE_Q_JOB_GET] = "SELECT stage, terminal FROM job_state"
-	    " WHERE tenant = ?1 AND job_id = ?2",
-	[STORE_Q_JOB_PUT] = "INSERT INTO job_state(tenant, job_id, stage, terminal,"
+	    " DO NOTHING RETURNING id" },
+	[STORE_Q_RECEIPT_PRIOR] = { "SELECT result, action_id FROM receipts"
+	    " WHERE endpoint = ?1 AND delivery_id = ?2" },
+	[STORE_Q_RECEIPT_FINISH] = { "UPDATE receipts SET result = ?2, action_id = ?3"
+	    " WHERE id = ?1" },
+	[STORE_Q_JOB_GET] = { "SELECT stage, terminal FROM job_state"
+	    " WHERE tenant = ?1 AND job_id = ?2" },
+	[STORE_Q_JOB_PUT] = { "INSERT INTO job_state(tenant, job_id, stage, terminal,"
 	    " file_key, file_url, error, updated_at)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 	    " ON CONFLICT(tenant, job_id) DO UPDATE SET stage = excluded.stage,"
@@ -149,101 +155,139 @@ static const char *const sqltext[STORE_Q__N] = {
 	    " file_url = coalesce(excluded.file_url, file_url),"
 	    " error = coalesce(excluded.error, error),"
 	    " updated_at = excluded.updated_at",
-	[STORE_Q_CLAIM] = "INSERT INTO accepted(action_id, tenant, attempt, step,"
+	    "INSERT INTO job_state(tenant, job_id, stage,"
+	    " terminal, file_key, file_url, error, updated_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+	    " ON CONFLICT(tenant, job_id) DO UPDATE SET stage = excluded.stage,"
+	    " terminal = excluded.terminal,"
+	    " file_key = coalesce(excluded.file_key, job_state.file_key),"
+	    " file_url = coalesce(excluded.file_url, job_state.file_url),"
+	    " error = coalesce(excluded.error, job_state.error),"
+	    " updated_at = excluded.updated_at" },
+	[STORE_Q_CLAIM] = { "INSERT INTO accepted(action_id, tenant, attempt, step,"
 	    " job_id, accepted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-	    " ON CONFLICT(action_id) DO NOTHING",
-	[STORE_Q_CLAIM_OWNER] = "SELECT job_id FROM accepted WHERE action_id = ?1",
-	[STORE_Q_OUTBOX_ADD] = "INSERT INTO outbox(action_id, tenant, destination,"
+	    " ON CONFLICT(action_id) DO NOTHING" },
+	[STORE_Q_CLAIM_OWNER] = { "SELECT job_id FROM accepted WHERE action_id = ?1" },
+	[STORE_Q_OUTBOX_ADD] = { "INSERT INTO outbox(action_id, tenant, destination,"
 	    " payload, state, next_at, created_at, updated_at)"
-	    " VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?5)",
-	[STORE_Q_CONFLICT_ADD] = "INSERT INTO conflicts(created_at, tenant, job_id,"
+	    " VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?5)" },
+	[STORE_Q_CONFLICT_ADD] = { "INSERT INTO conflicts(created_at, tenant, job_id,"
 	    " action_id, kind, recorded, observed)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 	    " ON CONFLICT(tenant, job_id, kind, observed)"
 	    " WHERE resolved_at IS NULL DO UPDATE SET seen = seen + 1",
-	[STORE_Q_COUNT_OUTBOX] = "SELECT state, count(*) FROM outbox GROUP BY state",
-	[STORE_Q_COUNT_CONFLICTS] = "SELECT count(*) FROM conflicts"
-	    " WHERE resolved_at IS NULL",
-	[STORE_Q_OLDEST_PENDING] = "SELECT min(created_at) FROM outbox"
-	    " WHERE state IN ('pending','leased')",
-	[STORE_Q_RECEIPT_COUNTS] = "SELECT result, count(*) FROM receipts"
-	    " GROUP BY result ORDER BY result",
+	    "INSERT INTO conflicts(created_at, tenant,"
+	    " job_id, action_id, kind, recorded, observed)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+	    " ON CONFLICT(tenant, job_id, kind, observed)"
+	    " WHERE resolved_at IS NULL"
+	    " DO UPDATE SET seen = conflicts.seen + 1" },
+	[STORE_Q_COUNT_OUTBOX] = { "SELECT state, count(*) FROM outbox"
+	    " GROUP BY state" },
+	[STORE_Q_COUNT_CONFLICTS] = { "SELECT count(*) FROM conflicts"
+	    " WHERE resolved_at IS NULL" },
+	[STORE_Q_OLDEST_PENDING] = { "SELECT min(created_at) FROM outbox"
+	    " WHERE state IN ('pending','leased')" },
+	[STORE_Q_RECEIPT_COUNTS] = { "SELECT result, count(*) FROM receipts"
+	    " GROUP BY result ORDER BY result" },
 	/* The first tenant after ?2 with a due row (index outbox_claim). */
-	[STORE_Q_PICK_AFTER] = "SELECT action_id, tenant, destination,"
+	[STORE_Q_PICK_AFTER] = { "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
 	    " AND tenant > ?2 ORDER BY tenant, next_at LIMIT 1",
+	    "SELECT action_id, tenant, destination,"
+	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
+	    " AND tenant COLLATE \"C\" > ?2::text"
+	    " ORDER BY tenant COLLATE \"C\", next_at LIMIT 1" },
 	/* One tenant's due rows, oldest first, ?3 of them from the ?4th. */
-	[STORE_Q_PICK_TENANT] = "SELECT action_id, tenant, destination,"
+	[STORE_Q_PICK_TENANT] = { "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND tenant = ?2"
-	    " AND next_at <= ?1 ORDER BY next_at LIMIT ?3 OFFSET ?4",
+	    " AND next_at <= ?1 ORDER BY next_at LIMIT ?3 OFFSET ?4" },
 	/* Guarded: only the row as picked, still pending and due. */
-	[STORE_Q_LEASE] = "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
+	[STORE_Q_LEASE] = { "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
 	    " lease_until = ?3, attempts = attempts + 1, updated_at = ?4"
 	    " WHERE action_id = ?1 AND state = 'pending' AND next_at <= ?4"
 	    " AND attempts = ?5 RETURNING payload",
-	[STORE_Q_ATTEMPT_START] = "INSERT INTO attempts(action_id, n, owner,"
-	    " started_at) VALUES (?1, ?2, ?3, ?4)",
-	[STORE_Q_ATTEMPT_END] = "UPDATE attempts SET ended_at = ?2,"
-	    " http_status = ?3, error = ?4 WHERE id = ?1",
-	[STORE_Q_FINISH] = "UPDATE outbox SET state = ?2, next_at = ?3,"
+	    "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
+	    " lease_until = ?3, attempts = attempts + 1, updated_at = ?4"
+	    " WHERE action_id = (SELECT action_id FROM outbox"
+	    " WHERE action_id = ?1 AND state = 'pending' AND next_at <= ?4"
+	    " AND attempts = ?5 FOR UPDATE SKIP LOCKED) RETURNING payload" },
+	[STORE_Q_ATTEMPT_START] = { "INSERT INTO attempts(action_id, n, owner,"
+	    " started_at) VALUES (?1, ?2, ?3, ?4) RETURNING id" },
+	[STORE_Q_ATTEMPT_END] = { "UPDATE attempts SET ended_at = ?2,"
+	    " http_status = ?3, error = ?4 WHERE id = ?1" },
+	[STORE_Q_FINISH] = { "UPDATE outbox SET state = ?2, next_at = ?3,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?4,"
 	    " last_status = ?5, last_error = ?6"
 	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner = ?7"
-	    " AND attempts = ?8",	/* this attempt's lease, no later */
+	    " AND attempts = ?8" },	/* this attempt's lease, no later */
 	/* Collected rows: (action, tenant, destination, attempts, lease
 	   owner, lease expiry), bound with ?1 = now and ?2 = limit. */
-	[STORE_Q_EXPIRED] = "SELECT action_id, tenant, destination, attempts,"
+	[STORE_Q_EXPIRED] = { "SELECT action_id, tenant, destination, attempts,"
 	    " lease_owner, lease_until FROM outbox"
 	    " WHERE state = 'leased' AND lease_until < ?1"
-	    " ORDER BY lease_until LIMIT ?2",
+	    " ORDER BY lease_until LIMIT ?2" },
 	/* The guard: the same lease as collected, and still expired. */
-	[STORE_Q_EXPIRE_MOVE] = "UPDATE outbox SET state = ?2, next_at = ?4,"
+	[STORE_Q_EXPIRE_MOVE] = { "UPDATE outbox SET state = ?2, next_at = ?4,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?3,"
 	    " last_error = ?7"
 	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner IS ?5"
 	    " AND lease_until = ?6 AND lease_until < ?3",
-	[STORE_Q_EXPIRE_ATTEMPTS] = "UPDATE attempts SET ended_at = ?2,"
+	    "UPDATE outbox SET state = ?2, next_at = ?4,"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = ?3,"
+	    " last_error = ?7"
+	    " WHERE action_id = ?1 AND state = 'leased'"
+	    " AND lease_owner IS NOT DISTINCT FROM ?5::text"
+	    " AND lease_until = ?6 AND lease_until < ?3" },
+	[STORE_Q_EXPIRE_ATTEMPTS] = { "UPDATE attempts SET ended_at = ?2,"
 	    " error = 'lease expired: outcome unknown'"
-	    " WHERE action_id = ?1 AND ended_at IS NULL",
-	[STORE_Q_EXPIRE_DEFER] = "UPDATE outbox SET lease_until = ?4,"
+	    " WHERE action_id = ?1 AND ended_at IS NULL" },
+	[STORE_Q_EXPIRE_DEFER] = { "UPDATE outbox SET lease_until = ?4,"
 	    " updated_at = ?5 WHERE action_id = ?1 AND state = 'leased'"
 	    " AND lease_owner IS ?2 AND lease_until = ?3",
-	[STORE_Q_UNKNOWN_DUE] = "SELECT action_id, tenant, destination, attempts,"
+	    "UPDATE outbox SET lease_until = ?4,"
+	    " updated_at = ?5 WHERE action_id = ?1 AND state = 'leased'"
+	    " AND lease_owner IS NOT DISTINCT FROM ?2::text"
+	    " AND lease_until = ?3" },
+	[STORE_Q_UNKNOWN_DUE] = { "SELECT action_id, tenant, destination, attempts,"
 	    " lease_owner, lease_until FROM outbox"
 	    " WHERE state = 'unknown' AND next_at <= ?1 ORDER BY next_at"
-	    " LIMIT ?2",
+	    " LIMIT ?2" },
 	/* A check's claim: the row is not due again until it lapses. */
-	[STORE_Q_CHECK_CLAIM] = "UPDATE outbox SET lease_owner = ?2,"
+	[STORE_Q_CHECK_CLAIM] = { "UPDATE outbox SET lease_owner = ?2,"
 	    " lease_until = ?4, next_at = ?4, updated_at = ?3"
-	    " WHERE action_id = ?1 AND state = 'unknown' AND next_at <= ?3",
-	[STORE_Q_CHECK_END] = "UPDATE outbox SET state = ?4, next_at = ?6,"
+	    " WHERE action_id = ?1 AND state = 'unknown' AND next_at <= ?3" },
+	[STORE_Q_CHECK_END] = { "UPDATE outbox SET state = ?4, next_at = ?6,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?5,"
 	    " last_error = ?7 WHERE action_id = ?1 AND state = 'unknown'"
-	    " AND lease_owner = ?2 AND lease_until = ?3",
-	[STORE_Q_RECHECK_DUE] = "UPDATE outbox SET next_at = ?3, updated_at = ?2,"
+	    " AND lease_owner = ?2 AND lease_until = ?3" },
+	[STORE_Q_RECHECK_DUE] = { "UPDATE outbox SET next_at = ?3, updated_at = ?2,"
 	    " last_error = ?4 WHERE action_id = ?1 AND state = 'unknown'"
-	    " AND next_at <= ?2",
+	    " AND next_at <= ?2" },
 	/* Operator moves end any status check under way. */
-	[STORE_Q_MOVE_REQUEUE] = "UPDATE outbox SET state = 'pending', next_at = ?2,"
+	[STORE_Q_MOVE_REQUEUE] = { "UPDATE outbox SET state = 'pending', next_at = ?2,"
 	    " attempts = 0, lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"
-	    " WHERE action_id = ?1 AND state IN ('dead', 'unknown')",
-	[STORE_Q_MOVE_DELIVERED] = "UPDATE outbox SET state = 'delivered',"
+	    " WHERE action_id = ?1 AND state IN ('dead', 'unknown')" },
+	[STORE_Q_MOVE_DELIVERED] = { "UPDATE outbox SET state = 'delivered',"
 	    " lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"
-	    " WHERE action_id = ?1 AND state IN ('unknown', 'dead')",
-	[STORE_Q_MOVE_RESEND] = "UPDATE outbox SET state = 'pending', next_at = ?2,"
+	    " WHERE action_id = ?1 AND state IN ('unknown', 'dead')" },
+	[STORE_Q_MOVE_RESEND] = { "UPDATE outbox SET state = 'pending', next_at = ?2,"
 	    " lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"
-	    " WHERE action_id = ?1 AND state = 'unknown'",
-	[STORE_Q_MOVE_RECHECK] = "UPDATE outbox SET next_at = ?4,"
+	    " WHERE action_id = ?1 AND state = 'unknown'" },
+	[STORE_Q_MOVE_RECHECK] = { "UPDATE outbox SET next_at = ?4,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?2,"
-	    " last_error = ?3 WHERE action_id = ?1 AND state = 'unknown'",
-	[STORE_Q_NEXT_DUE] = "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
+	    " last_error = ?3 WHERE action_id = ?1 AND state = 'unknown'" },
+	[STORE_Q_NEXT_DUE] = { "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
 	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
 	    " FROM outbox WHERE state = 'leased')",
+	    "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
+	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
+	    " FROM outbox WHERE state = 'leased') AS due" },
 	/* The read-outs: ?2 the most rows (-1: all), times in unix ms. */
-	[STORE_Q_LIST_STATE] = "SELECT json_object('action', action_id, 'tenant',"
+	[STORE_Q_LIST_STATE] = { "SELECT json_object('action', action_id, 'tenant',"
 	    " tenant, 'destination', destination, 'state', state, 'attempts',"
 	    " attempts, 'next_at', next_at, 'lease_owner', lease_owner,"
 	    " 'lease_until', lease_until, 'created_at', created_at,"
@@ -251,69 +295,122 @@ static const char *const sqltext[STORE_Q__N] = {
 	    " 'last_error', last_error) FROM outbox WHERE state = ?1"
 	    " AND (?3 IS NULL OR destination = ?3) AND (?4 IS NULL OR"
 	    " tenant = ?4) AND created_at >= ?5 ORDER BY created_at LIMIT ?2",
-	[STORE_Q_LIST_ATTEMPTS] = "SELECT json_object('n', n, 'owner', owner,"
+	    "SELECT json_build_object('action', action_id,"
+	    " 'tenant', tenant, 'destination', destination, 'state', state,"
+	    " 'attempts', attempts, 'next_at', next_at, 'lease_owner',"
+	    " lease_owner, 'lease_until', lease_until, 'created_at',"
+	    " created_at, 'updated_at', updated_at, 'last_status',"
+	    " last_status, 'last_error', last_error) FROM outbox"
+	    " WHERE state = ?1 AND (?3::text IS NULL OR destination = ?3)"
+	    " AND (?4::text IS NULL OR tenant = ?4) AND created_at >= ?5"
+	    " ORDER BY created_at LIMIT nullif(?2::bigint, -1)" },
+	[STORE_Q_LIST_ATTEMPTS] = { "SELECT json_object('n', n, 'owner', owner,"
 	    " 'started_at', started_at, 'ended_at', ended_at, 'http_status',"
 	    " http_status, 'error', error) FROM attempts WHERE action_id = ?1"
 	    " AND started_at >= ?3 ORDER BY id LIMIT ?2",
-	[STORE_Q_LIST_CONFLICTS] = "SELECT json_object('id', id, 'created_at',"
+	    "SELECT json_build_object('n', n, 'owner',"
+	    " owner, 'started_at', started_at, 'ended_at', ended_at,"
+	    " 'http_status', http_status, 'error', error) FROM attempts"
+	    " WHERE action_id = ?1 AND started_at >= ?3 ORDER BY id"
+	    " LIMIT nullif(?2::bigint, -1)" },
+	[STORE_Q_LIST_CONFLICTS] = { "SELECT json_object('id', id, 'created_at',"
 	    " created_at, 'tenant', tenant, 'job_id', job_id, 'action',"
 	    " action_id, 'kind', kind, 'recorded', recorded, 'observed',"
 	    " observed, 'seen', seen, 'resolved_at', resolved_at,"
 	    " 'resolution', resolution) FROM conflicts"
 	    " WHERE (?1 OR resolved_at IS NULL) AND (?3 IS NULL OR tenant = ?3)"
 	    " AND created_at >= ?4 ORDER BY id LIMIT ?2",
-	[STORE_Q_RESOLVE] = "UPDATE conflicts SET resolved_at = ?2, resolution = ?3"
-	    " WHERE id = ?1 AND resolved_at IS NULL",
-	[STORE_Q_ACTION_STATE] = "SELECT state FROM outbox WHERE action_id = ?1",
-	[STORE_Q_CONFLICT_STATE] = "SELECT resolved_at IS NOT NULL FROM conflicts"
+	    "SELECT json_build_object('id', id,"
+	    " 'created_at', created_at, 'tenant', tenant, 'job_id', job_id,"
+	    " 'action', action_id, 'kind', kind, 'recorded', recorded,"
+	    " 'observed', observed, 'seen', seen, 'resolved_at', resolved_at,"
+	    " 'resolution', resolution) FROM conflicts"
+	    " WHERE (?1::int <> 0 OR resolved_at IS NULL)"
+	    " AND (?3::text IS NULL OR tenant = ?3) AND created_at >= ?4"
+	    " ORDER BY id LIMIT nullif(?2::bigint, -1)" },
+	[STORE_Q_RESOLVE] = { "UPDATE conflicts SET resolved_at = ?2, resolution = ?3"
+	    " WHERE id = ?1 AND resolved_at IS NULL" },
+	[STORE_Q_ACTION_STATE] = { "SELECT state FROM outbox WHERE action_id = ?1" },
+	[STORE_Q_CONFLICT_STATE] = { "SELECT resolved_at IS NOT NULL FROM conflicts"
 	    " WHERE id = ?1",
-	[STORE_Q_PRUNE_RECEIPTS] = "DELETE FROM receipts WHERE received_at < ?1",
-	[STORE_Q_PRUNE_ATTEMPTS] = "DELETE FROM attempts WHERE action_id IN"
+	    "SELECT (resolved_at IS NOT NULL)::int"
+	    " FROM conflicts WHERE id = ?1" },
+	[STORE_Q_PRUNE_RECEIPTS] = { "DELETE FROM receipts WHERE received_at < ?1" },
+	[STORE_Q_PRUNE_ATTEMPTS] = { "DELETE FROM attempts WHERE action_id IN"
 	    " (SELECT o.action_id FROM outbox o JOIN accepted a USING"
-	    " (action_id) WHERE o.state = 'delivered' AND a.accepted_at < ?1)",
-	[STORE_Q_PRUNE_OUTBOX] = "DELETE FROM outbox WHERE state = 'delivered' AND"
+	    " (action_id) WHERE o.state = 'delivered' AND a.accepted_at < ?1)" },
+	[STORE_Q_PRUNE_OUTBOX] = { "DELETE FROM outbox WHERE state = 'delivered' AND"
 	    " action_id IN (SELECT action_id FROM accepted"
-	    " WHERE accepted_at < ?1)",
-	[STORE_Q_PRUNE_ACCEPTED] = "DELETE FROM accepted WHERE accepted_at < ?1"
+	    " WHERE accepted_at < ?1)" },
+	[STORE_Q_PRUNE_ACCEPTED] = { "DELETE FROM accepted WHERE accepted_at < ?1"
 	    " AND NOT EXISTS (SELECT 1 FROM outbox o"
-	    " WHERE o.action_id = accepted.action_id)",
+	    " WHERE o.action_id = accepted.action_id)" },
 	/* Jobs that ended (completed or failed) before ?1, ?2 of them. */
-	[STORE_Q_JOBS_TERMINAL] = "SELECT tenant, job_id FROM job_state"
+	[STORE_Q_JOBS_TERMINAL] = { "SELECT tenant, job_id FROM job_state"
 	    " WHERE terminal IN ('completed','failed') AND updated_at < ?1"
-	    " ORDER BY tenant, job_id LIMIT ?2",
+	    " ORDER BY tenant, job_id LIMIT ?2" },
 	/* Guarded: only while still ended before ?3. */
-	[STORE_Q_FORGET_JOB] = "DELETE FROM job_state WHERE tenant = ?1"
+	[STORE_Q_FORGET_JOB] = { "DELETE FROM job_state WHERE tenant = ?1"
 	    " AND job_id = ?2 AND terminal IN ('completed','failed')"
-	    " AND updated_at < ?3",
-	[STORE_Q_FORGET_POLL] = "DELETE FROM polls WHERE tenant = ?1"
-	    " AND job_id = ?2",
-	[STORE_Q_POLL_LAST] = "SELECT polled_at FROM polls WHERE tenant = ?1"
-	    " AND job_id = ?2",
-	[STORE_Q_METRIC_ADD] = "INSERT INTO metrics(name, l1, l2, value)"
+	    " AND updated_at < ?3" },
+	[STORE_Q_FORGET_POLL] = { "DELETE FROM polls WHERE tenant = ?1"
+	    " AND job_id = ?2" },
+	[STORE_Q_POLL_LAST] = { "SELECT polled_at FROM polls WHERE tenant = ?1"
+	    " AND job_id = ?2" },
+	[STORE_Q_METRIC_ADD] = { "INSERT INTO metrics(name, l1, l2, value)"
 	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
 	    " DO UPDATE SET value = value + excluded.value",
-	[STORE_Q_METRIC_MAX] = "INSERT INTO metrics(name, l1, l2, value)"
+	    "INSERT INTO metrics(name, l1, l2, value)"
+	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
+	    " DO UPDATE SET value = metrics.value + excluded.value" },
+	[STORE_Q_METRIC_MAX] = { "INSERT INTO metrics(name, l1, l2, value)"
 	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
 	    " DO UPDATE SET value = max(value, excluded.value)",
-	[STORE_Q_METRIC_LIST] = "SELECT name, l1, l2, value FROM metrics",
+	    "INSERT INTO metrics(name, l1, l2, value)"
+	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
+	    " DO UPDATE SET value = greatest(metrics.value, excluded.value)" },
+	[STORE_Q_METRIC_LIST] = { "SELECT name, l1, l2, value FROM metrics" },
 	/*
 	 * The series of endpoints (?1) and destinations (?2, JSON arrays
 	 * of the names configured now) that are no longer configured.
 	 */
-	[STORE_Q_METRIC_FORGET] = "DELETE FROM metrics WHERE (name ="
+	[STORE_Q_METRIC_FORGET] = { "DELETE FROM metrics WHERE (name ="
 	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics')"
 	    " AND l1 NOT IN (SELECT value FROM json_each(?1))) OR (name IN"
 	    " ('deliveries', 'delivery_le', 'delivery_sum_us',"
 	    " 'delivery_count') AND l1 NOT IN (SELECT value FROM"
 	    " json_each(?2)))",
+	    "DELETE FROM metrics WHERE (name ="
+	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics')"
+	    " AND l1 NOT IN (SELECT json_array_elements_text(?1::json)))"
+	    " OR (name IN ('deliveries', 'delivery_le', 'delivery_sum_us',"
+	    " 'delivery_count') AND l1 NOT IN (SELECT"
+	    " json_array_elements_text(?2::json)))" },
 	/* Index outbox_dest: the undelivered rows only. */
-	[STORE_Q_DEST_GAUGES] = "SELECT destination, state, count(*),"
+	[STORE_Q_DEST_GAUGES] = { "SELECT destination, state, count(*),"
 	    " min(created_at) FROM outbox"
 	    " WHERE state IN ('pending','leased','dead','unknown')"
-	    " GROUP BY state, destination",
-	[STORE_Q_POLL_MARK] = "INSERT INTO polls(tenant, job_id, polled_at)"
+	    " GROUP BY state, destination" },
+	/*
+	 * PostgreSQL only: serialises the acceptance of one job across
+	 * connections (and hosts) until the transaction ends.
+	 */
+	[STORE_Q_JOB_LOCK] = { "SELECT 1", "SELECT pg_advisory_xact_lock("
+	    "hashtextextended(?1::text || ':' || ?2::text, 0))" },
+	[STORE_Q_VERSION] = { "PRAGMA user_version",
+	    "SELECT version FROM hookbox_state.schema_version" },
+	/* PostgreSQL only: may this connection write the state tables? */
+	[STORE_Q_WRITABLE] = { "SELECT 1", "SELECT (current_setting("
+	    "'transaction_read_only') = 'off')::int,"
+	    " (has_table_privilege('receipts', 'INSERT, UPDATE')"
+	    " AND has_table_privilege('job_state', 'INSERT, UPDATE')"
+	    " AND has_table_privilege('accepted', 'INSERT')"
+	    " AND has_table_privilege('outbox', 'INSERT, UPDATE')"
+	    " AND has_table_privilege('conflicts', 'INSERT, UPDATE')"
+	    " AND has_table_privilege('metrics', 'INSERT, UPDATE'))::int" },
+	[STORE_Q_POLL_MARK] = { "INSERT INTO polls(tenant, job_id, polled_at)"
 	    " VALUES (?1, ?2, ?3) ON CONFLICT(tenant, job_id)"
-	    " DO UPDATE SET polled_at = excluded.polled_at",
+	    " DO UPDATE SET polled_at = excluded.polled_at" },
 };
 
 const char *
@@ -333,29 +430,30 @@ store_strerror(enum store_status s)
 		return "state database error";
 	case STORE_GONE:
 		return "state database file removed, replaced or made"
-		    " read-only under the running process";
+		    " read-only under the running process, or its connection"
+		    " lost";
 	}
 	return "unknown error";
 }
 
 enum store_status
-store_status_of(int rc)
+store_status_of(const struct store *s, enum db_rc rc)
 {
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-	case SQLITE_DONE:
-	case SQLITE_ROW:
+	switch (rc) {
+	case DB_OK:
+	case DB_DONE:
+	case DB_ROW:
 		return STORE_OK;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
+	case DB_BUSY:
 		return STORE_BUSY;
-	case SQLITE_IOERR:
-	case SQLITE_FULL:
-	case SQLITE_READONLY:
-	case SQLITE_CANTOPEN:
-	case SQLITE_PERM:
+	case DB_GONE:
+		/* A lost connection is opened again by whoever holds it. */
+		return s != NULL && s->pg ? STORE_GONE : STORE_IO;
+	case DB_FULL:
+	case DB_READONLY:
+	case DB_DENIED:
 		return STORE_IO;
-	case SQLITE_NOMEM:
+	case DB_NOMEM:
 		return STORE_NOMEM;
 	default:
 		return STORE_ERROR;
@@ -366,42 +464,60 @@ store_status_of(int rc)
 enum store_status
 store_last(struct store *s)
 {
-	return store_status_of(sqlite3_errcode(s->sql.db));
+	enum store_status	rc;
+
+	/* A failure not recorded (a bind's) is still a failure. */
+	if ((rc = store_status_of(s, db_last(s->db))) == STORE_OK)
+		rc = STORE_ERROR;
+	return rc;
+}
+
+struct db_stmt *
+store_stmt(struct store *s, enum store_q q)
+{
+	return db_stmt(s->db, q);
+}
+
+enum store_status
+store_done(struct store *s, struct db_stmt *st)
+{
+	return store_status_of(s, db_step_done(st));
 }
 
 static enum store_status
 migrate(struct store *s)
 {
-	sqlite3_stmt		*st = NULL;
+	struct db_stmt		*st;
 	enum store_status	 rc;
+	enum db_rc		 step;
 	int			 v, i;
 	char			 pragma[48];
 
-	if (sqlite3_prepare_v2(s->sql.db, "PRAGMA user_version", -1, &st,
-	    NULL) != SQLITE_OK)
+	if ((st = store_stmt(s, STORE_Q_VERSION)) == NULL)
 		return store_last(s);
 	/* The common case, current already, needs no write lock. */
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    sqlite3_column_int(st, 0) == SCHEMA_VERSION) {
-		sqlite3_finalize(st);
+	if (db_step(st) == DB_ROW && db_col_int64(st, 0) == SCHEMA_VERSION) {
+		db_reset(st);
 		return STORE_OK;
 	}
-	sqlite3_reset(st);
-	if ((rc = store_status_of(sql_exec(&s->sql, "BEGIN IMMEDIATE"))) != STORE_OK)
+	db_reset(st);
+	if ((rc = store_status_of(s, db_exec(s->db, "BEGIN IMMEDIATE"))) !=
+	    STORE_OK)
 		goto out;
 	/* Read again under the lock: another process may have migrated. */
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	if ((st = store_stmt(s, STORE_Q_VERSION)) == NULL ||
+	    (step = db_step(st)) != DB_ROW) {
 		rc = store_last(s);
 		goto out;
 	}
-	v = sqlite3_column_int(st, 0);
-	sqlite3_reset(st);
+	v = (int)db_col_int64(st, 0);
+	db_reset(st);
 	if (v > SCHEMA_VERSION || v < 0) {
 		rc = STORE_ERROR;	/* written by a newer hookbox */
 		goto out;
 	}
 	for (i = v; i < SCHEMA_VERSION; i++)
-		if ((rc = store_status_of(sql_exec(&s->sql, migrations[i]))) !=
+		if ((rc = store_status_of(s, db_exec(s->db, migrations[i]))) !=
 		    STORE_OK)
 			goto out;
 	if (v != SCHEMA_VERSION) {
@@ -410,14 +526,14 @@ migrate(struct store *s)
 			rc = STORE_ERROR;
 			goto out;
 		}
-		if ((rc = store_status_of(sql_exec(&s->sql, pragma))) != STORE_OK)
+		if ((rc = store_status_of(s, db_exec(s->db, pragma))) !=
+		    STORE_OK)
 			goto out;
 	}
-	rc = store_status_of(sql_exec(&s->sql, "COMMIT"));
+	rc = store_status_of(s, db_exec(s->db, "COMMIT"));
 out:
-	sqlite3_finalize(st);
-	if (rc != STORE_OK && !sqlite3_get_autocommit(s->sql.db))
-		(void)sql_exec(&s->sql, "ROLLBACK");
+	if (rc != STORE_OK && db_in_tx(s->db))
+		(void)db_exec(s->db, "ROLLBACK");
 	return rc;
 }
 
@@ -436,20 +552,12 @@ writable(const char *path, const char *suffix)
 	return errno == ENOENT;
 }
 
-enum store_status
-store_open(const char *path, const struct store_opts *opts,
-    struct store **out)
+static enum store_status
+open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
 {
-	static const struct store_opts	 defaults = {
-		STORE_BUSY_MS_DEFAULT, 0, 0, 0
-	};
-	struct store			*s;
-	enum store_status		 rc;
-	int				 fd;
+	enum store_status	rc;
+	int			fd;
 
-	*out = NULL;
-	if (opts == NULL)
-		opts = &defaults;
 	if (opts->create) {
 		/* Create it ourselves so that its mode is never wider. */
 		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -466,28 +574,132 @@ store_open(const char *path, const struct store_opts *opts,
 	if (!writable(path, NULL) || !writable(path, "-wal") ||
 	    !writable(path, "-shm"))
 		return STORE_GONE;
-	if ((s = calloc(1, sizeof(*s))) == NULL)
+	if ((s->path = strdup(path)) == NULL)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(sql_open(&s->sql, path, SQLITE_OPEN_READWRITE,
-	    sqltext, STORE_Q__N))) != STORE_OK)
-		goto out;
-	sql_busy(&s->sql, opts->busy_ms);
+	if ((rc = store_status_of(s, db_open_sqlite(path, SQLITE_OPEN_READWRITE,
+	    sqltext, STORE_Q__N, &s->db))) != STORE_OK)
+		return rc;
+	db_busy(s->db, opts->busy_ms);
 	/* WAL is persistent in the file; synchronous is per connection. */
-	if ((rc = store_status_of(sql_exec(&s->sql, "PRAGMA journal_mode=WAL"))) !=
-	    STORE_OK)
-		goto out;
-	if ((rc = store_status_of(sql_exec(&s->sql, opts->sync_normal ?
+	if ((rc = store_status_of(s, db_exec(s->db,
+	    "PRAGMA journal_mode=WAL"))) != STORE_OK)
+		return rc;
+	if ((rc = store_status_of(s, db_exec(s->db, opts->sync_normal ?
 	    "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL"))) !=
 	    STORE_OK)
-		goto out;
+		return rc;
 	if (opts->checkpoint_pages > 0)
-		(void)sqlite3_wal_autocheckpoint(s->sql.db,
-		    opts->checkpoint_pages);
-	rc = migrate(s);
-out:
+		(void)db_checkpoint(s->db, opts->checkpoint_pages);
+	return migrate(s);
+}
+
+/*
+ * PostgreSQL: schema hookbox_state, and its version in a one-row table
+ * (SCHEMA_VERSION_PG) for later migrations.  Creators take a session lock
+ * first, so that two processes initialising at once create it once.
+ */
+#define SCHEMA_VERSION_PG	1
+#define SCHEMA_LOCK_PG		"7312455311853453101"	/* any fixed key */
+
+static enum store_status
+pg_schema(struct store *s, int create)
+{
+	struct db_stmt		*st;
+	enum store_status	 rc;
+	enum db_rc		 step;
+	int64_t			 v = 0;
+
+	if (create && (rc = store_status_of(s, db_exec(s->db,
+	    "SELECT pg_advisory_lock(" SCHEMA_LOCK_PG ")"))) != STORE_OK)
+		return rc;
+	if (create && (rc = store_status_of(s, db_exec(s->db,
+	    "DO $$BEGIN IF to_regnamespace('hookbox_state') IS NULL THEN"
+	    " RAISE EXCEPTION USING ERRCODE = 'P0002'; END IF; END$$"))) !=
+	    STORE_OK) {
+		/* Missing (or unreadable): create it, with its version. */
+		rc = store_status_of(s, db_exec(s->db, pg_schema_state));
+		if (rc != STORE_OK)
+			(void)snprintf(s->err, sizeof(s->err), "%s",
+			    db_errmsg(s->db));
+	} else
+		rc = STORE_OK;
+	if (create)
+		(void)db_exec(s->db, "SELECT pg_advisory_unlock("
+		    SCHEMA_LOCK_PG ")");
 	if (rc != STORE_OK)
-		store_close(s);
+		return rc;
+	if ((st = store_stmt(s, STORE_Q_VERSION)) == NULL)
+		return store_last(s);
+	if ((step = db_step(st)) == DB_ROW) {
+		v = db_col_int64(st, 0);
+		db_reset(st);
+		step = DB_DONE;
+	}
+	if (step != DB_DONE) {
+		(void)snprintf(s->err, sizeof(s->err), "state schema not"
+		    " initialised (run hookbox init): %s", db_errmsg(s->db));
+		return store_status_of(s, step) == STORE_GONE ? STORE_GONE :
+		    STORE_ERROR;
+	}
+	if (v < 1 || v > SCHEMA_VERSION_PG) {
+		(void)snprintf(s->err, sizeof(s->err), "state schema version"
+		    " %lld is not %d", (long long)v, SCHEMA_VERSION_PG);
+		return STORE_ERROR;	/* written by a newer hookbox */
+	}
+	return STORE_OK;
+}
+
+static enum store_status
+open_pg(struct store *s, const char *conninfo, const struct store_opts *opts)
+{
+	enum store_status	rc;
+
+	s->pg = 1;
+	rc = store_status_of(s, db_open_pg(conninfo, opts->busy_ms,
+	    opts->busy_ms, sqltext, STORE_Q__N, &s->db, s->err,
+	    sizeof(s->err)));
+	if (rc != STORE_OK)
+		return rc;
+	/*
+	 * Again on every new connection: the same texts, both schemas; and
+	 * a name that tells the state's connections apart in
+	 * pg_stat_activity.
+	 */
+	if ((rc = store_status_of(s, db_session(s->db,
+	    "SET search_path = hookbox_state, hookbox_config;"
+	    " SET application_name = 'hookbox-state'"))) != STORE_OK)
+		return rc;
+	return pg_schema(s, opts->create);
+}
+
+/* Why this thread's last store_open() failed. */
+static _Thread_local char	open_err[256];
+
+enum store_status
+store_open(const char *path, const struct store_opts *opts,
+    struct store **out)
+{
+	static const struct store_opts	 defaults = {
+		STORE_BUSY_MS_DEFAULT, 0, 0, 0
+	};
+	struct store			*s;
+	enum store_status		 rc;
+
+	*out = NULL;
+	if (opts == NULL)
+		opts = &defaults;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return STORE_NOMEM;
+	if (db_is_postgres(path))
+		rc = open_pg(s, path, opts);
 	else
+		rc = open_sqlite(s, path, opts);
+	if (rc != STORE_OK) {
+		(void)snprintf(open_err, sizeof(open_err), "%s",
+		    s->err[0] != '\0' ? s->err : s->db != NULL ?
+		    db_errmsg(s->db) : store_strerror(rc));
+		store_close(s);
+	} else
 		*out = s;
 	return rc;
 }
@@ -497,25 +709,30 @@ store_close(struct store *s)
 {
 	if (s == NULL)
 		return;
-	sql_close(&s->sql);
+	db_close(s->db);
+	free(s->path);
 	free(s);
 }
 
 const char *
 store_errmsg(struct store *s)
 {
-	return s != NULL && s->sql.db != NULL ? sqlite3_errmsg(s->sql.db) :
-	    "no database";
+	if (s == NULL)
+		return open_err[0] != '\0' ? open_err : "no database";
+	if (s->err[0] != '\0')
+		return s->err;
+	/* The server's or SQLite's words: never a conninfo's password. */
+	return s->db != NULL ? db_errmsg(s->db) : "no database";
 }
 
 enum store_status
 store_run(struct store *s, enum store_q q)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
-	if ((st = sql_stmt(&s->sql, q)) == NULL)
+	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	return store_status_of(sql_step_done(st));
+	return store_done(s, st);
 }
 
 /*
@@ -523,14 +740,16 @@ store_run(struct store *s, enum store_q q)
  * and writable through our descriptor: commits would succeed into a file
  * no one else will ever read.  A file made read-only stays writable
  * through a descriptor opened before.  Neither may be acknowledged into.
+ * PostgreSQL has no file of ours: always STORE_OK.
  */
 enum store_status
 store_check_file(struct store *s)
 {
+	if (s->pg)
+		return STORE_OK;
 	/* SQLite opens a file it may not write read-only, without a word. */
-	if (!sql_same_file(&s->sql) ||
-	    sqlite3_db_readonly(s->sql.db, "main") != 0 ||
-	    !writable(s->sql.path, NULL))
+	if (!db_same_file(s->db) || db_readonly(s->db) ||
+	    !writable(s->path, NULL))
 		return STORE_GONE;
 	return STORE_OK;
 }
@@ -538,8 +757,7 @@ store_check_file(struct store *s)
 enum store_status
 store_checkpoint(struct store *s)
 {
-	return store_status_of(sqlite3_wal_checkpoint_v2(s->sql.db, NULL,
-	    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL));
+	return store_status_of(s, db_checkpoint(s->db, 0));
 }
 
 enum store_status
@@ -549,6 +767,13 @@ store_begin(struct store *s)
 
 	if ((rc = store_check_file(s)) != STORE_OK)
 		return rc;
+	s->err[0] = '\0';
+	/*
+	 * A transaction a lost connection cut off is over: the flag goes,
+	 * so that this BEGIN runs on the connection opened again.
+	 */
+	if (s->in_tx && !db_in_tx(s->db))
+		s->in_tx = 0;
 	if ((rc = store_run(s, STORE_Q_BEGIN)) == STORE_OK)
 		s->in_tx = 1;
 	return rc;
@@ -572,7 +797,7 @@ void
 store_rollback(struct store *s)
 {
 	/* A failed COMMIT may already have rolled back; autocommit tells. */
-	if (s->in_tx && !sqlite3_get_autocommit(s->sql.db))
+	if (s->in_tx && db_in_tx(s->db))
 		(void)store_run(s, STORE_Q_ROLLBACK);
 	s->in_tx = 0;
 }
@@ -581,18 +806,18 @@ store_rollback(struct store *s)
 enum store_status
 store_scalar(struct store *s, enum store_q q, int64_t *out)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	*out = 0;
-	if ((st = sql_stmt(&s->sql, q)) == NULL)
+	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = sqlite3_column_int64(st, 0);
-		rc = SQLITE_DONE;
+	if ((rc = db_step(st)) == DB_ROW) {
+		*out = db_col_int64(st, 0);
+		db_reset(st);
+		rc = DB_DONE;
 	}
-	sqlite3_reset(st);
-	return store_status_of(rc);
+	return store_status_of(s, rc);
 }
 
 static const char *const state_names[STORE_STATE__N] = {
@@ -633,23 +858,21 @@ store_counts_age(const struct store_counts *c, int64_t now_ms)
 enum store_status
 store_counts(struct store *s, struct store_counts *c)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_state	 state;
-	int			 rc;
+	enum db_rc		 rc;
 	enum store_status	 status;
 
 	memset(c, 0, sizeof(*c));
-	if ((st = sql_stmt(&s->sql, STORE_Q_COUNT_OUTBOX)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_COUNT_OUTBOX)) == NULL)
 		return store_last(s);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (store_state_parse((const char *)sqlite3_column_text(st, 0),
-		    &state) == 0)
-			c->outbox[state] = sqlite3_column_int64(st, 1);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_status_of(rc);
-	if ((status = store_scalar(s, STORE_Q_COUNT_CONFLICTS, &c->conflicts_open)) !=
-	    STORE_OK)
+	while ((rc = db_step(st)) == DB_ROW)
+		if (store_state_parse(db_col_text(st, 0), &state) == 0)
+			c->outbox[state] = db_col_int64(st, 1);
+	if (rc != DB_DONE)
+		return store_status_of(s, rc);
+	if ((status = store_scalar(s, STORE_Q_COUNT_CONFLICTS,
+	    &c->conflicts_open)) != STORE_OK)
 		return status;
 	return store_scalar(s, STORE_Q_OLDEST_PENDING, &c->oldest_pending_ms);
 }
@@ -657,19 +880,47 @@ store_counts(struct store *s, struct store_counts *c)
 enum store_status
 store_receipt_counts(struct store *s, struct store_receipts *r)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 	enum hb_result	 res;
-	int		 rc;
+	enum db_rc	 rc;
 
 	memset(r, 0, sizeof(*r));
-	if ((st = sql_stmt(&s->sql, STORE_Q_RECEIPT_COUNTS)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_RECEIPT_COUNTS)) == NULL)
 		return store_last(s);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (hb_result_parse((const char *)sqlite3_column_text(st, 0),
-		    &res) == 0)
-			r->n[res] += sqlite3_column_int64(st, 1);
-	sqlite3_reset(st);
-	return store_status_of(rc);
+	while ((rc = db_step(st)) == DB_ROW)
+		if (hb_result_parse(db_col_text(st, 0), &res) == 0)
+			r->n[res] += db_col_int64(st, 1);
+	return store_status_of(s, rc);
+}
+
+/*
+ * PostgreSQL: a transaction starts on a standby too, and on a role
+ * without a grant: the server is asked whether this one could write.
+ */
+static enum store_status
+pg_writable(struct store *s)
+{
+	struct db_stmt	*st;
+	enum db_rc	 rc;
+	int		 rw = 0, granted = 0;
+
+	if ((st = store_stmt(s, STORE_Q_WRITABLE)) == NULL)
+		return store_last(s);
+	if ((rc = db_step(st)) == DB_ROW) {
+		rw = db_col_int64(st, 0) != 0;
+		granted = db_col_int64(st, 1) != 0;
+		db_reset(st);
+		rc = DB_DONE;
+	}
+	if (rc != DB_DONE)
+		return store_status_of(s, rc);
+	if (!rw)
+		(void)snprintf(s->err, sizeof(s->err), "the state database is"
+		    " read-only (a standby?)");
+	else if (!granted)
+		(void)snprintf(s->err, sizeof(s->err), "the role may not"
+		    " write the state tables (grants)");
+	return rw && granted ? STORE_OK : STORE_IO;
 }
 
 enum store_status
@@ -679,6 +930,8 @@ store_check_writable(struct store *s)
 
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
+	if (s->pg)
+		rc = pg_writable(s);
 	store_rollback(s);
-	return STORE_OK;
+	return rc;
 }

@@ -6,11 +6,12 @@
  * that store_commit() or store_rollback() ends; every other function here
  * is self-contained (a read, or the health check's own BEGIN/ROLLBACK).
  *
- * The storage interface says nothing of SQLite so that another backend
- * (PostgreSQL is planned) can stand behind it.  Its callers each have a
- * header: store_accept.h (the acceptance transaction), store_outbox.h
- * (the dispatcher), store_ops.h (the operator and the poller).  All
- * state.db SQL lives in store.c.  state.db runs in WAL mode with
+ * The storage interface says nothing of its backend: a path is a SQLite
+ * file, state.db; a PostgreSQL conninfo or URI (db_is_postgres()) is a
+ * database's schema hookbox_state, shared by every host.  Its callers
+ * each have a header: store_accept.h (the acceptance transaction),
+ * store_outbox.h (the dispatcher), store_ops.h (the operator and the
+ * poller).  All its SQL lives in store.c.  state.db runs in WAL mode with
  * synchronous=FULL (an acknowledged action survives power loss) unless
  * the caller opts in to NORMAL.  Times are unix milliseconds.
  */
@@ -29,8 +30,10 @@ enum store_status {
 	STORE_ERROR,	/* corrupt, schema too new, misuse */
 	/*
 	 * The open file is no longer the one at its path (removed or
-	 * replaced), or the path can no longer be written by us: nothing is
-	 * written, and the handle should be closed and opened again.
+	 * replaced), or the path can no longer be written by us; on
+	 * PostgreSQL the connection was lost: nothing is written, and the
+	 * handle should be closed and opened again (a PostgreSQL handle
+	 * also reconnects by itself on its next call).
 	 */
 	STORE_GONE
 };
@@ -59,12 +62,22 @@ HB_API const char *store_strerror(enum store_status);
  * store_close().  opts NULL means the defaults.  A path whose last
  * component is a symbolic link is refused (STORE_IO).  The file's device
  * and inode are remembered: see store_check_file().
+ *
+ * PostgreSQL: connects within busy_ms, every statement bounded by it
+ * (statement_timeout); with opts->create makes schema hookbox_state when
+ * it is missing (two processes at once make it once); without, a missing
+ * schema is STORE_ERROR.  After a failure store_errmsg(NULL) says why,
+ * on this thread (the server's words, never a password).
  */
 HB_API enum store_status store_open(const char *path,
     const struct store_opts *opts, struct store **out) HB_MUST_CHECK;
 HB_API void store_close(struct store *);
 
-/* The last SQLite message, for logs (never contains bound values). */
+/*
+ * The last error's message (SQLite's or the PostgreSQL server's), for
+ * logs: never a bound value, never a conninfo's password.  NULL: why this
+ * thread's last store_open() failed.
+ */
 HB_API const char *store_errmsg(struct store *);
 
 /*
@@ -136,6 +149,9 @@ HB_API enum store_status store_receipt_counts(struct store *,
 /*
  * Health: can a write transaction start now?  Takes the write lock and
  * releases it at once (within busy_ms).  STORE_OK, STORE_BUSY or STORE_IO.
+ * PostgreSQL: a transaction starts, is not read-only (a standby) and the
+ * role may write the state tables (else STORE_IO, store_errmsg() says
+ * which); STORE_GONE when the connection is lost.
  */
 HB_API enum store_status store_check_writable(struct store *) HB_MUST_CHECK;
 

@@ -67,8 +67,22 @@ struct store_job {
 	enum obs_status	terminal;
 };
 
+/*
+ * Inside a transaction on PostgreSQL, store_job_get() first takes the
+ * job's lock (held to the transaction's end): two hosts accepting for one
+ * job take turns, each reading the state the other committed.  On SQLite
+ * the write lock of BEGIN IMMEDIATE is that turn already.
+ */
 HB_API enum store_status store_job_get(struct store *, const char *tenant,
     const char *job_id, struct store_job *) HB_MUST_CHECK;
+
+/*
+ * The same lock alone (a no-op on SQLite, or outside a transaction).  A
+ * batch that takes the locks of all its jobs first, in one order, waits
+ * for another batch but never deadlocks with it.
+ */
+HB_API enum store_status store_job_lock(struct store *, const char *tenant,
+    const char *job_id) HB_MUST_CHECK;
 
 /* Writes the job's new state; o supplies the file and error details. */
 HB_API enum store_status store_job_put(struct store *, const char *tenant,

@@ -8,12 +8,15 @@
 #ifndef HB_STORE_INT_H
 #define HB_STORE_INT_H
 
-#include "sql.h"
+#include "db.h"
 #include "store.h"
 
 struct store {
-	struct sql	sql;
-	int		in_tx;
+	struct db	*db;
+	char		*path;	/* SQLite: the file; PostgreSQL: NULL */
+	int		 in_tx;
+	int		 pg;	/* on PostgreSQL */
+	char		 err[256];	/* why an open failed */
 };
 
 enum store_q {
@@ -75,11 +78,18 @@ enum store_q {
 	STORE_Q_METRIC_LIST,
 	STORE_Q_METRIC_FORGET,
 	STORE_Q_DEST_GAUGES,
+	STORE_Q_JOB_LOCK,
+	STORE_Q_VERSION,
+	STORE_Q_WRITABLE,
 	STORE_Q__N
 };
 
-/* Maps an SQLite result code to a store status. */
-enum store_status store_status_of(int rc);
+/*
+ * Maps a db.h result to a store status.  On SQLite a lost file (an I/O
+ * error) is STORE_IO, as it always was; on PostgreSQL a lost connection
+ * is STORE_GONE, so that whoever holds the handle opens it again.
+ */
+enum store_status store_status_of(const struct store *, enum db_rc);
 
 /* The status of the connection's last error, for a failed prepare. */
 enum store_status store_last(struct store *);
@@ -89,5 +99,11 @@ enum store_status store_run(struct store *, enum store_q);
 
 /* Steps a one-row, one-integer query. */
 enum store_status store_scalar(struct store *, enum store_q, int64_t *out);
+
+/* The statement for q, ready to bind; NULL with store_last() saying why. */
+struct db_stmt *store_stmt(struct store *, enum store_q);
+
+/* Steps a bound statement expected to return no row. */
+enum store_status store_done(struct store *, struct db_stmt *);
 
 #endif

@@ -11,22 +11,22 @@
 static enum store_status
 put(struct store *s, const struct metrics_row *r)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
-	if ((st = sql_stmt(&s->sql, strcmp(r->name, "heartbeat_ms") == 0 ?
+	if ((st = store_stmt(s, strcmp(r->name, "heartbeat_ms") == 0 ?
 	    STORE_Q_METRIC_MAX : STORE_Q_METRIC_ADD)) == NULL)
 		return store_last(s);
-	/* "" is a label value here, not NULL (as sql_bind_text() has it). */
-	if (sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 2, r->l1, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 3, r->l2, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, r->value) != SQLITE_OK) {
-		sqlite3_reset(st);
+	/* "" is a label value here, not NULL (as db_bind_opt() has it). */
+	if (db_bind_text(st, 1, r->name) != DB_OK ||
+	    db_bind_text(st, 2, r->l1) != DB_OK ||
+	    db_bind_text(st, 3, r->l2) != DB_OK ||
+	    db_bind_int64(st, 4, r->value) != DB_OK) {
+		db_reset(st);
 		return store_last(s);
 	}
-	rc = sql_step_done(st);
-	return store_status_of(rc);
+	rc = db_step_done(st);
+	return store_status_of(s, rc);
 }
 
 enum store_status
@@ -54,23 +54,23 @@ enum store_status
 store_metrics_forget(struct store *s, const char *endpoints,
     const char *destinations, int64_t *n)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	*n = 0;
 	/* NULL would read as no names at all: every series would go. */
 	if (endpoints == NULL || destinations == NULL)
 		return STORE_ERROR;
-	if ((st = sql_stmt(&s->sql, STORE_Q_METRIC_FORGET)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_METRIC_FORGET)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, endpoints) != SQLITE_OK ||
-	    sql_bind_text(st, 2, destinations) != SQLITE_OK) {
-		sqlite3_reset(st);
+	if (db_bind_opt(st, 1, endpoints) != DB_OK ||
+	    db_bind_opt(st, 2, destinations) != DB_OK) {
+		db_reset(st);
 		return STORE_NOMEM;
 	}
-	if ((rc = sql_step_done(st)) == SQLITE_DONE)
-		*n = sqlite3_changes(s->sql.db);
-	return store_status_of(rc);
+	if ((rc = db_step_done(st)) == DB_DONE)
+		*n = db_changes(st);
+	return store_status_of(s, rc);
 }
 
 enum store_status
@@ -87,27 +87,27 @@ store_metrics_beat(struct store *s, int64_t now_ms)
 enum store_status
 store_metrics_read(struct store *s, struct metrics_set *out)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 	const char	*name, *l1, *l2;
-	int		 rc;
+	enum db_rc	 rc;
 
-	if ((st = sql_stmt(&s->sql, STORE_Q_METRIC_LIST)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_METRIC_LIST)) == NULL)
 		return store_last(s);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		name = (const char *)sqlite3_column_text(st, 0);
-		l1 = (const char *)sqlite3_column_text(st, 1);
-		l2 = (const char *)sqlite3_column_text(st, 2);
+	while ((rc = db_step(st)) == DB_ROW) {
+		name = db_col_text(st, 0);
+		l1 = db_col_text(st, 1);
+		l2 = db_col_text(st, 2);
 		if (name == NULL || l1 == NULL || l2 == NULL)
 			continue;
 		if (strcmp(name, "heartbeat_ms") == 0)
 			(void)metrics_set_max(out, name, l1, l2,
-			    sqlite3_column_int64(st, 3));
+			    db_col_int64(st, 3));
 		else
 			(void)metrics_set_add(out, name, l1, l2,
-			    sqlite3_column_int64(st, 3));
+			    db_col_int64(st, 3));
 	}
-	sqlite3_reset(st);
-	return store_status_of(rc);
+	db_reset(st);
+	return store_status_of(s, rc);
 }
 
 static int
@@ -121,20 +121,21 @@ enum store_status
 store_dest_gauges(struct store *s, struct store_dest_gauge *g, int max,
     int *n)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	struct store_dest_gauge	*d;
 	enum store_state	 state;
 	const char		*dest;
 	int64_t			 oldest;
-	int			 rc, i;
+	enum db_rc		 rc;
+	int			 i;
 
 	*n = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_DEST_GAUGES)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_DEST_GAUGES)) == NULL)
 		return store_last(s);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		dest = (const char *)sqlite3_column_text(st, 0);
+	while ((rc = db_step(st)) == DB_ROW) {
+		dest = db_col_text(st, 0);
 		if (dest == NULL || strlen(dest) > HB_ID_MAX ||
-		    store_state_parse((const char *)sqlite3_column_text(st, 1),
+		    store_state_parse(db_col_text(st, 1),
 		    &state) != 0)
 			continue;
 		for (i = 0; i < *n && strcmp(g[i].destination, dest) != 0; i++)
@@ -147,14 +148,14 @@ store_dest_gauges(struct store *s, struct store_dest_gauge *g, int max,
 			memcpy(d->destination, dest, strlen(dest) + 1);
 		}
 		d = &g[i];
-		d->n[state] += sqlite3_column_int64(st, 2);
-		oldest = sqlite3_column_int64(st, 3);
+		d->n[state] += db_col_int64(st, 2);
+		oldest = db_col_int64(st, 3);
 		if ((state == STORE_PENDING || state == STORE_LEASED) &&
 		    oldest > 0 && (d->oldest_ms == 0 || oldest < d->oldest_ms))
 			d->oldest_ms = oldest;
 	}
-	sqlite3_reset(st);
+	db_reset(st);
 	if (*n > 1)
 		qsort(g, (size_t)*n, sizeof(*g), by_dest);
-	return store_status_of(rc);
+	return store_status_of(s, rc);
 }

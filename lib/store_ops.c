@@ -12,9 +12,9 @@
 
 /* The JSON objects a bound statement selects, as an array. */
 static enum store_status
-json_rows(sqlite3_stmt *st, cJSON **out)
+json_rows(struct store *s, struct db_stmt *st, cJSON **out)
 {
-	return store_status_of(sql_json_rows(st, out));
+	return store_status_of(s, db_json_rows(st, out));
 }
 
 enum store_status
@@ -44,18 +44,18 @@ enum store_status
 store_conflict_resolve(struct store *s, int64_t id, const char *note,
     int64_t now, int *changed)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_status	 rc;
 
 	*changed = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_RESOLVE)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_RESOLVE)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
-	    sql_bind_text(st, 3, note) != SQLITE_OK)
+	if (db_bind_int64(st, 1, id) != DB_OK ||
+	    db_bind_int64(st, 2, now) != DB_OK ||
+	    db_bind_opt(st, 3, note) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(sql_step_done(st))) == STORE_OK)
-		*changed = sqlite3_changes(s->sql.db) > 0;
+	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+		*changed = db_changes(st) > 0;
 	return rc;
 }
 
@@ -63,15 +63,15 @@ store_conflict_resolve(struct store *s, int64_t id, const char *note,
 static enum store_status
 prune_one(struct store *s, enum store_q q, int64_t before, int64_t *n)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_status	 rc;
 
-	if ((st = sql_stmt(&s->sql, q)) == NULL)
+	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int64(st, 1, before) != SQLITE_OK)
+	if (db_bind_int64(st, 1, before) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(sql_step_done(st))) == STORE_OK && n != NULL)
-		*n += sqlite3_changes(s->sql.db);
+	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK && n != NULL)
+		*n += db_changes(st);
 	return rc;
 }
 
@@ -103,36 +103,36 @@ enum store_status
 store_poll_last(struct store *s, const char *tenant, const char *job_id,
     int64_t *at)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	*at = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_POLL_LAST)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_POLL_LAST)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, job_id) != SQLITE_OK)
+	if (db_bind_opt(st, 1, tenant) != DB_OK ||
+	    db_bind_opt(st, 2, job_id) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*at = sqlite3_column_int64(st, 0);
-		rc = SQLITE_DONE;
+	if ((rc = db_step(st)) == DB_ROW) {
+		*at = db_col_int64(st, 0);
+		rc = DB_DONE;
 	}
-	sqlite3_reset(st);
-	return store_status_of(rc);
+	db_reset(st);
+	return store_status_of(s, rc);
 }
 
 enum store_status
 store_poll_mark(struct store *s, const char *tenant, const char *job_id,
     int64_t now)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
-	if ((st = sql_stmt(&s->sql, STORE_Q_POLL_MARK)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_POLL_MARK)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, job_id) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, now) != SQLITE_OK)
+	if (db_bind_opt(st, 1, tenant) != DB_OK ||
+	    db_bind_opt(st, 2, job_id) != DB_OK ||
+	    db_bind_int64(st, 3, now) != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(sql_step_done(st));
+	return store_status_of(s, db_step_done(st));
 }
 
 /* ---- filters, unknown rows, and jobs that ended ---- */
@@ -150,133 +150,132 @@ enum store_status
 store_outbox_list_where(struct store *s, enum store_state state,
     const struct store_list_filter *f, cJSON **out)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
 	*out = NULL;
 	if (f == NULL)
 		f = &no_filter;
 	if (store_state_name(state) == NULL)
 		return STORE_ERROR;
-	if ((st = sql_stmt(&s->sql, STORE_Q_LIST_STATE)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_LIST_STATE)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, store_state_name(state)) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, limit_of(f)) != SQLITE_OK ||
-	    sql_bind_text(st, 3, f->destination) != SQLITE_OK ||
-	    sql_bind_text(st, 4, f->tenant) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 5, f->since) != SQLITE_OK)
+	if (db_bind_opt(st, 1, store_state_name(state)) != DB_OK ||
+	    db_bind_int64(st, 2, limit_of(f)) != DB_OK ||
+	    db_bind_opt(st, 3, f->destination) != DB_OK ||
+	    db_bind_opt(st, 4, f->tenant) != DB_OK ||
+	    db_bind_int64(st, 5, f->since) != DB_OK)
 		return STORE_NOMEM;
-	return json_rows(st, out);
+	return json_rows(s, st, out);
 }
 
 enum store_status
 store_attempts_list_where(struct store *s, const char *action,
     const struct store_list_filter *f, cJSON **out)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
 	*out = NULL;
 	if (f == NULL)
 		f = &no_filter;
-	if ((st = sql_stmt(&s->sql, STORE_Q_LIST_ATTEMPTS)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_LIST_ATTEMPTS)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, limit_of(f)) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, f->since) != SQLITE_OK)
+	if (db_bind_opt(st, 1, action) != DB_OK ||
+	    db_bind_int64(st, 2, limit_of(f)) != DB_OK ||
+	    db_bind_int64(st, 3, f->since) != DB_OK)
 		return STORE_NOMEM;
-	return json_rows(st, out);
+	return json_rows(s, st, out);
 }
 
 enum store_status
 store_conflicts_list_where(struct store *s, int all,
     const struct store_list_filter *f, cJSON **out)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
 	*out = NULL;
 	if (f == NULL)
 		f = &no_filter;
-	if ((st = sql_stmt(&s->sql, STORE_Q_LIST_CONFLICTS)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_LIST_CONFLICTS)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int(st, 1, all ? 1 : 0) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, limit_of(f)) != SQLITE_OK ||
-	    sql_bind_text(st, 3, f->tenant) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, f->since) != SQLITE_OK)
+	if (db_bind_int64(st, 1, all ? 1 : 0) != DB_OK ||
+	    db_bind_int64(st, 2, limit_of(f)) != DB_OK ||
+	    db_bind_opt(st, 3, f->tenant) != DB_OK ||
+	    db_bind_int64(st, 4, f->since) != DB_OK)
 		return STORE_NOMEM;
-	return json_rows(st, out);
+	return json_rows(s, st, out);
 }
 
 enum store_status
 store_action_state(struct store *s, const char *action,
     enum store_state *state, int *found)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	*found = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_ACTION_STATE)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_ACTION_STATE)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, action) != SQLITE_OK)
+	if (db_bind_opt(st, 1, action) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		rc = SQLITE_DONE;
-		if (sqlite3_column_text(st, 0) == NULL ||
-		    store_state_parse((const char *)sqlite3_column_text(st, 0),
+	if ((rc = db_step(st)) == DB_ROW) {
+		rc = DB_DONE;
+		if (store_state_parse(db_col_text(st, 0),
 		    state) != 0)
-			rc = SQLITE_CORRUPT;
+			rc = DB_ERROR;
 		else
 			*found = 1;
 	}
-	sqlite3_reset(st);
-	return store_status_of(rc);
+	db_reset(st);
+	return store_status_of(s, rc);
 }
 
 enum store_status
 store_conflict_state(struct store *s, int64_t id, int *found, int *resolved)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	*found = *resolved = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_CONFLICT_STATE)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_CONFLICT_STATE)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
+	if (db_bind_int64(st, 1, id) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if ((rc = db_step(st)) == DB_ROW) {
 		*found = 1;
-		*resolved = sqlite3_column_int(st, 0) != 0;
-		rc = SQLITE_DONE;
+		*resolved = (int)db_col_int64(st, 0) != 0;
+		rc = DB_DONE;
 	}
-	sqlite3_reset(st);
-	return store_status_of(rc);
+	db_reset(st);
+	return store_status_of(s, rc);
 }
 
 enum store_status
 store_jobs_ended(struct store *s, int64_t before, struct store_job_ref *refs,
     int max, int *n)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	*n = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_JOBS_TERMINAL)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_JOBS_TERMINAL)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int64(st, 1, before) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, max) != SQLITE_OK)
+	if (db_bind_int64(st, 1, before) != DB_OK ||
+	    db_bind_int64(st, 2, max) != DB_OK)
 		return STORE_NOMEM;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max) {
-		if (sql_col_copy(st, 0, refs[*n].tenant,
+	while ((rc = db_step(st)) == DB_ROW && *n < max) {
+		if (db_col_copy(st, 0, refs[*n].tenant,
 		    sizeof(refs[*n].tenant)) != 0 ||
-		    sql_col_copy(st, 1, refs[*n].job_id,
+		    db_col_copy(st, 1, refs[*n].job_id,
 		    sizeof(refs[*n].job_id)) != 0) {
-			rc = SQLITE_CORRUPT;
+			rc = DB_ERROR;
 			break;
 		}
 		(*n)++;
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+	db_reset(st);
+	if (rc != DB_DONE && rc != DB_ROW)
 		*n = 0;
-	return store_status_of(rc);
+	return store_status_of(s, rc);
 }
 
 /* Runs one (tenant, job) DELETE, ?3 = before; adds its rows to *count. */
@@ -284,18 +283,18 @@ static enum store_status
 forget_one(struct store *s, enum store_q q, const struct store_job_ref *r,
     int64_t before, int64_t *count)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_status	 rc;
 
-	if ((st = sql_stmt(&s->sql, q)) == NULL)
+	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, r->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, r->job_id) != SQLITE_OK ||
+	if (db_bind_opt(st, 1, r->tenant) != DB_OK ||
+	    db_bind_opt(st, 2, r->job_id) != DB_OK ||
 	    (q == STORE_Q_FORGET_JOB &&
-	    sqlite3_bind_int64(st, 3, before) != SQLITE_OK))
+	    db_bind_int64(st, 3, before) != DB_OK))
 		return STORE_NOMEM;
-	if ((rc = store_status_of(sql_step_done(st))) == STORE_OK)
-		*count += sqlite3_changes(s->sql.db);
+	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+		*count += db_changes(st);
 	return rc;
 }
 

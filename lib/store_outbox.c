@@ -21,14 +21,14 @@ store_lease_clear(struct store_lease *l)
 
 /* Copies a picked row's columns (action, tenant, destination, attempts). */
 static enum store_status
-pick_row(sqlite3_stmt *st, struct store_row *r)
+pick_row(struct db_stmt *st, struct store_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (sql_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
-	    sql_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
-	    sql_col_copy(st, 2, r->destination, sizeof(r->destination)) != 0)
+	if (db_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
+	    db_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
+	    db_col_copy(st, 2, r->destination, sizeof(r->destination)) != 0)
 		return STORE_ERROR;
-	r->attempts = sqlite3_column_int(st, 3);
+	r->attempts = (int)db_col_int64(st, 3);
 	return STORE_OK;
 }
 
@@ -38,26 +38,26 @@ next_tenant(struct store *s, int64_t now, const char *after, char *t,
     size_t tlen, int *found)
 {
 	struct store_row	 r;
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_status	 status = STORE_OK;
-	int			 rc;
+	enum db_rc		 rc;
 
 	*found = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_PICK_AFTER)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_PICK_AFTER)) == NULL)
 		return store_last(s);
 	/* Bound as is: "" (every tenant is after it) is not NULL here. */
-	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 2, after, -1, SQLITE_TRANSIENT) != SQLITE_OK)
+	if (db_bind_int64(st, 1, now) != DB_OK ||
+	    db_bind_text(st, 2, after) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if ((rc = db_step(st)) == DB_ROW) {
 		if ((status = pick_row(st, &r)) == STORE_OK &&
 		    strlen(r.tenant) < tlen) {
 			memcpy(t, r.tenant, strlen(r.tenant) + 1);
 			*found = 1;
 		}
-	} else if (rc != SQLITE_DONE)
-		status = store_status_of(rc);
-	sqlite3_reset(st);
+	} else if (rc != DB_DONE)
+		status = store_status_of(s, rc);
+	db_reset(st);
 	return status;
 }
 
@@ -66,26 +66,26 @@ static enum store_status
 tenant_rows(struct store *s, int64_t now, const char *t, int skip, int want,
     struct store_row *rows, int *got)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_status	 status = STORE_OK;
-	int			 rc = SQLITE_DONE;
+	enum db_rc		 rc = DB_DONE;
 
 	*got = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_PICK_TENANT)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_PICK_TENANT)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
-	    sql_bind_text(st, 2, t) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 3, want) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 4, skip) != SQLITE_OK)
+	if (db_bind_int64(st, 1, now) != DB_OK ||
+	    db_bind_opt(st, 2, t) != DB_OK ||
+	    db_bind_int64(st, 3, want) != DB_OK ||
+	    db_bind_int64(st, 4, skip) != DB_OK)
 		return STORE_NOMEM;
-	while (*got < want && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (*got < want && (rc = db_step(st)) == DB_ROW) {
 		if ((status = pick_row(st, &rows[*got])) != STORE_OK)
 			break;
 		(*got)++;
 	}
-	if (status == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		status = store_status_of(rc);
-	sqlite3_reset(st);
+	if (status == STORE_OK && rc != DB_ROW && rc != DB_DONE)
+		status = store_status_of(s, rc);
+	db_reset(st);
 	return status;
 }
 
@@ -214,34 +214,34 @@ lease_one(struct store *s, struct store_claim_row *c, const char *owner,
 {
 	const struct store_row	*r = &c->row;
 	struct store_lease	*l = &c->lease;
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	const char		*payload;
 	enum store_status	 rc = STORE_OK;
-	int			 step;
+	enum db_rc		 step;
 
-	if ((st = sql_stmt(&s->sql, STORE_Q_LEASE)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_LEASE)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, c->lease_until) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 5, r->attempts) != SQLITE_OK)
+	if (db_bind_opt(st, 1, r->action) != DB_OK ||
+	    db_bind_opt(st, 2, owner) != DB_OK ||
+	    db_bind_int64(st, 3, c->lease_until) != DB_OK ||
+	    db_bind_int64(st, 4, now) != DB_OK ||
+	    db_bind_int64(st, 5, r->attempts) != DB_OK)
 		return STORE_NOMEM;
-	if ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		payload = (const char *)sqlite3_column_text(st, 0);
+	if ((step = db_step(st)) == DB_ROW) {
+		payload = db_col_text(st, 0);
 		if (payload == NULL)
 			rc = STORE_ERROR;
 		else if ((l->payload = strdup(payload)) == NULL)
 			rc = STORE_NOMEM;
-		step = sqlite3_step(st);
-	} else if (step == SQLITE_DONE) {
+		step = db_step(st);
+	} else if (step == DB_DONE) {
 		/* Another worker took it, or an operator moved it. */
-		sqlite3_reset(st);
+		db_reset(st);
 		return STORE_OK;
 	}
-	sqlite3_reset(st);
-	if (rc == STORE_OK && step != SQLITE_DONE)
-		rc = store_status_of(step);
+	db_reset(st);
+	if (rc == STORE_OK && step != DB_DONE)
+		rc = store_status_of(s, step);
 	if (rc != STORE_OK)
 		return rc;
 	memcpy(l->action, r->action, sizeof(l->action));
@@ -249,16 +249,20 @@ lease_one(struct store *s, struct store_claim_row *c, const char *owner,
 	memcpy(l->destination, r->destination, sizeof(l->destination));
 	l->attempt = r->attempts + 1;
 	l->lease_until = c->lease_until;
-	if ((st = sql_stmt(&s->sql, STORE_Q_ATTEMPT_START)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_ATTEMPT_START)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, l->attempt) != SQLITE_OK ||
-	    sql_bind_text(st, 3, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, now) != SQLITE_OK)
+	if (db_bind_opt(st, 1, l->action) != DB_OK ||
+	    db_bind_int64(st, 2, l->attempt) != DB_OK ||
+	    db_bind_opt(st, 3, owner) != DB_OK ||
+	    db_bind_int64(st, 4, now) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK)
-		return rc;
-	l->attempt_id = sqlite3_last_insert_rowid(s->sql.db);
+	if ((step = db_step(st)) != DB_ROW)
+		return step == DB_DONE ? STORE_ERROR : store_status_of(s, step);
+	l->attempt_id = db_col_int64(st, 0);
+	if ((step = db_step(st)) != DB_DONE) {
+		db_reset(st);
+		return step == DB_ROW ? STORE_ERROR : store_status_of(s, step);
+	}
 	c->claimed = 1;
 	return STORE_OK;
 }
@@ -312,17 +316,17 @@ static enum store_status
 attempt_end(struct store *s, int64_t id, int64_t now, long status,
     const char *error)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
-	if ((st = sql_stmt(&s->sql, STORE_Q_ATTEMPT_END)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_ATTEMPT_END)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
-	    (status > 0 ? sqlite3_bind_int64(st, 3, status) :
-	    sqlite3_bind_null(st, 3)) != SQLITE_OK ||
-	    sql_bind_text(st, 4, error) != SQLITE_OK)
+	if (db_bind_int64(st, 1, id) != DB_OK ||
+	    db_bind_int64(st, 2, now) != DB_OK ||
+	    (status > 0 ? db_bind_int64(st, 3, status) :
+	    db_bind_null(st, 3)) != DB_OK ||
+	    db_bind_opt(st, 4, error) != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(sql_step_done(st));
+	return store_status_of(s, db_step_done(st));
 }
 
 /* One attempt's end, inside the caller's transaction. */
@@ -330,41 +334,41 @@ static enum store_status
 finish_one(struct store *s, struct store_finish *f, const char *owner)
 {
 	const struct store_lease	*l = f->lease;
-	sqlite3_stmt			*st;
+	struct db_stmt			*st;
 	enum store_status		 rc;
 
 	if ((rc = attempt_end(s, l->attempt_id, f->ended, f->http_status,
 	    f->error)) != STORE_OK)
 		return rc;
-	if ((st = sql_stmt(&s->sql, STORE_Q_FINISH)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_FINISH)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, store_state_name(outcome_state[f->out])) !=
-	    SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, f->next_at) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, f->ended) != SQLITE_OK ||
-	    (f->http_status > 0 ? sqlite3_bind_int64(st, 5, f->http_status) :
-	    sqlite3_bind_null(st, 5)) != SQLITE_OK ||
-	    sql_bind_text(st, 6, f->error) != SQLITE_OK ||
-	    sql_bind_text(st, 7, owner) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 8, l->attempt) != SQLITE_OK)
+	if (db_bind_opt(st, 1, l->action) != DB_OK ||
+	    db_bind_opt(st, 2, store_state_name(outcome_state[f->out])) !=
+	    DB_OK ||
+	    db_bind_int64(st, 3, f->next_at) != DB_OK ||
+	    db_bind_int64(st, 4, f->ended) != DB_OK ||
+	    (f->http_status > 0 ? db_bind_int64(st, 5, f->http_status) :
+	    db_bind_null(st, 5)) != DB_OK ||
+	    db_bind_opt(st, 6, f->error) != DB_OK ||
+	    db_bind_opt(st, 7, owner) != DB_OK ||
+	    db_bind_int64(st, 8, l->attempt) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK)
+	if ((rc = store_status_of(s, db_step_done(st))) != STORE_OK)
 		return rc;
-	if (sqlite3_changes(s->sql.db) > 0)
+	if (db_changes(st) > 0)
 		return STORE_OK;
 	f->lost = 1;
 	if (f->out != STORE_OUT_DELIVERED)
 		return STORE_OK;
 	/* Recovery could not know: the destination has it. */
-	if ((st = sql_stmt(&s->sql, STORE_Q_MOVE_DELIVERED)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_MOVE_DELIVERED)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, l->action) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, f->ended) != SQLITE_OK ||
-	    sql_bind_text(st, 3, "delivered; recorded after the lease"
-	    " expired") != SQLITE_OK)
+	if (db_bind_opt(st, 1, l->action) != DB_OK ||
+	    db_bind_int64(st, 2, f->ended) != DB_OK ||
+	    db_bind_opt(st, 3, "delivered; recorded after the lease"
+	    " expired") != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(sql_step_done(st));
+	return store_status_of(s, db_step_done(st));
 }
 
 enum store_status
@@ -415,32 +419,32 @@ static enum store_status
 collect_rows(struct store *s, enum store_q q, int64_t now,
     struct store_row *rows, int max, int *n)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	struct store_row	*r;
-	int			 rc = SQLITE_DONE;
+	enum db_rc		 rc = DB_DONE;
 
 	*n = 0;
 	if (max <= 0)
 		return STORE_OK;
-	if ((st = sql_stmt(&s->sql, q)) == NULL)
+	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, max) != SQLITE_OK)
+	if (db_bind_int64(st, 1, now) != DB_OK ||
+	    db_bind_int64(st, 2, max) != DB_OK)
 		return STORE_NOMEM;
-	while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (*n < max && (rc = db_step(st)) == DB_ROW) {
 		r = &rows[*n];
-		if (sql_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
-		    sql_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
-		    sql_col_copy(st, 2, r->destination,
+		if (db_col_copy(st, 0, r->action, sizeof(r->action)) != 0 ||
+		    db_col_copy(st, 1, r->tenant, sizeof(r->tenant)) != 0 ||
+		    db_col_copy(st, 2, r->destination,
 		    sizeof(r->destination)) != 0 ||
-		    sql_col_copy(st, 4, r->owner, sizeof(r->owner)) != 0)
+		    db_col_copy(st, 4, r->owner, sizeof(r->owner)) != 0)
 			continue;
-		r->attempts = sqlite3_column_int(st, 3);
-		r->lease_until = sqlite3_column_int64(st, 5);
+		r->attempts = (int)db_col_int64(st, 3);
+		r->lease_until = db_col_int64(st, 5);
 		(*n)++;
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? STORE_OK : store_status_of(rc);
+	db_reset(st);
+	return rc == DB_ROW ? STORE_OK : store_status_of(s, rc);
 }
 
 enum store_status
@@ -455,7 +459,7 @@ store_outbox_expire(struct store *s, const struct store_row *r,
     enum store_outcome out, int64_t now, int64_t at, const char *note,
     int *changed)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_status	 rc;
 
 	*changed = 0;
@@ -463,36 +467,36 @@ store_outbox_expire(struct store *s, const struct store_row *r,
 		return STORE_ERROR;
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
-	if ((st = sql_stmt(&s->sql, STORE_Q_EXPIRE_MOVE)) == NULL) {
+	if ((st = store_stmt(s, STORE_Q_EXPIRE_MOVE)) == NULL) {
 		rc = store_last(s);
 		goto fail;
 	}
-	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, store_state_name(outcome_state[out])) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, now) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, at) != SQLITE_OK ||
-	    sql_bind_text(st, 5, r->owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 6, r->lease_until) != SQLITE_OK ||
-	    sql_bind_text(st, 7, note) != SQLITE_OK) {
+	if (db_bind_opt(st, 1, r->action) != DB_OK ||
+	    db_bind_opt(st, 2, store_state_name(outcome_state[out])) != DB_OK ||
+	    db_bind_int64(st, 3, now) != DB_OK ||
+	    db_bind_int64(st, 4, at) != DB_OK ||
+	    db_bind_opt(st, 5, r->owner) != DB_OK ||
+	    db_bind_int64(st, 6, r->lease_until) != DB_OK ||
+	    db_bind_opt(st, 7, note) != DB_OK) {
 		rc = STORE_NOMEM;
 		goto fail;
 	}
-	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK)
+	if ((rc = store_status_of(s, db_step_done(st))) != STORE_OK)
 		goto fail;
-	if (sqlite3_changes(s->sql.db) == 0) {
+	if (db_changes(st) == 0) {
 		store_rollback(s);
 		return STORE_OK;
 	}
-	if ((st = sql_stmt(&s->sql, STORE_Q_EXPIRE_ATTEMPTS)) == NULL) {
+	if ((st = store_stmt(s, STORE_Q_EXPIRE_ATTEMPTS)) == NULL) {
 		rc = store_last(s);
 		goto fail;
 	}
-	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK) {
+	if (db_bind_opt(st, 1, r->action) != DB_OK ||
+	    db_bind_int64(st, 2, now) != DB_OK) {
 		rc = STORE_NOMEM;
 		goto fail;
 	}
-	if ((rc = store_status_of(sql_step_done(st))) != STORE_OK ||
+	if ((rc = store_status_of(s, db_step_done(st))) != STORE_OK ||
 	    (rc = store_commit(s)) != STORE_OK)
 		goto fail;
 	*changed = 1;
@@ -504,12 +508,12 @@ fail:
 
 /* Steps a guarded UPDATE; *changed says whether it matched a row. */
 static enum store_status
-guarded(struct store *s, sqlite3_stmt *st, int *changed)
+guarded(struct store *s, struct db_stmt *st, int *changed)
 {
 	enum store_status	rc;
 
-	if ((rc = store_status_of(sql_step_done(st))) == STORE_OK)
-		*changed = sqlite3_changes(s->sql.db) > 0;
+	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+		*changed = db_changes(st) > 0;
 	return rc;
 }
 
@@ -517,16 +521,16 @@ enum store_status
 store_outbox_defer(struct store *s, const struct store_row *r, int64_t now,
     int64_t at, int *changed)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
 	*changed = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_EXPIRE_DEFER)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_EXPIRE_DEFER)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, r->action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, r->owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, r->lease_until) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, at) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 5, now) != SQLITE_OK)
+	if (db_bind_opt(st, 1, r->action) != DB_OK ||
+	    db_bind_opt(st, 2, r->owner) != DB_OK ||
+	    db_bind_int64(st, 3, r->lease_until) != DB_OK ||
+	    db_bind_int64(st, 4, at) != DB_OK ||
+	    db_bind_int64(st, 5, now) != DB_OK)
 		return STORE_NOMEM;
 	return guarded(s, st, changed);
 }
@@ -542,15 +546,15 @@ enum store_status
 store_outbox_check(struct store *s, const char *action, const char *owner,
     int64_t now, int64_t until, int *claimed)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
 	*claimed = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_CHECK_CLAIM)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_CHECK_CLAIM)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, now) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, until) != SQLITE_OK)
+	if (db_bind_opt(st, 1, action) != DB_OK ||
+	    db_bind_opt(st, 2, owner) != DB_OK ||
+	    db_bind_int64(st, 3, now) != DB_OK ||
+	    db_bind_int64(st, 4, until) != DB_OK)
 		return STORE_NOMEM;
 	return guarded(s, st, claimed);
 }
@@ -566,21 +570,21 @@ store_outbox_checked(struct store *s, const char *action, const char *owner,
 		[STORE_CHECKED_DEAD] = STORE_DEAD,
 		[STORE_CHECKED_AGAIN] = STORE_UNKNOWN,
 	};
-	sqlite3_stmt			*st;
+	struct db_stmt			*st;
 
 	*changed = 0;
 	if ((unsigned)c > STORE_CHECKED_AGAIN)
 		return STORE_ERROR;
-	if ((st = sql_stmt(&s->sql, STORE_Q_CHECK_END)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_CHECK_END)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
-	    sql_bind_text(st, 2, owner) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, until) != SQLITE_OK ||
-	    sql_bind_text(st, 4, store_state_name(state[c])) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 5, now) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 6, c == STORE_CHECKED_AGAIN ? at : now) !=
-	    SQLITE_OK ||
-	    sql_bind_text(st, 7, note) != SQLITE_OK)
+	if (db_bind_opt(st, 1, action) != DB_OK ||
+	    db_bind_opt(st, 2, owner) != DB_OK ||
+	    db_bind_int64(st, 3, until) != DB_OK ||
+	    db_bind_opt(st, 4, store_state_name(state[c])) != DB_OK ||
+	    db_bind_int64(st, 5, now) != DB_OK ||
+	    db_bind_int64(st, 6, c == STORE_CHECKED_AGAIN ? at : now) !=
+	    DB_OK ||
+	    db_bind_opt(st, 7, note) != DB_OK)
 		return STORE_NOMEM;
 	return guarded(s, st, changed);
 }
@@ -589,15 +593,15 @@ enum store_status
 store_outbox_recheck(struct store *s, const char *action, int64_t now,
     int64_t at, const char *note, int *changed)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt	*st;
 
 	*changed = 0;
-	if ((st = sql_stmt(&s->sql, STORE_Q_RECHECK_DUE)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_RECHECK_DUE)) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, at) != SQLITE_OK ||
-	    sql_bind_text(st, 4, note) != SQLITE_OK)
+	if (db_bind_opt(st, 1, action) != DB_OK ||
+	    db_bind_int64(st, 2, now) != DB_OK ||
+	    db_bind_int64(st, 3, at) != DB_OK ||
+	    db_bind_opt(st, 4, note) != DB_OK)
 		return STORE_NOMEM;
 	return guarded(s, st, changed);
 }
@@ -612,42 +616,42 @@ store_outbox_move(struct store *s, const char *action, enum store_move m,
 		[STORE_MOVE_RESEND] = STORE_Q_MOVE_RESEND,
 		[STORE_MOVE_RECHECK] = STORE_Q_MOVE_RECHECK,
 	};
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum store_status	 rc;
 
 	*changed = 0;
 	if ((unsigned)m > STORE_MOVE_RECHECK)
 		return STORE_ERROR;
-	if ((st = sql_stmt(&s->sql, qs[m])) == NULL)
+	if ((st = store_stmt(s, qs[m])) == NULL)
 		return store_last(s);
-	if (sql_bind_text(st, 1, action) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK ||
-	    sql_bind_text(st, 3, note) != SQLITE_OK ||
+	if (db_bind_opt(st, 1, action) != DB_OK ||
+	    db_bind_int64(st, 2, now) != DB_OK ||
+	    db_bind_opt(st, 3, note) != DB_OK ||
 	    (m == STORE_MOVE_RECHECK &&
-	    sqlite3_bind_int64(st, 4, at) != SQLITE_OK))
+	    db_bind_int64(st, 4, at) != DB_OK))
 		return STORE_NOMEM;
-	if ((rc = store_status_of(sql_step_done(st))) == STORE_OK)
-		*changed = sqlite3_changes(s->sql.db) > 0;
+	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+		*changed = db_changes(st) > 0;
 	return rc;
 }
 
 enum store_status
 store_outbox_next(struct store *s, int64_t now, int64_t *in_ms)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 
 	*in_ms = -1;
-	if ((st = sql_stmt(&s->sql, STORE_Q_NEXT_DUE)) == NULL)
+	if ((st = store_stmt(s, STORE_Q_NEXT_DUE)) == NULL)
 		return store_last(s);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
-			*in_ms = sqlite3_column_int64(st, 0) - now;
+	if ((rc = db_step(st)) == DB_ROW) {
+		if (!db_col_null(st, 0)) {
+			*in_ms = db_col_int64(st, 0) - now;
 			if (*in_ms < 0)
 				*in_ms = 0;
 		}
-		rc = SQLITE_DONE;
+		rc = DB_DONE;
 	}
-	sqlite3_reset(st);
-	return store_status_of(rc);
+	db_reset(st);
+	return store_status_of(s, rc);
 }

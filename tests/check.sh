@@ -13,7 +13,7 @@ chmod 0755 "$pgtmp"
 . tests/pglib.sh
 trap 'pg_stop "$pgtmp/pg"; rm -rf "$log" "$pgtmp"' EXIT
 status=0
-if pg_start "$pgtmp/pg"; then
+if pg_start "$pgtmp/pg" nosync; then
 	HOOKBOX_TEST_PG=$pg_uri
 	export HOOKBOX_TEST_PG
 else

@@ -1,9 +1,15 @@
 /*
- * check_accept.c: the acceptance routine against real SQLite files, and
- * every library failure window of DESIGN.md section 9.
+ * check_accept.c: the acceptance routine against real databases, and
+ * every library failure window of DESIGN.md section 9: the whole suite
+ * runs on SQLite files, then on PostgreSQL databases (test_run_backends()),
+ * where a window needs another means (another connection's lock instead
+ * of a file's) the test says so; and PostgreSQL's own windows: a role
+ * without the write grant, a connection cut by the server, a batch whose
+ * one member cannot have its job's lock.
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +21,9 @@
 #include <sqlite3.h>
 
 #include "accept.h"
+#include "db.h"
 #include "fault.h"
+#include "group.h"
 #include "testutil.h"
 #include "tornado.h"
 #include "util.h"
@@ -46,7 +54,8 @@ setup(void)
 	struct config	*w;
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
-	test_path(state_path, sizeof(state_path), dir, "state.db");
+	ck_assert_int_lt(snprintf(state_path, sizeof(state_path), "%s",
+	    test_location(dir, "state.db")), (int)sizeof(state_path));
 	w = test_config_create(dir);
 	add_tenant(w, "acme", 1);
 	add_tenant(w, "other", 1);
@@ -78,6 +87,30 @@ static long long
 q(const char *sql)
 {
 	return test_db_int(state_path, sql);
+}
+
+/* q() with a text per backend, where the dialects differ. */
+static long long
+q2(const char *sqlite, const char *pg)
+{
+	return q(test_backend == TEST_SQLITE ? sqlite : pg);
+}
+
+/*
+ * PostgreSQL: a connection of the test's own to the test's database (as
+ * another host's would be), with the state's names.
+ */
+static struct db *
+pg_other(const char *conninfo)
+{
+	struct db	*db = NULL;
+	char		 why[256];
+
+	ck_assert_msg(db_open_pg(conninfo, 10000, 0, NULL, 0, &db, why,
+	    sizeof(why)) == DB_OK, "%s", why);
+	ck_assert_int_eq(db_exec(db, "SET search_path = hookbox_state,"
+	    " hookbox_config"), DB_OK);
+	return db;
 }
 
 static void
@@ -149,9 +182,12 @@ START_TEST(same_event_twice)
 	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
 	ck_assert_int_eq(q("SELECT count(*) FROM accepted"), 1);
 	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 2);
-	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE state='pending'"
+	ck_assert_int_eq(q2("SELECT count(*) FROM outbox WHERE state='pending'"
 	    " AND action_id='acme:att-42:analyze-v1' AND destination='sink'"
-	    " AND json_extract(payload,'$.file.key')='out/1.mp4'"), 1);
+	    " AND json_extract(payload,'$.file.key')='out/1.mp4'",
+	    "SELECT count(*) FROM outbox WHERE state='pending'"
+	    " AND action_id='acme:att-42:analyze-v1' AND destination='sink'"
+	    " AND payload::json->'file'->>'key' = 'out/1.mp4'"), 1);
 }
 END_TEST
 
@@ -544,19 +580,31 @@ START_TEST(unknown_and_batch_recorded)
 }
 END_TEST
 
-/* With the write lock held elsewhere past the busy timeout: 503, nothing. */
+/*
+ * With the lock held elsewhere past the busy timeout: 503, nothing.  On
+ * SQLite the file's write lock; on PostgreSQL the job's lock, held by
+ * another connection's transaction as another host's acceptance would.
+ */
 START_TEST(busy_database_unavailable)
 {
 	struct store	*s;
 	struct config	*k;
-	sqlite3		*db;
+	sqlite3		*db = NULL;
+	struct db	*pg = NULL;
 	struct timespec	 a, b;
 	long		 ms;
 	char		 snap[128];
 
-	ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL),
-	    SQLITE_OK);
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL,
+		    NULL), SQLITE_OK);
+	} else {
+		pg = pg_other(state_path);
+		ck_assert_int_eq(db_exec(pg, "BEGIN; SELECT"
+		    " pg_advisory_xact_lock(hashtextextended('acme:job-1', 0))"),
+		    DB_OK);
+	}
 	open_both(300, &s, &k);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	ck_assert_int_eq(run_with(s, k, "acme", CALLBACK, completed1,
@@ -565,9 +613,14 @@ START_TEST(busy_database_unavailable)
 	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
 	/* It waited for the lock (bounded below only: no timing flakes). */
 	ck_assert_int_ge(ms, 290);
-	ck_assert_int_eq(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(db);
+	if (db != NULL) {
+		ck_assert_int_eq(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
+		    SQLITE_OK);
+		sqlite3_close(db);
+	} else {
+		ck_assert_int_eq(db_exec(pg, "ROLLBACK"), DB_OK);
+		db_close(pg);
+	}
 	snapshot(snap, sizeof(snap));
 	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
 	/* Once the lock is gone the same observation is accepted. */
@@ -583,6 +636,14 @@ START_TEST(wal_and_full_sync)
 	sqlite3		*db;
 	sqlite3_stmt	*s;
 
+	if (test_backend == TEST_POSTGRES) {
+		/* No file, no pragmas: the schema's version is kept. */
+		ck_assert_int_eq(q("SELECT version FROM"
+		    " hookbox_state.schema_version"), 1);
+		ck_assert_int_eq(q("SELECT count(*) FROM"
+		    " hookbox_state.schema_version"), 1);
+		return;
+	}
 	ck_assert_int_eq(sqlite3_open(state_path, &db), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s,
 	    NULL), SQLITE_OK);
@@ -591,6 +652,233 @@ START_TEST(wal_and_full_sync)
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	ck_assert_int_eq(q("PRAGMA user_version"), 4);
+}
+END_TEST
+
+/*
+ * PostgreSQL: a serving role without the write grant on the state tables
+ * (a mistaken GRANT) answers 503, says why, and writes nothing; health
+ * says so before any callback.  SQLite has no roles: there the nearest
+ * window, a read-only file, is check_store's and check_respond's.
+ */
+START_TEST(denied_role_unavailable)
+{
+	struct store		*s = NULL;
+	struct config		*k;
+	struct accept_res	 res;
+	struct db		*admin;
+	char			 role[32], sql[1024], conn[PATH_MAX + 64];
+	char			 snap[128];
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	(void)snprintf(role, sizeof(role), "hbt_ro_%ld", (long)getpid());
+	admin = pg_other(state_path);
+	(void)snprintf(sql, sizeof(sql), "CREATE ROLE %s LOGIN", role);
+	ck_assert_int_eq(db_exec(admin, sql), DB_OK);
+	/* pg_schema_grants()'s state half, less the writes. */
+	(void)snprintf(sql, sizeof(sql), "GRANT USAGE ON SCHEMA hookbox_state"
+	    " TO %s; GRANT SELECT ON ALL TABLES IN SCHEMA hookbox_state TO %s;"
+	    " GRANT USAGE ON ALL SEQUENCES IN SCHEMA hookbox_state TO %s",
+	    role, role, role);
+	ck_assert_msg(db_exec(admin, sql) == DB_OK, "%s", db_errmsg(admin));
+	(void)snprintf(conn, sizeof(conn), "%s user=%s", state_path, role);
+	ck_assert_int_eq(store_open(conn, &(struct store_opts){ 1000, 0, 0,
+	    0 }, &s), STORE_OK);
+	k = test_config_open(dir, CONFIG_READ, 1000);
+	ck_assert_int_eq(store_check_writable(s), STORE_IO);
+	ck_assert_msg(strstr(store_errmsg(s), "grant") != NULL, "%s",
+	    store_errmsg(s));
+	ck_assert_int_eq(run_with(s, k, "acme", CALLBACK, completed1, &res),
+	    HB_UNAVAILABLE);
+	ck_assert(!hb_result_is_ack(res.result));
+	ck_assert_ptr_nonnull(res.detail);
+	ck_assert_msg(strstr(store_errmsg(s), "permission denied") != NULL,
+	    "%s", store_errmsg(s));
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
+	/* The same connection, granted again, writes. */
+	(void)snprintf(sql, sizeof(sql), "GRANT INSERT, UPDATE, DELETE ON"
+	    " ALL TABLES IN SCHEMA hookbox_state TO %s", role);
+	ck_assert_int_eq(db_exec(admin, sql), DB_OK);
+	ck_assert_int_eq(store_check_writable(s), STORE_OK);
+	ck_assert_int_eq(run_with(s, k, "acme", CALLBACK, completed1, &res),
+	    HB_ACCEPTED);
+	store_close(s);
+	config_close(k);
+	(void)snprintf(sql, sizeof(sql), "DROP OWNED BY %s; DROP ROLE %s",
+	    role, role);
+	(void)db_exec(admin, sql);
+	db_close(admin);
+}
+END_TEST
+
+/*
+ * Ends the state store's connections to the test's database (named
+ * "hookbox-state"), as a server restart or a failover would; the
+ * configuration's have their own tests.
+ */
+static void
+terminate_others(void)
+{
+	struct db	*admin;
+	int		 i;
+
+	admin = pg_other(state_path);
+	ck_assert_int_eq(db_exec(admin, "SELECT pg_terminate_backend(pid)"
+	    " FROM pg_stat_activity WHERE datname = current_database()"
+	    " AND application_name = 'hookbox-state'"), DB_OK);
+	db_close(admin);
+	/* Gone for certain before the next call: the server says so. */
+	for (i = 0; i < 5000 && test_db_int(state_path, "SELECT count(*) FROM"
+	    " pg_stat_activity WHERE datname = current_database() AND"
+	    " application_name = 'hookbox-state'") > 0; i++)
+		usleep(1000);
+	ck_assert_int_lt(i, 5000);
+}
+
+/*
+ * PostgreSQL: the server ends the connection (a restart, a failover, an
+ * administrator): the call that meets it answers "try again" (STORE_GONE,
+ * 503), the next one runs on a new connection, no restart needed; and a
+ * transaction the loss cut off is cleared, so the next BEGIN runs.
+ */
+START_TEST(connection_lost_recovers)
+{
+	char	snap[128];
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	ck_assert_int_eq(run("acme", CALLBACK, "{\"type\":\"job_progress\","
+	    "\"job_id\":\"job-1\",\"stage\":\"downloading\"}"),
+	    HB_RECORDED);
+	/* Outside a transaction. */
+	terminate_others();
+	ck_assert_int_eq(store_begin(st), STORE_GONE);
+	store_rollback(st);
+	ck_assert_int_eq(store_begin(st), STORE_OK);
+	store_rollback(st);
+	/* Inside one: its COMMIT fails, nothing of it stays. */
+	ck_assert_int_eq(store_begin(st), STORE_OK);
+	terminate_others();
+	ck_assert_int_eq(store_commit(st), STORE_GONE);
+	store_rollback(st);
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r2 j1 a1 o1 c0");
+	/* An acceptance cut in the middle answers 503, then works. */
+	terminate_others();
+	ck_assert_int_eq(run("acme", CALLBACK, failed1), HB_UNAVAILABLE);
+	ck_assert_int_eq(run("acme", CALLBACK, failed1), HB_CONFLICT);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
+}
+END_TEST
+
+/* One caller of a group: its observation, prepared, and its answer. */
+struct gcall {
+	struct group		*g;
+	struct accept_prep	 p;
+	struct accept_res	 res;
+	struct obs		 o;
+	enum hb_result		 r;
+};
+
+static void *
+gcall_run(void *arg)
+{
+	struct gcall	*c = arg;
+
+	c->r = group_accept(c->g, &c->p, &c->res);
+	return NULL;
+}
+
+static void
+gcall_prepare(struct gcall *c, const char *json)
+{
+	struct accept_req	req;
+	char			why[128];
+
+	ck_assert_int_eq(tornado_parse_callback(json, strlen(json), &c->o,
+	    why, sizeof(why)), TORNADO_OK);
+	memset(&req, 0, sizeof(req));
+	req.tenant = "acme";
+	req.endpoint = "hook";
+	req.obs = &c->o;
+	req.body = json;
+	req.bodylen = strlen(json);
+	req.now_ms = util_now_ms();
+	ck_assert_int_eq(accept_prepare(cfg, &req, &c->p, &c->res), 0);
+}
+
+struct gwait {
+	struct group	*g;
+	int64_t		 n;
+};
+
+/* The group's writer, held until n observations wait (FAULT_GROUP_TAKE). */
+static int
+gwait(enum fault_point p, void *arg)
+{
+	struct gwait		*w = arg;
+	struct group_stats	 gs;
+	int			 i;
+
+	(void)p;
+	for (i = 0; i < 10000; i++) {
+		group_stats(w->g, &gs);
+		if (gs.waiting >= w->n)
+			break;
+		usleep(1000);
+	}
+	fault_set(FAULT_GROUP_TAKE, NULL, NULL);
+	return 0;
+}
+
+/*
+ * One batch of the group's writer, two members: one whose job's lock is
+ * held elsewhere past the busy budget, one whose is not.  The first
+ * answers 503; the second is accepted all the same: on PostgreSQL an
+ * error inside the batch's transaction would abort all of it, but for
+ * the savepoint it is in.  On SQLite both are accepted (no job locks).
+ */
+START_TEST(group_member_fails_alone)
+{
+	struct gcall	c[2];
+	struct gwait	w;
+	pthread_t	t[2];
+	struct db	*pg = NULL;
+	int		i;
+
+	memset(c, 0, sizeof(c));
+	gcall_prepare(&c[0], completed1);
+	gcall_prepare(&c[1], "{\"type\":\"job_completed\","
+	    "\"job_id\":\"job-3\",\"status\":\"completed\"}");
+	c[0].g = c[1].g = test_group_new(state_path, 1);
+	if (test_backend == TEST_POSTGRES) {
+		pg = pg_other(state_path);
+		ck_assert_int_eq(db_exec(pg, "BEGIN; SELECT"
+		    " pg_advisory_xact_lock(hashtextextended('acme:job-1', 0))"),
+		    DB_OK);
+	}
+	w.g = c[0].g;
+	w.n = 2;
+	fault_set(FAULT_GROUP_TAKE, gwait, &w);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, gcall_run, &c[i]),
+		    0);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	ck_assert_int_eq(c[1].r, HB_ACCEPTED);
+	if (pg != NULL) {
+		ck_assert_int_eq(c[0].r, HB_UNAVAILABLE);
+		ck_assert_int_eq(db_exec(pg, "ROLLBACK"), DB_OK);
+		db_close(pg);
+		ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 1);
+	} else
+		ck_assert_int_eq(c[0].r, HB_ACCEPTED);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:att-43:analyze-v1'"), 1);
+	group_free(c[0].g);
 }
 END_TEST
 
@@ -634,6 +922,9 @@ accept_suite(void)
 	tcase_add_test(tc, unknown_and_batch_recorded);
 	tcase_add_test(tc, busy_database_unavailable);
 	tcase_add_test(tc, wal_and_full_sync);
+	tcase_add_test(tc, denied_role_unavailable);
+	tcase_add_test(tc, connection_lost_recovers);
+	tcase_add_test(tc, group_member_fails_alone);
 	tcase_add_test(tc, result_json);
 	suite_add_tcase(s, tc);
 	return s;
@@ -644,5 +935,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(accept_suite());
+	return test_run_backends(accept_suite, "accept");
 }

@@ -190,6 +190,8 @@ setup(void)
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir());
 	test_path(log_path, sizeof(log_path), dir, "sink.log");
+	/* Without a database to test on, fail before any sink is started. */
+	(void)test_location(dir, "state.db");
 	start_sink("204");
 
 	w = test_config_create(dir);
@@ -618,5 +620,5 @@ main(int argc, char *argv[])
 	memcpy(sink_path + n, "sink", sizeof("sink"));
 	if (util_init() != 0 || http_global_init() != 0)
 		return 1;
-	return test_run(outbox_suite());
+	return test_run_backends(outbox_suite, "outbox");
 }

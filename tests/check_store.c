@@ -14,16 +14,20 @@
  * Each test gets its own directory under one per test case, which the
  * parent process removes even when a test fails.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 #include <sqlite3.h>
 
 #include "accept.h"
 #include "config_admin.h"
+#include "db.h"
 #include "fault.h"
 #include "store_metrics.h"
 #include "store_ops.h"
@@ -68,7 +72,8 @@ setup(void)
 
 	ck_assert_int_lt(snprintf(dir, sizeof(dir), "%s", test_tmpdir()),
 	    (int)sizeof(dir));
-	test_path(state_path, sizeof(state_path), dir, "state.db");
+	ck_assert_int_lt(snprintf(state_path, sizeof(state_path), "%s",
+	    test_location(dir, "state.db")), (int)sizeof(state_path));
 	w = test_config_create(dir);
 	ck_assert_int_eq(config_begin(w), CONFIG_OK);	/* one sync */
 	for (i = 0; i < NELEM(tenants); i++) {
@@ -102,61 +107,100 @@ teardown(void)
  * The file through a connection of the test's own
  */
 
-/* Prepares sql on a read-only connection, ?1 bound to arg unless NULL. */
-static sqlite3_stmt *
-prepare(sqlite3 **db, const char *sql, const char *arg)
+/*
+ * A connection of the test's own (read-only on SQLite, opened per query;
+ * on PostgreSQL the test's one, kept) with text t, ?1 bound to arg unless
+ * NULL; *db is to be closed with done().
+ */
+static struct db_stmt *
+prepare(struct db **db, const struct db_text *t, const char *arg)
 {
-	sqlite3_stmt	*s = NULL;
+	struct db_stmt	*s;
 
-	ck_assert_int_eq(sqlite3_open_v2(state_path, db, SQLITE_OPEN_READONLY,
-	    NULL), SQLITE_OK);
-	ck_assert_msg(sqlite3_prepare_v2(*db, sql, -1, &s, NULL) == SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(*db));
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(db_open_sqlite(state_path,
+		    SQLITE_OPEN_READONLY, t, 1, db), DB_OK);
+		ck_assert_msg((s = db_stmt(*db, 0)) != NULL, "%s: %s",
+		    t->sqlite, db_errmsg(*db));
+	} else
+		s = test_own_stmt(state_path, t->sqlite, t->pg, db);
 	if (arg != NULL)
-		ck_assert_int_eq(sqlite3_bind_text(s, 1, arg, -1,
-		    SQLITE_TRANSIENT), SQLITE_OK);
+		ck_assert_int_eq(db_bind_text(s, 1, arg), DB_OK);
 	return s;
 }
 
-/* The first column of sql's first row as an integer; -1 for no row or NULL. */
+static void
+done(struct db *db)
+{
+	if (test_backend == TEST_SQLITE)
+		db_close(db);
+}
+
+/* The first column of the first row as an integer; -1 for no row or NULL. */
 static long long
 qi(const char *sql, const char *arg)
 {
-	sqlite3		*db = NULL;
-	sqlite3_stmt	*s;
+	struct db_text	 t = { sql, NULL };
+	struct db	*db = NULL;
+	struct db_stmt	*s;
+	enum db_rc	 rc;
 	long long	 v = -1;
 
-	s = prepare(&db, sql, arg);
-	if (sqlite3_step(s) == SQLITE_ROW &&
-	    sqlite3_column_type(s, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
+	s = prepare(&db, &t, arg);
+	if ((rc = db_step(s)) == DB_ROW) {
+		if (!db_col_null(s, 0))
+			v = db_col_int64(s, 0);
+		db_reset(s);
+	} else
+		ck_assert_msg(rc == DB_DONE, "%s: %s", sql, db_errmsg(db));
+	done(db);
 	return v;
 }
 
 /*
- * The first column of sql's first row as text, "NULL" for NULL, "(no
+ * The first column of the first row as text, "NULL" for NULL, "(no
  * row)" for none; static storage, valid until the next call.
  */
 static const char *
-qt(const char *sql, const char *arg)
+qtt(const struct db_text *t, const char *arg)
 {
 	static char	 buf[4096];
-	sqlite3		*db = NULL;
-	sqlite3_stmt	*s;
+	struct db	*db = NULL;
+	struct db_stmt	*s;
 	const char	*v;
+	enum db_rc	 rc;
 
-	s = prepare(&db, sql, arg);
-	if (sqlite3_step(s) != SQLITE_ROW)
+	s = prepare(&db, t, arg);
+	if ((rc = db_step(s)) != DB_ROW) {
+		ck_assert_msg(rc == DB_DONE, "%s: %s", t->sqlite,
+		    db_errmsg(db));
 		v = "(no row)";
-	else if ((v = (const char *)sqlite3_column_text(s, 0)) == NULL)
+	} else if (db_col_null(s, 0))
 		v = "NULL";
+	else
+		v = db_col_text(s, 0);
 	ck_assert_int_lt(snprintf(buf, sizeof(buf), "%s", v),
 	    (int)sizeof(buf));
-	sqlite3_finalize(s);
-	sqlite3_close(db);
+	db_reset(s);
+	done(db);
 	return buf;
+}
+
+static const char *
+qt(const char *sql, const char *arg)
+{
+	struct db_text	 t = { sql, NULL };
+
+	return qtt(&t, arg);
+}
+
+/* qt() where the two dialects differ (aggregates, JSON). */
+static const char *
+qt2(const char *sqlite, const char *pg, const char *arg)
+{
+	struct db_text	 t = { sqlite, pg };
+
+	return qtt(&t, arg);
 }
 
 static const char *
@@ -185,19 +229,30 @@ attempts_of(const char *action)
 static void
 sig(const char *action, char *buf, size_t len)
 {
-	ck_assert_int_lt(snprintf(buf, len, "%s", qt(
-	    "SELECT o.state || '|' || o.attempts || '|' || o.next_at || '|' ||"
-	    " ifnull(o.lease_owner, '-') || '|' || ifnull(o.lease_until, '-')"
-	    " || '|' || o.updated_at || '|' || ifnull(o.last_status, '-') ||"
-	    " '|' || ifnull(o.last_error, '-') || '|' || (SELECT"
-	    " ifnull(group_concat(n || ',' || ifnull(owner, '-') || ',' ||"
-	    " started_at || ',' || ifnull(ended_at, '-') || ',' ||"
-	    " ifnull(http_status, '-') || ',' || ifnull(error, '-'), ';'),"
-	    " 'none') FROM attempts a WHERE a.action_id = o.action_id) ||"
-	    " '|' || (SELECT count(*)"
-	    " FROM accepted c WHERE c.action_id = o.action_id)"
-	    " FROM outbox o WHERE o.action_id = ?1", action)), (int)len);
+	/* The same text but for the aggregate's name. */
+#define SIG_SQL(agg)							\
+	"SELECT o.state || '|' || o.attempts || '|' || o.next_at || '|' ||" \
+	" coalesce(o.lease_owner, '-') || '|' ||"			\
+	" coalesce(CAST(o.lease_until AS TEXT), '-')"			\
+	" || '|' || o.updated_at || '|' ||"				\
+	" coalesce(CAST(o.last_status AS TEXT), '-') ||"		\
+	" '|' || coalesce(o.last_error, '-') || '|' || (SELECT"		\
+	" coalesce(" agg "(n || ',' || coalesce(owner, '-') || ',' ||"	\
+	" started_at || ',' || coalesce(CAST(ended_at AS TEXT), '-') ||" \
+	" ',' || coalesce(CAST(http_status AS TEXT), '-') || ',' ||"	\
+	" coalesce(error, '-'), ';'),"					\
+	" 'none') FROM attempts a WHERE a.action_id = o.action_id) ||"	\
+	" '|' || (SELECT count(*)"					\
+	" FROM accepted c WHERE c.action_id = o.action_id)"		\
+	" FROM outbox o WHERE o.action_id = ?1"
+	static const struct db_text	t = {
+		SIG_SQL("group_concat"), SIG_SQL("string_agg")
+	};
+
+	ck_assert_int_lt(snprintf(buf, len, "%s", qtt(&t, action)),
+	    (int)len);
 	ck_assert_msg(strchr(buf, '|') != NULL, "%s: %s", action, buf);
+#undef SIG_SQL
 }
 
 #define SIG_MAX		1024
@@ -206,7 +261,14 @@ sig(const char *action, char *buf, size_t len)
 static void
 no_lock_held(void)
 {
-	test_db_exec(state_path, "BEGIN IMMEDIATE; ROLLBACK");
+	if (test_backend == TEST_SQLITE) {
+		test_db_exec(state_path, "BEGIN IMMEDIATE; ROLLBACK");
+		return;
+	}
+	/* PostgreSQL: no connection of the test's database sits in one. */
+	ck_assert_int_eq(qi("SELECT count(*) FROM pg_stat_activity WHERE"
+	    " datname = current_database() AND state LIKE"
+	    " 'idle in transaction%'", NULL), 0);
 }
 
 /*
@@ -592,8 +654,9 @@ START_TEST(claim_records_attempt)
 	ck_assert_ptr_nonnull(l.payload);
 	ck_assert_str_eq(l.payload, qt("SELECT payload FROM outbox"
 	    " WHERE action_id = ?1", ACT("a", 1)));
-	ck_assert_str_eq(qt("SELECT json_extract(payload, '$.job_id')"
-	    " FROM outbox WHERE action_id = ?1", ACT("a", 1)), "j1");
+	ck_assert_str_eq(qt2("SELECT json_extract(payload, '$.job_id')"
+	    " FROM outbox WHERE action_id = ?1", "SELECT payload::json->>"
+	    "'job_id' FROM outbox WHERE action_id = ?1", ACT("a", 1)), "j1");
 
 	ck_assert_str_eq(state_of(ACT("a", 1)), "leased");
 	ck_assert_str_eq(qt("SELECT lease_owner FROM outbox"
@@ -609,7 +672,7 @@ START_TEST(claim_records_attempt)
 	ck_assert_int_eq(qi("SELECT id FROM attempts WHERE action_id = ?1",
 	    ACT("a", 1)), l.attempt_id);
 	ck_assert_str_eq(qt("SELECT n || ' ' || owner || ' ' || started_at ||"
-	    " ' ' || ifnull(ended_at, 'open') FROM attempts"
+	    " ' ' || coalesce(CAST(ended_at AS TEXT), 'open') FROM attempts"
 	    " WHERE action_id = ?1", ACT("a", 1)), "1 w1 1700000000005 open");
 	no_lock_held();
 
@@ -628,9 +691,10 @@ START_TEST(claim_records_attempt)
 	ck_assert_int_ne(l2.attempt_id, l.attempt_id);
 	ck_assert_str_eq(l2.payload, l.payload);
 	ck_assert_int_eq(attempts_of(ACT("a", 1)), 2);
-	ck_assert_str_eq(qt("SELECT group_concat(n || ' ' || owner, ',') FROM"
+	ck_assert_str_eq(qt2("SELECT group_concat(n || ' ' || owner, ',') FROM"
 	    " (SELECT * FROM attempts WHERE action_id = ?1 ORDER BY id)",
-	    ACT("a", 1)), "1 w1,2 w2");
+	    "SELECT string_agg(n || ' ' || owner, ',' ORDER BY id) FROM"
+	    " attempts WHERE action_id = ?1", ACT("a", 1)), "1 w1,2 w2");
 	store_lease_clear(&l);
 	store_lease_clear(&l2);
 	ck_assert_ptr_null(l.payload);
@@ -770,8 +834,8 @@ START_TEST(finish_outcomes)
 		ck_assert_int_eq(lost, 0);
 		store_lease_clear(&l);
 		ck_assert_str_eq(state_of(action), c[i].state);
-		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
-		    " ifnull(lease_until, 'none') FROM outbox"
+		ck_assert_str_eq(qt("SELECT coalesce(CAST(lease_owner AS TEXT), 'none') ||"
+		    " coalesce(CAST(lease_until AS TEXT), 'none') FROM outbox"
 		    " WHERE action_id = ?1", action), "nonenone");
 		ck_assert_str_eq(qt("SELECT last_status FROM outbox"
 		    " WHERE action_id = ?1", action), c[i].last_status);
@@ -785,7 +849,7 @@ START_TEST(finish_outcomes)
 		/* The attempt's end, as it happened. */
 		ck_assert_int_eq(qi("SELECT ended_at FROM attempts"
 		    " WHERE action_id = ?1", action), T0 + 20);
-		ck_assert_str_eq(qt("SELECT ifnull(http_status, 'NULL')"
+		ck_assert_str_eq(qt("SELECT coalesce(CAST(http_status AS TEXT), 'NULL')"
 		    " FROM attempts WHERE action_id = ?1", action),
 		    c[i].last_status);
 		no_lock_held();
@@ -853,7 +917,7 @@ START_TEST(finish_lost_after_recovery)
 	sig(ACT("a", 1), after, sizeof(after));
 	ck_assert_str_ne(before, after);
 	ck_assert_str_eq(qt("SELECT ended_at || ' ' || http_status || ' ' ||"
-	    " ifnull(error, 'none') FROM attempts WHERE action_id = ?1",
+	    " coalesce(error, 'none') FROM attempts WHERE action_id = ?1",
 	    ACT("a", 1)), "1700000001500 200 none");
 	no_lock_held();
 
@@ -990,8 +1054,10 @@ START_TEST(claim_batch)
 	    " WHERE action_id = ?1", ACT("b", 1)), T0 + 2000);
 	ck_assert_str_eq(state_of(ACT("c", 1)), "pending");
 	ck_assert_int_eq(attempts_of(ACT("a", 1)), 1);	/* once, not twice */
-	ck_assert_str_eq(qt("SELECT count(*) || ' ' || min(started_at) || ' '"
+	ck_assert_str_eq(qt2("SELECT count(*) || ' ' || min(started_at) || ' '"
 	    " || max(started_at) || ' ' || group_concat(owner, '') FROM"
+	    " attempts", "SELECT count(*) || ' ' || min(started_at) || ' '"
+	    " || max(started_at) || ' ' || string_agg(owner, '') FROM"
 	    " attempts", NULL), "3 1700000000010 1700000000010 w1w1w1");
 	ck_assert_int_eq(qi("SELECT id FROM attempts WHERE action_id = ?1",
 	    ACT("c", 2)), c[4].lease.attempt_id);
@@ -1109,10 +1175,12 @@ START_TEST(finish_batch)
 	ck_assert_str_eq(state_of(ACT("c", 2)), "unknown");
 	ck_assert_int_eq(next_at(ACT("c", 2)), T0 + 60000);
 	/* Each attempt ended at its own time, with its own answer. */
-	ck_assert_str_eq(qt("SELECT group_concat((ended_at - 1700000000000) ||"
-	    " ':' || ifnull(http_status, '-'), ' ') FROM (SELECT * FROM"
-	    " attempts ORDER BY id)", NULL), "1500:204 1501:503 1502:200"
-	    " 1503:-");
+	ck_assert_str_eq(qt2("SELECT group_concat((ended_at - 1700000000000)"
+	    " || ':' || coalesce(CAST(http_status AS TEXT), '-'), ' ') FROM"
+	    " (SELECT * FROM attempts ORDER BY id)",
+	    "SELECT string_agg((ended_at - 1700000000000) || ':' ||"
+	    " coalesce(CAST(http_status AS TEXT), '-'), ' ' ORDER BY id)"
+	    " FROM attempts", NULL), "1500:204 1501:503 1502:200 1503:-");
 	ck_assert_str_eq(qt("SELECT last_error FROM outbox"
 	    " WHERE action_id = ?1", ACT("c", 2)),
 	    "timed out (may have been received)");
@@ -1319,14 +1387,15 @@ START_TEST(expire_outcomes)
 		ck_assert_int_eq(changed, 1);
 		ck_assert_str_eq(state_of(rows[i].action), c[i].state);
 		ck_assert_int_eq(next_at(rows[i].action), T0 + c[i].at);
-		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
-		    " ifnull(lease_until, 'none') || last_error FROM outbox"
+		ck_assert_str_eq(qt("SELECT coalesce(CAST(lease_owner AS TEXT), 'none') ||"
+		    " coalesce(CAST(lease_until AS TEXT), 'none') || last_error FROM outbox"
 		    " WHERE action_id = ?1", rows[i].action),
 		    "nonenoneexpired here");
 		/* The claim counted; the attempt is closed, not a new one. */
 		ck_assert_int_eq(attempts_of(rows[i].action), 1);
-		ck_assert_str_eq(qt("SELECT count(*) || ' ' || ended_at ||"
-		    " ' ' || error || ' ' || ifnull(http_status, 'none')"
+		ck_assert_str_eq(qt("SELECT count(*) || ' ' || max(ended_at)"
+		    " || ' ' || max(error) || ' ' ||"
+		    " coalesce(CAST(max(http_status) AS TEXT), 'none')"
 		    " FROM attempts WHERE action_id = ?1", rows[i].action),
 		    "1 1700000000200 lease expired: outcome unknown none");
 	}
@@ -1478,8 +1547,9 @@ START_TEST(check_claims_once)
 	    STORE_CHECKED_AGAIN, T0 + 4500, T0 + 9000, "inconclusive", &ok),
 	    STORE_OK);
 	ck_assert_int_eq(ok, 1);
-	ck_assert_str_eq(qt("SELECT state || ' ' || ifnull(lease_owner, '-') ||"
-	    " ' ' || ifnull(lease_until, '-') || ' ' || next_at || ' ' ||"
+	ck_assert_str_eq(qt("SELECT state || ' ' || coalesce(lease_owner, '-')"
+	    " || ' ' || coalesce(CAST(lease_until AS TEXT), '-') || ' ' ||"
+	    " next_at || ' ' ||"
 	    " last_error FROM outbox WHERE action_id = ?1", ACT("a", 1)),
 	    "unknown - - 1700000009000 inconclusive");
 	ck_assert_int_eq(store_outbox_checked(st, ACT("a", 1), "cb", T0 + 7000,
@@ -1525,8 +1595,8 @@ START_TEST(checked_outcomes)
 		ck_assert_int_eq(ok, 1);
 		ck_assert_str_eq(state_of(action), c[i].state);
 		ck_assert_int_eq(next_at(action), T0 + c[i].next);
-		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
-		    " ifnull(lease_until, 'none') || last_error FROM outbox"
+		ck_assert_str_eq(qt("SELECT coalesce(CAST(lease_owner AS TEXT), 'none') ||"
+		    " coalesce(CAST(lease_until AS TEXT), 'none') || last_error FROM outbox"
 		    " WHERE action_id = ?1", action), "nonenoneanswered");
 		ck_assert_int_eq(attempts_of(action), 1);
 	}
@@ -1573,8 +1643,8 @@ START_TEST(move_ends_check)
 		ck_assert_int_eq(store_outbox_move(st, action, moves[i],
 		    T0 + 1500, T0 + 8000, "operator", &ok), STORE_OK);
 		ck_assert_int_eq(ok, 1);
-		ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none') ||"
-		    " ifnull(lease_until, 'none') FROM outbox"
+		ck_assert_str_eq(qt("SELECT coalesce(CAST(lease_owner AS TEXT), 'none') ||"
+		    " coalesce(CAST(lease_until AS TEXT), 'none') FROM outbox"
 		    " WHERE action_id = ?1", action), "nonenone");
 		ck_assert_int_eq(store_outbox_checked(st, action, "ca",
 		    T0 + 3000, STORE_CHECKED_DEAD, T0 + 2000, 0, "stale", &ok),
@@ -1693,8 +1763,8 @@ START_TEST(moves_from_allowed_states)
 			else
 				ck_assert_str_eq(state_of(action),
 				    "delivered");
-			ck_assert_str_eq(qt("SELECT ifnull(lease_owner, 'none')"
-			    " || ifnull(lease_until, 'none') || ' ' ||"
+			ck_assert_str_eq(qt("SELECT coalesce(CAST(lease_owner AS TEXT), 'none')"
+			    " || coalesce(CAST(lease_until AS TEXT), 'none') || ' ' ||"
 			    " updated_at || ' ' || last_error FROM outbox"
 			    " WHERE action_id = ?1", action),
 			    "nonenone 1700000050000 by hand");
@@ -1978,6 +2048,8 @@ START_TEST(destination_gauges)
 	ck_assert_int_eq(store_dest_gauges(st, g, 1, &n), STORE_OK);
 	ck_assert_int_eq(n, 1);
 	/* The query reads the undelivered rows through their index. */
+	if (test_backend != TEST_SQLITE)
+		return;		/* the planner's choice varies with size */
 	ck_assert_int_eq(sqlite3_open_v2(state_path, &db, SQLITE_OPEN_READONLY,
 	    NULL), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT"
@@ -2265,6 +2337,124 @@ START_TEST(jobs_ended_forget)
 }
 END_TEST
 
+/*
+ * PostgreSQL: without create, a database whose schema was never made is
+ * refused with words that say what to do; and no message of a failed
+ * open repeats a password the conninfo held.
+ */
+START_TEST(pg_open_errors)
+{
+	struct store_opts	 o = { 1000, 0, 0, 0 };
+	struct store		*s = NULL;
+	struct db		*admin = NULL;
+	char			 why[256], conn[PATH_MAX + 64];
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	ck_assert_int_eq(db_open_pg(state_path, 10000, 0, NULL, 0, &admin, why,
+	    sizeof(why)), DB_OK);
+	ck_assert_int_eq(db_exec(admin, "DROP SCHEMA hookbox_state CASCADE"),
+	    DB_OK);
+	db_close(admin);
+	store_close(st);
+	st = NULL;
+	ck_assert_int_eq(store_open(state_path, &o, &s), STORE_ERROR);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(store_errmsg(NULL), "hookbox init") != NULL, "%s",
+	    store_errmsg(NULL));
+	/* With create it is made again, and opens from then on. */
+	o.create = 1;
+	ck_assert_int_eq(store_open(state_path, &o, &st), STORE_OK);
+	o.create = 0;
+	ck_assert_int_eq(store_open(state_path, &o, &s), STORE_OK);
+	store_close(s);
+	s = NULL;
+	(void)snprintf(conn, sizeof(conn), "%s port=1 password=Sesame-42",
+	    state_path);
+	ck_assert_int_ne(store_open(conn, &o, &s), STORE_OK);
+	ck_assert_ptr_null(s);
+	ck_assert_ptr_null(strstr(store_errmsg(NULL), "Sesame-42"));
+	ck_assert_str_ne(store_errmsg(NULL), "");
+}
+END_TEST
+
+/*
+ * Two dispatchers (two processes, two connections: two hosts on
+ * PostgreSQL) pick and claim the same due rows at once, in batches: each
+ * row is leased once, with one attempt, whichever wins it.
+ */
+START_TEST(two_claimers_never_share)
+{
+	enum { N = 2, BATCH = 4 };
+	pid_t	pids[N];
+	int	gun[2], i, t, status, total = 0;
+	char	c;
+
+	for (t = 0; t < 3; t++)
+		for (i = 1; i <= 8; i++)
+			accept_at(t == 0 ? "a" : t == 1 ? "b" : "c", i,
+			    T0 + i);
+	ck_assert_int_eq(pipe(gun), 0);
+	for (i = 0; i < N; i++) {
+		pids[i] = fork();
+		ck_assert_int_ne(pids[i], -1);
+		if (pids[i] == 0) {
+			struct store		*s;
+			struct store_row	 rows[BATCH];
+			struct store_claim_row	 cl[BATCH];
+			char			 owner[16], cursor[HB_ID_MAX + 1];
+			int			 n, k, got = 0;
+
+			close(gun[1]);
+			s = test_store_open(dir, 10000, 0);
+			(void)snprintf(owner, sizeof(owner), "w%d", i);
+			cursor[0] = '\0';
+			while (read(gun[0], &c, 1) < 0 && errno == EINTR)
+				;
+			for (;;) {
+				if (store_outbox_pick(s, T0 + 100, cursor, rows,
+				    BATCH, &n) != STORE_OK)
+					_exit(200);
+				if (n == 0)
+					break;
+				memcpy(cursor, rows[n - 1].tenant,
+				    sizeof(cursor));
+				memset(cl, 0, sizeof(cl));
+				for (k = 0; k < n; k++) {
+					cl[k].row = rows[k];
+					cl[k].lease_until = T0 + 60000;
+				}
+				if (store_outbox_claim(s, cl, n, owner,
+				    T0 + 100) != STORE_OK)
+					_exit(201);
+				for (k = 0; k < n; k++) {
+					got += cl[k].claimed;
+					store_lease_clear(&cl[k].lease);
+				}
+			}
+			store_close(s);
+			_exit(got);
+		}
+	}
+	close(gun[0]);
+	usleep(50 * 1000);
+	close(gun[1]);
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_le(WEXITSTATUS(status), 24);
+		total += WEXITSTATUS(status);
+	}
+	ck_assert_int_eq(total, 24);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE state ="
+	    " 'leased' AND attempts = 1", NULL), 24);
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts", NULL), 24);
+	ck_assert_int_eq(qi("SELECT count(DISTINCT action_id) FROM attempts",
+	    NULL), 24);
+	no_lock_held();
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -2294,6 +2484,7 @@ store_suite(void)
 	tcase_add_test(pick, claim_stale_pick);
 	tcase_add_test(pick, pick_batch_fair);
 	tcase_add_test(pick, claim_batch);
+	tcase_add_test(pick, two_claimers_never_share);
 	tcase_add_test(lease, finish_outcomes);
 	tcase_add_test(lease, finish_lost_after_recovery);
 	tcase_add_test(lease, finish_batch);
@@ -2317,6 +2508,7 @@ store_suite(void)
 	tcase_add_test(ops, list_where_filters);
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
+	tcase_add_test(ops, pg_open_errors);
 	return s;
 }
 
@@ -2325,5 +2517,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(store_suite());
+	return test_run_backends(store_suite, "store");
 }

@@ -1,12 +1,16 @@
 # tests/pglib.sh: a private PostgreSQL server for the tests (sourced).
 #
-# pg_start DIR initialises a cluster in DIR/data with the distribution's
+# pg_start DIR [nosync] initialises a cluster in DIR/data with the distribution's
 # initdb, as an unprivileged user (postgres when run as root, else the
 # caller), and starts it listening on a unix socket in DIR only (no TCP
 # port, so it cannot clash with another server on this machine).  It sets
 #   pg_host   the socket directory (libpq's host=)
 #   pg_uri    a conninfo for the superuser "hookbox_admin" and database
 #             "hookbox"
+# With nosync the server runs with fsync=off: the suites create a database
+# per test, and each CREATE DATABASE flushes the new files; a crash of a
+# test server loses nothing anyone keeps.  Without it fsync stays on (a
+# benchmark measures the commits' real cost).
 # pg_stop DIR stops it (fast shutdown) and is safe to call twice.
 
 pg_bindir() {
@@ -31,6 +35,8 @@ pg_as() {
 
 pg_start() {
 	_pgdir=$1
+	_fsync=on
+	[ "${2:-}" = nosync ] && _fsync=off
 	_bin=$(pg_bindir) || {
 		echo "pg_start: no initdb (apt-get install postgresql)" >&2
 		return 1
@@ -44,7 +50,7 @@ pg_start() {
 		return 1
 	}
 	pg_as "$_bin/pg_ctl" -D "$_pgdir/data" -l "$_pgdir/server.log" -w \
-	    -t 60 -o "-k $_pgdir -c listen_addresses='' -c fsync=on" \
+	    -t 60 -o "-k $_pgdir -c listen_addresses='' -c fsync=$_fsync" \
 	    start >/dev/null 2>&1 || {
 		echo "pg_start: the server did not start:" >&2
 		cat "$_pgdir/server.log" >&2

@@ -439,13 +439,95 @@ test_finish1(struct store *s, const struct store_lease *l, const char *owner,
  * Either file, through a connection of the test's own
  */
 
+/* A connection of the test's own to PostgreSQL, with the state's names. */
+static struct db *
+pg_connect(const char *loc, const struct db_text *t, size_t n)
+{
+	struct db	*db = NULL;
+	char		 why[256];
+
+	ck_assert_msg(db_open_pg(loc, 10000, 0, t, n, &db, why, sizeof(why)) ==
+	    DB_OK, "PostgreSQL: %s", why);
+	ck_assert_msg(db_session(db, "SET search_path = hookbox_state,"
+	    " hookbox_config") == DB_OK, "%s", db_errmsg(db));
+	return db;
+}
+
+/*
+ * The test process's own PostgreSQL connection, kept from one query to
+ * the next (a connection costs more than most tests' queries), with
+ * every text it was asked for, by content.
+ */
+#define OWN_MAX	256
+static struct db	*own;
+static char		 own_loc[PATH_MAX];
+static struct db_text	 own_text[OWN_MAX];
+static size_t		 own_n;
+
+static int
+same_text(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+struct db_stmt *
+test_own_stmt(const char *loc, const char *sqlite, const char *pg,
+    struct db **db)
+{
+	struct db_stmt	*st;
+	size_t		 i;
+
+	if (own != NULL && strcmp(own_loc, loc) != 0) {
+		db_close(own);
+		own = NULL;
+	}
+	for (i = 0; i < own_n; i++)
+		if (same_text(own_text[i].sqlite, sqlite) &&
+		    same_text(own_text[i].pg, pg))
+			break;
+	if (i == own_n) {
+		ck_assert_int_lt(own_n, OWN_MAX);
+		ck_assert_ptr_nonnull(own_text[i].sqlite = strdup(sqlite));
+		if (pg != NULL)
+			ck_assert_ptr_nonnull(own_text[i].pg = strdup(pg));
+		own_n++;
+	}
+	if (own == NULL) {
+		own = pg_connect(loc, own_text, OWN_MAX);
+		(void)snprintf(own_loc, sizeof(own_loc), "%s", loc);
+	}
+	ck_assert_msg((st = db_stmt(own, i)) != NULL, "%s: %s", sqlite,
+	    db_errmsg(own));
+	*db = own;
+	return st;
+}
+
 long long
 test_db_int(const char *path, const char *sql)
 {
 	sqlite3		*db = NULL;
 	sqlite3_stmt	*s = NULL;
+	struct db	*pg;
+	struct db_stmt	*st;
+	enum db_rc	 rc;
 	long long	 v = -1;
+	int		 tries;
 
+	if (db_is_postgres(path)) {
+		/* Once more after the server ended the connection. */
+		for (tries = 0; tries < 2; tries++) {
+			st = test_own_stmt(path, sql, NULL, &pg);
+			if ((rc = db_step(st)) == DB_ROW) {
+				v = db_col_int64(st, 0);
+				db_reset(st);
+				return v;
+			}
+			if (rc != DB_GONE)
+				break;
+		}
+		ck_assert_msg(rc == DB_DONE, "%s: %s", sql, db_errmsg(pg));
+		return v;
+	}
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY,
 	    NULL), SQLITE_OK);
 	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK,
@@ -460,10 +542,18 @@ test_db_int(const char *path, const char *sql)
 void
 test_db_exec(const char *path, const char *sql)
 {
-	sqlite3	*db = NULL;
-	char	*err = NULL;
-	int	 rc;
+	sqlite3		*db = NULL;
+	struct db	*pg;
+	char		*err = NULL;
+	int		 rc;
 
+	if (db_is_postgres(path)) {
+		pg = pg_connect(path, NULL, 0);
+		ck_assert_msg(db_exec(pg, sql) == DB_OK, "%s: %s", sql,
+		    db_errmsg(pg));
+		db_close(pg);
+		return;
+	}
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE,
 	    NULL), SQLITE_OK);
 	rc = sqlite3_exec(db, sql, NULL, NULL, &err);

@@ -166,6 +166,16 @@ enum store_status test_finish1(struct store *, const struct store_lease *,
 /* The first column of the first row of sql as an integer; -1 for no row. */
 long long test_db_int(const char *path, const char *sql);
 
+/*
+ * PostgreSQL: a statement of sql (pg: its PostgreSQL text, or NULL) on
+ * the test process's own connection to loc, kept open from one call to
+ * the next; *db is the connection, for its messages.  Not to be used
+ * across a fork().
+ */
+struct db;
+struct db_stmt *test_own_stmt(const char *loc, const char *sql,
+    const char *pg, struct db **db);
+
 /* Runs sql (read-write); a failure fails the test with SQLite's message. */
 void test_db_exec(const char *path, const char *sql);
 
