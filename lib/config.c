@@ -1,13 +1,16 @@
 /*
  * config.c: config.db, the trusted configuration: its schema and all of
- * its SQL, opening it, and the reads.  The admin writes, which run these
- * statements by their enum, are in config_admin.c.
+ * its SQL, in SQLite's words and PostgreSQL's where they differ (its
+ * schema there is pg_schema.c's), opening it, and the reads.  The admin
+ * writes, which run these statements by their enum, are in
+ * config_admin.c.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <sodium.h>
+#include <sqlite3.h>
 
 #include "config_int.h"
 #include "text.h"
@@ -73,62 +76,86 @@ const char config_schema[] =
 	"PRAGMA user_version=1;"
 	"COMMIT;";
 
-static const char *const sqltext[CONFIG_Q__N] = {
-	[CONFIG_Q_TENANT_GET] = "SELECT id, active, status_base FROM tenants"
-	    " WHERE id = ?1",
-	[CONFIG_Q_ENDPOINT_GET] = "SELECT name, tenant, kind, auth, key_header,"
-	    " tolerance_s FROM endpoints WHERE name = ?1",
+#define TENANT_ADD	"INSERT INTO tenants(id, active, status_base," \
+	" api_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"
+#define ENDPOINT_ADD	"INSERT INTO endpoints(name, tenant, kind, auth," \
+	" key_header, tolerance_s, created_at)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+#define DEST_ADD	"INSERT INTO destinations(tenant, name, url," \
+	" idempotent, status_url, secret, timeout_ms, max_attempts," \
+	" created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+#define JOB_ADD		"INSERT INTO jobs(tenant, job_id, attempt, step," \
+	" destination, source_url, output, created_at)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+#define PG_SKIP		" ON CONFLICT DO NOTHING"
+
+/*
+ * The texts PostgreSQL runs where the dialects differ: booleans are
+ * written from the integer columns, a NULL parameter needs its type, "no
+ * limit" is LIMIT NULL, and text is ordered byte by byte as SQLite's
+ * BINARY collation does, whatever the database's locale.
+ */
+const struct db_text config_text[CONFIG_Q__N] = {
+	[CONFIG_Q_TENANT_GET] = { "SELECT id, active, status_base FROM tenants"
+	    " WHERE id = ?1" },
+	[CONFIG_Q_ENDPOINT_GET] =
+	    { "SELECT name, tenant, kind, auth, key_header,"
+	    " tolerance_s FROM endpoints WHERE name = ?1" },
 	[CONFIG_Q_JOB_GET] =
-	    "SELECT tenant, job_id, attempt, step, destination,"
-	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2",
+	    { "SELECT tenant, job_id, attempt, step, destination,"
+	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2" },
 	[CONFIG_Q_DEST_GET] =
-	    "SELECT tenant, name, url, idempotent, status_url,"
+	    { "SELECT tenant, name, url, idempotent, status_url,"
 	    " timeout_ms, max_attempts FROM destinations"
-	    " WHERE tenant = ?1 AND name = ?2",
-	[CONFIG_Q_SECRETS] = "SELECT secret FROM secrets WHERE endpoint = ?1"
+	    " WHERE tenant = ?1 AND name = ?2" },
+	/* At most CONFIG_SECRETS_MAX + 1 rows. */
+	[CONFIG_Q_SECRETS] = { "SELECT secret FROM secrets WHERE endpoint = ?1"
 	    " AND (expires_at IS NULL OR expires_at > ?2)"
-	    " ORDER BY id DESC LIMIT 9",	/* CONFIG_SECRETS_MAX + 1 */
+	    " ORDER BY id DESC LIMIT 9" },
 	[CONFIG_Q_SECRET_COUNT] =
-	    "SELECT count(*) FROM secrets WHERE endpoint = ?1"
-	    " AND (expires_at IS NULL OR expires_at > ?2)",
-	[CONFIG_Q_DEST_SECRET] = "SELECT secret FROM destinations"
-	    " WHERE tenant = ?1 AND name = ?2 AND secret IS NOT NULL",
-	[CONFIG_Q_TENANT_KEY] = "SELECT api_key FROM tenants"
-	    " WHERE id = ?1 AND api_key IS NOT NULL",
-	[CONFIG_Q_TENANT_ADD] = "INSERT INTO tenants(id, active, status_base,"
-	    " api_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-	[CONFIG_Q_ENDPOINT_ADD] =
-	    "INSERT INTO endpoints(name, tenant, kind, auth,"
-	    " key_header, tolerance_s, created_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	    { "SELECT count(*) FROM secrets WHERE endpoint = ?1"
+	    " AND (expires_at IS NULL OR expires_at > ?2)" },
+	[CONFIG_Q_DEST_SECRET] = { "SELECT secret FROM destinations"
+	    " WHERE tenant = ?1 AND name = ?2 AND secret IS NOT NULL" },
+	[CONFIG_Q_TENANT_KEY] = { "SELECT api_key FROM tenants"
+	    " WHERE id = ?1 AND api_key IS NOT NULL" },
+	/*
+	 * PostgreSQL's adds skip a row whose key is taken (no change: the
+	 * caller's CONFIG_EXISTS) instead of failing, which would end the
+	 * transaction around them; SQLite's fail on it.
+	 */
+	[CONFIG_Q_TENANT_ADD] = { TENANT_ADD, TENANT_ADD PG_SKIP },
+	[CONFIG_Q_ENDPOINT_ADD] = { ENDPOINT_ADD, ENDPOINT_ADD PG_SKIP },
 	[CONFIG_Q_SECRET_ADD] =
-	    "INSERT INTO secrets(endpoint, secret, expires_at,"
-	    " created_at) VALUES (?1, ?2, ?3, ?4)",
-	[CONFIG_Q_DEST_ADD] = "INSERT INTO destinations(tenant, name, url,"
-	    " idempotent, status_url, secret, timeout_ms, max_attempts,"
-	    " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[CONFIG_Q_JOB_ADD] = "INSERT INTO jobs(tenant, job_id, attempt, step,"
-	    " destination, source_url, output, created_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-	[CONFIG_Q_TENANT_DEL] = "DELETE FROM tenants WHERE id = ?1",
-	[CONFIG_Q_ENDPOINT_DEL] = "DELETE FROM endpoints WHERE name = ?1",
-	[CONFIG_Q_DEST_DEL] = "DELETE FROM destinations WHERE tenant = ?1"
-	    " AND name = ?2",
+	    { "INSERT INTO secrets(endpoint, secret, expires_at,"
+	    " created_at) VALUES (?1, ?2, ?3, ?4)" },
+	[CONFIG_Q_DEST_ADD] = { DEST_ADD, DEST_ADD PG_SKIP },
+	[CONFIG_Q_JOB_ADD] = { JOB_ADD, JOB_ADD PG_SKIP },
+	[CONFIG_Q_TENANT_DEL] = { "DELETE FROM tenants WHERE id = ?1" },
+	[CONFIG_Q_ENDPOINT_DEL] = { "DELETE FROM endpoints WHERE name = ?1" },
+	[CONFIG_Q_DEST_DEL] = { "DELETE FROM destinations WHERE tenant = ?1"
+	    " AND name = ?2" },
 	[CONFIG_Q_JOB_DEL] =
-	    "DELETE FROM jobs WHERE tenant = ?1 AND job_id = ?2",
+	    { "DELETE FROM jobs WHERE tenant = ?1 AND job_id = ?2" },
 	/*
 	 * The lists: ?1 a tenant or NULL for all, ?2 the earliest creation
 	 * in unix ms, ?3 the most rows (-1: all).  Their times are unix ms,
 	 * like every time the tool prints as JSON.
 	 */
-	[CONFIG_Q_TENANT_LIST] = "SELECT json_object('id', id, 'active',"
+	[CONFIG_Q_TENANT_LIST] = { "SELECT json_object('id', id, 'active',"
 	    " json(iif(active, 'true', 'false')),"
 	    " 'status_base', status_base,"
 	    " 'api_key', json(iif(api_key IS NULL, 'false', 'true')),"
 	    " 'created_at', created_at * 1000) FROM tenants"
 	    " WHERE (?1 IS NULL OR id = ?1) AND created_at * 1000 >= ?2"
 	    " ORDER BY id LIMIT ?3",
-	[CONFIG_Q_ENDPOINT_LIST] = "SELECT json_object('name', name, 'tenant',"
+	    "SELECT json_build_object('id', id, 'active', active <> 0,"
+	    " 'status_base', status_base, 'api_key', api_key IS NOT NULL,"
+	    " 'created_at', created_at * 1000) FROM tenants"
+	    " WHERE (?1::text IS NULL OR id = ?1) AND created_at * 1000 >= ?2"
+	    " ORDER BY id COLLATE \"C\" LIMIT NULLIF(?3::bigint, -1)" },
+	[CONFIG_Q_ENDPOINT_LIST] =
+	    { "SELECT json_object('name', name, 'tenant',"
 	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
 	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
 	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
@@ -136,8 +163,17 @@ static const char *const sqltext[CONFIG_Q__N] = {
 	    " FROM endpoints e"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
 	    " ORDER BY name LIMIT ?3",
+	    "SELECT json_build_object('name', name, 'tenant',"
+	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
+	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
+	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
+	    " OR s.expires_at > floor(extract(epoch FROM now()))::bigint)),"
+	    " 'created_at', created_at * 1000) FROM endpoints e"
+	    " WHERE (?1::text IS NULL OR tenant = ?1)"
+	    " AND created_at * 1000 >= ?2"
+	    " ORDER BY name COLLATE \"C\" LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_DEST_LIST] =
-	    "SELECT json_object('tenant', tenant, 'name', name,"
+	    { "SELECT json_object('tenant', tenant, 'name', name,"
 	    " 'url', url, 'idempotent', json(iif(idempotent, 'true', 'false')),"
 	    " 'status_url', status_url,"
 	    " 'signed', json(iif(secret IS NULL, 'false', 'true')),"
@@ -145,46 +181,79 @@ static const char *const sqltext[CONFIG_Q__N] = {
 	    " 'created_at', created_at * 1000) FROM destinations"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
 	    " ORDER BY tenant, name LIMIT ?3",
+	    "SELECT json_build_object('tenant', tenant, 'name', name,"
+	    " 'url', url, 'idempotent', idempotent <> 0,"
+	    " 'status_url', status_url, 'signed', secret IS NOT NULL,"
+	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
+	    " 'created_at', created_at * 1000) FROM destinations"
+	    " WHERE (?1::text IS NULL OR tenant = ?1)"
+	    " AND created_at * 1000 >= ?2"
+	    " ORDER BY tenant COLLATE \"C\", name COLLATE \"C\""
+	    " LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_JOB_LIST] =
-	    "SELECT json_object('tenant', tenant, 'job_id', job_id,"
+	    { "SELECT json_object('tenant', tenant, 'job_id', job_id,"
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
 	    " 'source_url', source_url, 'output', output, 'created_at',"
 	    " created_at * 1000) FROM jobs"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
 	    " ORDER BY tenant, job_id LIMIT ?3",
-	[CONFIG_Q_POLLABLE] = "SELECT j.tenant, j.job_id, j.attempt, j.step,"
+	    "SELECT json_build_object('tenant', tenant, 'job_id', job_id,"
+	    " 'attempt', attempt, 'step', step, 'destination', destination,"
+	    " 'source_url', source_url, 'output', output, 'created_at',"
+	    " created_at * 1000) FROM jobs"
+	    " WHERE (?1::text IS NULL OR tenant = ?1)"
+	    " AND created_at * 1000 >= ?2"
+	    " ORDER BY tenant COLLATE \"C\", job_id COLLATE \"C\""
+	    " LIMIT NULLIF(?3::bigint, -1)" },
+	[CONFIG_Q_POLLABLE] = { "SELECT j.tenant, j.job_id, j.attempt, j.step,"
 	    " j.destination, j.source_url, j.output, t.status_base"
 	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"
 	    " WHERE t.active AND t.status_base IS NOT NULL"
 	    " ORDER BY j.created_at, j.tenant, j.job_id",
-	[CONFIG_Q_TENANT_SET] = "UPDATE tenants SET active = ?2,"
-	    " status_base = ?3 WHERE id = ?1",
-	[CONFIG_Q_TENANT_SET_KEY] = "UPDATE tenants SET api_key = ?2"
-	    " WHERE id = ?1",
-	[CONFIG_Q_ENDPOINT_SET] = "UPDATE endpoints SET key_header = ?2,"
-	    " tolerance_s = ?3 WHERE name = ?1",
-	[CONFIG_Q_DEST_SET] = "UPDATE destinations SET url = ?3,"
+	    "SELECT j.tenant, j.job_id, j.attempt, j.step,"
+	    " j.destination, j.source_url, j.output, t.status_base"
+	    " FROM jobs j JOIN tenants t ON t.id = j.tenant"
+	    " WHERE t.active <> 0 AND t.status_base IS NOT NULL"
+	    " ORDER BY j.created_at, j.tenant COLLATE \"C\","
+	    " j.job_id COLLATE \"C\"" },
+	[CONFIG_Q_TENANT_SET] = { "UPDATE tenants SET active = ?2,"
+	    " status_base = ?3 WHERE id = ?1" },
+	[CONFIG_Q_TENANT_SET_KEY] = { "UPDATE tenants SET api_key = ?2"
+	    " WHERE id = ?1" },
+	[CONFIG_Q_ENDPOINT_SET] = { "UPDATE endpoints SET key_header = ?2,"
+	    " tolerance_s = ?3 WHERE name = ?1" },
+	[CONFIG_Q_DEST_SET] = { "UPDATE destinations SET url = ?3,"
 	    " idempotent = ?4, status_url = ?5, timeout_ms = ?6,"
-	    " max_attempts = ?7 WHERE tenant = ?1 AND name = ?2",
-	[CONFIG_Q_DEST_SET_SECRET] = "UPDATE destinations SET secret = ?3"
-	    " WHERE tenant = ?1 AND name = ?2",
-	[CONFIG_Q_SECRET_LIST] = "SELECT id, created_at, expires_at"
-	    " FROM secrets WHERE endpoint = ?1 ORDER BY id",
+	    " max_attempts = ?7 WHERE tenant = ?1 AND name = ?2" },
+	[CONFIG_Q_DEST_SET_SECRET] = { "UPDATE destinations SET secret = ?3"
+	    " WHERE tenant = ?1 AND name = ?2" },
+	[CONFIG_Q_SECRET_LIST] = { "SELECT id, created_at, expires_at"
+	    " FROM secrets WHERE endpoint = ?1 ORDER BY id" },
 	[CONFIG_Q_SECRET_DEL] =
-	    "DELETE FROM secrets WHERE endpoint = ?1 AND id = ?2",
+	    { "DELETE FROM secrets WHERE endpoint = ?1 AND id = ?2" },
 	/* Retiring never lengthens a secret's life. */
-	[CONFIG_Q_SECRET_RETIRE] = "UPDATE secrets SET expires_at = ?2"
-	    " WHERE endpoint = ?1 AND (expires_at IS NULL OR expires_at > ?2)",
+	[CONFIG_Q_SECRET_RETIRE] = { "UPDATE secrets SET expires_at = ?2"
+	    " WHERE endpoint = ?1 AND (expires_at IS NULL OR expires_at > ?2)" },
 	[CONFIG_Q_TENANT_REFERRER] =
-	    "SELECT 'endpoint', name FROM endpoints WHERE tenant = ?1"
+	    { "SELECT 'endpoint', name FROM endpoints WHERE tenant = ?1"
 	    " UNION ALL SELECT 'destination', name FROM destinations"
 	    " WHERE tenant = ?1"
 	    " UNION ALL SELECT 'job', job_id FROM jobs WHERE tenant = ?1"
-	    " LIMIT 1",
-	[CONFIG_Q_DEST_REFERRER] = "SELECT 'job', job_id FROM jobs"
+	    " LIMIT 1" },
+	[CONFIG_Q_DEST_REFERRER] = { "SELECT 'job', job_id FROM jobs"
 	    " WHERE tenant = ?1 AND destination = ?2 ORDER BY job_id LIMIT 1",
-	[CONFIG_Q_JOB_OF_ACTION] = "SELECT job_id FROM jobs WHERE tenant = ?1"
+	    "SELECT 'job', job_id FROM jobs WHERE tenant = ?1"
+	    " AND destination = ?2 ORDER BY job_id COLLATE \"C\" LIMIT 1" },
+	[CONFIG_Q_JOB_OF_ACTION] = { "SELECT job_id FROM jobs WHERE tenant = ?1"
 	    " AND attempt = ?2 AND step = ?3 ORDER BY job_id LIMIT 1",
+	    "SELECT job_id FROM jobs WHERE tenant = ?1 AND attempt = ?2"
+	    " AND step = ?3 ORDER BY job_id COLLATE \"C\" LIMIT 1" },
+	[CONFIG_Q_VERSION] = { "PRAGMA user_version",
+	    "SELECT version FROM hookbox_config.schema_version" },
+	/* PostgreSQL's only: is the schema there (config_create())? */
+	[CONFIG_Q_SCHEMA] = { "SELECT 1",
+	    "SELECT count(*) FROM pg_namespace"
+	    " WHERE nspname = 'hookbox_config'" },
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {
@@ -230,41 +299,167 @@ config_name_parse(const char *s, const char *const *names, size_t n)
 	return -1;
 }
 
-enum config_status
-config_status_of(int rc)
+/*
+ * Which constraint a row broke: the connection's message names it.
+ * SQLite's words are fixed; PostgreSQL's are its own (in English unless
+ * the server speaks another language: then a key taken is told by the
+ * INSERTs' ON CONFLICT instead, and what is left is a reference).
+ */
+static enum config_status
+constraint_of(const struct config *c)
 {
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-	case SQLITE_DONE:
-	case SQLITE_ROW:
-		return CONFIG_OK;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		return CONFIG_BUSY;
-	case SQLITE_NOMEM:
-		return CONFIG_NOMEM;
-	case SQLITE_CONSTRAINT:
-		if (rc == SQLITE_CONSTRAINT_PRIMARYKEY ||
-		    rc == SQLITE_CONSTRAINT_UNIQUE)
-			return CONFIG_EXISTS;
-		if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-			return CONFIG_REFUSED;
+	const char	*m = db_errmsg(c->db);
+
+	if (strncmp(m, "UNIQUE", 6) == 0 || strstr(m, "duplicate key") != NULL)
+		return CONFIG_EXISTS;
+	if (strncmp(m, "FOREIGN KEY", 11) == 0 ||
+	    strstr(m, "foreign key") != NULL)
+		return CONFIG_REFUSED;
+	if (strncmp(m, "CHECK", 5) == 0 || strncmp(m, "NOT NULL", 8) == 0 ||
+	    strstr(m, "check constraint") != NULL ||
+	    strstr(m, "not-null") != NULL)
 		return CONFIG_INVALID;
+	return db_kind(c->db) == DB_POSTGRES ? CONFIG_REFUSED : CONFIG_INVALID;
+}
+
+enum config_status
+config_status_of(const struct config *c, enum db_rc rc)
+{
+	switch (rc) {
+	case DB_OK:
+	case DB_DONE:
+	case DB_ROW:
+		return CONFIG_OK;
+	case DB_BUSY:
+		return CONFIG_BUSY;
+	case DB_GONE:
+		/* A server out of reach is worth a retry; a file, not. */
+		return c != NULL && db_kind(c->db) == DB_POSTGRES ?
+		    CONFIG_BUSY : CONFIG_ERROR;
+	case DB_NOMEM:
+		return CONFIG_NOMEM;
+	case DB_CONSTRAINT:
+		return c != NULL ? constraint_of(c) : CONFIG_INVALID;
 	default:
 		return CONFIG_ERROR;
 	}
 }
 
+enum config_status
+config_last(const struct config *c)
+{
+	return config_status_of(c, db_last(c->db));
+}
+
+struct db_stmt *
+config_stmt(struct config *c, enum config_q q, enum config_status *rc)
+{
+	struct db_stmt	*st;
+
+	*rc = CONFIG_OK;
+	if ((st = db_stmt(c->db, q)) == NULL)
+		*rc = config_last(c);
+	return st;
+}
+
+enum config_status
+config_write(struct config *c, struct db_stmt *st)
+{
+	enum db_rc	rc;
+	int		sp;
+
+	sp = db_kind(c->db) == DB_POSTGRES && db_in_tx(c->db);
+	if (sp && (rc = db_exec(c->db, "SAVEPOINT config_write")) != DB_OK)
+		return config_status_of(c, rc);
+	if ((rc = db_step_done(st)) == DB_DONE) {
+		if (sp && (rc = db_exec(c->db,
+		    "RELEASE SAVEPOINT config_write")) != DB_OK)
+			return config_status_of(c, rc);
+		return CONFIG_OK;
+	}
+	/* The statement's own status, not the savepoint's. */
+	if (sp && db_exec(c->db, "ROLLBACK TO SAVEPOINT config_write;"
+	    " RELEASE SAVEPOINT config_write") != DB_OK)
+		return CONFIG_ERROR;
+	return config_status_of(c, rc);
+}
+
 /* A reader's page cache, in KiB (SQLite's default is 2000). */
 #define CONFIG_READ_CACHE_KIB	"256"
+
+/*
+ * The PostgreSQL session's settings, given as the connection's options
+ * so that a connection opened again after a loss (db.c does that by
+ * itself) has them too: the names without their schema, the busy budget
+ * as the statement timeout, and for a reader, transactions that cannot
+ * write.  A reader is thus read-only by construction, whatever its
+ * role's grants would allow.  Options the location held are replaced.
+ */
+static int
+pg_location(const char *path, int busy_ms, int readonly, char *buf,
+    size_t len)
+{
+	char		 opt[160], enc[480];
+	const char	*p;
+	size_t		 o = 0;
+	int		 n, uri;
+
+	/* A statement_timeout of 0 is none, PostgreSQL's default. */
+	n = snprintf(opt, sizeof(opt), "-c search_path=hookbox_config,"
+	    "hookbox_state -c statement_timeout=%d%s", busy_ms > 0 ? busy_ms : 0,
+	    readonly ? " -c default_transaction_read_only=on" : "");
+	if (n < 0 || (size_t)n >= sizeof(opt))
+		return -1;
+	uri = strncmp(path, "postgresql://", 13) == 0 ||
+	    strncmp(path, "postgres://", 11) == 0;
+	if (!uri)
+		n = snprintf(buf, len, "%s options='%s'", path, opt);
+	else {
+		/* A URI's query: spaces, '=' and ',' percent-encoded. */
+		for (p = opt; *p != '\0' && o + 4 < sizeof(enc); p++)
+			if (*p == ' ' || *p == '=' || *p == ',')
+				o += (size_t)snprintf(enc + o, sizeof(enc) - o,
+				    "%%%02X", (unsigned char)*p);
+			else
+				enc[o++] = *p;
+		enc[o] = '\0';
+		n = snprintf(buf, len, "%s%coptions=%s", path,
+		    strchr(path, '?') != NULL ? '&' : '?', enc);
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+enum config_status
+config_pg_connect(struct config *c, const char *path, int busy_ms)
+{
+	char		*loc;
+	char		 why[256];
+	size_t		 len = strlen(path) + 600;
+	enum db_rc	 rc;
+
+	if ((loc = malloc(len)) == NULL)
+		return CONFIG_NOMEM;
+	if (pg_location(path, busy_ms, !c->writable, loc, len) != 0) {
+		free(loc);
+		return CONFIG_ERROR;
+	}
+	rc = db_open_pg(loc, busy_ms, 0, config_text, CONFIG_Q__N, &c->db,
+	    why, sizeof(why));
+	/* It may hold a password. */
+	sodium_memzero(loc, len);
+	free(loc);
+	return rc == DB_OK ? CONFIG_OK : rc == DB_NOMEM ? CONFIG_NOMEM :
+	    rc == DB_GONE || rc == DB_BUSY ? CONFIG_BUSY : CONFIG_ERROR;
+}
 
 enum config_status
 config_open(const char *path, enum config_mode mode, int busy_ms,
     struct config **out)
 {
 	struct config		*c;
-	sqlite3_stmt		*st = NULL;
-	enum config_status	 rc;
+	struct db_stmt		*st;
+	enum config_status	 rc = CONFIG_OK;
+	enum db_rc		 drc;
 	int			 flags;
 
 	*out = NULL;
@@ -272,11 +467,21 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 		return CONFIG_NOMEM;
 	c->writable = mode == CONFIG_WRITE;
 	flags = c->writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
-	if ((rc = config_status_of(sql_open(&c->sql, path, flags, sqltext,
-	    CONFIG_Q__N))) != CONFIG_OK)
+	if (db_is_postgres(path)) {
+		if ((rc = config_pg_connect(c, path, busy_ms)) != CONFIG_OK)
+			goto out;
+	} else if ((drc = db_open_sqlite(path, flags, config_text,
+	    CONFIG_Q__N, &c->db)) != DB_OK) {
+		rc = config_status_of(NULL, drc);
 		goto out;
-	sql_busy(&c->sql, busy_ms);
-	if (c->writable && (rc = config_status_of(sql_exec(&c->sql,
+	}
+	db_busy(c->db, busy_ms);
+	/*
+	 * SQLite's alone: PostgreSQL's foreign keys hold always, its index
+	 * is made with the schema, and its cache is the server's.
+	 */
+	if (db_kind(c->db) == DB_SQLITE && c->writable &&
+	    (rc = config_status_of(c, db_exec(c->db,
 	    "PRAGMA foreign_keys=ON"))) != CONFIG_OK)
 		goto out;
 	/*
@@ -284,26 +489,26 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	 * cache holds the file already: a small cache of its own keeps a
 	 * process with several connections small.
 	 */
-	if (!c->writable && (rc = config_status_of(sql_exec(&c->sql,
+	if (db_kind(c->db) == DB_SQLITE && !c->writable &&
+	    (rc = config_status_of(c, db_exec(c->db,
 	    "PRAGMA cache_size=-" CONFIG_READ_CACHE_KIB))) != CONFIG_OK)
 		goto out;
-	if (sqlite3_prepare_v2(c->sql.db, "PRAGMA user_version", -1, &st,
-	    NULL) != SQLITE_OK) {
-		rc = CONFIG_ERROR;
+	if ((st = config_stmt(c, CONFIG_Q_VERSION, &rc)) == NULL)
 		goto out;
-	}
-	if ((rc = config_status_of(sqlite3_step(st))) == CONFIG_OK &&
-	    sqlite3_column_int(st, 0) != CONFIG_VERSION)
+	if ((drc = db_step(st)) != DB_ROW)
+		rc = drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
+	else if (db_col_int64(st, 0) != CONFIG_VERSION)
 		rc = CONFIG_ERROR;
+	if (drc == DB_ROW)
+		db_reset(st);
 	/*
 	 * The tool's look-up of a job by its action (one job per tenant,
 	 * attempt and step, checked at every add and import line).  Files
 	 * made before it get it here; once there this takes no lock.
 	 */
-	if (rc == CONFIG_OK && c->writable)
-		rc = config_status_of(sql_exec(&c->sql, JOBS_ACTION_INDEX));
+	if (rc == CONFIG_OK && c->writable && db_kind(c->db) == DB_SQLITE)
+		rc = config_status_of(c, db_exec(c->db, JOBS_ACTION_INDEX));
 out:
-	sqlite3_finalize(st);
 	if (rc != CONFIG_OK)
 		config_close(c);
 	else
@@ -318,7 +523,11 @@ config_snapshot(struct config *c)
 
 	if (c->in_snapshot)
 		return CONFIG_OK;
-	if ((rc = config_status_of(sql_exec(&c->sql, "BEGIN"))) == CONFIG_OK)
+	/* PostgreSQL: one snapshot for the transaction, not per statement. */
+	if ((rc = config_status_of(c, db_exec(c->db,
+	    db_kind(c->db) == DB_POSTGRES ?
+	    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"))) ==
+	    CONFIG_OK)
 		c->in_snapshot = 1;
 	return rc;
 }
@@ -329,16 +538,15 @@ config_release(struct config *c)
 	if (c == NULL || !c->in_snapshot)
 		return;
 	/* A read transaction: COMMIT only drops the shared lock. */
-	if (!sqlite3_get_autocommit(c->sql.db) &&
-	    sql_exec(&c->sql, "COMMIT") != SQLITE_OK)
-		(void)sql_exec(&c->sql, "ROLLBACK");
+	if (db_in_tx(c->db) && db_exec(c->db, "COMMIT") != DB_OK)
+		(void)db_exec(c->db, "ROLLBACK");
 	c->in_snapshot = 0;
 }
 
 int
 config_same_file(const struct config *c)
 {
-	return sql_same_file(&c->sql);
+	return db_same_file(c->db);
 }
 
 void
@@ -346,45 +554,41 @@ config_close(struct config *c)
 {
 	if (c == NULL)
 		return;
-	sql_close(&c->sql);
+	db_close(c->db);
 	free(c);
 }
 
 /* Binds up to two text keys and steps once: CONFIG_OK means a row. */
 static enum config_status
 lookup(struct config *c, enum config_q q, const char *k1, const char *k2,
-    sqlite3_stmt **out)
+    struct db_stmt **out)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct db_stmt		*st;
+	enum config_status	 status;
+	enum db_rc		 rc;
 
 	*out = NULL;
-	if ((st = sql_stmt(&c->sql, q)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, k1) != SQLITE_OK ||
-	    (k2 != NULL && sql_bind_text(st, 2, k2) != SQLITE_OK))
+	if ((st = config_stmt(c, q, &status)) == NULL)
+		return status;
+	if (db_bind_opt(st, 1, k1) != DB_OK ||
+	    (k2 != NULL && db_bind_opt(st, 2, k2) != DB_OK))
 		return CONFIG_NOMEM;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE) {
-		sqlite3_reset(st);
+	if ((rc = db_step(st)) == DB_DONE)
 		return CONFIG_NOTFOUND;
-	}
-	if (rc != SQLITE_ROW) {
-		sqlite3_reset(st);
-		return config_status_of(rc);
-	}
+	if (rc != DB_ROW)
+		return config_status_of(c, rc);
 	*out = st;
 	return CONFIG_OK;
 }
 
 /* Copies columns into buffers; a value that does not fit is an error. */
 static enum config_status
-copy_cols(sqlite3_stmt *st, char *const *bufs, const size_t *lens, size_t n)
+copy_cols(struct db_stmt *st, char *const *bufs, const size_t *lens, size_t n)
 {
 	size_t	i;
 
 	for (i = 0; i < n; i++)
-		if (bufs[i] != NULL && sql_col_copy(st, (int)i, bufs[i],
+		if (bufs[i] != NULL && db_col_copy(st, (int)i, bufs[i],
 		    lens[i]) != 0)
 			return CONFIG_ERROR;
 	return CONFIG_OK;
@@ -487,17 +691,17 @@ config_valid_api_key(const unsigned char *k, size_t len)
 enum config_status
 config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = lookup(c, CONFIG_Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
 		return rc;
 	memset(t, 0, sizeof(*t));
-	if (sql_col_copy(st, 0, t->id, sizeof(t->id)) != 0 ||
-	    sql_col_copy(st, 2, t->status_base, sizeof(t->status_base)) != 0)
+	if (db_col_copy(st, 0, t->id, sizeof(t->id)) != 0 ||
+	    db_col_copy(st, 2, t->status_base, sizeof(t->status_base)) != 0)
 		rc = CONFIG_ERROR;
-	t->active = sqlite3_column_int(st, 1);
-	sqlite3_reset(st);
+	t->active = (int)db_col_int64(st, 1);
+	db_reset(st);
 	if (rc == CONFIG_OK && config_tenant_invalid(t) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
@@ -507,7 +711,7 @@ enum config_status
 config_endpoint_get(struct config *c, const char *name,
     struct config_endpoint *e)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 	const char		*kind, *auth;
 	int			 k, a;
@@ -516,11 +720,11 @@ config_endpoint_get(struct config *c, const char *name,
 	    CONFIG_OK)
 		return rc;
 	memset(e, 0, sizeof(*e));
-	kind = (const char *)sqlite3_column_text(st, 2);
-	auth = (const char *)sqlite3_column_text(st, 3);
-	if (sql_col_copy(st, 0, e->name, sizeof(e->name)) != 0 ||
-	    sql_col_copy(st, 1, e->tenant, sizeof(e->tenant)) != 0 ||
-	    sql_col_copy(st, 4, e->key_header, sizeof(e->key_header)) != 0 ||
+	kind = db_col_text(st, 2);
+	auth = db_col_text(st, 3);
+	if (db_col_copy(st, 0, e->name, sizeof(e->name)) != 0 ||
+	    db_col_copy(st, 1, e->tenant, sizeof(e->tenant)) != 0 ||
+	    db_col_copy(st, 4, e->key_header, sizeof(e->key_header)) != 0 ||
 	    kind == NULL || (k = config_name_parse(kind, config_kind_names,
 	    CONFIG_KIND_N)) < 0 ||
 	    auth == NULL || (a = config_name_parse(auth, config_auth_names,
@@ -530,8 +734,8 @@ config_endpoint_get(struct config *c, const char *name,
 		e->kind = (enum config_kind)k;
 		e->auth = (enum config_auth)a;
 	}
-	e->tolerance = sqlite3_column_int64(st, 5);
-	sqlite3_reset(st);
+	e->tolerance = db_col_int64(st, 5);
+	db_reset(st);
 	if (rc == CONFIG_OK && config_endpoint_invalid(e) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
@@ -541,7 +745,7 @@ enum config_status
 config_job_get(struct config *c, const char *tenant, const char *job_id,
     struct config_job *j)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 	char *const		 bufs[] = { j->tenant, j->job_id, j->attempt,
 	    j->step, j->destination, j->source_url, j->output };
@@ -553,7 +757,7 @@ config_job_get(struct config *c, const char *tenant, const char *job_id,
 	    CONFIG_OK)
 		return rc;
 	rc = copy_cols(st, bufs, lens, 7);
-	sqlite3_reset(st);
+	db_reset(st);
 	if (rc == CONFIG_OK && config_job_invalid(j) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
@@ -563,7 +767,7 @@ enum config_status
 config_destination_get(struct config *c, const char *tenant,
     const char *name, struct config_destination *d)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 	char *const		 bufs[] = { d->tenant, d->name, d->url, NULL,
 	    d->status_url };
@@ -573,10 +777,10 @@ config_destination_get(struct config *c, const char *tenant,
 	if ((rc = lookup(c, CONFIG_Q_DEST_GET, tenant, name, &st)) != CONFIG_OK)
 		return rc;
 	rc = copy_cols(st, bufs, lens, 5);
-	d->idempotent = sqlite3_column_int(st, 3);
-	d->timeout_ms = sqlite3_column_int(st, 5);
-	d->max_attempts = sqlite3_column_int(st, 6);
-	sqlite3_reset(st);
+	d->idempotent = (int)db_col_int64(st, 3);
+	d->timeout_ms = (int)db_col_int64(st, 5);
+	d->max_attempts = (int)db_col_int64(st, 6);
+	db_reset(st);
 	if (rc == CONFIG_OK && config_destination_invalid(d) != NULL)
 		rc = CONFIG_INVALID;
 	return rc;
@@ -599,12 +803,13 @@ config_secrets_clear(struct config_secrets *s)
  * The statement has been bound by the caller.
  */
 static enum config_status
-collect_secrets(sqlite3_stmt *st, struct config_secrets *out)
+collect_secrets(struct config *c, struct db_stmt *st,
+    struct config_secrets *out)
 {
 	unsigned char	 tmp[CONFIG_SECRETS_MAX * CONFIG_SECRET_MAX];
 	size_t		 used = 0, len, i;
 	const void	*v;
-	int		 rc;
+	enum db_rc	 rc;
 	enum config_status status = CONFIG_OK;
 
 	memset(out, 0, sizeof(*out));
@@ -612,9 +817,8 @@ collect_secrets(sqlite3_stmt *st, struct config_secrets *out)
 	 * More secrets than the limit, or one of a size no write allows, is
 	 * a config.db that was not written by the tool: refused, never cut.
 	 */
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		v = sqlite3_column_blob(st, 0);
-		len = (size_t)sqlite3_column_bytes(st, 0);
+	while ((rc = db_step(st)) == DB_ROW) {
+		v = db_col_blob(st, 0, &len);
 		if (out->n == CONFIG_SECRETS_MAX || v == NULL || len == 0 ||
 		    len > CONFIG_SECRET_MAX) {
 			status = CONFIG_INVALID;
@@ -626,9 +830,9 @@ collect_secrets(sqlite3_stmt *st, struct config_secrets *out)
 		out->n++;
 		used += len;
 	}
-	if (status == CONFIG_OK && rc != SQLITE_DONE)
-		status = config_status_of(rc);
-	sqlite3_reset(st);
+	if (status == CONFIG_OK && rc != DB_DONE)
+		status = config_status_of(c, rc);
+	db_reset(st);
 	if (status == CONFIG_OK && used > 0) {
 		if ((out->buf = malloc(used)) == NULL)
 			status = CONFIG_NOMEM;
@@ -650,30 +854,32 @@ enum config_status
 config_endpoint_secrets(struct config *c, const char *endpoint, int64_t now,
     struct config_secrets *out)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt		*st;
+	enum config_status	 rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_SECRETS)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, now) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_SECRETS, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, endpoint) != DB_OK ||
+	    db_bind_int64(st, 2, now) != DB_OK)
 		return CONFIG_NOMEM;
-	return collect_secrets(st, out);
+	return collect_secrets(c, st, out);
 }
 
 static enum config_status
 secret_by_key(struct config *c, enum config_q q, const char *k1, const char *k2,
     struct config_secrets *out)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt		*st;
+	enum config_status	 rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((st = sql_stmt(&c->sql, q)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, k1) != SQLITE_OK ||
-	    (k2 != NULL && sql_bind_text(st, 2, k2) != SQLITE_OK))
+	if ((st = config_stmt(c, q, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, k1) != DB_OK ||
+	    (k2 != NULL && db_bind_opt(st, 2, k2) != DB_OK))
 		return CONFIG_NOMEM;
-	return collect_secrets(st, out);
+	return collect_secrets(c, st, out);
 }
 
 enum config_status
@@ -704,30 +910,31 @@ config_pollable_jobs(struct config *c,
 {
 	struct config_job	 j;
 	char			 base[HB_TEXT_MAX + 1];
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 status = CONFIG_OK;
-	int			 rc;
+	enum db_rc		 rc;
 	char *const		 bufs[] = { j.tenant, j.job_id, j.attempt,
 	    j.step, j.destination, j.source_url, j.output, base };
 	const size_t		 lens[] = { sizeof(j.tenant), sizeof(j.job_id),
 	    sizeof(j.attempt), sizeof(j.step), sizeof(j.destination),
 	    sizeof(j.source_url), sizeof(j.output), sizeof(base) };
 
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_POLLABLE)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if ((st = config_stmt(c, CONFIG_Q_POLLABLE, &status)) == NULL)
+		return status;
+	while ((rc = db_step(st)) == DB_ROW) {
 		memset(&j, 0, sizeof(j));
 		/* A row that breaks its rule is skipped, never asked about. */
 		if (copy_cols(st, bufs, lens, 8) != CONFIG_OK ||
 		    config_job_invalid(&j) != NULL || !valid_url(base, 1))
 			continue;
 		if (fn(arg, &j, base) != 0) {
-			rc = SQLITE_DONE;
+			db_reset(st);
+			rc = DB_DONE;
 			break;
 		}
 	}
-	if (rc != SQLITE_DONE)
-		status = config_status_of(rc);
-	sqlite3_reset(st);
+	if (rc != DB_DONE)
+		status = config_status_of(c, rc);
+	db_reset(st);
 	return status;
 }

@@ -5,13 +5,21 @@
  * Transactions: reads only; each look-up is self-contained, or inside
  * one config_snapshot().
  *
+ * It is a SQLite file, config.db, or the schema hookbox_config of a
+ * PostgreSQL database when the path is a conninfo or a postgresql:// URI
+ * (db_is_postgres()).
+ *
  * Written only by the admin commands (config_admin.h, CONFIG_WRITE);
- * every other reader opens it with SQLITE_OPEN_READONLY (CONFIG_READ), so
- * a compromised responder cannot rewrite tenants, secrets or job
- * mappings.  Nothing is cached: a change is seen by the next read.  The
- * file stays in rollback journal mode so that readers need nothing but
- * read permission.  Every look-up checks its row again against the rules
- * the admin writes enforce (CONFIG_INVALID).
+ * every other reader opens it with SQLITE_OPEN_READONLY (CONFIG_READ), or
+ * on PostgreSQL in a session whose transactions are read-only, so a
+ * compromised responder cannot rewrite tenants, secrets or job mappings
+ * (its role's grants say so again).  Nothing is cached: a change is seen
+ * by the next read.  The file stays in rollback journal mode so that
+ * readers need nothing but read permission.  Every look-up checks its
+ * row again against the rules the admin writes enforce (CONFIG_INVALID).
+ *
+ * A lock held too long, a statement past busy_ms, and on PostgreSQL a
+ * server out of reach are CONFIG_BUSY: worth a retry later.
  *
  * All config.db SQL lives in config.c.
  */
@@ -94,8 +102,10 @@ HB_API const char *config_strerror(enum config_status);
 
 /*
  * Opens config.db.  *out is freed with config_close().  busy_ms bounds
- * the wait for a writer's lock.  A schema of another version is
- * CONFIG_ERROR; a path that is a symbolic link is refused (CONFIG_ERROR).
+ * the wait for a writer's lock (on PostgreSQL: the connection and every
+ * statement).  A schema of another version, or none, is CONFIG_ERROR; a
+ * path that is a symbolic link is refused (CONFIG_ERROR).  On PostgreSQL
+ * the connection's options are replaced by the session's own.
  */
 HB_API enum config_status config_open(const char *path, enum config_mode,
     int busy_ms, struct config **out) HB_MUST_CHECK;
@@ -112,7 +122,7 @@ HB_API int config_same_file(const struct config *);
  * One snapshot for several look-ups: between config_snapshot() and
  * config_release() every read sees the same config.db, and the file is
  * locked, checked and read once instead of once per look-up (a request
- * makes four).  A change is still seen by the next snapshot.  Not for a
+ * makes four).  On PostgreSQL a writer does not wait for it.  A change is still seen by the next snapshot.  Not for a
  * CONFIG_WRITE handle inside config_begin().  config_release() without a
  * snapshot does nothing.
  */

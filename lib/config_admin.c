@@ -4,14 +4,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cJSON.h>
 #include <sodium.h>
+#include <sqlite3.h>
 
 #include "config_admin.h"
 #include "config_bulk.h"
 #include "config_int.h"
+#include "pg_schema.h"
 #include "util.h"
 
 const char *
@@ -48,42 +51,101 @@ config_auth_parse(const char *s, enum config_auth *out)
 	return 0;
 }
 
+/* How long config_create() waits for a PostgreSQL server, in ms. */
+#define CONFIG_CREATE_MS	10000
+
+/* Non-zero when the schema hookbox_config is there (-1: no answer). */
+static int
+pg_schema_exists(struct config *c)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	int			 n;
+
+	if ((st = config_stmt(c, CONFIG_Q_SCHEMA, &rc)) == NULL ||
+	    db_step(st) != DB_ROW)
+		return -1;
+	n = db_col_int64(st, 0) > 0;
+	db_reset(st);
+	return n;
+}
+
+/*
+ * PostgreSQL: creates the schema hookbox_config, in one transaction;
+ * CONFIG_EXISTS when it is there already (made before, or by another
+ * init just now).
+ */
+static enum config_status
+create_pg(const char *path)
+{
+	struct config		c;
+	enum config_status	rc;
+	int			n;
+
+	memset(&c, 0, sizeof(c));
+	c.writable = 1;
+	if ((rc = config_pg_connect(&c, path, CONFIG_CREATE_MS)) != CONFIG_OK)
+		return rc;
+	if ((n = pg_schema_exists(&c)) > 0)
+		rc = CONFIG_EXISTS;
+	else if (n < 0)
+		rc = (rc = config_last(&c)) != CONFIG_OK ? rc : CONFIG_ERROR;
+	else if ((rc = config_status_of(&c, db_exec(c.db,
+	    pg_schema_config))) != CONFIG_OK) {
+		(void)db_exec(c.db, "ROLLBACK");
+		if (pg_schema_exists(&c) > 0)
+			rc = CONFIG_EXISTS;
+	}
+	db_close(c.db);
+	return rc;
+}
+
 enum config_status
 config_create(const char *path)
 {
-	struct sql		s;
-	enum config_status	rc;
-	int			fd;
+	struct config		 c;
+	enum config_status	 rc;
+	enum db_rc		 drc;
+	int			 fd;
 
+	if (db_is_postgres(path))
+		return create_pg(path);
+	memset(&c, 0, sizeof(c));
 	/* Create the file ourselves so that its mode is never wider. */
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) < 0)
 		return errno == EEXIST ? CONFIG_EXISTS : CONFIG_ERROR;
 	close(fd);
-	if ((rc = config_status_of(sql_open(&s, path, SQLITE_OPEN_READWRITE,
-	    NULL, 0))) != CONFIG_OK) {
+	if ((drc = db_open_sqlite(path, SQLITE_OPEN_READWRITE, config_text,
+	    CONFIG_Q__N, &c.db)) != DB_OK) {
 		unlink(path);
-		return rc;
+		return config_status_of(NULL, drc);
 	}
-	rc = config_status_of(sql_exec(&s, config_schema));
-	sql_close(&s);
+	rc = config_status_of(&c, db_exec(c.db, config_schema));
+	db_close(c.db);
 	if (rc != CONFIG_OK)
 		unlink(path);
 	return rc;
 }
 
-/* Runs a prepared, bound write statement. */
+/* Steps a bound INSERT: CONFIG_EXISTS when its key is taken. */
 static enum config_status
-write_done(sqlite3_stmt *st)
+added(struct config *c, struct db_stmt *st)
 {
-	return config_status_of(sql_step_done(st));
+	enum config_status	rc;
+
+	if ((rc = config_write(c, st)) != CONFIG_OK)
+		return rc;
+	/* PostgreSQL's texts skip a row whose key is taken. */
+	return db_changes(st) > 0 ? CONFIG_OK : CONFIG_EXISTS;
 }
 
-int
-config_bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b, size_t len)
+enum db_rc
+config_bind_blob(struct db_stmt *st, int idx, const unsigned char *b,
+    size_t len)
 {
 	if (b == NULL || len == 0)
-		return sqlite3_bind_null(st, idx);
-	return sqlite3_bind_blob(st, idx, b, (int)len, SQLITE_TRANSIENT);
+		return db_bind_null(st, idx);
+	return db_bind_blob(st, idx, b, len);
 }
 
 enum config_status
@@ -97,7 +159,7 @@ enum config_status
 config_tenant_add(struct config *c, const struct config_tenant *t,
     const unsigned char *api_key, size_t keylen, const char **why)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
@@ -105,39 +167,39 @@ config_tenant_add(struct config *c, const struct config_tenant *t,
 	REFUSE_IF(config_tenant_invalid(t));
 	REFUSE_IF(config_valid_api_key(api_key, keylen) ? NULL :
 	    "API key (printable ASCII, no spaces, at most 512 bytes)");
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_TENANT_ADD)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, t->active ? 1 : 0) != SQLITE_OK ||
-	    sql_bind_text(st, 3, t->status_base) != SQLITE_OK ||
-	    config_bind_blob(st, 4, api_key, keylen) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 5, util_now()) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_TENANT_ADD, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, t->id) != DB_OK ||
+	    db_bind_int64(st, 2, t->active ? 1 : 0) != DB_OK ||
+	    db_bind_opt(st, 3, t->status_base) != DB_OK ||
+	    config_bind_blob(st, 4, api_key, keylen) != DB_OK ||
+	    db_bind_int64(st, 5, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	return write_done(st);
+	return added(c, st);
 }
 
 enum config_status
 config_endpoint_add(struct config *c, const struct config_endpoint *e,
     const char **why)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_endpoint_invalid(e));
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_ENDPOINT_ADD)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, e->name) != SQLITE_OK ||
-	    sql_bind_text(st, 2, e->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 3, config_kind_name(e->kind)) != SQLITE_OK ||
-	    sql_bind_text(st, 4, config_auth_name(e->auth)) != SQLITE_OK ||
-	    sql_bind_text(st, 5, e->auth == CONFIG_AUTH_STANDARD ? NULL :
-	    e->key_header) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 6, e->tolerance) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 7, util_now()) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_ENDPOINT_ADD, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, e->name) != DB_OK ||
+	    db_bind_opt(st, 2, e->tenant) != DB_OK ||
+	    db_bind_opt(st, 3, config_kind_name(e->kind)) != DB_OK ||
+	    db_bind_opt(st, 4, config_auth_name(e->auth)) != DB_OK ||
+	    db_bind_opt(st, 5, e->auth == CONFIG_AUTH_STANDARD ? NULL :
+	    e->key_header) != DB_OK ||
+	    db_bind_int64(st, 6, e->tolerance) != DB_OK ||
+	    db_bind_int64(st, 7, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	return write_done(st);
+	return added(c, st);
 }
 
 enum config_status
@@ -146,8 +208,9 @@ config_secret_add(struct config *c, const char *endpoint,
     const char **why)
 {
 	struct config_endpoint	 e;
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
+	enum db_rc		 drc;
 	unsigned char		 hash[AUTH_HASH_LEN];
 	const unsigned char	*v = secret;
 	size_t			 vlen = len;
@@ -165,18 +228,20 @@ config_secret_add(struct config *c, const char *endpoint,
 	if ((rc = config_endpoint_get(c, endpoint, &e)) != CONFIG_OK)
 		return rc;
 	/* A secret over the limit would push an older one out unseen. */
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_SECRET_COUNT)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, util_now()) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_SECRET_COUNT, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, endpoint) != DB_OK ||
+	    db_bind_int64(st, 2, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	if ((rc = config_status_of(sqlite3_step(st))) == CONFIG_OK &&
-	    sqlite3_column_int64(st, 0) >= CONFIG_SECRETS_MAX) {
+	if ((drc = db_step(st)) != DB_ROW)
+		rc = drc == DB_DONE ? CONFIG_NOTFOUND :
+		    config_status_of(c, drc);
+	else if (db_col_int64(st, 0) >= CONFIG_SECRETS_MAX) {
 		*why = "secret (the endpoint has 8 unexpired secrets already:"
 		    " remove one first, with endpoint secret revoke)";
 		rc = CONFIG_INVALID;
 	}
-	sqlite3_reset(st);
+	db_reset(st);
 	st = NULL;
 	if (rc != CONFIG_OK)
 		return rc;
@@ -186,23 +251,21 @@ config_secret_add(struct config *c, const char *endpoint,
 		v = hash;
 		vlen = sizeof(hash);
 	}
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_SECRET_ADD)) == NULL) {
-		rc = config_status_of(sqlite3_errcode(c->sql.db));
+	if ((st = config_stmt(c, CONFIG_Q_SECRET_ADD, &rc)) == NULL)
 		goto out;
-	}
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    config_bind_blob(st, 2, v, vlen) != SQLITE_OK ||
-	    (expires_at > 0 ? sqlite3_bind_int64(st, 3, expires_at) :
-	    sqlite3_bind_null(st, 3)) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 4, util_now()) != SQLITE_OK) {
+	if (db_bind_opt(st, 1, endpoint) != DB_OK ||
+	    config_bind_blob(st, 2, v, vlen) != DB_OK ||
+	    (expires_at > 0 ? db_bind_int64(st, 3, expires_at) :
+	    db_bind_null(st, 3)) != DB_OK ||
+	    db_bind_int64(st, 4, util_now()) != DB_OK) {
 		rc = CONFIG_NOMEM;
 		goto out;
 	}
-	rc = write_done(st);
+	rc = added(c, st);
 out:
-	/* The statement holds a transient copy until reset. */
+	/* The statement holds a copy until it is bound again. */
 	if (st != NULL)
-		sqlite3_clear_bindings(st);
+		(void)db_bind_null(st, 2);
 	sodium_memzero(hash, sizeof(hash));
 	return rc;
 }
@@ -211,72 +274,81 @@ enum config_status
 config_destination_add(struct config *c, const struct config_destination *d,
     const unsigned char *secret, size_t secretlen, const char **why)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_destination_invalid(d));
 	REFUSE_IF(secretlen > CONFIG_SECRET_MAX ? "secret (too long)" : NULL);
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_DEST_ADD)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, d->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, d->name) != SQLITE_OK ||
-	    sql_bind_text(st, 3, d->url) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 4, d->idempotent ? 1 : 0) != SQLITE_OK ||
-	    sql_bind_text(st, 5, d->status_url) != SQLITE_OK ||
-	    config_bind_blob(st, 6, secret, secretlen) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 7, d->timeout_ms) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 8, d->max_attempts) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 9, util_now()) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_DEST_ADD, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, d->tenant) != DB_OK ||
+	    db_bind_opt(st, 2, d->name) != DB_OK ||
+	    db_bind_opt(st, 3, d->url) != DB_OK ||
+	    db_bind_int64(st, 4, d->idempotent ? 1 : 0) != DB_OK ||
+	    db_bind_opt(st, 5, d->status_url) != DB_OK ||
+	    config_bind_blob(st, 6, secret, secretlen) != DB_OK ||
+	    db_bind_int64(st, 7, d->timeout_ms) != DB_OK ||
+	    db_bind_int64(st, 8, d->max_attempts) != DB_OK ||
+	    db_bind_int64(st, 9, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	rc = write_done(st);
-	sqlite3_clear_bindings(st);
+	rc = added(c, st);
+	(void)db_bind_null(st, 6);
 	return rc;
 }
 
 enum config_status
 config_job_add(struct config *c, const struct config_job *j, const char **why)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_job_invalid(j));
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_JOB_ADD)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, j->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, j->job_id) != SQLITE_OK ||
-	    sql_bind_text(st, 3, j->attempt) != SQLITE_OK ||
-	    sql_bind_text(st, 4, j->step) != SQLITE_OK ||
-	    sql_bind_text(st, 5, j->destination) != SQLITE_OK ||
-	    sql_bind_text(st, 6, j->source_url) != SQLITE_OK ||
-	    sql_bind_text(st, 7, j->output) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 8, util_now()) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_JOB_ADD, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, j->tenant) != DB_OK ||
+	    db_bind_opt(st, 2, j->job_id) != DB_OK ||
+	    db_bind_opt(st, 3, j->attempt) != DB_OK ||
+	    db_bind_opt(st, 4, j->step) != DB_OK ||
+	    db_bind_opt(st, 5, j->destination) != DB_OK ||
+	    db_bind_opt(st, 6, j->source_url) != DB_OK ||
+	    db_bind_opt(st, 7, j->output) != DB_OK ||
+	    db_bind_int64(st, 8, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	return write_done(st);
+	return added(c, st);
 }
 
 enum config_status
 config_begin(struct config *c)
 {
-	if (!c->writable)
+	/* No nesting (PostgreSQL would only warn). */
+	if (!c->writable || db_in_tx(c->db))
 		return CONFIG_ERROR;
-	return config_status_of(sql_exec(&c->sql, "BEGIN IMMEDIATE"));
+	/*
+	 * One writer at a time on SQLite.  PostgreSQL's admins may run
+	 * together: serializable, a check then a write (the count of an
+	 * endpoint's secrets, a job's action) that another admin's commit
+	 * would make wrong fails instead (CONFIG_BUSY, a retry).
+	 */
+	return config_status_of(c, db_exec(c->db,
+	    db_kind(c->db) == DB_POSTGRES ?
+	    "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN IMMEDIATE"));
 }
 
 enum config_status
 config_commit(struct config *c)
 {
-	return config_status_of(sql_exec(&c->sql, "COMMIT"));
+	return config_status_of(c, db_exec(c->db, "COMMIT"));
 }
 
 void
 config_rollback(struct config *c)
 {
-	if (!sqlite3_get_autocommit(c->sql.db))
-		(void)sql_exec(&c->sql, "ROLLBACK");
+	if (db_in_tx(c->db))
+		(void)db_exec(c->db, "ROLLBACK");
 }
 
 enum config_status
@@ -285,19 +357,19 @@ config_remove(struct config *c, enum config_table t, const char *key,
 {
 	static const enum config_q	 del[] = { CONFIG_Q_TENANT_DEL,
 	    CONFIG_Q_ENDPOINT_DEL, CONFIG_Q_DEST_DEL, CONFIG_Q_JOB_DEL };
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if (!c->writable || (unsigned)t > CONFIG_JOBS)
 		return CONFIG_ERROR;
-	if ((st = sql_stmt(&c->sql, del[t])) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, key) != SQLITE_OK ||
-	    (key2 != NULL && sql_bind_text(st, 2, key2) != SQLITE_OK))
-		return CONFIG_NOMEM;
-	if ((rc = write_done(st)) != CONFIG_OK)
+	if ((st = config_stmt(c, del[t], &rc)) == NULL)
 		return rc;
-	return sqlite3_changes(c->sql.db) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
+	if (db_bind_opt(st, 1, key) != DB_OK ||
+	    (key2 != NULL && db_bind_opt(st, 2, key2) != DB_OK))
+		return CONFIG_NOMEM;
+	if ((rc = config_write(c, st)) != CONFIG_OK)
+		return rc;
+	return db_changes(st) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
 }
 
 enum config_status

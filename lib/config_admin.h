@@ -21,7 +21,11 @@ HB_API const char *config_auth_name(enum config_auth);
 HB_API int config_kind_parse(const char *, enum config_kind *);
 HB_API int config_auth_parse(const char *, enum config_auth *);
 
-/* Creates config.db with its schema (mode 0640).  Existing file: CONFIG_EXISTS. */
+/*
+ * Creates config.db with its schema (mode 0640).  Existing file:
+ * CONFIG_EXISTS.  On PostgreSQL: creates the schema hookbox_config, or
+ * answers CONFIG_EXISTS when it is there.
+ */
 HB_API enum config_status config_create(const char *path) HB_MUST_CHECK;
 
 /*
@@ -47,7 +51,12 @@ HB_API enum config_status config_destination_add(struct config *,
 HB_API enum config_status config_job_add(struct config *,
     const struct config_job *, const char **why) HB_MUST_CHECK;
 
-/* Groups admin writes into one transaction (CONFIG_WRITE only). */
+/*
+ * Groups admin writes into one transaction (CONFIG_WRITE only; no
+ * nesting).  A write refused inside it (CONFIG_EXISTS, CONFIG_REFUSED)
+ * leaves it usable.  On PostgreSQL it is serializable: a commit that
+ * another admin's would have made wrong is CONFIG_BUSY, to retry.
+ */
 HB_API enum config_status config_begin(struct config *) HB_MUST_CHECK;
 HB_API enum config_status config_commit(struct config *) HB_MUST_CHECK;
 HB_API void config_rollback(struct config *);

@@ -46,7 +46,7 @@ config_list_where(struct config *c, enum config_table t,
 	static const enum config_q	 list[] = { CONFIG_Q_TENANT_LIST,
 	    CONFIG_Q_ENDPOINT_LIST, CONFIG_Q_DEST_LIST, CONFIG_Q_JOB_LIST };
 	static const struct config_list_filter	 all;
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	cJSON			*row;
 	enum config_status	 rc;
 
@@ -55,13 +55,13 @@ config_list_where(struct config *c, enum config_table t,
 		return CONFIG_ERROR;
 	if (f == NULL)
 		f = &all;
-	if ((st = sql_stmt(&c->sql, list[t])) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, f->tenant) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, f->since_ms) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 3, f->limit > 0 ? f->limit : -1) != SQLITE_OK)
+	if ((st = config_stmt(c, list[t], &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, f->tenant) != DB_OK ||
+	    db_bind_int64(st, 2, f->since_ms) != DB_OK ||
+	    db_bind_int64(st, 3, f->limit > 0 ? f->limit : -1) != DB_OK)
 		return CONFIG_NOMEM;
-	if ((rc = config_status_of(sql_json_rows(st, out))) != CONFIG_OK ||
+	if ((rc = config_status_of(c, db_json_rows(st, out))) != CONFIG_OK ||
 	    t != CONFIG_DESTINATIONS)
 		return rc;
 	cJSON_ArrayForEach(row, *out)

@@ -158,23 +158,24 @@ config_check_output(const char *s)
 /* Binds text keys (NULL ends them) and steps once: CONFIG_OK is a row. */
 static enum config_status
 first_row(struct config *c, enum config_q q, const char *const *keys,
-    sqlite3_stmt **out)
+    struct db_stmt **out)
 {
-	sqlite3_stmt	*st;
-	int		 i, rc;
+	struct db_stmt		*st;
+	enum config_status	 status;
+	enum db_rc		 rc;
+	int			 i;
 
 	*out = NULL;
-	if ((st = sql_stmt(&c->sql, q)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
+	if ((st = config_stmt(c, q, &status)) == NULL)
+		return status;
 	for (i = 0; keys[i] != NULL; i++)
-		if (sql_bind_text(st, i + 1, keys[i]) != SQLITE_OK)
+		if (db_bind_opt(st, i + 1, keys[i]) != DB_OK)
 			return CONFIG_NOMEM;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if ((rc = db_step(st)) == DB_ROW) {
 		*out = st;
 		return CONFIG_OK;
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? CONFIG_NOTFOUND : config_status_of(rc);
+	return rc == DB_DONE ? CONFIG_NOTFOUND : config_status_of(c, rc);
 }
 
 enum config_status
@@ -182,7 +183,7 @@ config_referrer(struct config *c, enum config_table t, const char *key,
     const char *key2, const char **kind, char *name, size_t namelen)
 {
 	const char *const	 keys[] = { key, key2, NULL };
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	const char		*k;
 	enum config_status	 rc;
 
@@ -192,12 +193,12 @@ config_referrer(struct config *c, enum config_table t, const char *key,
 	if ((rc = first_row(c, t == CONFIG_TENANTS ? CONFIG_Q_TENANT_REFERRER :
 	    CONFIG_Q_DEST_REFERRER, keys, &st)) != CONFIG_OK)
 		return rc;
-	k = (const char *)sqlite3_column_text(st, 0);
-	*kind = k == NULL ? NULL : strcmp(k, "endpoint") == 0 ? "endpoint" :
+	k = db_col_text(st, 0);
+	*kind = k[0] == '\0' ? NULL : strcmp(k, "endpoint") == 0 ? "endpoint" :
 	    strcmp(k, "destination") == 0 ? "destination" : "job";
-	if (*kind == NULL || sql_col_copy(st, 1, name, namelen) != 0)
+	if (*kind == NULL || db_col_copy(st, 1, name, namelen) != 0)
 		rc = CONFIG_ERROR;
-	sqlite3_reset(st);
+	db_reset(st);
 	return rc;
 }
 
@@ -206,15 +207,15 @@ config_job_of_action(struct config *c, const char *tenant,
     const char *attempt, const char *step, char *job_id, size_t len)
 {
 	const char *const	 keys[] = { tenant, attempt, step, NULL };
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = first_row(c, CONFIG_Q_JOB_OF_ACTION, keys, &st)) !=
 	    CONFIG_OK)
 		return rc;
-	if (sql_col_copy(st, 0, job_id, len) != 0)
+	if (db_col_copy(st, 0, job_id, len) != 0)
 		rc = CONFIG_ERROR;
-	sqlite3_reset(st);
+	db_reset(st);
 	return rc;
 }
 
@@ -222,22 +223,24 @@ config_job_of_action(struct config *c, const char *tenant,
 
 /* Steps a bound write: CONFIG_NOTFOUND when it changed no row. */
 static enum config_status
-changed_one(struct config *c, sqlite3_stmt *st)
+changed_one(struct config *c, struct db_stmt *st, int secret)
 {
 	enum config_status	rc;
 
-	rc = config_status_of(sql_step_done(st));
-	sqlite3_clear_bindings(st);
+	rc = config_write(c, st);
+	/* The statement holds a copy of a secret until it is bound again. */
+	if (secret > 0)
+		(void)db_bind_null(st, secret);
 	if (rc != CONFIG_OK)
 		return rc;
-	return sqlite3_changes(c->sql.db) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
+	return db_changes(st) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
 }
 
 enum config_status
 config_tenant_update(struct config *c, const struct config_tenant *t,
     const unsigned char *api_key, size_t keylen, const char **why)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
@@ -246,42 +249,42 @@ config_tenant_update(struct config *c, const struct config_tenant *t,
 	REFUSE_IF(api_key != NULL && (keylen == 0 ||
 	    !config_valid_api_key(api_key, keylen)) ?
 	    "API key (printable ASCII, no spaces, at most 512 bytes)" : NULL);
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_TENANT_SET)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 2, t->active ? 1 : 0) != SQLITE_OK ||
-	    sql_bind_text(st, 3, t->status_base) != SQLITE_OK)
-		return CONFIG_NOMEM;
-	if ((rc = changed_one(c, st)) != CONFIG_OK || api_key == NULL)
+	if ((st = config_stmt(c, CONFIG_Q_TENANT_SET, &rc)) == NULL)
 		return rc;
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_TENANT_SET_KEY)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, t->id) != SQLITE_OK ||
-	    config_bind_blob(st, 2, api_key, keylen) != SQLITE_OK) {
-		sqlite3_clear_bindings(st);
+	if (db_bind_opt(st, 1, t->id) != DB_OK ||
+	    db_bind_int64(st, 2, t->active ? 1 : 0) != DB_OK ||
+	    db_bind_opt(st, 3, t->status_base) != DB_OK)
+		return CONFIG_NOMEM;
+	if ((rc = changed_one(c, st, 0)) != CONFIG_OK || api_key == NULL)
+		return rc;
+	if ((st = config_stmt(c, CONFIG_Q_TENANT_SET_KEY, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, t->id) != DB_OK ||
+	    config_bind_blob(st, 2, api_key, keylen) != DB_OK) {
+		(void)db_bind_null(st, 2);
 		return CONFIG_NOMEM;
 	}
-	return changed_one(c, st);
+	return changed_one(c, st, 2);
 }
 
 enum config_status
 config_endpoint_update(struct config *c, const struct config_endpoint *e,
     const char **why)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_endpoint_invalid(e));
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_ENDPOINT_SET)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, e->name) != SQLITE_OK ||
-	    sql_bind_text(st, 2, e->auth == CONFIG_AUTH_STANDARD ? NULL :
-	    e->key_header) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 3, e->tolerance) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_ENDPOINT_SET, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, e->name) != DB_OK ||
+	    db_bind_opt(st, 2, e->auth == CONFIG_AUTH_STANDARD ? NULL :
+	    e->key_header) != DB_OK ||
+	    db_bind_int64(st, 3, e->tolerance) != DB_OK)
 		return CONFIG_NOMEM;
-	return changed_one(c, st);
+	return changed_one(c, st, 0);
 }
 
 enum config_status
@@ -289,7 +292,7 @@ config_destination_update(struct config *c,
     const struct config_destination *d, const unsigned char *secret,
     size_t secretlen, const char **why)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
@@ -297,28 +300,28 @@ config_destination_update(struct config *c,
 	REFUSE_IF(config_destination_invalid(d));
 	REFUSE_IF(secret != NULL && (secretlen == 0 ||
 	    secretlen > CONFIG_SECRET_MAX) ? "secret (1..512 bytes)" : NULL);
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_DEST_SET)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, d->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, d->name) != SQLITE_OK ||
-	    sql_bind_text(st, 3, d->url) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 4, d->idempotent ? 1 : 0) != SQLITE_OK ||
-	    sql_bind_text(st, 5, d->status_url) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 6, d->timeout_ms) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 7, d->max_attempts) != SQLITE_OK)
-		return CONFIG_NOMEM;
-	if ((rc = changed_one(c, st)) != CONFIG_OK || secret == NULL)
+	if ((st = config_stmt(c, CONFIG_Q_DEST_SET, &rc)) == NULL)
 		return rc;
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_DEST_SET_SECRET)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, d->tenant) != SQLITE_OK ||
-	    sql_bind_text(st, 2, d->name) != SQLITE_OK ||
-	    config_bind_blob(st, 3, secret, secretlen) != SQLITE_OK) {
-		/* The statement may hold a transient copy of the secret. */
-		sqlite3_clear_bindings(st);
+	if (db_bind_opt(st, 1, d->tenant) != DB_OK ||
+	    db_bind_opt(st, 2, d->name) != DB_OK ||
+	    db_bind_opt(st, 3, d->url) != DB_OK ||
+	    db_bind_int64(st, 4, d->idempotent ? 1 : 0) != DB_OK ||
+	    db_bind_opt(st, 5, d->status_url) != DB_OK ||
+	    db_bind_int64(st, 6, d->timeout_ms) != DB_OK ||
+	    db_bind_int64(st, 7, d->max_attempts) != DB_OK)
+		return CONFIG_NOMEM;
+	if ((rc = changed_one(c, st, 0)) != CONFIG_OK || secret == NULL)
+		return rc;
+	if ((st = config_stmt(c, CONFIG_Q_DEST_SET_SECRET, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, d->tenant) != DB_OK ||
+	    db_bind_opt(st, 2, d->name) != DB_OK ||
+	    config_bind_blob(st, 3, secret, secretlen) != DB_OK) {
+		/* The statement may hold a copy of the secret. */
+		(void)db_bind_null(st, 3);
 		return CONFIG_NOMEM;
 	}
-	return changed_one(c, st);
+	return changed_one(c, st, 3);
 }
 
 /* ---- an endpoint's secrets by id ---------------------------------- */
@@ -337,50 +340,51 @@ config_secret_each(struct config *c, const char *endpoint,
     int (*fn)(void *, const struct config_secret_info *), void *arg)
 {
 	struct config_secret_info	 si;
-	sqlite3_stmt			*st;
+	struct db_stmt			*st;
 	enum config_status		 rc;
-	int				 src;
+	enum db_rc			 src;
 
 	if ((rc = endpoint_exists(c, endpoint)) != CONFIG_OK)
 		return rc;
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_SECRET_LIST)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_SECRET_LIST, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, endpoint) != DB_OK)
 		return CONFIG_NOMEM;
-	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-		si.id = sqlite3_column_int64(st, 0);
-		si.created_at = sqlite3_column_int64(st, 1);
-		si.expires_at = sqlite3_column_int64(st, 2);	/* NULL: 0 */
+	while ((src = db_step(st)) == DB_ROW) {
+		si.id = db_col_int64(st, 0);
+		si.created_at = db_col_int64(st, 1);
+		si.expires_at = db_col_int64(st, 2);	/* NULL: 0 */
 		if (fn(arg, &si) != 0) {
-			src = SQLITE_DONE;
+			src = DB_DONE;
 			break;
 		}
 	}
-	rc = src == SQLITE_DONE ? CONFIG_OK : config_status_of(src);
-	sqlite3_reset(st);
+	rc = src == DB_DONE ? CONFIG_OK : config_status_of(c, src);
+	db_reset(st);
 	return rc;
 }
 
 enum config_status
 config_secret_revoke(struct config *c, const char *endpoint, int64_t id)
 {
-	sqlite3_stmt	*st;
+	struct db_stmt		*st;
+	enum config_status	 rc;
 
 	if (!c->writable)
 		return CONFIG_ERROR;
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_SECRET_DEL)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, id) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_SECRET_DEL, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, endpoint) != DB_OK ||
+	    db_bind_int64(st, 2, id) != DB_OK)
 		return CONFIG_NOMEM;
-	return changed_one(c, st);
+	return changed_one(c, st, 0);
 }
 
 enum config_status
 config_secret_retire(struct config *c, const char *endpoint,
     int64_t expires_at, int *n)
 {
-	sqlite3_stmt		*st;
+	struct db_stmt		*st;
 	enum config_status	 rc;
 
 	*n = 0;
@@ -388,13 +392,13 @@ config_secret_retire(struct config *c, const char *endpoint,
 		return CONFIG_ERROR;
 	if ((rc = endpoint_exists(c, endpoint)) != CONFIG_OK)
 		return rc;
-	if ((st = sql_stmt(&c->sql, CONFIG_Q_SECRET_RETIRE)) == NULL)
-		return config_status_of(sqlite3_errcode(c->sql.db));
-	if (sql_bind_text(st, 1, endpoint) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 2, expires_at) != SQLITE_OK)
+	if ((st = config_stmt(c, CONFIG_Q_SECRET_RETIRE, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, endpoint) != DB_OK ||
+	    db_bind_int64(st, 2, expires_at) != DB_OK)
 		return CONFIG_NOMEM;
-	rc = config_status_of(sql_step_done(st));
+	rc = config_write(c, st);
 	if (rc == CONFIG_OK)
-		*n = sqlite3_changes(c->sql.db);
+		*n = (int)db_changes(st);
 	return rc;
 }

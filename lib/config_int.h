@@ -5,18 +5,19 @@
  * Transactions: none of its own; each caller keeps its header's promise.
  *
  * All config.db SQL, the schema and the statement texts, lives in
- * config.c; config_admin.c runs the statements by their enum.
+ * config.c (PostgreSQL's schema in pg_schema.c); config_admin.c,
+ * config_edit.c and config_bulk.c run the statements by their enum.
  */
 #ifndef HB_CONFIG_INT_H
 #define HB_CONFIG_INT_H
 
 #include "config.h"
-#include "sql.h"
+#include "db.h"
 
 struct config {
-	struct sql	sql;
-	int		writable;
-	int		in_snapshot;
+	struct db	*db;
+	int		 writable;
+	int		 in_snapshot;
 };
 
 /* The statements of config.db, indexes into config.c's SQL texts. */
@@ -55,8 +56,13 @@ enum config_q {
 	CONFIG_Q_TENANT_REFERRER,
 	CONFIG_Q_DEST_REFERRER,
 	CONFIG_Q_JOB_OF_ACTION,
+	CONFIG_Q_VERSION,
+	CONFIG_Q_SCHEMA,
 	CONFIG_Q__N
 };
+
+/* The statement texts, indexed by enum config_q. */
+extern const struct db_text config_text[CONFIG_Q__N];
 
 /* The schema of a new config.db, run once by config_create(). */
 extern const char config_schema[];
@@ -73,8 +79,39 @@ extern const char *const config_auth_names[CONFIG_AUTH_N];
 /* The index of s in names[0..n-1], or -1. */
 int config_name_parse(const char *s, const char *const *names, size_t n);
 
-/* Maps a SQLite code to a status. */
-enum config_status config_status_of(int rc);
+/*
+ * Maps a db.h result to a status: a unique key to CONFIG_EXISTS, a
+ * foreign key to CONFIG_REFUSED, another constraint to CONFIG_INVALID
+ * (told apart by the connection's last message); a lock, a timeout, and
+ * on PostgreSQL a lost connection, to CONFIG_BUSY.
+ */
+enum config_status config_status_of(const struct config *c, enum db_rc rc);
+
+/*
+ * Connects c (writable already set) to the PostgreSQL database at path,
+ * with busy_ms as its connect and statement timeouts.
+ */
+enum config_status config_pg_connect(struct config *c, const char *path,
+    int busy_ms);
+
+/* The status of c's last failure (db_last()). */
+enum config_status config_last(const struct config *c);
+
+/*
+ * The statement for q, ready to bind, or NULL with *rc set to the
+ * failure's status.
+ */
+struct db_stmt *config_stmt(struct config *c, enum config_q q,
+    enum config_status *rc);
+
+/*
+ * Steps a bound write that returns no row.  Inside a transaction on
+ * PostgreSQL the statement runs in a savepoint: a refused row (a key
+ * that exists, a reference to nothing) leaves the transaction usable,
+ * as a failed statement does on SQLite, so that a bulk import can report
+ * one line and go on.
+ */
+enum config_status config_write(struct config *c, struct db_stmt *st);
 
 /*
  * The validators: each returns the name of the first field that breaks
@@ -104,7 +141,7 @@ int config_valid_api_key(const unsigned char *, size_t);
 enum config_status config_writable(struct config *c, const char **why);
 
 /* Binds len bytes at b as a blob, or NULL when there are none. */
-int config_bind_blob(sqlite3_stmt *st, int idx, const unsigned char *b,
-    size_t len);
+enum db_rc config_bind_blob(struct db_stmt *st, int idx,
+    const unsigned char *b, size_t len);
 
 #endif

@@ -56,6 +56,11 @@ const char pg_schema_config[] =
 	"  REFERENCES hookbox_config.destinations(tenant, name));"
 	"CREATE INDEX jobs_action ON hookbox_config.jobs(tenant, attempt, step,"
 	" job_id);"
+	/* SQLite's PRAGMA user_version: config.c's CONFIG_VERSION. */
+	"CREATE TABLE hookbox_config.schema_version("
+	" one boolean PRIMARY KEY DEFAULT true CHECK(one),"
+	" version bigint NOT NULL);"
+	"INSERT INTO hookbox_config.schema_version(version) VALUES (1);"
 	"COMMIT;";
 
 const char pg_schema_state[] =

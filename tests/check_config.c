@@ -1,12 +1,15 @@
 /*
  * check_config.c: tests of lib/config.c, lib/config_admin.c and
- * lib/config_edit.c, config.db through their API, with a few looks at the
- * file through SQLite directly (what is stored for a key, the schema
- * version).
+ * lib/config_edit.c, the configuration through their API, with a few
+ * looks at the database past it (what is stored for a key, the schema
+ * version).  The suite runs on SQLite, then on PostgreSQL; what only a
+ * file can show (its descriptors and mode, its bytes) is SQLite's alone,
+ * and PostgreSQL has its own tests of the same promises (a reader that
+ * cannot write, a role that may only read).
  *
- * Each test gets a fresh config.db in its own directory and an open
- * writer, w.  The directories live under one per test case, removed by
- * the parent process even when a test fails.
+ * Each test gets a fresh config.db in its own directory (or a database
+ * of its own) and an open writer, w.  The directories live under one per
+ * test case, removed by the parent process even when a test fails.
  */
 #include <sys/stat.h>
 
@@ -26,6 +29,9 @@
 
 #include "auth.h"
 #include "config_admin.h"
+#include "config_int.h"
+#include "db.h"
+#include "pg_schema.h"
 #include "config_edit.h"
 #include "config_bulk.h"
 #include "util.h"
@@ -64,7 +70,8 @@ static void
 setup(void)
 {
 	copy(dir, sizeof(dir), test_tmpdir());
-	test_path(dbpath, sizeof(dbpath), dir, "config.db");
+	/* dir/config.db, or the test's PostgreSQL database. */
+	copy(dbpath, sizeof(dbpath), test_location(dir, "config.db"));
 	w = test_config_create(dir);
 }
 
@@ -118,39 +125,106 @@ count(struct config *c, enum config_table t)
 }
 
 /*
- * SQLite directly
+ * The database directly, past the library
  */
 
 /*
- * Runs a query and looks for needle in every column of every row, as
- * bytes.  Returns the number of rows; *found counts the hits.
+ * A connection of the test's own to the configuration: SQLite's file
+ * read-write, or the PostgreSQL database as its admin (the names of
+ * hookbox_config without their schema).  text[0..n-1] are its
+ * statements.
+ */
+static struct db *
+raw_open(const struct db_text *text, size_t n)
+{
+	struct db	*db = NULL;
+	char		 why[256];
+
+	if (test_backend == TEST_SQLITE)
+		ck_assert_int_eq(db_open_sqlite(dbpath, SQLITE_OPEN_READWRITE,
+		    text, n, &db), DB_OK);
+	else {
+		ck_assert_msg(db_open_pg(dbpath, 5000, 0, text, n, &db, why,
+		    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+		ck_assert_int_eq(db_exec(db,
+		    "SET search_path = hookbox_config"), DB_OK);
+	}
+	return db;
+}
+
+/* Runs lite on SQLite or pg on PostgreSQL (NULL: lite) on db. */
+static void
+raw_run(struct db *db, const char *lite, const char *pg)
+{
+	const char	*sql;
+
+	sql = test_backend == TEST_SQLITE || pg == NULL ? lite : pg;
+	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql,
+	    db_errmsg(db));
+}
+
+/* raw_run() on a connection of its own. */
+static void
+raw_exec(const char *lite, const char *pg)
+{
+	struct db	*db;
+
+	db = raw_open(NULL, 0);
+	raw_run(db, lite, pg);
+	db_close(db);
+}
+
+/* Column 0 of the first row of sql as an integer; -1 without a row. */
+static long long
+raw_int(const char *sql)
+{
+	const struct db_text	 text[] = { { sql, NULL } };
+	struct db		*db;
+	struct db_stmt		*st;
+	long long		 v = -1;
+
+	db = raw_open(text, 1);
+	ck_assert_ptr_nonnull(st = db_stmt(db, 0));
+	if (db_step(st) == DB_ROW)
+		v = db_col_int64(st, 0);
+	db_reset(st);
+	db_close(db);
+	return v;
+}
+
+/* The columns of "SELECT * FROM secrets". */
+#define SECRET_COLS	5
+
+/*
+ * Runs a query and looks for needle in each of its cols columns of every
+ * row, as bytes.  Returns the number of rows; *found counts the hits.
  */
 static int
-raw_scan(const char *sql, const void *needle, size_t nlen, int *found)
+raw_scan(const char *sql, int cols, const void *needle, size_t nlen,
+    int *found)
 {
-	sqlite3		*db = NULL;
-	sqlite3_stmt	*st = NULL;
-	const void	*v;
-	int		 rows = 0, i, n, rc;
+	const struct db_text	 text[] = { { sql, NULL } };
+	struct db		*db;
+	struct db_stmt		*st;
+	const void		*v;
+	size_t			 n;
+	int			 rows = 0, i;
+	enum db_rc		 rc;
 
 	*found = 0;
-	ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY,
-	    NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
-	    SQLITE_OK);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db = raw_open(text, 1);
+	ck_assert_ptr_nonnull(st = db_stmt(db, 0));
+	while ((rc = db_step(st)) == DB_ROW) {
 		rows++;
-		for (i = 0; i < sqlite3_column_count(st); i++) {
-			v = sqlite3_column_blob(st, i);
-			n = sqlite3_column_bytes(st, i);
-			if (v != NULL && memmem(v, (size_t)n, needle, nlen) !=
-			    NULL)
+		for (i = 0; i < cols; i++) {
+			/* PostgreSQL's bytea arrives as hex: decoded here. */
+			v = db_col_blob(st, i, &n);
+			if (v != NULL && memmem(v, n, needle, nlen) != NULL)
 				(*found)++;
 		}
 	}
-	ck_assert_int_eq(rc, SQLITE_DONE);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	ck_assert_int_eq(rc, DB_DONE);
+	db_close(db);
 	return rows;
 }
 
@@ -277,7 +351,8 @@ START_TEST(test_open_version)
 	w = NULL;
 
 	/* Another schema version: refused in both modes. */
-	test_db_exec(dbpath, "PRAGMA user_version=99");
+	raw_exec("PRAGMA user_version=99",
+	    "UPDATE schema_version SET version = 99");
 	c = (struct config *)&c;	/* not NULL: see that it is reset */
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_ERROR);
 	ck_assert_ptr_null(c);
@@ -285,13 +360,15 @@ START_TEST(test_open_version)
 	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
 	    CONFIG_ERROR);
 	ck_assert_ptr_null(c);
-	test_db_exec(dbpath, "PRAGMA user_version=0");
+	/* PostgreSQL: no version at all. */
+	raw_exec("PRAGMA user_version=0", "DELETE FROM schema_version");
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_ERROR);
 	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
 	    CONFIG_ERROR);
 
 	/* The version was the only thing wrong. */
-	test_db_exec(dbpath, "PRAGMA user_version=1");
+	raw_exec("PRAGMA user_version=1",
+	    "INSERT INTO schema_version(version) VALUES (1)");
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_OK);
 	ck_assert_ptr_nonnull(c);
 	config_close(c);
@@ -335,6 +412,219 @@ START_TEST(test_open_bad_files)
 	fclose(f);
 	ck_assert_int_eq(config_open(path, CONFIG_READ, 0, &c), CONFIG_ERROR);
 	ck_assert_int_eq(config_open(path, CONFIG_WRITE, 0, &c), CONFIG_ERROR);
+}
+END_TEST
+
+
+/*
+ * PostgreSQL: config_create() makes the schema hookbox_config when it is
+ * missing and answers CONFIG_EXISTS when it is there, so that init may
+ * run twice; without it, opening is refused in both modes.
+ */
+START_TEST(test_pg_create)
+{
+	struct config	*c;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	ck_assert_int_eq(config_create(dbpath), CONFIG_EXISTS);
+	ck_assert_int_eq(raw_int("SELECT version FROM schema_version"), 1);
+	config_close(w);
+	w = NULL;
+	raw_exec(NULL, "DROP SCHEMA hookbox_config CASCADE");
+	c = (struct config *)&c;
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c),
+	    CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
+	    CONFIG_ERROR);
+	ck_assert_ptr_null(c);
+	/* Opening made nothing. */
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_namespace"
+	    " WHERE nspname = 'hookbox_config'"), 0);
+
+	ck_assert_int_eq(config_create(dbpath), CONFIG_OK);
+	ck_assert_int_eq(config_create(dbpath), CONFIG_EXISTS);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &w), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 0);
+	test_add_tenant(w, "acme", 1);
+	/* A second init leaves the rows alone. */
+	ck_assert_int_eq(config_create(dbpath), CONFIG_EXISTS);
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 1);
+
+	/* A server that is not there: a retry later, not a failure. */
+	c = (struct config *)&c;
+	ck_assert_int_eq(config_open("host=/nonexistent dbname=x",
+	    CONFIG_READ, 1000, &c), CONFIG_BUSY);
+	ck_assert_ptr_null(c);
+}
+END_TEST
+
+/*
+ * PostgreSQL: a CONFIG_READ handle's session cannot write, even as a
+ * role that could (the admin here): read-only by construction.  It stays
+ * so on a connection opened again after the server dropped it.
+ */
+START_TEST(test_pg_reader)
+{
+	struct config		*r;
+	struct config_tenant	 t;
+	int			 i;
+	enum config_status	 rc;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_add_tenant(w, "acme", 1);
+	config_close(w);
+	w = NULL;
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, BUSY_MS, &r),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(db_exec(r->db, "INSERT INTO tenants(id, created_at)"
+	    " VALUES ('evil', 1)"), DB_READONLY);
+	ck_assert_int_eq(db_exec(r->db, "UPDATE tenants SET active = 0"),
+	    DB_READONLY);
+	ck_assert_int_eq(db_exec(r->db, "DROP TABLE jobs"), DB_READONLY);
+
+	/* The server ends the reader's session; the next ones are new. */
+	raw_exec(NULL, "SELECT pg_terminate_backend(pid) FROM"
+	    " pg_stat_activity WHERE datname = current_database()"
+	    " AND pid <> pg_backend_pid()");
+	for (i = 0; i < 5; i++)
+		if ((rc = config_tenant_get(r, "acme", &t)) == CONFIG_OK)
+			break;
+		else
+			ck_assert_int_eq(rc, CONFIG_BUSY);
+	ck_assert_int_eq(rc, CONFIG_OK);
+	ck_assert_int_eq(db_exec(r->db, "INSERT INTO tenants(id, created_at)"
+	    " VALUES ('evil', 1)"), DB_READONLY);
+	config_close(r);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM tenants"), 1);
+}
+END_TEST
+
+/* The value of key (up to a space) in a key=value conninfo; static. */
+static const char *
+conninfo_get(const char *info, const char *key)
+{
+	static char	 v[PATH_MAX];
+	const char	*p = info, *e;
+	size_t		 klen = strlen(key);
+
+	v[0] = '\0';
+	for (; (p = strstr(p, key)) != NULL; p += klen)
+		if ((p == info || p[-1] == ' ') && p[klen] == '=') {
+			e = p + klen + 1;
+			copy(v, sizeof(v), e);
+			v[strcspn(v, " ")] = '\0';
+		}
+	return v;
+}
+
+/*
+ * PostgreSQL: the session's settings reach a server named by URI too
+ * (as query parameters); a lock held past busy_ms is CONFIG_BUSY, in
+ * about that time.
+ */
+START_TEST(test_pg_uri_busy)
+{
+	struct config		*r;
+	struct config_tenant	 t;
+	struct db		*db;
+	char			 uri[PATH_MAX], host[PATH_MAX], user[128];
+	long long		 t0;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_add_tenant(w, "acme", 1);
+	/* The last of each key wins, as in libpq. */
+	copy(host, sizeof(host), conninfo_get(dbpath, "host"));
+	copy(user, sizeof(user), conninfo_get(dbpath, "user"));
+	ck_assert_int_lt(snprintf(uri, sizeof(uri),
+	    "postgresql:///%s?host=%s&user=%s", conninfo_get(dbpath, "dbname"),
+	    host, user), (int)sizeof(uri));
+	ck_assert_int_eq(config_open(uri, CONFIG_READ, BUSY_MS, &r),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(db_exec(r->db, "INSERT INTO tenants(id, created_at)"
+	    " VALUES ('evil', 1)"), DB_READONLY);
+	config_close(r);
+
+	/* An admin holds the table; a reader gives up after its budget. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 300, &r),
+	    CONFIG_OK);
+	db = raw_open(NULL, 0);
+	raw_run(db, NULL, "BEGIN; LOCK TABLE tenants IN ACCESS EXCLUSIVE MODE");
+	t0 = util_now_ms();
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_BUSY);
+	ck_assert_int_ge(util_now_ms() - t0, 250);
+	ck_assert_int_lt(util_now_ms() - t0, BUSY_MS);
+	raw_run(db, NULL, "ROLLBACK");
+	db_close(db);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	config_close(r);
+}
+END_TEST
+
+/*
+ * PostgreSQL: a serving role with pg_schema_grants() reads the
+ * configuration through the library, and cannot write it: not through
+ * a handle for writing, nor by SQL of its own.
+ */
+START_TEST(test_pg_grants)
+{
+	static const struct db_text	 none[] = { { "SELECT 1", NULL } };
+	struct config			*r, *c;
+	struct config_tenant		 t;
+	struct db			*db;
+	char				 role[32], sql[128], grants[1024];
+	char				 info[PATH_MAX + 64], why[256];
+	const char			*whyc;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_add_tenant(w, "acme", 1);
+	ck_assert_int_lt(snprintf(role, sizeof(role), "hb_cfg_%ld",
+	    (long)getpid()), (int)sizeof(role));
+	raw_exec(NULL, pg_schema_state);
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS %s;"
+	    " CREATE ROLE %s LOGIN", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+	ck_assert_int_eq(pg_schema_grants(role, grants, sizeof(grants)), 0);
+	raw_exec(NULL, grants);
+	ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s", dbpath,
+	    role), (int)sizeof(info));
+
+	ck_assert_int_eq(config_open(info, CONFIG_READ, BUSY_MS, &r),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(count(r, CONFIG_TENANTS), 1);
+	config_close(r);
+
+	/* A writer's handle opens (it reads the version) and writes nothing. */
+	ck_assert_int_eq(config_open(info, CONFIG_WRITE, BUSY_MS, &c),
+	    CONFIG_OK);
+	t = test_tenant("evil");
+	ck_assert_int_eq(config_tenant_add(c, &t, NULL, 0, &whyc),
+	    CONFIG_ERROR);
+	ck_assert_int_eq(config_remove(c, CONFIG_TENANTS, "acme", NULL),
+	    CONFIG_ERROR);
+	config_close(c);
+
+	ck_assert_msg(db_open_pg(info, 5000, 0, none, 1, &db, why,
+	    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+	ck_assert_int_eq(db_exec(db, "INSERT INTO hookbox_config.tenants"
+	    "(id, created_at) VALUES ('evil', 1)"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "UPDATE hookbox_config.secrets"
+	    " SET expires_at = NULL"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "SELECT id FROM hookbox_config.tenants"),
+	    DB_OK);
+	db_close(db);
+	ck_assert_int_eq(count(w, CONFIG_TENANTS), 1);
+
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+	    " DROP ROLE %s", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
 }
 END_TEST
 
@@ -681,8 +971,8 @@ START_TEST(test_secret_invalid)
 	memset(big, 's', sizeof(big));
 	CK_INVALID(config_secret_add(w, "ep", big, sizeof(big), 0, &why),
 	    "secret");
-	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", "s", 1, &found),
-	    0);
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", SECRET_COLS, "s",
+	    1, &found), 0);
 
 	/* No such endpoint. */
 	ck_assert_int_eq(config_secret_add(w, "nope",
@@ -693,8 +983,8 @@ START_TEST(test_secret_invalid)
 	    &why), CONFIG_OK);
 	ck_assert_int_eq(config_secret_add(w, "ep", big, 1, 0, &why),
 	    CONFIG_OK);
-	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", "s", 1, &found),
-	    2);
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", SECRET_COLS, "s",
+	    1, &found), 2);
 }
 END_TEST
 
@@ -1013,18 +1303,21 @@ START_TEST(test_key_hashed)
 	config_secrets_clear(&sec);
 
 	/* The clear key is nowhere in the table, nor in the file. */
-	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", KEY_SECRET,
-	    strlen(KEY_SECRET), &found), 1);
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", SECRET_COLS,
+	    KEY_SECRET, strlen(KEY_SECRET), &found), 1);
 	ck_assert_int_eq(found, 0);
-	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", hash,
+	ck_assert_int_eq(raw_scan("SELECT * FROM secrets", SECRET_COLS, hash,
 	    sizeof(hash), &found), 1);
 	ck_assert_int_eq(found, 1);
 	ck_assert_int_eq(raw_scan("SELECT secret FROM secrets"
-	    " WHERE length(secret) = 32", "", 0, &found), 1);
+	    " WHERE length(secret) = 32", 1, "", 0, &found), 1);
 	config_close(w);
 	w = NULL;
-	ck_assert_int_eq(file_has(dbpath, KEY_SECRET, strlen(KEY_SECRET)), 0);
-	ck_assert_int_ne(file_has(dbpath, hash, sizeof(hash)), 0);
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(file_has(dbpath, KEY_SECRET,
+		    strlen(KEY_SECRET)), 0);
+		ck_assert_int_ne(file_has(dbpath, hash, sizeof(hash)), 0);
+	}
 
 	/* Nor in a listing, in clear or as hex. */
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &w), CONFIG_OK);
@@ -1167,7 +1460,6 @@ START_TEST(test_secrets_max)
 	struct config_secrets	 sec;
 	char			 name[32];
 	const char		*why;
-	sqlite3			*db;
 	int			 i;
 
 	test_add_tenant(w, "acme", 1);
@@ -1212,14 +1504,61 @@ START_TEST(test_secrets_max)
 	ck_assert_ptr_null(sec.buf);
 
 	/* A ninth row written behind the tool's back is refused as well. */
-	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO secrets(endpoint,"
-	    " secret, created_at) VALUES ('ep', x'6e696e7468', 1)", NULL, NULL,
-	    NULL), SQLITE_OK);
-	sqlite3_close(db);
+	raw_exec("INSERT INTO secrets(endpoint, secret, created_at)"
+	    " VALUES ('ep', x'6e696e7468', 1)",
+	    "INSERT INTO secrets(endpoint, secret, created_at)"
+	    " VALUES ('ep', '\\x6e696e7468'::bytea, 1)");
 	ck_assert_int_eq(config_endpoint_secrets(w, "ep", 1, &sec),
 	    CONFIG_INVALID);
 	ck_assert_uint_eq(sec.n, 0);
+}
+END_TEST
+
+/*
+ * Two admins adding the last secret an endpoint may have, at once: the
+ * count each checks cannot be made wrong by the other.  SQLite lets one
+ * writer in; PostgreSQL lets both run and fails the one whose commit
+ * would break the rule (CONFIG_BUSY: try again).
+ */
+START_TEST(test_secrets_max_race)
+{
+	struct config	*w2;
+	char		 name[32];
+	const char	*why;
+	int		 i;
+	enum config_status rc1, rc2;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
+	for (i = 0; i < CONFIG_SECRETS_MAX - 1; i++) {
+		ck_assert_int_lt(snprintf(name, sizeof(name), "secret-%02d", i),
+		    (int)sizeof(name));
+		add_secret("ep", name, 0);
+	}
+	/* SQLite's second writer waits briefly for the first one's lock;
+	 * PostgreSQL's takes none the other holds. */
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE,
+	    test_backend == TEST_SQLITE ? 100 : BUSY_MS, &w2), CONFIG_OK);
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	ck_assert_int_eq(config_secret_add(w, "ep",
+	    (const unsigned char *)"first", 5, 0, &why), CONFIG_OK);
+	rc2 = config_begin(w2);
+	if (rc2 == CONFIG_OK)
+		rc2 = config_secret_add(w2, "ep",
+		    (const unsigned char *)"second", 6, 0, &why);
+	if (rc2 == CONFIG_OK)
+		rc2 = config_commit(w2);
+	if (rc2 != CONFIG_OK)
+		config_rollback(w2);
+	if ((rc1 = config_commit(w)) != CONFIG_OK)
+		config_rollback(w);
+	if (rc2 == CONFIG_OK && rc1 == CONFIG_OK)
+		ck_abort_msg("both admins added a last secret");
+	ck_assert_msg(rc1 == CONFIG_BUSY || rc2 == CONFIG_BUSY ||
+	    rc2 == CONFIG_INVALID, "rc1 %d rc2 %d", rc1, rc2);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM secrets"),
+	    CONFIG_SECRETS_MAX);
+	config_close(w2);
 }
 END_TEST
 
@@ -1230,27 +1569,33 @@ END_TEST
  */
 START_TEST(test_read_revalidates)
 {
-	static const char *const bad[] = {
-		"UPDATE jobs SET attempt = 'att' || char(13, 10) || 'X-Evil: 1'",
-		"UPDATE jobs SET step = 'a:b'",
-		"UPDATE jobs SET tenant = 'ac:me'",
-		"UPDATE jobs SET job_id = 'j1' || char(27) || '[2J'",
-		"UPDATE jobs SET destination = 'dest' || char(10)",
+	/* Each as SQLite and as PostgreSQL write it. */
+	static const char *const bad[][2] = {
+		{ "UPDATE jobs SET attempt = 'att' || char(13, 10) ||"
+		    " 'X-Evil: 1'", "UPDATE jobs SET attempt = 'att' ||"
+		    " chr(13) || chr(10) || 'X-Evil: 1'" },
+		{ "UPDATE jobs SET step = 'a:b'", NULL },
+		{ "UPDATE jobs SET tenant = 'ac:me'", NULL },
+		{ "UPDATE jobs SET job_id = 'j1' || char(27) || '[2J'",
+		    "UPDATE jobs SET job_id = 'j1' || chr(27) || '[2J'" },
+		{ "UPDATE jobs SET destination = 'dest' || char(10)",
+		    "UPDATE jobs SET destination = 'dest' || chr(10)" },
 	};
-	static const char *const badd[] = {
-		"UPDATE destinations SET url = 'http://x/' || char(13, 10) ||"
-		    " 'Host: evil'",
-		"UPDATE destinations SET url = 'file:///etc/passwd'",
-		"UPDATE destinations SET status_url = 'gopher://x/'",
-		"UPDATE destinations SET name = 'de st'",
-		"UPDATE destinations SET url = ''",
+	static const char *const badd[][2] = {
+		{ "UPDATE destinations SET url = 'http://x/' || char(13, 10) ||"
+		    " 'Host: evil'", "UPDATE destinations SET url ="
+		    " 'http://x/' || chr(13) || chr(10) || 'Host: evil'" },
+		{ "UPDATE destinations SET url = 'file:///etc/passwd'", NULL },
+		{ "UPDATE destinations SET status_url = 'gopher://x/'", NULL },
+		{ "UPDATE destinations SET name = 'de st'", NULL },
+		{ "UPDATE destinations SET url = ''", NULL },
 	};
 	struct config_job		 j;
 	struct config_destination	 d;
 	struct config_tenant		 t;
 	struct config_endpoint		 e;
 	struct config_secrets		 sec;
-	sqlite3				*db;
+	struct db			*db;
 	size_t				 i;
 	const char			*why;
 
@@ -1258,27 +1603,27 @@ START_TEST(test_read_revalidates)
 	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 	test_add_destination(w, "acme", "dest");
 	test_add_job(w, "acme", "j1", "att-1", "dest");
-	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	/*
+	 * Something that is not the tool and ignores the jobs' references,
+	 * as SQLite's connections do unless asked: PostgreSQL's are gone.
+	 */
+	db = raw_open(NULL, 0);
+	if (test_backend == TEST_POSTGRES)
+		raw_run(db, NULL, "ALTER TABLE jobs"
+		    " DROP CONSTRAINT jobs_tenant_fkey,"
+		    " DROP CONSTRAINT jobs_tenant_destination_fkey");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ck_assert_int_eq(sqlite3_exec(db, "SAVEPOINT s", NULL, NULL,
-		    NULL), SQLITE_OK);
-		ck_assert_int_eq(sqlite3_exec(db, bad[i], NULL, NULL, NULL),
-		    SQLITE_OK);
-		ck_assert_int_eq(sqlite3_exec(db, "RELEASE s", NULL, NULL,
-		    NULL), SQLITE_OK);
+		raw_run(db, bad[i][0], bad[i][1]);
 		ck_assert_msg(config_job_get(w, "acme", "j1", &j) !=
-		    CONFIG_OK || 0, "job read back after: %s", bad[i]);
-		ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM jobs", NULL,
-		    NULL, NULL), SQLITE_OK);
+		    CONFIG_OK || 0, "job read back after: %s", bad[i][0]);
+		raw_run(db, "DELETE FROM jobs", NULL);
 		test_add_job(w, "acme", "j1", "att-1", "dest");
 	}
 	for (i = 0; i < sizeof(badd) / sizeof(badd[0]); i++) {
-		ck_assert_int_eq(sqlite3_exec(db, badd[i], NULL, NULL, NULL),
-		    SQLITE_OK);
+		raw_run(db, badd[i][0], badd[i][1]);
 		ck_assert_msg(config_destination_get(w, "acme", "dest", &d) !=
-		    CONFIG_OK, "destination read back after: %s", badd[i]);
-		ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM jobs;"
-		    " DELETE FROM destinations", NULL, NULL, NULL), SQLITE_OK);
+		    CONFIG_OK, "destination read back after: %s", badd[i][0]);
+		raw_run(db, "DELETE FROM jobs; DELETE FROM destinations", NULL);
 		test_add_destination(w, "acme", "dest");
 		test_add_job(w, "acme", "j1", "att-1", "dest");
 		ck_assert_int_eq(config_destination_get(w, "acme", "dest", &d),
@@ -1286,22 +1631,22 @@ START_TEST(test_read_revalidates)
 	}
 	ck_assert_int_eq(config_job_get(w, "acme", "j1", &j), CONFIG_OK);
 
-	ck_assert_int_eq(sqlite3_exec(db, "UPDATE endpoints SET"
-	    " key_header = 'X-Sig' || char(13, 10) || 'X: 1'", NULL, NULL,
-	    NULL), SQLITE_OK);
+	raw_run(db, "UPDATE endpoints SET key_header = 'X-Sig' ||"
+	    " char(13, 10) || 'X: 1'", "UPDATE endpoints SET key_header ="
+	    " 'X-Sig' || chr(13) || chr(10) || 'X: 1'");
 	ck_assert_int_eq(config_endpoint_get(w, "ep", &e), CONFIG_INVALID);
-	ck_assert_int_eq(sqlite3_exec(db, "UPDATE tenants SET"
-	    " status_base = 'https://api/' || char(10)", NULL, NULL, NULL),
-	    SQLITE_OK);
+	raw_run(db, "UPDATE tenants SET status_base = 'https://api/' ||"
+	    " char(10)", "UPDATE tenants SET status_base = 'https://api/' ||"
+	    " chr(10)");
 	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_INVALID);
-	ck_assert_int_eq(sqlite3_exec(db, "UPDATE tenants SET"
-	    " status_base = NULL, api_key = x'6b0d0a583a2031'", NULL, NULL,
-	    NULL), SQLITE_OK);
+	raw_run(db, "UPDATE tenants SET status_base = NULL,"
+	    " api_key = x'6b0d0a583a2031'", "UPDATE tenants SET"
+	    " status_base = NULL, api_key = '\\x6b0d0a583a2031'::bytea");
 	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
 	ck_assert_int_eq(config_tenant_api_key(w, "acme", &sec),
 	    CONFIG_INVALID);
 	ck_assert_uint_eq(sec.n, 0);
-	sqlite3_close(db);
+	db_close(db);
 
 	/* And the tool's own door: a tenant id may not contain ':'. */
 	t = test_tenant("a:b");
@@ -1371,6 +1716,9 @@ START_TEST(test_read_only_open)
 	char			 real[PATH_MAX];
 	const char		*why;
 
+	/* A file's: PostgreSQL's promise is test_pg_reader's. */
+	if (test_backend != TEST_SQLITE)
+		return;
 	test_add_tenant(w, "acme", 1);
 	config_close(w);
 	w = NULL;
@@ -1485,17 +1833,23 @@ START_TEST(test_snapshot)
 	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
 	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_NOTFOUND);
 
-	/* The writer cannot commit under a reader's snapshot... */
+	/*
+	 * SQLite: the writer cannot commit under a reader's snapshot...
+	 * PostgreSQL: it can, and the snapshot does not see it.
+	 */
 	config_close(w);
 	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &w), CONFIG_OK);
 	t = test_tenant("late");
 	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why),
-	    CONFIG_BUSY);
+	    test_backend == TEST_SQLITE ? CONFIG_BUSY : CONFIG_OK);
 	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_NOTFOUND);
+	ck_assert_int_eq(count(r, CONFIG_TENANTS), 1);
 	/* ...and can once it is released; the next snapshot sees it. */
 	config_release(r);
 	t = test_tenant("late");
-	ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why), CONFIG_OK);
+	if (test_backend == TEST_SQLITE)
+		ck_assert_int_eq(config_tenant_add(w, &t, NULL, 0, &why),
+		    CONFIG_OK);
 	ck_assert_int_eq(config_snapshot(r), CONFIG_OK);
 	ck_assert_int_eq(config_tenant_get(r, "late", &t), CONFIG_OK);
 	config_release(r);
@@ -2121,7 +2475,7 @@ START_TEST(test_secret_rotation)
 	    AUTH_BAD_SIGNATURE);
 	ck_assert_int_eq(verify_with("ep", "new-secret-0123456789", now),
 	    AUTH_OK);
-	ck_assert_int_eq(test_db_int(dbpath, "SELECT count(*) FROM secrets"
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM secrets"
 	    " WHERE endpoint = 'ep'"), 2);
 }
 END_TEST
@@ -2324,6 +2678,65 @@ START_TEST(test_job_import)
 }
 END_TEST
 
+/*
+ * An import as the tool runs it, in one transaction: lines that are
+ * refused (a destination that does not exist, a job id taken with other
+ * fields) are reported one by one and the lines around them are written.
+ */
+START_TEST(test_job_import_bad_lines)
+{
+	static const char *const lines[] = {
+		"{\"job_id\":\"j1\",\"attempt\":\"a1\",\"step\":\"s\","
+		    "\"destination\":\"sink\"}",
+		"{\"job_id\":\"j2\",\"attempt\":\"a2\",\"step\":\"s\","
+		    "\"destination\":\"nowhere\"}",
+		"{\"job_id\":\"j3\",\"attempt\":\"a3\",\"step\":\"s\","
+		    "\"destination\":\"sink\"}",
+		"{\"job_id\":\"j1\",\"attempt\":\"a9\",\"step\":\"s\","
+		    "\"destination\":\"sink\"}",
+		"{\"job_id\":\"j4\",\"attempt\":\"a4\",\"step\":\"s\","
+		    "\"destination\":\"sink\"}",
+	};
+	static const enum config_status	 want[] = { CONFIG_OK, CONFIG_REFUSED,
+	    CONFIG_OK, CONFIG_EXISTS, CONFIG_OK };
+	struct config_job		 j;
+	char				 why[256];
+	const char			*whyc;
+	size_t				 i;
+	int				 present;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "sink");
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	for (i = 0; i < NELEM(lines); i++) {
+		ck_assert_int_eq(config_job_parse(lines[i], strlen(lines[i]),
+		    "acme", &j, why, sizeof(why)), CONFIG_OK);
+		ck_assert_int_eq(config_job_import(w, &j, &present, &whyc),
+		    want[i]);
+		ck_assert_int_eq(present, 0);
+	}
+	ck_assert_int_eq(config_commit(w), CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 3);
+	ck_assert_int_eq(config_job_get(w, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_str_eq(j.attempt, "a1");
+	ck_assert_int_eq(config_job_get(w, "acme", "j3", &j), CONFIG_OK);
+	ck_assert_int_eq(config_job_get(w, "acme", "j4", &j), CONFIG_OK);
+	ck_assert_int_eq(config_job_get(w, "acme", "j2", &j),
+	    CONFIG_NOTFOUND);
+}
+END_TEST
+
+/*
+ * Each test on PostgreSQL makes a database of its own first: under a
+ * sanitizer that and the test can take more than Check's 4 seconds.
+ */
+static void
+timeout(TCase *tc)
+{
+	if (test_backend == TEST_POSTGRES)
+		tcase_set_timeout(tc, 30);
+}
+
 static Suite *
 config_suite(void)
 {
@@ -2333,15 +2746,18 @@ config_suite(void)
 	s = suite_create("config");
 
 	tc = tcase_create("file");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_create);
 	tcase_add_test(tc, test_open_version);
 	tcase_add_test(tc, test_open_bad_files);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_pg_create);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rows");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_roundtrip);
@@ -2361,6 +2777,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("secrets");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_key_hashed);
@@ -2368,9 +2785,11 @@ config_suite(void)
 	tcase_add_test(tc, test_secret_expiry);
 	tcase_add_test(tc, test_secret_negative_expiry);
 	tcase_add_test(tc, test_secrets_max);
+	tcase_add_test(tc, test_secrets_max_race);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("edit");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_check_values);
@@ -2380,21 +2799,27 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("readers");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_read_refuses_writes);
 	tcase_add_test(tc, test_read_only_open);
 	tcase_add_test(tc, test_reader_sees_writes);
 	tcase_add_test(tc, test_snapshot);
+	tcase_add_test(tc, test_pg_reader);
+	tcase_add_test(tc, test_pg_grants);
+	tcase_add_test(tc, test_pg_uri_busy);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");
+	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_list_where);
 	tcase_add_loop_test(tc, test_job_parse, 0, (int)NELEM(parsecases));
 	tcase_add_test(tc, test_job_parse_output);
 	tcase_add_test(tc, test_job_import);
+	tcase_add_test(tc, test_job_import_bad_lines);
 	suite_add_tcase(s, tc);
 
 	return s;
@@ -2405,5 +2830,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(config_suite());
+	return test_run_backends(config_suite, "config");
 }
