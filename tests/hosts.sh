@@ -148,6 +148,15 @@ contains "a wrong host: the message names it" "$tmp/nowhere" \
     "$(cat "$tmp/err")"
 contains "a wrong host: libpq's reason" "connection to server" \
     "$(cat "$tmp/err")"
+HOOKBOX_DB="host=$pg_host user=hookbox_admin dbname=postgres" \
+    "$HB" tenant list 2>"$tmp/err"
+eq "a database without the schemas: refused" 1 $?
+contains "a database without the schemas: the server's words" \
+    'relation "hookbox_config.tenants" does not exist' "$(cat "$tmp/err")"
+HOOKBOX_DB="host=$pg_host user=hookbox_admin dbname=postgres" \
+    "$HB" status 2>"$tmp/err"
+contains "a database without the schemas: what to do" "hookbox init" \
+    "$(cat "$tmp/err")"
 # The responder with a password in -d: warned about, never logged.
 timeout 5 "$FCGI" -d "$serve password=s3cret-pw" -s "$tmp/pw.sock" \
     2> "$tmp/pw.log"
