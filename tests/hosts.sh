@@ -184,6 +184,13 @@ contains "responder: its connections counted" "connections=" \
     "$(grep ' event=start ' "$tmp/A.log")"
 lacks "responder: no probe failure" "event=db_" "$(cat "$tmp/A.log")"
 [ "$baseA" != "$baseB" ] && pass || fail "the two hosts share a port"
+# The serving processes connect as the serving role, and only as it.
+serving() { test "$(q "SELECT count(*) FROM pg_stat_activity WHERE
+    usename = 'hookbox_serve'")" -ge 2; }
+until_true 10 serving && pass || fail "no hookbox_serve connection"
+eq "no hookbox connection as the admin" 0 "$(q "SELECT count(*) FROM
+    pg_stat_activity WHERE application_name LIKE 'hookbox%' AND
+    usename <> 'hookbox_serve'")"
 
 # ---- the three routes of one step, raced across both hosts ----
 # Per job: the organization webhook on one host, the per-job callback on
