@@ -12,6 +12,10 @@
 # what leasing and recording each attempt costs.  The actions are made
 # once, through the real acceptance path (`hookbox observe`), and each
 # run starts from a copy of that data directory.
+#
+# BENCH_PG=1: the same on PostgreSQL, on a private server started here
+# (tests/pglib.sh: fsync on, synchronous_commit on); the template is a
+# database, and each run starts from CREATE DATABASE ... TEMPLATE.
 set -eu
 build=$(cd "${1:-build}" && pwd)
 count=${2:-2000}
@@ -21,12 +25,22 @@ HB="$build/hookbox"
 . "$top/bench/setup.sh"
 
 tmp=$(mktemp -d)
+pg=${BENCH_PG:-0}
 cleanup() {
 	nginx_stop "$tmp/nginx"
+	[ "$pg" = 1 ] && pg_stop "$tmp/pg"
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+if [ "$pg" = 1 ]; then
+	. "$top/tests/pglib.sh"
+	chmod 0755 "$tmp"
+	pg_start "$tmp/pg" >/dev/null || exit 1
+	unset HOOKBOX_DIR
+	pgdb() { echo "host=$pg_host user=hookbox_admin dbname=$1"; }
+	pq() { psql "$(pgdb "$1")" -X -Atq -v ON_ERROR_STOP=1 -c "$2"; }
+fi
 
 echo "load at the start: $(cat /proc/loadavg)"
 port=$(bench_port)
@@ -38,11 +52,21 @@ now_ms() { date +%s%3N; }
 
 # The data directory with $count pending actions, made through acceptance.
 prepare() {
-	export HOOKBOX_DIR="$tmp/template"
+	if [ "$pg" = 1 ]; then
+		pq hookbox "CREATE DATABASE tmpl"
+		export HOOKBOX_DB="$(pgdb tmpl)"
+	else
+		export HOOKBOX_DIR="$tmp/template"
+	fi
 	"$HB" init >/dev/null
 	"$HB" tenant add bench
 	"$HB" destination add sink --tenant bench --url "$sink"
-	sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT 0
+	[ "$pg" = 1 ] && pq tmpl "INSERT INTO hookbox_config.jobs(tenant,
+	    job_id, attempt, step, destination, created_at) SELECT 'bench',
+	    'job-' || i, 'att-' || i, 'deliver', 'sink',
+	    extract(epoch FROM now())::bigint FROM generate_series(0,
+	    $count - 1) AS i"
+	[ "$pg" = 1 ] || sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT 0
 	    UNION ALL SELECT i + 1 FROM n WHERE i < $count - 1)
 	    INSERT INTO jobs(tenant, job_id, attempt, step, destination,
 	    created_at) SELECT 'bench', 'job-' || i, 'att-' || i, 'deliver',
@@ -60,17 +84,30 @@ prepare() {
 
 # run WORKERS IDEMPOTENT: dispatches a fresh copy of the template.
 run() {
-	rm -rf "$tmp/run"
-	cp -a "$tmp/template" "$tmp/run"
-	export HOOKBOX_DIR="$tmp/run"
-	sqlite3 "$HOOKBOX_DIR/config.db" \
-	    "UPDATE destinations SET idempotent = $2 WHERE name = 'sink'"
+	if [ "$pg" = 1 ]; then
+		pq hookbox "DROP DATABASE IF EXISTS run" >/dev/null 2>&1
+		pq hookbox "CREATE DATABASE run TEMPLATE tmpl"
+		export HOOKBOX_DB="$(pgdb run)"
+		pq run "UPDATE hookbox_config.destinations SET idempotent = $2
+		    WHERE name = 'sink'"
+	else
+		rm -rf "$tmp/run"
+		cp -a "$tmp/template" "$tmp/run"
+		export HOOKBOX_DIR="$tmp/run"
+		sqlite3 "$HOOKBOX_DIR/config.db" \
+		    "UPDATE destinations SET idempotent = $2 WHERE name = 'sink'"
+	fi
 	t0=$(now_ms)
 	# Its log (a line per delivery) to a file, as journald would take it.
 	"$HB" dispatch --once --workers "$1" 2>> "$tmp/dispatch.log"
 	t1=$(now_ms)
-	done=$(sqlite3 "$HOOKBOX_DIR/state.db" \
-	    "SELECT count(*) FROM outbox WHERE state = 'delivered'")
+	if [ "$pg" = 1 ]; then
+		done=$(pq run "SELECT count(*) FROM hookbox_state.outbox
+		    WHERE state = 'delivered'")
+	else
+		done=$(sqlite3 "$HOOKBOX_DIR/state.db" \
+		    "SELECT count(*) FROM outbox WHERE state = 'delivered'")
+	fi
 	echo "$done $((t1 - t0))"
 }
 
@@ -100,4 +137,6 @@ for idem in 0 1; do
 		    "$(echo "$rate / $base" | bc -l)"
 	done
 done
-echo "sync: ${HOOKBOX_SYNC:-full}; batch: 64; load at the end: $(cat /proc/loadavg)"
+[ "$pg" = 1 ] && backend="postgresql (fsync on, synchronous_commit on)" ||
+    backend="sqlite, sync ${HOOKBOX_SYNC:-full}"
+echo "backend: $backend; batch: 64; load at the end: $(cat /proc/loadavg)"

@@ -26,6 +26,16 @@
 # FCGI_OPTS adds options ("-w 2 -t 1": the pre-forked model).  nop-fcgi
 # runs NOP_THREADS threads (default 4).  Set HOOKBOX_SYNC=normal to
 # measure the opt-in synchronous=NORMAL.
+#
+# BENCH_PG=1: the same workload on PostgreSQL, a private server started
+# here (tests/pglib.sh: fsync on, synchronous_commit on), the responders
+# connecting over its unix socket; the commit baseline is then single-row
+# INSERT transactions per second measured by pgbench on that server.
+# BENCH_HOSTS=2 (with BENCH_PG=1): two responders, each behind its own
+# nginx on loopback, both on the one database, as two web hosts would be;
+# every run drives both at once, half the connections each, and reports
+# the sum (cpu-ms and rss cover both responders; the mixed row is left
+# out).
 set -eu
 build=$(cd "${1:-build}" && pwd)
 secs=${2:-10}
@@ -40,6 +50,10 @@ bench_need openssl openssl
     apt-get install -y -qq libfcgi-dev >/dev/null
 
 bench_load
+pg=${BENCH_PG:-0}
+hosts=${BENCH_HOSTS:-1}
+[ "$hosts" = 2 ] && [ "$pg" != 1 ] && {
+	echo "bench/http.sh: BENCH_HOSTS=2 needs BENCH_PG=1" >&2; exit 2; }
 
 cc -O2 -Wall -Wextra -pthread -o "$build/nop-fcgi" "$top/bench/nop-fcgi.c" \
     -lfcgi
@@ -47,17 +61,29 @@ cc -O2 -Wall -Wextra -o "$build/bench-commit" "$top/bench/commit.c" \
     -lsqlite3
 
 tmp=$(mktemp -d)
-export HOOKBOX_DIR="$tmp/data"
 cleanup() {
-	nginx_stop "$tmp/nginx" "$tmp/nginx-nop"
+	nginx_stop "$tmp/nginx" "$tmp/nginx-nop" "$tmp/nginx2"
 	[ -n "${fcgi:-}" ] && kill "$fcgi" 2>/dev/null
+	[ -n "${fcgi2:-}" ] && kill "$fcgi2" 2>/dev/null
 	[ -n "${nop:-}" ] && kill "$nop" 2>/dev/null
 	wait 2>/dev/null
+	[ "$pg" = 1 ] && pg_stop "$tmp/pg"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+if [ "$pg" = 1 ]; then
+	. "$top/tests/pglib.sh"
+	chmod 0755 "$tmp"
+	pg_start "$tmp/pg" >/dev/null || exit 1
+	unset HOOKBOX_DIR
+	export HOOKBOX_DB="$pg_uri"
+	data=""
+else
+	export HOOKBOX_DIR="$tmp/data"
+	data=$HOOKBOX_DIR
+fi
 
-bench_data 1000000
+bench_data $((hosts == 2 ? 1600000 : 1000000))
 secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 printf '%s' "$secret" > "$tmp/secret"
 chmod 600 "$tmp/secret"
@@ -68,6 +94,13 @@ sock="$tmp/hookbox.sock"
 "$build/hookbox-fcgi" -s "$sock" ${FCGI_OPTS:-} 2>/dev/null &
 fcgi=$!
 wait_for test -S "$sock"
+if [ "$hosts" = 2 ]; then
+	sock2="$tmp/hookbox2.sock"
+	# shellcheck disable=SC2086
+	"$build/hookbox-fcgi" -s "$sock2" ${FCGI_OPTS:-} 2>/dev/null &
+	fcgi2=$!
+	wait_for test -S "$sock2"
+fi
 nsock="$tmp/nop.sock"
 "$build/nop-fcgi" "$nsock" "$nop_threads" &
 nop=$!
@@ -75,8 +108,14 @@ wait_for test -S "$nsock"
 
 port=$(bench_port)
 nport=$((port + 1))
-nginx_start "$tmp/nginx" "$port" "$sock" "$HOOKBOX_DIR"
-nginx_start "$tmp/nginx-nop" "$nport" "$nsock" "$HOOKBOX_DIR"
+nginx_start "$tmp/nginx" "$port" "$sock" "$data"
+nginx_start "$tmp/nginx-nop" "$nport" "$nsock" "$data"
+if [ "$hosts" = 2 ]; then
+	port2=$((port + 2))
+	nginx_start "$tmp/nginx2" "$port2" "$sock2" "$data"
+	base2="http://127.0.0.1:$port2"
+	wait_for curl -sf "$base2/hooks/_health"
+fi
 base="http://127.0.0.1:$port"
 nbase="http://127.0.0.1:$nport"
 wait_for curl -sf "$base/hooks/_health"
@@ -199,9 +238,19 @@ row() {
 	    "$(echo "$2 / $commits" | bc -l)" "$5" "$6"
 }
 
-commits=$("$build/bench-commit" "$tmp/commit.db" $((secs * 200)))
-echo "commit baseline: $commits single-row commits/s (WAL," \
-    "synchronous=FULL, in the data's temp directory)"
+if [ "$pg" = 1 ]; then
+	psql "$pg_uri" -X -q -c "CREATE TABLE bench_commit(x int)"
+	echo "INSERT INTO bench_commit VALUES (1);" > "$tmp/commit.sql"
+	commits=$(pgbench -n -c 1 -T "$secs" -f "$tmp/commit.sql" "$pg_uri" \
+	    2>/dev/null | awk '/^tps =/ { printf "%d", $3 }')
+	echo "commit baseline: $commits single-row commits/s (PostgreSQL," \
+	    "fsync on, synchronous_commit on, one client, pgbench)"
+	echo "backend: postgresql, $hosts responder host(s)"
+else
+	commits=$("$build/bench-commit" "$tmp/commit.db" $((secs * 200)))
+	echo "commit baseline: $commits single-row commits/s (WAL," \
+	    "synchronous=FULL, in the data's temp directory)"
+fi
 
 first=0
 for conns in $conns_list; do
@@ -215,6 +264,22 @@ for conns in $conns_list; do
 	set -- $(rps_cpu "$nop" "$nbase/hooks/nop" "$tmp/sink.lua")
 	nb=$1
 	row nop-fcgi "$1" "$2" "$3" "$6" "$(rss "$nop")"
+	if [ "$hosts" = 2 ]; then
+		set -- $(rps_pair "$fcgi" "$fcgi2" "$base/hooks/keyed" \
+		    "$tmp/dup.lua" "$base2/hooks/keyed" "$tmp/dup.lua")
+		row duplicate "$1" "$2" "$3" "$6" \
+		    "$(tree_rss "$fcgi")+$(tree_rss "$fcgi2")"
+		fresh_lua "$first" > "$tmp/fresh.lua"
+		fresh_lua $((first + 200000)) > "$tmp/fresh2.lua"
+		set -- $(rps_pair "$fcgi" "$fcgi2" "$base/hooks/keyed" \
+		    "$tmp/fresh.lua" "$base2/hooks/keyed" "$tmp/fresh2.lua")
+		row fresh "$1" "$2" "$3" "$6" \
+		    "$(tree_rss "$fcgi")+$(tree_rss "$fcgi2")"
+		first=$((first + 400000))
+		echo "connections: $conns over two hosts, duration:" \
+		    "${secs}s each, backend: postgresql"
+		continue
+	fi
 	set -- $(rps_cpu "$fcgi" "$base/hooks/keyed" "$tmp/dup.lua")
 	row duplicate "$1" "$2" "$3" "$6" "$(tree_rss "$fcgi")"
 	fresh_lua "$first" > "$tmp/fresh.lua"
@@ -233,7 +298,8 @@ for conns in $conns_list; do
 	[ "$4" -gt 0 ] && echo "mixed-50: $4 of the new half were duplicates" \
 	    "(the $nnew pre-signed new bodies ran out)"
 	first=$((first + 200000))
-	echo "connections: $conns, duration: ${secs}s each," \
-	    "sync: ${HOOKBOX_SYNC:-full}"
+	[ "$pg" = 1 ] && how="backend: postgresql" ||
+	    how="sync: ${HOOKBOX_SYNC:-full}"
+	echo "connections: $conns, duration: ${secs}s each, $how"
 done
 "$HB" status

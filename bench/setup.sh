@@ -2,7 +2,8 @@
 # The callers set $top (the source tree), $tmp (their temporary
 # directory), and for rps $secs and $conns.
 #
-# bench_data NJOBS makes the data directory $HOOKBOX_DIR with tenant
+# bench_data NJOBS makes the data directory $HOOKBOX_DIR (or, with
+# HOOKBOX_DB set, the PostgreSQL database) with tenant
 # "bench", the key-mode endpoint "keyed" (header X-Hook-Key, key
 # "bench-shared-key"), the destination "sink" and NJOBS jobs job-0 ..
 # job-(NJOBS-1), written straight into config.db in one statement (bench
@@ -13,6 +14,15 @@ bench_data() {
 	printf 'bench-shared-key' | "$HB" endpoint add keyed --tenant bench \
 	    --auth key --header X-Hook-Key --secret-file -
 	"$HB" destination add sink --tenant bench --url http://127.0.0.1:9/sink
+	if [ -n "${HOOKBOX_DB:-}" ]; then
+		psql "$HOOKBOX_DB" -X -q -v ON_ERROR_STOP=1 -c "INSERT INTO
+		    hookbox_config.jobs(tenant, job_id, attempt, step,
+		    destination, created_at) SELECT 'bench', 'job-' || i,
+		    'att-' || i, 'analyze-v1', 'sink',
+		    extract(epoch FROM now())::bigint
+		    FROM generate_series(0, $1 - 1) AS i"
+		return
+	fi
 	sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT 0
 	    UNION ALL SELECT i + 1 FROM n WHERE i < $1 - 1)
 	    INSERT INTO jobs(tenant, job_id, attempt, step, destination,
@@ -131,6 +141,34 @@ rps() {
 	ex=$(awk '$1 == "exhausted" { print $2 }' "$tmp/out")
 	n=$(awk '/ requests in / { print $1 }' "$tmp/out")
 	echo "${r:-0} ${p99:-?} ${non2xx:-0} ${ex:-0} ${n:-0}"
+}
+
+# rps_pair PID1 PID2 URL1 SCRIPT1 URL2 SCRIPT2: two wrk runs at once, on
+# half the connections each (two hosts); prints what rps_cpu does, summed
+# (p99: the larger), the CPU time over both process trees.
+rps_pair() {
+	_a=$1 _b=$2 _u1=$3 _s1=$4 _u2=$5 _s2=$6
+	_t0=$(( $(tree_ticks "$_a") + $(tree_ticks "$_b") ))
+	_c=$conns
+	conns=$((_c / 2))
+	_tmp=$tmp
+	mkdir -p "$_tmp/p1" "$_tmp/p2"
+	(tmp="$_tmp/p1"; rps "$_u1" "$_s1" > "$_tmp/pair1") &
+	_w=$!
+	(tmp="$_tmp/p2"; rps "$_u2" "$_s2" > "$_tmp/pair2")
+	wait "$_w"
+	conns=$_c
+	_t1=$(( $(tree_ticks "$_a") + $(tree_ticks "$_b") ))
+	cat "$_tmp/pair1" "$_tmp/pair2" | awk -v t="$((_t1 - _t0))" \
+	    -v hz="$(getconf CLK_TCK)" '{
+		r += $1; n += $5; x += $3
+		p = $2; v = p + 0
+		if (p ~ /us$/) v /= 1000; else if (p ~ /s$/ && p !~ /ms$/) v *= 1000
+		if (v > pmax) { pmax = v; pw = p }
+	} END {
+		ms = n > 0 ? sprintf("%.3f", t * 1000 / hz / n) : "-"
+		printf "%.2f %s %d 0 %d %s\n", r, pw, x, n, ms
+	}'
 }
 
 # rps_cpu PID URL SCRIPT [ARGS...]: rps, and a sixth field: the CPU time

@@ -62,6 +62,7 @@ int	usage(void);
 int	config_exit(enum config_status);
 int	store_exit(enum store_status);
 int	store_fail(const struct settings *, enum store_status);
+int	cli_pg_unreachable(const struct settings *);
 int	config_done(enum config_status, const char *, const char *const *);
 
 int	parse_int(const char *, long long, long long, const char *,
@@ -81,6 +82,7 @@ int	list_done(const struct settings *, struct store *, enum store_status,
 
 /* The commands. */
 int	cmd_init(struct settings *, int, char **);
+int	cmd_grants(struct settings *, int, char **);
 int	cmd_tenant_add(struct settings *, int, char **);
 int	cmd_tenant_set(struct settings *, int, char **);
 int	cmd_endpoint_set(struct settings *, int, char **);

@@ -1,6 +1,6 @@
 /*
- * The commands over config.db: init; add, set, list and remove for
- * every table; an endpoint's secrets (add, list, revoke); and sign.
+ * The commands over config.db: init and grants; add, set, list and remove
+ * for every table; an endpoint's secrets (add, list, revoke); and sign.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,9 @@
 
 #include "config_admin.h"
 #include "config_edit.h"
+#include "db.h"
 #include "hook.h"
+#include "pg_schema.h"
 #include "store.h"
 #include "text.h"
 #include "util.h"
@@ -23,31 +25,143 @@
 #include "cli.h"
 #include "table.h"
 
-/* ---- init --------------------------------------------------------- */
+/* ---- init and grants ---------------------------------------------- */
 
+/* The most --grant options one init takes. */
+#define GRANTS_MAX	16
+/* pg_schema_grants()'s text for one role fits, with room. */
+#define GRANTS_LEN	1024
+
+/*
+ * role's GRANT lines into buf, or a warning and -1 for a name that is not
+ * a plain PostgreSQL role name (it would need quoting; we never quote).
+ */
+static int
+grants_of(const char *role, char *buf, size_t len)
+{
+	char	esc[HB_ID_MAX * 2];
+
+	if (pg_schema_grants(role, buf, len) == 0)
+		return 0;
+	cli_warn("role \"%s\": expected 1..63 of a-z 0-9 _, not starting with"
+	    " a digit", text_escape(role, (size_t)-1, esc, sizeof(esc)));
+	return -1;
+}
+
+/*
+ * Runs role's GRANT lines (one transaction) on e's database as the
+ * connecting (admin) role.  Returns an exit code, reported.
+ */
+static int
+grant(const struct settings *e, const char *role)
+{
+	struct db	*db = NULL;
+	char		 text[GRANTS_LEN], why[512];
+	enum db_rc	 rc;
+
+	if (grants_of(role, text, sizeof(text)) != 0)
+		return EXIT_USAGE;
+	if ((rc = db_open_pg(e->dir, e->busy_ms, 0, NULL, 0, &db, why,
+	    sizeof(why))) != DB_OK) {
+		cli_warn("%s: %s", e->shown, why);
+		return EXIT_TEMPFAIL;
+	}
+	if ((rc = db_exec(db, text)) != DB_OK) {
+		cli_warn("--grant %s: %s", role, db_errmsg(db));
+		(void)db_exec(db, "ROLLBACK");
+		db_close(db);
+		return rc == DB_BUSY || rc == DB_GONE ? EXIT_TEMPFAIL :
+		    EXIT_FAIL;
+	}
+	db_close(db);
+	printf("granted %s: read hookbox_config, write hookbox_state\n", role);
+	return EXIT_OK;
+}
+
+/*
+ * init [--grant ROLE]...: a directory gets config.db and state.db; a
+ * PostgreSQL database its two schemas, and each ROLE the grants a serving
+ * role needs.  Run twice, it changes nothing (grants are idempotent).
+ */
 int
 cmd_init(struct settings *e, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "grant", required_argument, NULL, 'g' },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct store		*st = NULL;
 	enum config_status	 crc;
-	int			 rc;
+	const char		*roles[GRANTS_MAX];
+	char			 text[GRANTS_LEN];
+	int			 ch, rc, i, nroles = 0;
 
-	(void)argv;
-	if (argc != 1)
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'g':
+			if (nroles == GRANTS_MAX) {
+				cli_warn("--grant: at most %d roles",
+				    GRANTS_MAX);
+				return usage();
+			}
+			if (grants_of(optarg, text, sizeof(text)) != 0)
+				return usage();
+			roles[nroles++] = optarg;
+			break;
+		default:
+			return usage();
+		}
+	if (optind != argc)
 		return usage();
-	if (mkdir(e->dir, 0750) != 0 && errno != EEXIST) {
+	if (nroles > 0 && !e->pg) {
+		cli_warn("--grant: only for a PostgreSQL database; a"
+		    " directory's files are guarded by their modes");
+		return EXIT_FAIL;
+	}
+	if (!e->pg && mkdir(e->dir, 0750) != 0 && errno != EEXIST) {
 		cli_warn("%s: %s", e->dir, strerror(errno));
 		return EXIT_FAIL;
 	}
 	crc = config_create(e->config_path);
 	if (crc != CONFIG_OK && crc != CONFIG_EXISTS) {
-		cli_warn("%s: %s", e->config_path, config_strerror(crc));
+		if (!e->pg || crc == CONFIG_NOMEM || !cli_pg_unreachable(e))
+			cli_warn("%s: %s", settings_config_name(e),
+			    config_strerror(crc));
 		return config_exit(crc);
 	}
 	if ((rc = open_store(e, 1, &st)) != EXIT_OK)
 		return rc;
 	store_close(st);
-	printf("initialised %s\n", e->dir);
+	printf("initialised %s\n", e->shown);
+	for (i = 0; i < nroles; i++)
+		if ((rc = grant(e, roles[i])) != EXIT_OK)
+			return rc;
+	return EXIT_OK;
+}
+
+/*
+ * grants ROLE: prints the GRANT lines a DBA runs for a serving role on a
+ * database whose schemas `hookbox init` made.  Needs no location.
+ */
+int
+cmd_grants(struct settings *e, int argc, char **argv)
+{
+	char	text[GRANTS_LEN], *p, *semi;
+
+	(void)e;
+	if (argc != 2 || argv[1][0] == '-')
+		return usage();
+	if (grants_of(argv[1], text, sizeof(text)) != 0)
+		return EXIT_USAGE;
+	/* One statement a line: the text is one line, ';' between them. */
+	for (p = text; *p != '\0'; p = semi + 1) {
+		if ((semi = strchr(p, ';')) == NULL) {
+			if (*p != '\0')
+				puts(p);
+			break;
+		}
+		printf("%.*s;\n", (int)(semi - p), p);
+	}
 	return EXIT_OK;
 }
 

@@ -162,7 +162,7 @@ dispatch_worker(struct settings *e, int once)
 			continue;
 		}
 		log_event(s == OUTBOX_BUSY ? LOG_LV_WARN : LOG_LV_ERROR,
-		    "dispatch_error", "db", e->state_path, "error",
+		    "dispatch_error", "db", settings_state_name(e), "error",
 		    s == OUTBOX_BUSY ? "busy" : store_errmsg(d.st),
 		    (char *)NULL);
 		if (once) {
@@ -258,7 +258,8 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	log_begin(&l, LOG_LV_INFO, "start");
 	log_str(&l, "program", "hookbox dispatch");
 	log_str(&l, "version", HB_VERSION);
-	log_str(&l, "dir", e->dir);
+	log_str(&l, "dir", e->shown);
+	log_str(&l, "backend", e->pg ? "postgresql" : "sqlite");
 	log_int(&l, "workers", workers);
 	log_str(&l, "once", once ? "yes" : "no");
 	log_end(&l);

@@ -75,7 +75,8 @@ cmd_observe(struct settings *e, int argc, char **argv)
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();
 		if (accept_observation(st, cfg, &req, &res) == HB_UNAVAILABLE)
-			cli_warn("%s: %s", e->state_path, store_errmsg(st));
+			cli_warn("%s: %s", settings_state_name(e),
+			    store_errmsg(st));
 	}
 	if (accept_res_json(&res, out, sizeof(out)) == 0)
 		puts(out);

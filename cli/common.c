@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "util.h"
 
 #include "cli.h"
@@ -64,11 +65,61 @@ store_exit(enum store_status s)
 	    EXIT_FAIL;
 }
 
+/*
+ * PostgreSQL: why a connection or its first statement failed, in the
+ * words of libpq or the server (host, socket, role, the relation or
+ * schema refused; never the password), where a status's sentence would
+ * only say "database error".  One more connection, on a failure path
+ * only: the server cannot be reached, or probe (a statement reading the
+ * configuration) fails.  Returns non-zero when it reported.
+ */
+static int
+pg_explain(const struct settings *e, const char *probe)
+{
+	struct db	*db = NULL;
+	char		 why[512];
+	int		 said = 0;
+
+	if (!e->pg)
+		return 0;
+	if (db_open_pg(e->dir, e->busy_ms, e->busy_ms, NULL, 0, &db, why,
+	    sizeof(why)) != DB_OK) {
+		cli_warn("%s: %s", e->shown, why);
+		return 1;
+	}
+	if (probe != NULL && db_exec(db, probe) != DB_OK) {
+		cli_warn("%s: %s", e->shown, db_errmsg(db));
+		said = 1;
+	}
+	db_close(db);
+	return said;
+}
+
+int
+cli_pg_unreachable(const struct settings *e)
+{
+	return pg_explain(e, NULL);
+}
+
+/* A read of the configuration that fails as config_open() would. */
+#define CONFIG_PROBE	"SELECT 1 FROM hookbox_config.tenants WHERE false"
+
 /* Reports a state.db failure; returns its exit code. */
 int
 store_fail(const struct settings *e, enum store_status s)
 {
-	cli_warn("%s: %s", e->state_path, store_strerror(s));
+	if (s == STORE_OK || s == STORE_NOMEM || !cli_pg_unreachable(e))
+		cli_warn("%s: %s", settings_state_name(e), store_strerror(s));
+	return store_exit(s);
+}
+
+/* Reports a store_open() failure: on PostgreSQL, the store's reason. */
+static int
+store_open_fail(const struct settings *e, enum store_status s)
+{
+	if (!e->pg || s == STORE_NOMEM)
+		return store_fail(e, s);
+	cli_warn("%s: %s", e->shown, store_errmsg(NULL));
 	return store_exit(s);
 }
 
@@ -153,7 +204,9 @@ open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 
 	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
 	    CONFIG_OK) {
-		cli_warn("%s: %s", e->config_path, config_strerror(rc));
+		if (rc == CONFIG_NOMEM || !pg_explain(e, CONFIG_PROBE))
+			cli_warn("%s: %s", settings_config_name(e),
+			    config_strerror(rc));
 		return config_exit(rc) == EXIT_OK ? EXIT_FAIL : config_exit(rc);
 	}
 	return EXIT_OK;
@@ -170,7 +223,7 @@ open_store(struct settings *e, int create, struct store **st)
 	opts.sync_normal = e->sync_normal;
 	opts.create = create;
 	if ((rc = store_open(e->state_path, &opts, st)) != STORE_OK)
-		return store_fail(e, rc);
+		return store_open_fail(e, rc);
 	return EXIT_OK;
 }
 

@@ -29,6 +29,7 @@
  */
 /* What a command needs of the data directory (checked before it runs). */
 #define NONE		(-1)	/* init makes the files */
+#define NOLOC		(-2)	/* needs no data location at all */
 #define R_CONFIG	SETTINGS_NEED_CONFIG_READ
 #define W_CONFIG	SETTINGS_NEED_CONFIG_WRITE
 #define W_STATE		SETTINGS_NEED_STATE_WRITE	/* SQLite writes to read */
@@ -50,8 +51,17 @@
 	"  --tenant T             only tenant T's rows (default all)\n"
 
 static const struct cmd cmds[] = {
-	{ "init", NULL, cmd_init, NONE, "",
-	    "" },
+	{ "init", NULL, cmd_init, NONE, "[--grant ROLE]...",
+	    "  --grant ROLE           PostgreSQL: let ROLE serve (read"
+	    " hookbox_config, write\n"
+	    "                         hookbox_state), as `hookbox grants`"
+	    " prints; repeatable\n"
+	    "                         (default no grants)\n" },
+	{ "grants", NULL, cmd_grants, NOLOC, "ROLE",
+	    "  ROLE                   the PostgreSQL role the responder and"
+	    " dispatcher\n"
+	    "                         connect as; prints its GRANT lines for"
+	    " a DBA to run\n" },
 	{ "tenant", "add", cmd_tenant_add, W_CONFIG,
 	    "[--inactive] [--status-base URL] [--api-key-file FILE|-] ID",
 	    "  --inactive             add the tenant inactive (default active)\n"
@@ -296,9 +306,12 @@ static const struct cmd cmds[] = {
 
 /* The lines every command's help ends with. */
 #define COMMON_HELP \
-	"  -d DIR                 the data directory, before or after the" \
-	" command\n" \
-	"                         (default $HOOKBOX_DIR)\n" \
+	"  -d DIR|CONNINFO        the data directory, or a PostgreSQL" \
+	" database\n" \
+	"                         (postgresql://... or key=value ...)," \
+	" before or after\n" \
+	"                         the command (default $HOOKBOX_DB, else" \
+	" $HOOKBOX_DIR)\n" \
 	"  -h, --help             this help\n"
 
 static void
@@ -330,8 +343,10 @@ print_main(FILE *f)
 			fputs("}\n", f);
 		prev = cmds[i].name;
 	}
-	fputs("\nDIR (or $HOOKBOX_DIR) holds state.db and config.db; -d may"
-	    " also follow\nthe command.  `hookbox help COMMAND` or"
+	fputs("\nDIR (or $HOOKBOX_DIR) holds state.db and config.db; a"
+	    " PostgreSQL conninfo\n(-d, or $HOOKBOX_DB, which wins over"
+	    " $HOOKBOX_DIR) names a database instead.\n-d may"
+	    " also follow the command.  `hookbox help COMMAND` or"
 	    " `hookbox COMMAND --help` shows its\noptions and defaults.\n"
 	    "Exit codes: 0 success, 1 refused or failed, 2 usage,"
 	    " 75 temporarily\nunavailable.\n", f);
@@ -492,14 +507,19 @@ wants_help(int argc, char **argv)
 }
 
 static int
-env_setup(struct settings *e, const char *dir)
+env_setup(struct settings *e, const char *dir, int need_dir)
 {
 	const char	*why;
 
-	if (settings_load(e, dir, -1, 1, &why) != 0) {
+	if (settings_load(e, dir, -1, need_dir, &why) != 0) {
 		cli_warn("%s", why);
 		return -1;
 	}
+	/* Said, not refused: the command line is already in ps(1). */
+	if (e->argv_password)
+		cli_warn("warning: -d holds a password, which any user can"
+		    " read in ps(1); put it in ~/.pgpass (or PGPASSFILE), and"
+		    " the conninfo in HOOKBOX_DB");
 	return 0;
 }
 
@@ -515,7 +535,7 @@ check_dir(const struct settings *e, const struct cmd *c, int argc,
 	char	why[PATH_MAX + 128];
 	int	need;
 
-	if ((need = c->need) == NONE)
+	if ((need = c->need) == NONE || need == NOLOC)
 		return 0;
 	if (c->fn == cmd_endpoint_secret && argc > 1 &&
 	    strcmp(argv[1], "list") == 0)
@@ -580,7 +600,7 @@ main(int argc, char *argv[])
 		cli_warn("libsodium failed to initialise");
 		return EXIT_FAIL;
 	}
-	if (env_setup(&e, dir) != 0)
+	if (env_setup(&e, dir, cli_cmd->need != NOLOC) != 0)
 		return EXIT_USAGE;
 	if (check_dir(&e, cli_cmd, argc, argv) != 0)
 		return EXIT_FAIL;

@@ -24,6 +24,7 @@
 
 #include <fcgiapp.h>
 
+#include "db.h"
 #include "log.h"
 #include "respond.h"
 #include "store.h"
@@ -51,7 +52,9 @@ usage_to(FILE *f, int code)
 	fprintf(f, "usage: hookbox-fcgi [-hV] [-d DIR] [-s SOCKET [-w WORKERS]"
 	    " [-m MODE]] [-t THREADS]\n"
 	    "                    [-l BODY_MAX] [-b BUSY_MS]\n"
-	    "  -d DIR       data directory (default $HOOKBOX_DIR)\n"
+	    "  -d DIR       data directory, or a PostgreSQL conninfo (default"
+	    " $HOOKBOX_DB,\n"
+	    "               else $HOOKBOX_DIR)\n"
 	    "  -s SOCKET    unix socket path or [HOST]:PORT (default: the"
 	    " socket on fd 0,\n"
 	    "               or one CGI request)\n"
@@ -410,11 +413,56 @@ start_line(const struct resp_server *srv, const char *sock,
 	log_begin(&l, LOG_LV_INFO, "start");
 	log_str(&l, "program", "hookbox-fcgi");
 	log_str(&l, "version", HB_VERSION);
-	log_str(&l, "dir", srv->set.dir);
+	log_str(&l, "dir", srv->set.shown);
+	log_str(&l, "backend", srv->set.pg ? "postgresql" : "sqlite");
 	log_str(&l, "socket", sock != NULL ? sock : "fd0");
 	log_int(&l, "workers", workers);
 	log_int(&l, "threads", threads);
+	/* What the database must allow for this responder (README). */
+	log_int(&l, "connections", workers *
+	    respond_connections((int)threads));
 	log_end(&l);
+}
+
+/*
+ * PostgreSQL: one connection at start-up, as the serving role, to say at
+ * once (rather than at the first request) that the server cannot be
+ * reached, the schemas are missing, or the role lacks its grants.  The
+ * writes insert no row.  Not fatal: the responder answers 503 until the
+ * database does, and then serves without a restart.
+ */
+static void
+probe_pg(const struct settings *set)
+{
+	static const char	probe[] =
+	    "SELECT 1 FROM hookbox_config.endpoints WHERE false;"
+	    "INSERT INTO hookbox_state.receipts"
+	    " SELECT * FROM hookbox_state.receipts WHERE false;"
+	    "INSERT INTO hookbox_state.accepted"
+	    " SELECT * FROM hookbox_state.accepted WHERE false;"
+	    "INSERT INTO hookbox_state.outbox"
+	    " SELECT * FROM hookbox_state.outbox WHERE false";
+	struct db	*db = NULL;
+	char		 why[512];
+	enum db_rc	 rc;
+
+	if ((rc = db_open_pg(set->dir, set->busy_ms, set->busy_ms, NULL, 0,
+	    &db, why, sizeof(why))) != DB_OK) {
+		log_event(LOG_LV_ERROR, "db_unavailable", "backend",
+		    "postgresql", "db", set->shown, "error", why, "msg",
+		    "cannot connect; answering 503 until it can",
+		    (char *)NULL);
+		return;
+	}
+	if ((rc = db_exec(db, probe)) != DB_OK)
+		log_event(LOG_LV_ERROR, rc == DB_DENIED ? "db_denied" :
+		    "db_unusable", "backend", "postgresql", "db", set->shown,
+		    "error", db_errmsg(db), "msg", rc == DB_DENIED ?
+		    "this role may not read the configuration or write the"
+		    " state: run `hookbox init --grant ROLE` as the admin;"
+		    " answering 503" : "the schemas are missing or unusable:"
+		    " run `hookbox init`; answering 503", (char *)NULL);
+	db_close(db);
 }
 
 int
@@ -491,6 +539,13 @@ main(int argc, char *argv[])
 	    SETTINGS_NEED_STATE_WRITE, dirwhy, sizeof(dirwhy)) !=
 	    SETTINGS_DIR_OK)
 		fail(2, dirwhy);
+	if (srv.set.argv_password)
+		log_event(LOG_LV_WARN, "password_in_argv", "msg", "-d holds a"
+		    " password, which any user can read in ps(1); put it in"
+		    " ~/.pgpass (or PGPASSFILE) and the conninfo in HOOKBOX_DB",
+		    (char *)NULL);
+	if (srv.set.pg)
+		probe_pg(&srv.set);
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)
 		die("cannot initialise libfcgi");

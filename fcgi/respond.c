@@ -255,6 +255,14 @@ respond_shared_new(const struct settings *set, int threads,
 	return 0;
 }
 
+int
+respond_connections(int threads)
+{
+	if (threads <= 1)
+		return 3;	/* a pool of one, the inline writer, health */
+	return (threads < RESP_CONFIGS ? threads : RESP_CONFIGS) + 3;
+}
+
 void
 respond_shared_free(struct resp_shared *sh)
 {

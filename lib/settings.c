@@ -12,11 +12,42 @@
 #include <unistd.h>
 
 #include "settings.h"
+#include "db.h"
 #include "store.h"
+#include "text.h"
 #include "util.h"
 
 #define BUSY_MS_MAX	600000
 #define CONFIG_NEEDS	(SETTINGS_NEED_CONFIG_READ | SETTINGS_NEED_CONFIG_WRITE)
+
+/*
+ * A PostgreSQL location: the same conninfo for both "paths", and the
+ * form shown with its passwords masked.
+ */
+static int
+load_pg(struct settings *s, const char *conninfo, int from_argv,
+    const char **why)
+{
+	char	buf[2 * PATH_MAX + 4];
+	int	n;
+
+	if (snprintf(s->dir, sizeof(s->dir), "%s", conninfo) >=
+	    (int)sizeof(s->dir)) {
+		*why = "PostgreSQL connection string: too long";
+		return -1;
+	}
+	memcpy(s->state_path, s->dir, sizeof(s->dir));
+	memcpy(s->config_path, s->dir, sizeof(s->dir));
+	s->pg = 1;
+	/* The buffer is big enough by text_conninfo_redact()'s bound. */
+	if ((n = text_conninfo_redact(conninfo, buf, sizeof(buf))) < 0)
+		n = 1, snprintf(buf, sizeof(buf), "(a PostgreSQL database)");
+	if (snprintf(s->shown, sizeof(s->shown), "%s", buf) >=
+	    (int)sizeof(s->shown))
+		snprintf(s->shown, sizeof(s->shown), "(a PostgreSQL database)");
+	s->argv_password = from_argv && n > 0;
+	return 0;
+}
 
 int
 settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
@@ -24,6 +55,7 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 {
 	const char	*v;
 	long long	 n;
+	int		 from_argv = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->busy_ms = STORE_BUSY_MS_DEFAULT;
@@ -45,16 +77,31 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 			return -1;
 		}
 	}
-	if (dir == NULL && (v = getenv("HOOKBOX_DIR")) != NULL && *v != '\0')
+	if (dir != NULL && *dir != '\0')
+		from_argv = 1;
+	else if ((v = getenv("HOOKBOX_DB")) != NULL && *v != '\0') {
+		if (!db_is_postgres(v)) {
+			*why = "HOOKBOX_DB: not a PostgreSQL connection string"
+			    " (postgresql://... or key=value ...); a directory"
+			    " goes in HOOKBOX_DIR";
+			return -1;
+		}
+		dir = v;
+	} else if ((v = getenv("HOOKBOX_DIR")) != NULL && *v != '\0')
 		dir = v;
 	if (dir == NULL || *dir == '\0') {
 		if (!need_dir)
 			return 0;
-		*why = "no data directory: give -d DIR or set HOOKBOX_DIR";
+		*why = "no data location: give -d DIR or set HOOKBOX_DIR"
+		    " (or HOOKBOX_DB for PostgreSQL)";
 		return -1;
 	}
+	if (db_is_postgres(dir))
+		return load_pg(s, dir, from_argv, why);
 	if (snprintf(s->dir, sizeof(s->dir), "%s", dir) >=
 	    (int)sizeof(s->dir) ||
+	    snprintf(s->shown, sizeof(s->shown), "%s", dir) >=
+	    (int)sizeof(s->shown) ||
 	    snprintf(s->state_path, sizeof(s->state_path), "%s/state.db",
 	    dir) >= (int)sizeof(s->state_path) ||
 	    snprintf(s->config_path, sizeof(s->config_path), "%s/config.db",
@@ -65,10 +112,22 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 	return 0;
 }
 
+const char *
+settings_state_name(const struct settings *s)
+{
+	return s->pg ? s->shown : s->state_path;
+}
+
+const char *
+settings_config_name(const struct settings *s)
+{
+	return s->pg ? s->shown : s->config_path;
+}
+
 static const char *const dir_msgs[] = {
 	[SETTINGS_DIR_OK] = "usable",
-	[SETTINGS_DIR_UNSET] = "no data directory: give -d DIR or set"
-	    " HOOKBOX_DIR",
+	[SETTINGS_DIR_UNSET] = "no data location: give -d DIR or set"
+	    " HOOKBOX_DIR (or HOOKBOX_DB for PostgreSQL)",
 	[SETTINGS_DIR_MISSING] = "no such directory",
 	[SETTINGS_DIR_NOTDIR] = "not a directory",
 	[SETTINGS_DIR_UNINIT] = "not initialised, run `hookbox init`",
@@ -144,6 +203,9 @@ settings_check_dir(const struct settings *s, int need, char *why,
 
 	if (s->dir[0] == '\0')
 		return dir_fail(SETTINGS_DIR_UNSET, s->dir, why, len);
+	/* Nothing on disk: the server answers for the rest. */
+	if (s->pg)
+		return SETTINGS_DIR_OK;
 	if (stat(s->dir, &sb) != 0) {
 		if (errno == ENOENT)
 			return dir_fail(SETTINGS_DIR_MISSING, s->dir, why,

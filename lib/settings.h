@@ -2,7 +2,10 @@
  * settings.h: what every hookbox program takes from its environment and
  * its command line, read in one place by one loader.
  *
- *   HOOKBOX_DIR      the data directory (state.db, config.db); -d wins
+ *   HOOKBOX_DB       a PostgreSQL database: a postgresql:// URI or a
+ *                    key=value conninfo (db_is_postgres()); -d wins
+ *   HOOKBOX_DIR      the data directory (state.db, config.db); -d and
+ *                    HOOKBOX_DB win
  *   HOOKBOX_BUSY_MS  bound on waiting for a lock, 0..600000; -b wins
  *   HOOKBOX_SYNC     "full" (the default: an acknowledged action survives
  *                    power loss) or "normal" (the documented opt-in)
@@ -19,22 +22,42 @@
 
 #include "hb.h"
 
+/*
+ * The data location chooses the backend: a directory means SQLite
+ * (dir/config.db and dir/state.db); a PostgreSQL conninfo means one
+ * database holding both, and then config_path and state_path are that
+ * same conninfo: config_open(), config_create() and store_open() tell
+ * the two apart by db_is_postgres().  The conninfo may hold a password:
+ * show `shown` in every log line and message, never dir or the paths.
+ */
 struct settings {
-	char	dir[PATH_MAX];		/* "" when neither -d nor HOOKBOX_DIR */
-	char	state_path[PATH_MAX];	/* dir/state.db */
-	char	config_path[PATH_MAX];	/* dir/config.db */
+	char	dir[PATH_MAX];		/* the location; "" when none given */
+	char	state_path[PATH_MAX];	/* dir/state.db, or the conninfo */
+	char	config_path[PATH_MAX];	/* dir/config.db, or the conninfo */
+	char	shown[PATH_MAX];	/* dir, passwords masked */
+	int	pg;			/* dir is a PostgreSQL conninfo */
+	int	argv_password;		/* the command line's one holds a
+					   password: ps(1) shows it */
 	int	busy_ms;
 	int	sync_normal;
 };
 
 /*
  * Fills s from the environment over the defaults; dir and busy_ms are the
- * command line's (NULL and -1 when not given) and win over it.  Returns
- * 0, or -1 with *why a sentence naming the variable (static storage).
- * With need_dir, a missing data directory is an error too.
+ * command line's (NULL and -1 when not given) and win over it.  The
+ * location is dir, else HOOKBOX_DB (which must be a conninfo), else
+ * HOOKBOX_DIR.  Returns 0, or -1 with *why a sentence naming the variable
+ * (static storage).  With need_dir, a missing location is an error too.
  */
 HB_API int settings_load(struct settings *s, const char *dir, int busy_ms,
     int need_dir, const char **why) HB_MUST_CHECK;
+
+/*
+ * The state's and the configuration's names for a message: the file's
+ * path on SQLite, the masked conninfo on PostgreSQL.  Point into s.
+ */
+HB_API const char *settings_state_name(const struct settings *s);
+HB_API const char *settings_config_name(const struct settings *s);
 
 /* What a program needs of the data directory at start-up. */
 #define SETTINGS_NEED_CONFIG_READ	0x1	/* config.db readable */
@@ -58,7 +81,9 @@ enum settings_dir {
  * it before opening anything; later failures keep their own reports.
  * On failure why (len bytes, caller's) holds one line naming the
  * directory or file, the user, and what to do.  The check is advice, not
- * a lock: the files can change after it.
+ * a lock: the files can change after it.  A PostgreSQL location has
+ * nothing on this machine to check: SETTINGS_DIR_OK (connecting says the
+ * rest).
  */
 HB_API enum settings_dir settings_check_dir(const struct settings *s,
     int need, char *why, size_t len) HB_MUST_CHECK;

@@ -285,3 +285,147 @@ fail:
 	buf[0] = '\0';
 	return -1;
 }
+
+/* Non-zero when a conninfo keyword (n bytes) names a password. */
+static int
+pass_name(const char *s, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i + 4 <= n; i++)
+		if (strncasecmp(s + i, "pass", 4) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A postgresql:// URI: user:password@ keeps its user, and every query
+ * parameter named like a password loses its value.  Percent-encoding is
+ * left alone: "%70assword" is no keyword libpq knows.
+ */
+static int
+uri_redact(const char *uri, char *buf, size_t len, size_t *o)
+{
+	const char	*auth, *end, *at = NULL, *colon, *p, *q, *eq, *amp;
+	int		 n = 0;
+
+	auth = strstr(uri, "://") + 3;
+	end = auth + strcspn(auth, "/?#");
+	for (p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at != NULL && (colon = memchr(auth, ':', (size_t)(at - auth))) !=
+	    NULL) {
+		if (put(buf, len, o, uri, (size_t)(colon + 1 - uri)) != 0 ||
+		    put(buf, len, o, "***", 3) != 0)
+			return -1;
+		p = at;
+		n++;
+	} else
+		p = uri;
+	q = end + strcspn(end, "?#");
+	if (put(buf, len, o, p, (size_t)(q - p)) != 0)
+		return -1;
+	if (*q != '?')
+		return put(buf, len, o, q, strlen(q)) != 0 ? -1 : n;
+	if (put(buf, len, o, "?", 1) != 0)
+		return -1;
+	end = q + 1 + strcspn(q + 1, "#");
+	for (q++; q < end; q = amp + (amp < end)) {
+		amp = q + strcspn(q, "&");
+		if (amp > end)
+			amp = end;
+		if ((eq = memchr(q, '=', (size_t)(amp - q))) != NULL &&
+		    pass_name(q, (size_t)(eq - q))) {
+			if (put(buf, len, o, q, (size_t)(eq + 1 - q)) != 0 ||
+			    put(buf, len, o, "***", 3) != 0)
+				return -1;
+			n++;
+		} else if (put(buf, len, o, q, (size_t)(amp - q)) != 0)
+			return -1;
+		if (amp < end && put(buf, len, o, amp, 1) != 0)
+			return -1;
+	}
+	return put(buf, len, o, end, strlen(end)) != 0 ? -1 : n;
+}
+
+/*
+ * A key=value conninfo, read as libpq reads it: keywords, optional spaces
+ * around '=', a value either bare (up to a space) or single-quoted with
+ * backslash escapes.  Everything is copied as written but a password's
+ * value.  Text that does not parse is copied as is after the point where
+ * it stops parsing, with the rest masked: libpq would refuse it anyway,
+ * and the rest may be a password.
+ */
+static int
+kv_redact(const char *s, char *buf, size_t len, size_t *o)
+{
+	const char	*p = s, *key, *v;
+	size_t		 klen;
+	int		 n = 0, secret;
+
+	for (;;) {
+		v = p;
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (*p == '\0')
+			return put(buf, len, o, v, (size_t)(p - v)) != 0 ?
+			    -1 : n;
+		key = p;
+		while (*p != '\0' && *p != '=' && *p != ' ' && *p != '\t' &&
+		    *p != '\n' && *p != '\r')
+			p++;
+		klen = (size_t)(p - key);
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '=' || klen == 0) {
+			/* Not a conninfo libpq takes: keep what parsed. */
+			if (put(buf, len, o, v, (size_t)(key - v)) != 0 ||
+			    put(buf, len, o, "***", 3) != 0)
+				return -1;
+			return n + 1;
+		}
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		secret = pass_name(key, klen);
+		if (put(buf, len, o, v, (size_t)(p - v)) != 0)
+			return -1;
+		v = p;
+		if (*p == '\'') {
+			for (p++; *p != '\0' && *p != '\''; p++)
+				if (*p == '\\' && p[1] != '\0')
+					p++;
+			if (*p == '\'')
+				p++;
+		} else
+			while (*p != '\0' && *p != ' ' && *p != '\t' &&
+			    *p != '\n' && *p != '\r')
+				p++;
+		if (secret) {
+			if (put(buf, len, o, "***", 3) != 0)
+				return -1;
+			n++;
+		} else if (put(buf, len, o, v, (size_t)(p - v)) != 0)
+			return -1;
+	}
+}
+
+int
+text_conninfo_redact(const char *conninfo, char *buf, size_t len)
+{
+	size_t	o = 0;
+	int	n;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	if (strncmp(conninfo, "postgresql://", 13) == 0 ||
+	    strncmp(conninfo, "postgres://", 11) == 0)
+		n = uri_redact(conninfo, buf, len, &o);
+	else
+		n = kv_redact(conninfo, buf, len, &o);
+	if (n < 0)
+		buf[0] = '\0';
+	return n;
+}

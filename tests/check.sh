@@ -48,7 +48,7 @@ done
 
 # `make install` and its systemd units, and the server set-up script:
 # the normal build's programs only.
-for script in install setup run; do
+for script in install setup run hosts pgfail; do
 	echo "== tests/$script.sh build"
 	if ! sh "tests/$script.sh" build > "$log.one" 2>&1; then
 		status=1

@@ -61,23 +61,25 @@ finish() {
 	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
 }
 
-# nginx_start SOCKET DATADIR: nginx in front of the responder's SOCKET,
-# rendered into $tmp/nginx by scripts/nginx-conf.sh on a random loopback
-# port (tried five times, should one be taken).  Sets $port and $base, or
-# prints why and exits 1.  Needs $top and $tmp.
+# nginx_start SOCKET DATADIR [NAME]: nginx in front of the responder's
+# SOCKET, rendered into $tmp/NAME (default nginx) by scripts/nginx-conf.sh
+# on a random loopback port (tried five times, should one be taken).  An
+# empty DATADIR (PostgreSQL) sends no HOOKBOX_DIR.  Sets $port and $base,
+# or prints why and exits 1.  Needs $top and $tmp.
 nginx_start() {
 	_started=0
+	_name=${3:-nginx}
 	for _try in 1 2 3 4 5; do
 		port=$(( (($(od -An -N2 -tu2 /dev/urandom) % 20000)) + 20000 ))
-		_conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/nginx" "$port" \
+		_conf=$(sh "$top/scripts/nginx-conf.sh" "$tmp/$_name" "$port" \
 		    "$1" "$2")
-		if nginx -p "$tmp/nginx" -c "$_conf" -e "$tmp/nginx/error.log" \
-		    2>>"$tmp/nginx.start"; then
+		if nginx -p "$tmp/$_name" -c "$_conf" \
+		    -e "$tmp/$_name/error.log" 2>>"$tmp/$_name.start"; then
 			_started=1
 			break
 		fi
 	done
 	[ $_started -eq 1 ] || { echo "nginx did not start";
-	    cat "$tmp/nginx.start"; exit 1; }
+	    cat "$tmp/$_name.start"; exit 1; }
 	base="http://127.0.0.1:$port"
 }

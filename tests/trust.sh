@@ -155,7 +155,7 @@ timeout 10 "$FCGI" -d "$tmp/data" -s "$tmp/run/bad.sock" -m 0680 2>/dev/null
 eq "-m 0680 refused" 2 $?
 timeout 10 env -u HOOKBOX_DIR "$FCGI" -s "$tmp/run/nodir.sock" 2> "$tmp/nodir.log" </dev/null
 eq "no data directory: refused at start" 2 $?
-contains "no data directory: said" "no data directory" "$(cat "$tmp/nodir.log")"
+contains "no data directory: said" "no data location" "$(cat "$tmp/nodir.log")"
 HOOKBOX_SYNC=fast timeout 10 "$FCGI" -d "$tmp/data" -s "$tmp/run/sync.sock" \
     2> "$tmp/sync.log" </dev/null
 eq "HOOKBOX_SYNC typo refused at start" 2 $?
@@ -185,7 +185,7 @@ refused() {
 	rm -f "$tmp/run/refused.sock"
 }
 HOOKBOX_DIR= refused "empty HOOKBOX_DIR" \
-    "no data directory: give -d DIR or set HOOKBOX_DIR"
+    "no data location: give -d DIR or set HOOKBOX_DIR (or HOOKBOX_DB for PostgreSQL)"
 : > "$tmp/afile"
 refused "a file as DIR" "$tmp/afile: not a directory" -d "$tmp/afile"
 refused "a missing DIR" "$tmp/nowhere: no such directory" -d "$tmp/nowhere"
