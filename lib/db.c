@@ -5,10 +5,12 @@
  */
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cJSON.h>
@@ -51,6 +53,13 @@ struct db {
 	long long		 busy_since;	/* ms, first busy call */
 	PGconn			*pg;
 	const char		*session;	/* see db_session() */
+	/*
+	 * A transaction is open on the server, as its last answer on a
+	 * good connection said: a lost connection says nothing any more,
+	 * and must not be opened again under a transaction's feet.
+	 */
+	int			 tx;
+	enum db_rc		 txfail;	/* what aborted it, if known */
 	char			 err[256];
 };
 
@@ -139,6 +148,26 @@ pg_state_rc(const char *state)
 	return DB_ERROR;
 }
 
+/*
+ * After a command on a good connection: is a transaction open, and if it
+ * was aborted, by what (rc, the failure that did it).
+ */
+static void
+pg_track(struct db *db, enum db_rc rc)
+{
+	PGTransactionStatusType	t;
+
+	if (PQstatus(db->pg) != CONNECTION_OK)
+		return;
+	t = PQtransactionStatus(db->pg);
+	db->tx = t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
+	    t == PQTRANS_ACTIVE;
+	if (!db->tx)
+		db->txfail = DB_OK;
+	else if (t == PQTRANS_INERROR && db->txfail == DB_OK && rc != DB_OK)
+		db->txfail = rc;
+}
+
 /* Records res's error (or the connection's) and says its class. */
 static enum db_rc
 pg_fail(struct db *db, const PGresult *res)
@@ -158,7 +187,13 @@ pg_fail(struct db *db, const PGresult *res)
 		db->err[--len] = '\0';
 	if (PQstatus(db->pg) == CONNECTION_BAD)
 		return db->last = DB_GONE;
-	return db->last = res == NULL ? DB_NOMEM : pg_state_rc(state);
+	db->last = res == NULL ? DB_NOMEM : pg_state_rc(state);
+	/* in_failed_sql_transaction: the first failure says why. */
+	if (state != NULL && strcmp(state, "25P02") == 0 &&
+	    db->txfail != DB_OK)
+		db->last = db->txfail;
+	pg_track(db, db->last);
+	return db->last;
 }
 
 static void
@@ -449,17 +484,86 @@ db_errmsg(const struct db *db)
 	return db->err;
 }
 
+/*
+ * Past text's first word when it is word (any case), after spaces, and
+ * followed by the end, a space or ';'; NULL otherwise.
+ */
+static const char *
+pg_word(const char *p, const char *word)
+{
+	size_t	n = strlen(word);
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (strncasecmp(p, word, n) != 0)
+		return NULL;
+	p += n;
+	if (*p != '\0' && *p != ';' && !isspace((unsigned char)*p))
+		return NULL;
+	return p;
+}
+
+static const char *const pg_commit[] = { "COMMIT", "END", NULL };
+static const char *const pg_rollback[] = { "ROLLBACK", "ABORT", NULL };
+
+/*
+ * Non-zero when text ends the whole transaction with one of words
+ * (optionally WORK or TRANSACTION): not ROLLBACK TO a savepoint, not
+ * COMMIT PREPARED, not AND CHAIN.
+ */
+static int
+pg_ends(const char *text, const char *const *words)
+{
+	const char	*p = NULL, *q;
+
+	for (; *words != NULL && p == NULL; words++)
+		p = pg_word(text, *words);
+	if (p == NULL)
+		return 0;
+	if ((q = pg_word(p, "WORK")) != NULL ||
+	    (q = pg_word(p, "TRANSACTION")) != NULL)
+		p = q;
+	while (isspace((unsigned char)*p))
+		p++;
+	return *p == '\0' || *p == ';';
+}
+
+/*
+ * The outcome of a command.  A COMMIT of a transaction an earlier error
+ * aborted is answered with success and the tag ROLLBACK: that is a
+ * failure, of the earlier error's class when it is known.
+ */
+static enum db_rc
+pg_result(struct db *db, PGresult *res, const char *text)
+{
+	const char	*tag;
+
+	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    PQresultStatus(res) != PGRES_TUPLES_OK))
+		return pg_fail(db, res);
+	tag = PQcmdStatus(res);
+	if ((pg_ends(text, pg_commit) && strcmp(tag, "COMMIT") != 0) ||
+	    (strcmp(tag, "ROLLBACK") == 0 && pg_word(text, "ROLLBACK") ==
+	    NULL && pg_word(text, "ABORT") == NULL)) {
+		(void)snprintf(db->err, sizeof(db->err), "the transaction"
+		    " was rolled back: an earlier statement failed");
+		db->last = db->txfail != DB_OK ? db->txfail : DB_ERROR;
+		pg_track(db, DB_OK);
+		return db->last;
+	}
+	pg_track(db, DB_OK);
+	return DB_OK;
+}
+
 /* Runs the session's text on a connection just made. */
 static enum db_rc
 pg_session(struct db *db)
 {
 	PGresult	*res;
-	enum db_rc	 rc = DB_OK;
+	enum db_rc	 rc;
 
 	res = PQexec(db->pg, db->session);
-	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
-	    PQresultStatus(res) != PGRES_TUPLES_OK))
-		rc = pg_fail(db, res);
+	rc = pg_result(db, res, db->session);
 	PQclear(res);
 	return rc;
 }
@@ -487,11 +591,38 @@ pg_revive(struct db *db)
 	return DB_OK;
 }
 
+/*
+ * Before a command.  A connection lost outside a transaction is opened
+ * again.  One lost inside a transaction stays lost (DB_GONE, whatever
+ * runs) until the caller rolls back: the work done so far is gone, and
+ * what follows must not run without it, in autocommit.  That ROLLBACK
+ * needs no server, which has rolled back already: *done says so.
+ */
+static enum db_rc
+pg_ready(struct db *db, const char *text, int *done)
+{
+	*done = 0;
+	if (PQstatus(db->pg) == CONNECTION_OK)
+		return DB_OK;
+	if (!db->tx)
+		return pg_revive(db);
+	if (pg_ends(text, pg_rollback)) {
+		db->tx = 0;
+		db->txfail = DB_OK;
+		*done = 1;
+		return DB_OK;
+	}
+	(void)snprintf(db->err, sizeof(db->err), "the connection was lost"
+	    " inside a transaction, which is rolled back");
+	return db->last = DB_GONE;
+}
+
 enum db_rc
 db_exec(struct db *db, const char *text)
 {
 	PGresult	*res;
 	enum db_rc	 rc;
+	int		 done;
 
 	if (db->kind == DB_SQLITE) {
 		if ((rc = lite_rc(sqlite3_exec(db->lite, text, NULL, NULL,
@@ -499,14 +630,10 @@ db_exec(struct db *db, const char *text)
 			db->last = rc;
 		return rc;
 	}
-	if ((rc = pg_revive(db)) != DB_OK)
+	if ((rc = pg_ready(db, text, &done)) != DB_OK || done)
 		return rc;
 	res = PQexec(db->pg, text);
-	if (res != NULL && (PQresultStatus(res) == PGRES_COMMAND_OK ||
-	    PQresultStatus(res) == PGRES_TUPLES_OK))
-		rc = DB_OK;
-	else
-		rc = pg_fail(db, res);
+	rc = pg_result(db, res, text);
 	PQclear(res);
 	return rc;
 }
@@ -527,6 +654,9 @@ db_in_tx(struct db *db)
 
 	if (db->kind == DB_SQLITE)
 		return !sqlite3_get_autocommit(db->lite);
+	/* A lost connection's transaction is open until rolled back. */
+	if (PQstatus(db->pg) != CONNECTION_OK)
+		return db->tx;
 	t = PQtransactionStatus(db->pg);
 	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
 	    t == PQTRANS_ACTIVE;
@@ -720,18 +850,21 @@ pg_run(struct db_stmt *st)
 	char		 name[24];
 	const char	*n;
 	enum db_rc	 rc;
+	int		 done;
 
-	/* Outside a transaction, a lost connection is opened again. */
-	if (!db_in_tx(db) && (rc = pg_revive(db)) != DB_OK)
+	if ((rc = pg_ready(db, st->sql, &done)) != DB_OK)
 		return rc;
+	if (done) {
+		st->nrows = 0;
+		st->row = -1;
+		return DB_OK;
+	}
 	if (!st->prepared && (rc = pg_prepare(st)) != DB_OK)
 		return rc;
 	(void)snprintf(name, sizeof(name), "hb%zu", st->i);
 	st->res = PQexecPrepared(db->pg, name, st->nparams,
 	    (const char *const *)st->vals, st->lens, st->fmts, 0);
-	if (st->res == NULL || (PQresultStatus(st->res) != PGRES_TUPLES_OK &&
-	    PQresultStatus(st->res) != PGRES_COMMAND_OK)) {
-		rc = pg_fail(db, st->res);
+	if ((rc = pg_result(db, st->res, st->sql)) != DB_OK) {
 		pg_clear(st);
 		return rc;
 	}

@@ -29,6 +29,9 @@ enum {
 	Q_QUOTED,
 	Q_NAMES,
 	Q_BAD,
+	Q_COMMIT,
+	Q_ROLLBACK,
+	Q_PID,
 	Q_N
 };
 
@@ -43,6 +46,9 @@ static const struct db_text texts[Q_N] = {
 	[Q_QUOTED] = { "SELECT 'a?1b', ?1", "SELECT 'a?1b', ?1::text" },
 	[Q_NAMES] = { "SELECT name FROM t WHERE n >= ?1 ORDER BY name", NULL },
 	[Q_BAD] = { "SELECT nosuchcolumn FROM t", NULL },
+	[Q_COMMIT] = { "COMMIT", NULL },
+	[Q_ROLLBACK] = { " rollback work", NULL },
+	[Q_PID] = { "SELECT 0", "SELECT pg_backend_pid()" },
 };
 
 static const char *const ddl[] = {
@@ -338,6 +344,134 @@ START_TEST(test_pg_reconnect)
 }
 END_TEST
 
+static enum db_rc
+run(struct db *db, size_t i)
+{
+	struct db_stmt	*st;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, i));
+	return db_step_done(st);
+}
+
+/* Sets the search path of a connection opened again. */
+static void
+use_schema(struct db *db)
+{
+	char	sql[64];
+
+	(void)snprintf(sql, sizeof(sql), "SET search_path TO %s", schema);
+	ck_assert_int_eq(db_exec(db, sql), DB_OK);
+}
+
+/*
+ * A COMMIT of a transaction an earlier error aborted fails (the server
+ * answers it with success, tagged ROLLBACK), with the earlier error's
+ * class when it is known; so does a RELEASE.  Nothing was written.
+ */
+START_TEST(test_pg_commit_aborted)
+{
+	struct db	*db = open_db(PG);
+
+	/* Prepared COMMIT; the earlier error is plain bad SQL. */
+	ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+	insert(db, "a", 1, NULL, 0);
+	ck_assert_int_eq(run(db, Q_BAD), DB_ERROR);
+	ck_assert_int_eq(run(db, Q_COMMIT), DB_ERROR);
+	ck_assert_int_eq(db_in_tx(db), 0);
+	ck_assert_int_eq(count(db), 0);
+
+	/* COMMIT as text; the earlier error is a timeout: BUSY. */
+	ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+	insert(db, "b", 1, NULL, 0);
+	ck_assert_int_eq(db_exec(db, "SET LOCAL statement_timeout = 10;"
+	    " SELECT pg_sleep(1)"), DB_BUSY);
+	ck_assert_int_eq(db_exec(db, " commit ;"), DB_BUSY);
+	ck_assert_int_eq(db_in_tx(db), 0);
+	ck_assert_int_eq(count(db), 0);
+
+	/* A RELEASE in the aborted transaction, then its COMMIT. */
+	ck_assert_int_eq(db_exec(db, "BEGIN; SAVEPOINT s"), DB_OK);
+	insert(db, "c", 1, NULL, 0);
+	ck_assert_int_eq(db_exec(db, "SET LOCAL statement_timeout = 10;"
+	    " SELECT pg_sleep(1)"), DB_BUSY);
+	ck_assert_int_eq(db_exec(db, "RELEASE SAVEPOINT s"), DB_BUSY);
+	ck_assert_int_eq(db_exec(db, "END"), DB_BUSY);
+	ck_assert_int_eq(count(db), 0);
+
+	/* ROLLBACK TO a savepoint is not a failure; the COMMIT commits. */
+	ck_assert_int_eq(db_exec(db, "BEGIN; SAVEPOINT s"), DB_OK);
+	insert(db, "d", 1, NULL, 0);
+	ck_assert_int_eq(run(db, Q_BAD), DB_ERROR);
+	ck_assert_int_eq(db_exec(db, "ROLLBACK TO SAVEPOINT s"), DB_OK);
+	insert(db, "e", 1, NULL, 0);
+	ck_assert_int_eq(run(db, Q_COMMIT), DB_DONE);
+	ck_assert_int_eq(count(db), 1);
+	db_close(db);
+}
+END_TEST
+
+/* Terminates db's server process, from another connection. */
+static void
+cut(struct db *db, struct db *other)
+{
+	struct db_stmt	*st;
+	char		 sql[96];
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_PID));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	(void)snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%lld)",
+	    (long long)db_col_int64(st, 0));
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	ck_assert_int_eq(db_exec(other, sql), DB_OK);
+	usleep(100 * 1000);
+}
+
+/*
+ * A connection lost inside a transaction: every call is GONE, none runs
+ * in autocommit on a connection opened again, until the ROLLBACK (text
+ * or prepared), which succeeds without a server; then the next call
+ * connects again.
+ */
+START_TEST(test_pg_lost_in_tx)
+{
+	struct db	*a = open_db(PG), *b = open_db(PG);
+	struct db_stmt	*st;
+	int		 k;
+
+	for (k = 0; k < 2; k++) {
+		ck_assert_int_eq(db_exec(a, "BEGIN"), DB_OK);
+		insert(a, "x", 1, NULL, 0);
+		cut(a, b);
+		ck_assert_ptr_nonnull(st = db_stmt(a, Q_INSERT_IGNORE));
+		ck_assert_int_eq(db_bind_text(st, 1, "y"), DB_OK);
+		ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+		ck_assert_int_eq(db_step(st), DB_GONE);
+		ck_assert_int_eq(db_in_tx(a), 1);
+		ck_assert_ptr_nonnull(st = db_stmt(a, Q_INSERT_IGNORE));
+		ck_assert_int_eq(db_bind_text(st, 1, "z"), DB_OK);
+		ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+		ck_assert_int_eq(db_step(st), DB_GONE);
+		ck_assert_int_eq(db_exec(a, "SET search_path TO public"),
+		    DB_GONE);
+		ck_assert_int_eq(db_exec(a, "ROLLBACK TO SAVEPOINT s"),
+		    DB_GONE);
+		ck_assert_int_eq(run(a, Q_COMMIT), DB_GONE);
+		ck_assert_int_eq(db_exec(a, "COMMIT"), DB_GONE);
+		ck_assert_int_eq(db_in_tx(a), 1);
+		if (k == 0)
+			ck_assert_int_eq(db_exec(a, "rollback;"), DB_OK);
+		else
+			ck_assert_int_eq(run(a, Q_ROLLBACK), DB_DONE);
+		ck_assert_int_eq(db_in_tx(a), 0);
+		use_schema(a);
+		ck_assert_int_eq(count(a), 0);
+		ck_assert_int_eq(count(b), 0);
+	}
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
 /* A read-only transaction and a role without the grant: their classes. */
 START_TEST(test_pg_readonly_denied)
 {
@@ -487,6 +621,8 @@ db_suite(void)
 		tcase_add_loop_test(tc, test_busy, b, b + 1);
 		if (b == PG) {
 			tcase_add_test(tc, test_pg_reconnect);
+			tcase_add_test(tc, test_pg_commit_aborted);
+			tcase_add_test(tc, test_pg_lost_in_tx);
 			tcase_add_test(tc, test_pg_readonly_denied);
 			tcase_add_test(tc, test_pg_unreachable);
 			tcase_add_test(tc, test_pg_schema_roles);
