@@ -414,24 +414,106 @@ ignore_notice(void *arg, const char *msg)
 	(void)msg;
 }
 
+/* Keywords db_open_pg() sets itself, over the conninfo's own. */
+static const char *const pg_ours[] = {
+	"connect_timeout", "keepalives", "keepalives_idle",
+	"keepalives_interval", "keepalives_count", "tcp_user_timeout",
+	"application_name", "options", NULL
+};
+
+static int
+pg_is_ours(const char *key)
+{
+	const char *const	*k;
+
+	for (k = pg_ours; *k != NULL; k++)
+		if (strcmp(*k, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* Wipes and frees a parsed conninfo: it may hold a password. */
+static void
+pg_info_free(PQconninfoOption *info)
+{
+	PQconninfoOption	*o;
+
+	if (info == NULL)
+		return;
+	for (o = info; o->keyword != NULL; o++)
+		if (o->val != NULL)
+			sodium_memzero(o->val, strlen(o->val));
+	PQconninfoFree(info);
+}
+
 enum db_rc
 db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
     const struct db_text *text, size_t n, struct db **out, char *why,
     size_t len)
 {
-	const char	*keys[5], *vals[5];
-	char		 ctimeout[32], options[64];
-	struct db	*db;
-	int		 k = 0;
+	PQconninfoOption	*info, *o;
+	const char		*keys[64], *vals[64], *mine = "", *pw = NULL;
+	char			*perr = NULL, *options = NULL;
+	char			 ctimeout[32], utimeout[32];
+	struct db		*db = NULL;
+	size_t			 olen;
+	int			 k = 0, lock_ms, stmt_ms;
+	enum db_rc		 rc = DB_NOMEM;
 
 	*out = NULL;
-	if ((db = db_new(DB_POSTGRES, text, n)) == NULL) {
+	/*
+	 * Parsed here first: libpq's own complaint about a malformed one
+	 * quotes the token it choked on, which may be the password.
+	 */
+	if ((info = PQconninfoParse(conninfo, &perr)) == NULL) {
+		if (perr != NULL) {
+			sodium_memzero(perr, strlen(perr));
+			PQfreemem(perr);
+			(void)snprintf(why, len, "malformed PostgreSQL"
+			    " conninfo");
+			return DB_ERROR;
+		}
 		(void)snprintf(why, len, "out of memory");
 		return DB_NOMEM;
 	}
-	/* The conninfo first: the keywords after it override its own. */
-	keys[k] = "dbname";
-	vals[k++] = conninfo;
+	for (o = info; o->keyword != NULL; o++) {
+		if (o->val == NULL)
+			continue;
+		if (strcmp(o->keyword, "options") == 0)
+			mine = o->val;
+		else if (strcmp(o->keyword, "password") == 0)
+			pw = o->val;
+		/* A database named like a conninfo would be echoed whole. */
+		else if (strcmp(o->keyword, "dbname") == 0 &&
+		    (strchr(o->val, '=') != NULL ||
+		    strstr(o->val, "://") != NULL)) {
+			(void)snprintf(why, len, "malformed PostgreSQL"
+			    " conninfo");
+			pg_info_free(info);
+			return DB_ERROR;
+		}
+		if (!pg_is_ours(o->keyword) &&
+		    k < (int)(sizeof(keys) / sizeof(keys[0])) - 10) {
+			keys[k] = o->keyword;
+			vals[k++] = o->val;
+		}
+	}
+	/*
+	 * The busy budget: no lock is waited for longer (advisory locks
+	 * too), and no statement runs longer; a budget of 0 fails at once
+	 * on a lock, as SQLite does, with a backstop on the statement.
+	 * The conninfo's own options come after, and win.
+	 */
+	stmt_ms = statement_ms > 0 ? statement_ms : DB_PG_BACKSTOP_MS;
+	lock_ms = statement_ms > 0 ? statement_ms : 1;
+	olen = strlen(mine) + 96;
+	if ((db = db_new(DB_POSTGRES, text, n)) == NULL ||
+	    (options = malloc(olen)) == NULL)
+		goto fail;
+	(void)snprintf(options, olen, "-c lock_timeout=%d"
+	    " -c statement_timeout=%d %s", lock_ms, stmt_ms, mine);
+	keys[k] = "options";
+	vals[k++] = options;
 	if (connect_ms > 0) {
 		/* libpq counts whole seconds, at least 2. */
 		(void)snprintf(ctimeout, sizeof(ctimeout), "%d",
@@ -439,29 +521,61 @@ db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 		keys[k] = "connect_timeout";
 		vals[k++] = ctimeout;
 	}
-	if (statement_ms > 0) {
-		(void)snprintf(options, sizeof(options),
-		    "-c statement_timeout=%d", statement_ms);
-		keys[k] = "options";
-		vals[k++] = options;
-	}
+	/*
+	 * A server that vanishes without a word (no RST) would hold a
+	 * call for TCP's retransmissions, many minutes: keepalives find
+	 * it gone while a call waits for an answer, tcp_user_timeout while
+	 * what was sent goes unacknowledged.
+	 */
+	keys[k] = "keepalives";
+	vals[k++] = "1";
+	keys[k] = "keepalives_idle";
+	vals[k++] = "2";
+	keys[k] = "keepalives_interval";
+	vals[k++] = "1";
+	keys[k] = "keepalives_count";
+	vals[k++] = "3";
+	(void)snprintf(utimeout, sizeof(utimeout), "%d",
+	    (statement_ms > 1000 ? statement_ms : 1000) + 1000);
+	keys[k] = "tcp_user_timeout";
+	vals[k++] = utimeout;
 	keys[k] = "application_name";
 	vals[k++] = "hookbox";
 	keys[k] = vals[k] = NULL;
-	db->pg = PQconnectdbParams(keys, vals, 1);
-	if (db->pg == NULL || PQstatus(db->pg) != CONNECTION_OK) {
+	db->pg = PQconnectdbParams(keys, vals, 0);
+	if (db->pg == NULL) {
+		(void)snprintf(why, len, "out of memory");
+		goto fail;
+	}
+	if (PQstatus(db->pg) != CONNECTION_OK) {
 		/* libpq's message names host and user, never the password. */
-		(void)snprintf(why, len, "%s", db->pg != NULL ?
-		    PQerrorMessage(db->pg) : "out of memory");
+		(void)snprintf(why, len, "%s", PQerrorMessage(db->pg));
 		why[strcspn(why, "\n")] = '\0';
-		db_close(db);
-		return DB_GONE;
+		/* ... and should it ever, it is not passed on. */
+		if (pw != NULL && *pw != '\0' && strstr(why, pw) != NULL)
+			(void)snprintf(why, len, "cannot connect to"
+			    " PostgreSQL");
+		rc = DB_GONE;
+		goto fail;
 	}
 	/* Notices (a DROP ... IF EXISTS that had nothing to drop) are not
 	 * errors: nothing of them reaches standard error, or the logs. */
 	PQsetNoticeProcessor(db->pg, ignore_notice, NULL);
+	sodium_memzero(options, olen);
+	free(options);
+	pg_info_free(info);
 	*out = db;
 	return DB_OK;
+fail:
+	if (rc == DB_NOMEM)
+		(void)snprintf(why, len, "out of memory");
+	if (options != NULL) {
+		sodium_memzero(options, olen);
+		free(options);
+	}
+	pg_info_free(info);
+	db_close(db);
+	return rc;
 }
 
 enum db_kind

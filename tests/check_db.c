@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -32,6 +33,7 @@ enum {
 	Q_COMMIT,
 	Q_ROLLBACK,
 	Q_PID,
+	Q_SETTING,
 	Q_N
 };
 
@@ -49,6 +51,7 @@ static const struct db_text texts[Q_N] = {
 	[Q_COMMIT] = { "COMMIT", NULL },
 	[Q_ROLLBACK] = { " rollback work", NULL },
 	[Q_PID] = { "SELECT 0", "SELECT pg_backend_pid()" },
+	[Q_SETTING] = { "SELECT 0", "SELECT current_setting(?1)" },
 };
 
 static const char *const ddl[] = {
@@ -472,6 +475,103 @@ START_TEST(test_pg_lost_in_tx)
 }
 END_TEST
 
+/* The session's setting name, as the server shows it. */
+static void
+setting_is(struct db *db, const char *name, const char *want)
+{
+	struct db_stmt	*st;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_SETTING));
+	ck_assert_int_eq(db_bind_text(st, 1, name), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_str_eq(db_col_text(st, 0), want);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+}
+
+/*
+ * The busy budget bounds lock waits (advisory locks too) and statements;
+ * a budget of 0 fails at once on a lock, with a statement backstop; the
+ * conninfo's own options are kept, and win; all of it holds on a
+ * connection opened again.
+ */
+START_TEST(test_pg_budget)
+{
+	struct db	*a = open_db(PG), *b = NULL;
+	struct db_stmt	*st;
+	char		 why[256], info[512];
+	struct timespec	 t0, t1;
+	long		 ms;
+
+	ck_assert_int_eq(db_open_pg(pg_conninfo(), 5000, 0, texts, Q_N, &b,
+	    why, sizeof(why)), DB_OK);
+	setting_is(b, "lock_timeout", "1ms");
+	setting_is(b, "statement_timeout", "5s");
+	ck_assert_int_eq(db_exec(a, "SELECT pg_advisory_lock(4242)"), DB_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "SELECT pg_advisory_lock(4242)"),
+	    DB_BUSY);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	ck_assert_int_lt(ms, 1000);
+	db_close(b);
+
+	ck_assert_int_eq(db_open_pg(pg_conninfo(), 5000, 300, texts, Q_N, &b,
+	    why, sizeof(why)), DB_OK);
+	setting_is(b, "lock_timeout", "300ms");
+	setting_is(b, "statement_timeout", "300ms");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "SELECT pg_advisory_lock(4242)"),
+	    DB_BUSY);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	ck_assert_int_ge(ms, 250);
+	ck_assert_int_lt(ms, 2000);
+	db_close(b);
+	ck_assert_int_eq(db_exec(a, "SELECT pg_advisory_unlock(4242)"),
+	    DB_OK);
+
+	(void)snprintf(info, sizeof(info), "%s options='-c search_path=%s"
+	    " -c statement_timeout=7000'", pg_conninfo(), schema);
+	ck_assert_int_eq(db_open_pg(info, 5000, 0, texts, Q_N, &b, why,
+	    sizeof(why)), DB_OK);
+	setting_is(b, "statement_timeout", "7s");
+	setting_is(b, "search_path", schema);
+	ck_assert_int_eq(count(b), 0);
+	cut(b, a);
+	ck_assert_ptr_nonnull(st = db_stmt(b, Q_COUNT));
+	ck_assert_int_eq(db_step(st), DB_GONE);
+	setting_is(b, "lock_timeout", "1ms");
+	setting_is(b, "statement_timeout", "7s");
+	setting_is(b, "search_path", schema);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/*
+ * A conninfo libpq cannot parse is a configuration error, reported
+ * without libpq's words, which quote the token (here, the password).
+ */
+START_TEST(test_pg_malformed)
+{
+	struct db	*db = (struct db *)1;
+	char		 why[256];
+
+	ck_assert_int_eq(db_open_pg("postgresql://u:S3cr%ZZet@/db?host=/tmp",
+	    2000, 0, texts, Q_N, &db, why, sizeof(why)), DB_ERROR);
+	ck_assert_ptr_null(db);
+	ck_assert_str_eq(why, "malformed PostgreSQL conninfo");
+	ck_assert_int_eq(db_open_pg("host=/tmp password='S3cret", 2000, 0,
+	    texts, Q_N, &db, why, sizeof(why)), DB_ERROR);
+	ck_assert_ptr_null(strstr(why, "S3cr"));
+	ck_assert_int_eq(db_open_pg("host=/tmp nosuchkey=S3cret", 2000, 0,
+	    texts, Q_N, &db, why, sizeof(why)), DB_ERROR);
+	ck_assert_ptr_null(strstr(why, "S3cr"));
+}
+END_TEST
+
 /* A read-only transaction and a role without the grant: their classes. */
 START_TEST(test_pg_readonly_denied)
 {
@@ -623,6 +723,8 @@ db_suite(void)
 			tcase_add_test(tc, test_pg_reconnect);
 			tcase_add_test(tc, test_pg_commit_aborted);
 			tcase_add_test(tc, test_pg_lost_in_tx);
+			tcase_add_test(tc, test_pg_budget);
+			tcase_add_test(tc, test_pg_malformed);
 			tcase_add_test(tc, test_pg_readonly_denied);
 			tcase_add_test(tc, test_pg_unreachable);
 			tcase_add_test(tc, test_pg_schema_roles);
