@@ -36,6 +36,7 @@ struct db_stmt {
 	PGresult	 *res;		/* while stepping */
 	int		  row, nrows;
 	unsigned char	 *blob;		/* the last column read as bytea */
+	size_t		  bloblen;
 	int64_t		  changes;
 };
 
@@ -196,13 +197,44 @@ pg_fail(struct db *db, const PGresult *res)
 	return db->last;
 }
 
+/*
+ * A result's values are wiped before it is freed: a column may be a
+ * secret (an endpoint's), and results are small.
+ */
+static void
+pg_res_free(PGresult *res)
+{
+	int	r, c, nr, nc;
+
+	if (res == NULL)
+		return;
+	nr = PQntuples(res);
+	nc = PQnfields(res);
+	for (r = 0; r < nr; r++)
+		for (c = 0; c < nc; c++)
+			sodium_memzero(PQgetvalue(res, r, c),
+			    (size_t)PQgetlength(res, r, c));
+	PQclear(res);
+}
+
+/* So is a blob read from one. */
+static void
+pg_blob_free(struct db_stmt *st)
+{
+	if (st->blob != NULL) {
+		sodium_memzero(st->blob, st->bloblen);
+		PQfreemem(st->blob);
+	}
+	st->blob = NULL;
+	st->bloblen = 0;
+}
+
 static void
 pg_clear(struct db_stmt *st)
 {
-	PQclear(st->res);
+	pg_res_free(st->res);
 	st->res = NULL;
-	PQfreemem(st->blob);
-	st->blob = NULL;
+	pg_blob_free(st);
 	st->row = st->nrows = 0;
 }
 
@@ -678,7 +710,7 @@ pg_session(struct db *db)
 
 	res = PQexec(db->pg, db->session);
 	rc = pg_result(db, res, db->session);
-	PQclear(res);
+	pg_res_free(res);
 	return rc;
 }
 
@@ -748,7 +780,7 @@ db_exec(struct db *db, const char *text)
 		return rc;
 	res = PQexec(db->pg, text);
 	rc = pg_result(db, res, text);
-	PQclear(res);
+	pg_res_free(res);
 	return rc;
 }
 
@@ -852,7 +884,7 @@ pg_prepare(struct db_stmt *st)
 	res = PQprepare(st->db->pg, name, st->sql, st->nparams, st->types);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = pg_fail(st->db, res);
-	PQclear(res);
+	pg_res_free(res);
 	if (rc == DB_OK)
 		st->prepared = 1;
 	return rc;
@@ -1007,8 +1039,7 @@ db_step(struct db_stmt *st)
 	}
 	if (st->res == NULL && (rc = pg_run(st)) != DB_OK)
 		return rc;
-	PQfreemem(st->blob);
-	st->blob = NULL;
+	pg_blob_free(st);
 	if (++st->row < st->nrows)
 		return DB_ROW;
 	pg_clear(st);
@@ -1069,7 +1100,7 @@ db_col_blob(struct db_stmt *st, int col, size_t *len)
 	}
 	if (db_col_null(st, col))
 		return "";
-	PQfreemem(st->blob);
+	pg_blob_free(st);
 	/* Text results carry bytea as "\x" and hex. */
 	st->blob = PQunescapeBytea((const unsigned char *)PQgetvalue(st->res,
 	    st->row, col), len);
@@ -1077,6 +1108,7 @@ db_col_blob(struct db_stmt *st, int col, size_t *len)
 		*len = 0;
 		return NULL;
 	}
+	st->bloblen = *len;
 	return st->blob;
 }
 

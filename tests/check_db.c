@@ -6,6 +6,7 @@
  *
  * Each PostgreSQL test works in a schema of its own.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "db.h"
@@ -572,6 +574,90 @@ START_TEST(test_pg_malformed)
 }
 END_TEST
 
+/*
+ * libpq's PQclear() and PQfreemem(), seen on their way: a secret (a
+ * value, or the blob at watch) still in memory being freed is counted.
+ */
+static const char	*secret;
+static const void	*watch;
+static size_t		 watch_len;
+static int		 left_behind, blob_freed;
+
+void
+PQclear(PGresult *res)
+{
+	void	(*real)(PGresult *);
+	int	 r, c;
+
+	if (res != NULL && secret != NULL)
+		for (r = 0; r < PQntuples(res); r++)
+			for (c = 0; c < PQnfields(res); c++)
+				if (memmem(PQgetvalue(res, r, c),
+				    (size_t)PQgetlength(res, r, c), secret,
+				    strlen(secret)) != NULL)
+					left_behind++;
+	*(void **)&real = dlsym(RTLD_NEXT, "PQclear");
+	real(res);
+}
+
+void
+PQfreemem(void *p)
+{
+	void		(*real)(void *);
+	const char	*b = p;
+	size_t		 i;
+
+	if (p != NULL && p == watch) {
+		blob_freed++;
+		for (i = 0; i < watch_len; i++)
+			if (b[i] != 0) {
+				left_behind++;
+				break;
+			}
+		watch = NULL;
+	}
+	*(void **)&real = dlsym(RTLD_NEXT, "PQfreemem");
+	real(p);
+}
+
+/* A secret read from PostgreSQL is wiped before its memory is freed. */
+START_TEST(test_pg_wiped)
+{
+	struct db	*db = open_db(PG);
+	struct db_stmt	*st;
+	const void	*b;
+	size_t		 len;
+
+	insert(db, "S3cretName", 1, "S3cretBlob", 10);
+	secret = "S3cretName";
+	left_behind = blob_freed = 0;
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_GET));
+	ck_assert_int_eq(db_bind_text(st, 1, "S3cretName"), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_str_eq(db_col_text(st, 1), "S3cretName");
+	ck_assert_ptr_nonnull(b = db_col_blob(st, 3, &len));
+	ck_assert_int_eq(len, 10);
+	ck_assert_mem_eq(b, "S3cretBlob", 10);
+	watch = b;
+	watch_len = len;
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	ck_assert_int_eq(blob_freed, 1);
+	ck_assert_int_eq(left_behind, 0);
+	/* A statement reset with its row unread. */
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_GET));
+	ck_assert_int_eq(db_bind_text(st, 1, "S3cretName"), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_ptr_nonnull(b = db_col_blob(st, 3, &len));
+	watch = b;
+	watch_len = len;
+	db_reset(st);
+	ck_assert_int_eq(blob_freed, 2);
+	ck_assert_int_eq(left_behind, 0);
+	secret = NULL;
+	db_close(db);
+}
+END_TEST
+
 /* A read-only transaction and a role without the grant: their classes. */
 START_TEST(test_pg_readonly_denied)
 {
@@ -725,6 +811,7 @@ db_suite(void)
 			tcase_add_test(tc, test_pg_lost_in_tx);
 			tcase_add_test(tc, test_pg_budget);
 			tcase_add_test(tc, test_pg_malformed);
+			tcase_add_test(tc, test_pg_wiped);
 			tcase_add_test(tc, test_pg_readonly_denied);
 			tcase_add_test(tc, test_pg_unreachable);
 			tcase_add_test(tc, test_pg_schema_roles);
