@@ -79,12 +79,41 @@ db_rc_name(enum db_rc rc)
 	    names[rc] : "error";
 }
 
+/*
+ * A key=value conninfo starts with one of libpq's keywords and '=': a
+ * relative path with a '=' in it (run=1) is a directory, not a server.
+ */
 int
 db_is_postgres(const char *loc)
 {
-	return strncmp(loc, "postgresql://", 13) == 0 ||
-	    strncmp(loc, "postgres://", 11) == 0 ||
-	    (loc[0] != '/' && loc[0] != '.' && strchr(loc, '=') != NULL);
+	static const char *const kw[] = {
+		"host", "hostaddr", "port", "dbname", "user", "password",
+		"passfile", "service", "sslmode", "sslrootcert", "sslcert",
+		"sslkey", "application_name", "options", "connect_timeout",
+		"target_session_attrs", "channel_binding", "gssencmode",
+		"keepalives", "client_encoding", NULL
+	};
+	const char *const	*k;
+	const char		*p = loc;
+	size_t			 n;
+
+	if (strncmp(loc, "postgresql://", 13) == 0 ||
+	    strncmp(loc, "postgres://", 11) == 0)
+		return 1;
+	if (loc[0] == '/' || loc[0] == '.')
+		return 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (k = kw; *k != NULL; k++) {
+		n = strlen(*k);
+		if (strncmp(p, *k, n) != 0)
+			continue;
+		p += n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		return *p == '=';
+	}
+	return 0;
 }
 
 static enum db_rc

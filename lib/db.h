@@ -56,7 +56,10 @@ const char *db_rc_name(enum db_rc);
 
 /*
  * Non-zero when location names a PostgreSQL database (a postgresql:// or
- * postgres:// URI, or a key=value conninfo), zero for a SQLite path.
+ * postgres:// URI, or a key=value conninfo starting, after spaces, with
+ * one of libpq's keywords and '=': host=, dbname=, service=, ...), zero
+ * for a SQLite path: any path starting with '/' or '.', and a relative
+ * one with a '=' elsewhere (run=1/data).
  */
 int db_is_postgres(const char *location);
 
@@ -187,7 +190,9 @@ void db_reset(struct db_stmt *);
 
 /*
  * Columns of the current row, numbered from 0.  Text lives until the next
- * step or reset; NULL reads as 0, "" and a zero-length blob.
+ * step or reset; NULL reads as 0, "" and a zero-length blob.  On
+ * PostgreSQL one blob at a time: db_col_blob() frees the blob the last
+ * call returned (wiped), so read one blob column, use it, then the next.
  */
 int	     db_col_null(struct db_stmt *, int col);
 int64_t	     db_col_int64(struct db_stmt *, int col);

@@ -767,6 +767,14 @@ START_TEST(test_db_location)
 	ck_assert(!db_is_postgres("/var/lib/hookbox"));
 	ck_assert(!db_is_postgres("./data"));
 	ck_assert(!db_is_postgres("data"));
+	ck_assert(db_is_postgres("  dbname = hookbox"));
+	ck_assert(db_is_postgres("service=hookbox"));
+	ck_assert(db_is_postgres("sslmode=require host=db"));
+	ck_assert(!db_is_postgres("run=1"));
+	ck_assert(!db_is_postgres("data/run=1"));
+	ck_assert(!db_is_postgres("hosts=1"));
+	ck_assert(!db_is_postgres("./host=db"));
+	ck_assert(!db_is_postgres("/srv/host=db"));
 	ck_assert_str_eq(db_rc_name(DB_BUSY), "busy");
 	ck_assert_str_eq(db_rc_name((enum db_rc)99), "error");
 }
