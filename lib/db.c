@@ -60,7 +60,7 @@ struct db {
 	 * and must not be opened again under a transaction's feet.
 	 */
 	int			 tx;
-	enum db_rc		 txfail;	/* what aborted it, if known */
+	enum db_rc		 txfail;	/* what aborted it */
 	char			 err[256];
 };
 
