@@ -5,10 +5,12 @@
  */
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cJSON.h>
@@ -34,6 +36,7 @@ struct db_stmt {
 	PGresult	 *res;		/* while stepping */
 	int		  row, nrows;
 	unsigned char	 *blob;		/* the last column read as bytea */
+	size_t		  bloblen;
 	int64_t		  changes;
 };
 
@@ -51,6 +54,13 @@ struct db {
 	long long		 busy_since;	/* ms, first busy call */
 	PGconn			*pg;
 	const char		*session;	/* see db_session() */
+	/*
+	 * A transaction is open on the server, as its last answer on a
+	 * good connection said: a lost connection says nothing any more,
+	 * and must not be opened again under a transaction's feet.
+	 */
+	int			 tx;
+	enum db_rc		 txfail;	/* what aborted it */
 	char			 err[256];
 };
 
@@ -69,12 +79,41 @@ db_rc_name(enum db_rc rc)
 	    names[rc] : "error";
 }
 
+/*
+ * A key=value conninfo starts with one of libpq's keywords and '=': a
+ * relative path with a '=' in it (run=1) is a directory, not a server.
+ */
 int
 db_is_postgres(const char *loc)
 {
-	return strncmp(loc, "postgresql://", 13) == 0 ||
-	    strncmp(loc, "postgres://", 11) == 0 ||
-	    (loc[0] != '/' && loc[0] != '.' && strchr(loc, '=') != NULL);
+	static const char *const kw[] = {
+		"host", "hostaddr", "port", "dbname", "user", "password",
+		"passfile", "service", "sslmode", "sslrootcert", "sslcert",
+		"sslkey", "application_name", "options", "connect_timeout",
+		"target_session_attrs", "channel_binding", "gssencmode",
+		"keepalives", "client_encoding", NULL
+	};
+	const char *const	*k;
+	const char		*p = loc;
+	size_t			 n;
+
+	if (strncmp(loc, "postgresql://", 13) == 0 ||
+	    strncmp(loc, "postgres://", 11) == 0)
+		return 1;
+	if (loc[0] == '/' || loc[0] == '.')
+		return 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (k = kw; *k != NULL; k++) {
+		n = strlen(*k);
+		if (strncmp(p, *k, n) != 0)
+			continue;
+		p += n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		return *p == '=';
+	}
+	return 0;
 }
 
 static enum db_rc
@@ -139,6 +178,26 @@ pg_state_rc(const char *state)
 	return DB_ERROR;
 }
 
+/*
+ * After a command on a good connection: is a transaction open, and if it
+ * was aborted, by what (rc, the failure that did it).
+ */
+static void
+pg_track(struct db *db, enum db_rc rc)
+{
+	PGTransactionStatusType	t;
+
+	if (PQstatus(db->pg) != CONNECTION_OK)
+		return;
+	t = PQtransactionStatus(db->pg);
+	db->tx = t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
+	    t == PQTRANS_ACTIVE;
+	if (!db->tx)
+		db->txfail = DB_OK;
+	else if (t == PQTRANS_INERROR && db->txfail == DB_OK && rc != DB_OK)
+		db->txfail = rc;
+}
+
 /* Records res's error (or the connection's) and says its class. */
 static enum db_rc
 pg_fail(struct db *db, const PGresult *res)
@@ -158,16 +217,53 @@ pg_fail(struct db *db, const PGresult *res)
 		db->err[--len] = '\0';
 	if (PQstatus(db->pg) == CONNECTION_BAD)
 		return db->last = DB_GONE;
-	return db->last = res == NULL ? DB_NOMEM : pg_state_rc(state);
+	db->last = res == NULL ? DB_NOMEM : pg_state_rc(state);
+	/* in_failed_sql_transaction: the first failure says why. */
+	if (state != NULL && strcmp(state, "25P02") == 0 &&
+	    db->txfail != DB_OK)
+		db->last = db->txfail;
+	pg_track(db, db->last);
+	return db->last;
+}
+
+/*
+ * A result's values are wiped before it is freed: a column may be a
+ * secret (an endpoint's), and results are small.
+ */
+static void
+pg_res_free(PGresult *res)
+{
+	int	r, c, nr, nc;
+
+	if (res == NULL)
+		return;
+	nr = PQntuples(res);
+	nc = PQnfields(res);
+	for (r = 0; r < nr; r++)
+		for (c = 0; c < nc; c++)
+			sodium_memzero(PQgetvalue(res, r, c),
+			    (size_t)PQgetlength(res, r, c));
+	PQclear(res);
+}
+
+/* So is a blob read from one. */
+static void
+pg_blob_free(struct db_stmt *st)
+{
+	if (st->blob != NULL) {
+		sodium_memzero(st->blob, st->bloblen);
+		PQfreemem(st->blob);
+	}
+	st->blob = NULL;
+	st->bloblen = 0;
 }
 
 static void
 pg_clear(struct db_stmt *st)
 {
-	PQclear(st->res);
+	pg_res_free(st->res);
 	st->res = NULL;
-	PQfreemem(st->blob);
-	st->blob = NULL;
+	pg_blob_free(st);
 	st->row = st->nrows = 0;
 }
 
@@ -379,24 +475,106 @@ ignore_notice(void *arg, const char *msg)
 	(void)msg;
 }
 
+/* Keywords db_open_pg() sets itself, over the conninfo's own. */
+static const char *const pg_ours[] = {
+	"connect_timeout", "keepalives", "keepalives_idle",
+	"keepalives_interval", "keepalives_count", "tcp_user_timeout",
+	"application_name", "options", NULL
+};
+
+static int
+pg_is_ours(const char *key)
+{
+	const char *const	*k;
+
+	for (k = pg_ours; *k != NULL; k++)
+		if (strcmp(*k, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* Wipes and frees a parsed conninfo: it may hold a password. */
+static void
+pg_info_free(PQconninfoOption *info)
+{
+	PQconninfoOption	*o;
+
+	if (info == NULL)
+		return;
+	for (o = info; o->keyword != NULL; o++)
+		if (o->val != NULL)
+			sodium_memzero(o->val, strlen(o->val));
+	PQconninfoFree(info);
+}
+
 enum db_rc
 db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
     const struct db_text *text, size_t n, struct db **out, char *why,
     size_t len)
 {
-	const char	*keys[5], *vals[5];
-	char		 ctimeout[32], options[64];
-	struct db	*db;
-	int		 k = 0;
+	PQconninfoOption	*info, *o;
+	const char		*keys[64], *vals[64], *mine = "", *pw = NULL;
+	char			*perr = NULL, *options = NULL;
+	char			 ctimeout[32], utimeout[32];
+	struct db		*db = NULL;
+	size_t			 olen;
+	int			 k = 0, lock_ms, stmt_ms;
+	enum db_rc		 rc = DB_NOMEM;
 
 	*out = NULL;
-	if ((db = db_new(DB_POSTGRES, text, n)) == NULL) {
+	/*
+	 * Parsed here first: libpq's own complaint about a malformed one
+	 * quotes the token it choked on, which may be the password.
+	 */
+	if ((info = PQconninfoParse(conninfo, &perr)) == NULL) {
+		if (perr != NULL) {
+			sodium_memzero(perr, strlen(perr));
+			PQfreemem(perr);
+			(void)snprintf(why, len, "malformed PostgreSQL"
+			    " conninfo");
+			return DB_ERROR;
+		}
 		(void)snprintf(why, len, "out of memory");
 		return DB_NOMEM;
 	}
-	/* The conninfo first: the keywords after it override its own. */
-	keys[k] = "dbname";
-	vals[k++] = conninfo;
+	for (o = info; o->keyword != NULL; o++) {
+		if (o->val == NULL)
+			continue;
+		if (strcmp(o->keyword, "options") == 0)
+			mine = o->val;
+		else if (strcmp(o->keyword, "password") == 0)
+			pw = o->val;
+		/* A database named like a conninfo would be echoed whole. */
+		else if (strcmp(o->keyword, "dbname") == 0 &&
+		    (strchr(o->val, '=') != NULL ||
+		    strstr(o->val, "://") != NULL)) {
+			(void)snprintf(why, len, "malformed PostgreSQL"
+			    " conninfo");
+			pg_info_free(info);
+			return DB_ERROR;
+		}
+		if (!pg_is_ours(o->keyword) &&
+		    k < (int)(sizeof(keys) / sizeof(keys[0])) - 10) {
+			keys[k] = o->keyword;
+			vals[k++] = o->val;
+		}
+	}
+	/*
+	 * The busy budget: no lock is waited for longer (advisory locks
+	 * too), and no statement runs longer; a budget of 0 fails at once
+	 * on a lock, as SQLite does, with a backstop on the statement.
+	 * The conninfo's own options come after, and win.
+	 */
+	stmt_ms = statement_ms > 0 ? statement_ms : DB_PG_BACKSTOP_MS;
+	lock_ms = statement_ms > 0 ? statement_ms : 1;
+	olen = strlen(mine) + 96;
+	if ((db = db_new(DB_POSTGRES, text, n)) == NULL ||
+	    (options = malloc(olen)) == NULL)
+		goto fail;
+	(void)snprintf(options, olen, "-c lock_timeout=%d"
+	    " -c statement_timeout=%d %s", lock_ms, stmt_ms, mine);
+	keys[k] = "options";
+	vals[k++] = options;
 	if (connect_ms > 0) {
 		/* libpq counts whole seconds, at least 2. */
 		(void)snprintf(ctimeout, sizeof(ctimeout), "%d",
@@ -404,29 +582,61 @@ db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 		keys[k] = "connect_timeout";
 		vals[k++] = ctimeout;
 	}
-	if (statement_ms > 0) {
-		(void)snprintf(options, sizeof(options),
-		    "-c statement_timeout=%d", statement_ms);
-		keys[k] = "options";
-		vals[k++] = options;
-	}
+	/*
+	 * A server that vanishes without a word (no RST) would hold a
+	 * call for TCP's retransmissions, many minutes: keepalives find
+	 * it gone while a call waits for an answer, tcp_user_timeout while
+	 * what was sent goes unacknowledged.
+	 */
+	keys[k] = "keepalives";
+	vals[k++] = "1";
+	keys[k] = "keepalives_idle";
+	vals[k++] = "2";
+	keys[k] = "keepalives_interval";
+	vals[k++] = "1";
+	keys[k] = "keepalives_count";
+	vals[k++] = "3";
+	(void)snprintf(utimeout, sizeof(utimeout), "%d",
+	    (statement_ms > 1000 ? statement_ms : 1000) + 1000);
+	keys[k] = "tcp_user_timeout";
+	vals[k++] = utimeout;
 	keys[k] = "application_name";
 	vals[k++] = "hookbox";
 	keys[k] = vals[k] = NULL;
-	db->pg = PQconnectdbParams(keys, vals, 1);
-	if (db->pg == NULL || PQstatus(db->pg) != CONNECTION_OK) {
+	db->pg = PQconnectdbParams(keys, vals, 0);
+	if (db->pg == NULL) {
+		(void)snprintf(why, len, "out of memory");
+		goto fail;
+	}
+	if (PQstatus(db->pg) != CONNECTION_OK) {
 		/* libpq's message names host and user, never the password. */
-		(void)snprintf(why, len, "%s", db->pg != NULL ?
-		    PQerrorMessage(db->pg) : "out of memory");
+		(void)snprintf(why, len, "%s", PQerrorMessage(db->pg));
 		why[strcspn(why, "\n")] = '\0';
-		db_close(db);
-		return DB_GONE;
+		/* ... and should it ever, it is not passed on. */
+		if (pw != NULL && *pw != '\0' && strstr(why, pw) != NULL)
+			(void)snprintf(why, len, "cannot connect to"
+			    " PostgreSQL");
+		rc = DB_GONE;
+		goto fail;
 	}
 	/* Notices (a DROP ... IF EXISTS that had nothing to drop) are not
 	 * errors: nothing of them reaches standard error, or the logs. */
 	PQsetNoticeProcessor(db->pg, ignore_notice, NULL);
+	sodium_memzero(options, olen);
+	free(options);
+	pg_info_free(info);
 	*out = db;
 	return DB_OK;
+fail:
+	if (rc == DB_NOMEM)
+		(void)snprintf(why, len, "out of memory");
+	if (options != NULL) {
+		sodium_memzero(options, olen);
+		free(options);
+	}
+	pg_info_free(info);
+	db_close(db);
+	return rc;
 }
 
 enum db_kind
@@ -449,18 +659,87 @@ db_errmsg(const struct db *db)
 	return db->err;
 }
 
+/*
+ * Past text's first word when it is word (any case), after spaces, and
+ * followed by the end, a space or ';'; NULL otherwise.
+ */
+static const char *
+pg_word(const char *p, const char *word)
+{
+	size_t	n = strlen(word);
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (strncasecmp(p, word, n) != 0)
+		return NULL;
+	p += n;
+	if (*p != '\0' && *p != ';' && !isspace((unsigned char)*p))
+		return NULL;
+	return p;
+}
+
+static const char *const pg_commit[] = { "COMMIT", "END", NULL };
+static const char *const pg_rollback[] = { "ROLLBACK", "ABORT", NULL };
+
+/*
+ * Non-zero when text ends the whole transaction with one of words
+ * (optionally WORK or TRANSACTION): not ROLLBACK TO a savepoint, not
+ * COMMIT PREPARED, not AND CHAIN.
+ */
+static int
+pg_ends(const char *text, const char *const *words)
+{
+	const char	*p = NULL, *q;
+
+	for (; *words != NULL && p == NULL; words++)
+		p = pg_word(text, *words);
+	if (p == NULL)
+		return 0;
+	if ((q = pg_word(p, "WORK")) != NULL ||
+	    (q = pg_word(p, "TRANSACTION")) != NULL)
+		p = q;
+	while (isspace((unsigned char)*p))
+		p++;
+	return *p == '\0' || *p == ';';
+}
+
+/*
+ * The outcome of a command.  A COMMIT of a transaction an earlier error
+ * aborted is answered with success and the tag ROLLBACK: that is a
+ * failure, of the earlier error's class when it is known.
+ */
+static enum db_rc
+pg_result(struct db *db, PGresult *res, const char *text)
+{
+	const char	*tag;
+
+	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    PQresultStatus(res) != PGRES_TUPLES_OK))
+		return pg_fail(db, res);
+	tag = PQcmdStatus(res);
+	if ((pg_ends(text, pg_commit) && strcmp(tag, "COMMIT") != 0) ||
+	    (strcmp(tag, "ROLLBACK") == 0 && pg_word(text, "ROLLBACK") ==
+	    NULL && pg_word(text, "ABORT") == NULL)) {
+		(void)snprintf(db->err, sizeof(db->err), "the transaction"
+		    " was rolled back: an earlier statement failed");
+		db->last = db->txfail != DB_OK ? db->txfail : DB_ERROR;
+		pg_track(db, DB_OK);
+		return db->last;
+	}
+	pg_track(db, DB_OK);
+	return DB_OK;
+}
+
 /* Runs the session's text on a connection just made. */
 static enum db_rc
 pg_session(struct db *db)
 {
 	PGresult	*res;
-	enum db_rc	 rc = DB_OK;
+	enum db_rc	 rc;
 
 	res = PQexec(db->pg, db->session);
-	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
-	    PQresultStatus(res) != PGRES_TUPLES_OK))
-		rc = pg_fail(db, res);
-	PQclear(res);
+	rc = pg_result(db, res, db->session);
+	pg_res_free(res);
 	return rc;
 }
 
@@ -487,11 +766,38 @@ pg_revive(struct db *db)
 	return DB_OK;
 }
 
+/*
+ * Before a command.  A connection lost outside a transaction is opened
+ * again.  One lost inside a transaction stays lost (DB_GONE, whatever
+ * runs) until the caller rolls back: the work done so far is gone, and
+ * what follows must not run without it, in autocommit.  That ROLLBACK
+ * needs no server, which has rolled back already: *done says so.
+ */
+static enum db_rc
+pg_ready(struct db *db, const char *text, int *done)
+{
+	*done = 0;
+	if (PQstatus(db->pg) == CONNECTION_OK)
+		return DB_OK;
+	if (!db->tx)
+		return pg_revive(db);
+	if (pg_ends(text, pg_rollback)) {
+		db->tx = 0;
+		db->txfail = DB_OK;
+		*done = 1;
+		return DB_OK;
+	}
+	(void)snprintf(db->err, sizeof(db->err), "the connection was lost"
+	    " inside a transaction, which is rolled back");
+	return db->last = DB_GONE;
+}
+
 enum db_rc
 db_exec(struct db *db, const char *text)
 {
 	PGresult	*res;
 	enum db_rc	 rc;
+	int		 done;
 
 	if (db->kind == DB_SQLITE) {
 		if ((rc = lite_rc(sqlite3_exec(db->lite, text, NULL, NULL,
@@ -499,15 +805,11 @@ db_exec(struct db *db, const char *text)
 			db->last = rc;
 		return rc;
 	}
-	if ((rc = pg_revive(db)) != DB_OK)
+	if ((rc = pg_ready(db, text, &done)) != DB_OK || done)
 		return rc;
 	res = PQexec(db->pg, text);
-	if (res != NULL && (PQresultStatus(res) == PGRES_COMMAND_OK ||
-	    PQresultStatus(res) == PGRES_TUPLES_OK))
-		rc = DB_OK;
-	else
-		rc = pg_fail(db, res);
-	PQclear(res);
+	rc = pg_result(db, res, text);
+	pg_res_free(res);
 	return rc;
 }
 
@@ -527,6 +829,9 @@ db_in_tx(struct db *db)
 
 	if (db->kind == DB_SQLITE)
 		return !sqlite3_get_autocommit(db->lite);
+	/* A lost connection's transaction is open until rolled back. */
+	if (PQstatus(db->pg) != CONNECTION_OK)
+		return db->tx;
 	t = PQtransactionStatus(db->pg);
 	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
 	    t == PQTRANS_ACTIVE;
@@ -608,7 +913,7 @@ pg_prepare(struct db_stmt *st)
 	res = PQprepare(st->db->pg, name, st->sql, st->nparams, st->types);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = pg_fail(st->db, res);
-	PQclear(res);
+	pg_res_free(res);
 	if (rc == DB_OK)
 		st->prepared = 1;
 	return rc;
@@ -720,18 +1025,21 @@ pg_run(struct db_stmt *st)
 	char		 name[24];
 	const char	*n;
 	enum db_rc	 rc;
+	int		 done;
 
-	/* Outside a transaction, a lost connection is opened again. */
-	if (!db_in_tx(db) && (rc = pg_revive(db)) != DB_OK)
+	if ((rc = pg_ready(db, st->sql, &done)) != DB_OK)
 		return rc;
+	if (done) {
+		st->nrows = 0;
+		st->row = -1;
+		return DB_OK;
+	}
 	if (!st->prepared && (rc = pg_prepare(st)) != DB_OK)
 		return rc;
 	(void)snprintf(name, sizeof(name), "hb%zu", st->i);
 	st->res = PQexecPrepared(db->pg, name, st->nparams,
 	    (const char *const *)st->vals, st->lens, st->fmts, 0);
-	if (st->res == NULL || (PQresultStatus(st->res) != PGRES_TUPLES_OK &&
-	    PQresultStatus(st->res) != PGRES_COMMAND_OK)) {
-		rc = pg_fail(db, st->res);
+	if ((rc = pg_result(db, st->res, st->sql)) != DB_OK) {
 		pg_clear(st);
 		return rc;
 	}
@@ -760,8 +1068,7 @@ db_step(struct db_stmt *st)
 	}
 	if (st->res == NULL && (rc = pg_run(st)) != DB_OK)
 		return rc;
-	PQfreemem(st->blob);
-	st->blob = NULL;
+	pg_blob_free(st);
 	if (++st->row < st->nrows)
 		return DB_ROW;
 	pg_clear(st);
@@ -822,7 +1129,7 @@ db_col_blob(struct db_stmt *st, int col, size_t *len)
 	}
 	if (db_col_null(st, col))
 		return "";
-	PQfreemem(st->blob);
+	pg_blob_free(st);
 	/* Text results carry bytea as "\x" and hex. */
 	st->blob = PQunescapeBytea((const unsigned char *)PQgetvalue(st->res,
 	    st->row, col), len);
@@ -830,6 +1137,7 @@ db_col_blob(struct db_stmt *st, int col, size_t *len)
 		*len = 0;
 		return NULL;
 	}
+	st->bloblen = *len;
 	return st->blob;
 }
 

@@ -56,7 +56,10 @@ const char *db_rc_name(enum db_rc);
 
 /*
  * Non-zero when location names a PostgreSQL database (a postgresql:// or
- * postgres:// URI, or a key=value conninfo), zero for a SQLite path.
+ * postgres:// URI, or a key=value conninfo starting, after spaces, with
+ * one of libpq's keywords and '=': host=, dbname=, service=, ...), zero
+ * for a SQLite path: any path starting with '/' or '.', and a relative
+ * one with a '=' elsewhere (run=1/data).
  */
 int db_is_postgres(const char *location);
 
@@ -67,13 +70,34 @@ int db_is_postgres(const char *location);
 enum db_rc db_open_sqlite(const char *path, int flags,
     const struct db_text *text, size_t n, struct db **out);
 
+/* A budget of 0 still bounds a statement (statement_timeout), at this. */
+#define DB_PG_BACKSTOP_MS	5000
+
 /*
  * Connects to PostgreSQL with a libpq conninfo or URI.  connect_ms bounds
- * the connection (0: libpq's default); statement_ms, when not 0, is set as
- * the session's statement_timeout.  *out is NULL on failure, and why
- * (len bytes) says what failed, without the conninfo's password.  A
+ * the connection (0: libpq's default).  statement_ms is the busy budget:
+ * the session's lock_timeout (every lock, advisory locks too) and its
+ * statement_timeout.  0 fails at once on a lock (lock_timeout 1 ms), as
+ * SQLite does, with a statement_timeout of DB_PG_BACKSTOP_MS.  These go
+ * first into the connection's options, before the conninfo's own
+ * options, which win (their search_path, statement_timeout, read-only
+ * transactions), and hold on every connection opened again.
+ *
+ * What bounds a call: connect_ms the connection; lock and statement
+ * timeouts the server's work; for a server that vanishes without a word,
+ * TCP keepalives (about 5 s of silence while a call waits) and
+ * tcp_user_timeout (max(statement_ms, 1000) + 1000 ms of data sent and
+ * not acknowledged).  Over a Unix socket, the last two do not apply.
+ *
+ * *out is NULL on failure, and why (len bytes) says what failed, never
+ * with the conninfo's password: a conninfo libpq cannot parse is
+ * DB_ERROR, "malformed PostgreSQL conninfo" (a configuration error, not
+ * worth a retry); a server that cannot be reached is DB_GONE.  A
  * connection that is lost later is opened again by the next call that
- * needs it (db_exec(), db_stmt()), outside a transaction.
+ * needs it (db_exec(), db_stmt()), outside a transaction.  One lost
+ * inside a transaction stays lost, every call DB_GONE, until the caller's
+ * ROLLBACK (db_exec() or a statement), which is DB_OK: the server has
+ * rolled back.
  */
 enum db_rc db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
     const struct db_text *text, size_t n, struct db **out, char *why,
@@ -90,8 +114,8 @@ int db_same_file(const struct db *);
  * SQLite: instead of the default busy handler (sleeps that grow to 100
  * ms, which lets one writer starve another), retries after short random
  * sleeps (0.25-1.25 ms) until ms have passed since the first busy call,
- * then gives up with DB_BUSY.  PostgreSQL: nothing (its bound is the
- * statement_timeout given to db_open_pg()).
+ * then gives up with DB_BUSY.  PostgreSQL: nothing (its bounds are the
+ * lock_timeout and statement_timeout db_open_pg() set).
  */
 void db_busy(struct db *, int ms);
 
@@ -121,11 +145,18 @@ const char *db_errmsg(const struct db *);
 
 /*
  * Runs a text with no parameters and no result rows (BEGIN, COMMIT, DDL,
- * pragmas); several statements separated by ';' are allowed.
+ * pragmas); several statements separated by ';' are allowed.  On
+ * PostgreSQL a COMMIT (text or statement) that did not commit, its
+ * transaction aborted by an earlier error, fails with that error's class
+ * (DB_ERROR when not known); so do the statements after that error.
  */
 enum db_rc db_exec(struct db *, const char *text);
 
-/* Non-zero while a transaction is open on the connection. */
+/*
+ * Non-zero while a transaction is open on the connection; on a lost
+ * PostgreSQL connection, while the transaction it cut is not rolled
+ * back by the caller.
+ */
 int db_in_tx(struct db *);
 
 /* The class of the connection's last failure (DB_OK before any). */
@@ -159,7 +190,9 @@ void db_reset(struct db_stmt *);
 
 /*
  * Columns of the current row, numbered from 0.  Text lives until the next
- * step or reset; NULL reads as 0, "" and a zero-length blob.
+ * step or reset; NULL reads as 0, "" and a zero-length blob.  On
+ * PostgreSQL one blob at a time: db_col_blob() frees the blob the last
+ * call returned (wiped), so read one blob column, use it, then the next.
  */
 int	     db_col_null(struct db_stmt *, int col);
 int64_t	     db_col_int64(struct db_stmt *, int col);

@@ -6,13 +6,16 @@
  *
  * Each PostgreSQL test works in a schema of its own.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "db.h"
@@ -29,6 +32,10 @@ enum {
 	Q_QUOTED,
 	Q_NAMES,
 	Q_BAD,
+	Q_COMMIT,
+	Q_ROLLBACK,
+	Q_PID,
+	Q_SETTING,
 	Q_N
 };
 
@@ -43,6 +50,10 @@ static const struct db_text texts[Q_N] = {
 	[Q_QUOTED] = { "SELECT 'a?1b', ?1", "SELECT 'a?1b', ?1::text" },
 	[Q_NAMES] = { "SELECT name FROM t WHERE n >= ?1 ORDER BY name", NULL },
 	[Q_BAD] = { "SELECT nosuchcolumn FROM t", NULL },
+	[Q_COMMIT] = { "COMMIT", NULL },
+	[Q_ROLLBACK] = { " rollback work", NULL },
+	[Q_PID] = { "SELECT 0", "SELECT pg_backend_pid()" },
+	[Q_SETTING] = { "SELECT 0", "SELECT current_setting(?1)" },
 };
 
 static const char *const ddl[] = {
@@ -338,6 +349,315 @@ START_TEST(test_pg_reconnect)
 }
 END_TEST
 
+static enum db_rc
+run(struct db *db, size_t i)
+{
+	struct db_stmt	*st;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, i));
+	return db_step_done(st);
+}
+
+/* Sets the search path of a connection opened again. */
+static void
+use_schema(struct db *db)
+{
+	char	sql[64];
+
+	(void)snprintf(sql, sizeof(sql), "SET search_path TO %s", schema);
+	ck_assert_int_eq(db_exec(db, sql), DB_OK);
+}
+
+/*
+ * A COMMIT of a transaction an earlier error aborted fails (the server
+ * answers it with success, tagged ROLLBACK), with the earlier error's
+ * class when it is known; so does a RELEASE.  Nothing was written.
+ */
+START_TEST(test_pg_commit_aborted)
+{
+	struct db	*db = open_db(PG);
+
+	/* Prepared COMMIT; the earlier error is plain bad SQL. */
+	ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+	insert(db, "a", 1, NULL, 0);
+	ck_assert_int_eq(run(db, Q_BAD), DB_ERROR);
+	ck_assert_int_eq(run(db, Q_COMMIT), DB_ERROR);
+	ck_assert_int_eq(db_in_tx(db), 0);
+	ck_assert_int_eq(count(db), 0);
+
+	/* COMMIT as text; the earlier error is a timeout: BUSY. */
+	ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+	insert(db, "b", 1, NULL, 0);
+	ck_assert_int_eq(db_exec(db, "SET LOCAL statement_timeout = 10;"
+	    " SELECT pg_sleep(1)"), DB_BUSY);
+	ck_assert_int_eq(db_exec(db, " commit ;"), DB_BUSY);
+	ck_assert_int_eq(db_in_tx(db), 0);
+	ck_assert_int_eq(count(db), 0);
+
+	/* A RELEASE in the aborted transaction, then its COMMIT. */
+	ck_assert_int_eq(db_exec(db, "BEGIN; SAVEPOINT s"), DB_OK);
+	insert(db, "c", 1, NULL, 0);
+	ck_assert_int_eq(db_exec(db, "SET LOCAL statement_timeout = 10;"
+	    " SELECT pg_sleep(1)"), DB_BUSY);
+	ck_assert_int_eq(db_exec(db, "RELEASE SAVEPOINT s"), DB_BUSY);
+	ck_assert_int_eq(db_exec(db, "END"), DB_BUSY);
+	ck_assert_int_eq(count(db), 0);
+
+	/* ROLLBACK TO a savepoint is not a failure; the COMMIT commits. */
+	ck_assert_int_eq(db_exec(db, "BEGIN; SAVEPOINT s"), DB_OK);
+	insert(db, "d", 1, NULL, 0);
+	ck_assert_int_eq(run(db, Q_BAD), DB_ERROR);
+	ck_assert_int_eq(db_exec(db, "ROLLBACK TO SAVEPOINT s"), DB_OK);
+	insert(db, "e", 1, NULL, 0);
+	ck_assert_int_eq(run(db, Q_COMMIT), DB_DONE);
+	ck_assert_int_eq(count(db), 1);
+	db_close(db);
+}
+END_TEST
+
+/* Terminates db's server process, from another connection. */
+static void
+cut(struct db *db, struct db *other)
+{
+	struct db_stmt	*st;
+	char		 sql[96];
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_PID));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	(void)snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%lld)",
+	    (long long)db_col_int64(st, 0));
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	ck_assert_int_eq(db_exec(other, sql), DB_OK);
+	usleep(100 * 1000);
+}
+
+/*
+ * A connection lost inside a transaction: every call is GONE, none runs
+ * in autocommit on a connection opened again, until the ROLLBACK (text
+ * or prepared), which succeeds without a server; then the next call
+ * connects again.
+ */
+START_TEST(test_pg_lost_in_tx)
+{
+	struct db	*a = open_db(PG), *b = open_db(PG);
+	struct db_stmt	*st;
+	int		 k;
+
+	for (k = 0; k < 2; k++) {
+		ck_assert_int_eq(db_exec(a, "BEGIN"), DB_OK);
+		insert(a, "x", 1, NULL, 0);
+		cut(a, b);
+		ck_assert_ptr_nonnull(st = db_stmt(a, Q_INSERT_IGNORE));
+		ck_assert_int_eq(db_bind_text(st, 1, "y"), DB_OK);
+		ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+		ck_assert_int_eq(db_step(st), DB_GONE);
+		ck_assert_int_eq(db_in_tx(a), 1);
+		ck_assert_ptr_nonnull(st = db_stmt(a, Q_INSERT_IGNORE));
+		ck_assert_int_eq(db_bind_text(st, 1, "z"), DB_OK);
+		ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+		ck_assert_int_eq(db_step(st), DB_GONE);
+		ck_assert_int_eq(db_exec(a, "SET search_path TO public"),
+		    DB_GONE);
+		ck_assert_int_eq(db_exec(a, "ROLLBACK TO SAVEPOINT s"),
+		    DB_GONE);
+		ck_assert_int_eq(run(a, Q_COMMIT), DB_GONE);
+		ck_assert_int_eq(db_exec(a, "COMMIT"), DB_GONE);
+		ck_assert_int_eq(db_in_tx(a), 1);
+		if (k == 0)
+			ck_assert_int_eq(db_exec(a, "rollback;"), DB_OK);
+		else
+			ck_assert_int_eq(run(a, Q_ROLLBACK), DB_DONE);
+		ck_assert_int_eq(db_in_tx(a), 0);
+		use_schema(a);
+		ck_assert_int_eq(count(a), 0);
+		ck_assert_int_eq(count(b), 0);
+	}
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/* The session's setting name, as the server shows it. */
+static void
+setting_is(struct db *db, const char *name, const char *want)
+{
+	struct db_stmt	*st;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_SETTING));
+	ck_assert_int_eq(db_bind_text(st, 1, name), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_str_eq(db_col_text(st, 0), want);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+}
+
+/*
+ * The busy budget bounds lock waits (advisory locks too) and statements;
+ * a budget of 0 fails at once on a lock, with a statement backstop; the
+ * conninfo's own options are kept, and win; all of it holds on a
+ * connection opened again.
+ */
+START_TEST(test_pg_budget)
+{
+	struct db	*a = open_db(PG), *b = NULL;
+	struct db_stmt	*st;
+	char		 why[256], info[512];
+	struct timespec	 t0, t1;
+	long		 ms;
+
+	ck_assert_int_eq(db_open_pg(pg_conninfo(), 5000, 0, texts, Q_N, &b,
+	    why, sizeof(why)), DB_OK);
+	setting_is(b, "lock_timeout", "1ms");
+	setting_is(b, "statement_timeout", "5s");
+	ck_assert_int_eq(db_exec(a, "SELECT pg_advisory_lock(4242)"), DB_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "SELECT pg_advisory_lock(4242)"),
+	    DB_BUSY);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	ck_assert_int_lt(ms, 1000);
+	db_close(b);
+
+	ck_assert_int_eq(db_open_pg(pg_conninfo(), 5000, 300, texts, Q_N, &b,
+	    why, sizeof(why)), DB_OK);
+	setting_is(b, "lock_timeout", "300ms");
+	setting_is(b, "statement_timeout", "300ms");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "SELECT pg_advisory_lock(4242)"),
+	    DB_BUSY);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	ck_assert_int_ge(ms, 250);
+	ck_assert_int_lt(ms, 2000);
+	db_close(b);
+	ck_assert_int_eq(db_exec(a, "SELECT pg_advisory_unlock(4242)"),
+	    DB_OK);
+
+	(void)snprintf(info, sizeof(info), "%s options='-c search_path=%s"
+	    " -c statement_timeout=7000'", pg_conninfo(), schema);
+	ck_assert_int_eq(db_open_pg(info, 5000, 0, texts, Q_N, &b, why,
+	    sizeof(why)), DB_OK);
+	setting_is(b, "statement_timeout", "7s");
+	setting_is(b, "search_path", schema);
+	ck_assert_int_eq(count(b), 0);
+	cut(b, a);
+	ck_assert_ptr_nonnull(st = db_stmt(b, Q_COUNT));
+	ck_assert_int_eq(db_step(st), DB_GONE);
+	setting_is(b, "lock_timeout", "1ms");
+	setting_is(b, "statement_timeout", "7s");
+	setting_is(b, "search_path", schema);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/*
+ * A conninfo libpq cannot parse is a configuration error, reported
+ * without libpq's words, which quote the token (here, the password).
+ */
+START_TEST(test_pg_malformed)
+{
+	struct db	*db = (struct db *)1;
+	char		 why[256];
+
+	ck_assert_int_eq(db_open_pg("postgresql://u:S3cr%ZZet@/db?host=/tmp",
+	    2000, 0, texts, Q_N, &db, why, sizeof(why)), DB_ERROR);
+	ck_assert_ptr_null(db);
+	ck_assert_str_eq(why, "malformed PostgreSQL conninfo");
+	ck_assert_int_eq(db_open_pg("host=/tmp password='S3cret", 2000, 0,
+	    texts, Q_N, &db, why, sizeof(why)), DB_ERROR);
+	ck_assert_ptr_null(strstr(why, "S3cr"));
+	ck_assert_int_eq(db_open_pg("host=/tmp nosuchkey=S3cret", 2000, 0,
+	    texts, Q_N, &db, why, sizeof(why)), DB_ERROR);
+	ck_assert_ptr_null(strstr(why, "S3cr"));
+}
+END_TEST
+
+/*
+ * libpq's PQclear() and PQfreemem(), seen on their way: a secret (a
+ * value, or the blob at watch) still in memory being freed is counted.
+ */
+static const char	*secret;
+static const void	*watch;
+static size_t		 watch_len;
+static int		 left_behind, blob_freed;
+
+void
+PQclear(PGresult *res)
+{
+	void	(*real)(PGresult *);
+	int	 r, c;
+
+	if (res != NULL && secret != NULL)
+		for (r = 0; r < PQntuples(res); r++)
+			for (c = 0; c < PQnfields(res); c++)
+				if (memmem(PQgetvalue(res, r, c),
+				    (size_t)PQgetlength(res, r, c), secret,
+				    strlen(secret)) != NULL)
+					left_behind++;
+	*(void **)&real = dlsym(RTLD_NEXT, "PQclear");
+	real(res);
+}
+
+void
+PQfreemem(void *p)
+{
+	void		(*real)(void *);
+	const char	*b = p;
+	size_t		 i;
+
+	if (p != NULL && p == watch) {
+		blob_freed++;
+		for (i = 0; i < watch_len; i++)
+			if (b[i] != 0) {
+				left_behind++;
+				break;
+			}
+		watch = NULL;
+	}
+	*(void **)&real = dlsym(RTLD_NEXT, "PQfreemem");
+	real(p);
+}
+
+/* A secret read from PostgreSQL is wiped before its memory is freed. */
+START_TEST(test_pg_wiped)
+{
+	struct db	*db = open_db(PG);
+	struct db_stmt	*st;
+	const void	*b;
+	size_t		 len;
+
+	insert(db, "S3cretName", 1, "S3cretBlob", 10);
+	secret = "S3cretName";
+	left_behind = blob_freed = 0;
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_GET));
+	ck_assert_int_eq(db_bind_text(st, 1, "S3cretName"), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_str_eq(db_col_text(st, 1), "S3cretName");
+	ck_assert_ptr_nonnull(b = db_col_blob(st, 3, &len));
+	ck_assert_int_eq(len, 10);
+	ck_assert_mem_eq(b, "S3cretBlob", 10);
+	watch = b;
+	watch_len = len;
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	ck_assert_int_eq(blob_freed, 1);
+	ck_assert_int_eq(left_behind, 0);
+	/* A statement reset with its row unread. */
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_GET));
+	ck_assert_int_eq(db_bind_text(st, 1, "S3cretName"), DB_OK);
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_ptr_nonnull(b = db_col_blob(st, 3, &len));
+	watch = b;
+	watch_len = len;
+	db_reset(st);
+	ck_assert_int_eq(blob_freed, 2);
+	ck_assert_int_eq(left_behind, 0);
+	secret = NULL;
+	db_close(db);
+}
+END_TEST
+
 /* A read-only transaction and a role without the grant: their classes. */
 START_TEST(test_pg_readonly_denied)
 {
@@ -447,6 +767,14 @@ START_TEST(test_db_location)
 	ck_assert(!db_is_postgres("/var/lib/hookbox"));
 	ck_assert(!db_is_postgres("./data"));
 	ck_assert(!db_is_postgres("data"));
+	ck_assert(db_is_postgres("  dbname = hookbox"));
+	ck_assert(db_is_postgres("service=hookbox"));
+	ck_assert(db_is_postgres("sslmode=require host=db"));
+	ck_assert(!db_is_postgres("run=1"));
+	ck_assert(!db_is_postgres("data/run=1"));
+	ck_assert(!db_is_postgres("hosts=1"));
+	ck_assert(!db_is_postgres("./host=db"));
+	ck_assert(!db_is_postgres("/srv/host=db"));
 	ck_assert_str_eq(db_rc_name(DB_BUSY), "busy");
 	ck_assert_str_eq(db_rc_name((enum db_rc)99), "error");
 }
@@ -487,6 +815,11 @@ db_suite(void)
 		tcase_add_loop_test(tc, test_busy, b, b + 1);
 		if (b == PG) {
 			tcase_add_test(tc, test_pg_reconnect);
+			tcase_add_test(tc, test_pg_commit_aborted);
+			tcase_add_test(tc, test_pg_lost_in_tx);
+			tcase_add_test(tc, test_pg_budget);
+			tcase_add_test(tc, test_pg_malformed);
+			tcase_add_test(tc, test_pg_wiped);
 			tcase_add_test(tc, test_pg_readonly_denied);
 			tcase_add_test(tc, test_pg_unreachable);
 			tcase_add_test(tc, test_pg_schema_roles);
