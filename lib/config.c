@@ -390,23 +390,22 @@ config_write(struct config *c, struct db_stmt *st)
 /*
  * The PostgreSQL session's settings, given as the connection's options
  * so that a connection opened again after a loss (db.c does that by
- * itself) has them too: the names without their schema, the busy budget
- * as the statement timeout, and for a reader, transactions that cannot
- * write.  A reader is thus read-only by construction, whatever its
+ * itself) has them too: the names without their schema and, for a
+ * reader, transactions that cannot write (db_open_pg() adds the busy
+ * budget's timeouts).  A reader is thus read-only by construction, whatever its
  * role's grants would allow.  Options the location held are replaced.
  */
 static int
-pg_location(const char *path, int busy_ms, int readonly, char *buf,
-    size_t len)
+pg_location(const char *path, int readonly, char *buf, size_t len)
 {
 	char		 opt[160], enc[480];
 	const char	*p;
 	size_t		 o = 0;
 	int		 n, uri;
 
-	/* A statement_timeout of 0 is none, PostgreSQL's default. */
+	/* The timeouts are db_open_pg()'s, from the same budget. */
 	n = snprintf(opt, sizeof(opt), "-c search_path=hookbox_config,"
-	    "hookbox_state -c statement_timeout=%d%s", busy_ms > 0 ? busy_ms : 0,
+	    "hookbox_state%s",
 	    readonly ? " -c default_transaction_read_only=on" : "");
 	if (n < 0 || (size_t)n >= sizeof(opt))
 		return -1;
@@ -439,11 +438,11 @@ config_pg_connect(struct config *c, const char *path, int busy_ms)
 
 	if ((loc = malloc(len)) == NULL)
 		return CONFIG_NOMEM;
-	if (pg_location(path, busy_ms, !c->writable, loc, len) != 0) {
+	if (pg_location(path, !c->writable, loc, len) != 0) {
 		free(loc);
 		return CONFIG_ERROR;
 	}
-	rc = db_open_pg(loc, busy_ms, 0, config_text, CONFIG_Q__N, &c->db,
+	rc = db_open_pg(loc, busy_ms, busy_ms, config_text, CONFIG_Q__N, &c->db,
 	    why, sizeof(why));
 	/* It may hold a password. */
 	sodium_memzero(loc, len);

@@ -772,11 +772,13 @@ store_begin(struct store *s)
 		return rc;
 	s->err[0] = '\0';
 	/*
-	 * A transaction a lost connection cut off is over: the flag goes,
-	 * so that this BEGIN runs on the connection opened again.
+	 * A transaction that is over (SQLite rolled it back itself) or cut
+	 * off (a lost PostgreSQL connection, which stays lost until its
+	 * ROLLBACK) ends here, so that this BEGIN runs on a connection
+	 * opened again.
 	 */
-	if (s->in_tx && !db_in_tx(s->db))
-		s->in_tx = 0;
+	if (s->in_tx && (s->pg || !db_in_tx(s->db)))
+		store_rollback(s);
 	if ((rc = store_run(s, STORE_Q_BEGIN)) == STORE_OK)
 		s->in_tx = 1;
 	return rc;
