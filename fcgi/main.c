@@ -420,7 +420,7 @@ start_line(const struct resp_server *srv, const char *sock,
 	log_int(&l, "threads", threads);
 	/* What the database must allow for this responder (README). */
 	log_int(&l, "connections", workers *
-	    respond_connections((int)threads));
+	    respond_connections((int)threads, srv->set.pg));
 	log_end(&l);
 }
 
