@@ -279,7 +279,7 @@ config_strerror(enum config_status s)
 	case CONFIG_REFUSED:
 		return "refused: still referenced, or refers to nothing";
 	case CONFIG_BUSY:
-		return "configuration database is busy";
+		return "configuration database is busy or cannot be reached";
 	case CONFIG_ERROR:
 		return "configuration database error";
 	case CONFIG_NOMEM:

@@ -426,7 +426,7 @@ store_strerror(enum store_status s)
 		return "state database is busy";
 	case STORE_IO:
 		return "state database cannot be written (I/O error, disk "
-		    "full or read-only)";
+		    "full, read-only, or permission denied)";
 	case STORE_NOMEM:
 		return "out of memory";
 	case STORE_ERROR:

@@ -693,6 +693,9 @@ START_TEST(denied_role_unavailable)
 	    HB_UNAVAILABLE);
 	ck_assert(!hb_result_is_ack(res.result));
 	ck_assert_ptr_nonnull(res.detail);
+	/* The answer's detail, which the request's log line shows too. */
+	ck_assert_msg(strstr(res.detail, "permission denied") != NULL, "%s",
+	    res.detail);
 	ck_assert_msg(strstr(store_errmsg(s), "permission denied") != NULL,
 	    "%s", store_errmsg(s));
 	snapshot(snap, sizeof(snap));
