@@ -27,19 +27,6 @@ trap cleanup EXIT
 "$HB" tenant add beta
 n=0
 
-# until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds, for
-# at most SECONDS (a generous bound: the machine may be loaded); returns
-# CMD's last status.  CMD's arguments are expanded once, by the caller:
-# what must be read again each time goes in a function (is_state, ...).
-until_true() {
-	_end=$(( $(date +%s) + $1 + 1 ))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-}
-
 # alive PID: the process exists, is not a zombie and is a dispatcher (a
 # pid reused by another program does not count).
 alive() {

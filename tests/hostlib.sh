@@ -43,18 +43,6 @@ pg_halt() {
 	    >/dev/null 2>&1
 }
 
-# until_true SECONDS CMD...: CMD every 50 ms until it succeeds, at most
-# SECONDS; returns CMD's last status.  CMD's arguments are expanded once,
-# by the caller: what must be read again goes in a function (lines_ge).
-until_true() {
-	_end=$(( $(date +%s) + $1 + 1 ))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-}
-
 # lines_ge FILE N: FILE has N lines or more (read again at each call).
 lines_ge() { test "$(wc -l < "$1")" -ge "$2"; }
 

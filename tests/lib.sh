@@ -43,6 +43,19 @@ jget() {
 	    true
 }
 
+# until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds, for
+# at most SECONDS (a generous bound: the machine may be loaded); returns
+# CMD's last status.  CMD's arguments are expanded once, by the caller:
+# what must be read again each time goes in a function (is_state, ...).
+until_true() {
+	_end=$(( $(date +%s) + $1 + 1 ))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.05
+	done
+}
+
 # wait_locked DB: waits (at most 20 s) until another connection holds DB's
 # write lock, as a probe that gives up at once finds it busy.  A fixed
 # sleep after asking for the lock races a loaded machine.
