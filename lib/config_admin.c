@@ -140,6 +140,19 @@ added(struct config *c, struct db_stmt *st)
 }
 
 enum db_rc
+config_bind_destination(struct db_stmt *st, const struct config_destination *d)
+{
+	enum db_rc	rc;
+
+	if ((rc = db_bind_opt(st, 1, d->tenant)) != DB_OK ||
+	    (rc = db_bind_opt(st, 2, d->name)) != DB_OK ||
+	    (rc = db_bind_opt(st, 3, d->url)) != DB_OK ||
+	    (rc = db_bind_int64(st, 4, d->idempotent ? 1 : 0)) != DB_OK)
+		return rc;
+	return db_bind_opt(st, 5, d->status_url);
+}
+
+enum db_rc
 config_bind_blob(struct db_stmt *st, int idx, const unsigned char *b,
     size_t len)
 {
@@ -283,11 +296,7 @@ config_destination_add(struct config *c, const struct config_destination *d,
 	REFUSE_IF(secretlen > CONFIG_SECRET_MAX ? "secret (too long)" : NULL);
 	if ((st = config_stmt(c, CONFIG_Q_DEST_ADD, &rc)) == NULL)
 		return rc;
-	if (db_bind_opt(st, 1, d->tenant) != DB_OK ||
-	    db_bind_opt(st, 2, d->name) != DB_OK ||
-	    db_bind_opt(st, 3, d->url) != DB_OK ||
-	    db_bind_int64(st, 4, d->idempotent ? 1 : 0) != DB_OK ||
-	    db_bind_opt(st, 5, d->status_url) != DB_OK ||
+	if (config_bind_destination(st, d) != DB_OK ||
 	    config_bind_blob(st, 6, secret, secretlen) != DB_OK ||
 	    db_bind_int64(st, 7, d->timeout_ms) != DB_OK ||
 	    db_bind_int64(st, 8, d->max_attempts) != DB_OK ||

@@ -302,11 +302,7 @@ config_destination_update(struct config *c,
 	    secretlen > CONFIG_SECRET_MAX) ? "secret (1..512 bytes)" : NULL);
 	if ((st = config_stmt(c, CONFIG_Q_DEST_SET, &rc)) == NULL)
 		return rc;
-	if (db_bind_opt(st, 1, d->tenant) != DB_OK ||
-	    db_bind_opt(st, 2, d->name) != DB_OK ||
-	    db_bind_opt(st, 3, d->url) != DB_OK ||
-	    db_bind_int64(st, 4, d->idempotent ? 1 : 0) != DB_OK ||
-	    db_bind_opt(st, 5, d->status_url) != DB_OK ||
+	if (config_bind_destination(st, d) != DB_OK ||
 	    db_bind_int64(st, 6, d->timeout_ms) != DB_OK ||
 	    db_bind_int64(st, 7, d->max_attempts) != DB_OK)
 		return CONFIG_NOMEM;

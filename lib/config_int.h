@@ -140,6 +140,13 @@ int config_valid_api_key(const unsigned char *, size_t);
 /* CONFIG_OK when c was opened for writing (*why cleared), else CONFIG_ERROR. */
 enum config_status config_writable(struct config *c, const char **why);
 
+/*
+ * Binds a destination's columns that its add and its update share:
+ * ?1 tenant, ?2 name, ?3 url, ?4 idempotent, ?5 status URL.
+ */
+enum db_rc config_bind_destination(struct db_stmt *st,
+    const struct config_destination *d);
+
 /* Binds len bytes at b as a blob, or NULL when there are none. */
 enum db_rc config_bind_blob(struct db_stmt *st, int idx,
     const unsigned char *b, size_t len);
