@@ -147,26 +147,49 @@ commit(struct import *im)
 	return EXIT_OK;
 }
 
+/*
+ * Reads one line of at most max bytes into buf (max + 1 bytes), without
+ * its newline, NUL-terminated; *len is its real length, NUL bytes
+ * included.  Returns 1 for a line, 0 at the end of the input (or an
+ * error: ferror() tells), -1 for a line longer than max, which is read
+ * to its end and dropped.
+ */
+static int
+read_line(FILE *in, char *buf, size_t max, size_t *len)
+{
+	size_t	n = 0;
+	int	c;
+
+	while ((c = getc(in)) != EOF && c != '\n')
+		if (n++ < max)
+			buf[n - 1] = (char)c;
+	*len = n;
+	if (n > max)
+		return -1;
+	buf[n] = '\0';
+	return c != EOF || n > 0;
+}
+
 static int
 import(struct import *im, FILE *in, long long batch)
 {
 	char	*buf;
 	size_t	 len;
-	int	 c, rc = EXIT_OK, toolong;
+	int	 got, rc = EXIT_OK;
 
-	if ((buf = malloc(IMPORT_LINE_MAX + 2)) == NULL) {
+	if ((buf = malloc(IMPORT_LINE_MAX + 1)) == NULL) {
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	while (rc == EXIT_OK && fgets(buf, IMPORT_LINE_MAX + 2, in) != NULL) {
+	while (rc == EXIT_OK &&
+	    (got = read_line(in, buf, IMPORT_LINE_MAX, &len)) != 0) {
 		im->line++;
-		len = strlen(buf);
-		toolong = len > 0 && buf[len - 1] != '\n' && !feof(in);
-		if (toolong) {
-			/* The rest of the line goes unread. */
-			while ((c = getc(in)) != EOF && c != '\n')
-				;
+		if (got < 0) {
 			bad(im, "longer than %d bytes", IMPORT_LINE_MAX);
+			continue;
+		}
+		if (memchr(buf, '\0', len) != NULL) {
+			bad(im, "holds a NUL byte");
 			continue;
 		}
 		if (blank(buf, len))

@@ -280,6 +280,33 @@ contains "and says so" "line 1: \"tenant\" is not acme" "$(cat "$tmp/err")"
 eq "import --tenant nosuch" 1 $?
 "$HB" job import "$tmp/none.jsonl" >/dev/null 2>&1
 eq "import of a missing file" 1 $?
+# A NUL byte is a bad line of its own: the lines after it are read.
+printf '%s\n' '{"tenant":"acme","job_id":"n1","attempt":"na","step":"s1","destination":"sink"}' > "$tmp/nul.jsonl"
+printf '{"tenant":"acme","job_id":"n2",\000"attempt":"nb","step":"s1","destination":"sink"}\n' >> "$tmp/nul.jsonl"
+printf '%s\n' '{"tenant":"acme","job_id":"n3","attempt":"nc","step":"s1","destination":"sink"}' \
+    '{"tenant":"acme","job_id":"n4","attempt":"nd","step":"s1","destination":"sink"}' >> "$tmp/nul.jsonl"
+out=$("$HB" job import "$tmp/nul.jsonl" 2>"$tmp/err"); rc=$?
+eq "a NUL byte: exit 1" 1 $rc
+eq "a NUL byte: the other lines count" "imported 3 jobs, 0 already present, 1 bad lines" "$out"
+eq "a NUL byte: named, with its line" "hookbox: $tmp/nul.jsonl: line 2: holds a NUL byte" "$(cat "$tmp/err")"
+eq "a NUL byte: the line after it is in" "n1 n3 n4" \
+    "$(sqlite3 "$HOOKBOX_DIR/config.db" "SELECT group_concat(job_id, ' ') FROM (SELECT job_id FROM jobs WHERE job_id LIKE 'n_' ORDER BY job_id)")"
+
+# Lines at the limit (16,384 bytes without the newline) and past it; the
+# last line needs no newline.
+j5='{"tenant":"acme","job_id":"n5","attempt":"ne","step":"s1","destination":"sink"}'
+j6='{"tenant":"acme","job_id":"n6","attempt":"nf","step":"s1","destination":"sink"}'
+{
+	printf '%s%*s\n' "$j5" $((16384 - ${#j5})) ''
+	printf '%s%*s\n' "$j6" $((16385 - ${#j6})) ''
+	printf '%s' '{"tenant":"acme","job_id":"n7","attempt":"ng","step":"s1","destination":"sink"}'
+} > "$tmp/long.jsonl"
+out=$("$HB" job import "$tmp/long.jsonl" 2>"$tmp/err"); rc=$?
+eq "a line past the limit: exit 1" 1 $rc
+eq "a line past the limit: the others count" "imported 2 jobs, 0 already present, 1 bad lines" "$out"
+eq "a line past the limit: named" "hookbox: $tmp/long.jsonl: line 2: longer than 16384 bytes" "$(cat "$tmp/err")"
+eq "a line at the limit, and a last one without a newline, are in" "n5 n7" \
+    "$(sqlite3 "$HOOKBOX_DIR/config.db" "SELECT group_concat(job_id, ' ') FROM (SELECT job_id FROM jobs WHERE job_id IN ('n5', 'n6', 'n7') ORDER BY job_id)")"
 
 # 100,000 jobs: one transaction per 1,000 lines, in a few seconds.
 "$HB" destination add bulk --tenant beta-tenant --url http://127.0.0.1:9/bulk
