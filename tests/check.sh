@@ -1,11 +1,36 @@
 #!/bin/sh
 # tests/check.sh: every test, in the normal and the sanitizer build, and
 # the code that runs threads in the ThreadSanitizer build.  Run by `make
-# check` after the three builds; prints one closing line "check: N
-# passed, N failed" counting individual checks.
+# check` after the three builds; its closing line "check: N passed, N
+# failed" counts individual checks and names every run that failed, with
+# its failing tests: Check's "file:line:F|E:case:test:..." lines and the
+# scripts' "FAIL: what" lines.
 set -u
 cd "$(dirname "$0")/.."
 log=$(mktemp)
+failures=""
+
+# run NAME CMD...: runs one suite or script, shows and keeps its output,
+# and notes it in $failures when it exits non-zero or reports a failing
+# test (a timeout in Check is an error, not a failure: both count).
+run() {
+	_name=$1
+	shift
+	echo "== $_name"
+	"$@" > "$log.one" 2>&1
+	_rc=$?
+	cat "$log.one"
+	cat "$log.one" >> "$log"
+	_what=$(sed -n -e 's/^[^ :]*:[0-9]*:[FE]:\([^:]*:[^:]*\):.*/\1/p' \
+	    -e 's/^FAIL: \(.\{1,80\}\).*/\1/p' "$log.one" | sort -u |
+	    paste -sd ';' - | sed 's/;/; /g')
+	if [ "$_rc" -ne 0 ] || [ -n "$_what" ]; then
+		status=1
+		failures="$failures${failures:+, }$_name${_what:+ ($_what)}"
+		[ -n "$_what" ] || failures="$failures (exit $_rc)"
+	fi
+	rm -f "$log.one"
+}
 # A private PostgreSQL server for the suites that run on both backends
 # (tests/pglib.sh): its socket directory must be reachable by its owner.
 pgtmp=$(mktemp -d)
@@ -24,55 +49,30 @@ for build in build build-san; do
 	for t in "$build"/tests/check_*; do
 		case "$t" in *.o) continue ;; esac
 		[ -x "$t" ] || continue
-		echo "== $t"
-		if ! "$t" > "$log.one" 2>&1; then
-			status=1
-		fi
-		cat "$log.one"
-		cat "$log.one" >> "$log"
+		run "$t" "$t"
 	done
-	for script in "tests/cli.sh $build/hookbox" \
-	    "tests/admin.sh $build/hookbox" "tests/output.sh $build/hookbox" \
-	    "tests/e2e.sh $build" \
-	    "tests/trust.sh $build" "tests/dispatch.sh $build" \
-	    "tests/group.sh $build"; do
-		echo "== $script"
+	for script in "cli.sh $build/hookbox" "admin.sh $build/hookbox" \
+	    "output.sh $build/hookbox" "e2e.sh $build" "trust.sh $build" \
+	    "dispatch.sh $build" "group.sh $build"; do
 		# shellcheck disable=SC2086
-		if ! sh $script > "$log.one" 2>&1; then
-			status=1
-		fi
-		cat "$log.one"
-		cat "$log.one" >> "$log"
+		run "tests/$script" sh tests/$script
 	done
 done
 
 # `make install` and its systemd units, and the server set-up script:
 # the normal build's programs only.
 for script in install setup run hosts pgfail; do
-	echo "== tests/$script.sh build"
-	if ! sh "tests/$script.sh" build > "$log.one" 2>&1; then
-		status=1
-	fi
-	cat "$log.one"
-	cat "$log.one" >> "$log"
+	run "tests/$script.sh build" sh "tests/$script.sh" build
 done
 
 # ThreadSanitizer: the suites whose code runs threads (the group's writer,
 # the config.db pool, the JSON allocation flag), and the responder's
 # threads under load and a kill.  A race is a failure: Check counts the
 # suite's exit status 66, group.sh looks for the report in the log.
-for run in "build-tsan/tests/check_group" "build-tsan/tests/check_accept" \
-    "build-tsan/tests/check_respond" "build-tsan/tests/check_json" \
-    "sh tests/group.sh build-tsan"; do
-	echo "== $run"
-	# shellcheck disable=SC2086
-	if ! $run > "$log.one" 2>&1; then
-		status=1
-	fi
-	cat "$log.one"
-	cat "$log.one" >> "$log"
+for t in check_group check_accept check_respond check_json; do
+	run "build-tsan/tests/$t" "build-tsan/tests/$t"
 done
-rm -f "$log.one"
+run "tests/group.sh build-tsan" sh tests/group.sh build-tsan
 
 # A short fuzzing run of every parser, where clang's libFuzzer is here.
 probe=$(mktemp -d)
@@ -83,15 +83,16 @@ printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
 if command -v clang >/dev/null 2>&1 &&
     clang -fsanitize=fuzzer -o "$probe/p" "$probe/p.c" >/dev/null 2>&1; then
 	echo "== make fuzz"
-	if make -s fuzz FUZZ_RUNS=20000 > "$log.one" 2>&1; then
-		n=$(grep -c '^fuzz_.*Done' "$log.one")
+	if make -s fuzz FUZZ_RUNS=20000 > "$log.fuzz" 2>&1; then
+		n=$(grep -c '^fuzz_.*Done' "$log.fuzz")
 		echo "fuzz: $n passed, 0 failed" | tee -a "$log"
 	else
 		status=1
+		failures="$failures${failures:+, }make fuzz"
 		echo "fuzz: 0 passed, 1 failed" | tee -a "$log"
 	fi
-	cat "$log.one"
-	rm -f "$log.one"
+	cat "$log.fuzz"
+	rm -f "$log.fuzz"
 else
 	echo "== make fuzz: skipped (no clang with libFuzzer)"
 fi
@@ -113,5 +114,5 @@ totals=$(awk '
 }
 END { printf "%d %d\n", pass, fail }' "$log")
 set -- $totals
-echo "check: $1 passed, $2 failed"
+echo "check: $1 passed, $2 failed${failures:+: $failures}"
 [ "$status" -eq 0 ] && [ "$2" -eq 0 ] && [ "$1" -gt 0 ]

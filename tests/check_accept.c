@@ -906,7 +906,6 @@ accept_suite(void)
 	TCase	*tc = tcase_create("windows");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, same_event_twice);
 	tcase_add_test(tc, concurrent_processes_one_action);
 	tcase_add_test(tc, action_maps_to_another_job);

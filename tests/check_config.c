@@ -2726,17 +2726,6 @@ START_TEST(test_job_import_bad_lines)
 }
 END_TEST
 
-/*
- * Each test on PostgreSQL makes a database of its own first: under a
- * sanitizer that and the test can take more than Check's 4 seconds.
- */
-static void
-timeout(TCase *tc)
-{
-	if (test_backend == TEST_POSTGRES)
-		tcase_set_timeout(tc, 30);
-}
-
 static Suite *
 config_suite(void)
 {
@@ -2746,7 +2735,6 @@ config_suite(void)
 	s = suite_create("config");
 
 	tc = tcase_create("file");
-	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_create);
@@ -2757,7 +2745,6 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rows");
-	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_roundtrip);
@@ -2777,7 +2764,6 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("secrets");
-	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_key_hashed);
@@ -2789,7 +2775,6 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("edit");
-	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_check_values);
@@ -2799,7 +2784,6 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("readers");
-	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_read_refuses_writes);
@@ -2812,7 +2796,6 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");
-	timeout(tc);
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_list_where);

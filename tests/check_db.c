@@ -833,5 +833,5 @@ db_suite(void)
 int
 main(void)
 {
-	return test_run(db_suite());
+	return test_run(db_suite);
 }

@@ -1003,7 +1003,6 @@ group_suite(void)
 	TCase	*tc = tcase_create("batches");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, one_action_from_one_batch);
 	tcase_add_test(tc, batch_capped);
 	tcase_add_test(tc, failed_commit_fails_every_member);
@@ -1023,5 +1022,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(group_suite());
+	return test_run(group_suite);
 }

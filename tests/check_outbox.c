@@ -596,7 +596,6 @@ outbox_suite(void)
 	tcase_add_test(tc, decision_table);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(sig, setup, teardown);
-	tcase_set_timeout(sig, 30);
 	tcase_add_test(sig, signature_verifies);
 	tcase_add_test(sig, batch_timeouts_independent);
 	tcase_add_test(sig, guarded_moves);

@@ -2267,7 +2267,6 @@ respond_suite(void)
 
 	tc = tcase_create("table");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ok_rows);
 	tcase_add_test(tc, malformed_400);
 	tcase_add_test(tc, unauthorized_401);
@@ -2289,7 +2288,6 @@ respond_suite(void)
 
 	tc = tcase_create("request");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, header_mapping);
 	tcase_add_test(tc, path_sources);
 	tcase_add_test(tc, result_status_map);
@@ -2298,7 +2296,6 @@ respond_suite(void)
 
 	tc = tcase_create("monitors");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, health);
 	tcase_add_loop_test(tc, read_only_state, 0, 2);
 	tcase_add_test(tc, metrics);
@@ -2307,7 +2304,6 @@ respond_suite(void)
 
 	tc = tcase_create("transport");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, write_fails);
 	tcase_add_test(tc, write_always_fails);
 	tcase_add_test(tc, odd_requests);
@@ -2321,5 +2317,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(respond_suite());
+	return test_run(respond_suite);
 }

@@ -2474,7 +2474,6 @@ store_suite(void)
 		tcase_add_unchecked_fixture(tc[i], test_case_setup,
 		    test_case_teardown);
 		tcase_add_checked_fixture(tc[i], setup, teardown);
-		tcase_set_timeout(tc[i], 30);
 		suite_add_tcase(s, tc[i]);
 	}
 	tcase_add_test(pick, pick_round_robin);

@@ -685,7 +685,6 @@ super_suite(void)
 	TCase	*tc = tcase_create("processes");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, starts_n_and_stops);
 	tcase_add_test(tc, respawn_restarts);
 	tcase_add_test(tc, once_no_restart);
@@ -705,5 +704,5 @@ super_suite(void)
 int
 main(void)
 {
-	return test_run(super_suite());
+	return test_run(super_suite);
 }

@@ -1075,5 +1075,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(util_suite());
+	return test_run(util_suite);
 }

@@ -61,15 +61,11 @@ sock="$tmp/hookbox.sock"
 HOOKBOX_BUSY_MS=400 "$FCGI" -s "$sock" -w 3 2> "$tmp/fcgi.log" &
 fcgi_pid=$!
 pids="$pids $fcgi_pid"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-[ -S "$sock" ] || { echo "responder did not start"; cat "$tmp/fcgi.log"; exit 1; }
+until_true 60 test -S "$sock" ||
+    { echo "responder did not start"; cat "$tmp/fcgi.log"; exit 1; }
 
 nginx_start "$sock" "$HOOKBOX_DIR"
-i=0
-until curl -sf "$base/hooks/_health" >/dev/null || [ $i -ge 50 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+until_true 60 curl -sf "$base/hooks/_health" >/dev/null
 
 workers() { pgrep -P "$fcgi_pid" | sort | tr '\n' ' '; }
 workers_before=$(workers)
@@ -367,8 +363,7 @@ contains "CGI body" '"result":"accepted"' "$out"
 sock2="$tmp/spawned.sock"
 spawn-fcgi -s "$sock2" -P "$tmp/spawned.pid" -- "$FCGI" -d "$HOOKBOX_DIR" \
     >/dev/null 2>&1
-i=0
-while [ ! -S "$sock2" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+until_true 60 test -S "$sock2"
 pids="$pids $(cat "$tmp/spawned.pid" 2>/dev/null)"
 body=$(completed job-2)
 out=$(printf '%s' "$body" | env -i REQUEST_METHOD=POST \
@@ -391,8 +386,7 @@ start_one() {
 	"$FCGI" -s "$sock" -w 1 2>> "$tmp/fcgi2.log" &
 	fcgi_pid=$!
 	pids="$pids $fcgi_pid"
-	i=0
-	while [ ! -S "$sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	until_true 60 test -S "$sock"
 }
 # counts: every request counter but metrics' own, sorted.
 counts() { curl -s "$base/hooks/_metrics" | grep '^hookbox_requests_total{' |

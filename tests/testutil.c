@@ -17,13 +17,21 @@
 #include "testutil.h"
 #include "tornado.h"
 
+/* Before any test case is made: tcase_create() reads it. */
+static void
+test_timeout(void)
+{
+	(void)setenv("CK_DEFAULT_TIMEOUT", TEST_TIMEOUT_S, 0);
+}
+
 int
-test_run(Suite *s)
+test_run(Suite *(*make)(void))
 {
 	SRunner	*sr;
 	int	 failed;
 
-	sr = srunner_create(s);
+	test_timeout();
+	sr = srunner_create(make());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
@@ -115,6 +123,7 @@ test_run_backends(Suite *(*make)(void), const char *name)
 	SRunner	*sr;
 	int	 b, n, failed, status = EXIT_SUCCESS;
 
+	test_timeout();
 	for (b = TEST_SQLITE; b <= TEST_POSTGRES; b++) {
 		test_backend = (enum test_backend)b;
 		if (b == TEST_POSTGRES && pg_run_db(1) != 0)

@@ -19,8 +19,19 @@
 #include "store.h"
 #include "store_outbox.h"
 
-/* Runs the suite (forking per test), prints Check's summary, returns the exit status. */
-int test_run(Suite *);
+/*
+ * Every test case's time limit, in seconds, unless CK_DEFAULT_TIMEOUT
+ * says otherwise.  It catches a test that hangs; it is no measure of
+ * speed: a sanitizer build on a loaded machine may be ten times slower
+ * than an idle one, and no test may fail for that.
+ */
+#define TEST_TIMEOUT_S	"300"
+
+/*
+ * Runs the suite make() builds (forking per test), with TEST_TIMEOUT_S,
+ * prints Check's summary, returns the exit status.
+ */
+int test_run(Suite *(*make)(void));
 
 /*
  * The backend the running tests' databases are on.  test_run_backends()

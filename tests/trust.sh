@@ -79,11 +79,7 @@ start() {
 	    "$FCGI" -s "$tmp/run/$_name.sock" "$@" 2> "$tmp/$_name.log" &
 	pid=$!
 	pids="$pids $pid"
-	_i=0
-	while [ ! -S "$tmp/run/$_name.sock" ] && [ $_i -lt 100 ]; do
-		sleep 0.1; _i=$((_i + 1))
-	done
-	[ -S "$tmp/run/$_name.sock" ] ||
+	until_true 60 test -S "$tmp/run/$_name.sock" ||
 	    fail "responder $_name did not start: $(cat "$tmp/$_name.log")"
 }
 
@@ -105,7 +101,7 @@ get() {
 }
 status() { printf '%s\n' "$1" | sed -n 's/^Status: \([0-9]*\).*/\1/p'; }
 # healthy SOCKET: health's status once it is 200, or its last answer after
-# 5 s.  Health is a moment's probe (it waits at most 100 ms for the write
+# 30 s.  Health is a moment's probe (it waits at most 100 ms for the write
 # lock), and on a loaded machine one moment can miss; a responder that
 # stays unhealthy fails, with the detail it gave.
 healthy() {
@@ -114,7 +110,7 @@ healthy() {
 		_h=$(get "$1" _health)
 		[ "$(status "$_h")" = 200 ] && { echo 200; return; }
 		_n=$((_n + 1))
-		[ $_n -ge 50 ] && { printf '%s\n' "$_h" | tail -n 1; return; }
+		[ $_n -ge 300 ] && { printf '%s\n' "$_h" | tail -n 1; return; }
 		sleep 0.1
 	done
 }
@@ -367,15 +363,14 @@ wait "$mainpid"
 # A soft RLIMIT_NPROC of 2 for the test user: the supervisor and one
 # worker.  The first responder is stopped: its processes would count too.
 # The hard limit stays high, so that the user itself may lift the soft one.
-i=0
-while pgrep -u "$user" >/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+gone() { ! pgrep -u "$user" >/dev/null; }
+until_true 60 gone
 prlimit --nproc=2:64 setpriv --reuid="$user" --regid="$user" --clear-groups \
     -- "$FCGI" -d "$tmp/data" -s "$tmp/run/nproc.sock" -w 3 \
     2> "$tmp/nproc.log" &
 sup=$!
 pids="$pids $sup"
-i=0
-while [ ! -S "$tmp/run/nproc.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+until_true 60 test -S "$tmp/run/nproc.sock"
 # Until both failed forks are logged (the slots are tried every second).
 i=0
 while [ "$(grep -c 'fork' "$tmp/nproc.log")" -lt 2 ] && [ $i -lt 200 ]; do
@@ -391,10 +386,8 @@ out=$(post "$tmp/run/nproc.sock" tornado "$(completed job-9)")
 eq "and that one thread serves" accepted "$(result "$out")"
 setpriv --reuid="$user" --regid="$user" --clear-groups -- \
     prlimit --pid "$sup" --nproc=64:64
-i=0
-while [ "$(pgrep -P "$sup" | wc -l)" -lt 3 ] && [ $i -lt 100 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+three() { [ "$(pgrep -P "$sup" | wc -l)" -ge 3 ]; }
+until_true 60 three
 eq "limit lifted: all three workers, no signal needed" 3 \
     "$(pgrep -P "$sup" | wc -l)"
 out=$(post "$tmp/run/nproc.sock" tornado "$(completed job-8)")
