@@ -21,6 +21,8 @@
 enum fault_point {
 	FAULT_OUTBOX_INSERT = 0,	/* store_outbox_add(), before the INSERT */
 	FAULT_BEFORE_COMMIT,		/* store_commit(), before COMMIT */
+	FAULT_AFTER_COMMIT,		/* store_commit(), after a COMMIT that
+					   went through: the file check fails */
 	FAULT_ALLOC,			/* every cJSON allocation (json.c) */
 	FAULT_GROUP_TAKE,		/* group.c's writer, before it takes
 					   what waits (a failure is ignored) */

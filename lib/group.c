@@ -64,9 +64,12 @@ label(const struct item *it)
 	return e != NULL && text_valid_name(e) ? e : "unknown";
 }
 
-/* Counts the members of a batch that was not committed. */
+/*
+ * Counts the members' answers in memory, for the next batch: their
+ * counts did not ride a COMMIT (it failed, or their own write did).
+ */
 static void
-count_failed(struct group *g, struct item *batch)
+count_answers(struct group *g, struct item *batch)
 {
 	struct item	*it;
 
@@ -79,24 +82,30 @@ count_failed(struct group *g, struct item *batch)
  * Inside the batch's transaction, once every member has its answer:
  * what the process counted so far (requests refused before they could
  * be written, earlier batches that failed) and this batch's own results,
- * one UPSERT per label set.  A failure leaves the batch standing and the
- * counts for the next one, unless SQLite rolled everything back.
+ * one UPSERT per label set, in a savepoint.  *counted says whether they
+ * were written.  When they were not, the batch still stands (unless
+ * SQLite rolled everything back: the status says so), and the counts
+ * stay in memory for the next one: metrics_done(, 0) puts back what was
+ * taken, count_answers() the members.
  */
 static enum store_status
-add_counts(struct group *g, struct item *batch)
+add_counts(struct group *g, struct item *batch, int *counted)
 {
 	struct item		*it;
 	enum store_status	 ss;
 
+	*counted = 0;
 	metrics_set_clear(&g->flush);
 	if (metrics_take(g->opts.metrics, &g->flush) != 0)
-		return STORE_OK;	/* left where they are */
+		return STORE_OK;
 	for (it = batch; it != NULL; it = it->next)
-		(void)metrics_set_add(&g->flush, "requests", label(it),
-		    hb_result_name(it->res->result), 1);
-	if ((ss = store_metrics_add(g->st, &g->flush)) != STORE_OK &&
-	    store_in_tx(g->st))
-		ss = STORE_OK;	/* the counts alone failed: kept in memory */
+		if (metrics_set_add(&g->flush, "requests", label(it),
+		    hb_result_name(it->res->result), 1) != 0)
+			return STORE_OK;
+	if ((ss = store_metrics_add(g->st, &g->flush)) == STORE_OK)
+		*counted = 1;
+	else if (store_in_tx(g->st))
+		ss = STORE_OK;	/* the counts alone failed */
 	return ss;
 }
 
@@ -215,6 +224,17 @@ lock_jobs(struct group *g, struct item *batch)
 	return STORE_OK;
 }
 
+/* After a batch failed: no transaction left, no connection to a lost file. */
+static void
+end_failed(struct group *g, enum store_status ss)
+{
+	store_rollback(g->st);
+	if (ss == STORE_GONE) {
+		store_close(g->st);
+		g->st = NULL;
+	}
+}
+
 /*
  * One transaction for the whole batch, one savepoint per member.  Called
  * by the writer, or inline under the lock; touches only the items and
@@ -226,12 +246,10 @@ run_batch(struct group *g, struct item *batch)
 	struct item		*it;
 	enum store_status	 ss;
 	struct metrics		*m = g->opts.metrics;
+	int			 counted = 0, kept;
 
-	if ((ss = begin(g)) != STORE_OK) {
-		fail_all(batch, ss);
-		count_failed(g, batch);
-		return ss;
-	}
+	if ((ss = begin(g)) != STORE_OK)
+		goto answer;
 	if ((ss = lock_jobs(g, batch)) != STORE_OK)
 		goto fail;
 	for (it = batch; it != NULL; it = it->next)
@@ -241,29 +259,36 @@ run_batch(struct group *g, struct item *batch)
 			ss = STORE_IO;
 			goto fail;
 		}
-	if (m != NULL && (ss = add_counts(g, batch)) != STORE_OK) {
+	if (m != NULL && (ss = add_counts(g, batch, &counted)) != STORE_OK) {
 		metrics_done(m, 0);
 		goto fail;
 	}
-	/* A read-out sees this COMMIT's counts in the table or in memory. */
+	/*
+	 * A read-out sees this COMMIT's counts in the table or in memory.
+	 * Counts that rode it are in the file its rows went to, once,
+	 * whatever the file check after it said: never put back, and the
+	 * members (answered 503 when the check failed) not counted again.
+	 */
 	if (m != NULL)
 		metrics_lock_commit(m);
 	ss = store_commit(g->st);
+	kept = counted && store_committed(g->st);
+	if (ss != STORE_OK)
+		fail_all(batch, ss);
+	if (!kept)
+		count_answers(g, batch);
 	if (m != NULL) {
-		metrics_done(m, ss == STORE_OK);
+		metrics_done(m, kept);
 		metrics_unlock_commit(m);
 	}
 	if (ss != STORE_OK)
-		goto fail;
-	return STORE_OK;
+		end_failed(g, ss);
+	return ss;
 fail:
-	store_rollback(g->st);
-	if (ss == STORE_GONE) {
-		store_close(g->st);
-		g->st = NULL;
-	}
+	end_failed(g, ss);
+answer:
 	fail_all(batch, ss);
-	count_failed(g, batch);
+	count_answers(g, batch);
 	return ss;
 }
 

@@ -183,6 +183,8 @@ metrics_take(struct metrics *m, struct metrics_set *out)
 	if ((rc = merge(out, &m->pending)) == 0 &&
 	    (rc = merge(&m->flight, &m->pending)) == 0)
 		metrics_set_clear(&m->pending);
+	else
+		metrics_set_clear(&m->flight);	/* all still pending, once */
 	pthread_mutex_unlock(&m->lock);
 	return rc;
 }

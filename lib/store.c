@@ -791,10 +791,12 @@ store_commit(struct store *s)
 
 	if (fault_fire(FAULT_BEFORE_COMMIT))
 		return STORE_IO;
+	s->committed = 0;
 	if ((rc = store_run(s, STORE_Q_COMMIT)) == STORE_OK)
-		s->in_tx = 0;
+		s->in_tx = 0, s->committed = 1;
 	if (rc == STORE_OK)
-		rc = store_check_file(s);
+		rc = fault_fire(FAULT_AFTER_COMMIT) ? STORE_GONE :
+		    store_check_file(s);
 	return rc;
 }
 

@@ -265,3 +265,9 @@ store_in_tx(struct store *s)
 {
 	return s->in_tx && db_in_tx(s->db);
 }
+
+int
+store_committed(const struct store *s)
+{
+	return s->committed;
+}

@@ -26,6 +26,12 @@ HB_API enum store_status store_release(struct store *) HB_MUST_CHECK;
 HB_API enum store_status store_rollback_to(struct store *) HB_MUST_CHECK;
 /* Non-zero while a transaction begun with store_begin() stands. */
 HB_API int store_in_tx(struct store *);
+/*
+ * Non-zero when the last store_commit() committed, whatever the file
+ * check after it said: its rows, and anything that rode with them, are in
+ * the file that was open.
+ */
+HB_API int store_committed(const struct store *);
 
 /* One received observation, for diagnostics. */
 struct store_receipt {

@@ -15,6 +15,7 @@ struct store {
 	struct db	*db;
 	char		*path;	/* SQLite: the file; PostgreSQL: NULL */
 	int		 in_tx;
+	int		 committed;	/* the last store_commit()'s COMMIT did */
 	int		 pg;	/* on PostgreSQL */
 	char		 err[256];	/* why an open failed */
 };

@@ -605,6 +605,112 @@ START_TEST(counts_ride_the_commit)
 }
 END_TEST
 
+/* A group on state_path with a metrics registry, threaded. */
+static struct metrics *
+counted_group(void)
+{
+	struct group_opts	 o;
+	struct metrics		*m;
+
+	group_free(grp);
+	ck_assert_ptr_nonnull(m = metrics_new());
+	memset(&o, 0, sizeof(o));
+	o.state_path = state_path;
+	o.busy_ms = 1000;
+	o.threaded = 1;
+	o.metrics = m;
+	ck_assert_int_eq(group_new(&o, &grp), 0);
+	return m;
+}
+
+/* Calls c[0..n) on jobs f-(from)..., all in one batch. */
+static void
+one_batch(int from, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++)
+		fresh(&calls[i], from + i);
+	hold_next(n, NULL);
+	start_all(calls, n);
+	join_all(calls, n);
+}
+
+/*
+ * The counts' own UPSERT fails in a batch that stands (a lock on a
+ * metrics row, a trigger): the batch commits without them, and they stay
+ * in memory, the members' results with them, for the next batch.
+ */
+START_TEST(counts_kept_when_their_write_fails)
+{
+	enum { N = 8 };
+	struct metrics	*m = counted_group();
+
+	metrics_add(m, "requests", "hook", "unauthorized", 5);
+	test_db_exec(state_path, "CREATE TRIGGER no_counts BEFORE INSERT ON"
+	    " metrics BEGIN SELECT RAISE(ABORT, 'no counts'); END");
+	one_batch(0, N);
+	ck_assert_int_eq(answered(calls, N, HB_ACCEPTED), N);
+	(void)settle(N);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), N);
+	ck_assert_int_eq(q("SELECT count(*) FROM metrics"), 0);
+	ck_assert_int_eq(unflushed(m, "unauthorized"), 5);
+	ck_assert_int_eq(unflushed(m, "accepted"), N);
+
+	test_db_exec(state_path, "DROP TRIGGER no_counts");
+	one_batch(N, N);
+	ck_assert_int_eq(answered(calls, N, HB_ACCEPTED), N);
+	(void)settle(2 * N);
+	ck_assert_int_eq(persisted("unauthorized"), 5);
+	ck_assert_int_eq(persisted("accepted"), 2 * N);
+	ck_assert_int_eq(unflushed(m, "unauthorized"), 0);
+	ck_assert_int_eq(unflushed(m, "accepted"), 0);
+	group_free(grp);
+	grp = NULL;
+	metrics_free(m);
+}
+END_TEST
+
+/*
+ * A COMMIT that went through, then a file check that failed (the file
+ * left the path meanwhile): the members are answered 503, and the counts
+ * that rode the COMMIT are where its rows are, once: never put back to be
+ * written again, the members never counted a second time.
+ */
+START_TEST(counts_committed_once)
+{
+	enum { N = 8 };
+	struct metrics	*m = counted_group();
+	int		 fired = 0;
+
+	metrics_add(m, "requests", "hook", "unauthorized", 5);
+	fault_set(FAULT_AFTER_COMMIT, fail_counting, &fired);
+	one_batch(0, N);
+	fault_set(FAULT_AFTER_COMMIT, NULL, NULL);
+	ck_assert_int_eq(fired, 1);
+	ck_assert_int_eq(answered(calls, N, HB_UNAVAILABLE), N);
+	(void)settle(N);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), N);
+	ck_assert_int_eq(persisted("unauthorized"), 5);
+	ck_assert_int_eq(persisted("accepted"), N);
+	ck_assert_int_eq(unflushed(m, "unauthorized"), 0);
+	ck_assert_int_eq(unflushed(m, "unavailable"), 0);
+	ck_assert_int_eq(unflushed(m, "accepted"), 0);
+
+	/* The providers' retries: duplicates, each counted once. */
+	one_batch(0, N);
+	ck_assert_int_eq(answered(calls, N, HB_DUPLICATE), N);
+	(void)settle(2 * N);
+	ck_assert_int_eq(persisted("unauthorized"), 5);
+	ck_assert_int_eq(persisted("accepted"), N);
+	ck_assert_int_eq(persisted("duplicate"), N);
+	ck_assert_int_eq(persisted("unavailable"), 0);
+	group_free(grp);
+	grp = NULL;
+	metrics_free(m);
+}
+END_TEST
+
 /* Fails only the k-th firing (*arg is k, counted down). */
 static int
 fail_kth(enum fault_point p, void *arg)
@@ -1007,6 +1113,8 @@ group_suite(void)
 	tcase_add_test(tc, batch_capped);
 	tcase_add_test(tc, failed_commit_fails_every_member);
 	tcase_add_test(tc, counts_ride_the_commit);
+	tcase_add_test(tc, counts_kept_when_their_write_fails);
+	tcase_add_test(tc, counts_committed_once);
 	tcase_add_test(tc, failing_member_alone);
 	tcase_add_test(tc, conflicts_in_a_batch);
 	tcase_add_test(tc, malformed_never_reach_the_writer);
