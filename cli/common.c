@@ -113,13 +113,14 @@ store_fail(const struct settings *e, enum store_status s)
 	return store_exit(s);
 }
 
-/* Reports a store_open() failure: on PostgreSQL, the store's reason. */
+/* Reports a store_open() failure, with the store's reason. */
 static int
 store_open_fail(const struct settings *e, enum store_status s)
 {
-	if (!e->pg || s == STORE_NOMEM)
+	if (s == STORE_NOMEM)
 		return store_fail(e, s);
-	cli_warn("%s: %s", e->shown, store_errmsg(NULL));
+	cli_warn("%s: %s", e->pg ? e->shown : settings_state_name(e),
+	    store_errmsg(NULL));
 	return store_exit(s);
 }
 

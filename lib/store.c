@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -559,14 +560,30 @@ static enum store_status
 open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
 {
 	enum store_status	rc;
-	int			fd;
+	struct stat		sb;
+	int			fd, regular;
 
 	if (opts->create) {
-		/* Create it ourselves so that its mode is never wider. */
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-		if (fd < 0)
+		/*
+		 * Create it ourselves so that its mode is never wider.  The
+		 * directory may be writable by the service user, who could
+		 * have put a link or a FIFO there for root's `hookbox init`:
+		 * never follow one (SQLite's own opens refuse links too, and
+		 * never create), never wait on one.
+		 */
+		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+		    O_NOCTTY | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != ELOOP && errno != ENXIO)
 			return errno == ENOMEM ? STORE_NOMEM : STORE_IO;
-		close(fd);
+		regular = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+		if (fd >= 0)
+			close(fd);
+		if (!regular) {
+			(void)snprintf(s->err, sizeof(s->err), "%s: refused",
+			    fd < 0 && errno == ELOOP ? "a symbolic link" :
+			    "not a regular file");
+			return STORE_IO;
+		}
 	}
 	/*
 	 * A file we may not write is not opened at all: SQLite would open it
@@ -699,7 +716,7 @@ store_open(const char *path, const struct store_opts *opts,
 		rc = open_sqlite(s, path, opts);
 	if (rc != STORE_OK) {
 		(void)snprintf(open_err, sizeof(open_err), "%s",
-		    s->err[0] != '\0' ? s->err : s->db != NULL ?
+		    s->err[0] != '\0' ? s->err : s->pg && s->db != NULL ?
 		    db_errmsg(s->db) : store_strerror(rc));
 		store_close(s);
 	} else

@@ -59,9 +59,11 @@ HB_API const char *store_strerror(enum store_status);
 /*
  * Opens (and with opts->create, creates with mode 0600) state.db,
  * migrating its schema to the current version.  *out is freed with
- * store_close().  opts NULL means the defaults.  A path whose last
- * component is a symbolic link is refused (STORE_IO).  The file's device
- * and inode are remembered: see store_check_file().
+ * store_close().  opts NULL means the defaults.  A path with a symbolic
+ * link in it is refused (STORE_IO), and so is anything at the path but a
+ * regular file: the directory may be writable by a less trusted user
+ * than the caller, and nothing is ever created or written through a link.
+ * The file's device and inode are remembered: see store_check_file().
  *
  * PostgreSQL: connects within busy_ms, every statement bounded by it
  * (statement_timeout); with opts->create makes schema hookbox_state when

@@ -15,10 +15,12 @@
  * parent process removes even when a test fails.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2379,6 +2381,56 @@ START_TEST(pg_open_errors)
 END_TEST
 
 /*
+ * SQLite: the data directory is writable by the service user, who may
+ * plant a link at state.db before root runs `hookbox init`.  A link is
+ * refused, and create never makes or touches the file it points to; a
+ * FIFO is refused at once, never waited on.
+ */
+START_TEST(sqlite_create_refuses_links)
+{
+	struct store_opts	 o = { .busy_ms = 1000, .create = 1 };
+	struct store		*s = NULL;
+	struct stat		 sb;
+	char			 link[PATH_MAX], target[PATH_MAX];
+	char			 fifo[PATH_MAX];
+	int			 fd;
+
+	if (test_backend != TEST_SQLITE)
+		return;
+	test_path(link, sizeof(link), dir, "linked.db");
+	test_path(target, sizeof(target), dir, "victim");
+	test_path(fifo, sizeof(fifo), dir, "fifo.db");
+	ck_assert_int_eq(symlink(target, link), 0);
+	ck_assert_int_ne(store_open(link, &o, &s), STORE_OK);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(access(target, F_OK), -1);
+	ck_assert_msg(strstr(store_errmsg(NULL), "symbolic link") != NULL,
+	    "%s", store_errmsg(NULL));
+
+	ck_assert_int_ge(fd = open(target, O_WRONLY | O_CREAT | O_EXCL |
+	    O_CLOEXEC, 0644), 0);
+	ck_assert_int_eq(write(fd, "victim", 6), 6);
+	close(fd);
+	ck_assert_int_ne(store_open(link, &o, &s), STORE_OK);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(stat(target, &sb), 0);
+	ck_assert_int_eq(sb.st_size, 6);
+	ck_assert_int_eq(sb.st_mode & 07777, 0644);
+	o.create = 0;
+	ck_assert_int_ne(store_open(link, &o, &s), STORE_OK);
+	ck_assert_int_eq(stat(target, &sb), 0);
+	ck_assert_int_eq(sb.st_size, 6);
+
+	o.create = 1;
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_ne(store_open(fifo, &o, &s), STORE_OK);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(store_errmsg(NULL), "not a regular file") !=
+	    NULL, "%s", store_errmsg(NULL));
+}
+END_TEST
+
+/*
  * Two dispatchers (two processes, two connections: two hosts on
  * PostgreSQL) pick and claim the same due rows at once, in batches: each
  * row is leased once, with one attempt, whichever wins it.
@@ -2508,6 +2560,7 @@ store_suite(void)
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
+	tcase_add_test(ops, sqlite_create_refuses_links);
 	return s;
 }
 
