@@ -14,6 +14,13 @@
 #   - state.db, -wal, -shm USER:USER 0600.
 # WEBGROUP (default www-data) is only checked to exist: it gets the
 # socket (systemd/hookbox.socket), never the data directory.
+#
+# USER may create, rename and remove its own entries in DIR, so nothing
+# here follows a name USER could have put there: a symbolic link (or
+# anything but a plain file) at a database's name stops the script; an
+# entry of root's, which USER can neither rename nor replace (the sticky
+# bit), is changed as root, its mode before its owner; an entry of USER's
+# is changed as USER, who can change nothing it does not own.
 set -eu
 user=hookbox web=www-data dir=/var/lib/hookbox bindir=""
 while getopts u:w:d:b: ch; do
@@ -47,18 +54,57 @@ fi
 
 [ -e "$dir" ] && [ ! -d "$dir" ] && die "$dir: not a directory"
 install -d -o root -g "$user" -m 1770 "$dir"
+uid=$(id -u "$user")
+
+# plain NAME: stops unless DIR/NAME is absent or a plain file with one
+# name, never looking through a link.
+plain() {
+	_f=$dir/$1
+	[ -L "$_f" ] && die "$_f is a symbolic link, which only $user could" \
+	    "have made: check what it points to and remove it"
+	[ -e "$_f" ] || return 0
+	[ -f "$_f" ] || die "$_f is not a plain file: move it away"
+	[ "$(stat -c %h -- "$_f")" -eq 1 ] ||
+	    die "$_f has other names (hard links): copy it, then remove them"
+}
+
+# own NAME OWNER GROUP MODE: DIR/NAME (checked by plain) to OWNER:GROUP
+# MODE, by root while root owns it, by USER while USER does.
+own() {
+	_f=$dir/$1
+	[ -e "$_f" ] || return 0
+	case $(stat -c %u -- "$_f") in
+	0)
+		chmod "$4" -- "$_f"
+		chown -h "$2:$3" -- "$_f"
+		;;
+	"$uid")
+		[ "$2" = "$user" ] || die "$_f belongs to $user: only root may" \
+		    "own it; restore it from a copy you trust"
+		setpriv --reuid="$user" --regid="$user" --init-groups -- \
+		    chmod "$4" -- "$_f"
+		setpriv --reuid="$user" --regid="$user" --init-groups -- \
+		    chgrp "$3" -- "$_f"
+		;;
+	*)
+		die "$_f belongs to $(stat -c %U -- "$_f"), neither root nor $user"
+		;;
+	esac
+}
+
+for f in config.db config.db-journal config.db-wal config.db-shm \
+    state.db state.db-journal state.db-wal state.db-shm; do
+	plain "$f"
+done
 if [ ! -e "$dir/config.db" ] && [ ! -e "$dir/state.db" ]; then
 	HOOKBOX_DIR="$dir" "$hb" init >/dev/null
 	say "$dir initialised"
 fi
 [ -f "$dir/config.db" ] && [ -f "$dir/state.db" ] ||
     die "$dir: one database is missing; restore it, or move both away"
-chown root:"$user" "$dir/config.db"
-chmod 0640 "$dir/config.db"
-for f in "$dir/state.db" "$dir/state.db-wal" "$dir/state.db-shm"; do
-	[ -e "$f" ] || continue
-	chown "$user:$user" "$f"
-	chmod 0600 "$f"
+own config.db root "$user" 0640
+for f in state.db state.db-wal state.db-shm; do
+	own "$f" "$user" "$user" 0600
 done
 say "$dir: config.db root:$user 0640, state.db $user:$user 0600;" \
     "run the responder and the dispatcher as $user"

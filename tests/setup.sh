@@ -80,6 +80,81 @@ lacks "not initialised twice" "initialised" "$out"
 contains "config.db kept" "acme" "$("$build/hookbox" -d "$data" tenant list)"
 eq "state.db owner put back" "$user" "$(stat -c %U "$data/state.db")"
 
+# The service user may create entries in the data directory: a link it
+# plants where the script looks is never followed, not even by a run
+# racing a user that swaps links in as fast as it can.
+victim="$tmp/victim"
+printf 'root only\n' > "$victim"
+chmod 0644 "$victim"
+vstat() { stat -c '%U %G %a %s' "$victim"; }
+for f in state.db-wal state.db-shm state.db; do
+	[ "$f" = state.db ] && mv "$data/state.db" "$tmp/state.keep"
+	as ln -s "$victim" "$data/$f"
+	out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" \
+	    -d "$data" -b "$build" 2>&1)
+	eq "a link at $f: refused" 1 $?
+	contains "a link at $f: says so" "$f is a symbolic link" "$out"
+	eq "a link at $f: its target untouched" "root root 644 10" "$(vstat)"
+	rm -f "$data/$f"
+	[ "$f" = state.db ] && mv "$tmp/state.keep" "$data/state.db"
+done
+# config.db lost (restored later by hand): a link in its place is refused.
+mv "$data/config.db" "$tmp/config.keep"
+as ln -s "$victim" "$data/config.db"
+out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" -d "$data" \
+    -b "$build" 2>&1)
+eq "a link at config.db: refused" 1 $?
+contains "a link at config.db: says so" "config.db is a symbolic link" "$out"
+eq "a link at config.db: its target untouched" "root root 644 10" "$(vstat)"
+rm -f "$data/config.db"
+# A config.db of the service user's own: never given to root.
+as touch "$data/config.db"
+out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" -d "$data" \
+    -b "$build" 2>&1)
+eq "config.db of the service user: refused" 1 $?
+contains "config.db of the service user: says so" \
+    "config.db belongs to $user" "$out"
+eq "config.db of the service user: left as it is" "$user" \
+    "$(stat -c %U "$data/config.db")"
+rm -f "$data/config.db"
+mv "$tmp/config.keep" "$data/config.db"
+# A state file of the user's with a wider mode is narrowed, as that user.
+as chmod 0644 "$data/state.db"
+sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" -d "$data" \
+    -b "$build" >/dev/null 2>&1
+eq "state.db's mode put back" "$user 600" "$(stat -c '%U %a' "$data/state.db")"
+# The race: the user swaps a link to the victim in and out of every name
+# the script fixes while it runs, many times over.
+setpriv --reuid="$user" --regid="$user" --init-groups -- \
+    sh -c 'while :; do for f in state.db-wal state.db-shm; do
+	ln -s "$1" "$2/$f.tmp" 2>/dev/null; mv -f "$2/$f.tmp" "$2/$f"
+	rm -f "$2/$f"; : > "$2/$f"; done; done' racer "$victim" "$data" &
+racer=$!
+i=0
+while [ $i -lt 20 ]; do
+	sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" -d "$data" \
+	    -b "$build" >/dev/null 2>&1
+	i=$((i + 1))
+done
+kill "$racer"
+wait "$racer" 2>/dev/null
+eq "racing links: the target never touched" "root root 644 10" "$(vstat)"
+eq "racing links: its content neither" "root only" "$(cat "$victim")"
+rm -f "$data/state.db-wal" "$data/state.db-shm" "$data"/*.tmp
+
+# `hookbox init` again as root, a link planted at state.db: refused, and
+# nothing made where it points.
+mv "$data/state.db" "$tmp/state.keep"
+as ln -s "$tmp/nologin" "$data/state.db"
+out=$("$build/hookbox" -d "$data" init 2>&1)
+eq "init through a link: refused" 1 $?
+contains "init through a link: says so" "state.db: a symbolic link: refused" \
+    "$out"
+eq "init through a link: nothing made" no \
+    "$([ -e "$tmp/nologin" ] && echo yes || echo no)"
+rm -f "$data/state.db"
+mv "$tmp/state.keep" "$data/state.db"
+
 # The service user may read its endpoints' secrets' ids, not add one.
 printf 'an-hmac-secret-0123456789' > "$tmp/secret"
 chmod 600 "$tmp/secret"
