@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -103,6 +104,7 @@ create_pg(const char *path)
 enum config_status
 config_create(const char *path)
 {
+	struct stat		 sb;
 	struct config		 c;
 	enum config_status	 rc;
 	enum db_rc		 drc;
@@ -111,9 +113,14 @@ config_create(const char *path)
 	if (db_is_postgres(path))
 		return create_pg(path);
 	memset(&c, 0, sizeof(c));
-	/* Create the file ourselves so that its mode is never wider. */
+	/*
+	 * Create the file ourselves so that its mode is never wider (O_EXCL
+	 * follows no link).  What is there already counts as the database
+	 * only when it is a plain file, not a link someone planted.
+	 */
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) < 0)
-		return errno == EEXIST ? CONFIG_EXISTS : CONFIG_ERROR;
+		return errno == EEXIST && lstat(path, &sb) == 0 &&
+		    S_ISREG(sb.st_mode) ? CONFIG_EXISTS : CONFIG_ERROR;
 	close(fd);
 	if ((drc = db_open_sqlite(path, SQLITE_OPEN_READWRITE, config_text,
 	    CONFIG_Q__N, &c.db)) != DB_OK) {

@@ -154,6 +154,14 @@ eq "init through a link: nothing made" no \
     "$([ -e "$tmp/nologin" ] && echo yes || echo no)"
 rm -f "$data/state.db"
 mv "$tmp/state.keep" "$data/state.db"
+mv "$data/config.db" "$tmp/config.keep"
+as ln -s "$tmp/nologin" "$data/config.db"
+"$build/hookbox" -d "$data" init >/dev/null 2>&1
+eq "init through a link at config.db: refused" 1 $?
+eq "init through a link at config.db: nothing made" no \
+    "$([ -e "$tmp/nologin" ] && echo yes || echo no)"
+rm -f "$data/config.db"
+mv "$tmp/config.keep" "$data/config.db"
 
 # The service user may read its endpoints' secrets' ids, not add one.
 printf 'an-hmac-secret-0123456789' > "$tmp/secret"
