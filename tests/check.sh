@@ -46,9 +46,10 @@ for build in build build-san; do
 	done
 done
 
-# `make install` and its systemd units, and the server set-up script:
-# the normal build's programs only.
-for script in install setup run hosts pgfail; do
+# `make install` and its systemd units (rated, then started in a
+# container), and the server set-up script: the normal build's programs
+# only.
+for script in install setup run hosts pgfail units; do
 	echo "== tests/$script.sh build"
 	if ! sh "tests/$script.sh" build > "$log.one" 2>&1; then
 		status=1
