@@ -170,7 +170,8 @@ for u in hookbox.service hookbox-dispatch.service hookbox-poll.service; do
 	[ -f "$unitdir/$u" ] || continue
 	systemd-analyze security --offline=true --threshold=20 --no-pager \
 	    "$unitdir/$u" > "$tmp/out" 2>&1
-	eq "$u: security --threshold=20 ($(tail -n 1 "$tmp/out"))" 0 $?
+	_rc=$?
+	eq "$u: security --threshold=20 ($(tail -n 1 "$tmp/out"))" 0 "$_rc"
 	at_most "$u" 2.0 "$(rating "$unitdir/$u")"
 done
 # Both checks can fail: the responder without its system call filter

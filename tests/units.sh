@@ -101,7 +101,8 @@ HB="$dest/usr/bin/hookbox"
 sysunits="$dest/usr/lib/systemd/system"
 sh "$top/scripts/setup-server.sh" -u "$user" -d "$data" -b "$dest/usr/bin" \
     > "$tmp/setup.log" 2>&1
-eq "setup-server.sh ($(cat "$tmp/setup.log"))" 0 $?
+rc=$?
+eq "setup-server.sh ($(cat "$tmp/setup.log"))" 0 $rc
 uid=$(id -u "$user")
 
 # Ports in the container's own network, where nothing else listens.
@@ -254,6 +255,9 @@ find_leader() {
 # network only (this machine's files).
 in_ct() { nsenter -t "$leader" -a "$@"; }
 in_net() { nsenter -t "$leader" -n "$@"; }
+# start UNIT: starts it and waits for its start (a oneshot's run), for at
+# most 60 s: a oneshot has no start timeout of its own.
+start() { timeout 60 nsenter -t "$leader" -a systemctl start "$1"; }
 booted() {
 	[ "$(in_ct systemctl is-active hookbox-test.target 2>/dev/null)" = \
 	    active ]
@@ -321,8 +325,9 @@ eq "delivered, by the state" 1 "$(jget outbox.delivered \
 mkdir -p "$tmp/nginx/status/jobs"
 printf '{"id":"job-p","status":"Completed","step":"Finished","finished_at":1764500000000}' \
     > "$tmp/nginx/status/jobs/job-p"
-in_ct systemctl start hookbox-poll.service
-eq "hookbox-poll.service ran ($(journal hookbox-poll.service))" 0 $?
+start hookbox-poll.service
+rc=$?
+eq "hookbox-poll.service ran ($(journal hookbox-poll.service))" 0 $rc
 contains "poll asked and was answered" \
     "event=poll_summary asked=1 answered=1 failed=0" \
     "$(journal hookbox-poll.service)"
@@ -381,8 +386,9 @@ unit_has() {
 	grep "^$2=" "$sysunits/$1.service" | tr '= ' '  ' | tr ' ' '\n' | grep -qx "$3"
 }
 for u in hookbox hookbox-dispatch hookbox-poll; do
-	in_ct systemctl start "probe-$u.service"
-	eq "probe-$u ran ($(journal "probe-$u.service"))" 0 $?
+	start "probe-$u.service"
+	rc=$?
+	eq "probe-$u ran ($(journal "probe-$u.service"))" 0 $rc
 	p=$(cat "$tmp/run/probe-$u.out" 2>/dev/null)
 	while IFS='|' read -r line wants; do
 		if grep -qxF "$line" "$sysunits/$u.service"; then
