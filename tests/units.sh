@@ -74,8 +74,13 @@ cleanup() {
 		    kill -KILL "$nspawn" 2>/dev/null
 	fi
 	wait 2>/dev/null
-	[ -n "$cg" ] && [ -d "$cg" ] &&
-	    find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+	# nspawn mirrors the directory in the legacy hierarchies too.
+	if [ -n "$cg" ]; then
+		for _h in /sys/fs/cgroup /sys/fs/cgroup/*; do
+			[ -d "$_h/$name" ] && find "$_h/$name" -depth -type d \
+			    -exec rmdir {} + 2>/dev/null
+		done
+	fi
 	rm -rf "/run/systemd/nspawn/propagate/$name"
 	userdel "$user" 2>/dev/null
 	groupdel "$user" 2>/dev/null
