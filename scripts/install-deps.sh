@@ -3,9 +3,11 @@
 # Installs the Debian packages hookbox needs: `run` what `make` and
 # `make run` need (the compiler, the libraries, nginx, curl), `check`
 # (the default) that and everything the tests use (Check, sqlite3,
-# spawn-fcgi, systemd-analyze, groff, ...).  A no-op when everything is
-# present.  Run as root (or with sudo on PATH).  -l prints the set's
-# packages, one a line, and installs nothing.
+# spawn-fcgi, systemd-analyze, groff, ...; systemd-container's
+# systemd-nspawn and iproute2's ip for tests/units.sh, which boots the
+# units in a container and gives its network a link-local address).  A
+# no-op when everything is present.  Run as root (or with sudo on
+# PATH).  -l prints the set's packages, one a line, and installs nothing.
 set -eu
 
 list=0
@@ -17,7 +19,7 @@ run_pkgs="gcc make pkg-config libc6-dev libsqlite3-dev libsodium-dev
 libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl"
 check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
 util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
-postgresql"
+postgresql systemd-container iproute2"
 case "${1:-check}" in
 run) pkgs=$run_pkgs ;;
 check) pkgs=$check_pkgs ;;

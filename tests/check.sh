@@ -59,9 +59,10 @@ for build in build build-san; do
 	done
 done
 
-# `make install` and its systemd units, and the server set-up script:
-# the normal build's programs only.
-for script in install setup run hosts pgfail; do
+# `make install` and its systemd units (rated, then started in a
+# container), and the server set-up script: the normal build's programs
+# only.
+for script in install setup run hosts pgfail units; do
 	run "tests/$script.sh build" sh "tests/$script.sh" build
 done
 

@@ -212,6 +212,16 @@ contains "metrics: pending" "hookbox_outbox_actions{state=\"pending\"} $(pending
 contains "metrics: conflicts (terminal and action)" "hookbox_conflicts_open 2" "$reply"
 contains "metrics: receipts" 'hookbox_receipts{result="accepted"}' "$reply"
 contains "metrics: content type" "text/plain; version=0.0.4" "$(cat "$scratch/hdr")"
+# A proxy on this host makes the internet's requests come from loopback:
+# the snippet refuses what it marks as forwarded, there only.
+req GET _health "" -H 'X-Forwarded-For: 203.0.113.9'
+eq "health, forwarded by a proxy: refused" "403" "$code"
+req GET _metrics "" -H 'Forwarded: for=203.0.113.9'
+eq "metrics, forwarded by a proxy: refused" "403" "$code"
+req POST tornado "$(completed job-1)" -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body" -H 'X-Forwarded-For: 203.0.113.9'
+eq "a forwarded callback still reaches the responder" \
+    "401 unauthorized" "$code $result"
 
 # ---- busy: state.db write-locked past the busy timeout ----
 mkfifo "$tmp/lock"

@@ -5,7 +5,8 @@
 # DESTDIR and PREFIX=/usr, checks every file and its mode, that the
 # programs are the built ones and that @BINDIR@ was replaced, and has
 # systemd-analyze verify every unit: exit 0 and nothing on stderr (an
-# unknown key is only a warning).
+# unknown key is only a warning), and has systemd-analyze security rate
+# each service 2.0 or lower.  tests/units.sh starts them.
 set -u
 build=$(cd "${1:?usage: install.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -144,6 +145,50 @@ if [ -f "$tmp/verify/hookbox.service" ]; then
 	sed "s|^ExecStart=$build/|ExecStart=$tmp/nowhere/|" \
 	    "$tmp/verify/hookbox.service" > "$tmp/verify/missing.service"
 	verify 1 some missing.service
+fi
+
+# ---- systemd-analyze security: each service rates 2.0 or lower ----
+# --offline=true rates the unit file as written, with no manager running;
+# --threshold=20 (tenths) exits non-zero above 2.0.  The rating printed
+# is compared too, so that an option that stopped doing its part cannot
+# pass a loose unit.
+# rating UNIT: the N.N of "Overall exposure level for UNIT: N.N ...".
+rating() {
+	systemd-analyze security --offline=true --no-pager "$1" 2>/dev/null |
+	    sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p'
+}
+# at_most WHAT LIMIT RATING
+at_most() {
+	if [ -n "$3" ] && awk -v r="$3" -v l="$2" 'BEGIN { exit !(r <= l) }'
+	then
+		pass
+	else
+		fail "$1: rated '$3', more than $2"
+	fi
+}
+for u in hookbox.service hookbox-dispatch.service hookbox-poll.service; do
+	[ -f "$unitdir/$u" ] || continue
+	systemd-analyze security --offline=true --threshold=20 --no-pager \
+	    "$unitdir/$u" > "$tmp/out" 2>&1
+	_rc=$?
+	eq "$u: security --threshold=20 ($(tail -n 1 "$tmp/out"))" 0 "$_rc"
+	at_most "$u" 2.0 "$(rating "$unitdir/$u")"
+done
+# Both checks can fail: the responder without its system call filter
+# and capability bounding set rates above 2.0.
+if [ -f "$unitdir/hookbox.service" ]; then
+	sed -e '/^SystemCallFilter=/d' -e '/^CapabilityBoundingSet=/d' \
+	    "$unitdir/hookbox.service" > "$tmp/verify/loose.service"
+	systemd-analyze security --offline=true --threshold=20 --no-pager \
+	    "$tmp/verify/loose.service" > /dev/null 2>&1
+	_rc=$?
+	if [ "$_rc" -ne 0 ]; then pass; else fail "loose unit passed --threshold"; fi
+	_r=$(rating "$tmp/verify/loose.service")
+	if awk -v r="$_r" 'BEGIN { exit !(r > 2.0) }'; then
+		pass
+	else
+		fail "loose unit: rated '$_r', expected more than 2.0"
+	fi
 fi
 
 finish install
