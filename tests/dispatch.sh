@@ -177,7 +177,7 @@ eq "delivered after Retry-After" delivered "$(state_of "$a")"
 kill -TERM $d; wait $d
 gap=$(sq "SELECT max(started_at) - min(ended_at) FROM attempts WHERE action_id = '$a'")
 [ "$gap" -ge 3000 ] && pass || fail "second attempt only $gap ms after the 429"
-until_true 10 lines_ge "$tmp/slow.times" 2
+until_true 60 lines_ge "$tmp/slow.times" 2
 gap=$(awk -F'\t' '$1 == 0 { a = $4 } $1 == 1 { n = $3 } END { print n - a }' "$tmp/slow.times")
 [ "$gap" -ge 3000 ] && pass || fail "the sink saw the retry $gap ms after its 429"
 
@@ -368,7 +368,7 @@ action asklater
 eq "timeout: unknown" unknown "$(state_of "$a")"
 later=$(sq "SELECT o.next_at - a.ended_at FROM outbox o JOIN attempts a USING (action_id) WHERE action_id = '$a'")
 [ "$later" -ge 1000 ] && pass || fail "status check due $later ms after the timeout"
-until_true 10 due "$a"
+until_true 60 due "$a"
 "$HB" dispatch --once
 eq "asked later: delivered" delivered "$(state_of "$a")"
 eq "sent once" 1 "$(posts asklater)"
@@ -387,7 +387,7 @@ sink race slow:2500:500,hang:0,204 500,1200,0
 action race
 "$HB" dispatch --once
 eq "timeout: unknown" unknown "$(state_of "$a")"
-until_true 10 due "$a"	# started together, both find it
+until_true 60 due "$a"	# started together, both find it
 "$HB" dispatch & d1=$!
 "$HB" dispatch & d2=$!
 until_true 20 is_state "$a" delivered
@@ -662,7 +662,7 @@ eq "recent delivered tombstones kept" 1 "$(sq "SELECT count(*) FROM accepted WHE
 
 # ---- SIGTERM stops every worker of a multi-worker dispatcher ----
 "$HB" dispatch --workers 3 & d=$!
-until_true 10 nworkers $d 3
+until_true 60 nworkers $d 3
 eq "three workers" 3 "$(pgrep -P $d | wc -l)"
 workers=$(pgrep -P $d)
 kill -TERM $d
@@ -672,12 +672,12 @@ none_alive $workers; eq "no worker left behind" 0 $?
 
 # ---- SIGKILL of a multi-worker dispatcher: its workers go with it ----
 "$HB" dispatch --workers 2 & d=$!
-until_true 10 nworkers $d 2
+until_true 60 nworkers $d 2
 workers=$(pgrep -P $d)
 eq "two workers" 2 "$(echo $workers | wc -w)"
 kill -KILL $d
 wait $d 2>/dev/null
-until_true 10 none_alive $workers
+until_true 60 none_alive $workers
 eq "workers gone once their dispatcher was killed" 0 $?
 for p in $workers; do alive $p && kill -TERM $p; done	# never leave them
 

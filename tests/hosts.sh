@@ -187,7 +187,7 @@ lacks "responder: no probe failure" "event=db_" "$(cat "$tmp/A.log")"
 # The serving processes connect as the serving role, and only as it.
 serving() { test "$(q "SELECT count(*) FROM pg_stat_activity WHERE
     usename = 'hookbox_serve'")" -ge 2; }
-until_true 10 serving && pass || fail "no hookbox_serve connection"
+until_true 60 serving && pass || fail "no hookbox_serve connection"
 eq "no hookbox connection as the admin" 0 "$(q "SELECT count(*) FROM
     pg_stat_activity WHERE application_name LIKE 'hookbox%' AND
     usename <> 'hookbox_serve'")"
