@@ -3,15 +3,21 @@
  * through libpq, with statements prepared by name on first use, text
  * parameters (binary for blobs) and whole results read row by row.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 #include <libpq-fe.h>
@@ -61,6 +67,9 @@ struct db {
 	 */
 	int			 tx;
 	enum db_rc		 txfail;	/* what aborted it */
+	int			 commit_ms;	/* a COMMIT's bound */
+	int			 warned;	/* a WARNING came; see pg_notice() */
+	char			 warning[128];	/* ... its message */
 	char			 err[256];
 };
 
@@ -468,11 +477,32 @@ db_checkpoint(struct db *db, int pages)
 	return rc;
 }
 
+/*
+ * Notices are not errors (a DROP ... IF EXISTS that had nothing to drop):
+ * nothing of them reaches standard error, or the logs.  A WARNING is
+ * remembered for the COMMIT it may come with (pg_result()), read from
+ * the severity the server does not translate (servers before 9.6 send
+ * none: then from the SQLSTATE's class 01, "warning"), never from the
+ * words.  "There is no transaction in progress" (25P01) is no such
+ * warning: nothing was to be committed.
+ */
 static void
-ignore_notice(void *arg, const char *msg)
+pg_notice(void *arg, const PGresult *res)
 {
-	(void)arg;
-	(void)msg;
+	struct db	*db = arg;
+	const char	*sev, *state, *msg;
+
+	sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	if (sev != NULL ? strcmp(sev, "WARNING") != 0 :
+	    state == NULL || strncmp(state, "01", 2) != 0)
+		return;
+	if (state != NULL && strcmp(state, "25P01") == 0)
+		return;
+	db->warned = 1;
+	msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	(void)snprintf(db->warning, sizeof(db->warning), "%s",
+	    msg != NULL ? msg : "");
 }
 
 /* Keywords db_open_pg() sets itself, over the conninfo's own. */
@@ -571,6 +601,7 @@ db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 	if ((db = db_new(DB_POSTGRES, text, n)) == NULL ||
 	    (options = malloc(olen)) == NULL)
 		goto fail;
+	db->commit_ms = stmt_ms;
 	(void)snprintf(options, olen, "-c lock_timeout=%d"
 	    " -c statement_timeout=%d %s", lock_ms, stmt_ms, mine);
 	keys[k] = "options";
@@ -619,9 +650,8 @@ db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 		rc = DB_GONE;
 		goto fail;
 	}
-	/* Notices (a DROP ... IF EXISTS that had nothing to drop) are not
-	 * errors: nothing of them reaches standard error, or the logs. */
-	PQsetNoticeProcessor(db->pg, ignore_notice, NULL);
+	/* It stays with the connection when it is opened again. */
+	(void)PQsetNoticeReceiver(db->pg, pg_notice, db);
 	sodium_memzero(options, olen);
 	free(options);
 	pg_info_free(info);
@@ -706,13 +736,17 @@ pg_ends(const char *text, const char *const *words)
 /*
  * The outcome of a command.  A COMMIT of a transaction an earlier error
  * aborted is answered with success and the tag ROLLBACK: that is a
- * failure, of the earlier error's class when it is known.
+ * failure, of the earlier error's class when it is known.  A COMMIT
+ * answered with success and a WARNING (pg_notice()) is no
+ * acknowledgement either: see db_open_pg() in db.h.
  */
 static enum db_rc
 pg_result(struct db *db, PGresult *res, const char *text)
 {
 	const char	*tag;
+	int		 warned = db->warned;
 
+	db->warned = 0;
 	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK))
 		return pg_fail(db, res);
@@ -726,8 +760,195 @@ pg_result(struct db *db, PGresult *res, const char *text)
 		pg_track(db, DB_OK);
 		return db->last;
 	}
+	if (warned && pg_ends(text, pg_commit)) {
+		(void)snprintf(db->err, sizeof(db->err), "COMMIT not"
+		    " acknowledged: committed here, perhaps not on a"
+		    " synchronous standby (the server warned: %s)",
+		    db->warning);
+		db->last = DB_BUSY;
+		pg_track(db, DB_OK);
+		return db->last;
+	}
 	pg_track(db, DB_OK);
 	return DB_OK;
+}
+
+/* A cancel request on its way (see pg_cancel()). */
+struct pg_cancel {
+	PGcancel	*cancel;
+	int		 fd;	/* written to, then closed, once it is sent */
+};
+
+static void *
+pg_cancel_run(void *arg)
+{
+	struct pg_cancel	*c = arg;
+	char			 err[256];
+
+	(void)PQcancel(c->cancel, err, sizeof(err));
+	(void)send(c->fd, "", 1, MSG_NOSIGNAL);
+	(void)close(c->fd);
+	PQfreeCancel(c->cancel);
+	free(c);
+	return NULL;
+}
+
+/*
+ * Asks the server to cancel the command in flight.  PQcancel() opens a
+ * connection of its own and waits until the server has taken the
+ * request; to a server gone without a word that could take minutes
+ * (TCP's connection attempts), so it runs in a thread of its own, every
+ * signal blocked, and the caller's wait stays bounded whatever it does.
+ * Returns a descriptor that becomes readable once the request is sent
+ * (or has failed), for the caller to close; -1 when there is none.
+ */
+static int
+pg_cancel(struct db *db)
+{
+	struct pg_cancel	*c;
+	pthread_attr_t		 attr;
+	pthread_t		 t;
+	sigset_t		 all, old;
+	int			 sv[2], started = 0;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return -1;
+	if ((c->cancel = PQgetCancel(db->pg)) == NULL ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		PQfreeCancel(c->cancel);
+		free(c);
+		return -1;
+	}
+	c->fd = sv[1];
+	(void)sigfillset(&all);
+	if (pthread_attr_init(&attr) == 0) {
+		if (pthread_attr_setdetachstate(&attr,
+		    PTHREAD_CREATE_DETACHED) == 0 &&
+		    pthread_sigmask(SIG_SETMASK, &all, &old) == 0) {
+			started = pthread_create(&t, &attr, pg_cancel_run,
+			    c) == 0;
+			(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+		}
+		(void)pthread_attr_destroy(&attr);
+	}
+	if (!started)
+		(void)pg_cancel_run(c);	/* no thread: here, waited for */
+	return sv[0];
+}
+
+/*
+ * Drops the connection: the server is not waited for any more.  libpq
+ * reads the end of it, and the connection is then lost (CONNECTION_BAD,
+ * opened again later as any lost one).
+ */
+static void
+pg_drop(struct db *db)
+{
+	int	fd = PQsocket(db->pg);
+
+	if (fd >= 0)
+		(void)shutdown(fd, SHUT_RDWR);
+	(void)PQconsumeInput(db->pg);
+}
+
+/* fd readable within ms (at most), EINTR aside: 1, else 0. */
+static int
+pg_wait(int fd, long long ms)
+{
+	struct pollfd	pfd;
+	long long	end = mono_ms() + ms;
+	int		n;
+
+	do {
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		ms = end - mono_ms();
+		if (ms < 0)
+			ms = 0;
+		n = poll(&pfd, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+	} while (n < 0 && errno == EINTR);
+	return n > 0;
+}
+
+/*
+ * Runs a COMMIT, the text or the prepared statement st, bounded by the
+ * client (db.h says how, and why).  Its outcome as pg_result() says it;
+ * *out is the result, as PQexec() would return it (the first error, else
+ * the last), NULL when none came.
+ */
+static enum db_rc
+pg_commit_run(struct db *db, const char *text, struct db_stmt *st,
+    PGresult **out)
+{
+	PGresult	*res = NULL, *r;
+	long long	 end;
+	char		 name[24];
+	int		 sent, cfd = -1, cancelled = 0, dropped = 0, gone = 0;
+	enum db_rc	 rc;
+
+	*out = NULL;
+	db->warned = 0;
+	if (st != NULL) {
+		(void)snprintf(name, sizeof(name), "hb%zu", st->i);
+		sent = PQsendQueryPrepared(db->pg, name, st->nparams,
+		    (const char *const *)st->vals, st->lens, st->fmts, 0);
+	} else
+		sent = PQsendQuery(db->pg, text);
+	if (!sent)
+		return pg_fail(db, NULL);
+	end = mono_ms() + db->commit_ms;
+	for (;;) {
+		/* Lost, the rest comes at once: an error, then the end. */
+		if (gone || !PQisBusy(db->pg)) {
+			if ((r = PQgetResult(db->pg)) == NULL)
+				break;
+			if (res != NULL && PQresultStatus(res) ==
+			    PGRES_FATAL_ERROR)
+				pg_res_free(r);
+			else {
+				pg_res_free(res);
+				res = r;
+			}
+			continue;
+		}
+		if (mono_ms() >= end) {
+			if (cancelled) {
+				pg_drop(db);
+				dropped = gone = 1;
+				continue;
+			}
+			/* Cancelled, it is waited for a while longer. */
+			cfd = pg_cancel(db);
+			cancelled = 1;
+			end = mono_ms() + DB_PG_CANCEL_MS;
+			continue;
+		}
+		(void)pg_wait(PQsocket(db->pg), end - mono_ms());
+		if (PQconsumeInput(db->pg) == 0)
+			gone = 1;
+	}
+	rc = pg_result(db, res, st != NULL ? st->sql : text);
+	if (dropped)
+		(void)snprintf(db->err, sizeof(db->err), "no answer to"
+		    " COMMIT within %d ms, nor %d ms after its cancel: the"
+		    " connection is dropped, the outcome unknown",
+		    db->commit_ms, DB_PG_CANCEL_MS);
+	/*
+	 * An answer came before the cancel reached the server: the
+	 * cancel could still fall on the next command, unless the server
+	 * has taken it (then it falls between commands, and is ignored).
+	 * Not within the grace: the connection is dropped, the outcome
+	 * kept; the next call connects again.
+	 */
+	if (cfd >= 0) {
+		if (PQstatus(db->pg) == CONNECTION_OK &&
+		    !pg_wait(cfd, end - mono_ms()))
+			pg_drop(db);
+		(void)close(cfd);
+	}
+	*out = res;
+	return rc;
 }
 
 /* Runs the session's text on a connection just made. */
@@ -807,8 +1028,12 @@ db_exec(struct db *db, const char *text)
 	}
 	if ((rc = pg_ready(db, text, &done)) != DB_OK || done)
 		return rc;
-	res = PQexec(db->pg, text);
-	rc = pg_result(db, res, text);
+	if (pg_ends(text, pg_commit))
+		rc = pg_commit_run(db, text, NULL, &res);
+	else {
+		res = PQexec(db->pg, text);
+		rc = pg_result(db, res, text);
+	}
 	pg_res_free(res);
 	return rc;
 }
@@ -1036,10 +1261,15 @@ pg_run(struct db_stmt *st)
 	}
 	if (!st->prepared && (rc = pg_prepare(st)) != DB_OK)
 		return rc;
-	(void)snprintf(name, sizeof(name), "hb%zu", st->i);
-	st->res = PQexecPrepared(db->pg, name, st->nparams,
-	    (const char *const *)st->vals, st->lens, st->fmts, 0);
-	if ((rc = pg_result(db, st->res, st->sql)) != DB_OK) {
+	if (pg_ends(st->sql, pg_commit))
+		rc = pg_commit_run(db, NULL, st, &st->res);
+	else {
+		(void)snprintf(name, sizeof(name), "hb%zu", st->i);
+		st->res = PQexecPrepared(db->pg, name, st->nparams,
+		    (const char *const *)st->vals, st->lens, st->fmts, 0);
+		rc = pg_result(db, st->res, st->sql);
+	}
+	if (rc != DB_OK) {
 		pg_clear(st);
 		return rc;
 	}

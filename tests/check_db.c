@@ -6,7 +6,10 @@
  *
  * Each PostgreSQL test works in a schema of its own.
  */
+#include <sys/wait.h>
+
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,7 @@ enum {
 	Q_ROLLBACK,
 	Q_PID,
 	Q_SETTING,
+	Q_CANCEL_SYNC,
 	Q_N
 };
 
@@ -54,6 +58,10 @@ static const struct db_text texts[Q_N] = {
 	[Q_ROLLBACK] = { " rollback work", NULL },
 	[Q_PID] = { "SELECT 0", "SELECT pg_backend_pid()" },
 	[Q_SETTING] = { "SELECT 0", "SELECT current_setting(?1)" },
+	/* An operator's cancel of a backend waiting for its standby. */
+	[Q_CANCEL_SYNC] = { "SELECT 0", "SELECT CASE WHEN wait_event ="
+	    " 'SyncRep' THEN pg_cancel_backend(pid)::int ELSE 0 END"
+	    " FROM pg_stat_activity WHERE pid = ?1::int" },
 };
 
 static const char *const ddl[] = {
@@ -552,6 +560,190 @@ START_TEST(test_pg_budget)
 }
 END_TEST
 
+/* Milliseconds since t0 (CLOCK_MONOTONIC). */
+static long
+since(const struct timespec *t0)
+{
+	struct timespec	t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 +
+	    (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* A connection to the test's schema with a busy budget of budget_ms. */
+static struct db *
+open_budget(int budget_ms)
+{
+	struct db	*db = NULL;
+	char		 why[256];
+
+	ck_assert_msg(db_open_pg(pg_conninfo(), 5000, budget_ms, texts, Q_N,
+	    &db, why, sizeof(why)) == DB_OK, "connect: %s", why);
+	use_schema(db);
+	return db;
+}
+
+/* The server process of db's connection. */
+static pid_t
+backend_of(struct db *db)
+{
+	struct db_stmt	*st;
+	pid_t		 pid;
+
+	ck_assert_ptr_nonnull(st = db_stmt(db, Q_PID));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	pid = (pid_t)db_col_int64(st, 0);
+	ck_assert_int_eq(db_step(st), DB_DONE);
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+/*
+ * A COMMIT waits for a synchronous standby that is not there: the
+ * server's statement_timeout does not count that wait, so the client
+ * does.  Past the busy budget (1 s here) it cancels the COMMIT; the
+ * server answers success with a WARNING (committed here, not on the
+ * standby), which is no acknowledgement: BUSY, with the transaction
+ * over and the connection kept.  The row did commit on the primary: a
+ * retry finds it.  Text and prepared COMMITs alike.
+ */
+START_TEST(test_pg_commit_syncrep)
+{
+	struct db	*a = open_db(PG), *b = open_budget(1000);
+	struct timespec	 t0;
+	long		 ms;
+
+	test_pg_standby("hookbox_missing");
+	ck_assert_int_eq(db_exec(b, "BEGIN"), DB_OK);
+	insert(b, "s1", 1, NULL, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "COMMIT"), DB_BUSY);
+	ms = since(&t0);
+	/* It waited its budget, and not much more: never for ever. */
+	ck_assert_int_ge(ms, 950);
+	ck_assert_int_lt(ms, 30000);
+	ck_assert_int_eq(db_last(b), DB_BUSY);
+	ck_assert_ptr_nonnull(strstr(db_errmsg(b), "standby"));
+	ck_assert_int_eq(db_in_tx(b), 0);
+
+	ck_assert_int_eq(db_exec(b, "BEGIN"), DB_OK);
+	insert(b, "s2", 2, NULL, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(run(b, Q_COMMIT), DB_BUSY);
+	ck_assert_int_lt(since(&t0), 30000);
+	ck_assert_int_eq(db_in_tx(b), 0);
+
+	/* The same connection goes on; a read commits nothing to wait for. */
+	ck_assert_int_eq(count(b), 2);
+	test_pg_standby(NULL);
+	ck_assert_int_eq(count(a), 2);
+	ck_assert_int_eq(db_exec(b, "BEGIN"), DB_OK);
+	insert(b, "s3", 3, NULL, 0);
+	ck_assert_int_eq(db_exec(b, "COMMIT"), DB_OK);
+	ck_assert_int_eq(count(a), 3);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/*
+ * The same wait cancelled by someone else (an operator's
+ * pg_cancel_backend()), long before the client's own bound (60 s): the
+ * server's WARNING alone fails the COMMIT.
+ */
+START_TEST(test_pg_commit_cancelled)
+{
+	struct db	*a = open_db(PG), *b = open_budget(60000), *c = NULL;
+	struct db_stmt	*st;
+	struct timespec	 t0;
+	pid_t		 pid, child;
+	int		 status, i, done = 0;
+	char		 why[256];
+
+	pid = backend_of(b);
+	test_pg_standby("hookbox_missing");
+	ck_assert_int_eq(db_exec(b, "BEGIN"), DB_OK);
+	insert(b, "c1", 1, NULL, 0);
+	ck_assert_int_ne(child = fork(), -1);
+	if (child == 0) {
+		/* A connection of its own; the parent's are not touched. */
+		if (db_open_pg(pg_conninfo(), 5000, 0, texts, Q_N, &c, why,
+		    sizeof(why)) != DB_OK)
+			_exit(2);
+		for (i = 0; i < 400 && !done; i++) {
+			if ((st = db_stmt(c, Q_CANCEL_SYNC)) == NULL ||
+			    db_bind_int64(st, 1, pid) != DB_OK)
+				_exit(3);
+			if (db_step(st) == DB_ROW)
+				done = db_col_int64(st, 0) == 1;
+			db_reset(st);
+			if (!done)
+				usleep(50 * 1000);
+		}
+		_exit(done ? 0 : 1);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "COMMIT"), DB_BUSY);
+	ck_assert_int_lt(since(&t0), 30000);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(db_in_tx(b), 0);
+	test_pg_standby(NULL);
+	ck_assert_int_eq(count(a), 1);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/*
+ * A COMMIT that even its cancel does not end (its server process is
+ * stopped): after the grace the connection is dropped, and lost inside
+ * the transaction, as db.h says of one cut: GONE until the caller's
+ * ROLLBACK; then the next call connects again.  A process of its own,
+ * in a session of its own, sends SIGCONT after 20 s should this test
+ * die before it does: a stopped server process would stop the server.
+ */
+START_TEST(test_pg_commit_unanswered)
+{
+	struct db	*a = open_db(PG), *b = open_budget(1000);
+	struct timespec	 t0;
+	pid_t		 pid, guard;
+	enum db_rc	 rc;
+	long		 ms;
+
+	pid = backend_of(b);
+	ck_assert_int_eq(db_exec(b, "BEGIN"), DB_OK);
+	insert(b, "u1", 1, NULL, 0);
+	ck_assert_int_ne(guard = fork(), -1);
+	if (guard == 0) {
+		(void)setsid();
+		sleep(20);
+		(void)kill(pid, SIGCONT);
+		_exit(0);
+	}
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = db_exec(b, "COMMIT");
+	ms = since(&t0);
+	(void)kill(pid, SIGCONT);
+	(void)kill(guard, SIGKILL);
+	(void)waitpid(guard, NULL, 0);
+	ck_assert_int_eq(rc, DB_GONE);
+	ck_assert_int_ge(ms, 950 + DB_PG_CANCEL_MS);
+	ck_assert_int_lt(ms, 30000);
+	ck_assert_int_eq(db_in_tx(b), 1);
+	ck_assert_int_eq(run(b, Q_COUNT), DB_GONE);
+	ck_assert_int_eq(db_exec(b, "ROLLBACK"), DB_OK);
+	ck_assert_int_eq(db_in_tx(b), 0);
+	use_schema(b);
+	ck_assert_int_ge(count(b), 0);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
 /*
  * A conninfo libpq cannot parse is a configuration error, reported
  * without libpq's words, which quote the token (here, the password).
@@ -827,6 +1019,19 @@ db_suite(void)
 			tcase_add_test(tc, test_db_location);
 		suite_add_tcase(s, tc);
 	}
+	/*
+	 * COMMITs that wait: the server's synchronous_standby_names is
+	 * set, and reset by the test and again after the case, even when
+	 * a test failed.
+	 */
+	tc = tcase_create("postgresql-commit");
+	tcase_add_unchecked_fixture(tc, test_case_setup,
+	    test_case_teardown_standby);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_pg_commit_syncrep);
+	tcase_add_test(tc, test_pg_commit_cancelled);
+	tcase_add_test(tc, test_pg_commit_unanswered);
+	suite_add_tcase(s, tc);
 	return s;
 }
 

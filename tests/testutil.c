@@ -46,7 +46,8 @@ enum test_backend	test_backend = TEST_SQLITE;
  * runner uses it outside any test.
  */
 static struct db *
-pg_server(const char *dbname, char *why, size_t len)
+pg_server_text(const char *dbname, int busy_ms, const struct db_text *text,
+    size_t n, char *why, size_t len)
 {
 	struct db	*db = NULL;
 	const char	*base = getenv("HOOKBOX_TEST_PG");
@@ -63,8 +64,14 @@ pg_server(const char *dbname, char *why, size_t len)
 		(void)snprintf(why, len, "HOOKBOX_TEST_PG too long");
 		return NULL;
 	}
-	(void)db_open_pg(conn, 10000, 0, NULL, 0, &db, why, len);
+	(void)db_open_pg(conn, 10000, busy_ms, text, n, &db, why, len);
 	return db;
+}
+
+static struct db *
+pg_server(const char *dbname, char *why, size_t len)
+{
+	return pg_server_text(dbname, 0, NULL, 0, why, len);
 }
 
 /* The same inside a test: a failure fails the test. */
@@ -142,6 +149,95 @@ test_run_backends(Suite *(*make)(void), const char *name)
 			(void)pg_run_db(0);
 	}
 	return status;
+}
+
+/*
+ * A COMMIT of a transaction that wrote to the WAL (a transactional
+ * message: one that wrote nothing waits for no standby), on a connection
+ * of its own with a short budget: DB_OK, or DB_BUSY while it would wait
+ * for a synchronous standby that is not there.
+ */
+static enum db_rc
+pg_probe_commit(char *why, size_t len)
+{
+	static const struct db_text	 text[] = {
+		{ "SELECT 0", "SELECT pg_logical_emit_message(true,"
+		    " 'hookbox-test', 'probe')" },
+	};
+	struct db			*db;
+	struct db_stmt			*st;
+	enum db_rc			 rc;
+
+	if ((db = pg_server_text(NULL, 200, text, 1, why, len)) == NULL)
+		return DB_GONE;
+	if ((rc = db_exec(db, "BEGIN")) == DB_OK &&
+	    (st = db_stmt(db, 0)) != NULL &&
+	    (rc = db_step_done(st)) == DB_DONE)
+		rc = db_exec(db, "COMMIT");
+	if (rc != DB_OK)
+		(void)snprintf(why, len, "%s", db_errmsg(db));
+	db_close(db);
+	return rc;
+}
+
+int
+test_pg_standby_set(const char *names, char *why, size_t len)
+{
+	struct db	*db;
+	char		 sql[160];
+	enum db_rc	 rc = DB_ERROR;
+	int		 i;
+
+	if (names != NULL)
+		(void)snprintf(sql, sizeof(sql), "ALTER SYSTEM SET"
+		    " synchronous_standby_names = '%s'", names);
+	else
+		(void)snprintf(sql, sizeof(sql), "ALTER SYSTEM RESET"
+		    " synchronous_standby_names");
+	if ((db = pg_server(NULL, why, len)) == NULL)
+		return -1;
+	/* ALTER SYSTEM runs alone, outside a transaction block. */
+	if (db_exec(db, sql) != DB_OK ||
+	    db_exec(db, "SELECT pg_reload_conf()") != DB_OK) {
+		(void)snprintf(why, len, "%s: %s", sql, db_errmsg(db));
+		db_close(db);
+		return -1;
+	}
+	db_close(db);
+	/*
+	 * The reload reaches the server's processes in their own time:
+	 * wait (at most about 30 s) until a COMMIT says it is in force.
+	 */
+	for (i = 0; i < 100; i++) {
+		rc = pg_probe_commit(why, len);
+		if (names != NULL ? rc == DB_BUSY : rc == DB_OK)
+			return 0;
+		usleep(100 * 1000);
+	}
+	(void)snprintf(why, len, "%s: not in force after 30 s (the probe's"
+	    " COMMIT: %s)", sql, db_rc_name(rc));
+	return -1;
+}
+
+void
+test_pg_standby(const char *names)
+{
+	char	why[512];
+
+	ck_assert_msg(test_pg_standby_set(names, why, sizeof(why)) == 0,
+	    "%s", why);
+}
+
+void
+test_case_teardown_standby(void)
+{
+	char	why[512];
+
+	test_case_teardown();
+	if (getenv("HOOKBOX_TEST_PG") != NULL &&
+	    test_pg_standby_set(NULL, why, sizeof(why)) != 0)
+		fprintf(stderr, "synchronous_standby_names not reset: %s\n",
+		    why);
 }
 
 const char *

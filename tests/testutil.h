@@ -80,6 +80,23 @@ void test_rmdir(const char *);
 void test_case_setup(void);
 void test_case_teardown(void);
 
+/*
+ * PostgreSQL: sets the test server's synchronous_standby_names (ALTER
+ * SYSTEM, then a reload) to names, a standby that does not exist, or
+ * back to the default (none) with NULL, and returns once a COMMIT shows
+ * it in force (every COMMIT of a transaction that wrote then waits for
+ * that standby, for ever, as the server sees it).  0, or -1 with why.
+ * The server is shared by every test of a run: a test that sets it
+ * resets it, and its test case's teardown is
+ * test_case_teardown_standby(), which resets it too (in the parent: even
+ * after a failed test).
+ */
+int test_pg_standby_set(const char *names, char *why, size_t len);
+/* The same, failing the test when it cannot be done. */
+void test_pg_standby(const char *names);
+/* test_case_teardown(), then the setting reset (when on PostgreSQL). */
+void test_case_teardown_standby(void);
+
 /* buf = dir/name; fails the test when it does not fit. */
 void test_path(char *buf, size_t len, const char *dir, const char *name);
 
