@@ -2431,6 +2431,53 @@ START_TEST(sqlite_create_refuses_links)
 END_TEST
 
 /*
+ * PostgreSQL: a COMMIT that waits for a synchronous standby that is not
+ * there is cut short after the busy budget, and the dispatcher takes it
+ * as not done: a claim claims nothing (no lease in hand, nothing to
+ * send), an attempt's end is not recorded (BUSY: tried again).  What the
+ * server did commit on the primary is there once the standby is no
+ * longer waited for: a lease, which expires as a dead owner's does, and
+ * an outcome that the second recording finds already written (lost,
+ * never written twice).
+ */
+START_TEST(pg_syncrep_claim_finish)
+{
+	struct store_row	r;
+	struct store_lease	l, l2;
+	int			claimed, lost;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	accept_at("a", 1, T0);
+	accept_at("a", 2, T0);
+	r = row_of(ACT("a", 1));
+	test_pg_standby("hookbox_missing");
+	ck_assert_int_eq(test_claim1(st, &r, "w1", T0 + 5, T0 + 30005, &l,
+	    &claimed), STORE_BUSY);
+	ck_assert_int_eq(claimed, 0);
+	ck_assert_ptr_null(l.payload);
+	test_pg_standby(NULL);
+	ck_assert_str_eq(state_of(ACT("a", 1)), "leased");
+	ck_assert_int_eq(attempts_of(ACT("a", 1)), 1);
+
+	claim(ACT("a", 2), "w1", T0 + 10, T0 + 30010, &l2);
+	test_pg_standby("hookbox_missing");
+	ck_assert_int_eq(test_finish1(st, &l2, "w1", STORE_OUT_DELIVERED,
+	    T0 + 20, T0 + 20, 204, NULL, &lost), STORE_BUSY);
+	ck_assert_int_eq(lost, 0);
+	test_pg_standby(NULL);
+	ck_assert_str_eq(state_of(ACT("a", 2)), "delivered");
+	ck_assert_int_eq(test_finish1(st, &l2, "w1", STORE_OUT_DELIVERED,
+	    T0 + 30, T0 + 30, 204, NULL, &lost), STORE_OK);
+	ck_assert_int_eq(lost, 1);
+	ck_assert_str_eq(state_of(ACT("a", 2)), "delivered");
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE action_id ="
+	    " ?1 AND ended_at IS NOT NULL", ACT("a", 2)), 1);
+	store_lease_clear(&l2);
+}
+END_TEST
+
+/*
  * Two dispatchers (two processes, two connections: two hosts on
  * PostgreSQL) pick and claim the same due rows at once, in batches: each
  * row is leased once, with one attempt, whichever wins it.
@@ -2515,6 +2562,7 @@ store_suite(void)
 	TCase	*lease = tcase_create("lease");
 	TCase	*check = tcase_create("check");
 	TCase	*ops = tcase_create("ops");
+	TCase	*sync = tcase_create("syncrep");
 	TCase	*tc[4];
 	size_t	 i;
 
@@ -2561,6 +2609,12 @@ store_suite(void)
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
 	tcase_add_test(ops, sqlite_create_refuses_links);
+	/* The server's standby setting, reset after, even on a failure. */
+	tcase_add_unchecked_fixture(sync, test_case_setup,
+	    test_case_teardown_standby);
+	tcase_add_checked_fixture(sync, setup, teardown);
+	tcase_add_test(sync, pg_syncrep_claim_finish);
+	suite_add_tcase(s, sync);
 	return s;
 }
 
