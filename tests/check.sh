@@ -50,6 +50,12 @@ for build in build build-san; do
 		case "$t" in *.o) continue ;; esac
 		[ -x "$t" ] || continue
 		run "$t" "$t"
+		# A suite that died with the standby setting on leaves it.
+		if [ -n "${HOOKBOX_TEST_PG:-}" ] && ! pg_standby "$pgtmp/pg"; then
+			echo "check: $t left synchronous_standby_names set"
+			status=1
+			failures="$failures${failures:+, }$t (standby not reset)"
+		fi
 	done
 	for script in "cli.sh $build/hookbox" "admin.sh $build/hookbox" \
 	    "output.sh $build/hookbox" "e2e.sh $build" "trust.sh $build" \

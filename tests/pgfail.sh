@@ -8,6 +8,12 @@
 #    same dispatcher delivers again; nothing acknowledged is lost;
 #  - the server down when the responder starts: one clear log line, 503s,
 #    then service once the server is up;
+#  - a synchronous standby that is not there (synchronous_standby_names):
+#    the COMMIT, which the server's statement_timeout does not bound, is
+#    cancelled past the busy budget: 503 with Retry-After in bounded time,
+#    never 200, and the responder serves the next request; once the
+#    standby is no longer waited for, the same callback is a duplicate
+#    (the row did commit on the primary);
 #  - a serving role with read grants only (USAGE and SELECT on the state):
 #    503 with Retry-After, and a log line naming the permission problem.
 # Prints "pgfail: N passed, N failed".
@@ -27,6 +33,7 @@ cleanup() {
 	    kill "$(cat "$tmp/nginx/nginx.pid")" 2>/dev/null
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	pg_standby "$tmp/pg" 2>/dev/null
 	pg_stop "$tmp/pg"
 	rm -rf "$tmp"
 }
@@ -144,6 +151,30 @@ sent=$(awk -F'\t' '$2 == "POST" { print $4 }' "$tmp/sink.log" | sort -u |
     wc -l)
 eq "back: the sink got every action" \
     "$(q "SELECT count(*) FROM hookbox_state.outbox")" "$sent"
+
+# ---- a synchronous standby that is not there ----
+# Each COMMIT would wait for it for ever; the busy budget (1 s) bounds it.
+pg_standby "$tmp/pg" hookbox_missing ||
+    fail "synchronous_standby_names never in force"
+for j in load300 load301; do
+	sign "$j" tornado "$(completed "$j")"
+	_s=$(date +%s%3N)
+	r=$(post "$base" tornado "$j" "$j")
+	ms=$(( $(date +%s%3N) - _s ))
+	eq "standby missing, $j: 503" 503 "$(echo "$r" | awk '{ print $2 }')"
+	[ "$(echo "$r" | awk '{ print $4 }')" != "-" ] && pass ||
+	    fail "standby missing, $j: no Retry-After"
+	[ "$ms" -lt 30000 ] && pass ||
+	    fail "standby missing, $j: answered after $ms ms"
+	echo "standby missing: $j answered $(echo "$r" | awk '{ print $2 }') in $ms ms"
+done
+alive "$rpid_main" && pass || fail "standby missing: the responder died"
+pg_standby "$tmp/pg" || fail "synchronous_standby_names never reset"
+for j in load300 load301; do
+	r=$(post "$base" tornado "$j" "$j")
+	eq "standby back, $j: committed on the primary, a duplicate" \
+	    "200 duplicate" "$(echo "$r" | awk '{ print $2, $3 }')"
+done
 
 # ---- down when the responder starts ----
 kill9 "$rpid_main"

@@ -12,6 +12,13 @@
 # test server loses nothing anyone keeps.  Without it fsync stays on (a
 # benchmark measures the commits' real cost).
 # pg_stop DIR stops it (fast shutdown) and is safe to call twice.
+# pg_standby DIR [NAMES] sets its synchronous_standby_names to NAMES, a
+# standby no test starts (every COMMIT of a transaction that wrote then
+# waits for it, for ever as the server sees it), or resets it without
+# NAMES; it returns once a COMMIT shows the change in force (at most about
+# 30 s; 1 when it never does).  The suites share a server: whoever sets
+# it resets it, and tests/check.sh resets it after every suite, should
+# one have died first.
 
 pg_bindir() {
 	for _d in "$(pg_config --bindir 2>/dev/null)" \
@@ -65,4 +72,32 @@ pg_stop() {
 	_bin=$(pg_bindir) || return 0
 	[ -f "$1/data/postmaster.pid" ] || return 0
 	pg_as "$_bin/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1
+}
+
+pg_standby() {
+	_c="host=$1 user=hookbox_admin dbname=hookbox"
+	if [ -n "${2:-}" ]; then
+		_sql="ALTER SYSTEM SET synchronous_standby_names = '$2'"
+	else
+		_sql="ALTER SYSTEM RESET synchronous_standby_names"
+	fi
+	psql "$_c" -X -Atq -c "$_sql" -c "SELECT pg_reload_conf()" \
+	    >/dev/null || return 1
+	# The probe: a COMMIT of a transaction that wrote to the WAL, which
+	# waits (cut by timeout(1): exit 124) while the standby is missing.
+	# The reload reaches the server's processes in their own time.
+	_end=$(( $(date +%s) + 30 ))
+	while :; do
+		timeout 5 psql "$_c" -X -Atq -c "BEGIN" -c "SELECT
+		    pg_logical_emit_message(true, 'hookbox-test', 'probe')" \
+		    -c "COMMIT" >/dev/null 2>&1
+		_rc=$?
+		if [ -n "${2:-}" ]; then
+			[ $_rc -eq 124 ] && return 0
+		else
+			[ $_rc -eq 0 ] && return 0
+		fi
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.1
+	done
 }
