@@ -537,6 +537,85 @@ pg_info_free(PQconninfoOption *info)
 	PQconninfoFree(info);
 }
 
+/* Appends n bytes of s to buf (len) at *o; -1 when they do not fit. */
+static int
+put(char *buf, size_t len, size_t *o, const char *s, size_t n)
+{
+	if (n >= len - *o)
+		return -1;
+	memcpy(buf + *o, s, n);
+	*o += n;
+	buf[*o] = '\0';
+	return 0;
+}
+
+/*
+ * Appends a value as libpq reads one: bare, or single-quoted with ' and
+ * \ escaped when it is empty or holds a space, a quote or a backslash.
+ */
+static int
+put_value(char *buf, size_t len, size_t *o, const char *v)
+{
+	const char	*p;
+
+	if (*v != '\0' && strpbrk(v, " \t\n\v\f\r'\\") == NULL)
+		return put(buf, len, o, v, strlen(v));
+	if (put(buf, len, o, "'", 1) != 0)
+		return -1;
+	for (p = v; *p != '\0'; p++)
+		if (((*p == '\'' || *p == '\\') && put(buf, len, o, "\\",
+		    1) != 0) || put(buf, len, o, p, 1) != 0)
+			return -1;
+	return put(buf, len, o, "'", 1);
+}
+
+int
+db_conninfo_redact(const char *conninfo, char *buf, size_t len)
+{
+	PQconninfoOption	*info, *o;
+	char			*err = NULL;
+	size_t			 off = 0;
+	int			 n = 0, mask;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	if ((info = PQconninfoParse(conninfo, &err)) == NULL) {
+		/* libpq's complaint may quote the password: not kept. */
+		if (err != NULL) {
+			sodium_memzero(err, strlen(err));
+			PQfreemem(err);
+		}
+		(void)snprintf(buf, len, "%s", DB_CONNINFO_MALFORMED);
+		return -1;
+	}
+	for (o = info; o->keyword != NULL; o++) {
+		if (o->val == NULL)
+			continue;
+		/*
+		 * libpq's "*": a password.  A database named like a conninfo
+		 * would be read as one, password and all, were it expanded
+		 * (db_open_pg() refuses it).
+		 */
+		mask = strchr(o->dispchar, '*') != NULL ||
+		    (strcmp(o->keyword, "dbname") == 0 &&
+		    (strchr(o->val, '=') != NULL ||
+		    strstr(o->val, "://") != NULL));
+		if ((off > 0 && put(buf, len, &off, " ", 1) != 0) ||
+		    put(buf, len, &off, o->keyword, strlen(o->keyword)) != 0 ||
+		    put(buf, len, &off, "=", 1) != 0 ||
+		    (mask ? put(buf, len, &off, "***", 3) :
+		    put_value(buf, len, &off, o->val)) != 0) {
+			buf[0] = '\0';
+			n = -1;
+			break;
+		}
+		n += mask;
+	}
+	pg_info_free(info);
+	return n;
+}
+
 enum db_rc
 db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
     const struct db_text *text, size_t n, struct db **out, char *why,

@@ -64,6 +64,22 @@ const char *db_rc_name(enum db_rc);
 int db_is_postgres(const char *location);
 
 /*
+ * Writes a PostgreSQL conninfo (a URI or key=value pairs) into buf (len
+ * bytes) for a log or a message, from libpq's own reading of it
+ * (PQconninfoParse()), never from one of ours: the options it sets, in
+ * libpq's order, as key=value pairs (a value quoted and escaped as libpq
+ * reads it when it must be), every option libpq marks as a password (its
+ * display character "*": password, sslpassword, ...) shown as ***, and
+ * so is a dbname that is itself a conninfo.  Returns how many values it
+ * masked (0: the string holds no password, empty ones included), or -1:
+ * libpq cannot parse it (buf then holds DB_CONNINFO_MALFORMED: nothing
+ * of the string is echoed, as libpq's complaint would quote the token it
+ * choked on), or buf is too short (buf then holds "").
+ */
+#define DB_CONNINFO_MALFORMED	"(a PostgreSQL conninfo libpq cannot parse)"
+int db_conninfo_redact(const char *conninfo, char *buf, size_t len);
+
+/*
  * Opens a SQLite file with SQLITE_OPEN_* flags, with statement texts
  * text[0..n-1] (static storage).  *out is NULL on failure.
  */

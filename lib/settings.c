@@ -14,7 +14,6 @@
 #include "settings.h"
 #include "db.h"
 #include "store.h"
-#include "text.h"
 #include "util.h"
 
 #define BUSY_MS_MAX	600000
@@ -22,13 +21,14 @@
 
 /*
  * A PostgreSQL location: the same conninfo for both "paths", and the
- * form shown with its passwords masked.
+ * form shown, rebuilt from libpq's reading of it with every password
+ * masked.  One libpq cannot read (it fails later, when opened) or too
+ * long to show is shown as a phrase, and may hold a password.
  */
 static int
 load_pg(struct settings *s, const char *conninfo, int from_argv,
     const char **why)
 {
-	char	buf[2 * PATH_MAX + 4];
 	int	n;
 
 	if (snprintf(s->dir, sizeof(s->dir), "%s", conninfo) >=
@@ -39,12 +39,13 @@ load_pg(struct settings *s, const char *conninfo, int from_argv,
 	memcpy(s->state_path, s->dir, sizeof(s->dir));
 	memcpy(s->config_path, s->dir, sizeof(s->dir));
 	s->pg = 1;
-	/* The buffer is big enough by text_conninfo_redact()'s bound. */
-	if ((n = text_conninfo_redact(conninfo, buf, sizeof(buf))) < 0)
-		n = 1, snprintf(buf, sizeof(buf), "(a PostgreSQL database)");
-	if (snprintf(s->shown, sizeof(s->shown), "%s", buf) >=
-	    (int)sizeof(s->shown))
-		snprintf(s->shown, sizeof(s->shown), "(a PostgreSQL database)");
+	if ((n = db_conninfo_redact(conninfo, s->shown, sizeof(s->shown))) <
+	    0) {
+		if (s->shown[0] == '\0')
+			(void)snprintf(s->shown, sizeof(s->shown),
+			    "(a PostgreSQL database)");
+		n = 1;
+	}
 	s->argv_password = from_argv && n > 0;
 	return 0;
 }

@@ -82,18 +82,4 @@ HB_API int text_eqi(const char *, const char *);
 HB_API int text_url_redact(const char *url, char *buf, size_t len)
     HB_MUST_CHECK;
 
-/*
- * Copies a PostgreSQL connection string (a postgresql:// or postgres://
- * URI, or key=value pairs) into buf (len bytes) for a log or a message,
- * with every password masked: the URI's user:password@ becomes
- * user:***@, and the value of every keyword or query parameter whose
- * name contains "pass" (password, sslpassword) becomes ***.  Text past
- * what a conninfo may hold is masked too.  Returns how many values it
- * masked (0: none, so the string held no password), or -1 when buf is
- * too short (buf then holds "").  2 * strlen(conninfo) + 4 bytes always
- * do.
- */
-HB_API int text_conninfo_redact(const char *conninfo, char *buf, size_t len)
-    HB_MUST_CHECK;
-
 #endif

@@ -972,6 +972,138 @@ START_TEST(test_db_location)
 }
 END_TEST
 
+/*
+ * A conninfo for a log, rebuilt from libpq's own reading of it: every
+ * form a URI can take, key=value with quotes, and none of a password's
+ * text (nor its percent-encoded form) survives; what libpq cannot read is
+ * a fixed phrase.
+ */
+static const struct {
+	const char	*in;
+	const char	*out;
+	int		 n;		/* values masked; -1 malformed */
+	const char	*secret[2];	/* never in the output */
+} conncases[] = {
+	/* libpq ends a URI's user:password only at '@' (or '/'). */
+	{ "postgresql://hb:s3c?ret@db.example:5432/hookbox",
+	    "user=hb password=*** dbname=hookbox host=db.example port=5432", 1,
+	    { "s3c", "ret" } },
+	{ "postgresql://hookbox_serve:s3c?ret@/hookbox?host=/run/pg",
+	    "user=hookbox_serve password=*** dbname=hookbox host=/run/pg", 1,
+	    { "s3c", "ret" } },
+	{ "postgresql://hb:s3c#ret@h/db", "user=hb password=*** dbname=db"
+	    " host=h", 1, { "s3c", "ret" } },
+	{ "postgresql://hb:s3c%40ret@h/db", "user=hb password=*** dbname=db"
+	    " host=h", 1, { "s3c", "%40" } },
+	{ "postgresql://hb:s3c%3Fret%23@h/db", "user=hb password=***"
+	    " dbname=db host=h", 1, { "s3c", "%3F" } },
+	/* A bare '@' ends it there: what follows is libpq's host. */
+	{ "postgresql://hb:pw1@pw2@h/db", "user=hb password=*** dbname=db"
+	    " host=pw2@h", 1, { "pw1", NULL } },
+	/* '#' is no fragment to libpq: it is the database's name. */
+	{ "postgresql://u:s3cret@h/db#frag", "user=u password=*** dbname=db#frag"
+	    " host=h", 1, { "s3cret", NULL } },
+	/* Keys are percent-decoded before they are compared. */
+	{ "postgresql://h/db?%70assword=hunter2", "password=*** dbname=db"
+	    " host=h", 1, { "hunter2", NULL } },
+	{ "postgresql://h/db?sslpassword=k3y&password=p4ss", "password=***"
+	    " dbname=db host=h sslpassword=***", 2, { "k3y", "p4ss" } },
+	{ "postgresql://u:s3cret@h/db?password=s3cret2&%73slpassword=k3y",
+	    "user=u password=*** dbname=db host=h sslpassword=***", 2,
+	    { "s3cret", "k3y" } },
+	/* Several hosts; the query's password wins over the userinfo's. */
+	{ "postgresql://u:p1ss@h1:5432,h2:5433/db?password=p2ss",
+	    "user=u password=*** dbname=db host=h1,h2 port=5432,5433", 1,
+	    { "p1ss", "p2ss" } },
+	{ "postgresql://[::1]:5432/db", "dbname=db host=::1 port=5432", 0,
+	    { NULL, NULL } },
+	/* An empty password: none to libpq in the userinfo, one given. */
+	{ "postgresql://u:@h/db", "user=u dbname=db host=h", 0,
+	    { NULL, NULL } },
+	{ "postgres://h?password=", "password=*** host=h", 1, { NULL, NULL } },
+	{ "postgresql://u@h/db", "user=u dbname=db host=h", 0, { NULL, NULL } },
+	/* key=value: quotes, escaped quotes, escaped spaces. */
+	{ "host=/tmp dbname=hookbox", "dbname=hookbox host=/tmp", 0,
+	    { NULL, NULL } },
+	{ "host=h password='it\\'s a s3cret' dbname=x", "password=*** dbname=x"
+	    " host=h", 1, { "s3cret", NULL } },
+	{ "password = 's3c ret' user=u application_name='a b\\'c\\\\'",
+	    "user=u password=*** application_name='a b\\'c\\\\'", 1,
+	    { "s3c", NULL } },
+	{ "password=a\\ s3cret user=c", "user=c password=***", 1,
+	    { "s3cret", NULL } },
+	{ "host=h application_name=''", "host=h application_name=''", 0,
+	    { NULL, NULL } },
+	/* A database named like a conninfo would be read as one. */
+	{ "dbname=postgresql://u:s3cret@h/x", "dbname=***", 1,
+	    { "s3cret", NULL } },
+	{ "dbname='host=h password=s3cret'", "dbname=***", 1,
+	    { "s3cret", NULL } },
+	/* What libpq cannot read: a phrase, nothing of the string. */
+	{ "host=h password=s3cret nosuch=1", DB_CONNINFO_MALFORMED, -1,
+	    { "s3cret", NULL } },
+	{ "host=h password='s3cret", DB_CONNINFO_MALFORMED, -1,
+	    { "s3cret", NULL } },
+	{ "postgresql://u:S3cr%ZZet@/db", DB_CONNINFO_MALFORMED, -1,
+	    { "S3cr", NULL } },
+	{ "PASSWORD=s3cret", DB_CONNINFO_MALFORMED, -1, { "s3cret", NULL } },
+	{ "host=h oops s3cret", DB_CONNINFO_MALFORMED, -1, { "s3cret", NULL } },
+	{ "", "", 0, { NULL, NULL } },
+};
+
+START_TEST(test_conninfo_redact)
+{
+	PQconninfoOption	*in, *out, *i, *o;
+	char			 buf[512];
+	int			 k;
+
+	ck_assert_int_eq(db_conninfo_redact(conncases[_i].in, buf,
+	    sizeof(buf)), conncases[_i].n);
+	ck_assert_str_eq(buf, conncases[_i].out);
+	for (k = 0; k < 2; k++)
+		if (conncases[_i].secret[k] != NULL)
+			ck_assert_ptr_null(strstr(buf,
+			    conncases[_i].secret[k]));
+	if (conncases[_i].n < 0)
+		return;
+	/* libpq reads what is shown as it read the original, but ***. */
+	ck_assert_ptr_nonnull(in = PQconninfoParse(conncases[_i].in, NULL));
+	ck_assert_ptr_nonnull(out = PQconninfoParse(buf, NULL));
+	for (i = in, o = out; i->keyword != NULL; i++, o++) {
+		ck_assert_str_eq(i->keyword, o->keyword);
+		if (i->val == NULL)
+			ck_assert_ptr_null(o->val);
+		else if (strcmp(o->val, "***") != 0)
+			ck_assert_str_eq(i->val, o->val);
+	}
+	PQconninfoFree(in);
+	PQconninfoFree(out);
+}
+END_TEST
+
+START_TEST(test_conninfo_redact_short)
+{
+	const char	*c = "host=h password=pw";
+	const char	*out = "password=*** host=h";
+	char		 buf[128];
+	size_t		 need = strlen(out) + 1;
+
+	ck_assert_int_eq(db_conninfo_redact(c, buf, need), 1);
+	ck_assert_str_eq(buf, out);
+	/* One byte short: refused, and nothing of it is left. */
+	ck_assert_int_eq(db_conninfo_redact(c, buf, need - 1), -1);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(db_conninfo_redact(c, buf, 0), -1);
+	/* The value a quote needs is counted too. */
+	c = "application_name='a b'";
+	need = strlen(c) + 1;
+	ck_assert_int_eq(db_conninfo_redact(c, buf, need), 0);
+	ck_assert_str_eq(buf, c);
+	ck_assert_int_eq(db_conninfo_redact(c, buf, need - 1), -1);
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
 START_TEST(test_pg_unreachable)
 {
 	struct db	*db = (struct db *)1;
@@ -1015,8 +1147,12 @@ db_suite(void)
 			tcase_add_test(tc, test_pg_readonly_denied);
 			tcase_add_test(tc, test_pg_unreachable);
 			tcase_add_test(tc, test_pg_schema_roles);
-		} else
+		} else {
 			tcase_add_test(tc, test_db_location);
+			tcase_add_loop_test(tc, test_conninfo_redact, 0,
+			    (int)(sizeof(conncases) / sizeof(conncases[0])));
+			tcase_add_test(tc, test_conninfo_redact_short);
+		}
 		suite_add_tcase(s, tc);
 	}
 	/*
