@@ -50,7 +50,8 @@ pg_up || { finish hosts; exit 1; }
 # ---- init, grants, the tool on PostgreSQL ----
 out=$("$HB" -d "$admin" init --grant hookbox_serve 2>&1)
 eq "init --grant: exit" 0 $?
-contains "init: says so" "initialised host=$pg_host" "$out"
+contains "init: says so" \
+    "initialised user=hookbox_admin dbname=hookbox host=$pg_host" "$out"
 contains "init: granted" "granted hookbox_serve" "$out"
 "$HB" -d "$admin" init --grant hookbox_serve >/dev/null 2>&1
 eq "init twice: exit 0" 0 $?
@@ -148,6 +149,25 @@ contains "a wrong host: the message names it" "$tmp/nowhere" \
     "$(cat "$tmp/err")"
 contains "a wrong host: libpq's reason" "connection to server" \
     "$(cat "$tmp/err")"
+# As libpq reads a URI: a percent-encoded key is a password's, and a '?'
+# or '#' does not end the password of a user:password@.
+"$HB" -d "postgresql:///hookbox?host=$tmp/nowhere&user=x&%70assword=hunter2" \
+    status > "$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -ne 0 ] && pass || fail "status, %70assword on a wrong host: exit $rc"
+contains "%70assword in -d: warned" "-d holds a password" "$(cat "$tmp/err")"
+contains "%70assword in -d: shown masked" "password=*** dbname=hookbox" \
+    "$(cat "$tmp/err")"
+lacks "%70assword in -d: never printed" "hunter2" \
+    "$(cat "$tmp/out" "$tmp/err")"
+HOOKBOX_DB="postgresql://x:s3c?r#t@/hookbox?host=$tmp/nowhere" \
+    "$HB" status > "$tmp/out" 2>"$tmp/err"
+contains "a '?' in the password: shown masked" "user=x password=***" \
+    "$(cat "$tmp/err")"
+lacks "a '?' in the password: never printed" "s3c" \
+    "$(cat "$tmp/out" "$tmp/err")"
+lacks "a password in HOOKBOX_DB: no warning" "holds a password" \
+    "$(cat "$tmp/err")"
 HOOKBOX_DB="host=$pg_host user=hookbox_admin dbname=postgres" \
     "$HB" tenant list 2>"$tmp/err"
 eq "a database without the schemas: refused" 1 $?
@@ -165,6 +185,15 @@ contains "responder: a password in -d warned about" "event=password_in_argv" \
 contains "responder: its start line masks it" "password=***" \
     "$(grep ' event=start ' "$tmp/pw.log")"
 lacks "responder: the password never logged" "s3cret-pw" "$(cat "$tmp/pw.log")"
+timeout 5 "$FCGI" -d "postgresql://hookbox_serve:s3c?ret@/hookbox?host=$pg_host" \
+    -s "$tmp/pw2.sock" 2> "$tmp/pw2.log"
+contains "responder: a URI's password in -d warned about" \
+    "event=password_in_argv" "$(cat "$tmp/pw2.log")"
+contains "responder: its start line masks a URI's" \
+    'dir="user=hookbox_serve password=*** dbname=hookbox' \
+    "$(grep ' event=start ' "$tmp/pw2.log")"
+lacks "responder: a URI's password never logged" "s3c" \
+    "$(cat "$tmp/pw2.log")"
 group "init and the tool"
 
 # ---- two hosts: a responder and an nginx each, as the serving role ----
