@@ -1163,7 +1163,6 @@ db_suite(void)
 	tc = tcase_create("postgresql-commit");
 	tcase_add_unchecked_fixture(tc, test_case_setup,
 	    test_case_teardown_standby);
-	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_pg_commit_syncrep);
 	tcase_add_test(tc, test_pg_commit_cancelled);
 	tcase_add_test(tc, test_pg_commit_unanswered);
