@@ -815,17 +815,13 @@ pg_ends(const char *text, const char *const *words)
 /*
  * The outcome of a command.  A COMMIT of a transaction an earlier error
  * aborted is answered with success and the tag ROLLBACK: that is a
- * failure, of the earlier error's class when it is known.  A COMMIT
- * answered with success and a WARNING (pg_notice()) is no
- * acknowledgement either: see db_open_pg() in db.h.
+ * failure, of the earlier error's class when it is known.
  */
 static enum db_rc
 pg_result(struct db *db, PGresult *res, const char *text)
 {
 	const char	*tag;
-	int		 warned = db->warned;
 
-	db->warned = 0;
 	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK))
 		return pg_fail(db, res);
@@ -836,15 +832,6 @@ pg_result(struct db *db, PGresult *res, const char *text)
 		(void)snprintf(db->err, sizeof(db->err), "the transaction"
 		    " was rolled back: an earlier statement failed");
 		db->last = db->txfail != DB_OK ? db->txfail : DB_ERROR;
-		pg_track(db, DB_OK);
-		return db->last;
-	}
-	if (warned && pg_ends(text, pg_commit)) {
-		(void)snprintf(db->err, sizeof(db->err), "COMMIT not"
-		    " acknowledged: committed here, perhaps not on a"
-		    " synchronous standby (the server warned: %s)",
-		    db->warning);
-		db->last = DB_BUSY;
 		pg_track(db, DB_OK);
 		return db->last;
 	}
@@ -951,10 +938,22 @@ pg_wait(int fd, long long ms)
 }
 
 /*
- * Runs a COMMIT, the text or the prepared statement st, bounded by the
- * client (db.h says how, and why).  Its outcome as pg_result() says it;
- * *out is the result, as PQexec() would return it (the first error, else
- * the last), NULL when none came.
+ * Non-zero when text commits when it runs: a COMMIT, or any statement
+ * outside a transaction, whose own commit waits for the synchronous
+ * standbys just the same.
+ */
+static int
+pg_commits(const struct db *db, const char *text)
+{
+	return !db->tx || pg_ends(text, pg_commit);
+}
+
+/*
+ * Runs a command that commits (pg_commits()), the text or the prepared
+ * statement st, bounded by the client (db.h says how, and why).  Its
+ * outcome as pg_result() says it, but that a WARNING that came with an
+ * answer of success makes it DB_BUSY; *out is the result, as PQexec()
+ * would return it (the first error, else the last), NULL when none came.
  */
 static enum db_rc
 pg_commit_run(struct db *db, const char *text, struct db_stmt *st,
@@ -1008,9 +1007,16 @@ pg_commit_run(struct db *db, const char *text, struct db_stmt *st,
 			gone = 1;
 	}
 	rc = pg_result(db, res, st != NULL ? st->sql : text);
+	if (rc == DB_OK && db->warned) {
+		(void)snprintf(db->err, sizeof(db->err), "commit not"
+		    " acknowledged: committed here, perhaps not on a"
+		    " synchronous standby (the server warned: %s)",
+		    db->warning);
+		rc = db->last = DB_BUSY;
+	}
 	if (dropped)
-		(void)snprintf(db->err, sizeof(db->err), "no answer to"
-		    " COMMIT within %d ms, nor %d ms after its cancel: the"
+		(void)snprintf(db->err, sizeof(db->err), "no answer to a"
+		    " commit within %d ms, nor %d ms after its cancel: the"
 		    " connection is dropped, the outcome unknown",
 		    db->commit_ms, DB_PG_CANCEL_MS);
 	/*
@@ -1107,7 +1113,7 @@ db_exec(struct db *db, const char *text)
 	}
 	if ((rc = pg_ready(db, text, &done)) != DB_OK || done)
 		return rc;
-	if (pg_ends(text, pg_commit))
+	if (pg_commits(db, text))
 		rc = pg_commit_run(db, text, NULL, &res);
 	else {
 		res = PQexec(db->pg, text);
@@ -1340,7 +1346,7 @@ pg_run(struct db_stmt *st)
 	}
 	if (!st->prepared && (rc = pg_prepare(st)) != DB_OK)
 		return rc;
-	if (pg_ends(st->sql, pg_commit))
+	if (pg_commits(db, st->sql))
 		rc = pg_commit_run(db, NULL, st, &st->res);
 	else {
 		(void)snprintf(name, sizeof(name), "hb%zu", st->i);

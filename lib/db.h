@@ -107,40 +107,38 @@ enum db_rc db_open_sqlite(const char *path, int flags,
  * tcp_user_timeout (max(statement_ms, 1000) + 1000 ms of data sent and
  * not acknowledged).  Over a Unix socket, the last two do not apply.
  *
- * A COMMIT (db_exec() or a statement whose text is one) is bounded by
- * the client: the server's statement_timeout does not count a commit's
- * own work, its flush and its wait for synchronous standbys, which lasts
- * as long as a standby named in synchronous_standby_names is away.  Its
- * answer is waited for as long as any statement may run, statement_ms
- * (DB_PG_BACKSTOP_MS for 0: the bound a statement has then); past that
- * it is cancelled (PQcancel(), from a thread: to a server gone silent
- * its connection attempts could take minutes) and waited for
- * DB_PG_CANCEL_MS more; with no answer even then the connection is
- * dropped, and is lost inside the transaction (DB_GONE, as above: the
- * outcome is unknown).  An answer that comes once the cancel is on its
- * way is read, and then the call waits, within the same DB_PG_CANCEL_MS,
- * until the server has taken the cancel, which could otherwise fall on
- * the next command; not taken by then, the connection is dropped (the
- * next call opens it again).
+ * A command that commits, a COMMIT (db_exec() or a statement whose text
+ * is one) or any statement run outside a transaction (its own commit),
+ * is bounded by the client: the server's statement_timeout does not
+ * count a commit's own work, its flush and its wait for synchronous
+ * standbys, which lasts as long as a standby named in
+ * synchronous_standby_names is away.  Its answer is waited for as long
+ * as any statement may run, statement_ms (DB_PG_BACKSTOP_MS for 0: the
+ * bound a statement has then); past that it is cancelled (PQcancel(),
+ * from a thread: to a server gone silent its connection attempts could
+ * take minutes) and waited for DB_PG_CANCEL_MS more; with no answer even
+ * then the connection is dropped, and is lost inside the transaction
+ * (DB_GONE, as above: the outcome is unknown).  An answer that comes
+ * once the cancel is on its way is read, and then the call waits, within
+ * the same DB_PG_CANCEL_MS, until the server has taken the cancel, which
+ * could otherwise fall on the next command; not taken by then, the
+ * connection is dropped (the next call opens it again).
  *
- * A COMMIT the server answers with success and a WARNING is not DB_OK
- * but DB_BUSY.  That is how it reports a wait for a synchronous standby
- * cancelled (by this bound, or an operator's pg_cancel_backend()): the
- * transaction is committed on the primary, perhaps not on the standby
- * the durability promise needs.  The warning is known by its severity,
- * which the server does not translate (PG_DIAG_SEVERITY_NONLOCALIZED;
- * a server older than 9.6 sends none: then by its SQLSTATE's class 01),
- * never by its words; any warning counts, but 25P01 (no transaction in
- * progress: nothing was to commit).  DB_BUSY, not DB_GONE: the
- * connection is good and is kept (GONE would have the caller close it
- * and connect again for nothing); like a timeout, the call is worth a
- * retry later (503 with Retry-After), and the retry finds the work done
- * (a duplicate).
- *
- * XXX Not bounded so: a statement run outside a transaction, whose own
- * commit waits for the standbys the same way (the store's one-row moves
- * in autocommit), and a COMMIT inside a text of several statements (the
- * schemas' set-up).
+ * Such a command the server answers with success and a WARNING is not
+ * DB_OK but DB_BUSY.  That is how it reports a wait for a synchronous
+ * standby cancelled (by this bound, or an operator's
+ * pg_cancel_backend()): the transaction is committed on the primary,
+ * perhaps not on the standby the durability promise needs.  The warning
+ * is known by its severity, which the server does not translate
+ * (PG_DIAG_SEVERITY_NONLOCALIZED; a server older than 9.6 sends none:
+ * then by its SQLSTATE's class 01), never by its words; any warning
+ * counts, but 25P01 (no transaction in progress: nothing was to commit).
+ * DB_BUSY, not DB_GONE: the connection is good and is kept (GONE would
+ * have the caller close it and connect again for nothing); like a
+ * timeout, the call is worth a retry later (503 with Retry-After), and
+ * the retry finds the work done (a duplicate).  A command inside a
+ * transaction is bounded by the server alone (statement_timeout,
+ * lock_timeout), and its warnings are not looked at.
  *
  * *out is NULL on failure, and why (len bytes) says what failed, never
  * with the conninfo's password: a conninfo libpq cannot parse is

@@ -648,6 +648,46 @@ START_TEST(test_pg_commit_syncrep)
 END_TEST
 
 /*
+ * A write outside a transaction commits by itself, and its commit waits
+ * for the standbys just the same: bounded by the client, BUSY on the
+ * server's warning, prepared or text; so is a text of several statements
+ * that commits.  Each did commit on the primary.
+ */
+START_TEST(test_pg_autocommit_syncrep)
+{
+	struct db	*a = open_db(PG), *b = open_budget(1000);
+	struct db_stmt	*st;
+	struct timespec	 t0;
+
+	test_pg_standby("hookbox_missing");
+	ck_assert_ptr_nonnull(st = db_stmt(b, Q_INSERT_IGNORE));
+	ck_assert_int_eq(db_bind_text(st, 1, "u1"), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_step(st), DB_BUSY);
+	ck_assert_int_lt(since(&t0), 30000);
+	ck_assert_ptr_nonnull(strstr(db_errmsg(b), "standby"));
+	ck_assert_int_eq(db_in_tx(b), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "INSERT INTO t (name, n) VALUES ('u2', 2)"),
+	    DB_BUSY);
+	ck_assert_int_lt(since(&t0), 30000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(db_exec(b, "BEGIN; INSERT INTO t (name, n) VALUES"
+	    " ('u3', 3); COMMIT"), DB_BUSY);
+	ck_assert_int_lt(since(&t0), 30000);
+	ck_assert_int_eq(db_in_tx(b), 0);
+	test_pg_standby(NULL);
+	ck_assert_int_eq(count(a), 3);
+	ck_assert_int_eq(db_exec(b, "INSERT INTO t (name, n) VALUES ('u4', 4)"),
+	    DB_OK);
+	ck_assert_int_eq(count(a), 4);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+/*
  * The same wait cancelled by someone else (an operator's
  * pg_cancel_backend()), long before the client's own bound (60 s): the
  * server's WARNING alone fails the COMMIT.
@@ -1164,6 +1204,7 @@ db_suite(void)
 	tcase_add_unchecked_fixture(tc, test_case_setup,
 	    test_case_teardown_standby);
 	tcase_add_test(tc, test_pg_commit_syncrep);
+	tcase_add_test(tc, test_pg_autocommit_syncrep);
 	tcase_add_test(tc, test_pg_commit_cancelled);
 	tcase_add_test(tc, test_pg_commit_unanswered);
 	suite_add_tcase(s, tc);
