@@ -51,7 +51,7 @@ sink() {
 	"$SINK" -p 0 -l "$tmp/$1.log" -s "$2" -g "${3:-0}" -r "$tmp/$1.pid" \
 	    -t "$tmp/$1.times" $_k > "$tmp/$1.port" 2>"$tmp/$1.err" &
 	sinks="$sinks $!"
-	until_true 20 test -s "$tmp/$1.port" || fail "sink $1 did not start"
+	until_true 60 test -s "$tmp/$1.port" || fail "sink $1 did not start"
 	port=$(head -n 1 "$tmp/$1.port")
 }
 ksink() { _k=-k; sink "$@"; _k=; }
@@ -172,7 +172,7 @@ eq "not retried before Retry-After" 1 "$(posts slow)"
 wait_ms=$(sq "SELECT o.next_at - a.ended_at FROM outbox o JOIN attempts a USING (action_id) WHERE action_id = '$a'")
 [ "$wait_ms" -ge 3000 ] && pass || fail "Retry-After 3 s not honoured: next in $wait_ms ms"
 "$HB" dispatch & d=$!
-until_true 20 is_state "$a" delivered
+until_true 60 is_state "$a" delivered
 eq "delivered after Retry-After" delivered "$(state_of "$a")"
 kill -TERM $d; wait $d
 gap=$(sq "SELECT max(started_at) - min(ended_at) FROM attempts WHERE action_id = '$a'")
@@ -289,11 +289,11 @@ eq "timeout, idempotent: resent with the same key" "$a " "$(keys late2)"
 # before, however loaded the machine.
 killed() {
 	"$HB" dispatch & _d=$!
-	until_true 20 posts_ge "$1" "${2:-1}"
+	until_true 60 posts_ge "$1" "${2:-1}"
 	kill -KILL $_d
 	wait $_d 2>/dev/null
 	eq "$1: leased while the worker is dead" leased "$(state_of "$a")"
-	until_true 20 lease_expired "$a"	# timeout 2000 + margin 300
+	until_true 60 lease_expired "$a"	# timeout 2000 + margin 300
 }
 
 sink holdi hang:3,204
@@ -390,7 +390,7 @@ eq "timeout: unknown" unknown "$(state_of "$a")"
 until_true 60 due "$a"	# started together, both find it
 "$HB" dispatch & d1=$!
 "$HB" dispatch & d2=$!
-until_true 20 is_state "$a" delivered
+until_true 60 is_state "$a" delivered
 eq "reconciled: delivered" delivered "$(state_of "$a")"
 kill -TERM $d1 $d2; wait $d1 $d2
 reached() { awk -F'\t' '$2 == "POST" && ($9 == "hang" || $9 ~ /^2/)' "$tmp/$1.log" | wc -l; }
@@ -409,7 +409,7 @@ sink cfgi hang:15,204
     --url "http://127.0.0.1:$port/hook" --timeout-ms 10000 --idempotent
 action cfgi; ae=$a
 HOOKBOX_LEASE_MARGIN_MS=600000 "$HB" dispatch & d=$!
-until_true 20 posts_ge cfgi 1
+until_true 60 posts_ge cfgi 1
 kill -KILL $d; wait $d 2>/dev/null
 sink cfgu slow:3000:204
 "$HB" destination add cfgu --tenant acme \
@@ -423,29 +423,29 @@ sink cfgr 204
 "$HB" destination add cfgr --tenant acme --url "http://127.0.0.1:$port/hook"
 action cfgr; ar=$a
 HOOKBOX_BUSY_MS=200 "$HB" dispatch 2> "$tmp/cfg.err" & d=$!
-until_true 20 is_state "$ar" delivered	# it runs, config.db open
+until_true 60 is_state "$ar" delivered	# it runs, config.db open
 mkfifo "$tmp/lock.in"
 sqlite3 "$HOOKBOX_DIR/config.db" < "$tmp/lock.in" > /dev/null & lk=$!
 exec 3> "$tmp/lock.in"
 printf '.timeout 10000\nBEGIN EXCLUSIVE;\n' >&3
 cfg_locked() { ! sqlite3 "file:$HOOKBOX_DIR/config.db?mode=ro" \
     "SELECT count(*) FROM tenants" > /dev/null 2>&1; }
-until_true 20 cfg_locked; eq "config.db locked" 0 $?
+until_true 60 cfg_locked; eq "config.db locked" 0 $?
 sqlite3 -cmd ".timeout 10000" "$HOOKBOX_DIR/state.db" "UPDATE outbox SET lease_until = 1 WHERE action_id = '$ae'; UPDATE outbox SET next_at = 0 WHERE action_id = '$au';"
 put_off() { grep -q " event=left_for_later what=expired_lease action=$ae " \
     "$tmp/cfg.err" && grep -q \
     " event=left_for_later what=reconciliation action=$au " "$tmp/cfg.err"; }
-until_true 20 put_off; eq "both put off while config.db is locked" 0 $?
+until_true 60 put_off; eq "both put off while config.db is locked" 0 $?
 eq "expired lease not taken for unknown" leased "$(state_of "$ae")"
 soon=$(sq "SELECT next_at - $NOW_MS < 60000 FROM outbox WHERE action_id = '$au'")
 eq "status check put off briefly, not for an hour" 1 "$soon"
 echo "COMMIT;" >&3
 exec 3>&-
 wait $lk
-until_true 20 is_state "$ae" delivered
+until_true 60 is_state "$ae" delivered
 eq "lock gone: the expired lease resent, delivered" delivered "$(state_of "$ae")"
 eq "with the same key" "$ae " "$(keys cfgi)"
-until_true 20 is_state "$au" delivered
+until_true 60 is_state "$au" delivered
 eq "lock gone: the status URL asked, delivered" delivered "$(state_of "$au")"
 eq "cfgu: sent once" 1 "$(posts cfgu)"
 kill -TERM $d; wait $d
@@ -508,8 +508,8 @@ ksink kai 204
 for wave in 1 2; do
 	i=0
 	while [ $i -lt 4 ]; do action kan; action kai; i=$((i + 1)); done
-	until_true 20 ndelivered_ge kan $((wave * 4))
-	until_true 20 ndelivered_ge kai $((wave * 4))
+	until_true 60 ndelivered_ge kan $((wave * 4))
+	until_true 60 ndelivered_ge kai $((wave * 4))
 done
 kill -TERM $d; wait $d
 eq "not idempotent: a connection per request" "8 8" "$(posts kan) $(conns kan)"
@@ -530,12 +530,12 @@ ksink kdropi 204,hang:0,204
 "$HB" dispatch & d=$!
 action kdrop; k1=$a
 action kdropi; ki1=$a
-until_true 20 is_state "$k1" delivered
-until_true 20 is_state "$ki1" delivered
+until_true 60 is_state "$k1" delivered
+until_true 60 is_state "$ki1" delivered
 action kdrop; k2=$a
 action kdropi; ki2=$a
-until_true 20 is_state "$k2" unknown
-until_true 20 is_state "$ki2" delivered
+until_true 60 is_state "$k2" unknown
+until_true 60 is_state "$ki2" delivered
 kill -TERM $d; wait $d
 eq "dropped, not idempotent: unknown" unknown "$(state_of "$k2")"
 eq "dropped, not idempotent: sent once" 1 "$(posts_of kdrop "$k2")"
@@ -563,9 +563,9 @@ sink bkd hang:3
 for dest in bkn bki bkd bkn bki bkd bkn bki; do action $dest; done
 bk="o.destination IN ('bkn', 'bki', 'bkd')"
 "$HB" dispatch & d=$!
-until_true 20 posts_ge bkn 3
-until_true 20 posts_ge bki 3
-until_true 20 posts_ge bkd 2
+until_true 60 posts_ge bkn 3
+until_true 60 posts_ge bki 3
+until_true 60 posts_ge bkd 2
 kill -KILL $d
 wait $d 2>/dev/null
 eq "mid-batch: all eight leased by the dead worker" 8 \
@@ -574,7 +574,7 @@ eq "mid-batch: claimed as one batch" 1 "$(sq "SELECT count(DISTINCT started_at)
     FROM attempts a JOIN outbox o USING (action_id) WHERE $bk")"
 bk_expired() { test "$(sq "SELECT count(*) FROM outbox o WHERE $bk AND
     state = 'leased' AND lease_until >= $NOW_MS")" = 0; }
-until_true 20 bk_expired
+until_true 60 bk_expired
 "$HB" dispatch --once
 eq "not idempotent: unknown, all three" "unknown unknown unknown" "$(states bkn)"
 eq "not idempotent: each sent once" "3 3" "$(posts bkn) $(nkeys bkn)"
@@ -691,7 +691,7 @@ sqlite3 "$HOOKBOX_DIR/state.db" ".timeout 10000" \
 cp -p "$HOOKBOX_DIR/state.db" "$tmp/restored.db"
 mv "$tmp/restored.db" "$HOOKBOX_DIR/state.db"
 action restored
-until_true 20 is_state "$a" delivered
+until_true 60 is_state "$a" delivered
 eq "restored state.db: its new row delivered" delivered "$(state_of "$a")"
 eq "restored state.db: one POST" 1 "$(posts restored)"
 kill -TERM $d

@@ -92,7 +92,7 @@ eq "endpoint add" 0 $?
 "$SINK" -p 0 -l "$tmp/sink.log" -s "slow:20:204" -r "$tmp/sink.pid" \
     > "$tmp/sink.port" 2>"$tmp/sink.err" &
 pids="$pids $!"
-until_true 20 test -s "$tmp/sink.port" || fail "sink did not start"
+until_true 60 test -s "$tmp/sink.port" || fail "sink did not start"
 sport=$(head -n 1 "$tmp/sink.port")
 "$HB" destination add sink --tenant acme --idempotent --timeout-ms 2000 \
     --url "http://127.0.0.1:$sport/hook"
@@ -203,9 +203,9 @@ responder B "$serve" -t 8
 pids="$pids $rpid"; fcgiB=$rpid
 nginx_start "$tmp/A.sock" "" nginxA; baseA=$base
 nginx_start "$tmp/B.sock" "" nginxB; baseB=$base
-until_true 20 curl -sf "$baseA/hooks/_health" -o /dev/null ||
+until_true 60 curl -sf "$baseA/hooks/_health" -o /dev/null ||
     fail "host A never healthy"
-until_true 20 curl -sf "$baseB/hooks/_health" -o /dev/null ||
+until_true 60 curl -sf "$baseB/hooks/_health" -o /dev/null ||
     fail "host B never healthy"
 contains "responder: backend in its start line" "backend=postgresql" \
     "$(grep ' event=start ' "$tmp/A.log")"

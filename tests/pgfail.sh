@@ -50,7 +50,7 @@ chmod 600 "$tmp/hmac.secret"
 "$SINK" -p 0 -l "$tmp/sink.log" -s 204 -r "$tmp/sink.pid" \
     > "$tmp/sink.port" 2>"$tmp/sink.err" &
 pids="$pids $!"
-until_true 20 test -s "$tmp/sink.port" || fail "sink did not start"
+until_true 60 test -s "$tmp/sink.port" || fail "sink did not start"
 "$HB" destination add sink --tenant acme --idempotent --timeout-ms 2000 \
     --url "http://127.0.0.1:$(head -n 1 "$tmp/sink.port")/hook"
 N=400
@@ -66,7 +66,7 @@ BUSY_MS=1000
 responder R "$serve" -t 8
 rpid_main=$rpid; pids="$pids $rpid"
 nginx_start "$tmp/R.sock" ""
-until_true 20 curl -sf "$base/hooks/_health" -o /dev/null ||
+until_true 60 curl -sf "$base/hooks/_health" -o /dev/null ||
     fail "never healthy"
 HOOKBOX_DB=$serve "$HB" dispatch 2>>"$tmp/d.log" &
 dpid=$!; pids="$pids $dpid"
@@ -91,13 +91,13 @@ delivered_ge() { test "$(delivered)" -ge "$1"; }
 load 1 20 "$tmp/up.out"
 eq "up: 20 accepted" 20 "$(awk '$2 == 200 && $3 == "accepted"' \
     "$tmp/up.out" | wc -l)"
-until_true 30 delivered_ge 20 || fail "up: not delivered"
+until_true 60 delivered_ge 20 || fail "up: not delivered"
 
 # ---- stopped under load ----
 : > "$tmp/mid.out"
 load 21 200 "$tmp/mid.out" &
 loader=$!
-until_true 30 lines_ge "$tmp/mid.out" 20 ||
+until_true 60 lines_ge "$tmp/mid.out" 20 ||
     fail "the load never started"
 down_from=$(date +%s%3N)
 pg_halt || fail "pg_ctl stop failed"
@@ -129,7 +129,7 @@ first_ok() {
 	_r=$(post "$base" tornado load221 x | awk '{ print $2 }')
 	test "$_r" = 200
 }
-until_true 30 first_ok || fail "back: never 200 again"
+until_true 60 first_ok || fail "back: never 200 again"
 : > "$tmp/back.out"
 load 222 260 "$tmp/back.out"
 eq "back: every answer 200, same responder" 39 \
@@ -190,7 +190,7 @@ eq "start, down: 503" 503 "$(echo "$r" | awk '{ print $2 }')"
 [ "$(echo "$r" | awk '{ print $4 }')" != "-" ] && pass ||
     fail "start, down: no Retry-After"
 pg_restart || fail "pg_ctl start failed"
-until_true 30 first_ok || fail "start, down: never 200 once up"
+until_true 60 first_ok || fail "start, down: never 200 once up"
 alive "$r3" && pass || fail "start, down: the responder died"
 
 # ---- a role that may only read the state ----
