@@ -450,6 +450,26 @@ http_batch_run(struct http_batch *b, long wait_ms, int *done, int *ndone)
 }
 
 int
+http_url_host(const char *url, char *host, size_t len)
+{
+	CURLU	*u;
+	char	*h = NULL;
+	int	 rc = -1;
+
+	if ((u = curl_url()) == NULL)
+		return -1;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
+	    strlen(h) < len) {
+		memcpy(host, h, strlen(h) + 1);
+		rc = 0;
+	}
+	curl_free(h);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+int
 http_escape(struct http *h, const char *s, char *out, size_t len)
 {
 	char	*e;

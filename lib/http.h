@@ -108,6 +108,17 @@ HB_API int http_batch_add(struct http_batch *, const struct http_req *req,
 HB_API int http_batch_run(struct http_batch *, long wait_ms, int *done,
     int *ndone);
 
+/*
+ * The host of an http or https URL as libcurl's URL parser reads it, for
+ * addr_kind_host(): an IPv4 address in any spelling libcurl takes
+ * (2852039166, 0xa9fea9fe, 0251.0376.0251.0376, 169.254.43518) comes back
+ * in dotted decimal, an IPv6 address in brackets without its zone, a
+ * percent-encoded name decoded.  -1 when libcurl cannot parse the URL, or
+ * the host does not fit in len bytes.
+ */
+HB_API int http_url_host(const char *url, char *host, size_t len)
+    HB_MUST_CHECK;
+
 /* URL-escapes s into out; -1 when it does not fit. */
 HB_API int http_escape(struct http *, const char *s, char *out, size_t len)
     HB_MUST_CHECK;
