@@ -20,7 +20,7 @@
 #include "hb.h"
 
 enum addr_kind {
-	ADDR_OTHER = 0,		/* nothing to say: a public or private address */
+	ADDR_OTHER = 0,		/* nothing to say: public or private */
 	ADDR_LOOPBACK,		/* 127.0.0.0/8, ::1, 0.0.0.0, :: (this host) */
 	ADDR_LINK_LOCAL,	/* 169.254.0.0/16, fe80::/10 */
 	ADDR_METADATA		/* a cloud metadata service's address or name */
