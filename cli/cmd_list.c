@@ -333,10 +333,12 @@ cmd_list(struct settings *e, int argc, char **argv)
 		const struct list_col	*cols;
 		size_t			 n;
 	} views[] = {
-		[CONFIG_TENANTS] = { tenant_cols, 5 },
-		[CONFIG_ENDPOINTS] = { endpoint_cols, 8 },
-		[CONFIG_DESTINATIONS] = { destination_cols, 9 },
-		[CONFIG_JOBS] = { job_cols, 8 },
+#define VIEW(c)	{ (c), sizeof(c) / sizeof((c)[0]) }
+		[CONFIG_TENANTS] = VIEW(tenant_cols),
+		[CONFIG_ENDPOINTS] = VIEW(endpoint_cols),
+		[CONFIG_DESTINATIONS] = VIEW(destination_cols),
+		[CONFIG_JOBS] = VIEW(job_cols),
+#undef VIEW
 	};
 	struct config_list_filter	 f;
 	struct list_opts		 o;
