@@ -303,6 +303,7 @@ static const struct list_col destination_cols[] = {
 	{ "url", "URL", LIST_TEXT, 60 },
 	{ "idempotent", "IDEMPOTENT", LIST_TEXT, 0 },
 	{ "signed", "SIGNED", LIST_TEXT, 0 },
+	{ "allow_internal", "INTERNAL", LIST_TEXT, 0 },
 	{ "timeout_ms", "TIMEOUT_MS", LIST_NUMBER, 0 },
 	{ "max_attempts", "ATTEMPTS", LIST_NUMBER, 0 },
 	{ "created_at", "CREATED", LIST_TIME, 0 },
