@@ -892,6 +892,38 @@ dest_secret(const char *file, unsigned char *key)
 	return n;
 }
 
+/*
+ * A destination's URL and status URL at an internal address (link-local,
+ * a cloud metadata service), unless it allows them: EXIT_OK, or reported
+ * with the option, the URL, the host as libcurl reads it and why, and
+ * EXIT_FAIL.
+ */
+static int
+check_internal(const struct config_destination *d)
+{
+	const struct {
+		const char	*opt;
+		const char	*url;
+	} u[] = { { "--url", d->url }, { "--status-url", d->status_url } };
+	char		 host[HB_TEXT_MAX + 1], esc[HB_TEXT_MAX * 2];
+	char		 why[HB_TEXT_MAX * 3];
+	const char	*what;
+	size_t		 i;
+
+	if (d->allow_internal)
+		return EXIT_OK;
+	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		if (u[i].url[0] == '\0' || (what = config_check_address(
+		    u[i].url, host, sizeof(host))) == NULL)
+			continue;
+		(void)snprintf(why, sizeof(why), "%s is %s: refused unless the"
+		    " destination allows internal addresses (--allow-internal)",
+		    text_escape(host, (size_t)-1, esc, sizeof(esc)), what);
+		return refuse(u[i].opt, u[i].url, why);
+	}
+	return EXIT_OK;
+}
+
 int
 cmd_destination_add(struct settings *e, int argc, char **argv)
 {
@@ -903,6 +935,7 @@ cmd_destination_add(struct settings *e, int argc, char **argv)
 		{ "secret-file", required_argument, NULL, 's' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "max-attempts", required_argument, NULL, 'm' },
+		{ "allow-internal", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct config_destination	 d;
@@ -951,6 +984,9 @@ cmd_destination_add(struct settings *e, int argc, char **argv)
 				return EXIT_USAGE;
 			d.max_attempts = (int)v;
 			break;
+		case 'A':
+			d.allow_internal = 1;
+			break;
 		default:
 			return usage();
 		}
@@ -961,7 +997,8 @@ cmd_destination_add(struct settings *e, int argc, char **argv)
 	    (rc = check_name("--tenant", d.tenant)) != EXIT_OK ||
 	    (rc = check_url("--url", d.url)) != EXIT_OK ||
 	    (d.status_url[0] != '\0' &&
-	    (rc = check_url("--status-url", d.status_url)) != EXIT_OK))
+	    (rc = check_url("--status-url", d.status_url)) != EXIT_OK) ||
+	    (rc = check_internal(&d)) != EXIT_OK)
 		return rc;
 	if (keyfile != NULL && (keylen = dest_secret(keyfile, key)) < 0) {
 		rc = EXIT_FAIL;
@@ -992,6 +1029,8 @@ cmd_destination_set(struct settings *e, int argc, char **argv)
 		{ "secret-file", required_argument, NULL, 's' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "max-attempts", required_argument, NULL, 'm' },
+		{ "allow-internal", no_argument, NULL, 'A' },
+		{ "no-allow-internal", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct config_destination	 d;
@@ -1005,6 +1044,7 @@ cmd_destination_set(struct settings *e, int argc, char **argv)
 	long long			 v;
 	int				 ch, rc, idem = -1, timeout = 0;
 	int				 attempts = 0, nosurl = 0;
+	int				 internal = -1;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -1044,12 +1084,21 @@ cmd_destination_set(struct settings *e, int argc, char **argv)
 				return EXIT_USAGE;
 			attempts = (int)v;
 			break;
+		case 'A':
+		case 'n':
+			if (internal != -1 && internal != (ch == 'A')) {
+				cli_warn("--allow-internal and"
+				    " --no-allow-internal: one or the other");
+				return EXIT_USAGE;
+			}
+			internal = ch == 'A';
+			break;
 		default:
 			return usage();
 		}
 	if (argc - optind != 1 || tenant == NULL || (url == NULL &&
 	    idem == -1 && surl == NULL && !nosurl && keyfile == NULL &&
-	    timeout == 0 && attempts == 0))
+	    timeout == 0 && attempts == 0 && internal == -1))
 		return usage();
 	if (surl != NULL && nosurl) {
 		cli_warn("--status-url and --no-status-url: one or the other");
@@ -1083,9 +1132,13 @@ cmd_destination_set(struct settings *e, int argc, char **argv)
 				d.timeout_ms = timeout;
 			if (attempts != 0)
 				d.max_attempts = attempts;
-			rc = config_done(config_destination_update(cfg, &d,
-			    keylen > 0 ? key : NULL, (size_t)keylen, &why),
-			    name, &why);
+			if (internal != -1)
+				d.allow_internal = internal;
+			/* The row as it will be: a URL kept is judged too. */
+			if ((rc = check_internal(&d)) == EXIT_OK)
+				rc = config_done(config_destination_update(cfg,
+				    &d, keylen > 0 ? key : NULL,
+				    (size_t)keylen, &why), name, &why);
 		}
 	}
 	rc = finish(cfg, rc, name);

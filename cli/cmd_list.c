@@ -303,6 +303,7 @@ static const struct list_col destination_cols[] = {
 	{ "url", "URL", LIST_TEXT, 60 },
 	{ "idempotent", "IDEMPOTENT", LIST_TEXT, 0 },
 	{ "signed", "SIGNED", LIST_TEXT, 0 },
+	{ "allow_internal", "INTERNAL", LIST_TEXT, 0 },
 	{ "timeout_ms", "TIMEOUT_MS", LIST_NUMBER, 0 },
 	{ "max_attempts", "ATTEMPTS", LIST_NUMBER, 0 },
 	{ "created_at", "CREATED", LIST_TIME, 0 },
@@ -333,10 +334,12 @@ cmd_list(struct settings *e, int argc, char **argv)
 		const struct list_col	*cols;
 		size_t			 n;
 	} views[] = {
-		[CONFIG_TENANTS] = { tenant_cols, 5 },
-		[CONFIG_ENDPOINTS] = { endpoint_cols, 8 },
-		[CONFIG_DESTINATIONS] = { destination_cols, 9 },
-		[CONFIG_JOBS] = { job_cols, 8 },
+#define VIEW(c)	{ (c), sizeof(c) / sizeof((c)[0]) }
+		[CONFIG_TENANTS] = VIEW(tenant_cols),
+		[CONFIG_ENDPOINTS] = VIEW(endpoint_cols),
+		[CONFIG_DESTINATIONS] = VIEW(destination_cols),
+		[CONFIG_JOBS] = VIEW(job_cols),
+#undef VIEW
 	};
 	struct config_list_filter	 f;
 	struct list_opts		 o;

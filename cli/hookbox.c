@@ -160,7 +160,8 @@ static const struct cmd cmds[] = {
 	{ "destination", "add", cmd_destination_add, W_CONFIG,
 	    "--tenant T --url URL [--idempotent] [--status-url URL]\n"
 	    "       [--secret-file FILE|-] [--timeout-ms N]"
-	    " [--max-attempts N] NAME",
+	    " [--max-attempts N]\n"
+	    "       [--allow-internal] NAME",
 	    "  --tenant T             the tenant it belongs to (required)\n"
 	    "  --url URL              where actions are sent, http or https"
 	    " (required)\n"
@@ -177,12 +178,21 @@ static const struct cmd cmds[] = {
 	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
 	    HB_STR(DEST_TIMEOUT_MS_DEFAULT) ")\n"
 	    "  --max-attempts N       attempts before dead, 1..1000 (default "
-	    HB_STR(DEST_ATTEMPTS_DEFAULT) ")\n" },
+	    HB_STR(DEST_ATTEMPTS_DEFAULT) ")\n"
+	    "  --allow-internal       its URLs may go to internal addresses:"
+	    " link-local\n"
+	    "                         (169.254.0.0/16, fe80::/10) and cloud"
+	    " metadata\n"
+	    "                         services (169.254.169.254,"
+	    " metadata.google.internal...)\n"
+	    "                         (default refused; loopback is always"
+	    " allowed)\n" },
 	{ "destination", "set", cmd_destination_set, W_CONFIG,
 	    "--tenant T [--url URL] [--timeout-ms N] [--max-attempts N]\n"
 	    "       [--idempotent|--not-idempotent]"
 	    " [--status-url URL|--no-status-url]\n"
-	    "       [--secret-file FILE|-] NAME",
+	    "       [--allow-internal|--no-allow-internal]"
+	    " [--secret-file FILE|-] NAME",
 	    "  --tenant T             the tenant it belongs to (required)\n"
 	    "  --url URL              where actions are sent (default"
 	    " unchanged)\n"
@@ -198,6 +208,10 @@ static const struct cmd cmds[] = {
 	    " unchanged)\n"
 	    "  --secret-file FILE|-   a new signing secret, whsec_BASE64"
 	    " (default unchanged)\n"
+	    "  --allow-internal, --no-allow-internal\n"
+	    "                         whether its URLs may go to link-local"
+	    " and cloud\n"
+	    "                         metadata addresses (default unchanged)\n"
 	    "                         At least one option besides --tenant.\n"
 	    },
 	{ "destination", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,

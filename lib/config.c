@@ -21,7 +21,18 @@
 #define HEADER_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 			"0123456789-_"
 
-/* Added to files that lack it by the first writer to open them. */
+/*
+ * Added to files that lack them by the first writer to open them.  The
+ * schema's version stays 1: the previous release still reads and writes
+ * such a file (its statements name their columns; its adds take the
+ * column's default), and this one reads a file that lacks the column.
+ */
+#define DEST_ALLOW_COL_LITE \
+	"ALTER TABLE destinations ADD COLUMN allow_internal INTEGER NOT NULL" \
+	" DEFAULT 0"
+#define DEST_ALLOW_COL_PG \
+	"ALTER TABLE hookbox_config.destinations ADD COLUMN IF NOT EXISTS" \
+	" allow_internal bigint NOT NULL DEFAULT 0"
 #define JOBS_ACTION_INDEX \
 	"CREATE INDEX IF NOT EXISTS jobs_action ON jobs(tenant, attempt, step," \
 	" job_id)"
@@ -60,6 +71,7 @@ const char config_schema[] =
 	" timeout_ms INTEGER NOT NULL CHECK(timeout_ms > 0),"
 	" max_attempts INTEGER NOT NULL CHECK(max_attempts > 0),"
 	" created_at INTEGER NOT NULL,"
+	" allow_internal INTEGER NOT NULL DEFAULT 0,"
 	" PRIMARY KEY(tenant, name));"
 	"CREATE TABLE jobs("
 	" tenant TEXT NOT NULL REFERENCES tenants(id),"
@@ -82,8 +94,34 @@ const char config_schema[] =
 	" key_header, tolerance_s, created_at)" \
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 #define DEST_ADD	"INSERT INTO destinations(tenant, name, url," \
-	" idempotent, status_url, secret, timeout_ms, max_attempts," \
-	" created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+	" idempotent, status_url, allow_internal, secret, timeout_ms," \
+	" max_attempts, created_at)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+/* ai: the column allow_internal, or what stands for it in an older file. */
+#define DEST_GET(ai)	"SELECT tenant, name, url, idempotent, status_url," \
+	" timeout_ms, max_attempts, " ai " FROM destinations" \
+	" WHERE tenant = ?1 AND name = ?2"
+#define DEST_LIST_LITE(ai) \
+	"SELECT json_object('tenant', tenant, 'name', name," \
+	" 'url', url, 'idempotent', json(iif(idempotent, 'true', 'false'))," \
+	" 'status_url', status_url," \
+	" 'signed', json(iif(secret IS NULL, 'false', 'true'))," \
+	" 'allow_internal', json(" ai ")," \
+	" 'timeout_ms', timeout_ms, 'max_attempts', max_attempts," \
+	" 'created_at', created_at * 1000) FROM destinations" \
+	" WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2" \
+	" ORDER BY tenant, name LIMIT ?3"
+#define DEST_LIST_PG(ai) \
+	"SELECT json_build_object('tenant', tenant, 'name', name," \
+	" 'url', url, 'idempotent', idempotent <> 0," \
+	" 'status_url', status_url, 'signed', secret IS NOT NULL," \
+	" 'allow_internal', " ai "," \
+	" 'timeout_ms', timeout_ms, 'max_attempts', max_attempts," \
+	" 'created_at', created_at * 1000) FROM destinations" \
+	" WHERE (?1::text IS NULL OR tenant = ?1)" \
+	" AND created_at * 1000 >= ?2" \
+	" ORDER BY tenant COLLATE \"C\", name COLLATE \"C\"" \
+	" LIMIT NULLIF(?3::bigint, -1)"
 #define JOB_ADD		"INSERT INTO jobs(tenant, job_id, attempt, step," \
 	" destination, source_url, output, created_at)" \
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
@@ -104,10 +142,7 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_JOB_GET] =
 	    { "SELECT tenant, job_id, attempt, step, destination,"
 	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2" },
-	[CONFIG_Q_DEST_GET] =
-	    { "SELECT tenant, name, url, idempotent, status_url,"
-	    " timeout_ms, max_attempts FROM destinations"
-	    " WHERE tenant = ?1 AND name = ?2" },
+	[CONFIG_Q_DEST_GET] = { DEST_GET("allow_internal") },
 	/* At most CONFIG_SECRETS_MAX + 1 rows. */
 	[CONFIG_Q_SECRETS] = { "SELECT secret FROM secrets WHERE endpoint = ?1"
 	    " AND (expires_at IS NULL OR expires_at > ?2)"
@@ -172,24 +207,9 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " WHERE (?1::text IS NULL OR tenant = ?1)"
 	    " AND created_at * 1000 >= ?2"
 	    " ORDER BY name COLLATE \"C\" LIMIT NULLIF(?3::bigint, -1)" },
-	[CONFIG_Q_DEST_LIST] =
-	    { "SELECT json_object('tenant', tenant, 'name', name,"
-	    " 'url', url, 'idempotent', json(iif(idempotent, 'true', 'false')),"
-	    " 'status_url', status_url,"
-	    " 'signed', json(iif(secret IS NULL, 'false', 'true')),"
-	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
-	    " 'created_at', created_at * 1000) FROM destinations"
-	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
-	    " ORDER BY tenant, name LIMIT ?3",
-	    "SELECT json_build_object('tenant', tenant, 'name', name,"
-	    " 'url', url, 'idempotent', idempotent <> 0,"
-	    " 'status_url', status_url, 'signed', secret IS NOT NULL,"
-	    " 'timeout_ms', timeout_ms, 'max_attempts', max_attempts,"
-	    " 'created_at', created_at * 1000) FROM destinations"
-	    " WHERE (?1::text IS NULL OR tenant = ?1)"
-	    " AND created_at * 1000 >= ?2"
-	    " ORDER BY tenant COLLATE \"C\", name COLLATE \"C\""
-	    " LIMIT NULLIF(?3::bigint, -1)" },
+	[CONFIG_Q_DEST_LIST] = {
+	    DEST_LIST_LITE("iif(allow_internal, 'true', 'false')"),
+	    DEST_LIST_PG("allow_internal <> 0") },
 	[CONFIG_Q_JOB_LIST] =
 	    { "SELECT json_object('tenant', tenant, 'job_id', job_id,"
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
@@ -223,8 +243,9 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_ENDPOINT_SET] = { "UPDATE endpoints SET key_header = ?2,"
 	    " tolerance_s = ?3 WHERE name = ?1" },
 	[CONFIG_Q_DEST_SET] = { "UPDATE destinations SET url = ?3,"
-	    " idempotent = ?4, status_url = ?5, timeout_ms = ?6,"
-	    " max_attempts = ?7 WHERE tenant = ?1 AND name = ?2" },
+	    " idempotent = ?4, status_url = ?5, allow_internal = ?6,"
+	    " timeout_ms = ?7, max_attempts = ?8"
+	    " WHERE tenant = ?1 AND name = ?2" },
 	[CONFIG_Q_DEST_SET_SECRET] = { "UPDATE destinations SET secret = ?3"
 	    " WHERE tenant = ?1 AND name = ?2" },
 	[CONFIG_Q_SECRET_LIST] = { "SELECT id, created_at, expires_at"
@@ -254,6 +275,15 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_SCHEMA] = { "SELECT 1",
 	    "SELECT count(*) FROM pg_namespace"
 	    " WHERE nspname = 'hookbox_config'" },
+	[CONFIG_Q_DEST_ALLOW_COL] = { "SELECT count(*)"
+	    " FROM pragma_table_info('destinations')"
+	    " WHERE name = 'allow_internal'",
+	    "SELECT count(*) FROM pg_attribute"
+	    " WHERE attrelid = to_regclass('hookbox_config.destinations')"
+	    " AND attname = 'allow_internal' AND NOT attisdropped" },
+	[CONFIG_Q_DEST_GET_OLD] = { DEST_GET("0") },
+	[CONFIG_Q_DEST_LIST_OLD] = { DEST_LIST_LITE("'false'"),
+	    DEST_LIST_PG("false") },
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {
@@ -452,6 +482,62 @@ config_pg_connect(struct config *c, const char *path, int busy_ms)
 }
 
 enum config_status
+config_dest_q(struct config *c, enum config_q q, enum config_q old,
+    enum config_q *out)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	enum db_rc		 drc;
+
+	*out = q;
+	if (c->allow_col)
+		return CONFIG_OK;
+	if ((st = config_stmt(c, CONFIG_Q_DEST_ALLOW_COL, &rc)) == NULL)
+		return rc;
+	if ((drc = db_step(st)) != DB_ROW)
+		return drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
+	c->allow_col = db_col_int64(st, 0) > 0;
+	db_reset(st);
+	if (!c->allow_col)
+		*out = old;
+	return CONFIG_OK;
+}
+
+/*
+ * A writer adds destinations.allow_internal to a file made before it, in
+ * a transaction of its own that looks again under the lock (another
+ * writer may have added it meanwhile).  PostgreSQL's ADD COLUMN IF NOT
+ * EXISTS looks again itself.
+ */
+static enum config_status
+add_allow_col(struct config *c)
+{
+	enum config_q		q;
+	enum config_status	rc;
+	int			lite = db_kind(c->db) == DB_SQLITE;
+
+	if ((rc = config_dest_q(c, CONFIG_Q_DEST_GET, CONFIG_Q_DEST_GET_OLD,
+	    &q)) != CONFIG_OK || c->allow_col)
+		return rc;
+	if (lite && (rc = config_status_of(c, db_exec(c->db,
+	    "BEGIN IMMEDIATE"))) != CONFIG_OK)
+		goto out;
+	if (lite && (rc = config_dest_q(c, CONFIG_Q_DEST_GET,
+	    CONFIG_Q_DEST_GET_OLD, &q)) != CONFIG_OK)
+		goto out;
+	if (!c->allow_col && (rc = config_status_of(c, db_exec(c->db, lite ?
+	    DEST_ALLOW_COL_LITE : DEST_ALLOW_COL_PG))) != CONFIG_OK)
+		goto out;
+	if (lite)
+		rc = config_status_of(c, db_exec(c->db, "COMMIT"));
+out:
+	if (rc != CONFIG_OK && db_in_tx(c->db))
+		(void)db_exec(c->db, "ROLLBACK");
+	c->allow_col = rc == CONFIG_OK;
+	return rc;
+}
+
+enum config_status
 config_open(const char *path, enum config_mode mode, int busy_ms,
     struct config **out)
 {
@@ -507,6 +593,9 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	 */
 	if (rc == CONFIG_OK && c->writable && db_kind(c->db) == DB_SQLITE)
 		rc = config_status_of(c, db_exec(c->db, JOBS_ACTION_INDEX));
+	/* What a destination allows: the tool may write it from now on. */
+	if (rc == CONFIG_OK && c->writable)
+		rc = add_allow_col(c);
 out:
 	if (rc != CONFIG_OK)
 		config_close(c);
@@ -768,17 +857,21 @@ config_destination_get(struct config *c, const char *tenant,
 {
 	struct db_stmt		*st;
 	enum config_status	 rc;
+	enum config_q		 q;
 	char *const		 bufs[] = { d->tenant, d->name, d->url, NULL,
 	    d->status_url };
 	const size_t		 lens[] = { sizeof(d->tenant), sizeof(d->name),
 	    sizeof(d->url), 0, sizeof(d->status_url) };
 
-	if ((rc = lookup(c, CONFIG_Q_DEST_GET, tenant, name, &st)) != CONFIG_OK)
+	if ((rc = config_dest_q(c, CONFIG_Q_DEST_GET, CONFIG_Q_DEST_GET_OLD,
+	    &q)) != CONFIG_OK ||
+	    (rc = lookup(c, q, tenant, name, &st)) != CONFIG_OK)
 		return rc;
 	rc = copy_cols(st, bufs, lens, 5);
 	d->idempotent = (int)db_col_int64(st, 3);
 	d->timeout_ms = (int)db_col_int64(st, 5);
 	d->max_attempts = (int)db_col_int64(st, 6);
+	d->allow_internal = db_col_int64(st, 7) != 0;
 	db_reset(st);
 	if (rc == CONFIG_OK && config_destination_invalid(d) != NULL)
 		rc = CONFIG_INVALID;

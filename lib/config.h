@@ -75,6 +75,7 @@ struct config_destination {
 	char	status_url[HB_TEXT_MAX + 1];	/* "" when none */
 	int	timeout_ms;
 	int	max_attempts;
+	int	allow_internal;	/* may go to internal addresses (addr.h) */
 };
 
 struct config_job {

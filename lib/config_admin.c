@@ -154,9 +154,10 @@ config_bind_destination(struct db_stmt *st, const struct config_destination *d)
 	if ((rc = db_bind_opt(st, 1, d->tenant)) != DB_OK ||
 	    (rc = db_bind_opt(st, 2, d->name)) != DB_OK ||
 	    (rc = db_bind_opt(st, 3, d->url)) != DB_OK ||
-	    (rc = db_bind_int64(st, 4, d->idempotent ? 1 : 0)) != DB_OK)
+	    (rc = db_bind_int64(st, 4, d->idempotent ? 1 : 0)) != DB_OK ||
+	    (rc = db_bind_opt(st, 5, d->status_url)) != DB_OK)
 		return rc;
-	return db_bind_opt(st, 5, d->status_url);
+	return db_bind_int64(st, 6, d->allow_internal ? 1 : 0);
 }
 
 enum db_rc
@@ -300,17 +301,18 @@ config_destination_add(struct config *c, const struct config_destination *d,
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_destination_invalid(d));
+	REFUSE_IF(config_destination_refused(d));
 	REFUSE_IF(secretlen > CONFIG_SECRET_MAX ? "secret (too long)" : NULL);
 	if ((st = config_stmt(c, CONFIG_Q_DEST_ADD, &rc)) == NULL)
 		return rc;
 	if (config_bind_destination(st, d) != DB_OK ||
-	    config_bind_blob(st, 6, secret, secretlen) != DB_OK ||
-	    db_bind_int64(st, 7, d->timeout_ms) != DB_OK ||
-	    db_bind_int64(st, 8, d->max_attempts) != DB_OK ||
-	    db_bind_int64(st, 9, util_now()) != DB_OK)
+	    config_bind_blob(st, 7, secret, secretlen) != DB_OK ||
+	    db_bind_int64(st, 8, d->timeout_ms) != DB_OK ||
+	    db_bind_int64(st, 9, d->max_attempts) != DB_OK ||
+	    db_bind_int64(st, 10, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
 	rc = added(c, st);
-	(void)db_bind_null(st, 6);
+	(void)db_bind_null(st, 7);
 	return rc;
 }
 

@@ -49,13 +49,18 @@ config_list_where(struct config *c, enum config_table t,
 	struct db_stmt		*st;
 	cJSON			*row;
 	enum config_status	 rc;
+	enum config_q		 q;
 
 	*out = NULL;
 	if ((unsigned)t > CONFIG_JOBS)
 		return CONFIG_ERROR;
 	if (f == NULL)
 		f = &all;
-	if ((st = config_stmt(c, list[t], &rc)) == NULL)
+	q = list[t];
+	if (t == CONFIG_DESTINATIONS && (rc = config_dest_q(c,
+	    CONFIG_Q_DEST_LIST, CONFIG_Q_DEST_LIST_OLD, &q)) != CONFIG_OK)
+		return rc;
+	if ((st = config_stmt(c, q, &rc)) == NULL)
 		return rc;
 	if (db_bind_opt(st, 1, f->tenant) != DB_OK ||
 	    db_bind_int64(st, 2, f->since_ms) != DB_OK ||

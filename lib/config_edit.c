@@ -3,14 +3,17 @@
  * place, an endpoint's secrets by id, and why a write was refused.  The
  * SQL it runs lives in config.c, used by statement enum.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include <cJSON.h>
 #include <sodium.h>
 
+#include "addr.h"
 #include "config_edit.h"
 #include "config_int.h"
+#include "http.h"
 #include "json.h"
 #include "text.h"
 #include "util.h"
@@ -46,6 +49,38 @@ config_check_url(const char *u)
 	}
 	if (host == 0 || u[0] == ':' || u[0] == '@')
 		return expected;
+	return NULL;
+}
+
+const char *
+config_check_address(const char *u, char *host, size_t len)
+{
+	char		h[HB_TEXT_MAX + 1];
+	enum addr_kind	k;
+
+	if (host != NULL && len > 0)
+		host[0] = '\0';
+	if (u == NULL || http_url_host(u, h, sizeof(h)) != 0 ||
+	    !addr_internal(k = addr_kind_host(h)))
+		return NULL;
+	if (host != NULL && len > 0)
+		(void)snprintf(host, len, "%s", h);
+	return addr_kind_name(k);
+}
+
+const char *
+config_destination_refused(const struct config_destination *d)
+{
+	if (d->allow_internal)
+		return NULL;
+	if (config_check_address(d->url, NULL, 0) != NULL)
+		return "destination URL (an internal address: link-local or a"
+		    " cloud metadata service; refused unless the destination"
+		    " allows it, --allow-internal)";
+	if (config_check_address(d->status_url, NULL, 0) != NULL)
+		return "status URL (an internal address: link-local or a cloud"
+		    " metadata service; refused unless the destination allows"
+		    " it, --allow-internal)";
 	return NULL;
 }
 
@@ -298,13 +333,14 @@ config_destination_update(struct config *c,
 	if ((rc = config_writable(c, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_destination_invalid(d));
+	REFUSE_IF(config_destination_refused(d));
 	REFUSE_IF(secret != NULL && (secretlen == 0 ||
 	    secretlen > CONFIG_SECRET_MAX) ? "secret (1..512 bytes)" : NULL);
 	if ((st = config_stmt(c, CONFIG_Q_DEST_SET, &rc)) == NULL)
 		return rc;
 	if (config_bind_destination(st, d) != DB_OK ||
-	    db_bind_int64(st, 6, d->timeout_ms) != DB_OK ||
-	    db_bind_int64(st, 7, d->max_attempts) != DB_OK)
+	    db_bind_int64(st, 7, d->timeout_ms) != DB_OK ||
+	    db_bind_int64(st, 8, d->max_attempts) != DB_OK)
 		return CONFIG_NOMEM;
 	if ((rc = changed_one(c, st, 0)) != CONFIG_OK || secret == NULL)
 		return rc;

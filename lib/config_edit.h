@@ -29,6 +29,16 @@
  */
 /* An http or https URL with a host, that can go into a request line. */
 HB_API const char *config_check_url(const char *);
+/*
+ * A destination's URL or status URL that goes to an internal address
+ * (addr.h): NULL when its host, as libcurl reads it, is not one (a name
+ * that resolves to one is refused by the dispatcher when it connects),
+ * else what it is ("a link-local address (...)", static storage), and
+ * host (len bytes; NULL for none) gets the host as libcurl read it.  A
+ * URL libcurl cannot read is left to config_check_url().
+ */
+HB_API const char *config_check_address(const char *url, char *host,
+    size_t len);
 /* An endpoint's name: a name (text_valid_name()) and not one the
    responder keeps for itself (_health, _metrics: every name starting
    with '_' is refused). */

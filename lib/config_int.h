@@ -18,6 +18,8 @@ struct config {
 	struct db	*db;
 	int		 writable;
 	int		 in_snapshot;
+	int		 allow_col;	/* destinations.allow_internal is
+					   there */
 };
 
 /* The statements of config.db, indexes into config.c's SQL texts. */
@@ -58,6 +60,10 @@ enum config_q {
 	CONFIG_Q_JOB_OF_ACTION,
 	CONFIG_Q_VERSION,
 	CONFIG_Q_SCHEMA,
+	/* A config.db made before destinations.allow_internal. */
+	CONFIG_Q_DEST_ALLOW_COL,
+	CONFIG_Q_DEST_GET_OLD,
+	CONFIG_Q_DEST_LIST_OLD,
 	CONFIG_Q__N
 };
 
@@ -86,6 +92,16 @@ int config_name_parse(const char *s, const char *const *names, size_t n);
  * on PostgreSQL a lost connection, to CONFIG_BUSY.
  */
 enum config_status config_status_of(const struct config *c, enum db_rc rc);
+
+/*
+ * Which of two statements over destinations fits c's file: q when it has
+ * the column allow_internal, old when it was made before it and no writer
+ * has added it since (old reads every destination as allowing nothing,
+ * as then they all did).  Until the column is there, each call looks
+ * again, so that a running reader sees it once a writer has added it.
+ */
+enum config_status config_dest_q(struct config *c, enum config_q q,
+    enum config_q old, enum config_q *out);
 
 /*
  * Connects c (writable already set) to the PostgreSQL database at path,
@@ -124,6 +140,12 @@ const char *config_tenant_invalid(const struct config_tenant *);
 const char *config_endpoint_invalid(const struct config_endpoint *);
 const char *config_destination_invalid(const struct config_destination *);
 const char *config_job_invalid(const struct config_job *);
+/*
+ * The tool's policy for a destination it writes, beyond the validators:
+ * its URL and status URL may not be internal addresses (addr.h) unless
+ * it allows them.  Returns what is refused (static storage), or NULL.
+ */
+const char *config_destination_refused(const struct config_destination *);
 /* Non-zero for an API key that can go into a header: printable ASCII,
    no spaces, at most CONFIG_SECRET_MAX bytes. */
 int config_valid_api_key(const unsigned char *, size_t);
@@ -142,7 +164,8 @@ enum config_status config_writable(struct config *c, const char **why);
 
 /*
  * Binds a destination's columns that its add and its update share:
- * ?1 tenant, ?2 name, ?3 url, ?4 idempotent, ?5 status URL.
+ * ?1 tenant, ?2 name, ?3 url, ?4 idempotent, ?5 status URL, ?6 whether
+ * it allows internal addresses.
  */
 enum db_rc config_bind_destination(struct db_stmt *st,
     const struct config_destination *d);

@@ -1,6 +1,10 @@
 /*
  * http.c: libcurl behind a small interface.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +14,7 @@
 
 #include <curl/curl.h>
 
+#include "addr.h"
 #include "http.h"
 #include "util.h"
 
@@ -142,15 +147,84 @@ wrote_request(CURL *c)
 }
 
 /*
- * One transfer's own state: its header list, where its answer goes and
- * libcurl's error text.  Lives until the transfer ends.
+ * One transfer's own state: its header list, where its answer goes,
+ * libcurl's error text, and what its addresses were judged to be.  Lives
+ * until the transfer ends.
  */
 struct xfer {
 	CURL			*curl;
 	struct curl_slist	*list;
 	struct sink		 sink;
 	char			 errbuf[CURL_ERROR_SIZE];
+	int			 guard;		/* no HTTP_INTERNAL */
+	int			 allowed;	/* addresses let through */
+	int			 refused;	/* addresses refused */
+	int			 refused_conn;	/* a connection refused */
+	/* The first address refused, and its kind. */
+	char			 where[INET6_ADDRSTRLEN];
+	enum addr_kind		 kind;
 };
+
+/* Notes an internal address refused (the first one is named). */
+static void
+refuse(struct xfer *x, enum addr_kind k, const char *where)
+{
+	if (x->refused++ > 0)
+		return;
+	x->kind = k;
+	(void)snprintf(x->where, sizeof(x->where), "%s", where);
+}
+
+/*
+ * The socket for one address libcurl is about to connect to, each of a
+ * host's in turn: an internal address gets none, before a packet goes
+ * to it, and libcurl goes on to the next address or fails to connect.
+ */
+static curl_socket_t
+on_open(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct xfer	*x = arg;
+	enum addr_kind	 k;
+	char		 text[INET6_ADDRSTRLEN];
+	const void	*in;
+
+	if (purpose == CURLSOCKTYPE_IPCXN &&
+	    addr_internal(k = addr_kind_of(&a->addr, a->addrlen))) {
+		in = a->family == AF_INET6 ?
+		    (const void *)&((const struct sockaddr_in6 *)(const void *)
+		    &a->addr)->sin6_addr :
+		    (const void *)&((const struct sockaddr_in *)(const void *)
+		    &a->addr)->sin_addr;
+		if (inet_ntop(a->family, in, text, sizeof(text)) == NULL)
+			(void)snprintf(text, sizeof(text), "?");
+		refuse(x, k, text);
+		return CURL_SOCKET_BAD;
+	}
+	x->allowed++;
+	return socket(a->family, a->socktype, a->protocol);
+}
+
+/*
+ * Just before the request is written, on whatever connection it is to
+ * go: one this transfer opened, or one kept alive or shared (HTTP/2)
+ * that another transfer opened, perhaps one allowed internal addresses.
+ */
+static int
+on_prereq(void *arg, char *primary_ip, char *local_ip, int primary_port,
+    int local_port)
+{
+	struct xfer	*x = arg;
+	enum addr_kind	 k;
+
+	(void)local_ip;
+	(void)primary_port;
+	(void)local_port;
+	if (!addr_internal(k = addr_kind_host(primary_ip)))
+		return CURL_PREREQFUNC_OK;
+	refuse(x, k, primary_ip);
+	x->refused_conn = 1;
+	return CURL_PREREQFUNC_ABORT;
+}
 
 static void
 xfer_end(struct xfer *x)
@@ -190,6 +264,9 @@ xfer_setup(struct xfer *x, const struct http_req *req, int copy,
 	x->sink.cap = req->body_cap;
 	x->errbuf[0] = '\0';
 	x->list = NULL;
+	x->guard = (req->flags & HTTP_INTERNAL) == 0;
+	x->allowed = x->refused = x->refused_conn = 0;
+	x->where[0] = '\0';
 
 	for (i = 0; i < req->nhdrs; i++) {
 		if (snprintf(line, sizeof(line), "%s: %s", req->hdrs[i].name,
@@ -232,6 +309,15 @@ xfer_setup(struct xfer *x, const struct http_req *req, int copy,
 		not_sent(out, "cannot set up the request");
 		return -1;
 	}
+	if (x->guard && (curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION,
+	    on_open) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, x) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, on_prereq) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_PREREQDATA, x) != CURLE_OK)) {
+		not_sent(out, "cannot set up the request");
+		return -1;
+	}
 	if (strcmp(req->method, "POST") == 0) {
 		if (curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
 		    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -254,6 +340,8 @@ xfer_setup(struct xfer *x, const struct http_req *req, int copy,
 static int
 xfer_result(struct xfer *x, CURLcode cc, struct http_result *out)
 {
+	size_t	n;
+
 	(void)curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &out->status);
 	if (cc == CURLE_OK)
 		return 0;
@@ -264,8 +352,22 @@ xfer_result(struct xfer *x, CURLcode cc, struct http_result *out)
 	    cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
 	    cc == CURLE_UNSUPPORTED_PROTOCOL || cc == CURLE_URL_MALFORMAT) &&
 	    wrote_request(x->curl);
+	if (x->refused_conn || (x->refused > 0 && x->allowed == 0)) {
+		/* Nowhere it may go: the judgement, not the network's. */
+		out->refused = 1;
+		out->sent = 0;
+		out->timed_out = 0;
+		(void)snprintf(out->error, sizeof(out->error),
+		    "refused to connect to %s, %s", x->where,
+		    addr_kind_name(x->kind));
+		return -1;
+	}
 	(void)snprintf(out->error, sizeof(out->error), "%s",
 	    x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(cc));
+	/* Another address failed; this one was refused: both are said. */
+	if (x->refused > 0 && (n = strlen(out->error)) < sizeof(out->error))
+		(void)snprintf(out->error + n, sizeof(out->error) - n,
+		    " (%s refused, %s)", x->where, addr_kind_name(x->kind));
 	return -1;
 }
 
@@ -447,6 +549,26 @@ http_batch_run(struct http_batch *b, long wait_ms, int *done, int *ndone)
 			return 0;
 		}
 	}
+}
+
+int
+http_url_host(const char *url, char *host, size_t len)
+{
+	CURLU	*u;
+	char	*h = NULL;
+	int	 rc = -1;
+
+	if ((u = curl_url()) == NULL)
+		return -1;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
+	    strlen(h) < len) {
+		memcpy(host, h, strlen(h) + 1);
+		rc = 0;
+	}
+	curl_free(h);
+	curl_url_cleanup(u);
+	return rc;
 }
 
 int

@@ -26,6 +26,9 @@ struct http_result {
 	int	 sent;		/* 0 only when the request surely never left
 				   (could not resolve or connect) */
 	int	 timed_out;
+	int	 refused;	/* not sent: every address the host came to
+				   was internal (addr.h), and the request
+				   was not HTTP_INTERNAL */
 	int64_t	 retry_after_ms;	/* from Retry-After, -1 when absent */
 	char	 error[256];	/* "" or what went wrong; never a header value */
 	char	*body;		/* at most body_cap bytes, NUL-terminated */
@@ -39,6 +42,7 @@ HB_API void http_result_clear(struct http_result *);
 
 /* http_request() flags. */
 #define HTTP_FRESH	0x01	/* a new connection, closed afterwards */
+#define HTTP_INTERNAL	0x02	/* may go to an internal address */
 
 /*
  * Sends one request (method "GET" or "POST"; body NULL for none) to an
@@ -50,6 +54,15 @@ HB_API void http_result_clear(struct http_result *);
  * HTTP_FRESH is for requests that must not be sent twice: on a reused
  * connection that the server has closed, libcurl silently resends the
  * request on a new one, and the server may have acted on the first.
+ *
+ * Without HTTP_INTERNAL a request never goes to an internal address
+ * (link-local, a cloud metadata service: addr.h), however the URL spells
+ * it and whatever its name resolves to: each address is judged before
+ * libcurl connects to it, and the connection a request is about to go
+ * on (new, kept alive or shared) once more before a byte of it is
+ * written.  When no address is left, out->refused is set, sent is 0 and
+ * error names the address.  Behind a proxy (http_proxy and the like in
+ * the environment) the address judged is the proxy's.
  */
 HB_API int http_request(struct http *, const char *method, const char *url,
     const struct http_header *hdrs, size_t nhdrs, const char *body,
@@ -59,11 +72,11 @@ HB_API int http_request(struct http *, const char *method, const char *url,
 /*
  * A batch: up to HTTP_BATCH_MAX requests in flight at once, each with its
  * own timeout, every rule of http_request() kept (http and https only, no
- * redirects, the body cap, Retry-After, HTTP_FRESH).  Requests without
- * HTTP_FRESH to one host share the batch's kept-alive connections, which
- * stay open between batches until http_batch_free(); with HTTP/1.1, a
- * connection carries one request at a time, so requests in flight
- * together each open their own.
+ * redirects, the body cap, Retry-After, HTTP_FRESH, HTTP_INTERNAL).
+ * Requests without HTTP_FRESH to one host share the batch's kept-alive
+ * connections, which stay open between batches until http_batch_free();
+ * with HTTP/1.1, a connection carries one request at a time, so requests
+ * in flight together each open their own.
  */
 struct http_batch;
 
@@ -77,7 +90,7 @@ struct http_req {
 	size_t				 bodylen;
 	long				 timeout_ms;
 	size_t				 body_cap;
-	int				 flags;		/* HTTP_FRESH */
+	int				 flags;		/* HTTP_* */
 };
 
 #define HTTP_BATCH_MAX	64	/* requests in flight in one batch */
@@ -107,6 +120,17 @@ HB_API int http_batch_add(struct http_batch *, const struct http_req *req,
  */
 HB_API int http_batch_run(struct http_batch *, long wait_ms, int *done,
     int *ndone);
+
+/*
+ * The host of an http or https URL as libcurl's URL parser reads it, for
+ * addr_kind_host(): an IPv4 address in any spelling libcurl takes
+ * (2852039166, 0xa9fea9fe, 0251.0376.0251.0376, 169.254.43518) comes back
+ * in dotted decimal, an IPv6 address in brackets without its zone, a
+ * percent-encoded name decoded.  -1 when libcurl cannot parse the URL, or
+ * the host does not fit in len bytes.
+ */
+HB_API int http_url_host(const char *url, char *host, size_t len)
+    HB_MUST_CHECK;
 
 /* URL-escapes s into out; -1 when it does not fit. */
 HB_API int http_escape(struct http *, const char *s, char *out, size_t len)

@@ -331,7 +331,7 @@ reconcile_one(struct outbox *ob, const struct store_row *r)
 	enum config_status		 cs;
 	enum store_checked		 c;
 	enum store_status		 rc;
-	int64_t				 now, until;
+	int64_t				 now, until, next;
 	struct log_line			 l;
 	int				 claimed, changed;
 	const char			*note;
@@ -359,8 +359,16 @@ reconcile_one(struct outbox *ob, const struct store_row *r)
 	h[0].name = "Idempotency-Key";
 	h[0].value = r->action;
 	(void)http_request(ob->http, "GET", d.status_url, h, 1, NULL, 0,
-	    d.timeout_ms, 0, 0, &res);
-	if (res.status == 200) {
+	    d.timeout_ms, 0, d.allow_internal ? HTTP_INTERNAL : 0, &res);
+	next = now = util_now_ms();
+	next += ob->opts.recheck_ms;
+	if (res.refused) {
+		/* Not asked: asking again soon would be refused again. */
+		c = STORE_CHECKED_AGAIN;
+		note = "outcome unknown: status URL refused, an internal"
+		    " address (--allow-internal); waiting for an operator";
+		next = now + OUTBOX_OPERATOR_RECHECK_MS;
+	} else if (res.status == 200) {
 		c = STORE_CHECKED_DELIVERED;
 		note = "reconciled: the destination has it";
 	} else if (res.status == 404 && r->attempts >= d.max_attempts) {
@@ -375,9 +383,8 @@ reconcile_one(struct outbox *ob, const struct store_row *r)
 		note = "outcome unknown: status URL inconclusive";
 	}
 	http_result_clear(&res);
-	now = util_now_ms();
 	rc = store_outbox_checked(ob->st, r->action, ob->owner, until, c, now,
-	    now + ob->opts.recheck_ms, note, &changed);
+	    next, note, &changed);
 	if (rc != STORE_OK)
 		return rc;
 	log_begin(&l, changed ? LOG_LV_INFO : LOG_LV_WARN, "reconcile");
@@ -424,6 +431,12 @@ outbox_decide(const struct http_result *r, int idempotent, int attempt,
 		out = STORE_OUT_RETRY;
 	else if (r->status > 0)
 		/* Other 4xx; 1xx and 3xx are not answers we follow. */
+		return STORE_OUT_DEAD;
+	else if (r->refused)
+		/*
+		 * Not sent: its host is an internal address.  Waiting will
+		 * not move it; resending would only ask again and again.
+		 */
 		return STORE_OUT_DEAD;
 	else if (!r->sent || idempotent)
 		/* No answer.  Never sent, or sent with a key: again. */
@@ -586,7 +599,14 @@ conclude(struct outbox *ob, int i)
 		if (res->status > 0)
 			(void)snprintf(it->err, sizeof(it->err), "HTTP %ld",
 			    res->status);
-		else {
+		else if (res->refused) {
+			memcpy(why, res->error, sizeof(why));
+			why[sizeof(why) - 1] = '\0';
+			/* The address and why: well within 200 bytes. */
+			(void)snprintf(it->err, sizeof(it->err), "%.200s: not"
+			    " sent; the destination does not allow internal"
+			    " addresses (--allow-internal)", why);
+		} else {
 			/* A copy: the compiler cannot tell the two apart. */
 			memcpy(why, res->error, sizeof(why));
 			why[sizeof(why) - 1] = '\0';
@@ -659,7 +679,8 @@ start(struct outbox *ob, int i)
 	req.body = l->payload;
 	req.bodylen = strlen(l->payload);
 	req.timeout_ms = x->d.timeout_ms;
-	req.flags = x->d.idempotent ? 0 : HTTP_FRESH;
+	req.flags = (x->d.idempotent ? 0 : HTTP_FRESH) |
+	    (x->d.allow_internal ? HTTP_INTERNAL : 0);
 	it->started = util_now_ms();
 	slot = http_batch_add(ob->batch, &req, &it->res);
 	sodium_memzero(sig, sizeof(sig));

@@ -16,6 +16,12 @@
  *  - 2xx: delivered.  408, 429, 5xx and failures to connect: retried with
  *    exponential backoff and full jitter, honouring Retry-After, up to the
  *    destination's max attempts, then dead.  Other 4xx: dead at once;
+ *  - a destination that does not allow internal addresses (config.h) is
+ *    never connected to at one (link-local, a cloud metadata service:
+ *    addr.h), whatever its name resolves to: such an attempt is refused,
+ *    not sent, and its row dead at once (the address will not change by
+ *    waiting; an operator fixes the name or allows it, then requeues);
+ *    its status URL is not asked either;
  *  - a timeout or a broken connection after the request may have reached
  *    the destination is an unknown outcome: resent with the same
  *    Idempotency-Key when the destination honours it, else the row waits
@@ -126,8 +132,10 @@ HB_API int64_t outbox_backoff(const struct outbox_opts *, int attempt,
  * delivered.  408, 429, 5xx, and no answer when the request never left or
  * the destination honours Idempotency-Key: retried while attempt (this
  * attempt's number, from 1) is below max_attempts, else dead.  Other 4xx,
- * 1xx and 3xx: dead.  No answer after the request may have been received,
- * at a destination that does not deduplicate: unknown.  A pure function.
+ * 1xx and 3xx: dead.  Refused, not sent, because every address was an
+ * internal one the destination does not allow: dead.  No answer after the
+ * request may have been received, at a destination that does not
+ * deduplicate: unknown.  A pure function.
  */
 struct http_result;
 HB_API enum store_outcome outbox_decide(const struct http_result *,

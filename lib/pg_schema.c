@@ -41,6 +41,7 @@ const char pg_schema_config[] =
 	" timeout_ms bigint NOT NULL CHECK(timeout_ms > 0),"
 	" max_attempts bigint NOT NULL CHECK(max_attempts > 0),"
 	" created_at bigint NOT NULL,"
+	" allow_internal bigint NOT NULL DEFAULT 0,"
 	" PRIMARY KEY(tenant, name));"
 	"CREATE TABLE hookbox_config.jobs("
 	" tenant text NOT NULL REFERENCES hookbox_config.tenants(id),"

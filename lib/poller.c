@@ -90,8 +90,13 @@ ask(struct run *r, const struct config_job *j, const char *base)
 	h[n].name = "Accept";
 	h[n++].value = "application/json";
 	r->stats->asked++;
+	/*
+	 * The provider's status API, the tenant's base URL: not judged as
+	 * destinations are (HTTP_INTERNAL).  XXX it could be, with an
+	 * option of the tenant's.
+	 */
 	(void)http_request(r->http, "GET", url, h, n, NULL, 0, r->timeout_ms,
-	    HB_BODY_MAX_DEFAULT, 0, &res);
+	    HB_BODY_MAX_DEFAULT, HTTP_INTERNAL, &res);
 	if (k != NULL) {
 		sodium_memzero(k, key.s[0].keylen);
 		free(k);

@@ -99,6 +99,83 @@ eq "destination with a whsec_ secret" 0 $?
     --secret-file "$tmp/bare"
 eq "destination with a bare base64 secret" 0 $?
 
+# ---- destinations at internal addresses ----
+# Link-local and cloud metadata addresses, however the URL spells them,
+# are refused unless the destination allows them; the message names the
+# option, the URL, the address libcurl reads from it, and the way out.
+why="refused unless the destination allows internal addresses (--allow-internal)"
+for u in http://169.254.169.254/latest/meta-data/ http://2852039166/ \
+    http://0xa9fea9fe/ http://0251.0376.0251.0376/ http://169.254.43518/; do
+	refused "--url $u" 1 \
+	    "--url \"$u\": 169.254.169.254 is a cloud metadata service: $why" \
+	    "$HB" destination add meta --tenant acme --url "$u"
+done
+for h in '[::ffff:169.254.169.254]' '[::ffff:a9fe:a9fe]'; do
+	refused "--url http://$h/" 1 \
+	    "--url \"http://$h/\": $h is a cloud metadata service: $why" \
+	    "$HB" destination add meta --tenant acme --url "http://$h/"
+done
+refused "--url link-local" 1 \
+    '--url "http://169.254.77.1:8080/h": 169.254.77.1 is a link-local address (169.254.0.0/16, fe80::/10)' \
+    "$HB" destination add meta --tenant acme --url http://169.254.77.1:8080/h
+refused "--url IPv6 link-local" 1 \
+    '--url "http://[fe80::1%25eth0]/": [fe80::1] is a link-local address' \
+    "$HB" destination add meta --tenant acme --url 'http://[fe80::1%25eth0]/'
+refused "--url AWS IPv6" 1 '[fd00:ec2::254] is a cloud metadata service' \
+    "$HB" destination add meta --tenant acme --url 'http://[fd00:ec2::254]/'
+refused "--url metadata name" 1 \
+    'metadata.google.internal is a cloud metadata service' \
+    "$HB" destination add meta --tenant acme \
+    --url http://metadata.google.internal/computeMetadata/v1/
+refused "--status-url" 1 \
+    "--status-url \"http://169.254.169.254/s\": 169.254.169.254 is a cloud metadata service: $why" \
+    "$HB" destination add meta --tenant acme --url http://127.0.0.1:9/ \
+    --status-url http://169.254.169.254/s
+eq "refused internal destinations left nothing" 0 \
+    "$(q "SELECT count(*) FROM destinations WHERE name = 'meta'")"
+# Loopback is not internal.
+for u in http://127.0.0.1:9/lo 'http://[::1]:9/lo' http://localhost:9/lo; do
+	"$HB" destination add lo --tenant acme --url "$u" --status-url "$u"
+	eq "loopback $u: taken" "1|0" "$(q "SELECT count(*) || '|' ||
+	    max(allow_internal) FROM destinations WHERE name = 'lo'")"
+	"$HB" destination remove --tenant acme lo
+done
+# Allowed: stored, listed, and kept by set until it is taken away.
+"$HB" destination add meta --tenant acme --url http://169.254.169.254/latest \
+    --status-url http://169.254.169.254/s --allow-internal
+eq "--allow-internal: taken" 0 $?
+eq "--allow-internal: stored" 1 \
+    "$(q "SELECT allow_internal FROM destinations WHERE name = 'meta'")"
+contains "--allow-internal: listed" "INTERNAL" "$("$HB" destination list)"
+contains "--allow-internal: listed as JSON" '"allow_internal":	true' \
+    "$("$HB" destination list --json)"
+"$HB" destination set --tenant acme meta --timeout-ms 1234
+eq "set keeps it allowed" "1|1234" "$(q "SELECT allow_internal || '|' ||
+    timeout_ms FROM destinations WHERE name = 'meta'")"
+refused "set --no-allow-internal with its URL internal" 1 \
+    "--url \"http://169.254.169.254/latest\": 169.254.169.254 is a cloud metadata service: $why" \
+    "$HB" destination set --tenant acme meta --no-allow-internal
+refused "set --no-allow-internal with its status URL internal" 1 \
+    "--status-url \"http://169.254.169.254/s\": 169.254.169.254" \
+    "$HB" destination set --tenant acme meta --no-allow-internal \
+    --url http://127.0.0.1:9/m
+eq "refused sets changed nothing" "1|http://169.254.169.254/latest" \
+    "$(q "SELECT allow_internal || '|' || url FROM destinations
+    WHERE name = 'meta'")"
+"$HB" destination set --tenant acme meta --no-allow-internal \
+    --url http://127.0.0.1:9/m --no-status-url
+eq "set --no-allow-internal once nothing is internal" 0 \
+    "$(q "SELECT allow_internal FROM destinations WHERE name = 'meta'")"
+refused "set --url internal" 1 "$why" \
+    "$HB" destination set --tenant acme meta --url http://0xa9fe0101/
+"$HB" destination set --tenant acme meta --allow-internal
+eq "set --allow-internal alone is a change" "0|1" "$?|$(q "SELECT
+    allow_internal FROM destinations WHERE name = 'meta'")"
+refused "set --allow-internal --no-allow-internal" 2 "one or the other" \
+    "$HB" destination set --tenant acme meta --allow-internal \
+    --no-allow-internal
+"$HB" destination remove --tenant acme meta
+
 refused "HMAC secret of 15 bytes" 1 \
     '--secret-file "'"$tmp/short"'": expected an HMAC secret of at least 16 bytes' \
     "$HB" endpoint add e1 --tenant acme --secret-file "$tmp/short"
@@ -478,9 +555,35 @@ for v in add list revoke; do
 	    "$out"
 done
 out=$("$HB" help destination set)
-for o in --not-idempotent --no-status-url --secret-file --timeout-ms; do
+for o in --not-idempotent --no-status-url --secret-file --timeout-ms \
+    --allow-internal --no-allow-internal; do
 	contains "destination set help: $o" "$o" "$out"
 done
+contains "destination add help" "--allow-internal" \
+    "$("$HB" help destination add)"
+
+# ---- a config.db made before a destination could allow internal ----
+# addresses: read as it is (nothing allowed), and the first write adds
+# the column; the schema's version stays 1, for the previous release.
+export HOOKBOX_DIR="$tmp/before"
+db="$HOOKBOX_DIR/config.db"
+"$HB" init >/dev/null
+"$HB" tenant add acme
+"$HB" destination add sink --tenant acme --url http://127.0.0.1:9/s
+q "ALTER TABLE destinations DROP COLUMN allow_internal"
+cols() { q "SELECT count(*) FROM pragma_table_info('destinations')
+    WHERE name = 'allow_internal'"; }
+eq "before: no column" 0 "$(cols)"
+contains "before: listed, nothing allowed" '"allow_internal":	false' \
+    "$("$HB" destination list --json)"
+eq "before: a read adds nothing" 0 "$(cols)"
+"$HB" destination set --tenant acme sink --url http://169.254.169.254/ \
+    --allow-internal
+eq "before: the first write adds it, and is stored" "1|1|1" \
+    "$(cols)|$(q "SELECT allow_internal FROM destinations")|$(q \
+    "PRAGMA user_version")"
+export HOOKBOX_DIR="$tmp/data"
+db="$HOOKBOX_DIR/config.db"
 contains "tenant set help" "--inactive" "$("$HB" help tenant set)"
 contains "endpoint set help" "--tolerance" "$("$HB" help endpoint set)"
 contains "help: --expires forms" "+30d" "$("$HB" help endpoint add)"

@@ -59,7 +59,7 @@ for build in build build-san; do
 	done
 	for script in "cli.sh $build/hookbox" "admin.sh $build/hookbox" \
 	    "output.sh $build/hookbox" "e2e.sh $build" "trust.sh $build" \
-	    "dispatch.sh $build" "group.sh $build"; do
+	    "dispatch.sh $build" "internal.sh $build" "group.sh $build"; do
 		# shellcheck disable=SC2086
 		run "tests/$script" sh tests/$script
 	done

@@ -778,6 +778,233 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
+/* The allow_internal of destination name in config_list()'s JSON: 0, 1,
+   or -1 when it is not a boolean there. */
+static int
+listed_allow(struct config *c, const char *name)
+{
+	cJSON		*arr, *row, *v;
+	const cJSON	*n;
+	int		 found = -1;
+
+	ck_assert_int_eq(config_list(c, CONFIG_DESTINATIONS, &arr), CONFIG_OK);
+	cJSON_ArrayForEach(row, arr) {
+		n = cJSON_GetObjectItemCaseSensitive(row, "name");
+		if (!cJSON_IsString(n) || strcmp(n->valuestring, name) != 0)
+			continue;
+		v = cJSON_GetObjectItemCaseSensitive(row, "allow_internal");
+		if (cJSON_IsBool(v))
+			found = cJSON_IsTrue(v) ? 1 : 0;
+	}
+	cJSON_Delete(arr);
+	return found;
+}
+
+/*
+ * A destination at an internal address (link-local, a cloud metadata
+ * service), however its URL spells it, is refused when it is added or
+ * changed, unless it allows them; loopback and the rest are not internal.
+ * The refusal says which URL and names the option.
+ */
+static const char *const internal_urls[] = {
+	"http://169.254.169.254/latest/meta-data/",
+	"http://2852039166/",
+	"http://0xa9fea9fe/",
+	"http://0251.0376.0251.0376/",
+	"http://169.254.43518/",
+	"http://169.254.169.254./",
+	"http://169.254.77.1:8080/hook",
+	"http://[fe80::1]/",
+	"http://[::ffff:169.254.169.254]/",
+	"http://[::ffff:a9fe:4d01]/",
+	"http://[fd00:ec2::254]/",
+	"http://100.100.100.200/",
+	"http://metadata.google.internal/computeMetadata/v1/",
+	"https://user:pw@METADATA.google.internal.:8443/x",
+};
+static const char *const ordinary_urls[] = {
+	"http://127.0.0.1:9/sink", "http://[::1]:8080/", "http://localhost/",
+	"http://2130706433/", "https://hooks.example/in", "http://10.1.2.3/",
+	"http://169.255.0.1/", "http://[2001:db8::1]/",
+};
+
+START_TEST(test_destination_internal)
+{
+	struct config_destination	 d, g;
+	const char			*why = NULL, *what;
+	char				 name[32], host[64];
+	size_t				 i;
+
+	test_add_tenant(w, "acme", 1);
+	for (i = 0; i < NELEM(internal_urls); i++) {
+		d = test_destination("acme", "meta");
+		SET(d.url, internal_urls[i]);
+		CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
+		    "destination URL");
+		ck_assert_ptr_nonnull(strstr(why, "internal address"));
+		ck_assert_ptr_nonnull(strstr(why, "--allow-internal"));
+		/* The same URL as a status URL. */
+		d = test_destination("acme", "meta");
+		SET(d.status_url, internal_urls[i]);
+		CK_INVALID(config_destination_add(w, &d, NULL, 0, &why),
+		    "status URL");
+		ck_assert_msg(config_check_address(internal_urls[i], host,
+		    sizeof(host)) != NULL, "%s not internal", internal_urls[i]);
+		ck_assert_str_ne(host, "");
+	}
+	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 0);
+	/* What the check says: the host as libcurl reads it, and why. */
+	what = config_check_address("http://0xa9fea9fe/x", host, sizeof(host));
+	ck_assert_ptr_nonnull(what);
+	ck_assert_str_eq(host, "169.254.169.254");
+	ck_assert_ptr_nonnull(strstr(what, "metadata"));
+	what = config_check_address("http://169.254.43519/", host,
+	    sizeof(host));
+	ck_assert_str_eq(host, "169.254.169.255");
+	ck_assert_ptr_nonnull(strstr(what, "link-local"));
+	ck_assert_ptr_null(config_check_address("http://[zz]/", host,
+	    sizeof(host)));
+	ck_assert_ptr_null(config_check_address(NULL, NULL, 0));
+
+	/* Loopback and the rest: taken as they are. */
+	for (i = 0; i < NELEM(ordinary_urls); i++) {
+		ck_assert_ptr_null(config_check_address(ordinary_urls[i], host,
+		    sizeof(host)));
+		ck_assert_str_eq(host, "");
+		ck_assert_int_lt(snprintf(name, sizeof(name), "d%zu", i),
+		    (int)sizeof(name));
+		d = test_destination("acme", name);
+		SET(d.url, ordinary_urls[i]);
+		SET(d.status_url, ordinary_urls[i]);
+		ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+		    CONFIG_OK);
+		ck_assert_int_eq(config_destination_get(w, "acme", name, &g),
+		    CONFIG_OK);
+		ck_assert_int_eq(g.allow_internal, 0);
+	}
+
+	/* Allowed: added, read back and listed as allowed. */
+	for (i = 0; i < NELEM(internal_urls); i++) {
+		ck_assert_int_lt(snprintf(name, sizeof(name), "meta%zu", i),
+		    (int)sizeof(name));
+		d = test_destination("acme", name);
+		SET(d.url, internal_urls[i]);
+		SET(d.status_url, internal_urls[i]);
+		d.allow_internal = 1;
+		ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+		    CONFIG_OK);
+	}
+	memset(&g, 0, sizeof(g));
+	ck_assert_int_eq(config_destination_get(w, "acme", "meta0", &g),
+	    CONFIG_OK);
+	ck_assert_int_eq(g.allow_internal, 1);
+	ck_assert_str_eq(g.url, internal_urls[0]);
+	ck_assert_int_eq(listed_allow(w, "meta0"), 1);
+	ck_assert_int_eq(listed_allow(w, "d0"), 0);
+
+	/* Changed: no longer allowed while its URL is internal. */
+	g.allow_internal = 0;
+	CK_INVALID(config_destination_update(w, &g, NULL, 0, &why),
+	    "destination URL");
+	ck_assert_int_eq(config_destination_get(w, "acme", "meta0", &g),
+	    CONFIG_OK);
+	ck_assert_int_eq(g.allow_internal, 1);
+	/* A URL elsewhere, the status URL still internal: refused too. */
+	SET(g.url, "https://hooks.example/in");
+	g.allow_internal = 0;
+	CK_INVALID(config_destination_update(w, &g, NULL, 0, &why),
+	    "status URL");
+	SET(g.status_url, "");
+	ck_assert_int_eq(config_destination_update(w, &g, NULL, 0, &why),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_destination_get(w, "acme", "meta0", &g),
+	    CONFIG_OK);
+	ck_assert_int_eq(g.allow_internal, 0);
+	ck_assert_int_eq(listed_allow(w, "meta0"), 0);
+	/* And an ordinary destination moved to an internal address. */
+	ck_assert_int_eq(config_destination_get(w, "acme", "d0", &g),
+	    CONFIG_OK);
+	SET(g.url, "http://[fe80::1%25lo]:8080/");
+	CK_INVALID(config_destination_update(w, &g, NULL, 0, &why),
+	    "destination URL");
+	g.allow_internal = 1;
+	ck_assert_int_eq(config_destination_update(w, &g, NULL, 0, &why),
+	    CONFIG_OK);
+	ck_assert_int_eq(listed_allow(w, "d0"), 1);
+}
+END_TEST
+
+/*
+ * A config.db made before destinations.allow_internal: its readers read
+ * every destination as allowing nothing, the first writer adds the
+ * column (the schema's version stays 1, for the previous release), and
+ * a reader open all along sees what is written from then on.
+ */
+START_TEST(test_destination_allow_col)
+{
+	struct config			*r, *w2;
+	struct config_destination	 d;
+	const char			*why = NULL;
+	const char			*has = test_backend == TEST_SQLITE ?
+	    "SELECT count(*) FROM pragma_table_info('destinations')"
+	    " WHERE name = 'allow_internal'" :
+	    "SELECT count(*) FROM information_schema.columns"
+	    " WHERE table_schema = 'hookbox_config'"
+	    " AND table_name = 'destinations'"
+	    " AND column_name = 'allow_internal'";
+
+	test_add_tenant(w, "acme", 1);
+	d = test_destination("acme", "sink");
+	SET(d.status_url, "http://127.0.0.1:9/status");
+	d.idempotent = 1;
+	ck_assert_int_eq(config_destination_add(w, &d, NULL, 0, &why),
+	    CONFIG_OK);
+	config_close(w);
+	w = NULL;
+	ck_assert_int_eq(raw_int(has), 1);
+	raw_exec("ALTER TABLE destinations DROP COLUMN allow_internal", NULL);
+	ck_assert_int_eq(raw_int(has), 0);
+
+	r = test_config_open(dir, CONFIG_READ, BUSY_MS);
+	memset(&d, 'Z', sizeof(d));
+	ck_assert_int_eq(config_destination_get(r, "acme", "sink", &d),
+	    CONFIG_OK);
+	ck_assert_str_eq(d.url, TEST_DEST_URL);
+	ck_assert_str_eq(d.status_url, "http://127.0.0.1:9/status");
+	ck_assert_int_eq(d.idempotent, 1);
+	ck_assert_int_eq(d.allow_internal, 0);
+	ck_assert_int_eq(listed_allow(r, "sink"), 0);
+	/* A reader adds nothing. */
+	ck_assert_int_eq(raw_int(has), 0);
+
+	w2 = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	ck_assert_int_eq(raw_int(has), 1);
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM schema_version"), 1);
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(config_destination_get(w2, "acme", "sink", &d),
+	    CONFIG_OK);
+	ck_assert_int_eq(d.idempotent, 1);
+	ck_assert_int_eq(d.allow_internal, 0);
+	SET(d.url, "http://169.254.169.254/");
+	d.allow_internal = 1;
+	ck_assert_int_eq(config_destination_update(w2, &d, NULL, 0, &why),
+	    CONFIG_OK);
+	config_close(w2);
+	/* Opened again, a writer finds the column and adds nothing. */
+	w2 = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	config_close(w2);
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(config_destination_get(r, "acme", "sink", &d),
+	    CONFIG_OK);
+	ck_assert_str_eq(d.url, "http://169.254.169.254/");
+	ck_assert_int_eq(d.allow_internal, 1);
+	ck_assert_int_eq(listed_allow(r, "sink"), 1);
+	config_close(r);
+}
+END_TEST
+
 START_TEST(test_notfound)
 {
 	struct config_tenant		t;
@@ -2754,6 +2981,8 @@ config_suite(void)
 	tcase_add_test(tc, test_endpoint_bad_enum);
 	tcase_add_test(tc, test_secret_invalid);
 	tcase_add_test(tc, test_destination_invalid);
+	tcase_add_test(tc, test_destination_internal);
+	tcase_add_test(tc, test_destination_allow_col);
 	tcase_add_test(tc, test_job_invalid);
 	tcase_add_test(tc, test_read_revalidates);
 	tcase_add_test(tc, test_duplicates);

@@ -388,6 +388,91 @@ START_TEST(batch_timeouts_independent)
 }
 END_TEST
 
+/*
+ * A request to an internal address, however the URL spells it, is
+ * refused before libcurl connects: not sent, refused set, the address
+ * named, and the decision is dead at once.  In a batch too.  Loopback is
+ * not internal.  The addresses are link-local ones no service is known
+ * at: should the check fail, no metadata service of the machine running
+ * the tests gets a request (check_util judges the metadata addresses on
+ * paper; tests/internal.sh lets a request through to a link-local
+ * address of its own network namespace).
+ */
+START_TEST(internal_refused)
+{
+	static const char *const urls[] = {
+		"http://169.254.77.1:9/x",
+		"http://0xa9fe4d01:9/x",
+		"http://169.254.19713:9/x",
+		"http://[::ffff:169.254.77.1]:9/x",
+		"http://[fe80::1]:9/x",
+	};
+	static const char *const where[] = {
+		"169.254.77.1", "169.254.77.1", "169.254.77.1",
+		"::ffff:169.254.77.1", "fe80::1",
+	};
+	struct http		*h;
+	struct http_batch	*b;
+	struct http_result	 res;
+	struct http_req		 req;
+	char			 url[64], want[64];
+	int			 done[HTTP_BATCH_MAX], ndone;
+	size_t			 i;
+
+	ck_assert_ptr_nonnull(h = http_new());
+	for (i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+		ck_assert_int_eq(http_request(h, "POST", urls[i], NULL, 0,
+		    "{}", 2, 5000, 0, HTTP_FRESH, &res), -1);
+		ck_assert_msg(res.refused == 1, "%s: not refused: %s",
+		    urls[i], res.error);
+		ck_assert_int_eq(res.sent, 0);
+		ck_assert_int_eq(res.status, 0);
+		snprintf(want, sizeof(want), "refused to connect to %s, ",
+		    where[i]);
+		ck_assert_msg(strstr(res.error, want) != NULL, "%s: \"%s\"",
+		    urls[i], res.error);
+		ck_assert_int_eq(outbox_decide(&res, 1, 1, 10),
+		    STORE_OUT_DEAD);
+		ck_assert_int_eq(outbox_decide(&res, 0, 1, 10),
+		    STORE_OUT_DEAD);
+		http_result_clear(&res);
+	}
+
+	/* Loopback: the sink answers. */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/in", sink_port);
+	ck_assert_int_eq(http_request(h, "POST", url, NULL, 0, "{}", 2, 5000,
+	    0, HTTP_FRESH, &res), 0);
+	ck_assert_int_eq(res.status, 204);
+	ck_assert_int_eq(res.refused, 0);
+	http_result_clear(&res);
+	snprintf(url, sizeof(url), "http://2130706433:%d/in", sink_port);
+	ck_assert_int_eq(http_request(h, "POST", url, NULL, 0, "{}", 2, 5000,
+	    0, 0, &res), 0);
+	ck_assert_int_eq(res.status, 204);
+	http_result_clear(&res);
+
+	http_free(h);
+
+	/* A batch keeps the rule. */
+	ck_assert_ptr_nonnull(b = http_batch_new());
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = "http://2852015361:9/x";
+	req.body = "{}";
+	req.bodylen = 2;
+	req.timeout_ms = 5000;
+	ck_assert_int_ge(http_batch_add(b, &req, &res), 0);
+	while (http_batch_run(b, 10000, done, &ndone) > 0)
+		;
+	ck_assert_int_eq(res.refused, 1);
+	ck_assert_int_eq(res.sent, 0);
+	ck_assert_ptr_nonnull(strstr(res.error,
+	    "169.254.77.1, a link-local address"));
+	http_result_clear(&res);
+	http_batch_free(b);
+}
+END_TEST
+
 /* Accepts job-1's completion: one pending row, acme:att-1:analyze-v1. */
 static void
 accept_one(void)
@@ -403,29 +488,31 @@ accept_one(void)
  * written out per class, not computed the way the code computes it.
  */
 enum answer_class { A_2XX, A_RETRYABLE, A_4XX, A_1XX3XX, A_NOT_SENT,
-    A_TIMEOUT_BEFORE, A_TIMEOUT_AFTER, A_CLASSES };
+    A_TIMEOUT_BEFORE, A_TIMEOUT_AFTER, A_REFUSED, A_CLASSES };
 
 static const struct {
 	enum answer_class	 cls;
 	long			 status;
-	int			 sent, timed_out;
+	int			 sent, timed_out, refused;
 } answers[] = {
-	{ A_2XX, 200, 1, 0 }, { A_2XX, 201, 1, 0 }, { A_2XX, 204, 1, 0 },
-	{ A_2XX, 299, 1, 0 },
-	{ A_RETRYABLE, 408, 1, 0 }, { A_RETRYABLE, 429, 1, 0 },
-	{ A_RETRYABLE, 500, 1, 0 }, { A_RETRYABLE, 502, 1, 0 },
-	{ A_RETRYABLE, 503, 1, 0 }, { A_RETRYABLE, 504, 1, 0 },
-	{ A_RETRYABLE, 599, 1, 0 },
-	{ A_4XX, 400, 1, 0 }, { A_4XX, 401, 1, 0 }, { A_4XX, 403, 1, 0 },
-	{ A_4XX, 404, 1, 0 }, { A_4XX, 409, 1, 0 }, { A_4XX, 410, 1, 0 },
-	{ A_4XX, 422, 1, 0 }, { A_4XX, 499, 1, 0 },
-	{ A_1XX3XX, 100, 1, 0 }, { A_1XX3XX, 199, 1, 0 },
-	{ A_1XX3XX, 301, 1, 0 }, { A_1XX3XX, 302, 1, 0 },
-	{ A_1XX3XX, 304, 1, 0 }, { A_1XX3XX, 399, 1, 0 },
-	{ A_NOT_SENT, 0, 0, 0 },		/* could not connect */
-	{ A_TIMEOUT_BEFORE, 0, 0, 1 },		/* timed out connecting */
-	{ A_TIMEOUT_AFTER, 0, 1, 1 },		/* sent, then no answer */
-	{ A_TIMEOUT_AFTER, 0, 1, 0 },		/* sent, connection broke */
+	{ A_2XX, 200, 1, 0, 0 }, { A_2XX, 201, 1, 0, 0 },
+	{ A_2XX, 204, 1, 0, 0 }, { A_2XX, 299, 1, 0, 0 },
+	{ A_RETRYABLE, 408, 1, 0, 0 }, { A_RETRYABLE, 429, 1, 0, 0 },
+	{ A_RETRYABLE, 500, 1, 0, 0 }, { A_RETRYABLE, 502, 1, 0, 0 },
+	{ A_RETRYABLE, 503, 1, 0, 0 }, { A_RETRYABLE, 504, 1, 0, 0 },
+	{ A_RETRYABLE, 599, 1, 0, 0 },
+	{ A_4XX, 400, 1, 0, 0 }, { A_4XX, 401, 1, 0, 0 },
+	{ A_4XX, 403, 1, 0, 0 }, { A_4XX, 404, 1, 0, 0 },
+	{ A_4XX, 409, 1, 0, 0 }, { A_4XX, 410, 1, 0, 0 },
+	{ A_4XX, 422, 1, 0, 0 }, { A_4XX, 499, 1, 0, 0 },
+	{ A_1XX3XX, 100, 1, 0, 0 }, { A_1XX3XX, 199, 1, 0, 0 },
+	{ A_1XX3XX, 301, 1, 0, 0 }, { A_1XX3XX, 302, 1, 0, 0 },
+	{ A_1XX3XX, 304, 1, 0, 0 }, { A_1XX3XX, 399, 1, 0, 0 },
+	{ A_NOT_SENT, 0, 0, 0, 0 },	/* could not connect */
+	{ A_TIMEOUT_BEFORE, 0, 0, 1, 0 },	/* timed out connecting */
+	{ A_TIMEOUT_AFTER, 0, 1, 1, 0 },	/* sent, then no answer */
+	{ A_TIMEOUT_AFTER, 0, 1, 0, 0 },	/* sent, connection broke */
+	{ A_REFUSED, 0, 0, 0, 1 },	/* every address internal */
 };
 
 static enum store_outcome
@@ -436,6 +523,7 @@ expected(enum answer_class c, int idempotent, int last_attempt)
 		return STORE_OUT_DELIVERED;
 	case A_4XX:
 	case A_1XX3XX:
+	case A_REFUSED:
 		return STORE_OUT_DEAD;
 	case A_RETRYABLE:
 	case A_NOT_SENT:
@@ -468,6 +556,7 @@ START_TEST(decision_table)
 			r.status = answers[i].status;
 			r.sent = answers[i].sent;
 			r.timed_out = answers[i].timed_out;
+			r.refused = answers[i].refused;
 			r.retry_after_ms = -1;
 			ck_assert_msg(outbox_decide(&r, idem, attempt, max) ==
 			    expected(answers[i].cls, idem, attempt >= max),
@@ -598,6 +687,7 @@ outbox_suite(void)
 	tcase_add_checked_fixture(sig, setup, teardown);
 	tcase_add_test(sig, signature_verifies);
 	tcase_add_test(sig, batch_timeouts_independent);
+	tcase_add_test(sig, internal_refused);
 	tcase_add_test(sig, guarded_moves);
 	suite_add_tcase(s, sig);
 	return s;

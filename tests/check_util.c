@@ -1,10 +1,15 @@
 /*
- * check_util.c: tests of lib/util.c, lib/hb.c, lib/obs.c and
+ * check_util.c: tests of lib/util.c, lib/hb.c, lib/obs.c, lib/addr.c and
  * lib/settings.c: the integer parser, the UTF-8 and identifier validators,
  * the result table, the observation state names, the redaction of URLs,
+ * which addresses are internal (and the host libcurl reads from a URL),
  * and how the data location chooses the backend and shows a PostgreSQL
  * one (its redaction is check_db's).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/un.h>
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,7 +18,9 @@
 
 #include <check.h>
 
+#include "addr.h"
 #include "hb.h"
+#include "http.h"
 #include "obs.h"
 #include "settings.h"
 #include "text.h"
@@ -965,6 +972,226 @@ START_TEST(test_settings_location)
 }
 END_TEST
 
+/*
+ * Internal addresses, as a destination URL spells them: the host libcurl
+ * reads from the URL (http_url_host()), then its kind.  Every spelling
+ * of an IPv4 address libcurl takes, IPv6 and IPv4 in IPv6, the metadata
+ * services' names; loopback, private and public addresses are not
+ * internal.  The boundaries of each range are tried on both sides.
+ */
+static const struct {
+	const char	*url;
+	const char	*host;	/* as libcurl reads it */
+	enum addr_kind	 kind;
+} urlcases[] = {
+	/* 169.254.169.254, however it is written. */
+	{ "http://169.254.169.254/latest/meta-data/", "169.254.169.254",
+	    ADDR_METADATA },
+	{ "http://2852039166/", "169.254.169.254", ADDR_METADATA },
+	{ "http://0xa9fea9fe/", "169.254.169.254", ADDR_METADATA },
+	{ "http://0XA9FEA9FE/", "169.254.169.254", ADDR_METADATA },
+	{ "http://0251.0376.0251.0376/", "169.254.169.254", ADDR_METADATA },
+	{ "http://0xa9.0xfe.0xa9.0xfe/", "169.254.169.254", ADDR_METADATA },
+	{ "http://169.254.43518/", "169.254.169.254", ADDR_METADATA },
+	{ "http://169.16689662/", "169.254.169.254", ADDR_METADATA },
+	{ "http://%31%36%39.254.169.254/", "169.254.169.254", ADDR_METADATA },
+	{ "http://169.254.169.254./", "169.254.169.254.", ADDR_METADATA },
+	{ "https://user:pw@169.254.169.254:8443/x?y#z", "169.254.169.254",
+	    ADDR_METADATA },
+	{ "HTTP://169.254.169.254", "169.254.169.254", ADDR_METADATA },
+	/* The rest of 169.254.0.0/16, and just outside it. */
+	{ "http://169.254.0.0/", "169.254.0.0", ADDR_LINK_LOCAL },
+	{ "http://169.254.77.1:8080/", "169.254.77.1", ADDR_LINK_LOCAL },
+	{ "http://169.254.255.255/", "169.254.255.255", ADDR_LINK_LOCAL },
+	{ "http://2852015361/", "169.254.77.1", ADDR_LINK_LOCAL },
+	{ "http://169.253.255.255/", "169.253.255.255", ADDR_OTHER },
+	{ "http://169.255.0.0/", "169.255.0.0", ADDR_OTHER },
+	/* IPv6 link-local, fe80::/10, and just outside it. */
+	{ "http://[fe80::1]/", "[fe80::1]", ADDR_LINK_LOCAL },
+	{ "http://[fe80::1%25eth0]:8080/", "[fe80::1]", ADDR_LINK_LOCAL },
+	{ "http://[FE80:0:0:0:0:0:0:abcd]/", "[fe80::abcd]",
+	    ADDR_LINK_LOCAL },
+	{ "http://[febf:ffff::1]/", "[febf:ffff::1]", ADDR_LINK_LOCAL },
+	{ "http://[fe7f::1]/", "[fe7f::1]", ADDR_OTHER },
+	{ "http://[fec0::1]/", "[fec0::1]", ADDR_OTHER },
+	/* IPv4 in IPv6: mapped, compatible, NAT64. */
+	{ "http://[::ffff:169.254.169.254]/", "[::ffff:169.254.169.254]",
+	    ADDR_METADATA },
+	{ "http://[::ffff:a9fe:a9fe]/", "[::ffff:a9fe:a9fe]",
+	    ADDR_METADATA },
+	{ "http://[0:0:0:0:0:ffff:169.254.7.7]/", "[::ffff:169.254.7.7]",
+	    ADDR_LINK_LOCAL },
+	{ "http://[::169.254.169.254]/", "[::169.254.169.254]",
+	    ADDR_METADATA },
+	{ "http://[64:ff9b::169.254.1.2]/", "[64:ff9b::a9fe:102]",
+	    ADDR_LINK_LOCAL },
+	{ "http://[::ffff:8.8.8.8]/", "[::ffff:8.8.8.8]", ADDR_OTHER },
+	/* The other metadata services, and their neighbours. */
+	{ "http://[fd00:ec2::254]/latest/", "[fd00:ec2::254]",
+	    ADDR_METADATA },
+	{ "http://[FD00:EC2:0:0:0:0:0:254]/", "[fd00:ec2::254]",
+	    ADDR_METADATA },
+	{ "http://[fd00:ec2::253]/", "[fd00:ec2::253]", ADDR_OTHER },
+	{ "http://169.254.170.2/v2/credentials", "169.254.170.2",
+	    ADDR_METADATA },
+	{ "http://100.100.100.200/latest/", "100.100.100.200",
+	    ADDR_METADATA },
+	{ "http://1684301000/", "100.100.100.200", ADDR_METADATA },
+	{ "http://100.100.100.201/", "100.100.100.201", ADDR_OTHER },
+	{ "http://192.0.0.192/", "192.0.0.192", ADDR_METADATA },
+	{ "http://168.63.129.16/machine", "168.63.129.16", ADDR_METADATA },
+	{ "http://metadata.google.internal/computeMetadata/v1/",
+	    "metadata.google.internal", ADDR_METADATA },
+	{ "http://METADATA.Google.Internal./", "METADATA.Google.Internal.",
+	    ADDR_METADATA },
+	{ "http://metadata/", "metadata", ADDR_METADATA },
+	{ "http://instance-data/latest/", "instance-data", ADDR_METADATA },
+	{ "http://instance-data.ec2.internal/", "instance-data.ec2.internal",
+	    ADDR_METADATA },
+	{ "http://metadata.google.internal.example.com/",
+	    "metadata.google.internal.example.com", ADDR_OTHER },
+	{ "http://my-metadata/", "my-metadata", ADDR_OTHER },
+	/* Loopback: allowed (the application is often on this host). */
+	{ "http://127.0.0.1:9/sink", "127.0.0.1", ADDR_LOOPBACK },
+	{ "http://127.1/", "127.0.0.1", ADDR_LOOPBACK },
+	{ "http://2130706433/", "127.0.0.1", ADDR_LOOPBACK },
+	{ "http://0x7f.1/", "127.0.0.1", ADDR_LOOPBACK },
+	{ "http://017700000001/", "127.0.0.1", ADDR_LOOPBACK },
+	{ "http://127.255.255.254/", "127.255.255.254", ADDR_LOOPBACK },
+	{ "http://0/", "0.0.0.0", ADDR_LOOPBACK },
+	{ "http://[::1]:8080/", "[::1]", ADDR_LOOPBACK },
+	{ "http://[::ffff:127.0.0.1]/", "[::ffff:127.0.0.1]", ADDR_LOOPBACK },
+	{ "http://localhost:8080/", "localhost", ADDR_LOOPBACK },
+	/* Private and public: nothing to say. */
+	{ "https://example.org/h", "example.org", ADDR_OTHER },
+	{ "http://93.184.216.34/", "93.184.216.34", ADDR_OTHER },
+	{ "http://10.0.0.5:8080/", "10.0.0.5", ADDR_OTHER },
+	{ "http://192.168.1.1/", "192.168.1.1", ADDR_OTHER },
+	{ "http://172.16.0.1/", "172.16.0.1", ADDR_OTHER },
+	{ "http://100.64.0.1/", "100.64.0.1", ADDR_OTHER },
+	{ "http://[2001:db8::1]/", "[2001:db8::1]", ADDR_OTHER },
+	{ "http://[fd00::1]/", "[fd00::1]", ADDR_OTHER },
+	{ "http://4294967296/", "4294967296", ADDR_OTHER },
+};
+
+START_TEST(test_addr_url)
+{
+	char	host[256];
+	int	internal;
+
+	ck_assert_msg(http_url_host(urlcases[_i].url, host, sizeof(host)) ==
+	    0, "%s: libcurl did not parse it", urlcases[_i].url);
+	ck_assert_str_eq(host, urlcases[_i].host);
+	ck_assert_msg(addr_kind_host(host) == urlcases[_i].kind,
+	    "%s: kind %d, expected %d", urlcases[_i].url,
+	    (int)addr_kind_host(host), (int)urlcases[_i].kind);
+	internal = urlcases[_i].kind == ADDR_LINK_LOCAL ||
+	    urlcases[_i].kind == ADDR_METADATA;
+	ck_assert_int_eq(addr_internal(addr_kind_host(host)), internal);
+}
+END_TEST
+
+/* What libcurl cannot read has no host; a host that does not fit, none. */
+START_TEST(test_addr_url_bad)
+{
+	char	host[16];
+
+	ck_assert_int_eq(http_url_host("http://[zz::1]/", host, sizeof(host)),
+	    -1);
+	ck_assert_int_eq(http_url_host("http://a b/", host, sizeof(host)), -1);
+	ck_assert_int_eq(http_url_host("no scheme", host, sizeof(host)), -1);
+	ck_assert_int_eq(http_url_host("http://169.254.169.254/", host,
+	    sizeof(host)), 0);
+	ck_assert_str_eq(host, "169.254.169.254");
+	/* "169.254.169.254" and its NUL: one byte short. */
+	ck_assert_int_eq(http_url_host("http://169.254.169.254/", host, 15),
+	    -1);
+	ck_assert_int_eq(addr_kind_host(NULL), ADDR_OTHER);
+	ck_assert_int_eq(addr_kind_host(""), ADDR_OTHER);
+	ck_assert_int_eq(addr_kind_host("[]"), ADDR_OTHER);
+	ck_assert_int_eq(addr_kind_host("."), ADDR_OTHER);
+}
+END_TEST
+
+/*
+ * The addresses the dispatcher is about to connect to (what a name
+ * resolved to), as sockets take them.
+ */
+static const struct {
+	int		 family;
+	const char	*addr;
+	enum addr_kind	 kind;
+} sacases[] = {
+	{ AF_INET, "169.254.169.254", ADDR_METADATA },
+	{ AF_INET, "169.254.77.1", ADDR_LINK_LOCAL },
+	{ AF_INET, "169.254.0.1", ADDR_LINK_LOCAL },
+	{ AF_INET, "100.100.100.200", ADDR_METADATA },
+	{ AF_INET, "127.0.0.1", ADDR_LOOPBACK },
+	{ AF_INET, "169.255.0.1", ADDR_OTHER },
+	{ AF_INET, "8.8.8.8", ADDR_OTHER },
+	{ AF_INET6, "::ffff:169.254.77.1", ADDR_LINK_LOCAL },
+	{ AF_INET6, "::ffff:169.254.169.254", ADDR_METADATA },
+	{ AF_INET6, "fe80::1", ADDR_LINK_LOCAL },
+	{ AF_INET6, "fd00:ec2::254", ADDR_METADATA },
+	{ AF_INET6, "::1", ADDR_LOOPBACK },
+	{ AF_INET6, "::ffff:127.0.0.1", ADDR_LOOPBACK },
+	{ AF_INET6, "2001:db8::1", ADDR_OTHER },
+	{ AF_INET6, "::ffff:8.8.8.8", ADDR_OTHER },
+};
+
+START_TEST(test_addr_sockaddr)
+{
+	struct sockaddr_in	s4;
+	struct sockaddr_in6	s6;
+	const struct sockaddr	*sa;
+	size_t			 len;
+
+	memset(&s4, 0, sizeof(s4));
+	memset(&s6, 0, sizeof(s6));
+	if (sacases[_i].family == AF_INET) {
+		s4.sin_family = AF_INET;
+		ck_assert_int_eq(inet_pton(AF_INET, sacases[_i].addr,
+		    &s4.sin_addr), 1);
+		sa = (const struct sockaddr *)&s4;
+		len = sizeof(s4);
+	} else {
+		s6.sin6_family = AF_INET6;
+		ck_assert_int_eq(inet_pton(AF_INET6, sacases[_i].addr,
+		    &s6.sin6_addr), 1);
+		sa = (const struct sockaddr *)&s6;
+		len = sizeof(s6);
+	}
+	ck_assert_msg(addr_kind_of(sa, len) == sacases[_i].kind,
+	    "%s: kind %d, expected %d", sacases[_i].addr,
+	    (int)addr_kind_of(sa, len), (int)sacases[_i].kind);
+	/* Shorter than its family's address: nothing is read. */
+	ck_assert_int_eq(addr_kind_of(sa, len - 1), ADDR_OTHER);
+}
+END_TEST
+
+START_TEST(test_addr_names)
+{
+	struct sockaddr_un	su;
+
+	/* Another family, or none: nothing to say. */
+	memset(&su, 0, sizeof(su));
+	su.sun_family = AF_UNIX;
+	ck_assert_int_eq(addr_kind_of((const struct sockaddr *)&su,
+	    sizeof(su)), ADDR_OTHER);
+	ck_assert_int_eq(addr_kind_of(NULL, 0), ADDR_OTHER);
+	/* Only link-local and metadata are internal. */
+	ck_assert_int_eq(addr_internal(ADDR_OTHER), 0);
+	ck_assert_int_eq(addr_internal(ADDR_LOOPBACK), 0);
+	ck_assert_int_ne(addr_internal(ADDR_LINK_LOCAL), 0);
+	ck_assert_int_ne(addr_internal(ADDR_METADATA), 0);
+	ck_assert_ptr_nonnull(strstr(addr_kind_name(ADDR_LINK_LOCAL),
+	    "169.254.0.0/16"));
+	ck_assert_ptr_nonnull(strstr(addr_kind_name(ADDR_METADATA),
+	    "metadata"));
+	ck_assert_ptr_nonnull(addr_kind_name((enum addr_kind)99));
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -1013,6 +1240,13 @@ util_suite(void)
 	tc = tcase_create("url_redact");
 	tcase_add_loop_test(tc, test_url_redact, 0, (int)NELEM(redcases));
 	tcase_add_test(tc, test_url_redact_short);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("addr");
+	tcase_add_loop_test(tc, test_addr_url, 0, (int)NELEM(urlcases));
+	tcase_add_test(tc, test_addr_url_bad);
+	tcase_add_loop_test(tc, test_addr_sockaddr, 0, (int)NELEM(sacases));
+	tcase_add_test(tc, test_addr_names);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("settings");
