@@ -26,6 +26,7 @@
 
 #include "db.h"
 #include "json.h"
+#include "text.h"
 
 struct db_stmt {
 	struct db	 *db;
@@ -537,18 +538,6 @@ pg_info_free(PQconninfoOption *info)
 	PQconninfoFree(info);
 }
 
-/* Appends n bytes of s to buf (len) at *o; -1 when they do not fit. */
-static int
-put(char *buf, size_t len, size_t *o, const char *s, size_t n)
-{
-	if (n >= len - *o)
-		return -1;
-	memcpy(buf + *o, s, n);
-	*o += n;
-	buf[*o] = '\0';
-	return 0;
-}
-
 /*
  * Appends a value as libpq reads one: bare, or single-quoted with ' and
  * \ escaped when it is empty or holds a space, a quote or a backslash.
@@ -559,14 +548,14 @@ put_value(char *buf, size_t len, size_t *o, const char *v)
 	const char	*p;
 
 	if (*v != '\0' && strpbrk(v, " \t\n\v\f\r'\\") == NULL)
-		return put(buf, len, o, v, strlen(v));
-	if (put(buf, len, o, "'", 1) != 0)
+		return text_put(buf, len, o, v, strlen(v));
+	if (text_put(buf, len, o, "'", 1) != 0)
 		return -1;
 	for (p = v; *p != '\0'; p++)
-		if (((*p == '\'' || *p == '\\') && put(buf, len, o, "\\",
-		    1) != 0) || put(buf, len, o, p, 1) != 0)
+		if (((*p == '\'' || *p == '\\') && text_put(buf, len, o, "\\",
+		    1) != 0) || text_put(buf, len, o, p, 1) != 0)
 			return -1;
-	return put(buf, len, o, "'", 1);
+	return text_put(buf, len, o, "'", 1);
 }
 
 int
@@ -601,10 +590,11 @@ db_conninfo_redact(const char *conninfo, char *buf, size_t len)
 		    (strcmp(o->keyword, "dbname") == 0 &&
 		    (strchr(o->val, '=') != NULL ||
 		    strstr(o->val, "://") != NULL));
-		if ((off > 0 && put(buf, len, &off, " ", 1) != 0) ||
-		    put(buf, len, &off, o->keyword, strlen(o->keyword)) != 0 ||
-		    put(buf, len, &off, "=", 1) != 0 ||
-		    (mask ? put(buf, len, &off, "***", 3) :
+		if ((off > 0 && text_put(buf, len, &off, " ", 1) != 0) ||
+		    text_put(buf, len, &off, o->keyword,
+		    strlen(o->keyword)) != 0 ||
+		    text_put(buf, len, &off, "=", 1) != 0 ||
+		    (mask ? text_put(buf, len, &off, "***", 3) :
 		    put_value(buf, len, &off, o->val)) != 0) {
 			buf[0] = '\0';
 			n = -1;

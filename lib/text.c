@@ -208,9 +208,8 @@ text_eqi(const char *a, const char *b)
 	return strcasecmp(a, b) == 0;
 }
 
-/* Appends n bytes of s to buf at *o; -1 when they do not fit. */
-static int
-put(char *buf, size_t len, size_t *o, const char *s, size_t n)
+int
+text_put(char *buf, size_t len, size_t *o, const char *s, size_t n)
 {
 	if (n >= len - *o)
 		return -1;
@@ -251,16 +250,16 @@ text_url_redact(const char *url, char *buf, size_t len)
 	for (p = auth; p < end; p++)
 		if (*p == '@')
 			at = p;
-	if (put(buf, len, &o, url, (size_t)(auth - url)) != 0 ||
-	    (at != NULL && put(buf, len, &o, "***", 3) != 0) ||
-	    put(buf, len, &o, at != NULL ? at : auth,
+	if (text_put(buf, len, &o, url, (size_t)(auth - url)) != 0 ||
+	    (at != NULL && text_put(buf, len, &o, "***", 3) != 0) ||
+	    text_put(buf, len, &o, at != NULL ? at : auth,
 	    (size_t)(end - (at != NULL ? at : auth))) != 0)
 		goto fail;
 	p = end + strcspn(end, "?#");	/* the path, as is */
-	if (put(buf, len, &o, end, (size_t)(p - end)) != 0)
+	if (text_put(buf, len, &o, end, (size_t)(p - end)) != 0)
 		goto fail;
 	if (*p == '?') {
-		if (put(buf, len, &o, "?", 1) != 0)
+		if (text_put(buf, len, &o, "?", 1) != 0)
 			goto fail;
 		end = p + 1 + strcspn(p + 1, "#");
 		for (q = p + 1; q < end; q = amp + (amp < end)) {
@@ -268,17 +267,17 @@ text_url_redact(const char *url, char *buf, size_t len)
 				amp = end;
 			if ((eq = memchr(q, '=', (size_t)(amp - q))) != NULL &&
 			    eq + 1 < amp && secret_name(q, (size_t)(eq - q))) {
-				if (put(buf, len, &o, q, (size_t)(eq + 1 - q)) !=
-				    0 || put(buf, len, &o, "***", 3) != 0)
+				if (text_put(buf, len, &o, q, (size_t)(eq + 1 - q)) !=
+				    0 || text_put(buf, len, &o, "***", 3) != 0)
 					goto fail;
-			} else if (put(buf, len, &o, q, (size_t)(amp - q)) != 0)
+			} else if (text_put(buf, len, &o, q, (size_t)(amp - q)) != 0)
 				goto fail;
-			if (amp < end && put(buf, len, &o, amp, 1) != 0)
+			if (amp < end && text_put(buf, len, &o, amp, 1) != 0)
 				goto fail;
 		}
 		p = end;
 	}
-	if (put(buf, len, &o, p, strlen(p)) != 0)
+	if (text_put(buf, len, &o, p, strlen(p)) != 0)
 		goto fail;
 	return 0;
 fail:

@@ -72,6 +72,14 @@ HB_API int text_valid(const char *s, size_t max);
 HB_API int text_eqi(const char *, const char *);
 
 /*
+ * Appends n bytes of s to buf (len bytes) at offset *o, NUL-terminated,
+ * and moves *o past them.  Returns 0, or -1 when they do not fit (buf
+ * and *o unchanged).
+ */
+HB_API int text_put(char *buf, size_t len, size_t *o, const char *s,
+    size_t n) HB_MUST_CHECK;
+
+/*
  * Copies a URL into buf (len bytes) with its credentials masked: a
  * user:password@ (or user@) becomes ***@, and the value of every query
  * parameter whose name contains token, key, secret, pass, sig or auth

@@ -548,18 +548,12 @@ unflushed(struct metrics *m, const char *l2)
 	return v;
 }
 
-/*
- * Counts ride on the batch's own transaction: what the process counted
- * before (requests refused before any write) and the members' results.
- * A COMMIT that fails keeps nothing of them in state.db and puts them
- * back, its members counted as unavailable; the next batch commits all.
- */
-START_TEST(counts_ride_the_commit)
+/* A group on state_path with a metrics registry, threaded. */
+static struct metrics *
+counted_group(void)
 {
-	enum { N = 16 };
 	struct group_opts	 o;
 	struct metrics		*m;
-	int			 i, fired = 0;
 
 	group_free(grp);
 	ck_assert_ptr_nonnull(m = metrics_new());
@@ -569,6 +563,21 @@ START_TEST(counts_ride_the_commit)
 	o.threaded = 1;
 	o.metrics = m;
 	ck_assert_int_eq(group_new(&o, &grp), 0);
+	return m;
+}
+
+/*
+ * Counts ride on the batch's own transaction: what the process counted
+ * before (requests refused before any write) and the members' results.
+ * A COMMIT that fails keeps nothing of them in state.db and puts them
+ * back, its members counted as unavailable; the next batch commits all.
+ */
+START_TEST(counts_ride_the_commit)
+{
+	enum { N = 16 };
+	struct metrics		*m = counted_group();
+	int			 i, fired = 0;
+
 	metrics_add(m, "requests", "hook", "unauthorized", 5);
 
 	for (i = 0; i < N; i++)
@@ -604,24 +613,6 @@ START_TEST(counts_ride_the_commit)
 	metrics_free(m);
 }
 END_TEST
-
-/* A group on state_path with a metrics registry, threaded. */
-static struct metrics *
-counted_group(void)
-{
-	struct group_opts	 o;
-	struct metrics		*m;
-
-	group_free(grp);
-	ck_assert_ptr_nonnull(m = metrics_new());
-	memset(&o, 0, sizeof(o));
-	o.state_path = state_path;
-	o.busy_ms = 1000;
-	o.threaded = 1;
-	o.metrics = m;
-	ck_assert_int_eq(group_new(&o, &grp), 0);
-	return m;
-}
 
 /* Calls c[0..n) on jobs f-(from)..., all in one batch. */
 static void
