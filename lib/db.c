@@ -69,7 +69,7 @@ struct db {
 	int			 tx;
 	enum db_rc		 txfail;	/* what aborted it */
 	int			 commit_ms;	/* a COMMIT's bound */
-	int			 warned;	/* a WARNING came; see pg_notice() */
+	int			 warned;	/* a WARNING came: pg_notice() */
 	char			 warning[128];	/* ... its message */
 	char			 err[256];
 };

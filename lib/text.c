@@ -267,10 +267,12 @@ text_url_redact(const char *url, char *buf, size_t len)
 				amp = end;
 			if ((eq = memchr(q, '=', (size_t)(amp - q))) != NULL &&
 			    eq + 1 < amp && secret_name(q, (size_t)(eq - q))) {
-				if (text_put(buf, len, &o, q, (size_t)(eq + 1 - q)) !=
-				    0 || text_put(buf, len, &o, "***", 3) != 0)
+				if (text_put(buf, len, &o, q,
+				    (size_t)(eq + 1 - q)) != 0 ||
+				    text_put(buf, len, &o, "***", 3) != 0)
 					goto fail;
-			} else if (text_put(buf, len, &o, q, (size_t)(amp - q)) != 0)
+			} else if (text_put(buf, len, &o, q,
+			    (size_t)(amp - q)) != 0)
 				goto fail;
 			if (amp < end && text_put(buf, len, &o, amp, 1) != 0)
 				goto fail;
