@@ -275,21 +275,31 @@ run:
 	sh scripts/run.sh $(O)
 
 # Fuzzing (clang's libFuzzer): one target per parser, FUZZ_RUNS inputs each.
+# The library (and cJSON, see CJSON_SRC above) is compiled once into
+# build-fuzz/ and linked into each target; only tests/fuzz.c differs.
 FUZZ_CC	  ?= clang
 FUZZ_RUNS ?= 20000
 FUZZ_TARGETS = callback event status tsig sw
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	     $(if $(CJSON_SRC),-I$(dir $(CJSON_SRC))) -Ilib $(PKG_CFLAGS)
-# cJSON compiled in (see CJSON_SRC above), or the system's.
-FUZZ_SRCS = tests/fuzz.c $(LIB_SRCS) $(CJSON_SRC)
+FUZZ_OBJS = $(LIB_SRCS:%.c=build-fuzz/%.o) \
+	    $(if $(CJSON_SRC),build-fuzz/cjson/cJSON.o)
 FUZZ_LIBS = $(if $(CJSON_SRC),$(filter-out -lcjson,$(PKG_LIBS)),$(PKG_LIBS))
 
-fuzz:
-	@mkdir -p build-fuzz
+build-fuzz/lib/%.o: lib/%.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+build-fuzz/cjson/cJSON.o: $(CJSON_SRC)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $(CJSON_SRC)
+
+build-fuzz/fuzz_%: tests/fuzz.c $(FUZZ_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_$(shell echo $* | tr a-z A-Z) -o $@ \
+	    tests/fuzz.c $(FUZZ_OBJS) $(FUZZ_LIBS)
+
+fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	for t in $(FUZZ_TARGETS); do \
-		T=$$(echo $$t | tr a-z A-Z); \
-		$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_$$T -o build-fuzz/fuzz_$$t \
-		    $(FUZZ_SRCS) $(FUZZ_LIBS) || exit 1; \
 		mkdir -p build-fuzz/corpus_$$t; \
 		cp tests/fuzz-seeds/* build-fuzz/corpus_$$t/; \
 		build-fuzz/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=4096 -seed=1 \

@@ -10,16 +10,19 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 failures=""
 
-# run NAME CMD...: runs one suite or script, shows and keeps its output,
-# and notes it in $failures when it exits non-zero or reports a failing
-# test (a timeout in Check is an error, not a failure: both count).
+# run NAME CMD...: runs one suite or script, shows and keeps its output
+# and how long it took, and notes it in $failures when it exits non-zero
+# or reports a failing test (a timeout in Check is an error, not a
+# failure: both count).
 run() {
 	_name=$1
 	shift
 	echo "== $_name"
+	_t0=$(date +%s)
 	"$@" > "$log.one" 2>&1
 	_rc=$?
 	cat "$log.one"
+	echo "-- $_name: $(($(date +%s) - _t0)) s"
 	cat "$log.one" >> "$log"
 	_what=$(sed -n -e 's/^[^ :]*:[0-9]*:[FE]:\([^:]*:[^:]*\):.*/\1/p' \
 	    -e 's/^FAIL: \(.\{1,80\}\).*/\1/p' "$log.one" | sort -u |
@@ -90,7 +93,7 @@ printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
 if command -v clang >/dev/null 2>&1 &&
     clang -fsanitize=fuzzer -o "$probe/p" "$probe/p.c" >/dev/null 2>&1; then
 	echo "== make fuzz"
-	if make -s fuzz FUZZ_RUNS=20000 > "$log.fuzz" 2>&1; then
+	if make -s -j2 fuzz FUZZ_RUNS=20000 > "$log.fuzz" 2>&1; then
 		n=$(grep -c '^fuzz_.*Done' "$log.fuzz")
 		echo "fuzz: $n passed, 0 failed" | tee -a "$log"
 	else
