@@ -258,9 +258,9 @@ $(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
 # and the sanitizer build, then the command-line and end-to-end scripts,
 # then what runs threads in the ThreadSanitizer build.
 check: deps
-	$(MAKE) tests
-	$(MAKE) SAN=1 tests
-	$(MAKE) TSAN=1 tests
+	$(MAKE) -j2 tests
+	$(MAKE) -j2 SAN=1 tests
+	$(MAKE) -j2 TSAN=1 tests
 	sh tests/check.sh
 
 # Every package the build and the tests need.
