@@ -38,7 +38,7 @@ if [ "$pg" = 1 ]; then
 	chmod 0755 "$tmp"
 	pg_start "$tmp/pg" >/dev/null || exit 1
 	unset HOOKBOX_DIR
-	pgdb() { echo "host=$pg_host user=hookbox_admin dbname=$1"; }
+	pgdb() { echo "host=$pg_host user=postgres dbname=$1"; }
 	pq() { psql "$(pgdb "$1")" -X -Atq -v ON_ERROR_STOP=1 -c "$2"; }
 fi
 

@@ -188,7 +188,6 @@ pg_schema_grants(const char *role, char *buf, size_t len)
 	    "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA"
 	    " hookbox_state TO %s;"
 	    "GRANT USAGE ON ALL SEQUENCES IN SCHEMA hookbox_state TO %s;"
-	    "ALTER ROLE %s SET search_path = hookbox_state, hookbox_config;"
-	    "COMMIT;", role, role, role, role, role);
+	    "COMMIT;", role, role, role, role);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

@@ -29,9 +29,10 @@ extern const char pg_schema_state[];
 /*
  * The GRANT lines that let role serve (respond, dispatch, poll): USAGE on
  * both schemas, SELECT on hookbox_config's tables, SELECT, INSERT, UPDATE
- * and DELETE on hookbox_state's tables and their sequences, and a
- * search_path of the two.  role must be a name ([a-z_][a-z0-9_]*, at most
- * 63 bytes).  Writes them to buf (len bytes); 0, or -1 for a bad role or
+ * and DELETE on hookbox_state's tables and their sequences.  Nothing on
+ * the role itself (ALTER ROLE needs CREATEROLE, which the schemas' owner
+ * need not have): every connection hookbox makes sets its own search_path.
+ * role must be a name ([a-z_][a-z0-9_]*, at most 63 bytes).  Writes them to buf (len bytes); 0, or -1 for a bad role or
  * a buffer too short.
  */
 int pg_schema_grants(const char *role, char *buf, size_t len);

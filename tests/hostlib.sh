@@ -14,21 +14,38 @@ unset HOOKBOX_DIR HOOKBOX_DB
 PGCONNECT_TIMEOUT=10
 export PGCONNECT_TIMEOUT
 
-# pg_up: the server in $tmp/pg, the serving role hookbox_serve (no
-# grants yet: `hookbox init --grant` gives them), and $admin, $serve.
+# readme_roles: the SQL the README's "More than one server" section has a
+# superuser run to make the database and its two roles, as written there.
+readme_roles() {
+	sed -n '/^As a PostgreSQL superuser/,/^and let both roles in/p' \
+	    "$top/README.md" | sed -n 's/^    //p'
+}
+
+# pg_up: the server in $tmp/pg; the database and the roles hookbox_admin
+# (its owner, no superuser) and hookbox_serve made by the README's own
+# lines (no grants yet: `hookbox init --grant` gives them); and $admin,
+# $serve, $super (the server's superuser).
 pg_up() {
 	chmod 0755 "$tmp"
 	# fsync off (nosync): what these tests kill are processes, never the
 	# machine, and a stop is clean; flushes would only slow them down.
 	pg_start "$tmp/pg" nosync ||
 	    { fail "PostgreSQL did not start"; return 1; }
-	admin=$pg_uri
+	super="host=$pg_host user=postgres dbname=postgres"
+	admin="host=$pg_host user=hookbox_admin dbname=hookbox"
 	serve="host=$pg_host user=hookbox_serve dbname=hookbox"
-	q "CREATE ROLE hookbox_serve LOGIN" >/dev/null
+	[ -n "$(readme_roles)" ] ||
+	    { fail "the README's roles: no SQL found"; return 1; }
+	psql "$super" -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE hookbox" \
+	    >/dev/null &&
+	    readme_roles | psql "$super" -X -q -v ON_ERROR_STOP=1 >/dev/null ||
+	    { fail "the README's roles could not be made"; return 1; }
 }
 
 # q SQL: runs SQL as the admin; prints the rows, fields |-separated.
 q() { psql "$admin" -X -Atq -v ON_ERROR_STOP=1 -c "$1"; }
+# qs SQL: the same as the server's superuser.
+qs() { psql "$super" -X -Atq -v ON_ERROR_STOP=1 -c "$1"; }
 
 # pg_restart: starts the stopped server again, as pg_start left it.
 pg_restart() {

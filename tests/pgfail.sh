@@ -195,7 +195,7 @@ alive "$r3" && pass || fail "start, down: the responder died"
 
 # ---- a role that may only read the state ----
 kill "$r3" 2>/dev/null; wait "$r3" 2>/dev/null
-q "CREATE ROLE hookbox_ro LOGIN;
+qs "CREATE ROLE hookbox_ro LOGIN" && q "GRANT CONNECT ON DATABASE hookbox TO hookbox_ro;
     GRANT USAGE ON SCHEMA hookbox_config, hookbox_state TO hookbox_ro;
     GRANT SELECT ON ALL TABLES IN SCHEMA hookbox_config TO hookbox_ro;
     GRANT SELECT ON ALL TABLES IN SCHEMA hookbox_state TO hookbox_ro" ||

@@ -5,8 +5,8 @@
 # caller), and starts it listening on a unix socket in DIR only (no TCP
 # port, so it cannot clash with another server on this machine).  It sets
 #   pg_host   the socket directory (libpq's host=)
-#   pg_uri    a conninfo for the superuser "hookbox_admin" and database
-#             "hookbox"
+#   pg_uri    a conninfo for the superuser "postgres" and database
+#             "hookbox" (tests/hostlib.sh makes the README's own roles)
 # With nosync the server runs with fsync=off: the suites create a database
 # per test, and each CREATE DATABASE flushes the new files; a crash of a
 # test server loses nothing anyone keeps.  Without it fsync stays on (a
@@ -50,7 +50,7 @@ pg_start() {
 	}
 	mkdir -p "$_pgdir"
 	[ "$(id -u)" -eq 0 ] && chown postgres "$_pgdir"
-	pg_as "$_bin/initdb" -D "$_pgdir/data" -U hookbox_admin -A trust \
+	pg_as "$_bin/initdb" -D "$_pgdir/data" -U postgres -A trust \
 	    -E UTF8 --locale=C.UTF-8 --no-sync >"$_pgdir/initdb.log" 2>&1 || {
 		echo "pg_start: initdb failed:" >&2
 		cat "$_pgdir/initdb.log" >&2
@@ -64,8 +64,8 @@ pg_start() {
 		return 1
 	}
 	pg_host=$_pgdir
-	pg_as "$_bin/createdb" -h "$pg_host" -U hookbox_admin hookbox || return 1
-	pg_uri="host=$pg_host user=hookbox_admin dbname=hookbox"
+	pg_as "$_bin/createdb" -h "$pg_host" -U postgres hookbox || return 1
+	pg_uri="host=$pg_host user=postgres dbname=hookbox"
 }
 
 pg_stop() {
@@ -75,7 +75,7 @@ pg_stop() {
 }
 
 pg_standby() {
-	_c="host=$1 user=hookbox_admin dbname=hookbox"
+	_c="host=$1 user=postgres dbname=hookbox"
 	if [ -n "${2:-}" ]; then
 		_sql="ALTER SYSTEM SET synchronous_standby_names = '$2'"
 	else
