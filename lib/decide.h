@@ -1,0 +1,61 @@
+/*
+ * decide.h: the acceptance rules (DESIGN.md sections 1, 4 and 5), once,
+ * as a pure function over what was read and the observations themselves.
+ *
+ * Acceptance runs in phases: read what the observations need from the
+ * state (store_accept.h), decide here, then write what was decided, and
+ * commit.  Every backend and every path (one observation, a batch of
+ * them) runs the same decide_batch(): the rules are not written twice.
+ *
+ * Transactions: none; no database.  The caller reads inside the same
+ * transaction (or under the same job locks) that its writes go into.
+ */
+#ifndef HB_DECIDE_H
+#define HB_DECIDE_H
+
+#include "accept.h"
+
+/*
+ * What the read phase found for one observation.  seen and prior: the
+ * receipt of an earlier delivery with its endpoint and delivery id (only
+ * when both are set).  job: its job's recorded state (job events only;
+ * stage QUEUED and no terminal for a job never seen).  claimed and owner:
+ * its action id is in accepted already, for job owner (job events only).
+ */
+struct decide_read {
+	int			 seen;
+	struct store_prior	 prior;
+	struct store_job	 job;
+	int			 claimed;
+	char			 owner[HB_ID_MAX + 1];
+};
+
+/* What to write for one observation: a mask of these. */
+enum decide_write {
+	DECIDE_RECEIPT = 1 << 0,	/* its receipt, with its result */
+	DECIDE_JOB = 1 << 1,		/* its job's state becomes next */
+	DECIDE_CLAIM = 1 << 2,		/* the action: accepted and outbox */
+	DECIDE_CONFLICT = 1 << 3	/* a conflict, recorded or seen again */
+};
+
+struct decide_out {
+	struct accept_res	 res;		/* the answer, once committed */
+	unsigned		 writes;	/* enum decide_write */
+	struct store_job	 next;		/* with DECIDE_JOB */
+	/* With DECIDE_CONFLICT: static storage, or the job id. */
+	const char		*kind;		/* "terminal" or "action" */
+	const char		*recorded;
+	const char		*observed;
+};
+
+/*
+ * Decides n prepared observations (p[i], what was read for it read[i])
+ * in the order given, which is the order they arrived in: each sees what
+ * the ones before it decided (a job's state, an action claimed, a
+ * delivery id received), as if each had been committed alone.  Fills
+ * out[0..n-1].
+ */
+HB_API void decide_batch(size_t n, const struct accept_prep *const *p,
+    const struct decide_read *read, struct decide_out *out);
+
+#endif
