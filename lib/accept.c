@@ -2,11 +2,13 @@
  * accept.c: qualification, ordering and the acceptance transaction.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cJSON.h>
 
 #include "accept.h"
+#include "decide.h"
 #include "json.h"
 #include "text.h"
 #include "util.h"
@@ -25,13 +27,6 @@ static enum hb_result
 config_failure(enum config_status s)
 {
 	return s == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
-}
-
-/* A completion and a non-completion contradict; two failures do not. */
-static int
-contradicts(enum obs_status recorded, enum obs_status observed)
-{
-	return (recorded == OBS_ST_COMPLETED) != (observed == OBS_ST_COMPLETED);
 }
 
 /*
@@ -91,107 +86,6 @@ out:
 	cJSON_Delete(out);
 	cJSON_Delete(doc);
 	return s;
-}
-
-/*
- * Claims the action for a completed job and, only when the claim is new,
- * adds its outbox row.  Inside the open transaction.
- */
-static enum store_status
-claim(struct store *st, const struct accept_prep *p, struct accept_res *res)
-{
-	const struct config_job	*job = &p->job;
-	struct store_action	 a;
-	enum store_claim	 c;
-	enum store_status	 rc;
-	char			*payload;
-
-	memset(&a, 0, sizeof(a));
-	a.id = res->action;
-	a.tenant = job->tenant;
-	a.attempt = job->attempt;
-	a.step = job->step;
-	a.job_id = job->job_id;
-	a.destination = job->destination;
-	a.now = p->now_ms;
-	if ((rc = store_action_claim(st, &a, &c)) != STORE_OK)
-		return rc;
-	switch (c) {
-	case STORE_CLAIMED:
-		/* Built only for a new action: a duplicate costs none. */
-		if ((payload = action_payload(res->action, job, p->obs,
-		    p->now_ms)) == NULL)
-			return STORE_NOMEM;
-		a.payload = payload;
-		rc = store_outbox_add(st, &a);
-		cJSON_free(payload);
-		res->result = HB_ACCEPTED;
-		return rc;
-	case STORE_CLAIMED_BEFORE:
-		res->result = HB_DUPLICATE;
-		return STORE_OK;
-	case STORE_CLAIMED_OTHER:
-		res->result = HB_ACTION_CONFLICT;
-		res->detail = "action id already accepted for another job";
-		return store_conflict_add(st, job->tenant, job->job_id,
-		    res->action, "action", "another job", job->job_id,
-		    p->now_ms);
-	}
-	return STORE_ERROR;
-}
-
-/*
- * Decides what a job observation means against the recorded state and
- * writes it.  Inside the open transaction.
- */
-static enum store_status
-apply(struct store *st, const struct accept_prep *p, struct accept_res *res)
-{
-	const struct config_job	*job = &p->job;
-	const struct obs	*o = p->obs;
-	struct store_job	 cur, next;
-	enum store_status	 rc;
-
-	if ((rc = store_job_get(st, job->tenant, job->job_id, &cur)) !=
-	    STORE_OK)
-		return rc;
-	next = cur;
-
-	if (o->status == OBS_ST_NONE) {
-		/* Progress: the stage rank only moves forward. */
-		if (cur.terminal != OBS_ST_NONE || o->stage < cur.stage) {
-			res->result = HB_STALE;
-			return STORE_OK;
-		}
-		res->result = HB_RECORDED;
-		if (o->stage == cur.stage)
-			return STORE_OK;
-		next.stage = o->stage;
-		return store_job_put(st, job->tenant, job->job_id, &next, o,
-		    p->now_ms);
-	}
-
-	if (cur.terminal == OBS_ST_NONE) {
-		next.terminal = o->status;
-		if (o->stage > next.stage)
-			next.stage = o->stage;
-		if ((rc = store_job_put(st, job->tenant, job->job_id, &next,
-		    o, p->now_ms)) != STORE_OK)
-			return rc;
-	} else if (contradicts(cur.terminal, o->status)) {
-		res->result = HB_CONFLICT;
-		res->detail = "terminal state contradicts the recorded one";
-		return store_conflict_add(st, job->tenant, job->job_id,
-		    res->action, "terminal", obs_status_name(cur.terminal),
-		    obs_status_name(o->status), p->now_ms);
-	}
-
-	/* Only completion qualifies the file for the job's step. */
-	if (o->status != OBS_ST_COMPLETED) {
-		res->result = HB_RECORDED;
-		return STORE_OK;
-	}
-	return claim(st, p, res);
 }
 
 int
@@ -275,79 +169,274 @@ failed(struct accept_res *res, enum store_status ss)
 	return ss;
 }
 
-enum store_status
-accept_apply(struct store *st, const struct accept_prep *p,
-    struct accept_res *res)
+/*
+ * Claims a completed job's action and adds its outbox row.  *moved when
+ * the id turned out to be held already: the state is not as read.
+ */
+static enum store_status
+claim(struct store *st, const struct accept_prep *p, int *moved)
 {
-	struct store_prior	prior;
-	enum hb_result		first;
-	enum store_status	ss, rs;
-	int64_t			rid;
-	int			seen;
+	const struct config_job	*job = &p->job;
+	struct store_action	 a;
+	enum store_status	 rc;
+	char			*payload;
+	int			 claimed;
 
-	memset(res, 0, sizeof(*res));
-	memcpy(res->action, p->action, sizeof(res->action));
-	if ((ss = store_savepoint(st)) != STORE_OK)
-		return failed(res, ss);
-	if ((ss = store_receipt_add(st, &p->rcpt, &rid, &seen, &prior)) !=
-	    STORE_OK)
-		goto fail;
-	if (seen) {
-		/*
-		 * The same delivery again: nothing was written.  Answer as
-		 * the first time where that answer refused it (409): a
-		 * retry, or another body reusing the delivery id, must not
-		 * turn a refusal into an acknowledgement.
-		 */
-		memcpy(res->action, prior.action, sizeof(res->action));
-		if (hb_result_parse(prior.result, &first) == 0 &&
-		    !hb_result_is_ack(first)) {
-			res->detail = "delivery id refused before";
-			res->result = first;
-		} else {
-			res->detail = "delivery id received before";
-			res->result = HB_DUPLICATE;
-		}
-	} else {
-		switch (p->obs->event) {
-		case OBS_EV_JOB:
-			ss = apply(st, p, res);
-			break;
-		case OBS_EV_BATCH:
-			res->result = HB_RECORDED;
-			break;
-		case OBS_EV_UNKNOWN:
-			res->result = HB_IGNORED;
-			res->detail = "event type not understood; recorded";
-			break;
-		}
-		if (ss != STORE_OK)
-			goto fail;
-		if ((ss = store_receipt_finish(st, rid,
-		    hb_result_name(res->result), res->action)) != STORE_OK)
-			goto fail;
+	memset(&a, 0, sizeof(a));
+	a.id = p->action;
+	a.tenant = job->tenant;
+	a.attempt = job->attempt;
+	a.step = job->step;
+	a.job_id = job->job_id;
+	a.destination = job->destination;
+	a.now = p->now_ms;
+	if ((rc = store_action_claim(st, &a, &claimed)) != STORE_OK)
+		return rc;
+	if (!claimed) {
+		*moved = 1;
+		return STORE_OK;
 	}
+	/* Built only for a new action: a duplicate costs none. */
+	if ((payload = action_payload(p->action, job, p->obs, p->now_ms)) ==
+	    NULL)
+		return STORE_NOMEM;
+	a.payload = payload;
+	rc = store_outbox_add(st, &a);
+	cJSON_free(payload);
+	return rc;
+}
+
+/*
+ * Writes what was decided for one observation.  *moved when the state
+ * was not as read (another host wrote the delivery id or the action id
+ * meanwhile): the caller decides again.
+ */
+static enum store_status
+write_one(struct store *st, const struct accept_prep *p,
+    const struct decide_out *o, int *moved)
+{
+	const struct config_job	*job = &p->job;
+	enum store_status	 rc;
+	int			 inserted;
+
+	*moved = 0;
+	if ((o->writes & DECIDE_RECEIPT) && ((rc = store_receipt_put(st,
+	    &p->rcpt, hb_result_name(o->res.result), o->res.action,
+	    &inserted)) != STORE_OK || !inserted))
+		return *moved = rc == STORE_OK, rc;
+	if ((o->writes & DECIDE_JOB) && (rc = store_job_put(st, job->tenant,
+	    job->job_id, &o->next, p->obs, p->now_ms)) != STORE_OK)
+		return rc;
+	if ((o->writes & DECIDE_CLAIM) && ((rc = claim(st, p, moved)) !=
+	    STORE_OK || *moved))
+		return rc;
+	if ((o->writes & DECIDE_CONFLICT) && (rc = store_conflict_add(st,
+	    job->tenant, job->job_id, o->res.action, o->kind, o->recorded,
+	    o->observed, p->now_ms)) != STORE_OK)
+		return rc;
+	return STORE_OK;
+}
+
+/* Orders members by their job, (tenant, job id). */
+static int
+by_job(const void *a, const void *b)
+{
+	const struct config_job	*x = &(*(const struct accept_prep *const *)
+	    a)->job;
+	const struct config_job	*y = &(*(const struct accept_prep *const *)
+	    b)->job;
+	int			 c;
+
+	if ((c = strcmp(x->tenant, y->tenant)) != 0)
+		return c;
+	return strcmp(x->job_id, y->job_id);
+}
+
+/*
+ * Takes the locks of the members' jobs (store_job_lock()) in one order,
+ * (tenant, job), before anything is read: two hosts' batches that share
+ * jobs then wait for one another instead of deadlocking.  A lock not had
+ * within the busy budget (held by a stuck transaction elsewhere) fails
+ * its job's members alone, "try again", each lock in a savepoint of its
+ * own: on PostgreSQL an error aborts the transaction up to the last
+ * savepoint.  The waits together stay within the budget: once it is
+ * spent, a lock held elsewhere is not waited for.  Nothing on SQLite,
+ * whose BEGIN IMMEDIATE took the one lock there is.  Returns STORE_OK,
+ * or why the whole transaction is lost.
+ */
+static enum store_status
+lock_jobs(struct store *st, size_t n, const struct accept_prep *const *p,
+    struct accept_res *const *res, int *done)
+{
+	const struct accept_prep	**v;
+	enum store_status		  ss = STORE_OK;
+	size_t				  m = 0, i, j, k;
+	int64_t				  start = util_now_ms();
+
+	if (!store_job_locks(st))
+		return STORE_OK;
+	if ((v = calloc(n, sizeof(*v))) == NULL)
+		return STORE_NOMEM;
+	for (i = 0; i < n; i++)
+		if (!done[i] && p[i]->obs->event == OBS_EV_JOB)
+			v[m++] = p[i];
+	if (m > 1)
+		qsort(v, m, sizeof(v[0]), by_job);
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && by_job(&v[i], &v[j]) == 0; j++)
+			continue;
+		if ((ss = store_savepoint(st)) != STORE_OK)
+			break;
+		if ((ss = store_job_lock(st, v[i]->job.tenant, v[i]->job.job_id,
+		    util_now_ms() - start < store_busy_ms(st))) == STORE_OK) {
+			if ((ss = store_release(st)) != STORE_OK)
+				break;
+			continue;
+		}
+		if (store_rollback_to(st) != STORE_OK || !store_in_tx(st))
+			break;
+		for (k = 0; k < n; k++)
+			if (!done[k] && p[k]->obs->event == OBS_EV_JOB &&
+			    by_job(&p[k], &v[i]) == 0) {
+				(void)failed(res[k], ss);
+				done[k] = 1;
+			}
+		ss = STORE_OK;
+	}
+	free(v);
+	return ss;
+}
+
+/* How many times a batch is looked up again when the state moved. */
+#define ACCEPT_MOVED_MAX	3
+
+/*
+ * One pass: in a savepoint, looks up what the members not done need,
+ * decides them and writes.  On a member's failure, *culprit is its index
+ * (the savepoint rolled back, the transaction standing); when the state
+ * moved under it, *moved.
+ */
+static enum store_status
+pass(struct store *st, size_t n, const struct accept_prep *const *p,
+    struct accept_res *const *res, const int *done, size_t *culprit,
+    int *moved)
+{
+	const struct accept_prep	**live = NULL;
+	struct store_look		 *look = NULL;
+	struct store_found		 *found = NULL;
+	struct decide_out		 *out = NULL;
+	enum store_status		  ss = STORE_OK, rs;
+	size_t				 *idx = NULL, m = 0, i;
+
+	*culprit = n;
+	*moved = 0;
+	if ((live = calloc(n, sizeof(*live))) == NULL ||
+	    (look = calloc(n, sizeof(*look))) == NULL ||
+	    (found = calloc(n, sizeof(*found))) == NULL ||
+	    (out = calloc(n, sizeof(*out))) == NULL ||
+	    (idx = calloc(n, sizeof(*idx))) == NULL) {
+		ss = STORE_NOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		idx[m] = i;
+		live[m] = p[i];
+		look[m].endpoint = p[i]->rcpt.endpoint;
+		look[m].delivery_id = p[i]->rcpt.delivery_id;
+		if (p[i]->obs->event == OBS_EV_JOB) {
+			look[m].tenant = p[i]->job.tenant;
+			look[m].job_id = p[i]->job.job_id;
+			look[m].action = p[i]->action;
+		}
+		m++;
+	}
+	if (m == 0 || (ss = store_savepoint(st)) != STORE_OK)
+		goto out;
+	if ((ss = store_look_batch(st, look, m)) != STORE_OK)
+		goto fail;
+	for (i = 0; i < m; i++)
+		found[i] = look[i].found;
+	decide_batch(m, live, found, out);
+	for (i = 0; i < m; i++)
+		if ((ss = write_one(st, live[i], &out[i], moved)) != STORE_OK ||
+		    *moved) {
+			*culprit = idx[i];
+			goto fail;
+		}
 	if ((ss = store_release(st)) != STORE_OK)
 		goto fail;
+	for (i = 0; i < m; i++)
+		*res[idx[i]] = out[i].res;
+	goto out;
+fail:
+	if ((rs = store_rollback_to(st)) != STORE_OK) {
+		*culprit = n;	/* everything is lost, not one member */
+		if (ss == STORE_OK)
+			ss = rs;
+	}
+out:
+	free(idx);
+	free(out);
+	free(found);
+	free(look);
+	free(live);
+	return ss;
+}
+
+enum store_status
+accept_batch(struct store *st, size_t n, const struct accept_prep *const *p,
+    struct accept_res *const *res, const int *skip)
+{
+	enum store_status	 ss;
+	size_t			 culprit, i;
+	int			*done, moved, moves = 0;
+
+	if ((done = calloc(n > 0 ? n : 1, sizeof(*done))) == NULL) {
+		ss = STORE_NOMEM;
+		goto fail;
+	}
+	for (i = 0; i < n; i++)
+		done[i] = skip != NULL && skip[i];
+	if ((ss = lock_jobs(st, n, p, res, done)) != STORE_OK)
+		goto fail;
+	for (;;) {
+		ss = pass(st, n, p, res, done, &culprit, &moved);
+		if (ss == STORE_OK && !moved)
+			break;
+		if (culprit == n)
+			goto fail;
+		if (moved && ++moves <= ACCEPT_MOVED_MAX)
+			continue;
+		/* That member alone is answered "try again". */
+		(void)failed(res[culprit], moved ? STORE_BUSY : ss);
+		done[culprit] = 1;
+	}
+	free(done);
 	return STORE_OK;
 fail:
-	if ((rs = store_rollback_to(st)) != STORE_OK && ss == STORE_OK)
-		ss = rs;
-	return failed(res, ss);
+	for (i = 0; i < n; i++)
+		if (skip == NULL || !skip[i])
+			(void)failed(res[i], ss);
+	free(done);
+	return ss;
 }
 
 enum hb_result
 accept_observation(struct store *st, struct config *cfg,
     const struct accept_req *req, struct accept_res *res)
 {
-	struct accept_prep	p;
-	enum store_status	ss;
+	const struct accept_prep	*pp;
+	struct accept_prep		 p;
+	enum store_status		 ss;
 
 	if (accept_prepare(cfg, req, &p, res) != 0)
 		return res->result;
+	pp = &p;
 	if ((ss = store_begin(st)) != STORE_OK)
 		(void)failed(res, ss);
-	else if (accept_apply(st, &p, res) != STORE_OK)
+	else if (accept_batch(st, 1, &pp, &res, NULL) != STORE_OK)
 		store_rollback(st);
 	else if ((ss = store_commit(st)) != STORE_OK) {
 		store_rollback(st);
@@ -356,61 +445,11 @@ accept_observation(struct store *st, struct config *cfg,
 	return res->result;
 }
 
-/*
- * Appends s to buf at *off as a JSON string, quotes included.  Control
- * characters and DEL are escaped as \u00XX, so that the document is one
- * clean line; other bytes are copied (the inputs are valid UTF-8).
- * Returns 0, or -1 when it does not fit with room for the final NUL.
- */
-static int
-put_string(char *buf, size_t len, size_t *off, const char *s)
-{
-	static const char	 hex[] = "0123456789abcdef";
-	const unsigned char	*p;
-	char			 esc[7];
-	size_t			 n;
-	const char		*add;
-
-	if (*off + 1 >= len)
-		return -1;
-	buf[(*off)++] = '"';
-	for (p = (const unsigned char *)s; *p != '\0'; p++) {
-		add = esc;
-		if (*p == '"' || *p == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)*p;
-			n = 2;
-		} else if (*p < 0x20 || *p == 0x7f) {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[*p >> 4];
-			esc[5] = hex[*p & 0xf];
-			n = 6;
-		} else {
-			add = (const char *)p;
-			n = 1;
-		}
-		if (len - *off <= n)
-			return -1;
-		memcpy(buf + *off, add, n);
-		*off += n;
-	}
-	if (len - *off <= 1)
-		return -1;
-	buf[(*off)++] = '"';
-	return 0;
-}
-
 /* Appends the literal s; -1 when it does not fit with the final NUL. */
 static int
 put_raw(char *buf, size_t len, size_t *off, const char *s)
 {
-	size_t	n = strlen(s);
-
-	if (len - *off <= n)
-		return -1;
-	memcpy(buf + *off, s, n);
-	*off += n;
-	return 0;
+	return text_put(buf, len, off, s, strlen(s));
 }
 
 /*
@@ -426,13 +465,13 @@ accept_res_json(const struct accept_res *res, char *buf, size_t len)
 	if (len == 0)
 		return -1;
 	if (put_raw(buf, len, &off, "{\"result\":") != 0 ||
-	    put_string(buf, len, &off, hb_result_name(res->result)) != 0 ||
+	    json_put_string(buf, len, &off, hb_result_name(res->result)) != 0 ||
 	    (res->action[0] != '\0' &&
 	    (put_raw(buf, len, &off, ",\"action\":") != 0 ||
-	    put_string(buf, len, &off, res->action) != 0)) ||
+	    json_put_string(buf, len, &off, res->action) != 0)) ||
 	    (res->detail != NULL &&
 	    (put_raw(buf, len, &off, ",\"detail\":") != 0 ||
-	    put_string(buf, len, &off, res->detail) != 0)) ||
+	    json_put_string(buf, len, &off, res->detail) != 0)) ||
 	    put_raw(buf, len, &off, "}") != 0) {
 		buf[0] = '\0';
 		return -1;

@@ -11,13 +11,14 @@
  *
  * It comes in two halves so that many observations can share one
  * COMMIT (group.h): accept_prepare() reads config.db and builds what will
- * be written, with no state.db transaction open; accept_apply() writes it
- * inside the caller's transaction.  accept_observation() is the two in
- * one transaction of its own.
+ * be written, with no state.db transaction open; accept_batch() looks up,
+ * decides (decide.h) and writes many at once inside the caller's
+ * transaction.  accept_observation() is the two in one transaction of
+ * its own.
  *
  * Transactions: accept_observation() is self-contained: it opens its own
  * state.db transaction and ends it (COMMIT, or ROLLBACK) before it
- * returns.  accept_apply() is caller-owned: it runs between store_begin()
+ * returns.  accept_batch() is caller-owned: it runs between store_begin()
  * and store_commit(), inside a savepoint of its own.  The config.db reads
  * join the caller's config_snapshot() when one is open.
  */
@@ -83,7 +84,7 @@ struct accept_prep {
 
 /*
  * The config.db half: validates the identifiers and resolves the tenant
- * and the job.  Returns 0 when *p is ready for accept_apply(), or -1 when
+ * and the job.  Returns 0 when *p is ready for accept_batch(), or -1 when
  * res already holds the final answer (HB_MALFORMED, HB_UNKNOWN_ENDPOINT,
  * HB_UNKNOWN_JOB, HB_UNAVAILABLE, HB_NOMEM): nothing is to be written.
  */
@@ -91,15 +92,27 @@ HB_API int accept_prepare(struct config *, const struct accept_req *,
     struct accept_prep *p, struct accept_res *res) HB_MUST_CHECK;
 
 /*
- * The state.db half, inside the caller's transaction and a savepoint of
- * its own: STORE_OK with res holding the answer, valid once the caller's
- * COMMIT succeeds; or a failure with everything this observation wrote
- * rolled back and res holding HB_UNAVAILABLE or HB_NOMEM.  After a
- * failure, store_in_tx() says whether the caller's transaction (and what
- * other observations wrote in it) still stands.
+ * The state.db half, for n prepared observations p[i] at once (a batch),
+ * inside the caller's transaction; each answer goes to *res[i].  First,
+ * on PostgreSQL, it takes the jobs' locks (a lock not had within the
+ * busy budget fails its job's members alone, "try again").  Then, in a
+ * savepoint, it looks up what the observations need (store_look_batch()),
+ * decides them in their order (decide_batch()) and writes what was
+ * decided.  A member whose writing fails is answered alone, HB_UNAVAILABLE
+ * or HB_NOMEM: the batch is rolled back to the savepoint and run again
+ * without it.  Where another host wrote a delivery id or an action id the
+ * look-up did not see, the batch is looked up and decided again (a few
+ * times, then that member alone is "try again").  skip[i] non-zero (skip
+ * may be NULL): p[i] is left out and *res[i] untouched.
+ *
+ * Returns STORE_OK, every answer valid once the caller's COMMIT succeeds;
+ * or a failure, every answer HB_UNAVAILABLE or HB_NOMEM and nothing
+ * written; store_in_tx() then says whether the caller's transaction (and
+ * what else was written in it) still stands.
  */
-HB_API enum store_status accept_apply(struct store *,
-    const struct accept_prep *, struct accept_res *res) HB_MUST_CHECK;
+HB_API enum store_status accept_batch(struct store *, size_t n,
+    const struct accept_prep *const *p, struct accept_res *const *res,
+    const int *skip) HB_MUST_CHECK;
 
 /*
  * Writes the JSON answer for a result into buf: {"result":..} with

@@ -50,12 +50,12 @@ same_job(const struct accept_prep *a, const struct accept_prep *b)
  */
 static void
 seen_by(size_t i, const struct accept_prep *const *p,
-    const struct decide_read *read, const struct decide_out *out,
-    struct decide_read *r)
+    const struct store_found *found, const struct decide_out *out,
+    struct store_found *r)
 {
 	size_t	k;
 
-	*r = read[i];
+	*r = found[i];
 	for (k = 0; k < i; k++) {
 		if ((out[k].writes & DECIDE_RECEIPT) &&
 		    same_delivery(p[k], p[i])) {
@@ -79,7 +79,7 @@ seen_by(size_t i, const struct accept_prep *const *p,
 
 /* An earlier delivery with this delivery id: answered as it was. */
 static void
-again(const struct decide_read *r, struct decide_out *o)
+again(const struct store_found *r, struct decide_out *o)
 {
 	enum hb_result	first;
 
@@ -111,7 +111,7 @@ conflict(struct decide_out *o, const char *kind, const char *recorded,
 
 /* A completed job's action: claimed when no job holds it yet. */
 static void
-claim(const struct accept_prep *p, const struct decide_read *r,
+claim(const struct accept_prep *p, const struct store_found *r,
     struct decide_out *o)
 {
 	if (!r->claimed) {
@@ -128,7 +128,7 @@ claim(const struct accept_prep *p, const struct decide_read *r,
 
 /* A job's observation against its recorded state (DESIGN.md section 4). */
 static void
-job(const struct accept_prep *p, const struct decide_read *r,
+job(const struct accept_prep *p, const struct store_found *r,
     struct decide_out *o)
 {
 	const struct obs	*ob = p->obs;
@@ -170,9 +170,9 @@ job(const struct accept_prep *p, const struct decide_read *r,
 
 void
 decide_batch(size_t n, const struct accept_prep *const *p,
-    const struct decide_read *read, struct decide_out *out)
+    const struct store_found *found, struct decide_out *out)
 {
-	struct decide_read	r;
+	struct store_found	r;
 	struct decide_out	*o;
 	size_t			 i;
 
@@ -180,7 +180,7 @@ decide_batch(size_t n, const struct accept_prep *const *p,
 		o = &out[i];
 		memset(o, 0, sizeof(*o));
 		memcpy(o->res.action, p[i]->action, sizeof(o->res.action));
-		seen_by(i, p, read, out, &r);
+		seen_by(i, p, found, out, &r);
 		if (r.seen) {
 			/* Nothing is written: the first receipt stands. */
 			again(&r, o);

@@ -15,21 +15,6 @@
 
 #include "accept.h"
 
-/*
- * What the read phase found for one observation.  seen and prior: the
- * receipt of an earlier delivery with its endpoint and delivery id (only
- * when both are set).  job: its job's recorded state (job events only;
- * stage QUEUED and no terminal for a job never seen).  claimed and owner:
- * its action id is in accepted already, for job owner (job events only).
- */
-struct decide_read {
-	int			 seen;
-	struct store_prior	 prior;
-	struct store_job	 job;
-	int			 claimed;
-	char			 owner[HB_ID_MAX + 1];
-};
-
 /* What to write for one observation: a mask of these. */
 enum decide_write {
 	DECIDE_RECEIPT = 1 << 0,	/* its receipt, with its result */
@@ -49,13 +34,15 @@ struct decide_out {
 };
 
 /*
- * Decides n prepared observations (p[i], what was read for it read[i])
- * in the order given, which is the order they arrived in: each sees what
- * the ones before it decided (a job's state, an action claimed, a
- * delivery id received), as if each had been committed alone.  Fills
- * out[0..n-1].
+ * Decides n prepared observations (p[i], with what the state held for it
+ * found[i]: store_look_batch()) in the order given, which is the order
+ * they arrived in: each sees what the ones before it decided (a job's
+ * state, an action claimed, a delivery id received), as if each had been
+ * committed alone.  found[i]'s receipt counts only when p[i] has both an
+ * endpoint and a delivery id, its job and action only for a job event.
+ * Fills out[0..n-1].
  */
 HB_API void decide_batch(size_t n, const struct accept_prep *const *p,
-    const struct decide_read *read, struct decide_out *out);
+    const struct store_found *found, struct decide_out *out);
 
 #endif

@@ -25,7 +25,6 @@ struct item {
 	struct accept_res		*res;
 	struct item			*next;
 	int64_t				 at;	/* handed over, ms */
-	int				 failed;	/* its job's lock not had */
 	sem_t				 done;
 };
 
@@ -155,75 +154,6 @@ begin(struct group *g)
 	return STORE_GONE;
 }
 
-static int
-by_job(const void *a, const void *b)
-{
-	const struct config_job	*x = &(*(struct item *const *)a)->prep->job;
-	const struct config_job	*y = &(*(struct item *const *)b)->prep->job;
-	int			 c;
-
-	if ((c = strcmp(x->tenant, y->tenant)) != 0)
-		return c;
-	return strcmp(x->job_id, y->job_id);
-}
-
-/*
- * Takes the locks of the batch's jobs (store_job_lock()) in one order,
- * (tenant, job), before any member runs: two hosts' batches that share
- * jobs then wait for one another instead of deadlocking.  The members
- * still run in arrival order.  A lock not had within the busy budget
- * (held by a stuck transaction elsewhere) fails its job's members alone,
- * "try again", each lock in a savepoint of its own: on PostgreSQL an
- * error aborts the transaction up to the last savepoint.  Nothing on
- * SQLite, whose BEGIN IMMEDIATE took the one lock there is.  Returns
- * STORE_OK, or why the whole transaction is lost.
- */
-static enum store_status
-lock_jobs(struct group *g, struct item *batch)
-{
-	struct item		*it, *v[GROUP_BATCH_MAX];
-	enum store_status	 ss;
-	size_t			 n = 0, i, j;
-	int64_t			 start = util_now_ms();
-
-	if (!store_job_locks(g->st))
-		return STORE_OK;
-	for (it = batch; it != NULL && n < GROUP_BATCH_MAX; it = it->next)
-		if (it->prep->obs->event == OBS_EV_JOB)
-			v[n++] = it;
-	if (n > 1)
-		qsort(v, n, sizeof(v[0]), by_job);
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && by_job(&v[i], &v[j]) == 0; j++)
-			continue;
-		/*
-		 * Each wait is bounded by the busy budget, and so is their
-		 * sum: once it is spent, a lock held elsewhere is not waited
-		 * for, and its jobs are "try again" at once.
-		 */
-		if ((ss = store_savepoint(g->st)) != STORE_OK)
-			return ss;
-		if ((ss = store_job_lock(g->st, v[i]->prep->job.tenant,
-		    v[i]->prep->job.job_id, util_now_ms() - start <
-		    g->opts.busy_ms)) == STORE_OK) {
-			if ((ss = store_release(g->st)) != STORE_OK)
-				return ss;
-			continue;
-		}
-		if (store_rollback_to(g->st) != STORE_OK ||
-		    !store_in_tx(g->st))
-			return ss;
-		for (; i < j; i++) {
-			v[i]->failed = 1;
-			memset(v[i]->res, 0, sizeof(*v[i]->res));
-			v[i]->res->result = ss == STORE_NOMEM ? HB_NOMEM :
-			    HB_UNAVAILABLE;
-			v[i]->res->detail = store_strerror(ss);
-		}
-	}
-	return STORE_OK;
-}
-
 /* After a batch failed: no transaction left, no connection to a lost file. */
 static void
 end_failed(struct group *g, enum store_status ss)
@@ -243,22 +173,24 @@ end_failed(struct group *g, enum store_status ss)
 static enum store_status
 run_batch(struct group *g, struct item *batch)
 {
-	struct item		*it;
-	enum store_status	 ss;
-	struct metrics		*m = g->opts.metrics;
-	int			 counted = 0, kept;
+	const struct accept_prep	*p[GROUP_BATCH_MAX];
+	struct accept_res		*res[GROUP_BATCH_MAX];
+	struct item			*it;
+	enum store_status		 ss;
+	struct metrics			*m = g->opts.metrics;
+	size_t				 n;
+	int				 counted = 0, kept;
 
 	if ((ss = begin(g)) != STORE_OK)
 		goto answer;
-	if ((ss = lock_jobs(g, batch)) != STORE_OK)
+	for (it = batch, n = 0; it != NULL && n < GROUP_BATCH_MAX;
+	    it = it->next, n++) {
+		p[n] = it->prep;
+		res[n] = it->res;
+	}
+	/* Its members that fail alone are answered "try again" in it. */
+	if ((ss = accept_batch(g->st, n, p, res, NULL)) != STORE_OK)
 		goto fail;
-	for (it = batch; it != NULL; it = it->next)
-		if (!it->failed && accept_apply(g->st, it->prep, it->res) != STORE_OK &&
-		    !store_in_tx(g->st)) {
-			/* SQLite rolled back everything: all or none. */
-			ss = STORE_IO;
-			goto fail;
-		}
 	if (m != NULL && (ss = add_counts(g, batch, &counted)) != STORE_OK) {
 		metrics_done(m, 0);
 		goto fail;

@@ -218,3 +218,41 @@ json_parse(const char *s, cJSON **out)
 		return JSON_OK;
 	return nomem ? JSON_NOMEM : JSON_SYNTAX;
 }
+
+int
+json_put_string(char *buf, size_t len, size_t *off, const char *s)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	const unsigned char	*p;
+	char			 esc[7];
+	size_t			 n;
+	const char		*add;
+
+	if (*off + 1 >= len)
+		return -1;
+	buf[(*off)++] = '"';
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		add = esc;
+		if (*p == '"' || *p == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)*p;
+			n = 2;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 0xf];
+			n = 6;
+		} else {
+			add = (const char *)p;
+			n = 1;
+		}
+		if (len - *off <= n)
+			return -1;
+		memcpy(buf + *off, add, n);
+		*off += n;
+	}
+	if (len - *off <= 1)
+		return -1;
+	buf[(*off)++] = '"';
+	return 0;
+}

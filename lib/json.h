@@ -75,4 +75,14 @@ enum json_status json_parse_strict(const char *b, size_t len,
 enum json_status json_parse(const char *s, struct cJSON **out)
     HB_MUST_CHECK;
 
+/*
+ * Appends s to buf (len bytes) at *off as a JSON string, quotes included,
+ * allocating nothing.  Control characters and DEL are escaped as \u00XX,
+ * so that a document is one clean line; other bytes are copied (s is
+ * valid UTF-8).  Returns 0, or -1 when it does not fit with room for a
+ * final NUL (buf then holds part of it).  6 * strlen(s) + 3 bytes always
+ * do.
+ */
+int json_put_string(char *buf, size_t len, size_t *off, const char *s);
+
 #endif

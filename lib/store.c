@@ -136,15 +136,39 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_SAVEPOINT] = { "SAVEPOINT obs" },
 	[STORE_Q_RELEASE] = { "RELEASE obs" },
 	[STORE_Q_ROLLBACK_TO] = { "ROLLBACK TO obs" },
-	[STORE_Q_RECEIPT_ADD] = { "INSERT INTO receipts(received_at, tenant, endpoint,"
-	    " source, delivery_id, job_id, type, status, stage, result, body)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10)"
-	    " ON CONFLICT(endpoint, delivery_id) WHERE delivery_id IS NOT NULL"
-	    " DO NOTHING RETURNING id" },
-	[STORE_Q_RECEIPT_PRIOR] = { "SELECT result, action_id FROM receipts"
-	    " WHERE endpoint = ?1 AND delivery_id = ?2" },
-	[STORE_Q_RECEIPT_FINISH] = { "UPDATE receipts SET result = ?2, action_id = ?3"
-	    " WHERE id = ?1" },
+	[STORE_Q_RECEIPT_PUT] = { "INSERT INTO receipts(received_at, tenant, endpoint,"
+	    " source, delivery_id, job_id, type, status, stage, result,"
+	    " action_id, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+	    " ?11, ?12) ON CONFLICT(endpoint, delivery_id)"
+	    " WHERE delivery_id IS NOT NULL DO NOTHING" },
+	/*
+	 * A batch's look-ups (store_look_batch()), each key set one JSON
+	 * array: [[endpoint, delivery id], ...], [[tenant, job], ...],
+	 * [action, ...].
+	 */
+	[STORE_Q_LOOK_RECEIPTS] = { "SELECT r.endpoint, r.delivery_id, r.result,"
+	    " r.action_id FROM (SELECT json_extract(value, '$[0]') AS e,"
+	    " json_extract(value, '$[1]') AS d FROM json_each(?1)) k"
+	    " JOIN receipts r ON r.endpoint = k.e AND r.delivery_id = k.d"
+	    " WHERE r.delivery_id IS NOT NULL",
+	    "SELECT r.endpoint, r.delivery_id, r.result, r.action_id"
+	    " FROM (SELECT k->>0 AS e, k->>1 AS d"
+	    " FROM json_array_elements(?1::json) k) k"
+	    " JOIN receipts r ON r.endpoint = k.e AND r.delivery_id = k.d"
+	    " WHERE r.delivery_id IS NOT NULL" },
+	[STORE_Q_LOOK_JOBS] = { "SELECT s.tenant, s.job_id, s.stage, s.terminal"
+	    " FROM (SELECT json_extract(value, '$[0]') AS t,"
+	    " json_extract(value, '$[1]') AS j FROM json_each(?1)) k"
+	    " JOIN job_state s ON s.tenant = k.t AND s.job_id = k.j",
+	    "SELECT s.tenant, s.job_id, s.stage, s.terminal"
+	    " FROM (SELECT k->>0 AS t, k->>1 AS j"
+	    " FROM json_array_elements(?1::json) k) k"
+	    " JOIN job_state s ON s.tenant = k.t AND s.job_id = k.j" },
+	[STORE_Q_LOOK_ACTIONS] = { "SELECT a.action_id, a.job_id"
+	    " FROM json_each(?1) k JOIN accepted a ON a.action_id = k.value",
+	    "SELECT a.action_id, a.job_id"
+	    " FROM json_array_elements_text(?1::json) k(v)"
+	    " JOIN accepted a ON a.action_id = k.v" },
 	[STORE_Q_JOB_GET] = { "SELECT stage, terminal FROM job_state"
 	    " WHERE tenant = ?1 AND job_id = ?2" },
 	[STORE_Q_JOB_PUT] = { "INSERT INTO job_state(tenant, job_id, stage, terminal,"
@@ -168,7 +192,6 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_CLAIM] = { "INSERT INTO accepted(action_id, tenant, attempt, step,"
 	    " job_id, accepted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 	    " ON CONFLICT(action_id) DO NOTHING" },
-	[STORE_Q_CLAIM_OWNER] = { "SELECT job_id FROM accepted WHERE action_id = ?1" },
 	[STORE_Q_OUTBOX_ADD] = { "INSERT INTO outbox(action_id, tenant, destination,"
 	    " payload, state, next_at, created_at, updated_at)"
 	    " VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?5)" },
@@ -710,6 +733,7 @@ store_open(const char *path, const struct store_opts *opts,
 		opts = &defaults;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return STORE_NOMEM;
+	s->busy_ms = opts->busy_ms;
 	if (db_is_postgres(path))
 		rc = open_pg(s, path, opts);
 	else

@@ -1,23 +1,25 @@
 /*
  * store_accept.c: the acceptance transaction's statements (see store_accept.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fault.h"
+#include "json.h"
 #include "store_accept.h"
 #include "store_int.h"
+#include "text.h"
 
 
 enum store_status
-store_receipt_add(struct store *s, const struct store_receipt *r,
-    int64_t *id, int *seen, struct store_prior *prior)
+store_receipt_put(struct store *s, const struct store_receipt *r,
+    const char *result, const char *action, int *inserted)
 {
 	struct db_stmt	*st;
 	enum db_rc	 rc;
 
-	*id = 0;
-	*seen = 0;
-	if ((st = store_stmt(s, STORE_Q_RECEIPT_ADD)) == NULL)
+	*inserted = 0;
+	if ((st = store_stmt(s, STORE_Q_RECEIPT_PUT)) == NULL)
 		return store_last(s);
 	if (db_bind_int64(st, 1, r->at) != DB_OK ||
 	    db_bind_opt(st, 2, r->tenant) != DB_OK ||
@@ -28,57 +30,196 @@ store_receipt_add(struct store *s, const struct store_receipt *r,
 	    db_bind_opt(st, 7, r->type) != DB_OK ||
 	    db_bind_opt(st, 8, r->status) != DB_OK ||
 	    db_bind_opt(st, 9, r->stage) != DB_OK ||
-	    (r->body != NULL ? db_bind_blob(st, 10, r->body, r->bodylen) :
-	    db_bind_null(st, 10)) !=
-	    DB_OK)
+	    db_bind_opt(st, 10, result) != DB_OK ||
+	    db_bind_opt(st, 11, action) != DB_OK ||
+	    (r->body != NULL ? db_bind_blob(st, 12, r->body, r->bodylen) :
+	    db_bind_null(st, 12)) != DB_OK)
 		return STORE_NOMEM;
-	rc = db_step(st);
-	if (rc == DB_ROW) {
-		*id = db_col_int64(st, 0);
-		rc = db_step(st);
-	}
-	db_reset(st);
-	if (rc != DB_DONE)
+	if ((rc = db_step_done(st)) != DB_DONE)
 		return store_status_of(s, rc);
-	if (*id != 0)
-		return STORE_OK;
+	*inserted = db_changes(st) == 1;
+	return STORE_OK;
+}
 
-	/* Nothing inserted: this delivery id was received before. */
-	*seen = 1;
-	memset(prior, 0, sizeof(*prior));
-	if ((st = store_stmt(s, STORE_Q_RECEIPT_PRIOR)) == NULL)
-		return store_last(s);
-	if (db_bind_opt(st, 1, r->endpoint) != DB_OK ||
-	    db_bind_opt(st, 2, r->delivery_id) != DB_OK)
-		return STORE_NOMEM;
-	if ((rc = db_step(st)) == DB_ROW) {
-		(void)db_col_copy(st, 0, prior->result, sizeof(prior->result));
-		(void)db_col_copy(st, 1, prior->action, sizeof(prior->action));
-		rc = DB_DONE;
+/* Non-empty: a key to look up. */
+static int
+key(const char *k)
+{
+	return k != NULL && k[0] != '\0';
+}
+
+enum look { LOOK_RECEIPTS, LOOK_JOBS, LOOK_ACTIONS, LOOK__N };
+
+/* Observation i's key for what, in a and b (b NULL: one string); 0: none. */
+static int
+look_key(const struct store_look *l, enum look what, const char **a,
+    const char **b)
+{
+	*b = NULL;
+	switch (what) {
+	case LOOK_RECEIPTS:
+		*a = l->endpoint;
+		*b = l->delivery_id;
+		return key(*a) && key(*b);
+	case LOOK_JOBS:
+		*a = l->tenant;
+		*b = l->job_id;
+		return key(*a) && key(*b);
+	case LOOK_ACTIONS:
+		*a = l->action;
+		return key(*a);
+	case LOOK__N:
+		break;
 	}
-	db_reset(st);
-	return store_status_of(s, rc);
+	return 0;
+}
+
+/*
+ * The keys the observations have for what, once each, as a JSON array
+ * (["a", ...] or [["a", "b"], ...]), in *out (freed by the caller; NULL
+ * when there is none).  Written by hand, not with cJSON: a look-up costs
+ * no allocation but this one.
+ */
+static enum store_status
+look_keys(const struct store_look *look, size_t n, enum look what,
+    char **out)
+{
+	const char	*a, *b, *pa, *pb;
+	size_t		 len = 2, off = 0, i, k;
+	char		*buf;
+	int		 any = 0;
+
+	*out = NULL;
+	for (i = 0; i < n; i++)
+		if (look_key(&look[i], what, &a, &b))
+			len += 6 * (strlen(a) + (b != NULL ? strlen(b) : 0)) +
+			    12;
+	if (len == 2)
+		return STORE_OK;
+	if ((buf = malloc(len + 1)) == NULL)
+		return STORE_NOMEM;
+	buf[off++] = '[';
+	for (i = 0; i < n; i++) {
+		if (!look_key(&look[i], what, &a, &b))
+			continue;
+		for (k = 0; k < i; k++)
+			if (look_key(&look[k], what, &pa, &pb) &&
+			    strcmp(pa, a) == 0 &&
+			    (b == NULL || strcmp(pb, b) == 0))
+				break;
+		if (k < i)
+			continue;	/* that key is there already */
+		if ((any && text_put(buf, len, &off, ",", 1) != 0) ||
+		    (b != NULL && text_put(buf, len, &off, "[", 1) != 0) ||
+		    json_put_string(buf, len, &off, a) != 0 ||
+		    (b != NULL && (text_put(buf, len, &off, ",", 1) != 0 ||
+		    json_put_string(buf, len, &off, b) != 0 ||
+		    text_put(buf, len, &off, "]", 1) != 0))) {
+			free(buf);
+			return STORE_ERROR;	/* cannot be: len is enough */
+		}
+		any = 1;
+	}
+	buf[off++] = ']';
+	buf[off] = '\0';
+	*out = buf;
+	return STORE_OK;
+}
+
+/* Runs one look-up and files its rows in look. */
+static enum store_status
+look_run(struct store *s, enum look what, struct store_look *look,
+    size_t n)
+{
+	static const enum store_q	 q[LOOK__N] = { STORE_Q_LOOK_RECEIPTS,
+	    STORE_Q_LOOK_JOBS, STORE_Q_LOOK_ACTIONS };
+	struct db_stmt			*st;
+	struct store_found		*f;
+	const char			*a, *b, *ka, *kb, *term;
+	char				*keys;
+	enum store_status		 ss;
+	enum db_rc			 rc;
+	size_t				 i;
+
+	if ((ss = look_keys(look, n, what, &keys)) != STORE_OK ||
+	    keys == NULL)
+		return ss;
+	if ((st = store_stmt(s, q[what])) == NULL) {
+		free(keys);
+		return store_last(s);
+	}
+	rc = db_bind_text(st, 1, keys);
+	free(keys);
+	if (rc != DB_OK)
+		return STORE_NOMEM;
+	while ((rc = db_step(st)) == DB_ROW) {
+		a = db_col_text(st, 0);
+		b = db_col_text(st, 1);
+		for (i = 0; i < n; i++) {
+			if (!look_key(&look[i], what, &ka, &kb) ||
+			    strcmp(ka, a) != 0 ||
+			    (kb != NULL && strcmp(kb, b) != 0))
+				continue;
+			f = &look[i].found;
+			switch (what) {
+			case LOOK_RECEIPTS:
+				f->seen = 1;
+				(void)db_col_copy(st, 2, f->prior.result,
+				    sizeof(f->prior.result));
+				(void)db_col_copy(st, 3, f->prior.action,
+				    sizeof(f->prior.action));
+				break;
+			case LOOK_JOBS:
+				f->job.stage = (enum obs_stage)(int)
+				    db_col_int64(st, 2);
+				term = db_col_text(st, 3);
+				if (obs_status_parse(term, &f->job.terminal) !=
+				    0 || (unsigned)f->job.stage >
+				    OBS_STAGE_COMPLETED) {
+					db_reset(st);
+					return STORE_ERROR;
+				}
+				break;
+			case LOOK_ACTIONS:
+				f->claimed = 1;
+				(void)db_col_copy(st, 1, f->owner,
+				    sizeof(f->owner));
+				break;
+			case LOOK__N:
+				break;
+			}
+		}
+	}
+	return rc == DB_DONE ? STORE_OK : store_status_of(s, rc);
 }
 
 enum store_status
-store_receipt_finish(struct store *s, int64_t id, const char *result,
-    const char *action)
+store_look_batch(struct store *s, struct store_look *look, size_t n)
 {
-	struct db_stmt	*st;
+	enum store_status	rc = STORE_OK;
+	size_t			i;
+	int			k;
 
-	if ((st = store_stmt(s, STORE_Q_RECEIPT_FINISH)) == NULL)
-		return store_last(s);
-	if (db_bind_int64(st, 1, id) != DB_OK ||
-	    db_bind_opt(st, 2, result) != DB_OK ||
-	    db_bind_opt(st, 3, action) != DB_OK)
-		return STORE_NOMEM;
-	return store_status_of(s, db_step_done(st));
+	for (i = 0; i < n; i++) {
+		memset(&look[i].found, 0, sizeof(look[i].found));
+		look[i].found.job.stage = OBS_STAGE_QUEUED;
+		look[i].found.job.terminal = OBS_ST_NONE;
+	}
+	for (k = 0; k < LOOK__N && rc == STORE_OK; k++)
+		rc = look_run(s, (enum look)k, look, n);
+	return rc;
 }
 
 int
 store_job_locks(struct store *s)
 {
 	return s->pg;
+}
+
+int
+store_busy_ms(const struct store *s)
+{
+	return s->busy_ms;
 }
 
 enum store_status
@@ -157,12 +298,12 @@ store_job_put(struct store *s, const char *tenant, const char *job_id,
 
 enum store_status
 store_action_claim(struct store *s, const struct store_action *a,
-    enum store_claim *out)
+    int *claimed)
 {
 	struct db_stmt	*st;
-	const char	*owner;
 	enum db_rc	 rc;
 
+	*claimed = 0;
 	if ((st = store_stmt(s, STORE_Q_CLAIM)) == NULL)
 		return store_last(s);
 	if (db_bind_opt(st, 1, a->id) != DB_OK ||
@@ -174,24 +315,8 @@ store_action_claim(struct store *s, const struct store_action *a,
 		return STORE_NOMEM;
 	if ((rc = db_step_done(st)) != DB_DONE)
 		return store_status_of(s, rc);
-	if (db_changes(st) == 1) {
-		*out = STORE_CLAIMED;
-		return STORE_OK;
-	}
-
-	if ((st = store_stmt(s, STORE_Q_CLAIM_OWNER)) == NULL)
-		return store_last(s);
-	if (db_bind_opt(st, 1, a->id) != DB_OK)
-		return STORE_NOMEM;
-	if ((rc = db_step(st)) == DB_ROW) {
-		owner = db_col_text(st, 0);
-		*out = owner != NULL && strcmp(owner, a->job_id) == 0 ?
-		    STORE_CLAIMED_BEFORE : STORE_CLAIMED_OTHER;
-		rc = DB_DONE;
-	} else if (rc == DB_DONE)
-		rc = DB_ERROR;	/* conflicted, yet not there */
-	db_reset(st);
-	return store_status_of(s, rc);
+	*claimed = db_changes(st) == 1;
+	return STORE_OK;
 }
 
 enum store_status

@@ -55,23 +55,50 @@ struct store_prior {
 };
 
 /*
- * Inserts a receipt with result "pending" and returns its id.  When the
- * endpoint already received this delivery id, nothing is inserted,
- * *seen is set and *prior holds the earlier answer.
+ * Inserts a receipt with its result and action id (may be NULL).
+ * *inserted is 0 when the endpoint had received this delivery id already
+ * (nothing is inserted).
  */
-HB_API enum store_status store_receipt_add(struct store *,
-    const struct store_receipt *, int64_t *id, int *seen,
-    struct store_prior *prior) HB_MUST_CHECK;
-
-/* Sets the result (and action id, may be NULL) of a receipt. */
-HB_API enum store_status store_receipt_finish(struct store *, int64_t id,
-    const char *result, const char *action) HB_MUST_CHECK;
+HB_API enum store_status store_receipt_put(struct store *,
+    const struct store_receipt *, const char *result, const char *action,
+    int *inserted) HB_MUST_CHECK;
 
 /* The recorded state of one job; a job never seen is stage QUEUED, no terminal. */
 struct store_job {
 	enum obs_stage	stage;
 	enum obs_status	terminal;
 };
+
+/* What the state holds for one observation (see store_look_batch()). */
+struct store_found {
+	int			 seen;	/* its delivery id was received */
+	struct store_prior	 prior;	/* ... and answered so */
+	struct store_job	 job;	/* its job's recorded state */
+	int			 claimed;	/* its action id is accepted */
+	char			 owner[HB_ID_MAX + 1];	/* ... for this job */
+};
+
+/*
+ * One observation's keys, and what was found for them.  A NULL or empty
+ * key is not looked up: endpoint and delivery_id both set for a receipt,
+ * tenant and job_id for a job's state, action for an accepted action.
+ */
+struct store_look {
+	const char		*endpoint, *delivery_id;
+	const char		*tenant, *job_id;
+	const char		*action;
+	struct store_found	 found;
+};
+
+/*
+ * Looks up what deciding n observations needs (decide.h), for all of
+ * them at once: one statement for the receipts, one for the jobs' states,
+ * one for the actions, each skipped when no observation has its key.
+ * Fills every look[i].found.  It takes no lock: on PostgreSQL the caller
+ * holds the jobs' locks first (store_job_lock()).
+ */
+HB_API enum store_status store_look_batch(struct store *,
+    struct store_look *look, size_t n) HB_MUST_CHECK;
 
 /*
  * Inside a transaction on PostgreSQL, store_job_get() first takes the
@@ -91,6 +118,9 @@ HB_API enum store_status store_job_get(struct store *, const char *tenant,
  */
 HB_API enum store_status store_job_lock(struct store *, const char *tenant,
     const char *job_id, int wait) HB_MUST_CHECK;
+
+/* The busy budget the store was opened with (store_opts), ms. */
+HB_API int store_busy_ms(const struct store *);
 
 /*
  * Non-zero when other hosts may write the store at the same time
@@ -115,19 +145,13 @@ struct store_action {
 	int64_t		 now;
 };
 
-enum store_claim {
-	STORE_CLAIMED = 0,	/* the action id is ours: a new action */
-	STORE_CLAIMED_BEFORE,	/* already accepted, for this same job */
-	STORE_CLAIMED_OTHER	/* already accepted for another job */
-};
-
 /*
- * INSERT .. ON CONFLICT(action_id) DO NOTHING into accepted.  Only when
- * nothing was inserted is the existing row read, to tell a duplicate from
- * an action id that maps to another job.
+ * INSERT .. ON CONFLICT(action_id) DO NOTHING into accepted: one action
+ * per id comes from its primary key, never from a read.  *claimed is 0
+ * when another row holds the id already (nothing is inserted).
  */
 HB_API enum store_status store_action_claim(struct store *,
-    const struct store_action *, enum store_claim *) HB_MUST_CHECK;
+    const struct store_action *, int *claimed) HB_MUST_CHECK;
 
 /* Adds the outbox row, pending and due now, for a claimed action. */
 HB_API enum store_status store_outbox_add(struct store *,

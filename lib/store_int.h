@@ -16,6 +16,7 @@ struct store {
 	char		*path;	/* SQLite: the file; PostgreSQL: NULL */
 	int		 in_tx;
 	int		 committed;	/* the last store_commit()'s COMMIT did */
+	int		 busy_ms;	/* the busy budget it was opened with */
 	int		 pg;	/* on PostgreSQL */
 	char		 err[256];	/* why an open failed */
 };
@@ -27,13 +28,13 @@ enum store_q {
 	STORE_Q_SAVEPOINT,
 	STORE_Q_RELEASE,
 	STORE_Q_ROLLBACK_TO,
-	STORE_Q_RECEIPT_ADD,
-	STORE_Q_RECEIPT_PRIOR,
-	STORE_Q_RECEIPT_FINISH,
+	STORE_Q_RECEIPT_PUT,
+	STORE_Q_LOOK_RECEIPTS,
+	STORE_Q_LOOK_JOBS,
+	STORE_Q_LOOK_ACTIONS,
 	STORE_Q_JOB_GET,
 	STORE_Q_JOB_PUT,
 	STORE_Q_CLAIM,
-	STORE_Q_CLAIM_OWNER,
 	STORE_Q_OUTBOX_ADD,
 	STORE_Q_CONFLICT_ADD,
 	STORE_Q_COUNT_OUTBOX,

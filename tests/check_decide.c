@@ -127,7 +127,7 @@ START_TEST(table)
 	const struct row		*w = &rows[_i];
 	struct member			 m;
 	const struct accept_prep	*p[1];
-	struct decide_read		 r;
+	struct store_found		 r;
 	struct decide_out		 o;
 	int				 act;
 
@@ -181,7 +181,7 @@ START_TEST(delivery_seen)
 	};
 	struct member			 m;
 	const struct accept_prep	*p[1];
-	struct decide_read		 r;
+	struct store_found		 r;
 	struct decide_out		 o;
 	size_t				 i;
 
@@ -208,7 +208,7 @@ static void
 fresh_batch(struct member *m, size_t n, struct decide_out *o)
 {
 	const struct accept_prep	*p[8];
-	struct decide_read		 r[8];
+	struct store_found		 r[8];
 	size_t				 i;
 
 	ck_assert_uint_le(n, NELEM(p));
@@ -334,7 +334,7 @@ START_TEST(batch_read_and_overlay)
 {
 	struct member			 m[3];
 	const struct accept_prep	*p[3];
-	struct decide_read		 r[3];
+	struct store_found		 r[3];
 	struct decide_out		 o[3];
 	int				 i;
 
