@@ -9,6 +9,7 @@
 
 #include "accept.h"
 #include "decide.h"
+#include "fault.h"
 #include "json.h"
 #include "text.h"
 #include "util.h"
@@ -356,6 +357,7 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 		goto out;
 	if ((ss = store_look_batch(st, look, m)) != STORE_OK)
 		goto fail;
+	(void)fault_fire(FAULT_LOOKED);
 	for (i = 0; i < m; i++)
 		found[i] = look[i].found;
 	decide_batch(m, live, found, out);

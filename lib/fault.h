@@ -26,6 +26,9 @@ enum fault_point {
 	FAULT_ALLOC,			/* every cJSON allocation (json.c) */
 	FAULT_GROUP_TAKE,		/* group.c's writer, before it takes
 					   what waits (a failure is ignored) */
+	FAULT_LOOKED,			/* accept.c, between a batch's look-up
+					   and its writes (a failure is
+					   ignored) */
 	FAULT__N
 };
 

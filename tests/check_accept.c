@@ -546,6 +546,62 @@ START_TEST(delivery_id_refusal_kept)
 }
 END_TEST
 
+/*
+ * PostgreSQL: another host writes what a batch looked up as absent, in
+ * the moment between its look-up and its writes (no lock covers a
+ * delivery id, nor an action id another job holds).  The batch is
+ * decided again on what is there now: never an answer the state
+ * contradicts.  (On SQLite the batch holds the one write lock.)
+ */
+static struct db	*meddler;
+static const char	*meddling;
+
+static int
+meddle(enum fault_point fp, void *arg)
+{
+	(void)fp;
+	(void)arg;
+	if (meddling != NULL)
+		ck_assert_int_eq(db_exec(meddler, meddling), DB_OK);
+	meddling = NULL;	/* once */
+	return 0;
+}
+
+START_TEST(written_between_look_and_write)
+{
+	static const char ev[] = "{\"delivery_id\":\"d-7\","
+	    "\"type\":\"job_completed\",\"data\":{\"job_id\":\"job-3\"}}";
+	struct accept_res	res;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	meddler = pg_other(state_path);
+	fault_set(FAULT_LOOKED, meddle, NULL);
+	meddling = "INSERT INTO receipts(received_at, tenant, endpoint,"
+	    " source, delivery_id, result, action_id) VALUES (1, 'acme',"
+	    " 'hook', 'org', 'd-7', 'accepted', 'acme:elsewhere:s')";
+	ck_assert_int_eq(run_with(st, cfg, "acme", EVENT, ev, &res),
+	    HB_DUPLICATE);
+	ck_assert_str_eq(res.action, "acme:elsewhere:s");
+	ck_assert_ptr_null(meddling);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 0);
+
+	meddling = "INSERT INTO accepted VALUES ('acme:att-42:analyze-v1',"
+	    " 'acme', 'att-42', 'analyze-v1', 'job-2', 1)";
+	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, completed1, &res),
+	    HB_ACTION_CONFLICT);
+	ck_assert_ptr_null(meddling);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 0);
+	ck_assert_int_eq(q("SELECT count(*) FROM conflicts WHERE kind ="
+	    " 'action' AND job_id = 'job-1'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE result ="
+	    " 'action_conflict'"), 1);
+	fault_set(FAULT_LOOKED, NULL, NULL);
+	db_close(meddler);
+}
+END_TEST
+
 START_TEST(other_tenants_job_refused)
 {
 	char	snap[128];
@@ -920,6 +976,7 @@ accept_suite(void)
 	tcase_add_test(tc, poll_then_webhook_one_action);
 	tcase_add_test(tc, delivery_id_deduplicated);
 	tcase_add_test(tc, delivery_id_refusal_kept);
+	tcase_add_test(tc, written_between_look_and_write);
 	tcase_add_test(tc, other_tenants_job_refused);
 	tcase_add_test(tc, unknown_and_batch_recorded);
 	tcase_add_test(tc, busy_database_unavailable);
