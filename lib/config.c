@@ -10,7 +10,6 @@
 #include <strings.h>
 
 #include <sodium.h>
-#include <sqlite3.h>
 
 #include "config_int.h"
 #include "text.h"
@@ -551,7 +550,7 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return CONFIG_NOMEM;
 	c->writable = mode == CONFIG_WRITE;
-	flags = c->writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+	flags = c->writable ? DB_OPEN_READWRITE : DB_OPEN_READONLY;
 	if (db_is_postgres(path)) {
 		if ((rc = config_pg_connect(c, path, busy_ms)) != CONFIG_OK)
 			goto out;

@@ -10,7 +10,6 @@
 
 #include <cJSON.h>
 #include <sodium.h>
-#include <sqlite3.h>
 
 #include "config_admin.h"
 #include "config_bulk.h"
@@ -122,7 +121,7 @@ config_create(const char *path)
 		return errno == EEXIST && lstat(path, &sb) == 0 &&
 		    S_ISREG(sb.st_mode) ? CONFIG_EXISTS : CONFIG_ERROR;
 	close(fd);
-	if ((drc = db_open_sqlite(path, SQLITE_OPEN_READWRITE, config_text,
+	if ((drc = db_open_sqlite(path, DB_OPEN_READWRITE, config_text,
 	    CONFIG_Q__N, &c.db)) != DB_OK) {
 		unlink(path);
 		return config_status_of(NULL, drc);

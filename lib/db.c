@@ -359,6 +359,10 @@ db_new(enum db_kind kind, const struct db_text *text, size_t n)
 	return db;
 }
 
+_Static_assert(DB_OPEN_READONLY == SQLITE_OPEN_READONLY &&
+    DB_OPEN_READWRITE == SQLITE_OPEN_READWRITE &&
+    DB_OPEN_CREATE == SQLITE_OPEN_CREATE, "db.h's flags are SQLite's");
+
 /*
  * Before SQLite initialises: no memory statistics.  They take a mutex
  * that every connection of the process shares on every allocation, and

@@ -80,7 +80,16 @@ int db_is_postgres(const char *location);
 int db_conninfo_redact(const char *conninfo, char *buf, size_t len);
 
 /*
- * Opens a SQLite file with SQLITE_OPEN_* flags, with statement texts
+ * db_open_sqlite()'s flags, SQLite's own SQLITE_OPEN_* values (the
+ * SQLite backend checks that they agree), so that no caller needs
+ * <sqlite3.h>.
+ */
+#define DB_OPEN_READONLY	0x00000001
+#define DB_OPEN_READWRITE	0x00000002
+#define DB_OPEN_CREATE		0x00000004
+
+/*
+ * Opens a SQLite file with DB_OPEN_* flags, with statement texts
  * text[0..n-1] (static storage).  *out is NULL on failure.
  */
 enum db_rc db_open_sqlite(const char *path, int flags,
