@@ -9,6 +9,13 @@
  * ...).  A table may hold a second text for PostgreSQL where the two
  * differ (claims with FOR UPDATE SKIP LOCKED, json_build_object).
  *
+ * Each backend is a file of its own behind a table of operations
+ * (db_int.h): db_sqlite.c, the only one that includes <sqlite3.h>, and
+ * db_pg.c, the only one that includes <libpq-fe.h>.  The open function
+ * chooses it; every other call is the same for both, and a call that
+ * means something to one backend only (db_same_file(), db_busy(), ...)
+ * answers for the other as said below.
+ *
  * A connection is used by one thread at a time.  Not installed: nothing
  * outside lib/ sees it.
  */
@@ -265,7 +272,10 @@ int64_t db_changes(struct db_stmt *);
 /* Binds s, or NULL when s is NULL or empty. */
 enum db_rc db_bind_opt(struct db_stmt *, int idx, const char *s);
 
-/* Copies column col into buf (NUL-terminated, "" for NULL); -1 if it did not fit. */
+/*
+ * Copies column col into buf (NUL-terminated, "" for NULL); -1 if it
+ * did not fit.
+ */
 int db_col_copy(struct db_stmt *, int col, char *buf, size_t len);
 
 /* Steps a statement expected to return no row: DB_DONE or the error. */
