@@ -17,7 +17,8 @@
  * answers for the other as said below.
  *
  * A connection is used by one thread at a time.  Not installed: nothing
- * outside lib/ sees it.
+ * outside lib/ sees it (the front ends call the modules above it, and
+ * scripts/includes.sh holds them to that).
  */
 #ifndef HB_DB_H
 #define HB_DB_H

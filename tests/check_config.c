@@ -27,6 +27,7 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
+#include "access.h"
 #include "auth.h"
 #include "config_admin.h"
 #include "config_int.h"
@@ -621,6 +622,83 @@ START_TEST(test_pg_grants)
 	    DB_OK);
 	db_close(db);
 	ck_assert_int_eq(count(w, CONFIG_TENANTS), 1);
+
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+	    " DROP ROLE %s", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+}
+END_TEST
+
+/*
+ * access_probe() and access_grant(): what a role may do, said with the
+ * server's words; a directory is not asked, and refused any grant.
+ */
+START_TEST(test_access)
+{
+	char			 role[32], sql[128], info[PATH_MAX + 64];
+	char			 why[512];
+	enum access_status	 st;
+
+	for (st = ACCESS_OK; st <= ACCESS_REFUSED; st++)
+		ck_assert_str_ne(access_strerror(st), "unknown error");
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(access_probe(dir, BUSY_MS, ACCESS_SERVE, why,
+		    sizeof(why)), ACCESS_OK);
+		ck_assert_str_eq(why, "");
+		ck_assert_int_eq(access_grant(dir, BUSY_MS, "hb_serve", why,
+		    sizeof(why)), ACCESS_REFUSED);
+		return;
+	}
+	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_CONNECT, why,
+	    sizeof(why)), ACCESS_OK);
+	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_CONFIG, why,
+	    sizeof(why)), ACCESS_OK);
+	/* The configuration's schema alone: the state's is missing. */
+	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_SERVE, why,
+	    sizeof(why)), ACCESS_UNUSABLE);
+	ck_assert_msg(strstr(why, "hookbox_state") != NULL, "why: %s", why);
+	raw_exec(NULL, pg_schema_state);
+	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_SERVE, why,
+	    sizeof(why)), ACCESS_OK);
+
+	/* A role without its grants, then with them. */
+	ck_assert_int_lt(snprintf(role, sizeof(role), "hb_acc_%ld",
+	    (long)getpid()), (int)sizeof(role));
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS %s;"
+	    " CREATE ROLE %s LOGIN", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+	ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s", dbpath,
+	    role), (int)sizeof(info));
+	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_CONNECT, why,
+	    sizeof(why)), ACCESS_OK);
+	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_CONFIG, why,
+	    sizeof(why)), ACCESS_DENIED);
+	ck_assert_msg(strstr(why, "hookbox_config") != NULL, "why: %s", why);
+	ck_assert_int_eq(access_grant(dbpath, BUSY_MS, "Bad-Role", why,
+	    sizeof(why)), ACCESS_REFUSED);
+	/* The role may not grant itself anything. */
+	ck_assert_int_eq(access_grant(info, BUSY_MS, role, why, sizeof(why)),
+	    ACCESS_DENIED);
+	ck_assert_int_eq(access_grant(dbpath, BUSY_MS, role, why,
+	    sizeof(why)), ACCESS_OK);
+	ck_assert_int_eq(access_grant(dbpath, BUSY_MS, role, why,
+	    sizeof(why)), ACCESS_OK);
+	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_SERVE, why,
+	    sizeof(why)), ACCESS_OK);
+	/* The probe's writes inserted nothing. */
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM hookbox_state.receipts"),
+	    0);
+
+	/* No server there: libpq's words, never the password. */
+	ck_assert_int_lt(snprintf(info, sizeof(info), "host=%s/none"
+	    " dbname=x user=x password=%s", dir, KEY_SECRET),
+	    (int)sizeof(info));
+	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_CONNECT, why,
+	    sizeof(why)), ACCESS_UNREACHABLE);
+	ck_assert_str_ne(why, "");
+	ck_assert_ptr_null(strstr(why, KEY_SECRET));
+	ck_assert_int_eq(access_grant(info, BUSY_MS, "hb_serve", why,
+	    sizeof(why)), ACCESS_UNREACHABLE);
 
 	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
 	    " DROP ROLE %s", role, role), (int)sizeof(sql));
@@ -3021,6 +3099,7 @@ config_suite(void)
 	tcase_add_test(tc, test_snapshot);
 	tcase_add_test(tc, test_pg_reader);
 	tcase_add_test(tc, test_pg_grants);
+	tcase_add_test(tc, test_access);
 	tcase_add_test(tc, test_pg_uri_busy);
 	suite_add_tcase(s, tc);
 
