@@ -707,6 +707,31 @@ START_TEST(test_access)
 END_TEST
 
 /*
+ * config.db and schema hookbox_config have the same tables, column for
+ * column (type, NOT NULL), with the same keys and indexes: a fresh file
+ * beside the test's PostgreSQL database.  PostgreSQL keeps the version,
+ * SQLite's PRAGMA user_version, in a table of its own.
+ */
+START_TEST(test_schema_agrees)
+{
+	static const char *const	 pg_only[] = { "schema_version", NULL };
+	char				 path[PATH_MAX];
+	cJSON				*lite, *pg;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_path(path, sizeof(path), dir, "config.db");
+	ck_assert_int_eq(config_create(path), CONFIG_OK);
+	lite = test_schema(path, NULL);
+	pg = test_schema(dbpath, "hookbox_config");
+	ck_assert_int_eq(cJSON_GetArraySize(lite), 5);
+	test_schema_same(lite, pg, pg_only);
+	cJSON_Delete(lite);
+	cJSON_Delete(pg);
+}
+END_TEST
+
+/*
  * Rows in and out
  */
 
@@ -3047,6 +3072,7 @@ config_suite(void)
 	tcase_add_test(tc, test_open_bad_files);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_pg_create);
+	tcase_add_test(tc, test_schema_agrees);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rows");

@@ -2340,6 +2340,38 @@ START_TEST(jobs_ended_forget)
 END_TEST
 
 /*
+ * state.db, every migration run, and schema hookbox_state have the same
+ * tables, column for column (type, NOT NULL), with the same keys and
+ * indexes: a fresh file beside the test's PostgreSQL database.
+ * PostgreSQL keeps the version, SQLite's PRAGMA user_version, in a table
+ * of its own.
+ */
+START_TEST(schema_agrees)
+{
+	static const char *const	 pg_only[] = { "schema_version", NULL };
+	struct store_opts		 opts;
+	struct store			*s;
+	char				 path[PATH_MAX];
+	cJSON				*lite, *pg;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_path(path, sizeof(path), dir, "state.db");
+	memset(&opts, 0, sizeof(opts));
+	opts.busy_ms = TEST_BUSY_MS;
+	opts.create = 1;
+	ck_assert_int_eq(store_open(path, &opts, &s), STORE_OK);
+	store_close(s);
+	lite = test_schema(path, NULL);
+	pg = test_schema(state_path, "hookbox_state");
+	ck_assert_int_eq(cJSON_GetArraySize(lite), 8);
+	test_schema_same(lite, pg, pg_only);
+	cJSON_Delete(lite);
+	cJSON_Delete(pg);
+}
+END_TEST
+
+/*
  * PostgreSQL: without create, a database whose schema was never made is
  * refused with words that say what to do; and no message of a failed
  * open repeats a password the conninfo held.
@@ -2608,6 +2640,7 @@ store_suite(void)
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
+	tcase_add_test(ops, schema_agrees);
 	tcase_add_test(ops, sqlite_create_refuses_links);
 	/* The server's standby setting, reset after, even on a failure. */
 	tcase_add_unchecked_fixture(sync, test_case_setup,
