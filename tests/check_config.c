@@ -633,33 +633,33 @@ END_TEST
  * access_probe() and access_grant(): what a role may do, said with the
  * server's words; a directory is not asked, and refused any grant.
  */
+static char	acc_why[512];
+#define PROBE(loc, need) \
+	access_probe((loc), BUSY_MS, (need), acc_why, sizeof(acc_why))
+#define GRANT(loc, role) \
+	access_grant((loc), BUSY_MS, (role), acc_why, sizeof(acc_why))
+
 START_TEST(test_access)
 {
 	char			 role[32], sql[128], info[PATH_MAX + 64];
-	char			 why[512];
 	enum access_status	 st;
 
 	for (st = ACCESS_OK; st <= ACCESS_REFUSED; st++)
 		ck_assert_str_ne(access_strerror(st), "unknown error");
 	if (test_backend == TEST_SQLITE) {
-		ck_assert_int_eq(access_probe(dir, BUSY_MS, ACCESS_SERVE, why,
-		    sizeof(why)), ACCESS_OK);
-		ck_assert_str_eq(why, "");
-		ck_assert_int_eq(access_grant(dir, BUSY_MS, "hb_serve", why,
-		    sizeof(why)), ACCESS_REFUSED);
+		ck_assert_int_eq(PROBE(dir, ACCESS_SERVE), ACCESS_OK);
+		ck_assert_str_eq(acc_why, "");
+		ck_assert_int_eq(GRANT(dir, "hb_serve"), ACCESS_REFUSED);
 		return;
 	}
-	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_CONNECT, why,
-	    sizeof(why)), ACCESS_OK);
-	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_CONFIG, why,
-	    sizeof(why)), ACCESS_OK);
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_CONNECT), ACCESS_OK);
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_CONFIG), ACCESS_OK);
 	/* The configuration's schema alone: the state's is missing. */
-	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_SERVE, why,
-	    sizeof(why)), ACCESS_UNUSABLE);
-	ck_assert_msg(strstr(why, "hookbox_state") != NULL, "why: %s", why);
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_SERVE), ACCESS_UNUSABLE);
+	ck_assert_msg(strstr(acc_why, "hookbox_state") != NULL, "why: %s",
+	    acc_why);
 	raw_exec(NULL, pg_schema_state);
-	ck_assert_int_eq(access_probe(dbpath, BUSY_MS, ACCESS_SERVE, why,
-	    sizeof(why)), ACCESS_OK);
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_SERVE), ACCESS_OK);
 
 	/* A role without its grants, then with them. */
 	ck_assert_int_lt(snprintf(role, sizeof(role), "hb_acc_%ld",
@@ -669,22 +669,16 @@ START_TEST(test_access)
 	raw_exec(NULL, sql);
 	ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s", dbpath,
 	    role), (int)sizeof(info));
-	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_CONNECT, why,
-	    sizeof(why)), ACCESS_OK);
-	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_CONFIG, why,
-	    sizeof(why)), ACCESS_DENIED);
-	ck_assert_msg(strstr(why, "hookbox_config") != NULL, "why: %s", why);
-	ck_assert_int_eq(access_grant(dbpath, BUSY_MS, "Bad-Role", why,
-	    sizeof(why)), ACCESS_REFUSED);
+	ck_assert_int_eq(PROBE(info, ACCESS_CONNECT), ACCESS_OK);
+	ck_assert_int_eq(PROBE(info, ACCESS_CONFIG), ACCESS_DENIED);
+	ck_assert_msg(strstr(acc_why, "hookbox_config") != NULL, "why: %s",
+	    acc_why);
+	ck_assert_int_eq(GRANT(dbpath, "Bad-Role"), ACCESS_REFUSED);
 	/* The role may not grant itself anything. */
-	ck_assert_int_eq(access_grant(info, BUSY_MS, role, why, sizeof(why)),
-	    ACCESS_DENIED);
-	ck_assert_int_eq(access_grant(dbpath, BUSY_MS, role, why,
-	    sizeof(why)), ACCESS_OK);
-	ck_assert_int_eq(access_grant(dbpath, BUSY_MS, role, why,
-	    sizeof(why)), ACCESS_OK);
-	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_SERVE, why,
-	    sizeof(why)), ACCESS_OK);
+	ck_assert_int_eq(GRANT(info, role), ACCESS_DENIED);
+	ck_assert_int_eq(GRANT(dbpath, role), ACCESS_OK);
+	ck_assert_int_eq(GRANT(dbpath, role), ACCESS_OK);
+	ck_assert_int_eq(PROBE(info, ACCESS_SERVE), ACCESS_OK);
 	/* The probe's writes inserted nothing. */
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM hookbox_state.receipts"),
 	    0);
@@ -693,12 +687,10 @@ START_TEST(test_access)
 	ck_assert_int_lt(snprintf(info, sizeof(info), "host=%s/none"
 	    " dbname=x user=x password=%s", dir, KEY_SECRET),
 	    (int)sizeof(info));
-	ck_assert_int_eq(access_probe(info, BUSY_MS, ACCESS_CONNECT, why,
-	    sizeof(why)), ACCESS_UNREACHABLE);
-	ck_assert_str_ne(why, "");
-	ck_assert_ptr_null(strstr(why, KEY_SECRET));
-	ck_assert_int_eq(access_grant(info, BUSY_MS, "hb_serve", why,
-	    sizeof(why)), ACCESS_UNREACHABLE);
+	ck_assert_int_eq(PROBE(info, ACCESS_CONNECT), ACCESS_UNREACHABLE);
+	ck_assert_str_ne(acc_why, "");
+	ck_assert_ptr_null(strstr(acc_why, KEY_SECRET));
+	ck_assert_int_eq(GRANT(info, "hb_serve"), ACCESS_UNREACHABLE);
 
 	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
 	    " DROP ROLE %s", role, role), (int)sizeof(sql));
@@ -709,25 +701,17 @@ END_TEST
 /*
  * config.db and schema hookbox_config have the same tables, column for
  * column (type, NOT NULL), with the same keys and indexes: a fresh file
- * beside the test's PostgreSQL database.  PostgreSQL keeps the version,
- * SQLite's PRAGMA user_version, in a table of its own.
+ * beside the test's PostgreSQL database.
  */
 START_TEST(test_schema_agrees)
 {
-	static const char *const	 pg_only[] = { "schema_version", NULL };
-	char				 path[PATH_MAX];
-	cJSON				*lite, *pg;
+	char	path[PATH_MAX];
 
 	if (test_backend != TEST_POSTGRES)
 		return;
 	test_path(path, sizeof(path), dir, "config.db");
 	ck_assert_int_eq(config_create(path), CONFIG_OK);
-	lite = test_schema(path, NULL);
-	pg = test_schema(dbpath, "hookbox_config");
-	ck_assert_int_eq(cJSON_GetArraySize(lite), 5);
-	test_schema_same(lite, pg, pg_only);
-	cJSON_Delete(lite);
-	cJSON_Delete(pg);
+	test_schema_agree(path, dbpath, "hookbox_config", 5);
 }
 END_TEST
 
