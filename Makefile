@@ -102,22 +102,26 @@ CJSON_OBJ = $(O)/cjson/cJSON.o
 endif
 endif
 
-LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/pg_schema.c lib/obs.c lib/tornado.c \
-	   lib/auth.c lib/config.c lib/config_admin.c lib/config_edit.c \
-	   lib/config_bulk.c lib/config_pool.c lib/store.c lib/store_accept.c \
-	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c lib/accept.c lib/decide.c \
-	   lib/group.c lib/hook.c lib/http.c lib/outbox.c lib/poller.c lib/fault.c \
-	   lib/json.c lib/settings.c lib/super.c lib/log.c lib/metrics.c
-LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/pg_schema.h lib/obs.h \
-	   lib/tornado.h lib/auth.h lib/config.h lib/config_admin.h \
-	   lib/config_edit.h lib/config_bulk.h lib/config_int.h lib/config_pool.h \
-	   lib/store.h lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
-	   lib/store_metrics.h lib/store_int.h lib/accept.h lib/decide.h lib/group.h lib/hook.h \
+LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
+	   lib/db_pg.c lib/pg_schema.c lib/obs.c lib/tornado.c lib/auth.c \
+	   lib/config.c lib/config_admin.c lib/config_edit.c lib/config_bulk.c \
+	   lib/config_pool.c lib/store.c lib/store_accept.c lib/store_outbox.c \
+	   lib/store_ops.c lib/store_metrics.c lib/accept.c lib/decide.c \
+	   lib/group.c lib/hook.c lib/http.c lib/outbox.c lib/poller.c \
+	   lib/fault.c lib/json.c lib/settings.c lib/super.c lib/log.c \
+	   lib/metrics.c lib/access.c
+LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
+	   lib/pg_schema.h lib/obs.h lib/tornado.h lib/auth.h lib/config.h \
+	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
+	   lib/config_int.h lib/config_pool.h lib/store.h lib/store_accept.h \
+	   lib/store_outbox.h lib/store_ops.h lib/store_metrics.h \
+	   lib/store_int.h lib/accept.h lib/decide.h lib/group.h lib/hook.h \
 	   lib/http.h lib/outbox.h lib/poller.h lib/fault.h lib/json.h \
-	   lib/settings.h lib/super.h lib/log.h lib/metrics.h
+	   lib/settings.h lib/super.h lib/log.h lib/metrics.h lib/access.h
 # The headers that make the library's public contract (not db.h,
-# pg_schema.h, json.h, store_int.h, config_int.h).
-PUB_HDRS = $(filter-out lib/db.h lib/pg_schema.h lib/json.h lib/store_int.h lib/config_int.h,$(LIB_HDRS))
+# db_int.h, pg_schema.h, json.h, store_int.h, config_int.h).
+PUB_HDRS = $(filter-out lib/db.h lib/db_int.h lib/pg_schema.h lib/json.h \
+	   lib/store_int.h lib/config_int.h,$(LIB_HDRS))
 LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
@@ -148,7 +152,7 @@ SINK	 = $(O)/tests/sink
 # An LD_PRELOAD shim that slows each COMMIT: tests/group.sh's kill lands in it.
 SLOWCOMMIT = $(O)/tests/slowcommit.so
 
-all: $(O)/.banned $(BINS)
+all: $(O)/.banned $(O)/.includes $(BINS)
 
 tests: all $(TEST_BINS) $(SINK) $(SLOWCOMMIT) \
     $(if $(filter 1,$(SAN) $(TSAN)),,$(O)/.exports)
@@ -158,6 +162,14 @@ C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c bench/*.c)
 $(O)/.banned: scripts/banned.sh $(C_SRCS)
 	@mkdir -p $(@D)
 	sh scripts/banned.sh $(C_SRCS)
+	@touch $@
+
+# Each database's header in its backend's file alone, and db.h in lib/
+# alone: see the script.
+$(O)/.includes: scripts/includes.sh $(LIB_SRCS) $(LIB_HDRS) $(CLI_SRCS) \
+    cli/cli.h cli/table.h $(FCGI_SRCS) $(FCGI_HDRS)
+	@mkdir -p $(@D)
+	sh scripts/includes.sh
 	@touch $@
 
 # Position-independent, so that the same objects make the shared library

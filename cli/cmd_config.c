@@ -13,9 +13,9 @@
 
 #include <sodium.h>
 
+#include "access.h"
 #include "config_admin.h"
 #include "config_edit.h"
-#include "db.h"
 #include "hook.h"
 #include "pg_schema.h"
 #include "store.h"
@@ -50,30 +50,26 @@ grants_of(const char *role, char *buf, size_t len)
 
 /*
  * Runs role's GRANT lines (one transaction) on e's database as the
- * connecting (admin) role.  Returns an exit code, reported.
+ * connecting (admin) role; role is one grants_of() took.  Returns an
+ * exit code, reported.
  */
 static int
 grant(const struct settings *e, const char *role)
 {
-	struct db	*db = NULL;
-	char		 text[GRANTS_LEN], why[512];
-	enum db_rc	 rc;
+	char			why[512];
+	enum access_status	rc;
 
-	if (grants_of(role, text, sizeof(text)) != 0)
-		return EXIT_USAGE;
-	if ((rc = db_open_pg(e->dir, e->busy_ms, 0, NULL, 0, &db, why,
-	    sizeof(why))) != DB_OK) {
+	switch ((rc = access_grant(e->dir, e->busy_ms, role, why,
+	    sizeof(why)))) {
+	case ACCESS_OK:
+		break;
+	case ACCESS_UNREACHABLE:
 		cli_warn("%s: %s", e->shown, why);
 		return EXIT_TEMPFAIL;
+	default:
+		cli_warn("--grant %s: %s", role, why);
+		return rc == ACCESS_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
 	}
-	if ((rc = db_exec(db, text)) != DB_OK) {
-		cli_warn("--grant %s: %s", role, db_errmsg(db));
-		(void)db_exec(db, "ROLLBACK");
-		db_close(db);
-		return rc == DB_BUSY || rc == DB_GONE ? EXIT_TEMPFAIL :
-		    EXIT_FAIL;
-	}
-	db_close(db);
 	printf("granted %s: read hookbox_config, write hookbox_state\n", role);
 	return EXIT_OK;
 }

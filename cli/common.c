@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
+#include "access.h"
 #include "util.h"
 
 #include "cli.h"
@@ -70,39 +70,26 @@ store_exit(enum store_status s)
  * words of libpq or the server (host, socket, role, the relation or
  * schema refused; never the password), where a status's sentence would
  * only say "database error".  One more connection, on a failure path
- * only: the server cannot be reached, or probe (a statement reading the
- * configuration) fails.  Returns non-zero when it reported.
+ * only: the server cannot be reached, or the role cannot do need.
+ * Returns non-zero when it reported.
  */
 static int
-pg_explain(const struct settings *e, const char *probe)
+pg_explain(const struct settings *e, enum access_need need)
 {
-	struct db	*db = NULL;
-	char		 why[512];
-	int		 said = 0;
+	char	why[512];
 
-	if (!e->pg)
+	if (access_probe(e->dir, e->busy_ms, need, why, sizeof(why)) ==
+	    ACCESS_OK)
 		return 0;
-	if (db_open_pg(e->dir, e->busy_ms, e->busy_ms, NULL, 0, &db, why,
-	    sizeof(why)) != DB_OK) {
-		cli_warn("%s: %s", e->shown, why);
-		return 1;
-	}
-	if (probe != NULL && db_exec(db, probe) != DB_OK) {
-		cli_warn("%s: %s", e->shown, db_errmsg(db));
-		said = 1;
-	}
-	db_close(db);
-	return said;
+	cli_warn("%s: %s", e->shown, why);
+	return 1;
 }
 
 int
 cli_pg_unreachable(const struct settings *e)
 {
-	return pg_explain(e, NULL);
+	return pg_explain(e, ACCESS_CONNECT);
 }
-
-/* A read of the configuration that fails as config_open() would. */
-#define CONFIG_PROBE	"SELECT 1 FROM hookbox_config.tenants WHERE false"
 
 /* Reports a state.db failure; returns its exit code. */
 int
@@ -205,7 +192,7 @@ open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 
 	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
 	    CONFIG_OK) {
-		if (rc == CONFIG_NOMEM || !pg_explain(e, CONFIG_PROBE))
+		if (rc == CONFIG_NOMEM || !pg_explain(e, ACCESS_CONFIG))
 			cli_warn("%s: %s", settings_config_name(e),
 			    config_strerror(rc));
 		return config_exit(rc) == EXIT_OK ? EXIT_FAIL : config_exit(rc);

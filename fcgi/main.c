@@ -24,7 +24,7 @@
 
 #include <fcgiapp.h>
 
-#include "db.h"
+#include "access.h"
 #include "log.h"
 #include "respond.h"
 #include "store.h"
@@ -429,40 +429,35 @@ start_line(const struct resp_server *srv, const char *sock,
  * once (rather than at the first request) that the server cannot be
  * reached, the schemas are missing, or the role lacks its grants.  The
  * writes insert no row.  Not fatal: the responder answers 503 until the
- * database does, and then serves without a restart.
+ * database does, and then serves without a restart.  A directory has
+ * nothing to probe here (settings_check_dir() checked it).
  */
 static void
-probe_pg(const struct settings *set)
+probe_db(const struct settings *set)
 {
-	static const char	probe[] =
-	    "SELECT 1 FROM hookbox_config.endpoints WHERE false;"
-	    "INSERT INTO hookbox_state.receipts"
-	    " SELECT * FROM hookbox_state.receipts WHERE false;"
-	    "INSERT INTO hookbox_state.accepted"
-	    " SELECT * FROM hookbox_state.accepted WHERE false;"
-	    "INSERT INTO hookbox_state.outbox"
-	    " SELECT * FROM hookbox_state.outbox WHERE false";
-	struct db	*db = NULL;
-	char		 why[512];
-	enum db_rc	 rc;
+	char			why[512];
+	enum access_status	rc;
 
-	if ((rc = db_open_pg(set->dir, set->busy_ms, set->busy_ms, NULL, 0,
-	    &db, why, sizeof(why))) != DB_OK) {
+	switch ((rc = access_probe(set->dir, set->busy_ms, ACCESS_SERVE, why,
+	    sizeof(why)))) {
+	case ACCESS_OK:
+		break;
+	case ACCESS_UNREACHABLE:
 		log_event(LOG_LV_ERROR, "db_unavailable", "backend",
 		    "postgresql", "db", set->shown, "error", why, "msg",
 		    "cannot connect; answering 503 until it can",
 		    (char *)NULL);
-		return;
-	}
-	if ((rc = db_exec(db, probe)) != DB_OK)
-		log_event(LOG_LV_ERROR, rc == DB_DENIED ? "db_denied" :
+		break;
+	default:
+		log_event(LOG_LV_ERROR, rc == ACCESS_DENIED ? "db_denied" :
 		    "db_unusable", "backend", "postgresql", "db", set->shown,
-		    "error", db_errmsg(db), "msg", rc == DB_DENIED ?
+		    "error", why, "msg", rc == ACCESS_DENIED ?
 		    "this role may not read the configuration or write the"
 		    " state: run `hookbox init --grant ROLE` as the admin;"
 		    " answering 503" : "the schemas are missing or unusable:"
 		    " run `hookbox init`; answering 503", (char *)NULL);
-	db_close(db);
+		break;
+	}
 }
 
 int
@@ -544,8 +539,7 @@ main(int argc, char *argv[])
 		    " password, which any user can read in ps(1); put it in"
 		    " ~/.pgpass (or PGPASSFILE) and the conninfo in HOOKBOX_DB",
 		    (char *)NULL);
-	if (srv.set.pg)
-		probe_pg(&srv.set);
+	probe_db(&srv.set);
 	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0)
 		die("cannot initialise libfcgi");

@@ -10,7 +10,6 @@
 #include <strings.h>
 
 #include <sodium.h>
-#include <sqlite3.h>
 
 #include "config_int.h"
 #include "text.h"
@@ -275,6 +274,17 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_SCHEMA] = { "SELECT 1",
 	    "SELECT count(*) FROM pg_namespace"
 	    " WHERE nspname = 'hookbox_config'" },
+	/* A reader's: PostgreSQL's snapshot is the transaction's. */
+	[CONFIG_Q_SNAPSHOT] = { "BEGIN",
+	    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" },
+	/*
+	 * A writer's: one at a time on SQLite.  PostgreSQL's admins may run
+	 * together: serializable, a check then a write (the count of an
+	 * endpoint's secrets, a job's action) that another admin's commit
+	 * would make wrong fails instead (CONFIG_BUSY, a retry).
+	 */
+	[CONFIG_Q_BEGIN] = { "BEGIN IMMEDIATE",
+	    "BEGIN ISOLATION LEVEL SERIALIZABLE" },
 	[CONFIG_Q_DEST_ALLOW_COL] = { "SELECT count(*)"
 	    " FROM pragma_table_info('destinations')"
 	    " WHERE name = 'allow_internal'",
@@ -551,7 +561,7 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return CONFIG_NOMEM;
 	c->writable = mode == CONFIG_WRITE;
-	flags = c->writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+	flags = c->writable ? DB_OPEN_READWRITE : DB_OPEN_READONLY;
 	if (db_is_postgres(path)) {
 		if ((rc = config_pg_connect(c, path, busy_ms)) != CONFIG_OK)
 			goto out;
@@ -607,15 +617,14 @@ out:
 enum config_status
 config_snapshot(struct config *c)
 {
-	enum config_status	rc;
+	struct db_stmt		*st;
+	enum config_status	 rc;
 
 	if (c->in_snapshot)
 		return CONFIG_OK;
-	/* PostgreSQL: one snapshot for the transaction, not per statement. */
-	if ((rc = config_status_of(c, db_exec(c->db,
-	    db_kind(c->db) == DB_POSTGRES ?
-	    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"))) ==
-	    CONFIG_OK)
+	if ((st = config_stmt(c, CONFIG_Q_SNAPSHOT, &rc)) == NULL)
+		return rc;
+	if ((rc = config_status_of(c, db_step_done(st))) == CONFIG_OK)
 		c->in_snapshot = 1;
 	return rc;
 }

@@ -10,7 +10,6 @@
 
 #include <cJSON.h>
 #include <sodium.h>
-#include <sqlite3.h>
 
 #include "config_admin.h"
 #include "config_bulk.h"
@@ -122,7 +121,7 @@ config_create(const char *path)
 		return errno == EEXIST && lstat(path, &sb) == 0 &&
 		    S_ISREG(sb.st_mode) ? CONFIG_EXISTS : CONFIG_ERROR;
 	close(fd);
-	if ((drc = db_open_sqlite(path, SQLITE_OPEN_READWRITE, config_text,
+	if ((drc = db_open_sqlite(path, DB_OPEN_READWRITE, config_text,
 	    CONFIG_Q__N, &c.db)) != DB_OK) {
 		unlink(path);
 		return config_status_of(NULL, drc);
@@ -342,18 +341,15 @@ config_job_add(struct config *c, const struct config_job *j, const char **why)
 enum config_status
 config_begin(struct config *c)
 {
+	struct db_stmt		*st;
+	enum config_status	 rc;
+
 	/* No nesting (PostgreSQL would only warn). */
 	if (!c->writable || db_in_tx(c->db))
 		return CONFIG_ERROR;
-	/*
-	 * One writer at a time on SQLite.  PostgreSQL's admins may run
-	 * together: serializable, a check then a write (the count of an
-	 * endpoint's secrets, a job's action) that another admin's commit
-	 * would make wrong fails instead (CONFIG_BUSY, a retry).
-	 */
-	return config_status_of(c, db_exec(c->db,
-	    db_kind(c->db) == DB_POSTGRES ?
-	    "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN IMMEDIATE"));
+	if ((st = config_stmt(c, CONFIG_Q_BEGIN, &rc)) == NULL)
+		return rc;
+	return config_status_of(c, db_step_done(st));
 }
 
 enum config_status

@@ -60,6 +60,8 @@ enum config_q {
 	CONFIG_Q_JOB_OF_ACTION,
 	CONFIG_Q_VERSION,
 	CONFIG_Q_SCHEMA,
+	CONFIG_Q_SNAPSHOT,
+	CONFIG_Q_BEGIN,
 	/* A config.db made before destinations.allow_internal. */
 	CONFIG_Q_DEST_ALLOW_COL,
 	CONFIG_Q_DEST_GET_OLD,

@@ -1,78 +1,19 @@
 /*
- * db.c: the two backends of db.h.  SQLite is called directly; PostgreSQL
- * through libpq, with statements prepared by name on first use, text
- * parameters (binary for blobs) and whole results read row by row.
+ * db.c: the part of db.h that is the same for every backend: the result
+ * codes' names, which location names which backend, the connection and
+ * its statements as db.h shows them, and what is built on a statement
+ * (optional values, copies, JSON rows).  Every call that reaches a
+ * server or a file goes through the connection's table of operations
+ * (db_int.h) to its backend: db_sqlite.c or db_pg.c.
  */
-#include <sys/socket.h>
-#include <sys/stat.h>
-
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cJSON.h>
-#include <libpq-fe.h>
-#include <sodium.h>
-#include <sqlite3.h>
 
-#include "db.h"
+#include "db_int.h"
 #include "json.h"
-#include "text.h"
-
-struct db_stmt {
-	struct db	 *db;
-	size_t		  i;
-	sqlite3_stmt	 *lite;
-	/* PostgreSQL */
-	char		 *sql;		/* the text in PostgreSQL's terms */
-	int		  prepared;
-	int		  nparams;
-	char		**vals;		/* owned copies; NULL for SQL NULL */
-	int		 *lens;
-	int		 *fmts;		/* 0 text, 1 binary (blobs) */
-	Oid		 *types;	/* all 0: the server infers them */
-	PGresult	 *res;		/* while stepping */
-	int		  row, nrows;
-	unsigned char	 *blob;		/* the last column read as bytea */
-	size_t		  bloblen;
-	int64_t		  changes;
-};
-
-struct db {
-	enum db_kind		 kind;
-	const struct db_text	*text;
-	size_t			 n;
-	struct db_stmt		*st;
-	enum db_rc		 last;	/* the last failure's class */
-	sqlite3			*lite;
-	char			*path;	/* SQLite: the file opened */
-	dev_t			 dev;	/* ... and its device and inode */
-	ino_t			 ino;
-	int			 busy_ms;	/* see db_busy() */
-	long long		 busy_since;	/* ms, first busy call */
-	PGconn			*pg;
-	const char		*session;	/* see db_session() */
-	/*
-	 * A transaction is open on the server, as its last answer on a
-	 * good connection said: a lost connection says nothing any more,
-	 * and must not be opened again under a transaction's feet.
-	 */
-	int			 tx;
-	enum db_rc		 txfail;	/* what aborted it */
-	int			 commit_ms;	/* a COMMIT's bound */
-	int			 warned;	/* a WARNING came: pg_notice() */
-	char			 warning[128];	/* ... its message */
-	char			 err[256];
-};
 
 const char *
 db_rc_name(enum db_rc rc)
@@ -126,198 +67,41 @@ db_is_postgres(const char *loc)
 	return 0;
 }
 
-static enum db_rc
-lite_rc(int rc)
+struct db *
+db_new(const struct db_ops *ops, const struct db_text *text, size_t n)
 {
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-		return DB_OK;
-	case SQLITE_ROW:
-		return DB_ROW;
-	case SQLITE_DONE:
-		return DB_DONE;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		return DB_BUSY;
-	case SQLITE_CONSTRAINT:
-		return DB_CONSTRAINT;
-	case SQLITE_READONLY:
-		return DB_READONLY;
-	case SQLITE_PERM:
-	case SQLITE_AUTH:
-		return DB_DENIED;
-	case SQLITE_IOERR:
-	case SQLITE_CANTOPEN:
-		return DB_GONE;
-	case SQLITE_FULL:
-		return DB_FULL;
-	case SQLITE_NOMEM:
-		return DB_NOMEM;
-	default:
-		return DB_ERROR;
+	struct db	*db;
+	size_t		 i;
+
+	if ((db = calloc(1, ops->db_size)) == NULL)
+		return NULL;
+	if ((db->st = calloc(n > 0 ? n : 1, ops->stmt_size)) == NULL) {
+		free(db);
+		return NULL;
 	}
-}
-
-/* The class of a PostgreSQL error, from its SQLSTATE. */
-static enum db_rc
-pg_state_rc(const char *state)
-{
-	if (state == NULL || strlen(state) != 5)
-		return DB_GONE;		/* no answer from the server */
-	if (strcmp(state, "40001") == 0 ||	/* serialization_failure */
-	    strcmp(state, "40P01") == 0 ||	/* deadlock_detected */
-	    strcmp(state, "55P03") == 0 ||	/* lock_not_available */
-	    strcmp(state, "57014") == 0)	/* query_canceled: a timeout */
-		return DB_BUSY;
-	if (strncmp(state, "23", 2) == 0)
-		return DB_CONSTRAINT;
-	if (strcmp(state, "25006") == 0)	/* read_only_sql_transaction */
-		return DB_READONLY;
-	if (strcmp(state, "42501") == 0)	/* insufficient_privilege */
-		return DB_DENIED;
-	if (strncmp(state, "08", 2) == 0 ||	/* connection_exception */
-	    strcmp(state, "57P01") == 0 ||	/* admin_shutdown */
-	    strcmp(state, "57P02") == 0 ||	/* crash_shutdown */
-	    strcmp(state, "57P03") == 0 ||	/* cannot_connect_now */
-	    strncmp(state, "58", 2) == 0)	/* system_error: I/O */
-		return DB_GONE;
-	if (strcmp(state, "53100") == 0)	/* disk_full */
-		return DB_FULL;
-	if (strcmp(state, "53200") == 0)	/* out_of_memory */
-		return DB_NOMEM;
-	return DB_ERROR;
-}
-
-/*
- * After a command on a good connection: is a transaction open, and if it
- * was aborted, by what (rc, the failure that did it).
- */
-static void
-pg_track(struct db *db, enum db_rc rc)
-{
-	PGTransactionStatusType	t;
-
-	if (PQstatus(db->pg) != CONNECTION_OK)
-		return;
-	t = PQtransactionStatus(db->pg);
-	db->tx = t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
-	    t == PQTRANS_ACTIVE;
-	if (!db->tx)
-		db->txfail = DB_OK;
-	else if (t == PQTRANS_INERROR && db->txfail == DB_OK && rc != DB_OK)
-		db->txfail = rc;
-}
-
-/* Records res's error (or the connection's) and says its class. */
-static enum db_rc
-pg_fail(struct db *db, const PGresult *res)
-{
-	const char	*msg = NULL, *state = NULL;
-	size_t		 len;
-
-	if (res != NULL) {
-		msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	db->ops = ops;
+	db->text = text;
+	db->n = n;
+	for (i = 0; i < n; i++) {
+		db_stmt_at(db, i)->db = db;
+		db_stmt_at(db, i)->i = i;
 	}
-	if (msg == NULL)
-		msg = PQerrorMessage(db->pg);
-	(void)snprintf(db->err, sizeof(db->err), "%s", msg);
-	len = strlen(db->err);
-	while (len > 0 && db->err[len - 1] == '\n')
-		db->err[--len] = '\0';
-	if (PQstatus(db->pg) == CONNECTION_BAD)
-		return db->last = DB_GONE;
-	db->last = res == NULL ? DB_NOMEM : pg_state_rc(state);
-	/* in_failed_sql_transaction: the first failure says why. */
-	if (state != NULL && strcmp(state, "25P02") == 0 &&
-	    db->txfail != DB_OK)
-		db->last = db->txfail;
-	pg_track(db, db->last);
-	return db->last;
+	return db;
 }
 
-/*
- * A result's values are wiped before it is freed: a column may be a
- * secret (an endpoint's), and results are small.
- */
-static void
-pg_res_free(PGresult *res)
+struct db_stmt *
+db_stmt_at(struct db *db, size_t i)
 {
-	int	r, c, nr, nc;
-
-	if (res == NULL)
-		return;
-	nr = PQntuples(res);
-	nc = PQnfields(res);
-	for (r = 0; r < nr; r++)
-		for (c = 0; c < nc; c++)
-			sodium_memzero(PQgetvalue(res, r, c),
-			    (size_t)PQgetlength(res, r, c));
-	PQclear(res);
+	return (struct db_stmt *)(void *)(db->st + i * db->ops->stmt_size);
 }
 
-/* So is a blob read from one. */
-static void
-pg_blob_free(struct db_stmt *st)
+long long
+db_mono_ms(void)
 {
-	if (st->blob != NULL) {
-		sodium_memzero(st->blob, st->bloblen);
-		PQfreemem(st->blob);
-	}
-	st->blob = NULL;
-	st->bloblen = 0;
-}
+	struct timespec	ts;
 
-static void
-pg_clear(struct db_stmt *st)
-{
-	pg_res_free(st->res);
-	st->res = NULL;
-	pg_blob_free(st);
-	st->row = st->nrows = 0;
-}
-
-/*
- * Empties parameter slot i.  A parameter may be a secret (an endpoint's,
- * bound by the admin tool): its copy is wiped before it is freed.
- */
-static void
-pg_unset(struct db_stmt *st, int i)
-{
-	char	*v = st->vals[i];
-
-	if (v != NULL) {
-		sodium_memzero(v, st->fmts[i] ? (size_t)st->lens[i] :
-		    strlen(v));
-		free(v);
-	}
-	st->vals[i] = NULL;
-	st->lens[i] = 0;
-	st->fmts[i] = 0;
-}
-
-static void
-pg_unbind(struct db_stmt *st)
-{
-	int	i;
-
-	for (i = 0; i < st->nparams; i++)
-		pg_unset(st, i);
-}
-
-static void
-stmt_free(struct db_stmt *st)
-{
-	if (st->lite != NULL)
-		sqlite3_finalize(st->lite);
-	pg_clear(st);
-	pg_unbind(st);
-	free(st->vals);
-	free(st->lens);
-	free(st->fmts);
-	free(st->types);
-	free(st->sql);
-	memset(st, 0, sizeof(*st));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void
@@ -328,420 +112,16 @@ db_close(struct db *db)
 	if (db == NULL)
 		return;
 	for (i = 0; i < db->n; i++)
-		stmt_free(&db->st[i]);
+		db->ops->stmt_free(db_stmt_at(db, i));
 	free(db->st);
-	sqlite3_close(db->lite);
-	free(db->path);
-	if (db->pg != NULL)
-		PQfinish(db->pg);
+	db->ops->close(db);
 	free(db);
-}
-
-static struct db *
-db_new(enum db_kind kind, const struct db_text *text, size_t n)
-{
-	struct db	*db;
-	size_t		 i;
-
-	if ((db = calloc(1, sizeof(*db))) == NULL)
-		return NULL;
-	if ((db->st = calloc(n, sizeof(*db->st))) == NULL) {
-		free(db);
-		return NULL;
-	}
-	db->kind = kind;
-	db->text = text;
-	db->n = n;
-	for (i = 0; i < n; i++) {
-		db->st[i].db = db;
-		db->st[i].i = i;
-	}
-	return db;
-}
-
-/*
- * Before SQLite initialises: no memory statistics.  They take a mutex
- * that every connection of the process shares on every allocation, and
- * the threaded responder's connections would queue on it.
- */
-static void
-lite_configure(void)
-{
-	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
-
-enum db_rc
-db_open_sqlite(const char *path, int flags, const struct db_text *text,
-    size_t n, struct db **out)
-{
-	static pthread_once_t	 once = PTHREAD_ONCE_INIT;
-	struct stat		 sb;
-	struct db		*db;
-	int			 rc;
-
-	*out = NULL;
-	(void)pthread_once(&once, lite_configure);
-	if ((db = db_new(DB_SQLITE, text, n)) == NULL ||
-	    (db->path = strdup(path)) == NULL) {
-		db_close(db);
-		return DB_NOMEM;
-	}
-	/* One thread at a time uses a connection: no mutex of its own. */
-	rc = sqlite3_open_v2(path, &db->lite, flags | SQLITE_OPEN_NOFOLLOW |
-	    SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_extended_result_codes(db->lite, 1);
-	/*
-	 * The file SQLite opened is the one stat sees now, unless it was
-	 * replaced and put back between the two: then the next
-	 * db_same_file() says so.
-	 */
-	if (rc == SQLITE_OK && stat(path, &sb) != 0)
-		rc = SQLITE_CANTOPEN;
-	if (rc != SQLITE_OK) {
-		db_close(db);
-		return lite_rc(rc);
-	}
-	db->dev = sb.st_dev;
-	db->ino = sb.st_ino;
-	*out = db;
-	return DB_OK;
-}
-
-int
-db_same_file(const struct db *db)
-{
-	struct stat	sb;
-
-	if (db->kind != DB_SQLITE)
-		return 1;
-	return stat(db->path, &sb) == 0 && sb.st_dev == db->dev &&
-	    sb.st_ino == db->ino && S_ISREG(sb.st_mode);
-}
-
-static long long
-mono_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int
-busy_cb(void *arg, int count)
-{
-	struct db	*db = arg;
-	struct timespec	 ts;
-
-	if (count == 0)
-		db->busy_since = mono_ms();
-	else if (mono_ms() - db->busy_since >= db->busy_ms)
-		return 0;
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)(250 + randombytes_uniform(1000)) * 1000;
-	nanosleep(&ts, NULL);
-	return 1;
-}
-
-void
-db_busy(struct db *db, int ms)
-{
-	if (db->kind != DB_SQLITE)
-		return;
-	db->busy_ms = ms;
-	sqlite3_busy_handler(db->lite, ms > 0 ? busy_cb : NULL, db);
-}
-
-int
-db_readonly(struct db *db)
-{
-	if (db->kind != DB_SQLITE)
-		return 0;
-	return sqlite3_db_readonly(db->lite, "main") == 1;
-}
-
-enum db_rc
-db_checkpoint(struct db *db, int pages)
-{
-	enum db_rc	rc;
-
-	if (db->kind != DB_SQLITE)
-		return DB_OK;
-	if (pages > 0)
-		rc = lite_rc(sqlite3_wal_autocheckpoint(db->lite, pages));
-	else
-		rc = lite_rc(sqlite3_wal_checkpoint_v2(db->lite, NULL,
-		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL));
-	if (rc != DB_OK)
-		db->last = rc;
-	return rc;
-}
-
-/*
- * Notices are not errors (a DROP ... IF EXISTS that had nothing to drop):
- * nothing of them reaches standard error, or the logs.  A WARNING is
- * remembered for the COMMIT it may come with (pg_result()), read from
- * the severity the server does not translate (servers before 9.6 send
- * none: then from the SQLSTATE's class 01, "warning"), never from the
- * words.  "There is no transaction in progress" (25P01) is no such
- * warning: nothing was to be committed.
- */
-static void
-pg_notice(void *arg, const PGresult *res)
-{
-	struct db	*db = arg;
-	const char	*sev, *state, *msg;
-
-	sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
-	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-	if (sev != NULL ? strcmp(sev, "WARNING") != 0 :
-	    state == NULL || strncmp(state, "01", 2) != 0)
-		return;
-	if (state != NULL && strcmp(state, "25P01") == 0)
-		return;
-	db->warned = 1;
-	msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-	(void)snprintf(db->warning, sizeof(db->warning), "%s",
-	    msg != NULL ? msg : "");
-}
-
-/* Keywords db_open_pg() sets itself, over the conninfo's own. */
-static const char *const pg_ours[] = {
-	"connect_timeout", "keepalives", "keepalives_idle",
-	"keepalives_interval", "keepalives_count", "tcp_user_timeout",
-	"application_name", "options", NULL
-};
-
-static int
-pg_is_ours(const char *key)
-{
-	const char *const	*k;
-
-	for (k = pg_ours; *k != NULL; k++)
-		if (strcmp(*k, key) == 0)
-			return 1;
-	return 0;
-}
-
-/* Wipes and frees a parsed conninfo: it may hold a password. */
-static void
-pg_info_free(PQconninfoOption *info)
-{
-	PQconninfoOption	*o;
-
-	if (info == NULL)
-		return;
-	for (o = info; o->keyword != NULL; o++)
-		if (o->val != NULL)
-			sodium_memzero(o->val, strlen(o->val));
-	PQconninfoFree(info);
-}
-
-/*
- * Appends a value as libpq reads one: bare, or single-quoted with ' and
- * \ escaped when it is empty or holds a space, a quote or a backslash.
- */
-static int
-put_value(char *buf, size_t len, size_t *o, const char *v)
-{
-	const char	*p;
-
-	if (*v != '\0' && strpbrk(v, " \t\n\v\f\r'\\") == NULL)
-		return text_put(buf, len, o, v, strlen(v));
-	if (text_put(buf, len, o, "'", 1) != 0)
-		return -1;
-	for (p = v; *p != '\0'; p++)
-		if (((*p == '\'' || *p == '\\') && text_put(buf, len, o, "\\",
-		    1) != 0) || text_put(buf, len, o, p, 1) != 0)
-			return -1;
-	return text_put(buf, len, o, "'", 1);
-}
-
-int
-db_conninfo_redact(const char *conninfo, char *buf, size_t len)
-{
-	PQconninfoOption	*info, *o;
-	char			*err = NULL;
-	size_t			 off = 0;
-	int			 n = 0, mask;
-
-	if (len == 0)
-		return -1;
-	buf[0] = '\0';
-	if ((info = PQconninfoParse(conninfo, &err)) == NULL) {
-		/* libpq's complaint may quote the password: not kept. */
-		if (err != NULL) {
-			sodium_memzero(err, strlen(err));
-			PQfreemem(err);
-		}
-		(void)snprintf(buf, len, "%s", DB_CONNINFO_MALFORMED);
-		return -1;
-	}
-	for (o = info; o->keyword != NULL; o++) {
-		if (o->val == NULL)
-			continue;
-		/*
-		 * libpq's "*": a password.  A database named like a conninfo
-		 * would be read as one, password and all, were it expanded
-		 * (db_open_pg() refuses it).
-		 */
-		mask = strchr(o->dispchar, '*') != NULL ||
-		    (strcmp(o->keyword, "dbname") == 0 &&
-		    (strchr(o->val, '=') != NULL ||
-		    strstr(o->val, "://") != NULL));
-		if ((off > 0 && text_put(buf, len, &off, " ", 1) != 0) ||
-		    text_put(buf, len, &off, o->keyword,
-		    strlen(o->keyword)) != 0 ||
-		    text_put(buf, len, &off, "=", 1) != 0 ||
-		    (mask ? text_put(buf, len, &off, "***", 3) :
-		    put_value(buf, len, &off, o->val)) != 0) {
-			buf[0] = '\0';
-			n = -1;
-			break;
-		}
-		n += mask;
-	}
-	pg_info_free(info);
-	return n;
-}
-
-enum db_rc
-db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
-    const struct db_text *text, size_t n, struct db **out, char *why,
-    size_t len)
-{
-	PQconninfoOption	*info, *o;
-	const char		*keys[64], *vals[64], *mine = "", *pw = NULL;
-	char			*perr = NULL, *options = NULL;
-	char			 ctimeout[32], utimeout[32];
-	struct db		*db = NULL;
-	size_t			 olen;
-	int			 k = 0, lock_ms, stmt_ms;
-	enum db_rc		 rc = DB_NOMEM;
-
-	*out = NULL;
-	/*
-	 * Parsed here first: libpq's own complaint about a malformed one
-	 * quotes the token it choked on, which may be the password.
-	 */
-	if ((info = PQconninfoParse(conninfo, &perr)) == NULL) {
-		if (perr != NULL) {
-			sodium_memzero(perr, strlen(perr));
-			PQfreemem(perr);
-			(void)snprintf(why, len, "malformed PostgreSQL"
-			    " conninfo");
-			return DB_ERROR;
-		}
-		(void)snprintf(why, len, "out of memory");
-		return DB_NOMEM;
-	}
-	for (o = info; o->keyword != NULL; o++) {
-		if (o->val == NULL)
-			continue;
-		if (strcmp(o->keyword, "options") == 0)
-			mine = o->val;
-		else if (strcmp(o->keyword, "password") == 0)
-			pw = o->val;
-		/* A database named like a conninfo would be echoed whole. */
-		else if (strcmp(o->keyword, "dbname") == 0 &&
-		    (strchr(o->val, '=') != NULL ||
-		    strstr(o->val, "://") != NULL)) {
-			(void)snprintf(why, len, "malformed PostgreSQL"
-			    " conninfo");
-			pg_info_free(info);
-			return DB_ERROR;
-		}
-		if (!pg_is_ours(o->keyword) &&
-		    k < (int)(sizeof(keys) / sizeof(keys[0])) - 10) {
-			keys[k] = o->keyword;
-			vals[k++] = o->val;
-		}
-	}
-	/*
-	 * The busy budget: no lock is waited for longer (advisory locks
-	 * too), and no statement runs longer; a budget of 0 fails at once
-	 * on a lock, as SQLite does, with a backstop on the statement.
-	 * The conninfo's own options come after, and win.
-	 */
-	stmt_ms = statement_ms > 0 ? statement_ms : DB_PG_BACKSTOP_MS;
-	lock_ms = statement_ms > 0 ? statement_ms : 1;
-	olen = strlen(mine) + 96;
-	if ((db = db_new(DB_POSTGRES, text, n)) == NULL ||
-	    (options = malloc(olen)) == NULL)
-		goto fail;
-	db->commit_ms = stmt_ms;
-	(void)snprintf(options, olen, "-c lock_timeout=%d"
-	    " -c statement_timeout=%d %s", lock_ms, stmt_ms, mine);
-	keys[k] = "options";
-	vals[k++] = options;
-	if (connect_ms > 0) {
-		/* libpq counts whole seconds, at least 2. */
-		(void)snprintf(ctimeout, sizeof(ctimeout), "%d",
-		    connect_ms < 2000 ? 2 : (connect_ms + 999) / 1000);
-		keys[k] = "connect_timeout";
-		vals[k++] = ctimeout;
-	}
-	/*
-	 * A server that vanishes without a word (no RST) would hold a
-	 * call for TCP's retransmissions, many minutes: keepalives find
-	 * it gone while a call waits for an answer, tcp_user_timeout while
-	 * what was sent goes unacknowledged.
-	 */
-	keys[k] = "keepalives";
-	vals[k++] = "1";
-	keys[k] = "keepalives_idle";
-	vals[k++] = "2";
-	keys[k] = "keepalives_interval";
-	vals[k++] = "1";
-	keys[k] = "keepalives_count";
-	vals[k++] = "3";
-	(void)snprintf(utimeout, sizeof(utimeout), "%d",
-	    (statement_ms > 1000 ? statement_ms : 1000) + 1000);
-	keys[k] = "tcp_user_timeout";
-	vals[k++] = utimeout;
-	keys[k] = "application_name";
-	vals[k++] = "hookbox";
-	keys[k] = vals[k] = NULL;
-	db->pg = PQconnectdbParams(keys, vals, 0);
-	if (db->pg == NULL) {
-		(void)snprintf(why, len, "out of memory");
-		goto fail;
-	}
-	if (PQstatus(db->pg) != CONNECTION_OK) {
-		/* libpq's message names host and user, never the password. */
-		(void)snprintf(why, len, "%s", PQerrorMessage(db->pg));
-		why[strcspn(why, "\n")] = '\0';
-		/* ... and should it ever, it is not passed on. */
-		if (pw != NULL && *pw != '\0' && strstr(why, pw) != NULL)
-			(void)snprintf(why, len, "cannot connect to"
-			    " PostgreSQL");
-		rc = DB_GONE;
-		goto fail;
-	}
-	/* It stays with the connection when it is opened again. */
-	(void)PQsetNoticeReceiver(db->pg, pg_notice, db);
-	sodium_memzero(options, olen);
-	free(options);
-	pg_info_free(info);
-	*out = db;
-	return DB_OK;
-fail:
-	if (rc == DB_NOMEM)
-		(void)snprintf(why, len, "out of memory");
-	if (options != NULL) {
-		sodium_memzero(options, olen);
-		free(options);
-	}
-	pg_info_free(info);
-	db_close(db);
-	return rc;
 }
 
 enum db_kind
 db_kind(const struct db *db)
 {
-	return db->kind;
+	return db->ops->kind;
 }
 
 enum db_rc
@@ -753,697 +133,135 @@ db_last(const struct db *db)
 const char *
 db_errmsg(const struct db *db)
 {
-	if (db->kind == DB_SQLITE)
-		return sqlite3_errmsg(db->lite);
-	return db->err;
+	return db->ops->errmsg(db);
 }
 
-/*
- * Past text's first word when it is word (any case), after spaces, and
- * followed by the end, a space or ';'; NULL otherwise.
- */
-static const char *
-pg_word(const char *p, const char *word)
+int
+db_same_file(const struct db *db)
 {
-	size_t	n = strlen(word);
-
-	while (isspace((unsigned char)*p))
-		p++;
-	if (strncasecmp(p, word, n) != 0)
-		return NULL;
-	p += n;
-	if (*p != '\0' && *p != ';' && !isspace((unsigned char)*p))
-		return NULL;
-	return p;
+	return db->ops->same_file == NULL || db->ops->same_file(db);
 }
 
-static const char *const pg_commit[] = { "COMMIT", "END", NULL };
-static const char *const pg_rollback[] = { "ROLLBACK", "ABORT", NULL };
-
-/*
- * Non-zero when text ends the whole transaction with one of words
- * (optionally WORK or TRANSACTION): not ROLLBACK TO a savepoint, not
- * COMMIT PREPARED, not AND CHAIN.
- */
-static int
-pg_ends(const char *text, const char *const *words)
+void
+db_busy(struct db *db, int ms)
 {
-	const char	*p = NULL, *q;
-
-	for (; *words != NULL && p == NULL; words++)
-		p = pg_word(text, *words);
-	if (p == NULL)
-		return 0;
-	if ((q = pg_word(p, "WORK")) != NULL ||
-	    (q = pg_word(p, "TRANSACTION")) != NULL)
-		p = q;
-	while (isspace((unsigned char)*p))
-		p++;
-	return *p == '\0' || *p == ';';
+	if (db->ops->busy != NULL)
+		db->ops->busy(db, ms);
 }
 
-/*
- * The outcome of a command.  A COMMIT of a transaction an earlier error
- * aborted is answered with success and the tag ROLLBACK: that is a
- * failure, of the earlier error's class when it is known.
- */
-static enum db_rc
-pg_result(struct db *db, PGresult *res, const char *text)
+int
+db_readonly(struct db *db)
 {
-	const char	*tag;
-
-	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
-	    PQresultStatus(res) != PGRES_TUPLES_OK))
-		return pg_fail(db, res);
-	tag = PQcmdStatus(res);
-	if ((pg_ends(text, pg_commit) && strcmp(tag, "COMMIT") != 0) ||
-	    (strcmp(tag, "ROLLBACK") == 0 && pg_word(text, "ROLLBACK") ==
-	    NULL && pg_word(text, "ABORT") == NULL)) {
-		(void)snprintf(db->err, sizeof(db->err), "the transaction"
-		    " was rolled back: an earlier statement failed");
-		db->last = db->txfail != DB_OK ? db->txfail : DB_ERROR;
-		pg_track(db, DB_OK);
-		return db->last;
-	}
-	pg_track(db, DB_OK);
-	return DB_OK;
-}
-
-/* A cancel request on its way (see pg_cancel()). */
-struct pg_cancel {
-	PGcancel	*cancel;
-	int		 fd;	/* written to, then closed, once it is sent */
-};
-
-static void *
-pg_cancel_run(void *arg)
-{
-	struct pg_cancel	*c = arg;
-	char			 err[256];
-
-	(void)PQcancel(c->cancel, err, sizeof(err));
-	(void)send(c->fd, "", 1, MSG_NOSIGNAL);
-	(void)close(c->fd);
-	PQfreeCancel(c->cancel);
-	free(c);
-	return NULL;
-}
-
-/*
- * Asks the server to cancel the command in flight.  PQcancel() opens a
- * connection of its own and waits until the server has taken the
- * request; to a server gone without a word that could take minutes
- * (TCP's connection attempts), so it runs in a thread of its own, every
- * signal blocked, and the caller's wait stays bounded whatever it does.
- * Returns a descriptor that becomes readable once the request is sent
- * (or has failed), for the caller to close; -1 when there is none.
- */
-static int
-pg_cancel(struct db *db)
-{
-	struct pg_cancel	*c;
-	pthread_attr_t		 attr;
-	pthread_t		 t;
-	sigset_t		 all, old;
-	int			 sv[2], started = 0;
-
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return -1;
-	if ((c->cancel = PQgetCancel(db->pg)) == NULL ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-		PQfreeCancel(c->cancel);
-		free(c);
-		return -1;
-	}
-	c->fd = sv[1];
-	(void)sigfillset(&all);
-	if (pthread_attr_init(&attr) == 0) {
-		if (pthread_attr_setdetachstate(&attr,
-		    PTHREAD_CREATE_DETACHED) == 0 &&
-		    pthread_sigmask(SIG_SETMASK, &all, &old) == 0) {
-			started = pthread_create(&t, &attr, pg_cancel_run,
-			    c) == 0;
-			(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-		}
-		(void)pthread_attr_destroy(&attr);
-	}
-	if (!started)
-		(void)pg_cancel_run(c);	/* no thread: here, waited for */
-	return sv[0];
-}
-
-/*
- * Drops the connection: the server is not waited for any more.  libpq
- * reads the end of it, and the connection is then lost (CONNECTION_BAD,
- * opened again later as any lost one).
- */
-static void
-pg_drop(struct db *db)
-{
-	int	fd = PQsocket(db->pg);
-
-	if (fd >= 0)
-		(void)shutdown(fd, SHUT_RDWR);
-	(void)PQconsumeInput(db->pg);
-}
-
-/* fd readable within ms (at most), EINTR aside: 1, else 0. */
-static int
-pg_wait(int fd, long long ms)
-{
-	struct pollfd	pfd;
-	long long	end = mono_ms() + ms;
-	int		n;
-
-	do {
-		pfd.fd = fd;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		ms = end - mono_ms();
-		if (ms < 0)
-			ms = 0;
-		n = poll(&pfd, 1, ms > INT_MAX ? INT_MAX : (int)ms);
-	} while (n < 0 && errno == EINTR);
-	return n > 0;
-}
-
-/*
- * Non-zero when text commits when it runs: a COMMIT, or any statement
- * outside a transaction, whose own commit waits for the synchronous
- * standbys just the same.
- */
-static int
-pg_commits(const struct db *db, const char *text)
-{
-	return !db->tx || pg_ends(text, pg_commit);
-}
-
-/*
- * Runs a command that commits (pg_commits()), the text or the prepared
- * statement st, bounded by the client (db.h says how, and why).  Its
- * outcome as pg_result() says it, but that a WARNING that came with an
- * answer of success makes it DB_BUSY; *out is the result, as PQexec()
- * would return it (the first error, else the last), NULL when none came.
- */
-static enum db_rc
-pg_commit_run(struct db *db, const char *text, struct db_stmt *st,
-    PGresult **out)
-{
-	PGresult	*res = NULL, *r;
-	long long	 end;
-	char		 name[24];
-	int		 sent, cfd = -1, cancelled = 0, dropped = 0, gone = 0;
-	enum db_rc	 rc;
-
-	*out = NULL;
-	db->warned = 0;
-	if (st != NULL) {
-		(void)snprintf(name, sizeof(name), "hb%zu", st->i);
-		sent = PQsendQueryPrepared(db->pg, name, st->nparams,
-		    (const char *const *)st->vals, st->lens, st->fmts, 0);
-	} else
-		sent = PQsendQuery(db->pg, text);
-	if (!sent)
-		return pg_fail(db, NULL);
-	end = mono_ms() + db->commit_ms;
-	for (;;) {
-		/* Lost, the rest comes at once: an error, then the end. */
-		if (gone || !PQisBusy(db->pg)) {
-			if ((r = PQgetResult(db->pg)) == NULL)
-				break;
-			if (res != NULL && PQresultStatus(res) ==
-			    PGRES_FATAL_ERROR)
-				pg_res_free(r);
-			else {
-				pg_res_free(res);
-				res = r;
-			}
-			continue;
-		}
-		if (mono_ms() >= end) {
-			if (cancelled) {
-				pg_drop(db);
-				dropped = gone = 1;
-				continue;
-			}
-			/* Cancelled, it is waited for a while longer. */
-			cfd = pg_cancel(db);
-			cancelled = 1;
-			end = mono_ms() + DB_PG_CANCEL_MS;
-			continue;
-		}
-		(void)pg_wait(PQsocket(db->pg), end - mono_ms());
-		if (PQconsumeInput(db->pg) == 0)
-			gone = 1;
-	}
-	rc = pg_result(db, res, st != NULL ? st->sql : text);
-	if (rc == DB_OK && db->warned) {
-		(void)snprintf(db->err, sizeof(db->err), "commit not"
-		    " acknowledged: committed here, perhaps not on a"
-		    " synchronous standby (the server warned: %s)",
-		    db->warning);
-		rc = db->last = DB_BUSY;
-	}
-	if (dropped)
-		(void)snprintf(db->err, sizeof(db->err), "no answer to a"
-		    " commit within %d ms, nor %d ms after its cancel: the"
-		    " connection is dropped, the outcome unknown",
-		    db->commit_ms, DB_PG_CANCEL_MS);
-	/*
-	 * An answer came before the cancel reached the server: the
-	 * cancel could still fall on the next command, unless the server
-	 * has taken it (then it falls between commands, and is ignored).
-	 * Not within the grace: the connection is dropped, the outcome
-	 * kept; the next call connects again.
-	 */
-	if (cfd >= 0) {
-		if (PQstatus(db->pg) == CONNECTION_OK &&
-		    !pg_wait(cfd, end - mono_ms()))
-			pg_drop(db);
-		(void)close(cfd);
-	}
-	*out = res;
-	return rc;
-}
-
-/* Runs the session's text on a connection just made. */
-static enum db_rc
-pg_session(struct db *db)
-{
-	PGresult	*res;
-	enum db_rc	 rc;
-
-	res = PQexec(db->pg, db->session);
-	rc = pg_result(db, res, db->session);
-	pg_res_free(res);
-	return rc;
-}
-
-/*
- * A lost PostgreSQL connection, opened again when no transaction could
- * be cut in half by it: its prepared statements are gone with it.
- */
-static enum db_rc
-pg_revive(struct db *db)
-{
-	size_t	i;
-
-	if (PQstatus(db->pg) == CONNECTION_OK)
-		return DB_OK;
-	PQreset(db->pg);
-	for (i = 0; i < db->n; i++) {
-		pg_clear(&db->st[i]);
-		db->st[i].prepared = 0;
-	}
-	if (PQstatus(db->pg) != CONNECTION_OK)
-		return pg_fail(db, NULL);
-	if (db->session != NULL)
-		return pg_session(db);
-	return DB_OK;
-}
-
-/*
- * Before a command.  A connection lost outside a transaction is opened
- * again.  One lost inside a transaction stays lost (DB_GONE, whatever
- * runs) until the caller rolls back: the work done so far is gone, and
- * what follows must not run without it, in autocommit.  That ROLLBACK
- * needs no server, which has rolled back already: *done says so.
- */
-static enum db_rc
-pg_ready(struct db *db, const char *text, int *done)
-{
-	*done = 0;
-	if (PQstatus(db->pg) == CONNECTION_OK)
-		return DB_OK;
-	if (!db->tx)
-		return pg_revive(db);
-	if (pg_ends(text, pg_rollback)) {
-		db->tx = 0;
-		db->txfail = DB_OK;
-		*done = 1;
-		return DB_OK;
-	}
-	(void)snprintf(db->err, sizeof(db->err), "the connection was lost"
-	    " inside a transaction, which is rolled back");
-	return db->last = DB_GONE;
+	return db->ops->readonly != NULL && db->ops->readonly(db);
 }
 
 enum db_rc
-db_exec(struct db *db, const char *text)
+db_checkpoint(struct db *db, int pages)
 {
-	PGresult	*res;
-	enum db_rc	 rc;
-	int		 done;
-
-	if (db->kind == DB_SQLITE) {
-		if ((rc = lite_rc(sqlite3_exec(db->lite, text, NULL, NULL,
-		    NULL))) != DB_OK)
-			db->last = rc;
-		return rc;
-	}
-	if ((rc = pg_ready(db, text, &done)) != DB_OK || done)
-		return rc;
-	if (pg_commits(db, text))
-		rc = pg_commit_run(db, text, NULL, &res);
-	else {
-		res = PQexec(db->pg, text);
-		rc = pg_result(db, res, text);
-	}
-	pg_res_free(res);
-	return rc;
+	return db->ops->checkpoint != NULL ? db->ops->checkpoint(db, pages) :
+	    DB_OK;
 }
 
 enum db_rc
 db_session(struct db *db, const char *text)
 {
-	if (db->kind == DB_SQLITE)
+	if (db->ops->session == NULL)
 		return db_exec(db, text);
-	db->session = text;
-	return pg_session(db);
+	return db->ops->session(db, text);
+}
+
+enum db_rc
+db_exec(struct db *db, const char *text)
+{
+	return db->ops->exec(db, text);
 }
 
 int
 db_in_tx(struct db *db)
 {
-	PGTransactionStatusType	t;
-
-	if (db->kind == DB_SQLITE)
-		return !sqlite3_get_autocommit(db->lite);
-	/* A lost connection's transaction is open until rolled back. */
-	if (PQstatus(db->pg) != CONNECTION_OK)
-		return db->tx;
-	t = PQtransactionStatus(db->pg);
-	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
-	    t == PQTRANS_ACTIVE;
-}
-
-/*
- * text with ?N written $N, outside quotes; *nparams is the highest N.
- * NULL when out of memory.
- */
-static char *
-pg_text(const char *text, int *nparams)
-{
-	char		*out, *o;
-	const char	*p;
-	char		 quote = 0;
-	long		 v;
-
-	*nparams = 0;
-	if ((out = strdup(text)) == NULL)
-		return NULL;
-	for (p = text, o = out; *p != '\0'; p++) {
-		*o++ = *p;
-		if (quote != 0) {
-			if (*p == quote)
-				quote = 0;
-			continue;
-		}
-		if (*p == '\'' || *p == '"') {
-			quote = *p;
-			continue;
-		}
-		if (*p != '?' || p[1] < '0' || p[1] > '9')
-			continue;
-		o[-1] = '$';
-		v = strtol(p + 1, NULL, 10);
-		if (v > *nparams && v < 1000)
-			*nparams = (int)v;
-	}
-	*o = '\0';
-	return out;
-}
-
-/* The statement's text in PostgreSQL's terms, and its parameter slots. */
-static enum db_rc
-pg_params(struct db_stmt *st)
-{
-	const struct db_text	*t = &st->db->text[st->i];
-	size_t			 n;
-
-	if (st->sql != NULL)
-		return DB_OK;
-	if ((st->sql = pg_text(t->pg != NULL ? t->pg : t->sqlite,
-	    &st->nparams)) == NULL)
-		return DB_NOMEM;
-	n = (size_t)st->nparams + 1;
-	st->vals = calloc(n, sizeof(*st->vals));
-	st->lens = calloc(n, sizeof(*st->lens));
-	st->fmts = calloc(n, sizeof(*st->fmts));
-	st->types = calloc(n, sizeof(*st->types));
-	if (st->vals == NULL || st->lens == NULL || st->fmts == NULL ||
-	    st->types == NULL) {
-		free(st->sql);
-		st->sql = NULL;
-		st->nparams = 0;
-		return DB_NOMEM;
-	}
-	return DB_OK;
-}
-
-/* Prepares the statement on the server, by name, on its first run. */
-static enum db_rc
-pg_prepare(struct db_stmt *st)
-{
-	PGresult	*res;
-	char		 name[24];
-	enum db_rc	 rc = DB_OK;
-
-	(void)snprintf(name, sizeof(name), "hb%zu", st->i);
-	res = PQprepare(st->db->pg, name, st->sql, st->nparams, st->types);
-	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
-		rc = pg_fail(st->db, res);
-	pg_res_free(res);
-	if (rc == DB_OK)
-		st->prepared = 1;
-	return rc;
+	return db->ops->in_tx(db);
 }
 
 struct db_stmt *
 db_stmt(struct db *db, size_t i)
 {
 	struct db_stmt	*st;
-	int		 rc;
+	enum db_rc	 rc;
 
 	if (i >= db->n) {
 		db->last = DB_ERROR;
 		return NULL;
 	}
-	st = &db->st[i];
-	if (db->kind == DB_SQLITE) {
-		if (st->lite == NULL) {
-			rc = sqlite3_prepare_v3(db->lite, db->text[i].sqlite,
-			    -1, SQLITE_PREPARE_PERSISTENT, &st->lite, NULL);
-			if (rc != SQLITE_OK) {
-				db->last = lite_rc(rc);
-				return NULL;
-			}
-		} else {
-			sqlite3_reset(st->lite);
-			sqlite3_clear_bindings(st->lite);
-		}
-		st->changes = 0;
-		return st;
+	st = db_stmt_at(db, i);
+	if ((rc = db->ops->ready(st)) != DB_OK) {
+		db->last = rc;
+		return NULL;
 	}
-	pg_clear(st);
-	pg_unbind(st);
 	st->changes = 0;
-	if ((db->last = pg_params(st)) != DB_OK)
-		return NULL;
 	return st;
-}
-
-/* Slot idx of a PostgreSQL statement, emptied; NULL when out of range. */
-static char **
-pg_slot(struct db_stmt *st, int idx)
-{
-	if (idx < 1 || idx > st->nparams)
-		return NULL;
-	pg_unset(st, idx - 1);
-	return &st->vals[idx - 1];
 }
 
 enum db_rc
 db_bind_int64(struct db_stmt *st, int idx, int64_t v)
 {
-	char	**slot, buf[24];
-
-	if (st->db->kind == DB_SQLITE)
-		return lite_rc(sqlite3_bind_int64(st->lite, idx, v));
-	if ((slot = pg_slot(st, idx)) == NULL)
-		return DB_ERROR;
-	(void)snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	return (*slot = strdup(buf)) == NULL ? DB_NOMEM : DB_OK;
+	return st->db->ops->bind_int64(st, idx, v);
 }
 
 enum db_rc
 db_bind_text(struct db_stmt *st, int idx, const char *s)
 {
-	char	**slot;
-
 	if (s == NULL)
 		return db_bind_null(st, idx);
-	if (st->db->kind == DB_SQLITE)
-		return lite_rc(sqlite3_bind_text(st->lite, idx, s, -1,
-		    SQLITE_TRANSIENT));
-	if ((slot = pg_slot(st, idx)) == NULL)
-		return DB_ERROR;
-	return (*slot = strdup(s)) == NULL ? DB_NOMEM : DB_OK;
+	return st->db->ops->bind_text(st, idx, s);
 }
 
 enum db_rc
 db_bind_blob(struct db_stmt *st, int idx, const void *b, size_t len)
 {
-	char	**slot;
-
-	if (st->db->kind == DB_SQLITE)
-		return lite_rc(sqlite3_bind_blob64(st->lite, idx, b, len,
-		    SQLITE_TRANSIENT));
-	if ((slot = pg_slot(st, idx)) == NULL || len > INT32_MAX)
-		return DB_ERROR;
-	if ((*slot = malloc(len > 0 ? len : 1)) == NULL)
-		return DB_NOMEM;
-	if (len > 0)
-		memcpy(*slot, b, len);
-	st->lens[idx - 1] = (int)len;
-	st->fmts[idx - 1] = 1;
-	return DB_OK;
+	return st->db->ops->bind_blob(st, idx, b, len);
 }
 
 enum db_rc
 db_bind_null(struct db_stmt *st, int idx)
 {
-	if (st->db->kind == DB_SQLITE)
-		return lite_rc(sqlite3_bind_null(st->lite, idx));
-	return pg_slot(st, idx) == NULL ? DB_ERROR : DB_OK;
-}
-
-static enum db_rc
-pg_run(struct db_stmt *st)
-{
-	struct db	*db = st->db;
-	char		 name[24];
-	const char	*n;
-	enum db_rc	 rc;
-	int		 done;
-
-	if ((rc = pg_ready(db, st->sql, &done)) != DB_OK)
-		return rc;
-	if (done) {
-		st->nrows = 0;
-		st->row = -1;
-		return DB_OK;
-	}
-	if (!st->prepared && (rc = pg_prepare(st)) != DB_OK)
-		return rc;
-	if (pg_commits(db, st->sql))
-		rc = pg_commit_run(db, NULL, st, &st->res);
-	else {
-		(void)snprintf(name, sizeof(name), "hb%zu", st->i);
-		st->res = PQexecPrepared(db->pg, name, st->nparams,
-		    (const char *const *)st->vals, st->lens, st->fmts, 0);
-		rc = pg_result(db, st->res, st->sql);
-	}
-	if (rc != DB_OK) {
-		pg_clear(st);
-		return rc;
-	}
-	st->nrows = PQntuples(st->res);
-	st->row = -1;
-	n = PQcmdTuples(st->res);
-	st->changes = n[0] != '\0' ? strtoll(n, NULL, 10) : 0;
-	return DB_OK;
+	return st->db->ops->bind_null(st, idx);
 }
 
 enum db_rc
 db_step(struct db_stmt *st)
 {
-	enum db_rc	rc;
-
-	if (st->db->kind == DB_SQLITE) {
-		rc = lite_rc(sqlite3_step(st->lite));
-		if (rc == DB_DONE)
-			st->changes = sqlite3_changes64(st->db->lite);
-		if (rc != DB_ROW) {
-			sqlite3_reset(st->lite);
-			if (rc != DB_DONE)
-				st->db->last = rc;
-		}
-		return rc;
-	}
-	if (st->res == NULL && (rc = pg_run(st)) != DB_OK)
-		return rc;
-	pg_blob_free(st);
-	if (++st->row < st->nrows)
-		return DB_ROW;
-	pg_clear(st);
-	return DB_DONE;
+	return st->db->ops->step(st);
 }
 
 void
 db_reset(struct db_stmt *st)
 {
-	if (st->db->kind == DB_SQLITE)
-		sqlite3_reset(st->lite);
-	else
-		pg_clear(st);
+	st->db->ops->reset(st);
 }
 
 int
 db_col_null(struct db_stmt *st, int col)
 {
-	if (st->db->kind == DB_SQLITE)
-		return sqlite3_column_type(st->lite, col) == SQLITE_NULL;
-	return st->res == NULL || PQgetisnull(st->res, st->row, col);
+	return st->db->ops->col_null(st, col);
 }
 
 int64_t
 db_col_int64(struct db_stmt *st, int col)
 {
-	if (st->db->kind == DB_SQLITE)
-		return sqlite3_column_int64(st->lite, col);
-	if (db_col_null(st, col))
-		return 0;
-	return strtoll(PQgetvalue(st->res, st->row, col), NULL, 10);
+	return st->db->ops->col_int64(st, col);
 }
 
 const char *
 db_col_text(struct db_stmt *st, int col)
 {
-	const unsigned char	*s;
-
-	if (st->db->kind == DB_SQLITE) {
-		s = sqlite3_column_text(st->lite, col);
-		return s != NULL ? (const char *)s : "";
-	}
-	if (db_col_null(st, col))
-		return "";
-	return PQgetvalue(st->res, st->row, col);
+	return st->db->ops->col_text(st, col);
 }
 
 const void *
 db_col_blob(struct db_stmt *st, int col, size_t *len)
 {
-	const void	*b;
-
 	*len = 0;
-	if (st->db->kind == DB_SQLITE) {
-		b = sqlite3_column_blob(st->lite, col);
-		*len = (size_t)sqlite3_column_bytes(st->lite, col);
-		return b != NULL ? b : "";
-	}
-	if (db_col_null(st, col))
-		return "";
-	pg_blob_free(st);
-	/* Text results carry bytea as "\x" and hex. */
-	st->blob = PQunescapeBytea((const unsigned char *)PQgetvalue(st->res,
-	    st->row, col), len);
-	if (st->blob == NULL) {
-		*len = 0;
-		return NULL;
-	}
-	st->bloblen = *len;
-	return st->blob;
+	return st->db->ops->col_blob(st, col, len);
 }
 
 int64_t

@@ -9,8 +9,16 @@
  * ...).  A table may hold a second text for PostgreSQL where the two
  * differ (claims with FOR UPDATE SKIP LOCKED, json_build_object).
  *
+ * Each backend is a file of its own behind a table of operations
+ * (db_int.h): db_sqlite.c, the only one that includes <sqlite3.h>, and
+ * db_pg.c, the only one that includes <libpq-fe.h>.  The open function
+ * chooses it; every other call is the same for both, and a call that
+ * means something to one backend only (db_same_file(), db_busy(), ...)
+ * answers for the other as said below.
+ *
  * A connection is used by one thread at a time.  Not installed: nothing
- * outside lib/ sees it.
+ * outside lib/ sees it (the front ends call the modules above it, and
+ * scripts/includes.sh holds them to that).
  */
 #ifndef HB_DB_H
 #define HB_DB_H
@@ -80,7 +88,16 @@ int db_is_postgres(const char *location);
 int db_conninfo_redact(const char *conninfo, char *buf, size_t len);
 
 /*
- * Opens a SQLite file with SQLITE_OPEN_* flags, with statement texts
+ * db_open_sqlite()'s flags, SQLite's own SQLITE_OPEN_* values (the
+ * SQLite backend checks that they agree), so that no caller needs
+ * <sqlite3.h>.
+ */
+#define DB_OPEN_READONLY	0x00000001
+#define DB_OPEN_READWRITE	0x00000002
+#define DB_OPEN_CREATE		0x00000004
+
+/*
+ * Opens a SQLite file with DB_OPEN_* flags, with statement texts
  * text[0..n-1] (static storage).  *out is NULL on failure.
  */
 enum db_rc db_open_sqlite(const char *path, int flags,
@@ -256,7 +273,10 @@ int64_t db_changes(struct db_stmt *);
 /* Binds s, or NULL when s is NULL or empty. */
 enum db_rc db_bind_opt(struct db_stmt *, int idx, const char *s);
 
-/* Copies column col into buf (NUL-terminated, "" for NULL); -1 if it did not fit. */
+/*
+ * Copies column col into buf (NUL-terminated, "" for NULL); -1 if it
+ * did not fit.
+ */
 int db_col_copy(struct db_stmt *, int col, char *buf, size_t len);
 
 /* Steps a statement expected to return no row: DB_DONE or the error. */

@@ -164,6 +164,18 @@ const char pg_schema_state[] =
 	"INSERT INTO hookbox_state.schema_version VALUES (1);"
 	"COMMIT;";
 
+const char pg_schema_probe_config[] =
+	"SELECT 1 FROM hookbox_config.tenants WHERE false";
+
+const char pg_schema_probe_serve[] =
+	"SELECT 1 FROM hookbox_config.endpoints WHERE false;"
+	"INSERT INTO hookbox_state.receipts"
+	" SELECT * FROM hookbox_state.receipts WHERE false;"
+	"INSERT INTO hookbox_state.accepted"
+	" SELECT * FROM hookbox_state.accepted WHERE false;"
+	"INSERT INTO hookbox_state.outbox"
+	" SELECT * FROM hookbox_state.outbox WHERE false";
+
 /* A role name that needs no quoting in SQL. */
 static int
 plain_role(const char *s)

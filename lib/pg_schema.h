@@ -11,7 +11,8 @@
  * BLOB).  Not installed: the admin tool's `init` runs them.
  *
  * Transactions: each text is one transaction of its own (BEGIN ...
- * COMMIT), for db_exec().
+ * COMMIT, or the one a text of several statements runs in), for
+ * db_exec().
  */
 #ifndef HB_PG_SCHEMA_H
 #define HB_PG_SCHEMA_H
@@ -25,6 +26,15 @@
  */
 extern const char pg_schema_config[];
 extern const char pg_schema_state[];
+
+/*
+ * Probes that change nothing: one reads the configuration; the other
+ * reads it and writes the state's tables a request writes (INSERTs of no
+ * row), as a serving role must.  Each fails as the first statement that
+ * needs what the role lacks: the schemas, or a grant.
+ */
+extern const char pg_schema_probe_config[];
+extern const char pg_schema_probe_serve[];
 
 /*
  * The GRANT lines that let role serve (respond, dispatch, poll): USAGE on

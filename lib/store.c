@@ -14,8 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "fault.h"
 #include "pg_schema.h"
 #include "store_int.h"
@@ -619,7 +617,7 @@ open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
 		return STORE_GONE;
 	if ((s->path = strdup(path)) == NULL)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(s, db_open_sqlite(path, SQLITE_OPEN_READWRITE,
+	if ((rc = store_status_of(s, db_open_sqlite(path, DB_OPEN_READWRITE,
 	    sqltext, STORE_Q__N, &s->db))) != STORE_OK)
 		return rc;
 	db_busy(s->db, opts->busy_ms);

@@ -27,6 +27,7 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
+#include "access.h"
 #include "auth.h"
 #include "config_admin.h"
 #include "config_int.h"
@@ -625,6 +626,92 @@ START_TEST(test_pg_grants)
 	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
 	    " DROP ROLE %s", role, role), (int)sizeof(sql));
 	raw_exec(NULL, sql);
+}
+END_TEST
+
+/*
+ * access_probe() and access_grant(): what a role may do, said with the
+ * server's words; a directory is not asked, and refused any grant.
+ */
+static char	acc_why[512];
+#define PROBE(loc, need) \
+	access_probe((loc), BUSY_MS, (need), acc_why, sizeof(acc_why))
+#define GRANT(loc, role) \
+	access_grant((loc), BUSY_MS, (role), acc_why, sizeof(acc_why))
+
+START_TEST(test_access)
+{
+	char			 role[32], sql[128], info[PATH_MAX + 64];
+	enum access_status	 st;
+
+	for (st = ACCESS_OK; st <= ACCESS_REFUSED; st++)
+		ck_assert_str_ne(access_strerror(st), "unknown error");
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(PROBE(dir, ACCESS_SERVE), ACCESS_OK);
+		ck_assert_str_eq(acc_why, "");
+		ck_assert_int_eq(GRANT(dir, "hb_serve"), ACCESS_REFUSED);
+		return;
+	}
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_CONNECT), ACCESS_OK);
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_CONFIG), ACCESS_OK);
+	/* The configuration's schema alone: the state's is missing. */
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_SERVE), ACCESS_UNUSABLE);
+	ck_assert_msg(strstr(acc_why, "hookbox_state") != NULL, "why: %s",
+	    acc_why);
+	raw_exec(NULL, pg_schema_state);
+	ck_assert_int_eq(PROBE(dbpath, ACCESS_SERVE), ACCESS_OK);
+
+	/* A role without its grants, then with them. */
+	ck_assert_int_lt(snprintf(role, sizeof(role), "hb_acc_%ld",
+	    (long)getpid()), (int)sizeof(role));
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS %s;"
+	    " CREATE ROLE %s LOGIN", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+	ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s", dbpath,
+	    role), (int)sizeof(info));
+	ck_assert_int_eq(PROBE(info, ACCESS_CONNECT), ACCESS_OK);
+	ck_assert_int_eq(PROBE(info, ACCESS_CONFIG), ACCESS_DENIED);
+	ck_assert_msg(strstr(acc_why, "hookbox_config") != NULL, "why: %s",
+	    acc_why);
+	ck_assert_int_eq(GRANT(dbpath, "Bad-Role"), ACCESS_REFUSED);
+	/* The role may not grant itself anything. */
+	ck_assert_int_eq(GRANT(info, role), ACCESS_DENIED);
+	ck_assert_int_eq(GRANT(dbpath, role), ACCESS_OK);
+	ck_assert_int_eq(GRANT(dbpath, role), ACCESS_OK);
+	ck_assert_int_eq(PROBE(info, ACCESS_SERVE), ACCESS_OK);
+	/* The probe's writes inserted nothing. */
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM hookbox_state.receipts"),
+	    0);
+
+	/* No server there: libpq's words, never the password. */
+	ck_assert_int_lt(snprintf(info, sizeof(info), "host=%s/none"
+	    " dbname=x user=x password=%s", dir, KEY_SECRET),
+	    (int)sizeof(info));
+	ck_assert_int_eq(PROBE(info, ACCESS_CONNECT), ACCESS_UNREACHABLE);
+	ck_assert_str_ne(acc_why, "");
+	ck_assert_ptr_null(strstr(acc_why, KEY_SECRET));
+	ck_assert_int_eq(GRANT(info, "hb_serve"), ACCESS_UNREACHABLE);
+
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+	    " DROP ROLE %s", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+}
+END_TEST
+
+/*
+ * config.db and schema hookbox_config have the same tables, column for
+ * column (type, NOT NULL), with the same keys and indexes: a fresh file
+ * beside the test's PostgreSQL database.
+ */
+START_TEST(test_schema_agrees)
+{
+	char	path[PATH_MAX];
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_path(path, sizeof(path), dir, "config.db");
+	ck_assert_int_eq(config_create(path), CONFIG_OK);
+	test_schema_agree(path, dbpath, "hookbox_config", 5);
 }
 END_TEST
 
@@ -2969,6 +3056,7 @@ config_suite(void)
 	tcase_add_test(tc, test_open_bad_files);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_pg_create);
+	tcase_add_test(tc, test_schema_agrees);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rows");
@@ -3021,6 +3109,7 @@ config_suite(void)
 	tcase_add_test(tc, test_snapshot);
 	tcase_add_test(tc, test_pg_reader);
 	tcase_add_test(tc, test_pg_grants);
+	tcase_add_test(tc, test_access);
 	tcase_add_test(tc, test_pg_uri_busy);
 	suite_add_tcase(s, tc);
 

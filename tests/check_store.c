@@ -2340,6 +2340,29 @@ START_TEST(jobs_ended_forget)
 END_TEST
 
 /*
+ * state.db, every migration run, and schema hookbox_state have the same
+ * tables, column for column (type, NOT NULL), with the same keys and
+ * indexes: a fresh file beside the test's PostgreSQL database.
+ */
+START_TEST(schema_agrees)
+{
+	struct store_opts	 opts;
+	struct store		*s;
+	char			 path[PATH_MAX];
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_path(path, sizeof(path), dir, "state.db");
+	memset(&opts, 0, sizeof(opts));
+	opts.busy_ms = TEST_BUSY_MS;
+	opts.create = 1;
+	ck_assert_int_eq(store_open(path, &opts, &s), STORE_OK);
+	store_close(s);
+	test_schema_agree(path, state_path, "hookbox_state", 8);
+}
+END_TEST
+
+/*
  * PostgreSQL: without create, a database whose schema was never made is
  * refused with words that say what to do; and no message of a failed
  * open repeats a password the conninfo held.
@@ -2608,6 +2631,7 @@ store_suite(void)
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
+	tcase_add_test(ops, schema_agrees);
 	tcase_add_test(ops, sqlite_create_refuses_links);
 	/* The server's standby setting, reset after, even on a failure. */
 	tcase_add_unchecked_fixture(sync, test_case_setup,

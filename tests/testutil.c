@@ -3,12 +3,15 @@
  */
 #include <ftw.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cJSON.h>
 #include <sqlite3.h>
 
 #include "accept.h"
@@ -768,4 +771,205 @@ test_state_snapshot(const char *state_path, char *buf, size_t len)
 	    test_db_int(state_path, "SELECT count(*) FROM accepted"),
 	    test_db_int(state_path, "SELECT count(*) FROM outbox"),
 	    test_db_int(state_path, "SELECT count(*) FROM conflicts"));
+}
+
+/*
+ * The two backends' schemas
+ */
+
+enum { SCHEMA_TABLES, SCHEMA_COLUMNS, SCHEMA_INDEXES, SCHEMA__N };
+
+/*
+ * What each backend says of its tables (on PostgreSQL, those of schema
+ * ?1): their names; table ?2's columns, in order, with their declared
+ * type, whether NOT NULL (or in the primary key) and their place in the
+ * primary key (0: none); its indexes but the primary key's, with a name
+ * ("" for a UNIQUE constraint's), unique, partial and the columns in
+ * order.
+ */
+static const struct db_text schema_text[SCHEMA__N] = {
+	[SCHEMA_TABLES] = { "SELECT name FROM sqlite_schema"
+	    " WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+	    " ORDER BY name",
+	    "SELECT table_name FROM information_schema.tables"
+	    " WHERE table_schema = ?1 AND table_type = 'BASE TABLE'"
+	    " ORDER BY table_name COLLATE \"C\"" },
+	[SCHEMA_COLUMNS] = { "SELECT name, type, \"notnull\" OR pk > 0, pk"
+	    " FROM pragma_table_info(?2) ORDER BY cid",
+	    "SELECT c.column_name, c.data_type,"
+	    " (c.is_nullable = 'NO')::int,"
+	    " coalesce((SELECT k.n FROM pg_index i,"
+	    " unnest(i.indkey::int2[]) WITH ORDINALITY k(attnum, n)"
+	    " WHERE i.indrelid = format('%I.%I', ?1::text, ?2::text)::regclass"
+	    " AND i.indisprimary AND k.attnum = c.ordinal_position), 0)"
+	    " FROM information_schema.columns c"
+	    " WHERE c.table_schema = ?1 AND c.table_name = ?2"
+	    " ORDER BY c.ordinal_position" },
+	[SCHEMA_INDEXES] = { "SELECT iif(il.origin = 'u', '', il.name),"
+	    " il.\"unique\", il.partial,"
+	    " (SELECT group_concat(name, ',') FROM"
+	    " (SELECT name FROM pragma_index_info(il.name) ORDER BY seqno))"
+	    " FROM pragma_index_list(?2) il WHERE il.origin <> 'pk'"
+	    " ORDER BY 1, 4",
+	    "SELECT * FROM (SELECT CASE WHEN EXISTS"
+	    " (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid"
+	    " AND k.contype = 'u') THEN '' ELSE ic.relname::text END AS name,"
+	    " i.indisunique::int, (i.indpred IS NOT NULL)::int,"
+	    " (SELECT string_agg(a.attname, ',' ORDER BY k.n)"
+	    " FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(attnum, n)"
+	    " JOIN pg_attribute a ON a.attrelid = i.indrelid"
+	    " AND a.attnum = k.attnum) AS cols"
+	    " FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid"
+	    " WHERE i.indrelid = format('%I.%I', ?1::text, ?2::text)::regclass"
+	    " AND NOT i.indisprimary) x"
+	    " ORDER BY name COLLATE \"C\", cols COLLATE \"C\"" },
+};
+
+/* A declared type in the one vocabulary. */
+static void
+schema_type(const char *type, char *buf, size_t len)
+{
+	static const struct {
+		const char	*type, *word;
+	} types[] = {
+		{ "integer", "integer" }, { "bigint", "integer" },
+		{ "smallint", "integer" }, { "int", "integer" },
+		{ "text", "text" }, { "character varying", "text" },
+		{ "blob", "blob" }, { "bytea", "blob" },
+		{ "boolean", "boolean" },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcasecmp(type, types[i].type) == 0) {
+			(void)snprintf(buf, len, "%s", types[i].word);
+			return;
+		}
+	(void)snprintf(buf, len, "?%s", type);
+}
+
+/* Appends to buf (len bytes) at *o; the test fails when it does not fit. */
+static void
+schema_put(char *buf, size_t len, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+schema_put(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *o, len - *o, fmt, ap);
+	va_end(ap);
+	ck_assert_msg(n >= 0 && (size_t)n < len - *o, "schema text too long");
+	*o += (size_t)n;
+}
+
+/* The text of table on db (see test_schema()). */
+static void
+schema_table(struct db *db, const char *schema, const char *table, char *buf,
+    size_t len)
+{
+	struct db_stmt	*st;
+	char		 pk[16][64], type[64];
+	size_t		 o = 0;
+	int64_t		 at;
+	int		 i, npk = 0;
+	enum db_rc	 rc;
+
+	memset(pk, 0, sizeof(pk));
+	ck_assert_ptr_nonnull(st = db_stmt(db, SCHEMA_COLUMNS));
+	ck_assert_int_eq(db_bind_text(st, 1, schema), DB_OK);
+	ck_assert_int_eq(db_bind_text(st, 2, table), DB_OK);
+	schema_put(buf, len, &o, "columns:");
+	for (i = 0; (rc = db_step(st)) == DB_ROW; i++) {
+		schema_type(db_col_text(st, 1), type, sizeof(type));
+		schema_put(buf, len, &o, "%s %s %s%s", i > 0 ? "," : "",
+		    db_col_text(st, 0), type, db_col_int64(st, 2) ?
+		    " not null" : "");
+		if ((at = db_col_int64(st, 3)) > 0) {
+			ck_assert_int_le(at, 16);
+			ck_assert_int_eq(db_col_copy(st, 0, pk[at - 1],
+			    sizeof(pk[0])), 0);
+			npk = at > npk ? (int)at : npk;
+		}
+	}
+	ck_assert_msg(rc == DB_DONE, "%s: %s", table, db_errmsg(db));
+	schema_put(buf, len, &o, "\nprimary key:");
+	for (i = 0; i < npk; i++)
+		schema_put(buf, len, &o, " %s", pk[i]);
+	ck_assert_ptr_nonnull(st = db_stmt(db, SCHEMA_INDEXES));
+	ck_assert_int_eq(db_bind_text(st, 1, schema), DB_OK);
+	ck_assert_int_eq(db_bind_text(st, 2, table), DB_OK);
+	while ((rc = db_step(st)) == DB_ROW)
+		schema_put(buf, len, &o, "\n%sindex %s(%s)%s",
+		    db_col_int64(st, 1) ? "unique " : "", db_col_text(st, 0),
+		    db_col_text(st, 3), db_col_int64(st, 2) ? " partial" : "");
+	ck_assert_msg(rc == DB_DONE, "%s: %s", table, db_errmsg(db));
+}
+
+/* The texts of loc's tables, table name -> text (see test_schema_agree()). */
+static cJSON *
+schema_of(const char *loc, const char *schema)
+{
+	struct db	*db = NULL;
+	struct db_stmt	*st;
+	cJSON		*out;
+	char		 why[256], tables[64][64], text[4096];
+	int		 i, n = 0;
+	enum db_rc	 rc;
+
+	if (db_is_postgres(loc))
+		ck_assert_msg(db_open_pg(loc, 10000, 0, schema_text,
+		    SCHEMA__N, &db, why, sizeof(why)) == DB_OK,
+		    "PostgreSQL: %s", why);
+	else
+		ck_assert_int_eq(db_open_sqlite(loc, DB_OPEN_READONLY,
+		    schema_text, SCHEMA__N, &db), DB_OK);
+	/* The names first: a statement is stepped to its end at a time. */
+	ck_assert_ptr_nonnull(st = db_stmt(db, SCHEMA_TABLES));
+	if (db_is_postgres(loc))
+		ck_assert_int_eq(db_bind_text(st, 1, schema), DB_OK);
+	while ((rc = db_step(st)) == DB_ROW) {
+		ck_assert_int_lt(n, 64);
+		ck_assert_int_eq(db_col_copy(st, 0, tables[n++],
+		    sizeof(tables[0])), 0);
+	}
+	ck_assert_msg(rc == DB_DONE, "%s", db_errmsg(db));
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(out = cJSON_CreateObject());
+	for (i = 0; i < n; i++) {
+		schema_table(db, schema, tables[i], text, sizeof(text));
+		ck_assert_ptr_nonnull(cJSON_AddStringToObject(out, tables[i],
+		    text));
+	}
+	db_close(db);
+	return out;
+}
+
+void
+test_schema_agree(const char *lite_path, const char *pg_loc,
+    const char *schema, int ntables)
+{
+	cJSON	*lite, *pg;
+	cJSON	*t, *u;
+
+	lite = schema_of(lite_path, NULL);
+	pg = schema_of(pg_loc, schema);
+	ck_assert_int_eq(cJSON_GetArraySize(lite), ntables);
+	cJSON_ArrayForEach(t, lite) {
+		u = cJSON_GetObjectItemCaseSensitive(pg, t->string);
+		ck_assert_msg(u != NULL, "table %s: on SQLite, not on"
+		    " PostgreSQL", t->string);
+		ck_assert_msg(strcmp(t->valuestring, u->valuestring) == 0,
+		    "table %s differs:\nSQLite:\n%s\nPostgreSQL:\n%s",
+		    t->string, t->valuestring, u->valuestring);
+	}
+	cJSON_ArrayForEach(u, pg)
+		ck_assert_msg(strcmp(u->string, "schema_version") == 0 ||
+		    cJSON_GetObjectItemCaseSensitive(lite, u->string) != NULL,
+		    "table %s: on PostgreSQL, not on SQLite", u->string);
+	cJSON_Delete(lite);
+	cJSON_Delete(pg);
 }

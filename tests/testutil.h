@@ -210,4 +210,25 @@ void test_db_exec(const char *path, const char *sql);
 /* state.db's row counts, as one comparable string "r0 j0 a0 o0 c0". */
 void test_state_snapshot(const char *state_path, char *buf, size_t len);
 
+/* ---- the two backends' schemas ---- */
+
+/*
+ * Fails the test unless the SQLite file lite and schema of the
+ * PostgreSQL database pg hold the same tables, ntables of them, and
+ * describe each the same way, in one vocabulary for both backends: each
+ * column in order with its type (integer, text, blob, boolean; another
+ * as "?" and its name) and "not null" (a primary key's columns count as
+ * not null, as on PostgreSQL; XXX SQLite would store a NULL in the TEXT
+ * PRIMARY KEY of a table with a rowid, tenants.id, endpoints.name and
+ * outbox.action_id: hookbox never binds one); the primary key's columns
+ * in order; every other index with its columns in order, whether unique
+ * and whether partial, by its name (a UNIQUE constraint's index has
+ * none: its name is the server's).  SQLite is read with PRAGMA
+ * table_info, index_list and index_info; PostgreSQL with
+ * information_schema.columns and pg_index.  PostgreSQL's table
+ * schema_version, SQLite's PRAGMA user_version, is not compared.
+ */
+void test_schema_agree(const char *lite, const char *pg, const char *schema,
+    int ntables);
+
 #endif

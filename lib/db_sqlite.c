@@ -1,0 +1,354 @@
+/*
+ * db_sqlite.c: db.h's SQLite backend, SQLite called directly: a file
+ * opened with its flags, statements prepared on first use and kept, a
+ * busy handler that is fair between writers.
+ */
+#include <sys/stat.h>
+
+#include <pthread.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <sodium.h>
+#include <sqlite3.h>
+
+#include "db_int.h"
+
+_Static_assert(DB_OPEN_READONLY == SQLITE_OPEN_READONLY &&
+    DB_OPEN_READWRITE == SQLITE_OPEN_READWRITE &&
+    DB_OPEN_CREATE == SQLITE_OPEN_CREATE, "db.h's flags are SQLite's");
+
+struct lite_stmt {
+	struct db_stmt	 st;
+	sqlite3_stmt	*lite;
+};
+
+struct lite_db {
+	struct db	 db;
+	sqlite3		*lite;
+	char		*path;		/* the file opened */
+	dev_t		 dev;		/* ... and its device and inode */
+	ino_t		 ino;
+	int		 busy_ms;	/* see db_busy() */
+	long long	 busy_since;	/* ms, first busy call */
+};
+
+static struct lite_db *
+lite_db(struct db *db)
+{
+	return (struct lite_db *)db;
+}
+
+static const struct lite_db *
+lite_cdb(const struct db *db)
+{
+	return (const struct lite_db *)db;
+}
+
+static sqlite3_stmt *
+lite_stmt(const struct db_stmt *st)
+{
+	return ((const struct lite_stmt *)st)->lite;
+}
+
+static enum db_rc
+lite_rc(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+		return DB_OK;
+	case SQLITE_ROW:
+		return DB_ROW;
+	case SQLITE_DONE:
+		return DB_DONE;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return DB_BUSY;
+	case SQLITE_CONSTRAINT:
+		return DB_CONSTRAINT;
+	case SQLITE_READONLY:
+		return DB_READONLY;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return DB_DENIED;
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+		return DB_GONE;
+	case SQLITE_FULL:
+		return DB_FULL;
+	case SQLITE_NOMEM:
+		return DB_NOMEM;
+	default:
+		return DB_ERROR;
+	}
+}
+
+static void
+lite_stmt_free(struct db_stmt *st)
+{
+	struct lite_stmt	*ls = (struct lite_stmt *)st;
+
+	if (ls->lite != NULL)
+		sqlite3_finalize(ls->lite);
+	memset(ls, 0, sizeof(*ls));
+}
+
+static void
+lite_close(struct db *db)
+{
+	struct lite_db	*l = lite_db(db);
+
+	sqlite3_close(l->lite);
+	free(l->path);
+}
+
+/*
+ * Before SQLite initialises: no memory statistics.  They take a mutex
+ * that every connection of the process shares on every allocation, and
+ * the threaded responder's connections would queue on it.
+ */
+static void
+lite_configure(void)
+{
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+enum db_rc
+db_open_sqlite(const char *path, int flags, const struct db_text *text,
+    size_t n, struct db **out)
+{
+	static pthread_once_t	 once = PTHREAD_ONCE_INIT;
+	struct stat		 sb;
+	struct db		*db;
+	struct lite_db		*l;
+	int			 rc;
+
+	*out = NULL;
+	(void)pthread_once(&once, lite_configure);
+	if ((db = db_new(&db_sqlite_ops, text, n)) == NULL ||
+	    (lite_db(db)->path = strdup(path)) == NULL) {
+		db_close(db);
+		return DB_NOMEM;
+	}
+	l = lite_db(db);
+	/* One thread at a time uses a connection: no mutex of its own. */
+	rc = sqlite3_open_v2(path, &l->lite, flags | SQLITE_OPEN_NOFOLLOW |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_extended_result_codes(l->lite, 1);
+	/*
+	 * The file SQLite opened is the one stat sees now, unless it was
+	 * replaced and put back between the two: then the next
+	 * db_same_file() says so.
+	 */
+	if (rc == SQLITE_OK && stat(path, &sb) != 0)
+		rc = SQLITE_CANTOPEN;
+	if (rc != SQLITE_OK) {
+		db_close(db);
+		return lite_rc(rc);
+	}
+	l->dev = sb.st_dev;
+	l->ino = sb.st_ino;
+	*out = db;
+	return DB_OK;
+}
+
+static int
+lite_same_file(const struct db *db)
+{
+	const struct lite_db	*l = lite_cdb(db);
+	struct stat		 sb;
+
+	return stat(l->path, &sb) == 0 && sb.st_dev == l->dev &&
+	    sb.st_ino == l->ino && S_ISREG(sb.st_mode);
+}
+
+static int
+busy_cb(void *arg, int count)
+{
+	struct lite_db	*l = arg;
+	struct timespec	 ts;
+
+	if (count == 0)
+		l->busy_since = db_mono_ms();
+	else if (db_mono_ms() - l->busy_since >= l->busy_ms)
+		return 0;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)(250 + randombytes_uniform(1000)) * 1000;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+static void
+lite_busy(struct db *db, int ms)
+{
+	struct lite_db	*l = lite_db(db);
+
+	l->busy_ms = ms;
+	sqlite3_busy_handler(l->lite, ms > 0 ? busy_cb : NULL, l);
+}
+
+static int
+lite_readonly(struct db *db)
+{
+	return sqlite3_db_readonly(lite_db(db)->lite, "main") == 1;
+}
+
+static enum db_rc
+lite_checkpoint(struct db *db, int pages)
+{
+	sqlite3		*lite = lite_db(db)->lite;
+	enum db_rc	 rc;
+
+	if (pages > 0)
+		rc = lite_rc(sqlite3_wal_autocheckpoint(lite, pages));
+	else
+		rc = lite_rc(sqlite3_wal_checkpoint_v2(lite, NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL));
+	if (rc != DB_OK)
+		db->last = rc;
+	return rc;
+}
+
+static const char *
+lite_errmsg(const struct db *db)
+{
+	return sqlite3_errmsg(lite_cdb(db)->lite);
+}
+
+static enum db_rc
+lite_exec(struct db *db, const char *text)
+{
+	enum db_rc	rc;
+
+	if ((rc = lite_rc(sqlite3_exec(lite_db(db)->lite, text, NULL, NULL,
+	    NULL))) != DB_OK)
+		db->last = rc;
+	return rc;
+}
+
+static int
+lite_in_tx(struct db *db)
+{
+	return !sqlite3_get_autocommit(lite_db(db)->lite);
+}
+
+/* Prepared on first use, kept; reset and unbound after. */
+static enum db_rc
+lite_ready(struct db_stmt *st)
+{
+	struct lite_stmt	*ls = (struct lite_stmt *)st;
+
+	if (ls->lite != NULL) {
+		sqlite3_reset(ls->lite);
+		sqlite3_clear_bindings(ls->lite);
+		return DB_OK;
+	}
+	return lite_rc(sqlite3_prepare_v3(lite_db(st->db)->lite,
+	    st->db->text[st->i].sqlite, -1, SQLITE_PREPARE_PERSISTENT,
+	    &ls->lite, NULL));
+}
+
+static enum db_rc
+lite_bind_int64(struct db_stmt *st, int idx, int64_t v)
+{
+	return lite_rc(sqlite3_bind_int64(lite_stmt(st), idx, v));
+}
+
+static enum db_rc
+lite_bind_text(struct db_stmt *st, int idx, const char *s)
+{
+	return lite_rc(sqlite3_bind_text(lite_stmt(st), idx, s, -1,
+	    SQLITE_TRANSIENT));
+}
+
+static enum db_rc
+lite_bind_blob(struct db_stmt *st, int idx, const void *b, size_t len)
+{
+	return lite_rc(sqlite3_bind_blob64(lite_stmt(st), idx, b, len,
+	    SQLITE_TRANSIENT));
+}
+
+static enum db_rc
+lite_bind_null(struct db_stmt *st, int idx)
+{
+	return lite_rc(sqlite3_bind_null(lite_stmt(st), idx));
+}
+
+static enum db_rc
+lite_step(struct db_stmt *st)
+{
+	enum db_rc	rc;
+
+	rc = lite_rc(sqlite3_step(lite_stmt(st)));
+	if (rc == DB_DONE)
+		st->changes = sqlite3_changes64(lite_db(st->db)->lite);
+	if (rc != DB_ROW) {
+		sqlite3_reset(lite_stmt(st));
+		if (rc != DB_DONE)
+			st->db->last = rc;
+	}
+	return rc;
+}
+
+static void
+lite_reset(struct db_stmt *st)
+{
+	sqlite3_reset(lite_stmt(st));
+}
+
+static int
+lite_col_null(struct db_stmt *st, int col)
+{
+	return sqlite3_column_type(lite_stmt(st), col) == SQLITE_NULL;
+}
+
+static int64_t
+lite_col_int64(struct db_stmt *st, int col)
+{
+	return sqlite3_column_int64(lite_stmt(st), col);
+}
+
+static const char *
+lite_col_text(struct db_stmt *st, int col)
+{
+	const unsigned char	*s = sqlite3_column_text(lite_stmt(st), col);
+
+	return s != NULL ? (const char *)s : "";
+}
+
+static const void *
+lite_col_blob(struct db_stmt *st, int col, size_t *len)
+{
+	const void	*b = sqlite3_column_blob(lite_stmt(st), col);
+
+	*len = (size_t)sqlite3_column_bytes(lite_stmt(st), col);
+	return b != NULL ? b : "";
+}
+
+const struct db_ops db_sqlite_ops = {
+	.kind = DB_SQLITE,
+	.db_size = sizeof(struct lite_db),
+	.stmt_size = sizeof(struct lite_stmt),
+	.stmt_free = lite_stmt_free,
+	.close = lite_close,
+	.same_file = lite_same_file,
+	.busy = lite_busy,
+	.readonly = lite_readonly,
+	.checkpoint = lite_checkpoint,
+	.errmsg = lite_errmsg,
+	.exec = lite_exec,
+	.in_tx = lite_in_tx,
+	.ready = lite_ready,
+	.bind_int64 = lite_bind_int64,
+	.bind_text = lite_bind_text,
+	.bind_blob = lite_bind_blob,
+	.bind_null = lite_bind_null,
+	.step = lite_step,
+	.reset = lite_reset,
+	.col_null = lite_col_null,
+	.col_int64 = lite_col_int64,
+	.col_text = lite_col_text,
+	.col_blob = lite_col_blob,
+};
