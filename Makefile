@@ -115,6 +115,7 @@ LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
 	   lib/config_int.h lib/config_pool.h lib/store.h lib/store_accept.h \
 	   lib/store_outbox.h lib/store_ops.h lib/store_metrics.h \
+	   lib/store_flight.h \
 	   lib/store_int.h lib/accept.h lib/decide.h lib/group.h lib/hook.h \
 	   lib/http.h lib/outbox.h lib/poller.h lib/fault.h lib/json.h \
 	   lib/settings.h lib/super.h lib/log.h lib/metrics.h lib/access.h

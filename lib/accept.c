@@ -10,6 +10,7 @@
 #include "accept.h"
 #include "decide.h"
 #include "fault.h"
+#include "store_flight.h"
 #include "json.h"
 #include "text.h"
 #include "util.h"
@@ -171,17 +172,17 @@ failed(struct accept_res *res, enum store_status ss)
 }
 
 /*
- * Claims a completed job's action and adds its outbox row.  *moved when
- * the id turned out to be held already: the state is not as read.
+ * Claims a completed job's action and adds its outbox row.  An id held
+ * already fails the claim (the state is not as read), and the outbox row,
+ * sent after it, does nothing.
  */
 static enum store_status
-claim(struct store *st, const struct accept_prep *p, int *moved)
+claim(struct store *st, const struct accept_prep *p)
 {
 	const struct config_job	*job = &p->job;
 	struct store_action	 a;
 	enum store_status	 rc;
 	char			*payload;
-	int			 claimed;
 
 	memset(&a, 0, sizeof(a));
 	a.id = p->action;
@@ -191,12 +192,8 @@ claim(struct store *st, const struct accept_prep *p, int *moved)
 	a.job_id = job->job_id;
 	a.destination = job->destination;
 	a.now = p->now_ms;
-	if ((rc = store_action_claim(st, &a, &claimed)) != STORE_OK)
+	if ((rc = store_action_claim(st, &a)) != STORE_OK)
 		return rc;
-	if (!claimed) {
-		*moved = 1;
-		return STORE_OK;
-	}
 	/* Built only for a new action: a duplicate costs none. */
 	if ((payload = action_payload(p->action, job, p->obs, p->now_ms)) ==
 	    NULL)
@@ -208,28 +205,25 @@ claim(struct store *st, const struct accept_prep *p, int *moved)
 }
 
 /*
- * Writes what was decided for one observation.  *moved when the state
- * was not as read (another host wrote the delivery id or the action id
- * meanwhile): the caller decides again.
+ * Sends what was decided for one observation, in the flight: a failure
+ * known here (SQLite's, memory) is returned, the server's come when the
+ * flight lands.
  */
 static enum store_status
 write_one(struct store *st, const struct accept_prep *p,
-    const struct decide_out *o, int *moved)
+    const struct decide_out *o)
 {
 	const struct config_job	*job = &p->job;
 	enum store_status	 rc;
-	int			 inserted;
 
-	*moved = 0;
-	if ((o->writes & DECIDE_RECEIPT) && ((rc = store_receipt_put(st,
-	    &p->rcpt, hb_result_name(o->res.result), o->res.action,
-	    &inserted)) != STORE_OK || !inserted))
-		return *moved = rc == STORE_OK, rc;
+	if ((o->writes & DECIDE_RECEIPT) && (rc = store_receipt_put(st,
+	    &p->rcpt, hb_result_name(o->res.result), o->res.action)) !=
+	    STORE_OK)
+		return rc;
 	if ((o->writes & DECIDE_JOB) && (rc = store_job_put(st, job->tenant,
 	    job->job_id, &o->next, p->obs, p->now_ms)) != STORE_OK)
 		return rc;
-	if ((o->writes & DECIDE_CLAIM) && ((rc = claim(st, p, moved)) !=
-	    STORE_OK || *moved))
+	if ((o->writes & DECIDE_CLAIM) && (rc = claim(st, p)) != STORE_OK)
 		return rc;
 	if ((o->writes & DECIDE_CONFLICT) && (rc = store_conflict_add(st,
 	    job->tenant, job->job_id, o->res.action, o->kind, o->recorded,
@@ -254,88 +248,148 @@ by_job(const void *a, const void *b)
 }
 
 /*
- * Takes the locks of the members' jobs (store_job_lock()) in one order,
- * (tenant, job), before anything is read: two hosts' batches that share
- * jobs then wait for one another instead of deadlocking.  A lock not had
- * within the busy budget (held by a stuck transaction elsewhere) fails
- * its job's members alone, "try again", each lock in a savepoint of its
- * own: on PostgreSQL an error aborts the transaction up to the last
- * savepoint.  The waits together stay within the budget: once it is
- * spent, a lock held elsewhere is not waited for.  Nothing on SQLite,
- * whose BEGIN IMMEDIATE took the one lock there is.  Returns STORE_OK,
- * or why the whole transaction is lost.
+ * A batch's jobs, one member standing for each, in one order (tenant,
+ * job): two hosts' batches that share jobs then wait for one another
+ * instead of deadlocking.  at[i] is the flight index of job i's lock.
  */
-static enum store_status
-lock_jobs(struct store *st, size_t n, const struct accept_prep *const *p,
-    struct accept_res *const *res, int *done)
-{
+struct locks {
 	const struct accept_prep	**v;
-	enum store_status		  ss = STORE_OK;
-	size_t				  m = 0, i, j, k;
-	int64_t				  start = util_now_ms();
+	size_t				 *at;
+	size_t				  m;
+};
 
-	if (!store_job_locks(st))
-		return STORE_OK;
-	if ((v = calloc(n, sizeof(*v))) == NULL)
-		return STORE_NOMEM;
+/* The jobs of the members not done; -1 when out of memory. */
+static int
+locks_list(struct locks *lk, size_t n, const struct accept_prep *const *p,
+    const int *done)
+{
+	size_t	i, m = 0;
+
+	memset(lk, 0, sizeof(*lk));
+	if ((lk->v = calloc(n > 0 ? n : 1, sizeof(*lk->v))) == NULL ||
+	    (lk->at = calloc(n > 0 ? n : 1, sizeof(*lk->at))) == NULL)
+		return -1;
 	for (i = 0; i < n; i++)
 		if (!done[i] && p[i]->obs->event == OBS_EV_JOB)
-			v[m++] = p[i];
+			lk->v[m++] = p[i];
 	if (m > 1)
-		qsort(v, m, sizeof(v[0]), by_job);
-	for (i = 0; i < m; i = j) {
-		for (j = i + 1; j < m && by_job(&v[i], &v[j]) == 0; j++)
-			continue;
+		qsort(lk->v, m, sizeof(lk->v[0]), by_job);
+	for (i = 0; i < m; i++)
+		if (lk->m == 0 || by_job(&lk->v[lk->m - 1], &lk->v[i]) != 0)
+			lk->v[lk->m++] = lk->v[i];
+	return 0;
+}
+
+/* Fails the members of job j, "try again". */
+static void
+locks_fail(const struct locks *lk, size_t j, size_t n,
+    const struct accept_prep *const *p, struct accept_res *const *res,
+    int *done, enum store_status ss)
+{
+	size_t	k;
+
+	for (k = 0; k < n; k++)
+		if (!done[k] && p[k]->obs->event == OBS_EV_JOB &&
+		    by_job(&p[k], &lk->v[j]) == 0) {
+			(void)failed(res[k], ss);
+			done[k] = 1;
+		}
+}
+
+/*
+ * Sends the jobs' locks (store_job_lock()) into the flight, each in a
+ * savepoint of its own, so that one not had within the busy budget (held
+ * by a stuck transaction elsewhere) fails its job's members alone: they
+ * land with the batch's look-ups (pass()).  Nothing on SQLite, whose
+ * BEGIN IMMEDIATE took the one lock there is.
+ */
+static enum store_status
+locks_send(struct store *st, struct locks *lk)
+{
+	enum store_status	ss;
+	size_t			i;
+
+	for (i = 0; i < lk->m; i++) {
 		if ((ss = store_savepoint(st)) != STORE_OK)
-			break;
-		if ((ss = store_job_lock(st, v[i]->job.tenant, v[i]->job.job_id,
-		    util_now_ms() - start < store_busy_ms(st))) == STORE_OK) {
+			return ss;
+		lk->at[i] = store_sent(st);
+		if ((ss = store_job_lock(st, lk->v[i]->job.tenant,
+		    lk->v[i]->job.job_id, 1)) != STORE_OK ||
+		    (ss = store_release(st)) != STORE_OK)
+			return ss;
+	}
+	return STORE_OK;
+}
+
+/*
+ * After job j's lock failed in the flight (its savepoint rolled back):
+ * its members fail alone, and the jobs after it are locked one at a
+ * time, each landed, their waits together within the busy budget: once
+ * it is spent, a lock held elsewhere is not waited for.  Returns
+ * STORE_OK, or why the whole transaction is lost.
+ */
+static enum store_status
+locks_rest(struct store *st, const struct locks *lk, size_t j, size_t n,
+    const struct accept_prep *const *p, struct accept_res *const *res,
+    int *done, enum store_status why)
+{
+	enum store_status	ss;
+	int64_t			start = util_now_ms();
+
+	locks_fail(lk, j, n, p, res, done, why);
+	for (j++; j < lk->m; j++) {
+		if ((ss = store_savepoint(st)) != STORE_OK)
+			return ss;
+		if ((ss = store_job_lock(st, lk->v[j]->job.tenant,
+		    lk->v[j]->job.job_id, util_now_ms() - start <
+		    store_busy_ms(st))) == STORE_OK)
+			ss = store_land(st, NULL);
+		if (ss == STORE_OK) {
 			if ((ss = store_release(st)) != STORE_OK)
-				break;
+				return ss;
 			continue;
 		}
 		if (store_rollback_to(st) != STORE_OK || !store_in_tx(st))
-			break;
-		for (k = 0; k < n; k++)
-			if (!done[k] && p[k]->obs->event == OBS_EV_JOB &&
-			    by_job(&p[k], &v[i]) == 0) {
-				(void)failed(res[k], ss);
-				done[k] = 1;
-			}
-		ss = STORE_OK;
+			return ss;
+		locks_fail(lk, j, n, p, res, done, ss);
 	}
-	free(v);
-	return ss;
+	return STORE_OK;
 }
 
 /* How many times a batch is looked up again when the state moved. */
 #define ACCEPT_MOVED_MAX	3
 
 /*
- * One pass: in a savepoint, looks up what the members not done need,
- * decides them and writes.  On a member's failure, *culprit is its index
- * (the savepoint rolled back, the transaction standing); when the state
- * moved under it, *moved.
+ * One pass: in a savepoint, looks up what the members not done need
+ * (one flight, with the BEGIN and the locks sent before it), decides
+ * them, and sends the writes (a second flight).  On a member's failure,
+ * *culprit is its index (the savepoint rolled back, the transaction
+ * standing); when the state moved under it (a key another host wrote),
+ * *moved.  *lost is the index in the first flight of the statement that
+ * failed it, else SIZE_MAX.
  */
 static enum store_status
 pass(struct store *st, size_t n, const struct accept_prep *const *p,
     struct accept_res *const *res, const int *done, size_t *culprit,
-    int *moved)
+    int *moved, size_t *lost)
 {
 	const struct accept_prep	**live = NULL;
 	struct store_look		 *look = NULL;
 	struct store_found		 *found = NULL;
 	struct decide_out		 *out = NULL;
 	enum store_status		  ss = STORE_OK, rs;
-	size_t				 *idx = NULL, m = 0, i;
+	size_t				 *idx = NULL, *first = NULL, m = 0,
+					  i, j, f, tried, rel = SIZE_MAX;
 
 	*culprit = n;
 	*moved = 0;
+	*lost = SIZE_MAX;
 	if ((live = calloc(n, sizeof(*live))) == NULL ||
 	    (look = calloc(n, sizeof(*look))) == NULL ||
 	    (found = calloc(n, sizeof(*found))) == NULL ||
 	    (out = calloc(n, sizeof(*out))) == NULL ||
-	    (idx = calloc(n, sizeof(*idx))) == NULL) {
+	    (idx = calloc(n, sizeof(*idx))) == NULL ||
+	    (first = calloc(n, sizeof(*first))) == NULL) {
 		ss = STORE_NOMEM;
 		goto out;
 	}
@@ -353,25 +407,51 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 		}
 		m++;
 	}
-	if (m == 0 || (ss = store_savepoint(st)) != STORE_OK)
+	if (m == 0)
 		goto out;
-	if ((ss = store_look_batch(st, look, m)) != STORE_OK)
+	if ((ss = store_savepoint(st)) != STORE_OK ||
+	    (ss = store_look_batch(st, look, m)) != STORE_OK) {
+		(void)store_land(st, lost);
 		goto fail;
+	}
 	(void)fault_fire(FAULT_LOOKED);
 	for (i = 0; i < m; i++)
 		found[i] = look[i].found;
 	decide_batch(m, live, found, out);
-	for (i = 0; i < m; i++)
-		if ((ss = write_one(st, live[i], &out[i], moved)) != STORE_OK ||
-		    *moved) {
-			*culprit = idx[i];
-			goto fail;
-		}
-	if ((ss = store_release(st)) != STORE_OK)
-		goto fail;
-	for (i = 0; i < m; i++)
-		*res[idx[i]] = out[i].res;
-	goto out;
+	for (i = 0; i < m; i++) {
+		first[i] = store_sent(st);
+		if ((ss = write_one(st, live[i], &out[i])) != STORE_OK)
+			break;
+	}
+	tried = i < m ? i + 1 : m;
+	if (i == m) {
+		rel = store_sent(st);
+		ss = store_release(st);	/* a failure: with the flight's */
+	}
+	if ((rs = store_land(st, &f)) != STORE_OK) {
+		/*
+		 * The member whose statement failed, the last to start at or
+		 * before it (one with nothing to write starts where the next
+		 * does), or none: the release.
+		 */
+		for (j = 0; j < tried && first[j] <= f; j++)
+			continue;
+		*culprit = j > 0 && f < rel ? j - 1 : m;
+		ss = rs;
+	} else if (ss != STORE_OK)
+		*culprit = i;		/* a failure outside the flight */
+	else {
+		for (i = 0; i < m; i++)
+			*res[idx[i]] = out[i].res;
+		goto out;
+	}
+	if (*culprit < m) {
+		*moved = rs != STORE_OK && store_moved(st);
+		*culprit = idx[*culprit];
+		if (*moved)
+			ss = STORE_OK;
+	} else
+		*culprit = n;
 fail:
 	if ((rs = store_rollback_to(st)) != STORE_OK) {
 		*culprit = n;	/* everything is lost, not one member */
@@ -379,6 +459,7 @@ fail:
 			ss = rs;
 	}
 out:
+	free(first);
 	free(idx);
 	free(out);
 	free(found);
@@ -391,20 +472,42 @@ enum store_status
 accept_batch(struct store *st, size_t n, const struct accept_prep *const *p,
     struct accept_res *const *res, const int *skip)
 {
+	struct locks		 lk;
 	enum store_status	 ss;
-	size_t			 culprit, i;
+	size_t			 culprit, lost, i, j;
 	int			*done, moved, moves = 0;
 
+	memset(&lk, 0, sizeof(lk));
 	if ((done = calloc(n > 0 ? n : 1, sizeof(*done))) == NULL) {
 		ss = STORE_NOMEM;
 		goto fail;
 	}
 	for (i = 0; i < n; i++)
 		done[i] = skip != NULL && skip[i];
-	if ((ss = lock_jobs(st, n, p, res, done)) != STORE_OK)
-		goto fail;
+	if (store_job_locks(st)) {
+		if (locks_list(&lk, n, p, done) != 0) {
+			ss = STORE_NOMEM;
+			goto fail;
+		}
+		if ((ss = locks_send(st, &lk)) != STORE_OK)
+			goto fail;
+	}
 	for (;;) {
-		ss = pass(st, n, p, res, done, &culprit, &moved);
+		ss = pass(st, n, p, res, done, &culprit, &moved, &lost);
+		if (ss != STORE_OK && culprit == n && lk.m > 0 &&
+		    lost != SIZE_MAX && lost <= lk.at[lk.m - 1]) {
+			/* A job's lock: pass() rolled back to its savepoint. */
+			for (j = 0; j < lk.m && lk.at[j] != lost; j++)
+				continue;
+			if (j == lk.m || ss != STORE_BUSY || !store_in_tx(st))
+				goto fail;
+			if ((ss = locks_rest(st, &lk, j, n, p, res, done,
+			    ss)) != STORE_OK)
+				goto fail;
+			lk.m = 0;
+			continue;
+		}
+		lk.m = 0;	/* held from here on */
 		if (ss == STORE_OK && !moved)
 			break;
 		if (culprit == n)
@@ -415,12 +518,16 @@ accept_batch(struct store *st, size_t n, const struct accept_prep *const *p,
 		(void)failed(res[culprit], moved ? STORE_BUSY : ss);
 		done[culprit] = 1;
 	}
+	free(lk.at);
+	free(lk.v);
 	free(done);
 	return STORE_OK;
 fail:
 	for (i = 0; i < n; i++)
 		if (skip == NULL || !skip[i])
 			(void)failed(res[i], ss);
+	free(lk.at);
+	free(lk.v);
 	free(done);
 	return ss;
 }

@@ -6,8 +6,10 @@
  * server or a file goes through the connection's table of operations
  * (db_int.h) to its backend: db_sqlite.c or db_pg.c.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cJSON.h>
@@ -170,9 +172,113 @@ db_session(struct db *db, const char *text)
 	return db->ops->session(db, text);
 }
 
+/* Non-zero when text's first word is word (any case). */
+static int
+first_word(const char *text, const char *word)
+{
+	size_t	n = strlen(word);
+
+	while (isspace((unsigned char)*text))
+		text++;
+	return strncasecmp(text, word, n) == 0 &&
+	    !isalnum((unsigned char)text[n]) && text[n] != '_';
+}
+
+enum db_rc
+db_send(struct db_stmt *st)
+{
+	struct db	*db = st->db;
+	enum db_rc	 rc;
+
+	if (db->sent == 0) {		/* a new flight */
+		db->frc = DB_OK;
+		db->failed = 0;
+	}
+	if (db->frc != DB_OK) {
+		db->sent++;
+		return db->frc;
+	}
+	st->held = 0;
+	if (db->ops->send != NULL)
+		rc = db->ops->send(st);
+	else if ((rc = db->ops->step(st)) == DB_ROW || rc == DB_DONE) {
+		st->held = rc;
+		rc = DB_OK;
+	}
+	if (rc != DB_OK) {
+		db->frc = db->last = rc;
+		db->failed = db->sent;
+	}
+	db->sent++;
+	return rc;
+}
+
+/* Lands the flight, commit (NULL: none) riding it: see db_land(). */
+static enum db_rc
+land(struct db *db, struct db_stmt *commit)
+{
+	enum db_rc	rc = DB_OK;
+	size_t		f, n = db->sent;
+
+	if (n == 0)
+		return db->frc;
+	if (db->ops->land != NULL) {
+		/* A COMMIT does not ride a flight that failed already. */
+		rc = db->ops->land(db, db->frc == DB_OK ? commit : NULL, &f);
+		if (rc != DB_OK && (db->frc == DB_OK || f < db->failed)) {
+			db->frc = rc;
+			db->failed = f;
+		}
+	}
+	db->sent = 0;
+	if (db->frc == DB_OK)
+		db->failed = n + (commit != NULL && db->ops->land != NULL);
+	else
+		db->last = db->frc;
+	return db->frc;
+}
+
+enum db_rc
+db_land(struct db *db, size_t *failed)
+{
+	enum db_rc	rc = land(db, NULL);
+
+	if (failed != NULL)
+		*failed = db->failed;
+	return rc;
+}
+
+size_t
+db_sent(const struct db *db)
+{
+	return db->sent;
+}
+
+uint64_t
+db_round_trips(const struct db *db)
+{
+	return db->trips;
+}
+
+/*
+ * Before a call that needs the server: the flight landed, text the
+ * call's.  A failed flight fails the call unless it rolls back.
+ */
+static enum db_rc
+landed(struct db *db, const char *text)
+{
+	if (land(db, NULL) == DB_OK || first_word(text, "ROLLBACK"))
+		return DB_OK;
+	return db->frc;
+}
+
 enum db_rc
 db_exec(struct db *db, const char *text)
 {
+	enum db_rc	rc;
+
+	if (db->sent > 0 && (rc = landed(db, text)) != DB_OK)
+		return rc;
 	return db->ops->exec(db, text);
 }
 
@@ -193,6 +299,7 @@ db_stmt(struct db *db, size_t i)
 		return NULL;
 	}
 	st = db_stmt_at(db, i);
+	st->held = 0;
 	if ((rc = db->ops->ready(st)) != DB_OK) {
 		db->last = rc;
 		return NULL;
@@ -227,15 +334,45 @@ db_bind_null(struct db_stmt *st, int idx)
 	return st->db->ops->bind_null(st, idx);
 }
 
+/* The text a statement runs, as its backend says it. */
+static const char *
+stmt_text(const struct db_stmt *st)
+{
+	const struct db_text	*t = &st->db->text[st->i];
+
+	return st->db->ops->kind == DB_POSTGRES && t->pg != NULL ? t->pg :
+	    t->sqlite;
+}
+
 enum db_rc
 db_step(struct db_stmt *st)
 {
-	return st->db->ops->step(st);
+	struct db	*db = st->db;
+	const char	*text;
+	enum db_rc	 rc;
+
+	if (st->held != 0) {
+		rc = st->held;
+		st->held = 0;
+		return rc;
+	}
+	if (db->sent > 0) {
+		text = stmt_text(st);
+		if (first_word(text, "COMMIT") || first_word(text, "END")) {
+			/* It rides the flight, or does not run. */
+			if ((rc = land(db, db->ops->land != NULL ? st : NULL)) !=
+			    DB_OK)
+				return rc;
+		} else if ((rc = landed(db, text)) != DB_OK)
+			return rc;
+	}
+	return db->ops->step(st);
 }
 
 void
 db_reset(struct db_stmt *st)
 {
+	st->held = 0;
 	st->db->ops->reset(st);
 }
 

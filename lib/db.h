@@ -282,6 +282,47 @@ int db_col_copy(struct db_stmt *, int col, char *buf, size_t len);
 /* Steps a statement expected to return no row: DB_DONE or the error. */
 enum db_rc db_step_done(struct db_stmt *);
 
+/*
+ * A flight: statements sent one after another and answered together.
+ * On PostgreSQL db_send() queues a bound statement (libpq's pipeline
+ * mode) and nothing waits for the server until the flight lands: one
+ * round trip, whatever it holds.  On SQLite each statement runs as it is
+ * sent.  What the caller sees is the same:
+ *
+ * - db_send() returns DB_OK, or a failure known at once (SQLite's, a
+ *   send that could not be made).  Once a statement of the flight has
+ *   failed, those sent after it do nothing and return that failure.
+ * - db_land() waits for every answer: DB_OK, or the first failure's
+ *   class, *failed (if not NULL) its index in the flight, 0 for the
+ *   first sent; the statements after it did nothing.  Landed, it keeps
+ *   saying so (*failed the flight's size when it succeeded) until the
+ *   next db_send() starts another flight.
+ * - Then db_step() on a statement sent yields its rows from the first
+ *   (one sent twice keeps its last answer), and db_changes() what it
+ *   changed.
+ * - A call that needs the server before the flight is landed (db_exec(),
+ *   db_step() of another statement) lands it first, and fails with the
+ *   flight's failure without running, unless it rolls back (ROLLBACK,
+ *   ROLLBACK TO).  A COMMIT rides the flight: it is sent last, in the
+ *   same round trip (its index the flight's size), bounded as any COMMIT
+ *   is; after a failure it does not run, and the transaction stays
+ *   open for the caller's ROLLBACK (TO).
+ *
+ * The flight's answers wait in memory, its queries in the socket: keep
+ * one to what a batch needs (some hundreds of small statements).
+ */
+enum db_rc db_send(struct db_stmt *);
+enum db_rc db_land(struct db *, size_t *failed);
+
+/* The statements the flight not landed holds: the next one's index. */
+size_t db_sent(const struct db *);
+
+/*
+ * Round trips to the server since the connection was opened: a statement
+ * run, a statement prepared, a flight landed.  SQLite: 0.
+ */
+uint64_t db_round_trips(const struct db *);
+
 struct cJSON;
 
 /*

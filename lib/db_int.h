@@ -21,6 +21,7 @@ struct db_stmt {
 	struct db	*db;
 	size_t		 i;		/* its index in db->text */
 	int64_t		 changes;	/* see db_changes() */
+	enum db_rc	 held;		/* sent: its first step's answer */
 };
 
 /* The first member of each backend's connection. */
@@ -30,6 +31,11 @@ struct db {
 	size_t			 n;
 	unsigned char		*st;	/* n statements, ops->stmt_size each */
 	enum db_rc		 last;	/* the last failure's class */
+	/* The flight (db_send()): */
+	size_t			 sent;	/* statements sent, not landed */
+	enum db_rc		 frc;	/* its first failure's class */
+	size_t			 failed; /* ... and index, else its size */
+	uint64_t		 trips;	/* see db_round_trips() */
 };
 
 /*
@@ -72,6 +78,20 @@ struct db_ops {
 	int64_t		(*col_int64)(struct db_stmt *, int col);
 	const char     *(*col_text)(struct db_stmt *, int col);
 	const void     *(*col_blob)(struct db_stmt *, int col, size_t *len);
+
+	/*
+	 * A flight (db.h), for a backend that sends statements ahead of
+	 * their answers; NULL for one that runs them as they are sent (db.c
+	 * steps them then).  send() queues a bound statement; land() waits
+	 * for every answer queued, with commit (a COMMIT, or NULL) sent
+	 * last in the same round trip and bounded as any COMMIT is.  A
+	 * statement answered keeps its result for step().  Returns DB_OK, or
+	 * the first failure's class and *failed its index among the
+	 * statements queued (commit last).
+	 */
+	enum db_rc	(*send)(struct db_stmt *);
+	enum db_rc	(*land)(struct db *, struct db_stmt *commit,
+			    size_t *failed);
 };
 
 extern const struct db_ops	db_sqlite_ops;

@@ -39,6 +39,12 @@ struct pg_stmt {
 	size_t		  bloblen;
 };
 
+/* A command of a flight, in the order sent: a Parse, or an Execute. */
+struct pg_sent {
+	struct pg_stmt	*st;
+	int		 prepare;
+};
+
 struct pg_db {
 	struct db		 base;
 	PGconn			*pg;
@@ -52,6 +58,8 @@ struct pg_db {
 	enum db_rc		 txfail;	/* what aborted it */
 	int			 commit_ms;	/* a COMMIT's bound */
 	int			 warned;	/* a WARNING came: pg_notice() */
+	struct pg_sent		*q;		/* the flight: what was sent */
+	size_t			 nq, qcap;
 	char			 warning[128];	/* ... its message */
 	char			 err[256];
 };
@@ -249,6 +257,7 @@ pg_close(struct db *db)
 {
 	if (pg_db(db)->pg != NULL)
 		PQfinish(pg_db(db)->pg);
+	free(pg_db(db)->q);
 }
 
 /*
@@ -692,64 +701,61 @@ pg_commits(const struct pg_db *db, const char *text)
 }
 
 /*
- * Runs a command that commits (pg_commits()), the text or the prepared
- * statement st, bounded by the client (db.h says how, and why).  Its
- * outcome as pg_result() says it, but that a WARNING that came with an
- * answer of success makes it DB_BUSY; *out is the result, as PQexec()
- * would return it (the first error, else the last), NULL when none came.
+ * A client's bound on the wait for a command that commits (db.h says
+ * how, and why): its deadline, and how far past it the wait has gone.
  */
-static enum db_rc
-pg_commit_run(struct pg_db *db, const char *text, struct pg_stmt *st,
-    PGresult **out)
-{
-	PGresult	*res = NULL, *r;
-	long long	 end;
-	char		 name[24];
-	int		 sent, cfd = -1, cancelled = 0, dropped = 0, gone = 0;
-	enum db_rc	 rc;
+struct pg_bound {
+	long long	end;
+	int		cfd;		/* see pg_cancel() */
+	int		cancelled, dropped, gone;
+};
 
-	*out = NULL;
+static void
+pg_bound_start(struct pg_db *db, struct pg_bound *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->cfd = -1;
+	b->end = db_mono_ms() + db->commit_ms;
 	db->warned = 0;
-	if (st != NULL) {
-		(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
-		sent = PQsendQueryPrepared(db->pg, name, st->nparams,
-		    (const char *const *)st->vals, st->lens, st->fmts, 0);
-	} else
-		sent = PQsendQuery(db->pg, text);
-	if (!sent)
-		return pg_fail(db, NULL);
-	end = db_mono_ms() + db->commit_ms;
+}
+
+/*
+ * The next result, as PQgetResult() returns it, waited for within b's
+ * bound: past it the command is cancelled, and DB_PG_CANCEL_MS later
+ * the connection dropped (then every result comes at once: an error).
+ */
+static PGresult *
+pg_get(struct pg_db *db, struct pg_bound *b)
+{
 	for (;;) {
-		/* Lost, the rest comes at once: an error, then the end. */
-		if (gone || !PQisBusy(db->pg)) {
-			if ((r = PQgetResult(db->pg)) == NULL)
-				break;
-			if (res != NULL && PQresultStatus(res) ==
-			    PGRES_FATAL_ERROR)
-				pg_res_free(r);
-			else {
-				pg_res_free(res);
-				res = r;
-			}
-			continue;
-		}
-		if (db_mono_ms() >= end) {
-			if (cancelled) {
+		if (b->gone || !PQisBusy(db->pg))
+			return PQgetResult(db->pg);
+		if (db_mono_ms() >= b->end) {
+			if (b->cancelled) {
 				pg_drop(db);
-				dropped = gone = 1;
+				b->dropped = b->gone = 1;
 				continue;
 			}
 			/* Cancelled, it is waited for a while longer. */
-			cfd = pg_cancel(db);
-			cancelled = 1;
-			end = db_mono_ms() + DB_PG_CANCEL_MS;
+			b->cfd = pg_cancel(db);
+			b->cancelled = 1;
+			b->end = db_mono_ms() + DB_PG_CANCEL_MS;
 			continue;
 		}
-		(void)pg_wait(PQsocket(db->pg), end - db_mono_ms());
+		(void)pg_wait(PQsocket(db->pg), b->end - db_mono_ms());
 		if (PQconsumeInput(db->pg) == 0)
-			gone = 1;
+			b->gone = 1;
 	}
-	rc = pg_result(db, res, st != NULL ? st->sql : text);
+}
+
+/*
+ * After the answers to a command that commits, rc its outcome: a WARNING
+ * with success makes it DB_BUSY (db.h), a drop says so, and a cancel on
+ * its way is seen taken.
+ */
+static enum db_rc
+pg_bound_end(struct pg_db *db, struct pg_bound *b, enum db_rc rc)
+{
 	if (rc == DB_OK && db->warned) {
 		(void)snprintf(db->err, sizeof(db->err), "commit not"
 		    " acknowledged: committed here, perhaps not on a"
@@ -757,7 +763,7 @@ pg_commit_run(struct pg_db *db, const char *text, struct pg_stmt *st,
 		    db->warning);
 		rc = db->base.last = DB_BUSY;
 	}
-	if (dropped)
+	if (b->dropped)
 		(void)snprintf(db->err, sizeof(db->err), "no answer to a"
 		    " commit within %d ms, nor %d ms after its cancel: the"
 		    " connection is dropped, the outcome unknown",
@@ -769,12 +775,54 @@ pg_commit_run(struct pg_db *db, const char *text, struct pg_stmt *st,
 	 * Not within the grace: the connection is dropped, the outcome
 	 * kept; the next call connects again.
 	 */
-	if (cfd >= 0) {
+	if (b->cfd >= 0) {
 		if (PQstatus(db->pg) == CONNECTION_OK &&
-		    !pg_wait(cfd, end - db_mono_ms()))
+		    !pg_wait(b->cfd, b->end - db_mono_ms()))
 			pg_drop(db);
-		(void)close(cfd);
+		(void)close(b->cfd);
 	}
+	return rc;
+}
+
+/*
+ * Runs a command that commits (pg_commits()), the text or the prepared
+ * statement st, bounded by the client (db.h says how, and why).  Its
+ * outcome as pg_result() says it, but that a WARNING that came with an
+ * answer of success makes it DB_BUSY; *out is the result, as PQexec()
+ * would return it (the first error, else the last), NULL when none came.
+ */
+static enum db_rc
+pg_commit_run(struct pg_db *db, const char *text, struct pg_stmt *st,
+    PGresult **out)
+{
+	PGresult	*res = NULL, *r;
+	struct pg_bound	 b;
+	char		 name[24];
+	int		 sent;
+	enum db_rc	 rc;
+
+	*out = NULL;
+	if (st != NULL) {
+		(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
+		sent = PQsendQueryPrepared(db->pg, name, st->nparams,
+		    (const char *const *)st->vals, st->lens, st->fmts, 0);
+	} else
+		sent = PQsendQuery(db->pg, text);
+	if (!sent)
+		return pg_fail(db, NULL);
+	db->base.trips++;
+	pg_bound_start(db, &b);
+	/* Lost, the rest comes at once: an error, then the end. */
+	while ((r = pg_get(db, &b)) != NULL) {
+		if (res != NULL && PQresultStatus(res) == PGRES_FATAL_ERROR)
+			pg_res_free(r);
+		else {
+			pg_res_free(res);
+			res = r;
+		}
+	}
+	rc = pg_bound_end(db, &b, pg_result(db, res, st != NULL ? st->sql :
+	    text));
 	*out = res;
 	return rc;
 }
@@ -786,6 +834,7 @@ pg_session(struct pg_db *db)
 	PGresult	*res;
 	enum db_rc	 rc;
 
+	db->base.trips++;
 	res = PQexec(db->pg, db->session);
 	rc = pg_result(db, res, db->session);
 	pg_res_free(res);
@@ -860,6 +909,7 @@ pg_exec(struct db *ddb, const char *text)
 	if (pg_commits(db, text))
 		rc = pg_commit_run(db, text, NULL, &res);
 	else {
+		db->base.trips++;
 		res = PQexec(db->pg, text);
 		rc = pg_result(db, res, text);
 	}
@@ -963,6 +1013,7 @@ pg_prepare(struct pg_stmt *st)
 	enum db_rc	 rc = DB_OK;
 
 	(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
+	pg_of(st)->base.trips++;
 	res = PQprepare(pg_of(st)->pg, name, st->sql, st->nparams, st->types);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = pg_fail(pg_of(st), res);
@@ -1062,6 +1113,7 @@ pg_run(struct pg_stmt *st)
 		rc = pg_commit_run(db, NULL, st, &st->res);
 	else {
 		(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
+		db->base.trips++;
 		st->res = PQexecPrepared(db->pg, name, st->nparams,
 		    (const char *const *)st->vals, st->lens, st->fmts, 0);
 		rc = pg_result(db, st->res, st->sql);
@@ -1075,6 +1127,172 @@ pg_run(struct pg_stmt *st)
 	n = PQcmdTuples(st->res);
 	st->base.changes = n[0] != '\0' ? strtoll(n, NULL, 10) : 0;
 	return DB_OK;
+}
+
+/* Appends a command to the flight; -1 when out of memory. */
+static int
+pg_queue(struct pg_db *db, struct pg_stmt *st, int prepare)
+{
+	struct pg_sent	*q;
+	size_t		 cap;
+
+	if (db->nq == db->qcap) {
+		cap = db->qcap > 0 ? 2 * db->qcap : 32;
+		if ((q = reallocarray(db->q, cap, sizeof(*q))) == NULL)
+			return -1;
+		db->q = q;
+		db->qcap = cap;
+	}
+	db->q[db->nq].st = st;
+	db->q[db->nq].prepare = prepare;
+	db->nq++;
+	return 0;
+}
+
+/*
+ * Sends a statement in the flight (pipeline mode, entered by the first):
+ * prepared first, in the same flight, if the connection has not yet.
+ * Nothing is waited for here.
+ */
+static enum db_rc
+pg_send(struct db_stmt *dst)
+{
+	struct pg_stmt	*st = pg_stmt(dst);
+	struct pg_db	*db = pg_of(st);
+	char		 name[24];
+	enum db_rc	 rc;
+	int		 done;
+
+	pg_clear(st);
+	if (db->nq == 0) {
+		if ((rc = pg_ready(db, st->sql, &done)) != DB_OK)
+			return rc;
+		if (done || PQenterPipelineMode(db->pg) == 0)
+			return pg_fail(db, NULL);
+	}
+	(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
+	if (!st->prepared) {
+		if (pg_queue(db, st, 1) != 0)
+			return db->base.last = DB_NOMEM;
+		if (PQsendPrepare(db->pg, name, st->sql, st->nparams,
+		    st->types) == 0)
+			return pg_fail(db, NULL);
+		st->prepared = 1;	/* unless its answer says otherwise */
+	}
+	if (pg_queue(db, st, 0) != 0)
+		return db->base.last = DB_NOMEM;
+	if (PQsendQueryPrepared(db->pg, name, st->nparams,
+	    (const char *const *)st->vals, st->lens, st->fmts, 0) == 0)
+		return pg_fail(db, NULL);
+	return DB_OK;
+}
+
+/* An answer of the flight for e, kept by its statement: see pg_run(). */
+static enum db_rc
+pg_answer(struct pg_db *db, const struct pg_sent *e, PGresult *r)
+{
+	struct pg_stmt	*st = e->st;
+	const char	*n;
+	enum db_rc	 rc;
+
+	if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED) {
+		if (e->prepare)
+			st->prepared = 0;	/* skipped: never made */
+		pg_res_free(r);
+		return DB_ERROR;	/* the first failure says why */
+	}
+	if (e->prepare) {
+		rc = PQresultStatus(r) == PGRES_COMMAND_OK ? DB_OK :
+		    pg_fail(db, r);
+		if (rc != DB_OK)
+			st->prepared = 0;
+		pg_res_free(r);
+		return rc;
+	}
+	if ((rc = pg_result(db, r, st->sql)) != DB_OK) {
+		pg_res_free(r);
+		return rc;
+	}
+	pg_clear(st);
+	st->res = r;
+	st->nrows = PQntuples(r);
+	st->row = -1;
+	n = PQcmdTuples(r);
+	st->base.changes = n[0] != '\0' ? strtoll(n, NULL, 10) : 0;
+	return DB_OK;
+}
+
+/*
+ * Lands the flight: a Sync, then every answer in the order sent, each
+ * command's result followed by a NULL, and the Sync's own.  A COMMIT
+ * (commit), or a flight begun outside a transaction (its statements
+ * commit), is waited for within a COMMIT's bound.  The first failure
+ * wins: the server skips what follows it (PGRES_PIPELINE_ABORTED).
+ */
+static enum db_rc
+pg_land(struct db *ddb, struct db_stmt *commit, size_t *failed)
+{
+	struct pg_db	*db = pg_db(ddb);
+	struct pg_bound	 b;
+	PGresult	*r;
+	enum db_rc	 rc, first = DB_OK;
+	size_t		 i, k = 0, nq;
+	int		 bounded = commit != NULL || !db->tx, synced = 0;
+
+	*failed = 0;
+	if (db->nq == 0)
+		return DB_OK;
+	if (commit != NULL && pg_send(commit) != DB_OK)
+		first = db->base.last;
+	pg_bound_start(db, &b);
+	if (PQpipelineSync(db->pg) == 0 && first == DB_OK)
+		first = pg_fail(db, NULL);
+	db->base.trips++;
+	nq = db->nq;
+	for (i = 0; i < nq && !synced; i++) {
+		/* A NULL ends each command's results. */
+		while ((r = bounded ? pg_get(db, &b) : PQgetResult(db->pg)) ==
+		    NULL && PQstatus(db->pg) == CONNECTION_OK)
+			continue;
+		if (r == NULL || PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+			synced = r != NULL;
+			pg_res_free(r);
+			if (first == DB_OK) {
+				first = pg_fail(db, NULL);
+				*failed = k;
+			}
+			break;
+		}
+		rc = pg_answer(db, &db->q[i], r);
+		if (rc != DB_OK && first == DB_OK) {
+			first = rc;
+			*failed = k;
+		}
+		if (!db->q[i].prepare)
+			k++;
+	}
+	/* The Sync's answer, unless the connection is lost. */
+	while (!synced && PQstatus(db->pg) == CONNECTION_OK) {
+		if ((r = bounded ? pg_get(db, &b) : PQgetResult(db->pg)) ==
+		    NULL)
+			continue;
+		synced = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+		pg_res_free(r);
+	}
+	for (; i < nq; i++)
+		if (db->q[i].prepare)
+			db->q[i].st->prepared = 0;
+	db->nq = 0;
+	if (PQstatus(db->pg) == CONNECTION_OK)
+		(void)PQexitPipelineMode(db->pg);
+	pg_track(db, first);
+	if (commit == NULL)
+		db->warned = 0;		/* only a COMMIT's warning counts */
+	if (bounded)
+		first = pg_bound_end(db, &b, first);
+	if (first != DB_OK)
+		db->base.last = first;
+	return first;
 }
 
 static enum db_rc
@@ -1166,4 +1384,6 @@ const struct db_ops db_pg_ops = {
 	.col_int64 = pg_col_int64,
 	.col_text = pg_col_text,
 	.col_blob = pg_col_blob,
+	.send = pg_send,
+	.land = pg_land,
 };

@@ -78,34 +78,28 @@ count_answers(struct group *g, struct item *batch)
 }
 
 /*
- * Inside the batch's transaction, once every member has its answer:
- * what the process counted so far (requests refused before they could
- * be written, earlier batches that failed) and this batch's own results,
- * one UPSERT per label set, in a savepoint.  *counted says whether they
- * were written.  When they were not, the batch still stands (unless
- * SQLite rolled everything back: the status says so), and the counts
- * stay in memory for the next one: metrics_done(, 0) puts back what was
- * taken, count_answers() the members.
+ * Once every member has its answer: what the process counted so far
+ * (requests refused before they could be written, earlier batches that
+ * failed) and this batch's own results, for the batch's COMMIT to carry
+ * (store_metrics_commit(): one UPSERT per label set, in a savepoint).
+ * NULL when there are none to write (no memory for them).  When they are
+ * not written, the batch still stands, and the counts stay in memory for
+ * the next one: metrics_done(, 0) puts back what was taken,
+ * count_answers() the members.
  */
-static enum store_status
-add_counts(struct group *g, struct item *batch, int *counted)
+static const struct metrics_set *
+counts(struct group *g, struct item *batch)
 {
-	struct item		*it;
-	enum store_status	 ss;
+	struct item	*it;
 
-	*counted = 0;
 	metrics_set_clear(&g->flush);
 	if (metrics_take(g->opts.metrics, &g->flush) != 0)
-		return STORE_OK;
+		return NULL;
 	for (it = batch; it != NULL; it = it->next)
 		if (metrics_set_add(&g->flush, "requests", label(it),
 		    hb_result_name(it->res->result), 1) != 0)
-			return STORE_OK;
-	if ((ss = store_metrics_add(g->st, &g->flush)) == STORE_OK)
-		*counted = 1;
-	else if (store_in_tx(g->st))
-		ss = STORE_OK;	/* the counts alone failed */
-	return ss;
+			return NULL;
+	return &g->flush;
 }
 
 /* Every member of a batch answered "try again": nothing of it is kept. */
@@ -178,23 +172,32 @@ run_batch(struct group *g, struct item *batch)
 	struct item			*it;
 	enum store_status		 ss;
 	struct metrics			*m = g->opts.metrics;
+	const struct metrics_set	*set = NULL;
 	size_t				 n;
-	int				 counted = 0, kept;
+	int				 counted = 0, kept, tries;
 
-	if ((ss = begin(g)) != STORE_OK)
-		goto answer;
 	for (it = batch, n = 0; it != NULL && n < GROUP_BATCH_MAX;
 	    it = it->next, n++) {
 		p[n] = it->prep;
 		res[n] = it->res;
 	}
-	/* Its members that fail alone are answered "try again" in it. */
-	if ((ss = accept_batch(g->st, n, p, res, NULL)) != STORE_OK)
-		goto fail;
-	if (m != NULL && (ss = add_counts(g, batch, &counted)) != STORE_OK) {
-		metrics_done(m, 0);
-		goto fail;
+	for (tries = 0;; tries++) {
+		if ((ss = begin(g)) != STORE_OK)
+			goto answer;
+		/* Its members that fail alone are answered "try again". */
+		if ((ss = accept_batch(g->st, n, p, res, NULL)) == STORE_OK)
+			break;
+		/*
+		 * A connection lost while it waited is met by the batch's
+		 * first flight, its BEGIN with it: nothing ran, and the batch
+		 * runs once more on a new one.
+		 */
+		if (ss != STORE_GONE || tries > 0)
+			goto fail;
+		end_failed(g, ss);
 	}
+	if (m != NULL)
+		set = counts(g, batch);
 	/*
 	 * A read-out sees this COMMIT's counts in the table or in memory.
 	 * Counts that rode it are in the file its rows went to, once,
@@ -203,7 +206,7 @@ run_batch(struct group *g, struct item *batch)
 	 */
 	if (m != NULL)
 		metrics_lock_commit(m);
-	ss = store_commit(g->st);
+	ss = store_metrics_commit(g->st, set, &counted);
 	kept = counted && store_committed(g->st);
 	if (ss != STORE_OK)
 		fail_all(batch, ss);

@@ -16,6 +16,7 @@
 
 #include "fault.h"
 #include "pg_schema.h"
+#include "store_flight.h"
 #include "store_int.h"
 #include "util.h"
 
@@ -137,8 +138,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_RECEIPT_PUT] = { "INSERT INTO receipts(received_at, tenant, endpoint,"
 	    " source, delivery_id, job_id, type, status, stage, result,"
 	    " action_id, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-	    " ?11, ?12) ON CONFLICT(endpoint, delivery_id)"
-	    " WHERE delivery_id IS NOT NULL DO NOTHING" },
+	    " ?11, ?12)" },
 	/*
 	 * A batch's look-ups (store_look_batch()), each key set one JSON
 	 * array: [[endpoint, delivery id], ...], [[tenant, job], ...],
@@ -188,8 +188,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " error = coalesce(excluded.error, job_state.error),"
 	    " updated_at = excluded.updated_at" },
 	[STORE_Q_CLAIM] = { "INSERT INTO accepted(action_id, tenant, attempt, step,"
-	    " job_id, accepted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-	    " ON CONFLICT(action_id) DO NOTHING" },
+	    " job_id, accepted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
 	[STORE_Q_OUTBOX_ADD] = { "INSERT INTO outbox(action_id, tenant, destination,"
 	    " payload, state, next_at, created_at, updated_at)"
 	    " VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?5)" },
@@ -509,6 +508,46 @@ store_done(struct store *s, struct db_stmt *st)
 	return store_status_of(s, db_step_done(st));
 }
 
+enum store_status
+store_send(struct store *s, struct db_stmt *st)
+{
+	return store_status_of(s, db_send(st));
+}
+
+enum store_status
+store_send_q(struct store *s, enum store_q q)
+{
+	struct db_stmt	*st;
+
+	if ((st = store_stmt(s, q)) == NULL)
+		return store_last(s);
+	return store_send(s, st);
+}
+
+enum store_status
+store_land(struct store *s, size_t *failed)
+{
+	return store_status_of(s, db_land(s->db, failed));
+}
+
+size_t
+store_sent(const struct store *s)
+{
+	return db_sent(s->db);
+}
+
+int
+store_moved(const struct store *s)
+{
+	return db_land(s->db, NULL) == DB_CONSTRAINT;
+}
+
+uint64_t
+store_round_trips(const struct store *s)
+{
+	return db_round_trips(s->db);
+}
+
 static enum store_status
 migrate(struct store *s)
 {
@@ -818,8 +857,13 @@ store_begin(struct store *s)
 	 */
 	if (s->in_tx && (s->pg || !db_in_tx(s->db)))
 		store_rollback(s);
-	if ((rc = store_run(s, STORE_Q_BEGIN)) == STORE_OK)
+	/* What an earlier transaction sent and never landed: its end. */
+	(void)db_land(s->db, NULL);
+	/* Sent: on PostgreSQL it rides the transaction's first flight. */
+	if ((rc = store_send_q(s, STORE_Q_BEGIN)) == STORE_OK)
 		s->in_tx = 1;
+	else
+		(void)db_land(s->db, NULL);	/* failed at once: over */
 	return rc;
 }
 

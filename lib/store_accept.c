@@ -7,18 +7,17 @@
 #include "fault.h"
 #include "json.h"
 #include "store_accept.h"
+#include "store_flight.h"
 #include "store_int.h"
 #include "text.h"
 
 
 enum store_status
 store_receipt_put(struct store *s, const struct store_receipt *r,
-    const char *result, const char *action, int *inserted)
+    const char *result, const char *action)
 {
 	struct db_stmt	*st;
-	enum db_rc	 rc;
 
-	*inserted = 0;
 	if ((st = store_stmt(s, STORE_Q_RECEIPT_PUT)) == NULL)
 		return store_last(s);
 	if (db_bind_int64(st, 1, r->at) != DB_OK ||
@@ -35,10 +34,7 @@ store_receipt_put(struct store *s, const struct store_receipt *r,
 	    (r->body != NULL ? db_bind_blob(st, 12, r->body, r->bodylen) :
 	    db_bind_null(st, 12)) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = db_step_done(st)) != DB_DONE)
-		return store_status_of(s, rc);
-	*inserted = db_changes(st) == 1;
-	return STORE_OK;
+	return store_send(s, st);
 }
 
 /* Non-empty: a key to look up. */
@@ -126,21 +122,19 @@ look_keys(const struct store_look *look, size_t n, enum look what,
 	return STORE_OK;
 }
 
-/* Runs one look-up and files its rows in look. */
+/* Sends one look-up, *out its statement (NULL: no key to look up). */
 static enum store_status
-look_run(struct store *s, enum look what, struct store_look *look,
-    size_t n)
+look_send(struct store *s, enum look what, const struct store_look *look,
+    size_t n, struct db_stmt **out)
 {
 	static const enum store_q	 q[LOOK__N] = { STORE_Q_LOOK_RECEIPTS,
 	    STORE_Q_LOOK_JOBS, STORE_Q_LOOK_ACTIONS };
 	struct db_stmt			*st;
-	struct store_found		*f;
-	const char			*a, *b, *ka, *kb, *term;
 	char				*keys;
 	enum store_status		 ss;
 	enum db_rc			 rc;
-	size_t				 i;
 
+	*out = NULL;
 	if ((ss = look_keys(look, n, what, &keys)) != STORE_OK ||
 	    keys == NULL)
 		return ss;
@@ -152,6 +146,20 @@ look_run(struct store *s, enum look what, struct store_look *look,
 	free(keys);
 	if (rc != DB_OK)
 		return STORE_NOMEM;
+	*out = st;
+	return store_send(s, st);
+}
+
+/* Files the rows of one look-up, landed, in look. */
+static enum store_status
+look_read(struct store *s, struct db_stmt *st, enum look what,
+    struct store_look *look, size_t n)
+{
+	struct store_found		*f;
+	const char			*a, *b, *ka, *kb, *term;
+	enum db_rc			 rc;
+	size_t				 i;
+
 	while ((rc = db_step(st)) == DB_ROW) {
 		a = db_col_text(st, 0);
 		b = db_col_text(st, 1);
@@ -196,17 +204,28 @@ look_run(struct store *s, enum look what, struct store_look *look,
 enum store_status
 store_look_batch(struct store *s, struct store_look *look, size_t n)
 {
-	enum store_status	rc = STORE_OK;
-	size_t			i;
-	int			k;
+	struct db_stmt		*st[LOOK__N] = { NULL };
+	enum store_status	 rc = STORE_OK, ls;
+	size_t			 i;
+	int			 k;
 
 	for (i = 0; i < n; i++) {
 		memset(&look[i].found, 0, sizeof(look[i].found));
 		look[i].found.job.stage = OBS_STAGE_QUEUED;
 		look[i].found.job.terminal = OBS_ST_NONE;
 	}
+	/* One flight: with what the caller sent before them. */
 	for (k = 0; k < LOOK__N && rc == STORE_OK; k++)
-		rc = look_run(s, (enum look)k, look, n);
+		rc = look_send(s, (enum look)k, look, n, &st[k]);
+	if ((ls = store_land(s, NULL)) != STORE_OK && rc == STORE_OK)
+		rc = ls;
+	for (k = 0; k < LOOK__N && rc == STORE_OK; k++)
+		if (st[k] != NULL)
+			rc = look_read(s, st[k], (enum look)k, look, n);
+	if (rc != STORE_OK)
+		for (k = 0; k < LOOK__N; k++)
+			if (st[k] != NULL)
+				db_reset(st[k]);
 	return rc;
 }
 
@@ -238,7 +257,7 @@ store_job_lock(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_text(st, 2, job_id) != DB_OK)
 		return STORE_NOMEM;
 	if (wait)
-		return store_done(s, st);
+		return store_send(s, st);
 	if ((rc = db_step(st)) != DB_ROW)
 		return rc == DB_DONE ? STORE_ERROR : store_status_of(s, rc);
 	rc = db_col_int64(st, 0) == 1 ? DB_OK : DB_BUSY;
@@ -293,17 +312,14 @@ store_job_put(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_opt(st, 7, o->error) != DB_OK ||
 	    db_bind_int64(st, 8, now) != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(s, db_step_done(st));
+	return store_send(s, st);
 }
 
 enum store_status
-store_action_claim(struct store *s, const struct store_action *a,
-    int *claimed)
+store_action_claim(struct store *s, const struct store_action *a)
 {
 	struct db_stmt	*st;
-	enum db_rc	 rc;
 
-	*claimed = 0;
 	if ((st = store_stmt(s, STORE_Q_CLAIM)) == NULL)
 		return store_last(s);
 	if (db_bind_opt(st, 1, a->id) != DB_OK ||
@@ -313,10 +329,7 @@ store_action_claim(struct store *s, const struct store_action *a,
 	    db_bind_opt(st, 5, a->job_id) != DB_OK ||
 	    db_bind_int64(st, 6, a->now) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = db_step_done(st)) != DB_DONE)
-		return store_status_of(s, rc);
-	*claimed = db_changes(st) == 1;
-	return STORE_OK;
+	return store_send(s, st);
 }
 
 enum store_status
@@ -334,7 +347,7 @@ store_outbox_add(struct store *s, const struct store_action *a)
 	    db_bind_opt(st, 4, a->payload) != DB_OK ||
 	    db_bind_int64(st, 5, a->now) != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(s, db_step_done(st));
+	return store_send(s, st);
 }
 
 enum store_status
@@ -354,19 +367,19 @@ store_conflict_add(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_opt(st, 6, recorded) != DB_OK ||
 	    db_bind_opt(st, 7, observed) != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(s, db_step_done(st));
+	return store_send(s, st);
 }
 
 enum store_status
 store_savepoint(struct store *s)
 {
-	return store_run(s, STORE_Q_SAVEPOINT);
+	return store_send_q(s, STORE_Q_SAVEPOINT);
 }
 
 enum store_status
 store_release(struct store *s)
 {
-	return store_run(s, STORE_Q_RELEASE);
+	return store_send_q(s, STORE_Q_RELEASE);
 }
 
 enum store_status

@@ -55,13 +55,15 @@ struct store_prior {
 };
 
 /*
- * Inserts a receipt with its result and action id (may be NULL).
- * *inserted is 0 when the endpoint had received this delivery id already
- * (nothing is inserted).
+ * Inserts a receipt with its result and action id (may be NULL).  A
+ * delivery id the endpoint received already is STORE_CONSTRAINT (the
+ * state moved since it was looked up).  The writes below are sent in the
+ * connection's flight (store_flight.h): on PostgreSQL their failures come
+ * when it lands.
  */
 HB_API enum store_status store_receipt_put(struct store *,
-    const struct store_receipt *, const char *result, const char *action,
-    int *inserted) HB_MUST_CHECK;
+    const struct store_receipt *, const char *result,
+    const char *action) HB_MUST_CHECK;
 
 /* The recorded state of one job; a job never seen is stage QUEUED, no terminal. */
 struct store_job {
@@ -94,8 +96,10 @@ struct store_look {
  * Looks up what deciding n observations needs (decide.h), for all of
  * them at once: one statement for the receipts, one for the jobs' states,
  * one for the actions, each skipped when no observation has its key.
- * Fills every look[i].found.  It takes no lock: on PostgreSQL the caller
- * holds the jobs' locks first (store_job_lock()).
+ * Fills every look[i].found.  The three ride the connection's flight,
+ * with what was sent before them, and land it (store_flight.h).  It takes
+ * no lock: on PostgreSQL the caller holds the jobs' locks first
+ * (store_job_lock()).
  */
 HB_API enum store_status store_look_batch(struct store *,
     struct store_look *look, size_t n) HB_MUST_CHECK;
@@ -146,12 +150,12 @@ struct store_action {
 };
 
 /*
- * INSERT .. ON CONFLICT(action_id) DO NOTHING into accepted: one action
- * per id comes from its primary key, never from a read.  *claimed is 0
- * when another row holds the id already (nothing is inserted).
+ * Inserts the action into accepted: one action per id comes from its
+ * primary key, never from a read.  An id another row holds already is
+ * STORE_CONSTRAINT.
  */
 HB_API enum store_status store_action_claim(struct store *,
-    const struct store_action *, int *claimed) HB_MUST_CHECK;
+    const struct store_action *) HB_MUST_CHECK;
 
 /* Adds the outbox row, pending and due now, for a claimed action. */
 HB_API enum store_status store_outbox_add(struct store *,

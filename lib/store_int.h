@@ -109,4 +109,11 @@ struct db_stmt *store_stmt(struct store *, enum store_q);
 /* Steps a bound statement expected to return no row. */
 enum store_status store_done(struct store *, struct db_stmt *);
 
+/*
+ * Sends a bound statement, or q's, in the connection's flight (db.h's
+ * db_send()): on PostgreSQL its failure comes when the flight lands.
+ */
+enum store_status store_send(struct store *, struct db_stmt *);
+enum store_status store_send_q(struct store *, enum store_q);
+
 #endif

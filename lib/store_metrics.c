@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "store_accept.h"
+#include "store_flight.h"
 #include "store_int.h"
 #include "store_metrics.h"
 
@@ -12,7 +13,6 @@ static enum store_status
 put(struct store *s, const struct metrics_row *r)
 {
 	struct db_stmt	*st;
-	enum db_rc	 rc;
 
 	if ((st = store_stmt(s, strcmp(r->name, "heartbeat_ms") == 0 ?
 	    STORE_Q_METRIC_MAX : STORE_Q_METRIC_ADD)) == NULL)
@@ -25,29 +25,79 @@ put(struct store *s, const struct metrics_row *r)
 		db_reset(st);
 		return store_last(s);
 	}
-	rc = db_step_done(st);
-	return store_status_of(s, rc);
+	return store_send(s, st);
+}
+
+/*
+ * Sends m's rows in a savepoint of their own; *start is the savepoint's
+ * index in the flight, *end the index after the release.
+ */
+static void
+send_rows(struct store *s, const struct metrics_set *m, size_t *start,
+    size_t *end)
+{
+	enum store_status	rc;
+	int			i;
+
+	*start = store_sent(s);
+	rc = store_savepoint(s);
+	for (i = 0; i < m->n && rc == STORE_OK; i++)
+		if (m->rows[i].value != 0)
+			rc = put(s, &m->rows[i]);
+	/* A failure is the flight's: it says how it went when it lands. */
+	if (rc == STORE_OK)
+		rc = store_release(s);
+	*end = store_sent(s);
+}
+
+/* Non-zero when the flight failed on a row sent in [start, end). */
+static int
+rows_failed(struct store *s, size_t start, size_t end)
+{
+	size_t	f;
+
+	return store_land(s, &f) != STORE_OK && f >= start && f < end;
 }
 
 enum store_status
 store_metrics_add(struct store *s, const struct metrics_set *m)
 {
 	enum store_status	rc;
-	int			i;
+	size_t			start, end;
 
 	if (m->n == 0)
 		return STORE_OK;
-	if ((rc = store_savepoint(s)) != STORE_OK)
+	send_rows(s, m, &start, &end);
+	if ((rc = store_land(s, NULL)) == STORE_OK ||
+	    !rows_failed(s, start, end) || !store_in_tx(s))
 		return rc;
-	for (i = 0; i < m->n; i++)
-		if (m->rows[i].value != 0 && (rc = put(s, &m->rows[i])) !=
-		    STORE_OK) {
-			/* Either way rc says it: store_in_tx() says the rest. */
-			if (store_rollback_to(s) != STORE_OK)
-				return rc;
-			return rc;
-		}
-	return store_release(s);
+	/* Theirs alone: undone.  rc says it, store_in_tx() the rest. */
+	if (store_rollback_to(s) != STORE_OK)
+		return rc;
+	return rc;
+}
+
+enum store_status
+store_metrics_commit(struct store *s, const struct metrics_set *m,
+    int *counted)
+{
+	enum store_status	rc;
+	size_t			start, end;
+
+	*counted = 0;
+	if (m == NULL || m->n == 0)
+		return store_commit(s);
+	send_rows(s, m, &start, &end);
+	if ((rc = store_commit(s)) == STORE_OK || !rows_failed(s, start,
+	    end)) {
+		/* They rode it, whatever it said (see store_committed()). */
+		*counted = 1;
+		return rc;
+	}
+	/* The rows alone failed, and the COMMIT did not run: without them. */
+	if (!store_in_tx(s) || store_rollback_to(s) != STORE_OK)
+		return rc;
+	return store_commit(s);
 }
 
 enum store_status
@@ -77,11 +127,14 @@ enum store_status
 store_metrics_beat(struct store *s, int64_t now_ms)
 {
 	struct metrics_row	r;
+	enum store_status	rc;
 
 	memset(&r, 0, sizeof(r));
 	memcpy(r.name, "heartbeat_ms", sizeof("heartbeat_ms"));
 	r.value = now_ms;
-	return put(s, &r);
+	if ((rc = put(s, &r)) != STORE_OK)
+		return rc;
+	return store_land(s, NULL);
 }
 
 enum store_status

@@ -21,6 +21,15 @@
 HB_API enum store_status store_metrics_add(struct store *,
     const struct metrics_set *s) HB_MUST_CHECK;
 
+/*
+ * store_commit() with s's rows riding the COMMIT (on PostgreSQL in the
+ * same round trip, store_flight.h), in a savepoint of their own: when
+ * they fail, the transaction is committed without them.  *counted says
+ * whether they were.  m may be NULL.
+ */
+HB_API enum store_status store_metrics_commit(struct store *,
+    const struct metrics_set *m, int *counted) HB_MUST_CHECK;
+
 /* The dispatcher's heartbeat, now_ms, in a statement of its own. */
 HB_API enum store_status store_metrics_beat(struct store *, int64_t now_ms)
     HB_MUST_CHECK;

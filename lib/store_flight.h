@@ -1,0 +1,40 @@
+/*
+ * store_flight.h: a transaction's statements sent together (db.h's
+ * flights).  On PostgreSQL the store's writes, savepoints and BEGIN are
+ * sent without waiting for their answers; a flight lands, in one round
+ * trip, when a read needs its rows (store_look_batch()), when the caller
+ * lands it, or with the COMMIT, which rides it.  On SQLite every
+ * statement runs as it is sent, and a flight only keeps its first
+ * failure.  Either way, once a statement has failed the ones sent after
+ * it do nothing, and the transaction stands for store_rollback_to() or
+ * store_rollback().
+ */
+#ifndef HB_STORE_FLIGHT_H
+#define HB_STORE_FLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/*
+ * Waits for the flight's answers: STORE_OK, or the first failure's class
+ * with *failed (if not NULL) its index in the flight (store_sent() when
+ * it was sent).  Landed already (by a read, a COMMIT), says how it went
+ * until the next statement is sent.
+ */
+HB_API enum store_status store_land(struct store *, size_t *failed);
+
+/*
+ * Non-zero when the flight landed failing on a key another transaction
+ * wrote (a unique constraint): the state moved since it was looked up.
+ */
+HB_API int store_moved(const struct store *);
+
+/* The statements the flight not landed holds: the next one's index. */
+HB_API size_t store_sent(const struct store *);
+
+/* Round trips to the server since the store was opened; 0 on SQLite. */
+HB_API uint64_t store_round_trips(const struct store *);
+
+#endif /* HB_STORE_FLIGHT_H */
