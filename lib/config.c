@@ -669,14 +669,18 @@ lookup(struct config *c, enum config_q q, const char *k1, const char *k2,
 	return CONFIG_OK;
 }
 
-/* Copies columns into buffers; a value that does not fit is an error. */
+/*
+ * Copies columns col.. into buffers; a value that does not fit is an
+ * error.
+ */
 static enum config_status
-copy_cols(struct db_stmt *st, char *const *bufs, const size_t *lens, size_t n)
+copy_cols(struct db_stmt *st, int col, char *const *bufs, const size_t *lens,
+    size_t n)
 {
 	size_t	i;
 
 	for (i = 0; i < n; i++)
-		if (bufs[i] != NULL && db_col_copy(st, (int)i, bufs[i],
+		if (bufs[i] != NULL && db_col_copy(st, col + (int)i, bufs[i],
 		    lens[i]) != 0)
 			return CONFIG_ERROR;
 	return CONFIG_OK;
@@ -777,36 +781,22 @@ config_valid_api_key(const unsigned char *k, size_t len)
 }
 
 enum config_status
-config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
+config_row_tenant(struct db_stmt *st, struct config_tenant *t)
 {
-	struct db_stmt		*st;
-	enum config_status	 rc;
-
-	if ((rc = lookup(c, CONFIG_Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
-		return rc;
 	memset(t, 0, sizeof(*t));
 	if (db_col_copy(st, 0, t->id, sizeof(t->id)) != 0 ||
 	    db_col_copy(st, 2, t->status_base, sizeof(t->status_base)) != 0)
-		rc = CONFIG_ERROR;
+		return CONFIG_ERROR;
 	t->active = (int)db_col_int64(st, 1);
-	db_reset(st);
-	if (rc == CONFIG_OK && config_tenant_invalid(t) != NULL)
-		rc = CONFIG_INVALID;
-	return rc;
+	return config_tenant_invalid(t) != NULL ? CONFIG_INVALID : CONFIG_OK;
 }
 
 enum config_status
-config_endpoint_get(struct config *c, const char *name,
-    struct config_endpoint *e)
+config_row_endpoint(struct db_stmt *st, struct config_endpoint *e)
 {
-	struct db_stmt		*st;
-	enum config_status	 rc;
-	const char		*kind, *auth;
-	int			 k, a;
+	const char	*kind, *auth;
+	int		 k, a;
 
-	if ((rc = lookup(c, CONFIG_Q_ENDPOINT_GET, name, NULL, &st)) !=
-	    CONFIG_OK)
-		return rc;
 	memset(e, 0, sizeof(*e));
 	kind = db_col_text(st, 2);
 	auth = db_col_text(st, 3);
@@ -817,15 +807,52 @@ config_endpoint_get(struct config *c, const char *name,
 	    CONFIG_KIND_N)) < 0 ||
 	    auth == NULL || (a = config_name_parse(auth, config_auth_names,
 	    CONFIG_AUTH_N)) < 0)
-		rc = CONFIG_ERROR;
-	else {
-		e->kind = (enum config_kind)k;
-		e->auth = (enum config_auth)a;
-	}
+		return CONFIG_ERROR;
+	e->kind = (enum config_kind)k;
+	e->auth = (enum config_auth)a;
 	e->tolerance = db_col_int64(st, 5);
+	return config_endpoint_invalid(e) != NULL ? CONFIG_INVALID : CONFIG_OK;
+}
+
+enum config_status
+config_row_job(struct db_stmt *st, int col, struct config_job *j)
+{
+	char *const	bufs[] = { j->tenant, j->job_id, j->attempt, j->step,
+	    j->destination, j->source_url, j->output };
+	const size_t	lens[] = { sizeof(j->tenant), sizeof(j->job_id),
+	    sizeof(j->attempt), sizeof(j->step), sizeof(j->destination),
+	    sizeof(j->source_url), sizeof(j->output) };
+
+	if (copy_cols(st, col, bufs, lens, 7) != CONFIG_OK)
+		return CONFIG_ERROR;
+	return config_job_invalid(j) != NULL ? CONFIG_INVALID : CONFIG_OK;
+}
+
+enum config_status
+config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = lookup(c, CONFIG_Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
+		return rc;
+	rc = config_row_tenant(st, t);
 	db_reset(st);
-	if (rc == CONFIG_OK && config_endpoint_invalid(e) != NULL)
-		rc = CONFIG_INVALID;
+	return rc;
+}
+
+enum config_status
+config_endpoint_get(struct config *c, const char *name,
+    struct config_endpoint *e)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = lookup(c, CONFIG_Q_ENDPOINT_GET, name, NULL, &st)) !=
+	    CONFIG_OK)
+		return rc;
+	rc = config_row_endpoint(st, e);
+	db_reset(st);
 	return rc;
 }
 
@@ -835,19 +862,12 @@ config_job_get(struct config *c, const char *tenant, const char *job_id,
 {
 	struct db_stmt		*st;
 	enum config_status	 rc;
-	char *const		 bufs[] = { j->tenant, j->job_id, j->attempt,
-	    j->step, j->destination, j->source_url, j->output };
-	const size_t		 lens[] = { sizeof(j->tenant),
-	    sizeof(j->job_id), sizeof(j->attempt), sizeof(j->step),
-	    sizeof(j->destination), sizeof(j->source_url), sizeof(j->output) };
 
 	if ((rc = lookup(c, CONFIG_Q_JOB_GET, tenant, job_id, &st)) !=
 	    CONFIG_OK)
 		return rc;
-	rc = copy_cols(st, bufs, lens, 7);
+	rc = config_row_job(st, 0, j);
 	db_reset(st);
-	if (rc == CONFIG_OK && config_job_invalid(j) != NULL)
-		rc = CONFIG_INVALID;
 	return rc;
 }
 
@@ -867,7 +887,7 @@ config_destination_get(struct config *c, const char *tenant,
 	    &q)) != CONFIG_OK ||
 	    (rc = lookup(c, q, tenant, name, &st)) != CONFIG_OK)
 		return rc;
-	rc = copy_cols(st, bufs, lens, 5);
+	rc = copy_cols(st, 0, bufs, lens, 5);
 	d->idempotent = (int)db_col_int64(st, 3);
 	d->timeout_ms = (int)db_col_int64(st, 5);
 	d->max_attempts = (int)db_col_int64(st, 6);
@@ -1016,7 +1036,7 @@ config_pollable_jobs(struct config *c,
 	while ((rc = db_step(st)) == DB_ROW) {
 		memset(&j, 0, sizeof(j));
 		/* A row that breaks its rule is skipped, never asked about. */
-		if (copy_cols(st, bufs, lens, 8) != CONFIG_OK ||
+		if (copy_cols(st, 0, bufs, lens, 8) != CONFIG_OK ||
 		    config_job_invalid(&j) != NULL || !valid_url(base, 1))
 			continue;
 		if (fn(arg, &j, base) != 0) {

@@ -110,6 +110,19 @@ enum config_status config_dest_q(struct config *c, enum config_q q,
 enum config_status config_pg_connect(struct config *c, const char *path,
     int busy_ms);
 
+/*
+ * A row's columns into a struct, checked as every read checks them:
+ * CONFIG_OK, CONFIG_INVALID (a validator refuses it) or CONFIG_ERROR (a
+ * value too long, a kind or auth of no name).  The columns are those of
+ * CONFIG_Q_TENANT_GET and CONFIG_Q_ENDPOINT_GET, and CONFIG_Q_JOB_GET's
+ * from column col on.
+ */
+enum config_status config_row_tenant(struct db_stmt *, struct config_tenant *);
+enum config_status config_row_endpoint(struct db_stmt *,
+    struct config_endpoint *);
+enum config_status config_row_job(struct db_stmt *, int col,
+    struct config_job *);
+
 /* The status of c's last failure (db_last()). */
 enum config_status config_last(const struct config *c);
 
