@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "config_int.h"
+#include "pg_schema.h"
 #include "text.h"
 #include "util.h"
 
@@ -36,6 +37,38 @@
 #define JOBS_ACTION_INDEX \
 	"CREATE INDEX IF NOT EXISTS jobs_action ON jobs(tenant, attempt, step," \
 	" job_id)"
+
+/*
+ * The configuration's version: one row, bumped in the writing
+ * transaction by every change to the tables a reader may keep a snapshot
+ * of (the responder, next), by triggers, so that every writer bumps it: this tool, the
+ * previous release's, plain SQL.  SQLite has only row triggers: a
+ * statement that changes n rows bumps it n times, and one that changes
+ * none leaves it.  Jobs and destinations are read afresh by every look-up
+ * and have none: a job import does not make every reader load its
+ * snapshot again.  It starts at a random number below 2^48, so that a
+ * file made again or restored from another is not taken for the one a
+ * snapshot was read from because its count is the same.  Made with a new
+ * file, and added to an older one by its first writer (add_version()):
+ * the schema's version stays 1, for the previous release.
+ */
+#define VERSION_BUMP_LITE(t, ev) \
+	"CREATE TRIGGER IF NOT EXISTS " t "_version_" ev " AFTER " ev " ON " \
+	t " BEGIN UPDATE config_version SET version = version + 1; END;"
+#define VERSION_BUMPS_LITE(t) \
+	VERSION_BUMP_LITE(t, "insert") VERSION_BUMP_LITE(t, "update") \
+	VERSION_BUMP_LITE(t, "delete")
+#define VERSION_TABLE_LITE \
+	"CREATE TABLE IF NOT EXISTS config_version(" \
+	" one INTEGER PRIMARY KEY CHECK(one = 1)," \
+	" version INTEGER NOT NULL);" \
+	"INSERT OR IGNORE INTO config_version(one, version)" \
+	" VALUES (1, abs(random() % 281474976710656));" \
+	VERSION_BUMPS_LITE("tenants") VERSION_BUMPS_LITE("endpoints") \
+	VERSION_BUMPS_LITE("secrets")
+/* The triggers' names, for the readers' look at them (CONFIG_Q_VERSIONED). */
+#define VERSION_NAMES_LITE(t) \
+	"'" t "_version_insert', '" t "_version_update', '" t "_version_delete'"
 
 const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
@@ -85,6 +118,7 @@ const char config_schema[] =
 	" PRIMARY KEY(tenant, job_id),"
 	" FOREIGN KEY(tenant, destination) REFERENCES destinations(tenant, name));"
 	JOBS_ACTION_INDEX ";"
+	VERSION_TABLE_LITE
 	"PRAGMA user_version=1;"
 	"COMMIT;";
 
@@ -284,6 +318,23 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_DEST_GET_OLD] = { DEST_GET("0") },
 	[CONFIG_Q_DEST_LIST_OLD] = { DEST_LIST_LITE("'false'"),
 	    DEST_LIST_PG("false") },
+	/*
+	 * 1 when the version is there and kept: its table, and a trigger on
+	 * each table a snapshot holds (enabled, on PostgreSQL).
+	 */
+	[CONFIG_Q_VERSIONED] = { "SELECT (SELECT count(*) FROM sqlite_master"
+	    " WHERE type = 'table' AND name = 'config_version') +"
+	    " (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+	    " AND name IN (" VERSION_NAMES_LITE("tenants") ", "
+	    VERSION_NAMES_LITE("endpoints") ", " VERSION_NAMES_LITE("secrets")
+	    ")) = 10",
+	    "SELECT ((SELECT count(*) FROM pg_class"
+	    " WHERE oid = to_regclass('hookbox_config.config_version')) +"
+	    " (SELECT count(*) FROM pg_trigger"
+	    " WHERE tgname = 'config_version_bump' AND tgenabled <> 'D'"
+	    " AND tgrelid IN (to_regclass('hookbox_config.tenants'),"
+	    " to_regclass('hookbox_config.endpoints'),"
+	    " to_regclass('hookbox_config.secrets'))) = 4)::int" },
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {
@@ -537,6 +588,60 @@ out:
 	return rc;
 }
 
+/* Serialises add_version() across PostgreSQL sessions: any fixed key. */
+#define VERSION_LOCK_PG	"7312455311853453102"
+
+int
+config_versioned(struct config *c, enum config_status *rc)
+{
+	struct db_stmt	*st;
+	enum db_rc	 drc;
+	int		 n;
+
+	if ((st = config_stmt(c, CONFIG_Q_VERSIONED, rc)) == NULL)
+		return -1;
+	if ((drc = db_step(st)) != DB_ROW) {
+		*rc = drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
+		return -1;
+	}
+	n = db_col_int64(st, 0) == 1;
+	db_reset(st);
+	return n;
+}
+
+/*
+ * A writer adds the version, its table and triggers, to a file made
+ * before them, as add_allow_col() adds its column: in a transaction of
+ * its own that looks again under the lock, the schema's version kept at
+ * 1.  The previous release still reads such a file, and its writes bump
+ * the version too: the triggers are the file's, not the program's.  On
+ * PostgreSQL the serving roles are granted the new table as they were
+ * granted the tenants.
+ */
+static enum config_status
+add_version(struct config *c)
+{
+	enum config_status	rc = CONFIG_OK;
+	int			lite = db_kind(c->db) == DB_SQLITE, n;
+
+	if ((n = config_versioned(c, &rc)) != 0)
+		return n > 0 ? CONFIG_OK : rc;
+	if ((rc = config_status_of(c, db_exec(c->db, lite ? "BEGIN IMMEDIATE" :
+	    "BEGIN; SELECT pg_advisory_xact_lock(" VERSION_LOCK_PG ")"))) !=
+	    CONFIG_OK)
+		goto out;
+	if ((n = config_versioned(c, &rc)) < 0)
+		goto out;
+	if (n == 0 && (rc = config_status_of(c, db_exec(c->db, lite ?
+	    VERSION_TABLE_LITE : pg_schema_config_version))) != CONFIG_OK)
+		goto out;
+	rc = config_status_of(c, db_exec(c->db, "COMMIT"));
+out:
+	if (rc != CONFIG_OK && db_in_tx(c->db))
+		(void)db_exec(c->db, "ROLLBACK");
+	return rc;
+}
+
 enum config_status
 config_open(const char *path, enum config_mode mode, int busy_ms,
     struct config **out)
@@ -596,6 +701,9 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	/* What a destination allows: the tool may write it from now on. */
 	if (rc == CONFIG_OK && c->writable)
 		rc = add_allow_col(c);
+	/* The version every write bumps, for the readers' snapshots. */
+	if (rc == CONFIG_OK && c->writable)
+		rc = add_version(c);
 out:
 	if (rc != CONFIG_OK)
 		config_close(c);

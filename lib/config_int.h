@@ -64,6 +64,8 @@ enum config_q {
 	CONFIG_Q_DEST_ALLOW_COL,
 	CONFIG_Q_DEST_GET_OLD,
 	CONFIG_Q_DEST_LIST_OLD,
+	/* Has the file the version, and its triggers? */
+	CONFIG_Q_VERSIONED,
 	CONFIG_Q__N
 };
 
@@ -122,6 +124,12 @@ enum config_status config_row_endpoint(struct db_stmt *,
     struct config_endpoint *);
 enum config_status config_row_job(struct db_stmt *, int col,
     struct config_job *);
+
+/*
+ * 1 when c's file has the version (config.c) and every trigger that
+ * keeps it, 0 when not, -1 with *rc when it cannot be told.
+ */
+int config_versioned(struct config *c, enum config_status *rc);
 
 /* The status of c's last failure (db_last()). */
 enum config_status config_last(const struct config *c);

@@ -27,6 +27,13 @@ extern const char pg_schema_config[];
 extern const char pg_schema_state[];
 
 /*
+ * The configuration's version, its table, function and triggers, for a
+ * schema made before them; inside the caller's transaction (no BEGIN, no
+ * COMMIT), and harmless when they are there already.
+ */
+extern const char pg_schema_config_version[];
+
+/*
  * The GRANT lines that let role serve (respond, dispatch, poll): USAGE on
  * both schemas, SELECT on hookbox_config's tables, SELECT, INSERT, UPDATE
  * and DELETE on hookbox_state's tables and their sequences, and a

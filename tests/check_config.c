@@ -2953,6 +2953,202 @@ START_TEST(test_job_import_bad_lines)
 }
 END_TEST
 
+/*
+ * The version (config.c): kept by the file's own triggers, added to an
+ * older file by its first writer.
+ */
+
+#define VERSION_Q	"SELECT version FROM config_version"
+
+static long long
+version(void)
+{
+	return raw_int(VERSION_Q);
+}
+
+/* The id of an endpoint's first secret. */
+static int
+first_secret(void *arg, const struct config_secret_info *i)
+{
+	*(int64_t *)arg = i->id;
+	return 1;
+}
+
+/* Drops the version as the previous release's file lacks it. */
+static void
+unversion(void)
+{
+	raw_exec("DROP TRIGGER tenants_version_insert;"
+	    " DROP TRIGGER tenants_version_update;"
+	    " DROP TRIGGER tenants_version_delete;"
+	    " DROP TRIGGER endpoints_version_insert;"
+	    " DROP TRIGGER endpoints_version_update;"
+	    " DROP TRIGGER endpoints_version_delete;"
+	    " DROP TRIGGER secrets_version_insert;"
+	    " DROP TRIGGER secrets_version_update;"
+	    " DROP TRIGGER secrets_version_delete;"
+	    " DROP TABLE config_version",
+	    "DROP FUNCTION hookbox_config.config_version_bump() CASCADE;"
+	    " DROP TABLE hookbox_config.config_version");
+}
+
+/* The version's table and triggers, as a reader looks for them. */
+static int
+versioned(struct config *c)
+{
+	enum config_status	rc = CONFIG_OK;
+	int			n;
+
+	n = config_versioned(c, &rc);
+	ck_assert_int_eq(rc, CONFIG_OK);
+	return n;
+}
+
+START_TEST(test_version_bumps)
+{
+	struct config_tenant	 t;
+	const char		*why;
+	long long		 v0, v;
+	int64_t			 id = 0;
+
+	ck_assert_int_eq(versioned(w), 1);
+	v0 = version();
+	ck_assert_int_ge(v0, 0);
+	ck_assert_int_lt(v0, 1LL << 48);
+	test_add_tenant(w, "acme", 1);
+	ck_assert_int_gt(v = version(), v0);
+	/* Destinations and jobs are read afresh: no bump. */
+	test_add_destination(w, "acme", "sink");
+	test_add_job(w, "acme", "j1", "a1", "sink");
+	ck_assert_int_eq(version(), v);
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "acme", "j1"),
+	    CONFIG_OK);
+	ck_assert_int_eq(version(), v);
+	test_add_endpoint(w, "hook", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	add_secret("hook", HMAC_SECRET "-2", 0);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	ck_assert_int_eq(config_secret_each(w, "hook", first_secret, &id),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_secret_revoke(w, "hook", id), CONFIG_OK);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	t.active = 0;
+	ck_assert_int_eq(config_tenant_update(w, &t, NULL, 0, &why),
+	    CONFIG_OK);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	/* Inside a transaction: committed with it, or not at all. */
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	test_add_tenant(w, "gone", 1);
+	config_rollback(w);
+	ck_assert_int_eq(version(), v);
+	/* Plain SQL bumps it too: the triggers are the file's. */
+	raw_exec("UPDATE tenants SET active = 1", NULL);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	raw_exec("DELETE FROM secrets", NULL);
+	ck_assert_int_gt(version(), v);
+	/* Only the version's one row. */
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM config_version"), 1);
+}
+END_TEST
+
+/* Two files made apart do not start at the same version. */
+START_TEST(test_version_random_start)
+{
+	struct config	*w2;
+	char		 other[PATH_MAX + 16];
+
+	if (test_backend != TEST_SQLITE)
+		return;
+	test_path(other, sizeof(other), dir, "other.db");
+	ck_assert_int_eq(config_create(other), CONFIG_OK);
+	ck_assert_int_eq(config_open(other, CONFIG_WRITE, BUSY_MS, &w2),
+	    CONFIG_OK);
+	config_close(w2);
+	ck_assert_int_ne(test_db_int(other, VERSION_Q), version());
+}
+END_TEST
+
+/*
+ * A file made before the version: read as it is (a reader adds
+ * nothing), and its first writer adds the table and the triggers, the
+ * schema's version kept for the previous release; on PostgreSQL a role
+ * that could read the tenants can read the version.
+ */
+START_TEST(test_version_added)
+{
+	struct config	*r, *w2;
+	struct db	*db;
+	char		 role[32], sql[160], grants[1024], info[PATH_MAX + 64];
+	char		 why[256];
+	static const struct db_text text[] = { { VERSION_Q, NULL } };
+	struct db_stmt	*st;
+	long long	 v;
+
+	test_add_tenant(w, "acme", 1);
+	config_close(w);
+	w = NULL;
+	unversion();
+	if (test_backend == TEST_POSTGRES) {
+		ck_assert_int_lt(snprintf(role, sizeof(role), "hb_ver_%ld",
+		    (long)getpid()), (int)sizeof(role));
+		raw_exec(NULL, pg_schema_state);
+		ck_assert_int_lt(snprintf(sql, sizeof(sql),
+		    "DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN", role,
+		    role), (int)sizeof(sql));
+		raw_exec(NULL, sql);
+		ck_assert_int_eq(pg_schema_grants(role, grants,
+		    sizeof(grants)), 0);
+		raw_exec(NULL, grants);
+	}
+	r = test_config_open(dir, CONFIG_READ, BUSY_MS);
+	ck_assert_int_eq(versioned(r), 0);
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "SELECT count(*) FROM sqlite_master WHERE name = 'config_version'" :
+	    "SELECT count(to_regclass('hookbox_config.config_version'))"), 0);
+
+	w = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	ck_assert_int_eq(versioned(w), 1);
+	ck_assert_int_eq(versioned(r), 1);
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM schema_version"), 1);
+	v = version();
+	ck_assert_int_ge(v, 0);
+	/* Opened again, a writer finds it and changes nothing. */
+	w2 = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	config_close(w2);
+	ck_assert_int_eq(version(), v);
+	test_add_tenant(w, "more", 1);
+	ck_assert_int_gt(version(), v);
+	config_close(r);
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s", dbpath,
+	    role), (int)sizeof(info));
+	ck_assert_msg(db_open_pg(info, 5000, 0, text, 1, &db, why,
+	    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+	ck_assert_int_eq(db_exec(db, "SET search_path = hookbox_config"),
+	    DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(db, 0));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_int_eq(db_col_int64(st, 0), version());
+	db_reset(st);
+	/* Read, never written. */
+	ck_assert_int_eq(db_exec(db, "UPDATE config_version"
+	    " SET version = 0"), DB_DENIED);
+	db_close(db);
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+	    " DROP ROLE %s", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -3022,6 +3218,14 @@ config_suite(void)
 	tcase_add_test(tc, test_pg_reader);
 	tcase_add_test(tc, test_pg_grants);
 	tcase_add_test(tc, test_pg_uri_busy);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("version");
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_version_bumps);
+	tcase_add_test(tc, test_version_random_start);
+	tcase_add_test(tc, test_version_added);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");
