@@ -39,9 +39,9 @@
 	" job_id)"
 
 /*
- * The configuration's version: one row, bumped in the writing
- * transaction by every change to the tables a reader may keep a snapshot
- * of (the responder, next), by triggers, so that every writer bumps it: this tool, the
+ * The configuration's version (config_cache.h): one row, bumped in the
+ * writing transaction by every change to the tables a reader's snapshot
+ * holds, by triggers, so that every writer bumps it: this tool, the
  * previous release's, plain SQL.  SQLite has only row triggers: a
  * statement that changes n rows bumps it n times, and one that changes
  * none leaves it.  Jobs and destinations are read afresh by every look-up
@@ -335,6 +335,26 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " AND tgrelid IN (to_regclass('hookbox_config.tenants'),"
 	    " to_regclass('hookbox_config.endpoints'),"
 	    " to_regclass('hookbox_config.secrets'))) = 4)::int" },
+	[CONFIG_Q_CACHE_VERSION] = { "SELECT version FROM config_version" },
+	/* The columns of CONFIG_Q_ENDPOINT_GET and CONFIG_Q_TENANT_GET. */
+	[CONFIG_Q_CACHE_ENDPOINTS] = { "SELECT name, tenant, kind, auth,"
+	    " key_header, tolerance_s FROM endpoints" },
+	/* Each endpoint's together, newest first. */
+	[CONFIG_Q_CACHE_SECRETS] = { "SELECT endpoint, secret, expires_at"
+	    " FROM secrets ORDER BY endpoint, id DESC" },
+	[CONFIG_Q_CACHE_SECRETS_OF] = { "SELECT endpoint, secret, expires_at"
+	    " FROM secrets WHERE endpoint = ?1 ORDER BY id DESC" },
+	[CONFIG_Q_CACHE_TENANTS] = { "SELECT id, active, status_base"
+	    " FROM tenants" },
+	/*
+	 * A request's one statement: the version, and the job's columns
+	 * (those of CONFIG_Q_JOB_GET) or NULLs when there is no such job.
+	 * One statement is one snapshot: the job is as of that version.
+	 */
+	[CONFIG_Q_CACHE_JOB] = { "SELECT v.version, j.tenant, j.job_id,"
+	    " j.attempt, j.step, j.destination, j.source_url, j.output"
+	    " FROM config_version v LEFT JOIN jobs j"
+	    " ON j.tenant = ?1 AND j.job_id = ?2" },
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {
@@ -365,6 +385,8 @@ config_strerror(enum config_status s)
 		return "configuration database error";
 	case CONFIG_NOMEM:
 		return "out of memory";
+	case CONFIG_STALE:
+		return "configuration changed since the snapshot";
 	}
 	return "unknown error";
 }

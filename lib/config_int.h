@@ -64,8 +64,14 @@ enum config_q {
 	CONFIG_Q_DEST_ALLOW_COL,
 	CONFIG_Q_DEST_GET_OLD,
 	CONFIG_Q_DEST_LIST_OLD,
-	/* Has the file the version, and its triggers? */
+	/* config_cache.c's: the version and what a snapshot holds. */
 	CONFIG_Q_VERSIONED,
+	CONFIG_Q_CACHE_VERSION,
+	CONFIG_Q_CACHE_ENDPOINTS,
+	CONFIG_Q_CACHE_SECRETS,
+	CONFIG_Q_CACHE_SECRETS_OF,
+	CONFIG_Q_CACHE_TENANTS,
+	CONFIG_Q_CACHE_JOB,
 	CONFIG_Q__N
 };
 
@@ -126,8 +132,8 @@ enum config_status config_row_job(struct db_stmt *, int col,
     struct config_job *);
 
 /*
- * 1 when c's file has the version (config.c) and every trigger that
- * keeps it, 0 when not, -1 with *rc when it cannot be told.
+ * 1 when c's file has the version (config_cache.h) and every trigger
+ * that keeps it, 0 when not, -1 with *rc when it cannot be told.
  */
 int config_versioned(struct config *c, enum config_status *rc);
 

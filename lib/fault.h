@@ -26,6 +26,9 @@ enum fault_point {
 	FAULT_ALLOC,			/* every cJSON allocation (json.c) */
 	FAULT_GROUP_TAKE,		/* group.c's writer, before it takes
 					   what waits (a failure is ignored) */
+	FAULT_CACHE_READ,		/* config_cache.c, before a read of the
+					   version (and the snapshot): it
+					   fails as busy */
 	FAULT__N
 };
 

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +30,10 @@
 
 #include "auth.h"
 #include "config_admin.h"
+#include "config_cache.h"
 #include "config_int.h"
 #include "db.h"
+#include "fault.h"
 #include "pg_schema.h"
 #include "config_edit.h"
 #include "config_bulk.h"
@@ -2955,7 +2958,8 @@ END_TEST
 
 /*
  * The version (config.c): kept by the file's own triggers, added to an
- * older file by its first writer.
+ * older file by its first writer; and the cache that reads it
+ * (config_cache.h).
  */
 
 #define VERSION_Q	"SELECT version FROM config_version"
@@ -3149,6 +3153,306 @@ START_TEST(test_version_added)
 }
 END_TEST
 
+/* A cache over the test's config.db. */
+static struct config_cache *
+cache_new(void)
+{
+	struct config_cache	*cc;
+
+	ck_assert_int_eq(config_cache_new(dbpath, BUSY_MS, 2, &cc), 0);
+	return cc;
+}
+
+static struct config_snap *
+hold(struct config_cache *cc, const char *ep)
+{
+	struct config_snap	*s;
+	enum config_status	 why = CONFIG_OK;
+
+	s = config_cache_hold(cc, ep, &why);
+	ck_assert_msg(s != NULL, "hold: %s", config_strerror(why));
+	return s;
+}
+
+/*
+ * What a snapshot holds, looked up as config.h's reads look up: the same
+ * rows, the same refusals; a change seen by the next check and the next
+ * job, and a new snapshot read once for it.
+ */
+START_TEST(test_cache_snapshot)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s, *s2;
+	struct config_cache_stats	 st;
+	struct config_endpoint		 e;
+	struct config_tenant		 t;
+	struct config_secrets		 sec;
+	struct config_job		 j;
+	int64_t				 now = util_now();
+
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "sleepy", 0);
+	test_add_destination(w, "acme", "sink");
+	test_add_endpoint(w, "hook", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	add_secret("hook", HMAC_SECRET "-old", now - 10);
+	add_secret("hook", HMAC_SECRET "-new", now + 3600);
+	test_add_endpoint(w, "bare", "acme", CONFIG_AUTH_HMAC, NULL);
+	test_add_job(w, "acme", "j1", "a1", "sink");
+	raw_exec("INSERT INTO endpoints(name, tenant, kind, auth, tolerance_s,"
+	    " created_at) VALUES ('odd', 'acme', 'tornado-job', 'hmac', 100000, 0)",
+	    NULL);
+
+	cc = cache_new();
+	s = hold(cc, "hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "hook", &e), CONFIG_OK);
+	ck_assert_str_eq(e.tenant, "acme");
+	ck_assert_int_eq(e.tolerance, TEST_TOLERANCE);
+	ck_assert_int_eq(config_snap_endpoint(s, "nosuch", &e),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_snap_endpoint(s, "odd", &e), CONFIG_INVALID);
+	ck_assert_int_eq(config_snap_tenant(s, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(t.active, 1);
+	ck_assert_int_eq(config_snap_tenant(s, "sleepy", &t), CONFIG_OK);
+	ck_assert_int_eq(t.active, 0);
+	ck_assert_int_eq(config_snap_tenant(s, "nosuch", &t),
+	    CONFIG_NOTFOUND);
+	/* Unexpired at now, newest first; the expired one left out. */
+	ck_assert_int_eq(config_snap_secrets(s, "hook", now, &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 2);
+	ck_assert_uint_eq(sec.s[0].keylen, strlen(HMAC_SECRET "-new"));
+	ck_assert_mem_eq(sec.s[0].key, HMAC_SECRET "-new", sec.s[0].keylen);
+	ck_assert_mem_eq(sec.s[1].key, HMAC_SECRET, sec.s[1].keylen);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_snap_secrets(s, "hook", now - 20, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 3);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_snap_secrets(s, "bare", now, &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	/* The job, and the version with it: current. */
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_str_eq(j.attempt, "a1");
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j2", &j),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_OK);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.loads, 1);
+	ck_assert_int_eq(st.checks, 1);
+	ck_assert_int_eq(st.singles, 0);
+	ck_assert_int_eq(st.version, version());
+
+	/* A job is no part of the snapshot: added, it is found at once. */
+	test_add_job(w, "acme", "j2", "a2", "sink");
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j2", &j), CONFIG_OK);
+
+	/* A change: the held snapshot is stale, the next one has it. */
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "bare", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j1", &j),
+	    CONFIG_STALE);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_STALE);
+	/* Still held: what it holds is unchanged. */
+	ck_assert_int_eq(config_snap_endpoint(s, "bare", &e), CONFIG_OK);
+	s2 = hold(cc, "hook");
+	ck_assert_ptr_ne(s, s2);
+	ck_assert_int_eq(config_snap_endpoint(s2, "bare", &e),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_cache_check(cc, s2), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_drop(cc, s2);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.loads, 2);
+	ck_assert_int_eq(st.version, version());
+	config_cache_free(cc);
+}
+END_TEST
+
+/*
+ * Without the version, a snapshot per request (the endpoint asked for,
+ * its secrets and tenant), current by construction; shared again from
+ * the first hold after a writer added it.
+ */
+START_TEST(test_cache_without_version)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s;
+	struct config_cache_stats	 st;
+	struct config_endpoint		 e;
+	struct config_tenant		 t;
+	struct config_secrets		 sec;
+	struct config_job		 j;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "sink");
+	test_add_endpoint(w, "hook", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	test_add_endpoint(w, "other", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	test_add_job(w, "acme", "j1", "a1", "sink");
+	config_close(w);
+	w = NULL;
+	unversion();
+	cc = cache_new();
+	s = hold(cc, "hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "hook", &e), CONFIG_OK);
+	ck_assert_int_eq(config_snap_tenant(s, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(config_snap_secrets(s, "hook", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	config_secrets_clear(&sec);
+	/* Only what the request needs. */
+	ck_assert_int_eq(config_snap_endpoint(s, "other", &e),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.singles, 1);
+	ck_assert_int_eq(st.loads, 0);
+	ck_assert_int_eq(st.version, -1);
+
+	w = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	s = hold(cc, "hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "other", &e), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.singles, 1);
+	ck_assert_int_eq(st.loads, 1);
+	ck_assert_int_eq(st.version, version());
+	config_cache_free(cc);
+}
+END_TEST
+
+/*
+ * A read of the version that fails: no answer from the snapshot (the
+ * caller's 503), and the next read is made afresh.
+ */
+static int
+fail_read(enum fault_point p, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return 1;
+}
+
+START_TEST(test_cache_read_fails)
+{
+	struct config_cache	*cc;
+	struct config_snap	*s;
+	enum config_status	 why = CONFIG_OK;
+
+	test_add_tenant(w, "acme", 1);
+	cc = cache_new();
+	fault_set(FAULT_CACHE_READ, fail_read, NULL);
+	ck_assert_ptr_null(config_cache_hold(cc, "hook", &why));
+	ck_assert_int_eq(why, CONFIG_BUSY);
+	fault_set(FAULT_CACHE_READ, NULL, NULL);
+	s = hold(cc, "hook");
+	fault_set(FAULT_CACHE_READ, fail_read, NULL);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_BUSY);
+	fault_set(FAULT_CACHE_READ, NULL, NULL);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_free(cc);
+}
+END_TEST
+
+/*
+ * Callers that come while a read of the version runs share the next
+ * one: three callers, two reads.  The first read is held at its fault
+ * point until the other two wait.
+ */
+struct gate {
+	pthread_mutex_t	lock;
+	pthread_cond_t	cond;
+	int		entered, open;
+};
+
+static struct gate	gate = { PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_COND_INITIALIZER, 0, 0 };
+
+static int
+hold_first(enum fault_point p, void *arg)
+{
+	struct gate	*g = arg;
+
+	(void)p;
+	pthread_mutex_lock(&g->lock);
+	if (g->entered++ == 0) {
+		pthread_cond_broadcast(&g->cond);
+		while (!g->open)
+			pthread_cond_wait(&g->cond, &g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
+struct checker {
+	struct config_cache	*cc;
+	struct config_snap	*s;
+	enum config_status	 rc;
+	pthread_t		 tid;
+};
+
+static void *
+checker_run(void *arg)
+{
+	struct checker	*c = arg;
+
+	c->rc = config_cache_check(c->cc, c->s);
+	return NULL;
+}
+
+START_TEST(test_cache_check_shared)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s;
+	struct config_cache_stats	 st;
+	struct checker			 c[3];
+	int				 i, n;
+
+	test_add_tenant(w, "acme", 1);
+	cc = cache_new();
+	s = hold(cc, "hook");
+	fault_set(FAULT_CACHE_READ, hold_first, &gate);
+	for (i = 0; i < 3; i++) {
+		c[i].cc = cc;
+		c[i].s = s;
+		c[i].rc = CONFIG_ERROR;
+		ck_assert_int_eq(pthread_create(&c[i].tid, NULL, checker_run,
+		    &c[i]), 0);
+		if (i > 0)
+			continue;
+		/* The first is inside its read before the others call. */
+		pthread_mutex_lock(&gate.lock);
+		while (gate.entered == 0)
+			pthread_cond_wait(&gate.cond, &gate.lock);
+		pthread_mutex_unlock(&gate.lock);
+	}
+	/* A bound, not a pace: at most a minute for two threads to wait. */
+	for (n = 0; n < 60000; n++) {
+		config_cache_stats(cc, &st);
+		if (st.waiting == 2)
+			break;
+		usleep(1000);
+	}
+	ck_assert_int_eq(st.waiting, 2);
+	pthread_mutex_lock(&gate.lock);
+	gate.open = 1;
+	pthread_cond_broadcast(&gate.cond);
+	pthread_mutex_unlock(&gate.lock);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(pthread_join(c[i].tid, NULL), 0);
+		ck_assert_int_eq(c[i].rc, CONFIG_OK);
+	}
+	fault_set(FAULT_CACHE_READ, NULL, NULL);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.checks, 2);
+	ck_assert_int_eq(st.waiting, 0);
+	ck_assert_int_eq(gate.entered, 2);
+	config_cache_drop(cc, s);
+	config_cache_free(cc);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -3226,6 +3530,10 @@ config_suite(void)
 	tcase_add_test(tc, test_version_bumps);
 	tcase_add_test(tc, test_version_random_start);
 	tcase_add_test(tc, test_version_added);
+	tcase_add_test(tc, test_cache_snapshot);
+	tcase_add_test(tc, test_cache_without_version);
+	tcase_add_test(tc, test_cache_read_fails);
+	tcase_add_test(tc, test_cache_check_shared);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");
