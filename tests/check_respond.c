@@ -66,9 +66,9 @@ static sqlite3			*locker;
  * The library's entry point, wrapped (-Wl,--wrap=hook_prepare)
  */
 
-int __real_hook_prepare(struct config *, const struct hook_req *,
+int __real_hook_prepare(struct config_cache *, const struct hook_req *,
     struct hook_obs *, struct accept_res *);
-int __wrap_hook_prepare(struct config *, const struct hook_req *,
+int __wrap_hook_prepare(struct config_cache *, const struct hook_req *,
     struct hook_obs *, struct accept_res *);
 
 static int		hook_calls;
@@ -77,7 +77,7 @@ static enum hb_result	forced;
 static int		in_respond;	/* set while respond() runs */
 
 int
-__wrap_hook_prepare(struct config *c, const struct hook_req *req,
+__wrap_hook_prepare(struct config_cache *c, const struct hook_req *req,
     struct hook_obs *h, struct accept_res *res)
 {
 	hook_calls++;
