@@ -220,7 +220,12 @@ $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	    -Wno-missing-prototypes -c -o $@ $<
 
 # check_respond drives fcgi/respond.c in-process, compiled like the tests;
-# hook_prepare() is wrapped so that the suite can count and force results.
+# hook_prepare() is wrapped so that the suite can count and force results,
+# and the calls that send a command to a database, so that it can count
+# config.db's round trips per request.
+CONFIG_TRIPS = -Wl,--wrap=PQexec,--wrap=PQexecPrepared,--wrap=PQprepare \
+	-Wl,--wrap=PQsendQuery,--wrap=PQsendQueryPrepared \
+	-Wl,--wrap=sqlite3_step,--wrap=sqlite3_exec
 $(O)/tests/respond.o: fcgi/respond.c $(FCGI_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT -Ifcgi $(CFLAGS) -c -o $@ fcgi/respond.c
@@ -230,7 +235,7 @@ $(O)/tests/check_respond.o: $(FCGI_HDRS)
 
 $(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
     $(TEST_COMMON) $(O)/libhookbox-fault.a
-	$(CC) $(LDFLAGS) -Wl,--wrap=hook_prepare -o $@ $< \
+	$(CC) $(LDFLAGS) -Wl,--wrap=hook_prepare $(CONFIG_TRIPS) -o $@ $< \
 	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
 	    $(LDLIBS) $(CHECK_LIBS)
 
