@@ -105,20 +105,21 @@ endif
 LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
 	   lib/db_pg.c lib/pg_schema.c lib/obs.c lib/tornado.c lib/auth.c \
 	   lib/config.c lib/config_admin.c lib/config_edit.c lib/config_bulk.c \
-	   lib/config_pool.c lib/store.c lib/store_accept.c lib/store_outbox.c \
-	   lib/store_ops.c lib/store_metrics.c lib/accept.c lib/decide.c \
-	   lib/group.c lib/hook.c lib/http.c lib/outbox.c lib/poller.c \
-	   lib/fault.c lib/json.c lib/settings.c lib/super.c lib/log.c \
-	   lib/metrics.c lib/access.c
+	   lib/config_pool.c lib/config_cache.c lib/store.c lib/store_accept.c \
+	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c lib/accept.c \
+	   lib/decide.c lib/group.c lib/hook.c lib/http.c lib/outbox.c \
+	   lib/poller.c lib/fault.c lib/json.c lib/settings.c lib/super.c \
+	   lib/log.c lib/metrics.c lib/access.c
 LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/pg_schema.h lib/obs.h lib/tornado.h lib/auth.h lib/config.h \
 	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
-	   lib/config_int.h lib/config_pool.h lib/store.h lib/store_accept.h \
-	   lib/store_outbox.h lib/store_ops.h lib/store_metrics.h \
-	   lib/store_flight.h \
-	   lib/store_int.h lib/accept.h lib/decide.h lib/group.h lib/hook.h \
-	   lib/http.h lib/outbox.h lib/poller.h lib/fault.h lib/json.h \
-	   lib/settings.h lib/super.h lib/log.h lib/metrics.h lib/access.h
+	   lib/config_int.h lib/config_pool.h lib/config_cache.h lib/store.h \
+	   lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
+	   lib/store_metrics.h lib/store_flight.h lib/store_int.h \
+	   lib/accept.h lib/decide.h \
+	   lib/group.h lib/hook.h lib/http.h lib/outbox.h lib/poller.h \
+	   lib/fault.h lib/json.h lib/settings.h lib/super.h lib/log.h \
+	   lib/metrics.h lib/access.h
 # The headers that make the library's public contract (not db.h,
 # db_int.h, pg_schema.h, json.h, store_int.h, config_int.h).
 PUB_HDRS = $(filter-out lib/db.h lib/db_int.h lib/pg_schema.h lib/json.h \
@@ -232,7 +233,12 @@ $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	    -Wno-missing-prototypes -c -o $@ $<
 
 # check_respond drives fcgi/respond.c in-process, compiled like the tests;
-# hook_prepare() is wrapped so that the suite can count and force results.
+# hook_prepare() is wrapped so that the suite can count and force results,
+# and the calls that send a command to a database, so that it can count
+# config.db's round trips per request.
+CONFIG_TRIPS = -Wl,--wrap=PQexec,--wrap=PQexecPrepared,--wrap=PQprepare \
+	-Wl,--wrap=PQsendQuery,--wrap=PQsendQueryPrepared \
+	-Wl,--wrap=sqlite3_step,--wrap=sqlite3_exec
 $(O)/tests/respond.o: fcgi/respond.c $(FCGI_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT -Ifcgi $(CFLAGS) -c -o $@ fcgi/respond.c
@@ -242,7 +248,7 @@ $(O)/tests/check_respond.o: $(FCGI_HDRS)
 
 $(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
     $(TEST_COMMON) $(O)/libhookbox-fault.a
-	$(CC) $(LDFLAGS) -Wl,--wrap=hook_prepare -o $@ $< \
+	$(CC) $(LDFLAGS) -Wl,--wrap=hook_prepare $(CONFIG_TRIPS) -o $@ $< \
 	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
 	    $(LDLIBS) $(CHECK_LIBS)
 

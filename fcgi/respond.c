@@ -13,7 +13,7 @@
 
 #include <sodium.h>
 
-#include "config_pool.h"
+#include "config_cache.h"
 #include "group.h"
 #include "hook.h"
 #include "log.h"
@@ -219,7 +219,7 @@ dir_param_ok(const struct resp_server *srv, const struct resp_io *io)
 struct resp_shared {
 	struct metrics		*metrics;	/* this process's counts */
 	struct group		*group;
-	struct config_pool	*configs;
+	struct config_cache	*configs;
 	pthread_mutex_t		 lock;	/* st */
 	struct store		*st;
 };
@@ -245,7 +245,7 @@ respond_shared_new(const struct settings *set, int threads,
 		return -1;
 	}
 	go.metrics = sh->metrics;
-	if (config_pool_new(set->config_path, set->busy_ms,
+	if (config_cache_new(set->config_path, set->busy_ms,
 	    threads < RESP_CONFIGS ? threads : RESP_CONFIGS,
 	    &sh->configs) != 0 || group_new(&go, &sh->group) != 0) {
 		respond_shared_free(sh);
@@ -270,7 +270,7 @@ respond_shared_free(struct resp_shared *sh)
 	if (sh == NULL)
 		return;
 	group_free(sh->group);
-	config_pool_free(sh->configs);
+	config_cache_free(sh->configs);
 	store_close(sh->st);
 	metrics_free(sh->metrics);
 	pthread_mutex_destroy(&sh->lock);
@@ -703,13 +703,10 @@ hook(struct resp_server *srv, struct rq *rq, struct hook_obs *h,
 {
 	const struct resp_io	*io = rq->io;
 	struct hook_req		 req;
-	struct config		*cfg;
-	enum config_status	 cs;
 	const char		*s;
 	char			*body = NULL;
 	long long		 len = 0;
 	enum util_num		 num;
-	int			 rc;
 
 	if (strcmp(rq->method, "POST") != 0) {
 		answer_reply(srv, rq, R_METHOD);
@@ -760,20 +757,11 @@ hook(struct resp_server *srv, struct rq *rq, struct hook_obs *h,
 		req.body = body;
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();
-		if ((cfg = config_pool_take(srv->shared->configs, &cs)) ==
-		    NULL) {
-			res->result = cs == CONFIG_NOMEM ? HB_NOMEM :
-			    HB_UNAVAILABLE;
-			res->detail = "cannot open the databases";
-		} else {
-			rc = hook_prepare(cfg, &req, h, res);
-			/* Given back before the wait for the COMMIT. */
-			config_pool_give(srv->shared->configs, cfg);
-			if (rc == 0) {
-				res->result = group_accept(srv->shared->group,
-				    &h->prep, res);
-				rq->counted = 1;
-			}
+		/* No config.db connection is held while the COMMIT is. */
+		if (hook_prepare(srv->shared->configs, &req, h, res) == 0) {
+			res->result = group_accept(srv->shared->group,
+			    &h->prep, res);
+			rq->counted = 1;
 		}
 	}
 	/* A configured endpoint's own name; else the path stays unnamed. */

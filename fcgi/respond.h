@@ -28,7 +28,8 @@ struct resp_io {
 
 /*
  * What the serving threads of a process share: the state.db writer
- * (lib/group.h), a pool of config.db connections (at most RESP_CONFIGS)
+ * (lib/group.h), the configuration's cache and its pool of config.db
+ * connections (lib/config_cache.h, at most RESP_CONFIGS)
  * and the connection health and metrics use.  threads > 1 starts a writer
  * thread; 1 commits on the calling thread.  Returns 0, or -1 when out of
  * memory or a thread cannot be started (errno).  Opens no file yet.

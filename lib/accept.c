@@ -90,9 +90,32 @@ out:
 	return s;
 }
 
+static enum config_status
+live_tenant(void *arg, const char *id, struct config_tenant *t)
+{
+	return config_tenant_get(arg, id, t);
+}
+
+static enum config_status
+live_job(void *arg, const char *tenant, const char *job_id,
+    struct config_job *j)
+{
+	return config_job_get(arg, tenant, job_id, j);
+}
+
 int
 accept_prepare(struct config *cfg, const struct accept_req *req,
     struct accept_prep *p, struct accept_res *res)
+{
+	const struct accept_config	ac = { live_tenant, live_job, cfg };
+
+	return accept_prepare_from(&ac, req, p, res);
+}
+
+int
+accept_prepare_from(const struct accept_config *ac,
+    const struct accept_req *req, struct accept_prep *p,
+    struct accept_res *res)
 {
 	const struct obs	*o = req->obs;
 	struct config_tenant	 tenant;
@@ -113,7 +136,7 @@ accept_prepare(struct config *cfg, const struct accept_req *req,
 		return -1;
 	}
 
-	cs = config_tenant_get(cfg, req->tenant, &tenant);
+	cs = ac->tenant(ac->arg, req->tenant, &tenant);
 	if (cs == CONFIG_NOTFOUND || (cs == CONFIG_OK && !tenant.active)) {
 		res->detail = "no such active tenant";
 		res->result = HB_UNKNOWN_ENDPOINT;
@@ -123,7 +146,7 @@ accept_prepare(struct config *cfg, const struct accept_req *req,
 		goto config_failed;
 
 	if (o->event == OBS_EV_JOB) {
-		cs = config_job_get(cfg, req->tenant, o->job_id, &p->job);
+		cs = ac->job(ac->arg, req->tenant, o->job_id, &p->job);
 		if (cs == CONFIG_NOTFOUND) {
 			res->detail = "job not registered to this tenant";
 			res->result = HB_UNKNOWN_JOB;

@@ -14,7 +14,8 @@
  * be written, with no state.db transaction open; accept_batch() looks up,
  * decides (decide.h) and writes many at once inside the caller's
  * transaction.  accept_observation() is the two in one transaction of
- * its own.
+ * its own.  accept_prepare_from() is the first half reading through
+ * functions of the caller's (the responder's snapshot).
  *
  * Transactions: accept_observation() is self-contained: it opens its own
  * state.db transaction and ends it (COMMIT, or ROLLBACK) before it
@@ -90,6 +91,25 @@ struct accept_prep {
  */
 HB_API int accept_prepare(struct config *, const struct accept_req *,
     struct accept_prep *p, struct accept_res *res) HB_MUST_CHECK;
+
+/*
+ * Where accept_prepare_from() finds the tenant and the job: each returns
+ * a config.h status, its out struct filled on CONFIG_OK.  accept_prepare()
+ * reads them from config.db; the responder from its snapshot and its one
+ * statement (hook.c, config_cache.h).
+ */
+struct accept_config {
+	enum config_status	(*tenant)(void *arg, const char *id,
+				    struct config_tenant *);
+	enum config_status	(*job)(void *arg, const char *tenant,
+				    const char *job_id, struct config_job *);
+	void			*arg;
+};
+
+/* accept_prepare(), reading through ac. */
+HB_API int accept_prepare_from(const struct accept_config *ac,
+    const struct accept_req *, struct accept_prep *p,
+    struct accept_res *res) HB_MUST_CHECK;
 
 /*
  * The state.db half, for n prepared observations p[i] at once (a batch),

@@ -12,6 +12,7 @@
 #include <sodium.h>
 
 #include "config_int.h"
+#include "pg_schema.h"
 #include "text.h"
 #include "util.h"
 
@@ -35,6 +36,38 @@
 #define JOBS_ACTION_INDEX \
 	"CREATE INDEX IF NOT EXISTS jobs_action ON jobs(tenant, attempt, step," \
 	" job_id)"
+
+/*
+ * The configuration's version (config_cache.h): one row, bumped in the
+ * writing transaction by every change to the tables a reader's snapshot
+ * holds, by triggers, so that every writer bumps it: this tool, the
+ * previous release's, plain SQL.  SQLite has only row triggers: a
+ * statement that changes n rows bumps it n times, and one that changes
+ * none leaves it.  Jobs and destinations are read afresh by every look-up
+ * and have none: a job import does not make every reader load its
+ * snapshot again.  It starts at a random number below 2^48, so that a
+ * file made again or restored from another is not taken for the one a
+ * snapshot was read from because its count is the same.  Made with a new
+ * file, and added to an older one by its first writer (add_version()):
+ * the schema's version stays 1, for the previous release.
+ */
+#define VERSION_BUMP_LITE(t, ev) \
+	"CREATE TRIGGER IF NOT EXISTS " t "_version_" ev " AFTER " ev " ON " \
+	t " BEGIN UPDATE config_version SET version = version + 1; END;"
+#define VERSION_BUMPS_LITE(t) \
+	VERSION_BUMP_LITE(t, "insert") VERSION_BUMP_LITE(t, "update") \
+	VERSION_BUMP_LITE(t, "delete")
+#define VERSION_TABLE_LITE \
+	"CREATE TABLE IF NOT EXISTS config_version(" \
+	" one INTEGER PRIMARY KEY CHECK(one = 1)," \
+	" version INTEGER NOT NULL);" \
+	"INSERT OR IGNORE INTO config_version(one, version)" \
+	" VALUES (1, abs(random() % 281474976710656));" \
+	VERSION_BUMPS_LITE("tenants") VERSION_BUMPS_LITE("endpoints") \
+	VERSION_BUMPS_LITE("secrets")
+/* The triggers' names, for the readers' look at them (CONFIG_Q_VERSIONED). */
+#define VERSION_NAMES_LITE(t) \
+	"'" t "_version_insert', '" t "_version_update', '" t "_version_delete'"
 
 const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
@@ -84,6 +117,7 @@ const char config_schema[] =
 	" PRIMARY KEY(tenant, job_id),"
 	" FOREIGN KEY(tenant, destination) REFERENCES destinations(tenant, name));"
 	JOBS_ACTION_INDEX ";"
+	VERSION_TABLE_LITE
 	"PRAGMA user_version=1;"
 	"COMMIT;";
 
@@ -294,6 +328,43 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_DEST_GET_OLD] = { DEST_GET("0") },
 	[CONFIG_Q_DEST_LIST_OLD] = { DEST_LIST_LITE("'false'"),
 	    DEST_LIST_PG("false") },
+	/*
+	 * 1 when the version is there and kept: its table, and a trigger on
+	 * each table a snapshot holds (enabled, on PostgreSQL).
+	 */
+	[CONFIG_Q_VERSIONED] = { "SELECT (SELECT count(*) FROM sqlite_master"
+	    " WHERE type = 'table' AND name = 'config_version') +"
+	    " (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+	    " AND name IN (" VERSION_NAMES_LITE("tenants") ", "
+	    VERSION_NAMES_LITE("endpoints") ", " VERSION_NAMES_LITE("secrets")
+	    ")) = 10",
+	    "SELECT ((SELECT count(*) FROM pg_class"
+	    " WHERE oid = to_regclass('hookbox_config.config_version')) +"
+	    " (SELECT count(*) FROM pg_trigger"
+	    " WHERE tgname = 'config_version_bump' AND tgenabled <> 'D'"
+	    " AND tgrelid IN (to_regclass('hookbox_config.tenants'),"
+	    " to_regclass('hookbox_config.endpoints'),"
+	    " to_regclass('hookbox_config.secrets'))) = 4)::int" },
+	[CONFIG_Q_CACHE_VERSION] = { "SELECT version FROM config_version" },
+	/* The columns of CONFIG_Q_ENDPOINT_GET and CONFIG_Q_TENANT_GET. */
+	[CONFIG_Q_CACHE_ENDPOINTS] = { "SELECT name, tenant, kind, auth,"
+	    " key_header, tolerance_s FROM endpoints" },
+	/* Each endpoint's together, newest first. */
+	[CONFIG_Q_CACHE_SECRETS] = { "SELECT endpoint, secret, expires_at"
+	    " FROM secrets ORDER BY endpoint, id DESC" },
+	[CONFIG_Q_CACHE_SECRETS_OF] = { "SELECT endpoint, secret, expires_at"
+	    " FROM secrets WHERE endpoint = ?1 ORDER BY id DESC" },
+	[CONFIG_Q_CACHE_TENANTS] = { "SELECT id, active, status_base"
+	    " FROM tenants" },
+	/*
+	 * A request's one statement: the version, and the job's columns
+	 * (those of CONFIG_Q_JOB_GET) or NULLs when there is no such job.
+	 * One statement is one snapshot: the job is as of that version.
+	 */
+	[CONFIG_Q_CACHE_JOB] = { "SELECT v.version, j.tenant, j.job_id,"
+	    " j.attempt, j.step, j.destination, j.source_url, j.output"
+	    " FROM config_version v LEFT JOIN jobs j"
+	    " ON j.tenant = ?1 AND j.job_id = ?2" },
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {
@@ -324,6 +395,8 @@ config_strerror(enum config_status s)
 		return "configuration database error";
 	case CONFIG_NOMEM:
 		return "out of memory";
+	case CONFIG_STALE:
+		return "configuration changed since the snapshot";
 	}
 	return "unknown error";
 }
@@ -547,6 +620,60 @@ out:
 	return rc;
 }
 
+/* Serialises add_version() across PostgreSQL sessions: any fixed key. */
+#define VERSION_LOCK_PG	"7312455311853453102"
+
+int
+config_versioned(struct config *c, enum config_status *rc)
+{
+	struct db_stmt	*st;
+	enum db_rc	 drc;
+	int		 n;
+
+	if ((st = config_stmt(c, CONFIG_Q_VERSIONED, rc)) == NULL)
+		return -1;
+	if ((drc = db_step(st)) != DB_ROW) {
+		*rc = drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
+		return -1;
+	}
+	n = db_col_int64(st, 0) == 1;
+	db_reset(st);
+	return n;
+}
+
+/*
+ * A writer adds the version, its table and triggers, to a file made
+ * before them, as add_allow_col() adds its column: in a transaction of
+ * its own that looks again under the lock, the schema's version kept at
+ * 1.  The previous release still reads such a file, and its writes bump
+ * the version too: the triggers are the file's, not the program's.  On
+ * PostgreSQL the serving roles are granted the new table as they were
+ * granted the tenants.
+ */
+static enum config_status
+add_version(struct config *c)
+{
+	enum config_status	rc = CONFIG_OK;
+	int			lite = db_kind(c->db) == DB_SQLITE, n;
+
+	if ((n = config_versioned(c, &rc)) != 0)
+		return n > 0 ? CONFIG_OK : rc;
+	if ((rc = config_status_of(c, db_exec(c->db, lite ? "BEGIN IMMEDIATE" :
+	    "BEGIN; SELECT pg_advisory_xact_lock(" VERSION_LOCK_PG ")"))) !=
+	    CONFIG_OK)
+		goto out;
+	if ((n = config_versioned(c, &rc)) < 0)
+		goto out;
+	if (n == 0 && (rc = config_status_of(c, db_exec(c->db, lite ?
+	    VERSION_TABLE_LITE : pg_schema_config_version))) != CONFIG_OK)
+		goto out;
+	rc = config_status_of(c, db_exec(c->db, "COMMIT"));
+out:
+	if (rc != CONFIG_OK && db_in_tx(c->db))
+		(void)db_exec(c->db, "ROLLBACK");
+	return rc;
+}
+
 enum config_status
 config_open(const char *path, enum config_mode mode, int busy_ms,
     struct config **out)
@@ -606,6 +733,9 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	/* What a destination allows: the tool may write it from now on. */
 	if (rc == CONFIG_OK && c->writable)
 		rc = add_allow_col(c);
+	/* The version every write bumps, for the readers' snapshots. */
+	if (rc == CONFIG_OK && c->writable)
+		rc = add_version(c);
 out:
 	if (rc != CONFIG_OK)
 		config_close(c);
@@ -678,14 +808,18 @@ lookup(struct config *c, enum config_q q, const char *k1, const char *k2,
 	return CONFIG_OK;
 }
 
-/* Copies columns into buffers; a value that does not fit is an error. */
+/*
+ * Copies columns col.. into buffers; a value that does not fit is an
+ * error.
+ */
 static enum config_status
-copy_cols(struct db_stmt *st, char *const *bufs, const size_t *lens, size_t n)
+copy_cols(struct db_stmt *st, int col, char *const *bufs, const size_t *lens,
+    size_t n)
 {
 	size_t	i;
 
 	for (i = 0; i < n; i++)
-		if (bufs[i] != NULL && db_col_copy(st, (int)i, bufs[i],
+		if (bufs[i] != NULL && db_col_copy(st, col + (int)i, bufs[i],
 		    lens[i]) != 0)
 			return CONFIG_ERROR;
 	return CONFIG_OK;
@@ -786,36 +920,22 @@ config_valid_api_key(const unsigned char *k, size_t len)
 }
 
 enum config_status
-config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
+config_row_tenant(struct db_stmt *st, struct config_tenant *t)
 {
-	struct db_stmt		*st;
-	enum config_status	 rc;
-
-	if ((rc = lookup(c, CONFIG_Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
-		return rc;
 	memset(t, 0, sizeof(*t));
 	if (db_col_copy(st, 0, t->id, sizeof(t->id)) != 0 ||
 	    db_col_copy(st, 2, t->status_base, sizeof(t->status_base)) != 0)
-		rc = CONFIG_ERROR;
+		return CONFIG_ERROR;
 	t->active = (int)db_col_int64(st, 1);
-	db_reset(st);
-	if (rc == CONFIG_OK && config_tenant_invalid(t) != NULL)
-		rc = CONFIG_INVALID;
-	return rc;
+	return config_tenant_invalid(t) != NULL ? CONFIG_INVALID : CONFIG_OK;
 }
 
 enum config_status
-config_endpoint_get(struct config *c, const char *name,
-    struct config_endpoint *e)
+config_row_endpoint(struct db_stmt *st, struct config_endpoint *e)
 {
-	struct db_stmt		*st;
-	enum config_status	 rc;
-	const char		*kind, *auth;
-	int			 k, a;
+	const char	*kind, *auth;
+	int		 k, a;
 
-	if ((rc = lookup(c, CONFIG_Q_ENDPOINT_GET, name, NULL, &st)) !=
-	    CONFIG_OK)
-		return rc;
 	memset(e, 0, sizeof(*e));
 	kind = db_col_text(st, 2);
 	auth = db_col_text(st, 3);
@@ -826,15 +946,52 @@ config_endpoint_get(struct config *c, const char *name,
 	    CONFIG_KIND_N)) < 0 ||
 	    auth == NULL || (a = config_name_parse(auth, config_auth_names,
 	    CONFIG_AUTH_N)) < 0)
-		rc = CONFIG_ERROR;
-	else {
-		e->kind = (enum config_kind)k;
-		e->auth = (enum config_auth)a;
-	}
+		return CONFIG_ERROR;
+	e->kind = (enum config_kind)k;
+	e->auth = (enum config_auth)a;
 	e->tolerance = db_col_int64(st, 5);
+	return config_endpoint_invalid(e) != NULL ? CONFIG_INVALID : CONFIG_OK;
+}
+
+enum config_status
+config_row_job(struct db_stmt *st, int col, struct config_job *j)
+{
+	char *const	bufs[] = { j->tenant, j->job_id, j->attempt, j->step,
+	    j->destination, j->source_url, j->output };
+	const size_t	lens[] = { sizeof(j->tenant), sizeof(j->job_id),
+	    sizeof(j->attempt), sizeof(j->step), sizeof(j->destination),
+	    sizeof(j->source_url), sizeof(j->output) };
+
+	if (copy_cols(st, col, bufs, lens, 7) != CONFIG_OK)
+		return CONFIG_ERROR;
+	return config_job_invalid(j) != NULL ? CONFIG_INVALID : CONFIG_OK;
+}
+
+enum config_status
+config_tenant_get(struct config *c, const char *id, struct config_tenant *t)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = lookup(c, CONFIG_Q_TENANT_GET, id, NULL, &st)) != CONFIG_OK)
+		return rc;
+	rc = config_row_tenant(st, t);
 	db_reset(st);
-	if (rc == CONFIG_OK && config_endpoint_invalid(e) != NULL)
-		rc = CONFIG_INVALID;
+	return rc;
+}
+
+enum config_status
+config_endpoint_get(struct config *c, const char *name,
+    struct config_endpoint *e)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+
+	if ((rc = lookup(c, CONFIG_Q_ENDPOINT_GET, name, NULL, &st)) !=
+	    CONFIG_OK)
+		return rc;
+	rc = config_row_endpoint(st, e);
+	db_reset(st);
 	return rc;
 }
 
@@ -844,19 +1001,12 @@ config_job_get(struct config *c, const char *tenant, const char *job_id,
 {
 	struct db_stmt		*st;
 	enum config_status	 rc;
-	char *const		 bufs[] = { j->tenant, j->job_id, j->attempt,
-	    j->step, j->destination, j->source_url, j->output };
-	const size_t		 lens[] = { sizeof(j->tenant),
-	    sizeof(j->job_id), sizeof(j->attempt), sizeof(j->step),
-	    sizeof(j->destination), sizeof(j->source_url), sizeof(j->output) };
 
 	if ((rc = lookup(c, CONFIG_Q_JOB_GET, tenant, job_id, &st)) !=
 	    CONFIG_OK)
 		return rc;
-	rc = copy_cols(st, bufs, lens, 7);
+	rc = config_row_job(st, 0, j);
 	db_reset(st);
-	if (rc == CONFIG_OK && config_job_invalid(j) != NULL)
-		rc = CONFIG_INVALID;
 	return rc;
 }
 
@@ -876,7 +1026,7 @@ config_destination_get(struct config *c, const char *tenant,
 	    &q)) != CONFIG_OK ||
 	    (rc = lookup(c, q, tenant, name, &st)) != CONFIG_OK)
 		return rc;
-	rc = copy_cols(st, bufs, lens, 5);
+	rc = copy_cols(st, 0, bufs, lens, 5);
 	d->idempotent = (int)db_col_int64(st, 3);
 	d->timeout_ms = (int)db_col_int64(st, 5);
 	d->max_attempts = (int)db_col_int64(st, 6);
@@ -1025,7 +1175,7 @@ config_pollable_jobs(struct config *c,
 	while ((rc = db_step(st)) == DB_ROW) {
 		memset(&j, 0, sizeof(j));
 		/* A row that breaks its rule is skipped, never asked about. */
-		if (copy_cols(st, bufs, lens, 8) != CONFIG_OK ||
+		if (copy_cols(st, 0, bufs, lens, 8) != CONFIG_OK ||
 		    config_job_invalid(&j) != NULL || !valid_url(base, 1))
 			continue;
 		if (fn(arg, &j, base) != 0) {

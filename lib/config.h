@@ -39,7 +39,8 @@ enum config_status {
 	CONFIG_REFUSED,		/* still referenced, or refers to nothing */
 	CONFIG_BUSY,		/* locked past the busy timeout */
 	CONFIG_ERROR,		/* I/O, corruption, wrong schema, read-only */
-	CONFIG_NOMEM
+	CONFIG_NOMEM,
+	CONFIG_STALE		/* changed since the snapshot (config_cache.h) */
 };
 
 enum config_mode { CONFIG_READ, CONFIG_WRITE };

@@ -66,6 +66,14 @@ enum config_q {
 	CONFIG_Q_DEST_ALLOW_COL,
 	CONFIG_Q_DEST_GET_OLD,
 	CONFIG_Q_DEST_LIST_OLD,
+	/* config_cache.c's: the version and what a snapshot holds. */
+	CONFIG_Q_VERSIONED,
+	CONFIG_Q_CACHE_VERSION,
+	CONFIG_Q_CACHE_ENDPOINTS,
+	CONFIG_Q_CACHE_SECRETS,
+	CONFIG_Q_CACHE_SECRETS_OF,
+	CONFIG_Q_CACHE_TENANTS,
+	CONFIG_Q_CACHE_JOB,
 	CONFIG_Q__N
 };
 
@@ -111,6 +119,25 @@ enum config_status config_dest_q(struct config *c, enum config_q q,
  */
 enum config_status config_pg_connect(struct config *c, const char *path,
     int busy_ms);
+
+/*
+ * A row's columns into a struct, checked as every read checks them:
+ * CONFIG_OK, CONFIG_INVALID (a validator refuses it) or CONFIG_ERROR (a
+ * value too long, a kind or auth of no name).  The columns are those of
+ * CONFIG_Q_TENANT_GET and CONFIG_Q_ENDPOINT_GET, and CONFIG_Q_JOB_GET's
+ * from column col on.
+ */
+enum config_status config_row_tenant(struct db_stmt *, struct config_tenant *);
+enum config_status config_row_endpoint(struct db_stmt *,
+    struct config_endpoint *);
+enum config_status config_row_job(struct db_stmt *, int col,
+    struct config_job *);
+
+/*
+ * 1 when c's file has the version (config_cache.h) and every trigger
+ * that keeps it, 0 when not, -1 with *rc when it cannot be told.
+ */
+int config_versioned(struct config *c, enum config_status *rc);
 
 /* The status of c's last failure (db_last()). */
 enum config_status config_last(const struct config *c);

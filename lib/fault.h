@@ -29,6 +29,9 @@ enum fault_point {
 	FAULT_LOOKED,			/* accept.c, between a batch's look-up
 					   and its writes (a failure is
 					   ignored) */
+	FAULT_CACHE_READ,		/* config_cache.c, before a read of the
+					   version (and the snapshot): it
+					   fails as busy */
 	FAULT__N
 };
 

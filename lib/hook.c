@@ -37,33 +37,73 @@ authenticate(const struct config_endpoint *ep,
 	return AUTH_ERROR;
 }
 
-/* Everything hook_prepare() does, inside its config.db snapshot. */
+/*
+ * What accept_prepare_from() reads through: the held snapshot, and for
+ * the job the cache's one statement, which also says whether the
+ * snapshot is current.
+ */
+struct hook_cfg {
+	struct config_cache	*cache;
+	struct config_snap	*snap;
+	enum config_status	 job;	/* the job look-up's status */
+	int			 confirmed;	/* by the job look-up */
+};
+
+static enum config_status
+snap_tenant(void *arg, const char *id, struct config_tenant *t)
+{
+	const struct hook_cfg	*hc = arg;
+
+	return config_snap_tenant(hc->snap, id, t);
+}
+
+static enum config_status
+snap_job(void *arg, const char *tenant, const char *job_id,
+    struct config_job *j)
+{
+	struct hook_cfg	*hc = arg;
+
+	hc->job = config_cache_job(hc->cache, hc->snap, tenant, job_id, j);
+	hc->confirmed = hc->job == CONFIG_OK || hc->job == CONFIG_NOTFOUND;
+	return hc->job;
+}
+
 static int
-prepare(struct config *cfg, const struct hook_req *req, struct hook_obs *h,
+config_failed(struct accept_res *res, enum config_status cs)
+{
+	memset(res, 0, sizeof(*res));
+	res->detail = config_strerror(cs);
+	res->result = cs == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+	return -1;
+}
+
+/* Everything hook_prepare() does, from one snapshot. */
+static int
+prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
     struct accept_res *res)
 {
-	struct config_endpoint	*ep = &h->ep;
-	struct config_secrets	 sec;
-	struct accept_req	 areq;
-	enum config_status	 cs;
-	enum auth_status	 as;
-	enum tornado_err	 te;
+	const struct accept_config	 ac = { snap_tenant, snap_job, hc };
+	struct config_endpoint		*ep = &h->ep;
+	struct config_secrets		 sec;
+	struct accept_req		 areq;
+	enum config_status		 cs;
+	enum auth_status		 as;
+	enum tornado_err		 te;
 
 	memset(res, 0, sizeof(*res));
-	if (!text_valid_name(req->endpoint) ||
-	    (cs = config_endpoint_get(cfg, req->endpoint, ep)) ==
+	if ((cs = config_snap_endpoint(hc->snap, req->endpoint, ep)) ==
 	    CONFIG_NOTFOUND) {
 		res->detail = "no such endpoint";
 		res->result = HB_UNKNOWN_ENDPOINT;
 		return -1;
 	}
 	if (cs != CONFIG_OK)
-		goto config_failed;
+		return config_failed(res, cs);
 
 	/* Authenticate the raw bytes before anything parses them. */
-	if ((cs = config_endpoint_secrets(cfg, ep->name, req->now_ms / 1000,
+	if ((cs = config_snap_secrets(hc->snap, ep->name, req->now_ms / 1000,
 	    &sec)) != CONFIG_OK)
-		goto config_failed;
+		return config_failed(res, cs);
 	as = authenticate(ep, &sec, req);
 	config_secrets_clear(&sec);
 	if (as == AUTH_ERROR) {
@@ -98,30 +138,56 @@ prepare(struct config *cfg, const struct hook_req *req, struct hook_obs *h,
 	areq.body = req->body;
 	areq.bodylen = req->bodylen;
 	areq.now_ms = req->now_ms;
-	return accept_prepare(cfg, &areq, &h->prep, res);
-
-config_failed:
-	res->detail = config_strerror(cs);
-	res->result = cs == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
-	return -1;
+	return accept_prepare_from(&ac, &areq, &h->prep, res);
 }
 
+/*
+ * The snapshots one request may start from: a change while it is
+ * answered starts it again, and more changes than this in that time are
+ * a configuration being rewritten: 503, to be tried again.
+ */
+#define HOOK_TRIES	4
+
 int
-hook_prepare(struct config *cfg, const struct hook_req *req,
+hook_prepare(struct config_cache *cc, const struct hook_req *req,
     struct hook_obs *h, struct accept_res *res)
 {
+	struct hook_cfg		hc;
 	enum config_status	cs;
-	int			rc;
+	int			rc, tries;
 
 	memset(h, 0, sizeof(*h));
-	/* One read of config.db for the endpoint, secrets, tenant and job. */
-	if ((cs = config_snapshot(cfg)) != CONFIG_OK) {
+	/* A name nothing can configure needs no configuration read. */
+	if (!text_valid_name(req->endpoint)) {
 		memset(res, 0, sizeof(*res));
-		res->detail = config_strerror(cs);
-		res->result = cs == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+		res->detail = "no such endpoint";
+		res->result = HB_UNKNOWN_ENDPOINT;
 		return -1;
 	}
-	rc = prepare(cfg, req, h, res);
-	config_release(cfg);
-	return rc;
+	memset(&hc, 0, sizeof(hc));
+	hc.cache = cc;
+	for (tries = 1; ; tries++) {
+		memset(h, 0, sizeof(*h));
+		if ((hc.snap = config_cache_hold(cc, req->endpoint, &cs)) ==
+		    NULL)
+			return config_failed(res, cs);
+		hc.job = CONFIG_OK;
+		hc.confirmed = 0;
+		rc = prepare(&hc, req, h, res);
+		/*
+		 * The job's statement read the version; any other answer
+		 * from the snapshot (but its own 503s) is confirmed by a
+		 * read of the version alone.
+		 */
+		if ((cs = hc.job) == CONFIG_OK && !hc.confirmed && (rc == 0 ||
+		    (res->result != HB_UNAVAILABLE && res->result != HB_NOMEM)))
+			cs = config_cache_check(cc, hc.snap);
+		config_cache_drop(cc, hc.snap);
+		if (cs == CONFIG_OK || cs == CONFIG_NOTFOUND)
+			return rc;
+		if (cs != CONFIG_STALE)
+			return config_failed(res, cs);
+		if (tries == HOOK_TRIES)
+			return config_failed(res, CONFIG_BUSY);
+	}
 }

@@ -10,14 +10,24 @@
  *
  * Nothing is written to state.db unless the request authenticated.
  *
- * Transactions: self-contained: one config.db snapshot per request, ended
- * before hook_prepare() returns; state.db is not touched.  The caller
- * hands what it prepared to the writer (group.h), whose COMMIT holds it.
+ * The configuration comes from the shared snapshot (config_cache.h), and
+ * no answer is given from it until config.db's version, read after the
+ * request arrived, is the snapshot's: in the statement that looks up the
+ * request's job, or, for an answer that needs no job (an unknown
+ * endpoint, a bad signature, a body refused, an event without a job), in
+ * a read of the version that the requests waiting at the time share.  A
+ * changed version starts the request again from the new snapshot.
+ *
+ * Transactions: self-contained: config.db is read through the cache,
+ * whose calls each end their own reads; state.db is not touched.  The
+ * caller hands what it prepared to the writer (group.h), whose COMMIT
+ * holds it.
  */
 #ifndef HB_HOOK_H
 #define HB_HOOK_H
 
 #include "accept.h"
+#include "config_cache.h"
 
 #define HOOK_HMAC_HEADER	"X-Tornado-Signature"
 
@@ -43,15 +53,16 @@ struct hook_obs {
 };
 
 /*
- * Resolves, authenticates, parses and prepares one request, inside one
- * config.db snapshot that ends before it returns.  Returns 0 when h->prep
- * is ready for group_accept() (while req and *h live), or -1 with the
- * final answer in res: HB_UNKNOWN_ENDPOINT (no such endpoint),
- * HB_UNAUTHORIZED, HB_MALFORMED (the body failed its format), and
- * accept_prepare()'s own.  Nothing is written to state.db either way.
- * res's detail never contains a secret, a signature or a key.
+ * Resolves, authenticates, parses and prepares one request from the
+ * configuration as it is when the request arrived.  Returns 0 when
+ * h->prep is ready for group_accept() (while req and *h live), or -1
+ * with the final answer in res: HB_UNKNOWN_ENDPOINT (no such endpoint),
+ * HB_UNAUTHORIZED, HB_MALFORMED (the body failed its format),
+ * accept_prepare()'s own, and HB_UNAVAILABLE when config.db's version
+ * cannot be read.  Nothing is written to state.db either way.  res's
+ * detail never contains a secret, a signature or a key.
  */
-HB_API int hook_prepare(struct config *, const struct hook_req *,
+HB_API int hook_prepare(struct config_cache *, const struct hook_req *,
     struct hook_obs *h, struct accept_res *res) HB_MUST_CHECK;
 
 #endif

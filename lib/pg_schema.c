@@ -6,6 +6,53 @@
 
 #include "pg_schema.h"
 
+/*
+ * The configuration's version (lib/config.c says why): one row, and a
+ * statement trigger on each table a snapshot holds.  The function runs
+ * as its owner, the schema's, so that a writer holding no grant on the
+ * version's table (a role given its grants before the table was there)
+ * still bumps it; no one may call it otherwise.  Safe to run again.
+ */
+#define VERSION_BUMP_PG(t) \
+	"DROP TRIGGER IF EXISTS config_version_bump ON hookbox_config." t ";" \
+	"CREATE TRIGGER config_version_bump AFTER INSERT OR UPDATE OR DELETE" \
+	" OR TRUNCATE ON hookbox_config." t " FOR EACH STATEMENT" \
+	" EXECUTE PROCEDURE hookbox_config.config_version_bump();"
+#define VERSION_PG \
+	"CREATE TABLE IF NOT EXISTS hookbox_config.config_version(" \
+	" one integer PRIMARY KEY DEFAULT 1 CHECK(one = 1)," \
+	" version bigint NOT NULL);" \
+	"INSERT INTO hookbox_config.config_version(version)" \
+	" VALUES (floor(random() * 281474976710656)::bigint)" \
+	" ON CONFLICT DO NOTHING;" \
+	"CREATE OR REPLACE FUNCTION hookbox_config.config_version_bump()" \
+	" RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER" \
+	" SET search_path = pg_catalog AS $$BEGIN" \
+	" UPDATE hookbox_config.config_version SET version = version + 1;" \
+	" RETURN NULL; END$$;" \
+	"REVOKE ALL ON FUNCTION hookbox_config.config_version_bump()" \
+	" FROM PUBLIC;" \
+	VERSION_BUMP_PG("tenants") VERSION_BUMP_PG("endpoints") \
+	VERSION_BUMP_PG("secrets")
+
+/*
+ * To a schema made before the version: the same, inside the caller's
+ * transaction, and every role that may read the tenants may read the
+ * version too (the serving role's grants were given before the table
+ * was there, and the responder reads it with every request).
+ */
+const char pg_schema_config_version[] =
+	VERSION_PG
+	"DO $$DECLARE r record; BEGIN"
+	" FOR r IN SELECT DISTINCT a.grantee FROM pg_class c,"
+	"  aclexplode(c.relacl) a"
+	"  WHERE c.oid = 'hookbox_config.tenants'::regclass"
+	"  AND a.privilege_type = 'SELECT' LOOP"
+	" EXECUTE 'GRANT SELECT ON hookbox_config.config_version TO ' ||"
+	"  CASE WHEN r.grantee = 0 THEN 'PUBLIC'"
+	"  ELSE r.grantee::regrole::text END;"
+	" END LOOP; END$$;";
+
 const char pg_schema_config[] =
 	"BEGIN;"
 	"CREATE SCHEMA hookbox_config;"
@@ -62,6 +109,7 @@ const char pg_schema_config[] =
 	" one boolean PRIMARY KEY DEFAULT true CHECK(one),"
 	" version bigint NOT NULL);"
 	"INSERT INTO hookbox_config.schema_version(version) VALUES (1);"
+	VERSION_PG
 	"COMMIT;";
 
 const char pg_schema_state[] =

@@ -28,6 +28,13 @@ extern const char pg_schema_config[];
 extern const char pg_schema_state[];
 
 /*
+ * The configuration's version, its table, function and triggers, for a
+ * schema made before them; inside the caller's transaction (no BEGIN, no
+ * COMMIT), and harmless when they are there already.
+ */
+extern const char pg_schema_config_version[];
+
+/*
  * Probes that change nothing: one reads the configuration; the other
  * reads it and writes the state's tables a request writes (INSERTs of no
  * row), as a serving role must.  Each fails as the first statement that

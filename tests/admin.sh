@@ -598,6 +598,13 @@ if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	"$OLD" destination add sink --tenant acme --url http://127.0.0.1:9/s
 	"$OLD" job add j1 --tenant acme --attempt a1 --step s \
 	    --destination sink
+	ver() { q "SELECT version FROM config_version"; }
+	eq "old config.db: no version" 0 "$(q "SELECT count(*)
+	    FROM sqlite_master WHERE name = 'config_version'")"
+	# Served before any write of this release: read per request.
+	eq "old config.db: the responder authenticates" 422 \
+	    "$(hook_status "$tmp/hmac")"
+	eq "old config.db: and refuses" 401 "$(hook_status "$tmp/hmac2")"
 	out=$("$HB" endpoint secret list --json tornado); rc=$?
 	eq "old config.db: secret list" 0 $rc
 	eq "old config.db: the secret's id" 1 \
@@ -615,6 +622,25 @@ if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	eq "and the previous release still reads it" 0 $?
 	eq "both secrets active" 2 "$(q "SELECT count(*) FROM secrets
 	    WHERE expires_at IS NULL OR expires_at > unixepoch()")"
+	# The first write added the version and its triggers, the schema's
+	# version kept; the previous release's writes bump it too.
+	eq "old config.db: the version added, user_version 1" "1 9 1" \
+	    "$(q "SELECT count(*) FROM config_version") $(q "SELECT count(*)
+	    FROM sqlite_master WHERE type = 'trigger'
+	    AND name LIKE '%_version_%'") $(q "PRAGMA user_version")"
+	v1=$(ver)
+	"$OLD" tenant add other
+	v2=$(ver)
+	eq "the previous release's write bumps it" 1 \
+	    "$([ "$v2" -gt "$v1" ] && echo 1)"
+	"$OLD" endpoint secret revoke tornado "$(q "SELECT max(id)
+	    FROM secrets")" >/dev/null
+	eq "and its revoke" 1 "$([ "$(ver)" -gt "$v2" ] && echo 1)"
+	eq "revoked by the previous release: refused" 401 \
+	    "$(hook_status "$tmp/hmac2")"
+	eq "the other still authenticates" 422 "$(hook_status "$tmp/hmac")"
+	"$OLD" tenant list >/dev/null
+	eq "the previous release reads it after its writes" 0 $?
 else
 	echo "admin: HOOKBOX_OLD not set: a previous release's config.db not tried"
 fi

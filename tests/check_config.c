@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,10 @@
 #include "access.h"
 #include "auth.h"
 #include "config_admin.h"
+#include "config_cache.h"
 #include "config_int.h"
 #include "db.h"
+#include "fault.h"
 #include "pg_schema.h"
 #include "config_edit.h"
 #include "config_bulk.h"
@@ -711,7 +714,7 @@ START_TEST(test_schema_agrees)
 		return;
 	test_path(path, sizeof(path), dir, "config.db");
 	ck_assert_int_eq(config_create(path), CONFIG_OK);
-	test_schema_agree(path, dbpath, "hookbox_config", 5);
+	test_schema_agree(path, dbpath, "hookbox_config", 6);
 }
 END_TEST
 
@@ -3040,6 +3043,503 @@ START_TEST(test_job_import_bad_lines)
 }
 END_TEST
 
+/*
+ * The version (config.c): kept by the file's own triggers, added to an
+ * older file by its first writer; and the cache that reads it
+ * (config_cache.h).
+ */
+
+#define VERSION_Q	"SELECT version FROM config_version"
+
+static long long
+version(void)
+{
+	return raw_int(VERSION_Q);
+}
+
+/* The id of an endpoint's first secret. */
+static int
+first_secret(void *arg, const struct config_secret_info *i)
+{
+	*(int64_t *)arg = i->id;
+	return 1;
+}
+
+/* Drops the version as the previous release's file lacks it. */
+static void
+unversion(void)
+{
+	raw_exec("DROP TRIGGER tenants_version_insert;"
+	    " DROP TRIGGER tenants_version_update;"
+	    " DROP TRIGGER tenants_version_delete;"
+	    " DROP TRIGGER endpoints_version_insert;"
+	    " DROP TRIGGER endpoints_version_update;"
+	    " DROP TRIGGER endpoints_version_delete;"
+	    " DROP TRIGGER secrets_version_insert;"
+	    " DROP TRIGGER secrets_version_update;"
+	    " DROP TRIGGER secrets_version_delete;"
+	    " DROP TABLE config_version",
+	    "DROP FUNCTION hookbox_config.config_version_bump() CASCADE;"
+	    " DROP TABLE hookbox_config.config_version");
+}
+
+/* The version's table and triggers, as a reader looks for them. */
+static int
+versioned(struct config *c)
+{
+	enum config_status	rc = CONFIG_OK;
+	int			n;
+
+	n = config_versioned(c, &rc);
+	ck_assert_int_eq(rc, CONFIG_OK);
+	return n;
+}
+
+START_TEST(test_version_bumps)
+{
+	struct config_tenant	 t;
+	const char		*why;
+	long long		 v0, v;
+	int64_t			 id = 0;
+
+	ck_assert_int_eq(versioned(w), 1);
+	v0 = version();
+	ck_assert_int_ge(v0, 0);
+	ck_assert_int_lt(v0, 1LL << 48);
+	test_add_tenant(w, "acme", 1);
+	ck_assert_int_gt(v = version(), v0);
+	/* Destinations and jobs are read afresh: no bump. */
+	test_add_destination(w, "acme", "sink");
+	test_add_job(w, "acme", "j1", "a1", "sink");
+	ck_assert_int_eq(version(), v);
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "acme", "j1"),
+	    CONFIG_OK);
+	ck_assert_int_eq(version(), v);
+	test_add_endpoint(w, "hook", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	add_secret("hook", HMAC_SECRET "-2", 0);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	ck_assert_int_eq(config_secret_each(w, "hook", first_secret, &id),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_secret_revoke(w, "hook", id), CONFIG_OK);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	t.active = 0;
+	ck_assert_int_eq(config_tenant_update(w, &t, NULL, 0, &why),
+	    CONFIG_OK);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	/* Inside a transaction: committed with it, or not at all. */
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	test_add_tenant(w, "gone", 1);
+	config_rollback(w);
+	ck_assert_int_eq(version(), v);
+	/* Plain SQL bumps it too: the triggers are the file's. */
+	raw_exec("UPDATE tenants SET active = 1", NULL);
+	ck_assert_int_gt(version(), v);
+	v = version();
+	raw_exec("DELETE FROM secrets", NULL);
+	ck_assert_int_gt(version(), v);
+	/* Only the version's one row. */
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM config_version"), 1);
+}
+END_TEST
+
+/* Two files made apart do not start at the same version. */
+START_TEST(test_version_random_start)
+{
+	struct config	*w2;
+	char		 other[PATH_MAX + 16];
+
+	if (test_backend != TEST_SQLITE)
+		return;
+	test_path(other, sizeof(other), dir, "other.db");
+	ck_assert_int_eq(config_create(other), CONFIG_OK);
+	ck_assert_int_eq(config_open(other, CONFIG_WRITE, BUSY_MS, &w2),
+	    CONFIG_OK);
+	config_close(w2);
+	ck_assert_int_ne(test_db_int(other, VERSION_Q), version());
+}
+END_TEST
+
+/*
+ * A file made before the version: read as it is (a reader adds
+ * nothing), and its first writer adds the table and the triggers, the
+ * schema's version kept for the previous release; on PostgreSQL a role
+ * that could read the tenants can read the version.
+ */
+START_TEST(test_version_added)
+{
+	struct config	*r, *w2;
+	struct db	*db;
+	char		 role[32], sql[160], grants[1024], info[PATH_MAX + 64];
+	char		 why[256];
+	static const struct db_text text[] = { { VERSION_Q, NULL } };
+	struct db_stmt	*st;
+	long long	 v;
+
+	test_add_tenant(w, "acme", 1);
+	config_close(w);
+	w = NULL;
+	unversion();
+	if (test_backend == TEST_POSTGRES) {
+		ck_assert_int_lt(snprintf(role, sizeof(role), "hb_ver_%ld",
+		    (long)getpid()), (int)sizeof(role));
+		raw_exec(NULL, pg_schema_state);
+		ck_assert_int_lt(snprintf(sql, sizeof(sql),
+		    "DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN", role,
+		    role), (int)sizeof(sql));
+		raw_exec(NULL, sql);
+		ck_assert_int_eq(pg_schema_grants(role, grants,
+		    sizeof(grants)), 0);
+		raw_exec(NULL, grants);
+	}
+	r = test_config_open(dir, CONFIG_READ, BUSY_MS);
+	ck_assert_int_eq(versioned(r), 0);
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "SELECT count(*) FROM sqlite_master WHERE name = 'config_version'" :
+	    "SELECT count(to_regclass('hookbox_config.config_version'))"), 0);
+
+	w = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	ck_assert_int_eq(versioned(w), 1);
+	ck_assert_int_eq(versioned(r), 1);
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM schema_version"), 1);
+	v = version();
+	ck_assert_int_ge(v, 0);
+	/* Opened again, a writer finds it and changes nothing. */
+	w2 = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	config_close(w2);
+	ck_assert_int_eq(version(), v);
+	test_add_tenant(w, "more", 1);
+	ck_assert_int_gt(version(), v);
+	config_close(r);
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s", dbpath,
+	    role), (int)sizeof(info));
+	ck_assert_msg(db_open_pg(info, 5000, 0, text, 1, &db, why,
+	    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+	ck_assert_int_eq(db_exec(db, "SET search_path = hookbox_config"),
+	    DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(db, 0));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_int_eq(db_col_int64(st, 0), version());
+	db_reset(st);
+	/* Read, never written. */
+	ck_assert_int_eq(db_exec(db, "UPDATE config_version"
+	    " SET version = 0"), DB_DENIED);
+	db_close(db);
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+	    " DROP ROLE %s", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+}
+END_TEST
+
+/* A cache over the test's config.db. */
+static struct config_cache *
+cache_new(void)
+{
+	struct config_cache	*cc;
+
+	ck_assert_int_eq(config_cache_new(dbpath, BUSY_MS, 2, &cc), 0);
+	return cc;
+}
+
+static struct config_snap *
+hold(struct config_cache *cc, const char *ep)
+{
+	struct config_snap	*s;
+	enum config_status	 why = CONFIG_OK;
+
+	s = config_cache_hold(cc, ep, &why);
+	ck_assert_msg(s != NULL, "hold: %s", config_strerror(why));
+	return s;
+}
+
+/*
+ * What a snapshot holds, looked up as config.h's reads look up: the same
+ * rows, the same refusals; a change seen by the next check and the next
+ * job, and a new snapshot read once for it.
+ */
+START_TEST(test_cache_snapshot)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s, *s2;
+	struct config_cache_stats	 st;
+	struct config_endpoint		 e;
+	struct config_tenant		 t;
+	struct config_secrets		 sec;
+	struct config_job		 j;
+	int64_t				 now = util_now();
+
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "sleepy", 0);
+	test_add_destination(w, "acme", "sink");
+	test_add_endpoint(w, "hook", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	add_secret("hook", HMAC_SECRET "-old", now - 10);
+	add_secret("hook", HMAC_SECRET "-new", now + 3600);
+	test_add_endpoint(w, "bare", "acme", CONFIG_AUTH_HMAC, NULL);
+	test_add_job(w, "acme", "j1", "a1", "sink");
+	raw_exec("INSERT INTO endpoints(name, tenant, kind, auth, tolerance_s,"
+	    " created_at) VALUES ('odd', 'acme', 'tornado-job', 'hmac', 100000, 0)",
+	    NULL);
+
+	cc = cache_new();
+	s = hold(cc, "hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "hook", &e), CONFIG_OK);
+	ck_assert_str_eq(e.tenant, "acme");
+	ck_assert_int_eq(e.tolerance, TEST_TOLERANCE);
+	ck_assert_int_eq(config_snap_endpoint(s, "nosuch", &e),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_snap_endpoint(s, "odd", &e), CONFIG_INVALID);
+	ck_assert_int_eq(config_snap_tenant(s, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(t.active, 1);
+	ck_assert_int_eq(config_snap_tenant(s, "sleepy", &t), CONFIG_OK);
+	ck_assert_int_eq(t.active, 0);
+	ck_assert_int_eq(config_snap_tenant(s, "nosuch", &t),
+	    CONFIG_NOTFOUND);
+	/* Unexpired at now, newest first; the expired one left out. */
+	ck_assert_int_eq(config_snap_secrets(s, "hook", now, &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 2);
+	ck_assert_uint_eq(sec.s[0].keylen, strlen(HMAC_SECRET "-new"));
+	ck_assert_mem_eq(sec.s[0].key, HMAC_SECRET "-new", sec.s[0].keylen);
+	ck_assert_mem_eq(sec.s[1].key, HMAC_SECRET, sec.s[1].keylen);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_snap_secrets(s, "hook", now - 20, &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 3);
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_snap_secrets(s, "bare", now, &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 0);
+	/* The job, and the version with it: current. */
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_str_eq(j.attempt, "a1");
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j2", &j),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_OK);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.loads, 1);
+	ck_assert_int_eq(st.checks, 1);
+	ck_assert_int_eq(st.singles, 0);
+	ck_assert_int_eq(st.version, version());
+
+	/* A job is no part of the snapshot: added, it is found at once. */
+	test_add_job(w, "acme", "j2", "a2", "sink");
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j2", &j), CONFIG_OK);
+
+	/* A change: the held snapshot is stale, the next one has it. */
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "bare", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j1", &j),
+	    CONFIG_STALE);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_STALE);
+	/* Still held: what it holds is unchanged. */
+	ck_assert_int_eq(config_snap_endpoint(s, "bare", &e), CONFIG_OK);
+	s2 = hold(cc, "hook");
+	ck_assert_ptr_ne(s, s2);
+	ck_assert_int_eq(config_snap_endpoint(s2, "bare", &e),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_cache_check(cc, s2), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_drop(cc, s2);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.loads, 2);
+	ck_assert_int_eq(st.version, version());
+	config_cache_free(cc);
+}
+END_TEST
+
+/*
+ * Without the version, a snapshot per request (the endpoint asked for,
+ * its secrets and tenant), current by construction; shared again from
+ * the first hold after a writer added it.
+ */
+START_TEST(test_cache_without_version)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s;
+	struct config_cache_stats	 st;
+	struct config_endpoint		 e;
+	struct config_tenant		 t;
+	struct config_secrets		 sec;
+	struct config_job		 j;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "sink");
+	test_add_endpoint(w, "hook", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	test_add_endpoint(w, "other", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	test_add_job(w, "acme", "j1", "a1", "sink");
+	config_close(w);
+	w = NULL;
+	unversion();
+	cc = cache_new();
+	s = hold(cc, "hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "hook", &e), CONFIG_OK);
+	ck_assert_int_eq(config_snap_tenant(s, "acme", &t), CONFIG_OK);
+	ck_assert_int_eq(config_snap_secrets(s, "hook", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	config_secrets_clear(&sec);
+	/* Only what the request needs. */
+	ck_assert_int_eq(config_snap_endpoint(s, "other", &e),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.singles, 1);
+	ck_assert_int_eq(st.loads, 0);
+	ck_assert_int_eq(st.version, -1);
+
+	w = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	s = hold(cc, "hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "other", &e), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.singles, 1);
+	ck_assert_int_eq(st.loads, 1);
+	ck_assert_int_eq(st.version, version());
+	config_cache_free(cc);
+}
+END_TEST
+
+/*
+ * A read of the version that fails: no answer from the snapshot (the
+ * caller's 503), and the next read is made afresh.
+ */
+static int
+fail_read(enum fault_point p, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return 1;
+}
+
+START_TEST(test_cache_read_fails)
+{
+	struct config_cache	*cc;
+	struct config_snap	*s;
+	enum config_status	 why = CONFIG_OK;
+
+	test_add_tenant(w, "acme", 1);
+	cc = cache_new();
+	fault_set(FAULT_CACHE_READ, fail_read, NULL);
+	ck_assert_ptr_null(config_cache_hold(cc, "hook", &why));
+	ck_assert_int_eq(why, CONFIG_BUSY);
+	fault_set(FAULT_CACHE_READ, NULL, NULL);
+	s = hold(cc, "hook");
+	fault_set(FAULT_CACHE_READ, fail_read, NULL);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_BUSY);
+	fault_set(FAULT_CACHE_READ, NULL, NULL);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_OK);
+	config_cache_drop(cc, s);
+	config_cache_free(cc);
+}
+END_TEST
+
+/*
+ * Callers that come while a read of the version runs share the next
+ * one: three callers, two reads.  The first read is held at its fault
+ * point until the other two wait.
+ */
+struct gate {
+	pthread_mutex_t	lock;
+	pthread_cond_t	cond;
+	int		entered, open;
+};
+
+static struct gate	gate = { PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_COND_INITIALIZER, 0, 0 };
+
+static int
+hold_first(enum fault_point p, void *arg)
+{
+	struct gate	*g = arg;
+
+	(void)p;
+	pthread_mutex_lock(&g->lock);
+	if (g->entered++ == 0) {
+		pthread_cond_broadcast(&g->cond);
+		while (!g->open)
+			pthread_cond_wait(&g->cond, &g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
+struct checker {
+	struct config_cache	*cc;
+	struct config_snap	*s;
+	enum config_status	 rc;
+	pthread_t		 tid;
+};
+
+static void *
+checker_run(void *arg)
+{
+	struct checker	*c = arg;
+
+	c->rc = config_cache_check(c->cc, c->s);
+	return NULL;
+}
+
+START_TEST(test_cache_check_shared)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s;
+	struct config_cache_stats	 st;
+	struct checker			 c[3];
+	int				 i, n;
+
+	test_add_tenant(w, "acme", 1);
+	cc = cache_new();
+	s = hold(cc, "hook");
+	fault_set(FAULT_CACHE_READ, hold_first, &gate);
+	for (i = 0; i < 3; i++) {
+		c[i].cc = cc;
+		c[i].s = s;
+		c[i].rc = CONFIG_ERROR;
+		ck_assert_int_eq(pthread_create(&c[i].tid, NULL, checker_run,
+		    &c[i]), 0);
+		if (i > 0)
+			continue;
+		/* The first is inside its read before the others call. */
+		pthread_mutex_lock(&gate.lock);
+		while (gate.entered == 0)
+			pthread_cond_wait(&gate.cond, &gate.lock);
+		pthread_mutex_unlock(&gate.lock);
+	}
+	/* A bound, not a pace: at most a minute for two threads to wait. */
+	for (n = 0; n < 60000; n++) {
+		config_cache_stats(cc, &st);
+		if (st.waiting == 2)
+			break;
+		usleep(1000);
+	}
+	ck_assert_int_eq(st.waiting, 2);
+	pthread_mutex_lock(&gate.lock);
+	gate.open = 1;
+	pthread_cond_broadcast(&gate.cond);
+	pthread_mutex_unlock(&gate.lock);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(pthread_join(c[i].tid, NULL), 0);
+		ck_assert_int_eq(c[i].rc, CONFIG_OK);
+	}
+	fault_set(FAULT_CACHE_READ, NULL, NULL);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.checks, 2);
+	ck_assert_int_eq(st.waiting, 0);
+	ck_assert_int_eq(gate.entered, 2);
+	config_cache_drop(cc, s);
+	config_cache_free(cc);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -3111,6 +3611,18 @@ config_suite(void)
 	tcase_add_test(tc, test_pg_grants);
 	tcase_add_test(tc, test_access);
 	tcase_add_test(tc, test_pg_uri_busy);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("version");
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_version_bumps);
+	tcase_add_test(tc, test_version_random_start);
+	tcase_add_test(tc, test_version_added);
+	tcase_add_test(tc, test_cache_snapshot);
+	tcase_add_test(tc, test_cache_without_version);
+	tcase_add_test(tc, test_cache_read_fails);
+	tcase_add_test(tc, test_cache_check_shared);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");

@@ -3,10 +3,11 @@
  * real SQLite files.
  *
  * Each caller is a thread of its own that does what a serving thread
- * does: takes a config.db connection from a pool, hook_prepare(), gives
- * it back, group_accept().  A batch is formed on purpose: the writer is
- * held at FAULT_GROUP_TAKE until every caller's observation waits in its
- * queue (group_stats().waiting), so that one batch holds them all and the
+ * does: hook_prepare() from the process's configuration cache (which
+ * takes a pooled config.db connection for each read), group_accept().
+ * A batch is formed on purpose: the writer is held at FAULT_GROUP_TAKE
+ * until every caller's observation waits in its queue
+ * (group_stats().waiting), so that one batch holds them all and the
  * assertions do not depend on timing.
  */
 #include <errno.h>
@@ -22,7 +23,7 @@
 #include <unistd.h>
 
 #include "config_admin.h"
-#include "config_pool.h"
+#include "config_cache.h"
 #include "fault.h"
 #include "group.h"
 #include "hook.h"
@@ -39,7 +40,7 @@
 
 static char			 dir[PATH_MAX - 32];
 static char			 state_path[PATH_MAX];
-static struct config_pool	*pool;
+static struct config_cache	*cache;
 static struct group		*grp;
 
 /* One caller: its request, and what it was answered. */
@@ -180,8 +181,6 @@ serve(struct call *c)
 {
 	struct hook_req		 req;
 	struct hook_obs		 h;
-	struct config		*cfg;
-	enum config_status	 cs;
 
 	memset(&req, 0, sizeof(req));
 	req.endpoint = c->endpoint != NULL ? c->endpoint : "hook";
@@ -190,13 +189,7 @@ serve(struct call *c)
 	req.body = c->body;
 	req.bodylen = strlen(c->body);
 	req.now_ms = util_now_ms();
-	if ((cfg = config_pool_take(pool, &cs)) == NULL) {
-		memset(&c->res, 0, sizeof(c->res));
-		c->res.result = HB_UNAVAILABLE;
-		return;
-	}
-	c->prepared = hook_prepare(cfg, &req, &h, &c->res) == 0;
-	config_pool_give(pool, cfg);
+	c->prepared = hook_prepare(cache, &req, &h, &c->res) == 0;
 	if (!c->prepared)
 		return;
 	/* Only the group may answer from here on. */
@@ -381,7 +374,7 @@ setup(void)
 	config_close(w);
 	state_create(state_path);
 	test_path(cpath, sizeof(cpath), dir, "config.db");
-	ck_assert_int_eq(config_pool_new(cpath, 2000, 4, &pool), 0);
+	ck_assert_int_eq(config_cache_new(cpath, 2000, 4, &cache), 0);
 	grp = test_group_new(state_path, 1);
 	atomic_store(&joining, 0);
 }
@@ -394,8 +387,8 @@ teardown(void)
 	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
 	group_free(grp);
 	grp = NULL;
-	config_pool_free(pool);
-	pool = NULL;
+	config_cache_free(cache);
+	cache = NULL;
 	test_rmdir(dir);
 }
 

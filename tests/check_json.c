@@ -43,6 +43,7 @@ static char		 state_path[PATH_MAX];
 static struct store	*st;
 static struct group	*grp;	/* inline: commits on the test's thread */
 static struct config	*cfg;
+static struct config_cache *cache;	/* what hook_prepare() reads */
 
 /*
  * Fault callbacks
@@ -111,6 +112,8 @@ setup(void)
 	config_close(w);
 	st = test_store_open(dir, 1000, 1);
 	cfg = test_config_open(dir, CONFIG_READ, 1000);
+	ck_assert_int_eq(config_cache_new(test_location(dir, "config.db"), 1000,
+	    1, &cache), 0);
 	grp = test_group_new(state_path, 0);
 }
 
@@ -121,6 +124,8 @@ teardown(void)
 	group_free(grp);
 	store_close(st);
 	config_close(cfg);
+	config_cache_free(cache);
+	cache = NULL;
 	grp = NULL;
 	st = NULL;
 	cfg = NULL;
@@ -160,7 +165,7 @@ hook_len(const char *body, size_t len, struct accept_res *res)
 	req.body = body;
 	req.bodylen = len;
 	req.now_ms = util_now_ms();
-	if (hook_prepare(cfg, &req, &h, res) != 0)
+	if (hook_prepare(cache, &req, &h, res) != 0)
 		return res->result;
 	return group_accept(grp, &h.prep, res);
 }

@@ -21,7 +21,9 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +33,14 @@
 #include <unistd.h>
 
 #include <cJSON.h>
+#include <libpq-fe.h>
 #include <sodium.h>
 #include <sqlite3.h>
 
 #include "auth.h"
 #include "config_admin.h"
+#include "config_edit.h"
+#include "db.h"
 #include "fault.h"
 #include "hook.h"
 #include "respond.h"
@@ -66,18 +71,18 @@ static sqlite3			*locker;
  * The library's entry point, wrapped (-Wl,--wrap=hook_prepare)
  */
 
-int __real_hook_prepare(struct config *, const struct hook_req *,
+int __real_hook_prepare(struct config_cache *, const struct hook_req *,
     struct hook_obs *, struct accept_res *);
-int __wrap_hook_prepare(struct config *, const struct hook_req *,
+int __wrap_hook_prepare(struct config_cache *, const struct hook_req *,
     struct hook_obs *, struct accept_res *);
 
-static int		hook_calls;
+static atomic_int	hook_calls;
 static int		forcing;
 static enum hb_result	forced;
 static int		in_respond;	/* set while respond() runs */
 
 int
-__wrap_hook_prepare(struct config *c, const struct hook_req *req,
+__wrap_hook_prepare(struct config_cache *c, const struct hook_req *req,
     struct hook_obs *h, struct accept_res *res)
 {
 	hook_calls++;
@@ -2257,6 +2262,740 @@ START_TEST(odd_requests)
 }
 END_TEST
 
+/*
+ * Configuration changes, on both backends: the responder serves from a
+ * snapshot it shares between requests (config_cache.h), and a change
+ * must be in force for the very next request, whoever made it.  The
+ * server (srv) lives through each test, as a worker does: its snapshot
+ * is the one a running responder would hold.
+ */
+
+#define SECRET2		"second-tornado-secret-for-the-cache"
+
+/*
+ * Round trips: every libpq call that sends a command, and every SQLite
+ * statement stepped or text run on config.db, counted (the link wraps
+ * them, see the Makefile).  PostgreSQL's are counted on config.db's
+ * connections only: the writer's says application_name hookbox-state.
+ */
+PGresult *__real_PQexec(PGconn *, const char *);
+PGresult *__real_PQexecPrepared(PGconn *, const char *, int,
+    const char *const *, const int *, const int *, int);
+PGresult *__real_PQprepare(PGconn *, const char *, const char *, int,
+    const Oid *);
+int __real_PQsendQuery(PGconn *, const char *);
+int __real_PQsendQueryPrepared(PGconn *, const char *, int,
+    const char *const *, const int *, const int *, int);
+int __real_sqlite3_step(sqlite3_stmt *);
+int __real_sqlite3_exec(sqlite3 *, const char *,
+    int (*)(void *, int, char **, char **), void *, char **);
+PGresult *__wrap_PQexec(PGconn *, const char *);
+PGresult *__wrap_PQexecPrepared(PGconn *, const char *, int,
+    const char *const *, const int *, const int *, int);
+PGresult *__wrap_PQprepare(PGconn *, const char *, const char *, int,
+    const Oid *);
+int __wrap_PQsendQuery(PGconn *, const char *);
+int __wrap_PQsendQueryPrepared(PGconn *, const char *, int,
+    const char *const *, const int *, const int *, int);
+int __wrap_sqlite3_step(sqlite3_stmt *);
+int __wrap_sqlite3_exec(sqlite3 *, const char *,
+    int (*)(void *, int, char **, char **), void *, char **);
+
+static atomic_int	config_trips;
+
+static void
+pg_trip(PGconn *c)
+{
+	const char	*a = PQparameterStatus(c, "application_name");
+
+	if (a != NULL && strcmp(a, "hookbox") == 0)
+		config_trips++;
+}
+
+static void
+lite_trip(sqlite3 *db)
+{
+	const char	*f = db != NULL ? sqlite3_db_filename(db, "main") :
+	    NULL;
+	size_t		 n = f != NULL ? strlen(f) : 0;
+
+	if (n >= 10 && strcmp(f + n - 10, "/config.db") == 0)
+		config_trips++;
+}
+
+PGresult *
+__wrap_PQexec(PGconn *c, const char *q)
+{
+	pg_trip(c);
+	return __real_PQexec(c, q);
+}
+
+PGresult *
+__wrap_PQexecPrepared(PGconn *c, const char *n, int np,
+    const char *const *v, const int *l, const int *f, int rf)
+{
+	pg_trip(c);
+	return __real_PQexecPrepared(c, n, np, v, l, f, rf);
+}
+
+PGresult *
+__wrap_PQprepare(PGconn *c, const char *n, const char *q, int np,
+    const Oid *t)
+{
+	pg_trip(c);
+	return __real_PQprepare(c, n, q, np, t);
+}
+
+int
+__wrap_PQsendQuery(PGconn *c, const char *q)
+{
+	pg_trip(c);
+	return __real_PQsendQuery(c, q);
+}
+
+int
+__wrap_PQsendQueryPrepared(PGconn *c, const char *n, int np,
+    const char *const *v, const int *l, const int *f, int rf)
+{
+	pg_trip(c);
+	return __real_PQsendQueryPrepared(c, n, np, v, l, f, rf);
+}
+
+int
+__wrap_sqlite3_step(sqlite3_stmt *s)
+{
+	lite_trip(sqlite3_db_handle(s));
+	return __real_sqlite3_step(s);
+}
+
+int
+__wrap_sqlite3_exec(sqlite3 *db, const char *sql,
+    int (*cb)(void *, int, char **, char **), void *arg, char **err)
+{
+	lite_trip(db);
+	return __real_sqlite3_exec(db, sql, cb, arg, err);
+}
+
+/*
+ * Fixtures: tenant acme, destination sink, endpoints tornado and
+ * other (hmac, SECRET), jobs job-1 .. job-8 with actions of their own; on
+ * the running test's backend, config.db and state.db both.
+ */
+static void
+cfg_setup(void)
+{
+	struct config	*w;
+	char		 job[16], att[16];
+	int		 i;
+
+	ck_assert_int_lt(snprintf(dir, sizeof(dir), "%s", test_tmpdir()),
+	    (int)sizeof(dir));
+	snprintf(config_path, sizeof(config_path), "%s",
+	    test_location(dir, "config.db"));
+	snprintf(state_path, sizeof(state_path), "%s",
+	    test_location(dir, "state.db"));
+	test_path(log_path, sizeof(log_path), dir, "respond.log");
+	w = test_config_create(dir);
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "sink");
+	add_endpoint(w, "tornado", "acme", CONFIG_AUTH_HMAC, "", SECRET);
+	add_endpoint(w, "other", "acme", CONFIG_AUTH_HMAC, "", SECRET);
+	for (i = 1; i <= 8; i++) {
+		snprintf(job, sizeof(job), "job-%d", i);
+		snprintf(att, sizeof(att), "att-%d", i);
+		add_job(w, job, att);
+	}
+	ck_assert_int_eq(config_commit(w), CONFIG_OK);
+	config_close(w);
+	store_close(test_store_open(dir, 1000, 1));
+	server_init(&srv, 1000);
+}
+
+/* The tool's connection, for one change. */
+static struct config *
+tool(void)
+{
+	return test_config_open(dir, CONFIG_WRITE, TEST_BUSY_MS);
+}
+
+/* Plain SQL on config.db, behind the tool's back. */
+static void
+behind(const char *sql)
+{
+	test_db_exec(config_path, sql);
+}
+
+/* A POST of body to /hooks/ep, signed with secret now; its status. */
+static int
+post(const char *ep, const char *secret, const char *body, struct answer *a)
+{
+	struct fake	f;
+	char		path[256];
+
+	snprintf(path, sizeof(path), "/hooks/%s", ep);
+	fk_init(&f, "POST", path);
+	fk_body(&f, body, strlen(body));
+	sign_tsig(&f, "HTTP_X_TORNADO_SIGNATURE", secret, util_now());
+	return run(&f, a);
+}
+
+static void
+expect(const char *ep, const char *secret, const char *body, int status,
+    const char *result)
+{
+	struct answer	a;
+
+	ck_assert_int_eq(post(ep, secret, body, &a), status);
+	ck_assert_str_eq(a.result, result);
+}
+
+/* The id of an endpoint's newest secret. */
+static int
+newest_fn(void *arg, const struct config_secret_info *i)
+{
+	*(int64_t *)arg = i->id;
+	return 0;
+}
+
+static int64_t
+newest_secret(struct config *w, const char *ep)
+{
+	int64_t	id = -1;
+
+	ck_assert_int_eq(config_secret_each(w, ep, newest_fn, &id), CONFIG_OK);
+	ck_assert_int_gt(id, 0);
+	return id;
+}
+
+START_TEST(secret_revoked_and_added)
+{
+	struct config	*w;
+	const char	*why;
+	int64_t		 first;
+
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	/* Not a secret of the endpoint's yet: refused, from the snapshot. */
+	expect("tornado", SECRET2, COMPLETED("job-2"), 401, "unauthorized");
+	w = tool();
+	first = newest_secret(w, "tornado");
+	ck_assert_int_eq(config_secret_add(w, "tornado",
+	    (const unsigned char *)SECRET2, strlen(SECRET2), 0, &why),
+	    CONFIG_OK);
+	config_close(w);
+	expect("tornado", SECRET2, COMPLETED("job-2"), 200, "accepted");
+	expect("tornado", SECRET, COMPLETED("job-3"), 200, "accepted");
+	w = tool();
+	ck_assert_int_eq(config_secret_revoke(w, "tornado", first), CONFIG_OK);
+	config_close(w);
+	expect("tornado", SECRET, COMPLETED("job-4"), 401, "unauthorized");
+	expect("tornado", SECRET, COMPLETED("job-1"), 401, "unauthorized");
+	expect("tornado", SECRET2, COMPLETED("job-4"), 200, "accepted");
+	/* The other endpoint's secret is its own. */
+	expect("other", SECRET, COMPLETED("job-5"), 200, "accepted");
+}
+END_TEST
+
+START_TEST(job_removed_422)
+{
+	struct config	*w;
+
+	expect("tornado", SECRET, PROGRESS("job-6", "muxing"), 200,
+	    "recorded");
+	w = tool();
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "acme", "job-6"),
+	    CONFIG_OK);
+	config_close(w);
+	expect("tornado", SECRET, COMPLETED("job-6"), 422, "unknown_job");
+	w = tool();
+	add_job(w, "job-6", "att-6b");
+	config_close(w);
+	expect("tornado", SECRET, COMPLETED("job-6"), 200, "accepted");
+}
+END_TEST
+
+START_TEST(endpoint_removed_and_added_404)
+{
+	struct config	*w;
+	struct answer	 a;
+
+	expect("other", SECRET, COMPLETED("job-1"), 200, "accepted");
+	w = tool();
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "other", NULL),
+	    CONFIG_OK);
+	config_close(w);
+	expect("other", SECRET, COMPLETED("job-1"), 404, "unknown_endpoint");
+	/* Added while the snapshot says there is none. */
+	expect("late", SECRET2, COMPLETED("job-2"), 404, "unknown_endpoint");
+	w = tool();
+	add_endpoint(w, "late", "acme", CONFIG_AUTH_HMAC, "", SECRET2);
+	config_close(w);
+	ck_assert_int_eq(post("late", SECRET2, COMPLETED("job-2"), &a), 200);
+	ck_assert_str_eq(a.result, "accepted");
+	log_has(&a, "endpoint=late");
+}
+END_TEST
+
+START_TEST(tenant_deactivated)
+{
+	struct config		*w;
+	struct config_tenant	 t;
+	const char		*why;
+
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	w = tool();
+	ck_assert_int_eq(config_tenant_get(w, "acme", &t), CONFIG_OK);
+	t.active = 0;
+	ck_assert_int_eq(config_tenant_update(w, &t, NULL, 0, &why),
+	    CONFIG_OK);
+	config_close(w);
+	expect("tornado", SECRET, COMPLETED("job-2"), 404, "unknown_endpoint");
+	/* An event with no job reads no job: confirmed all the same. */
+	expect("tornado", SECRET, "{\"type\":\"batch_completed\","
+	    "\"batch_id\":\"b1\",\"completed\":1,\"failed\":0,\"total\":1}",
+	    404, "unknown_endpoint");
+	w = tool();
+	t.active = 1;
+	ck_assert_int_eq(config_tenant_update(w, &t, NULL, 0, &why),
+	    CONFIG_OK);
+	config_close(w);
+	expect("tornado", SECRET, COMPLETED("job-2"), 200, "accepted");
+	expect("tornado", SECRET, "{\"type\":\"batch_completed\","
+	    "\"batch_id\":\"b2\",\"completed\":1,\"failed\":0,\"total\":1}",
+	    200, "recorded");
+}
+END_TEST
+
+/* Plain SQL, as an operator might run it, or an older tool's writes. */
+START_TEST(changed_behind_the_tool)
+{
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	behind("DELETE FROM secrets WHERE endpoint = 'tornado'");
+	expect("tornado", SECRET, COMPLETED("job-2"), 401, "unauthorized");
+	behind("INSERT INTO secrets(endpoint, secret, created_at) SELECT"
+	    " 'tornado', secret, 0 FROM secrets WHERE endpoint = 'other'");
+	expect("tornado", SECRET, COMPLETED("job-2"), 200, "accepted");
+	behind("UPDATE tenants SET active = 0");
+	expect("tornado", SECRET, COMPLETED("job-3"), 404, "unknown_endpoint");
+	behind("UPDATE tenants SET active = 1");
+	expect("tornado", SECRET, COMPLETED("job-3"), 200, "accepted");
+	behind("DELETE FROM jobs WHERE job_id = 'job-4'");
+	expect("tornado", SECRET, COMPLETED("job-4"), 422, "unknown_job");
+	behind("UPDATE endpoints SET tolerance_s = 1 WHERE name = 'tornado'");
+	{
+		struct fake	f;
+		struct answer	a;
+
+		fk_init(&f, "POST", "/hooks/tornado");
+		fk_body(&f, COMPLETED("job-5"), strlen(COMPLETED("job-5")));
+		sign_tsig(&f, "HTTP_X_TORNADO_SIGNATURE", SECRET,
+		    util_now() - 60);
+		ck_assert_int_eq(run(&f, &a), 401);
+	}
+}
+END_TEST
+
+/* Holds config.db from a connection of our own: nothing reads it. */
+static sqlite3	*cfg_locker;
+static struct db *pg_locker;
+
+static void
+lock_config(void)
+{
+	struct db_stmt	*st;
+
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(sqlite3_open_v2(config_path, &cfg_locker,
+		    SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(cfg_locker, "BEGIN EXCLUSIVE",
+		    NULL, NULL, NULL), SQLITE_OK);
+		return;
+	}
+	st = test_own_stmt(config_path, "SELECT 1", NULL, &pg_locker);
+	(void)st;
+	ck_assert_msg(db_exec(pg_locker, "BEGIN; LOCK TABLE"
+	    " hookbox_config.config_version IN ACCESS EXCLUSIVE MODE") ==
+	    DB_OK, "%s", db_errmsg(pg_locker));
+}
+
+static void
+unlock_config(void)
+{
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(sqlite3_exec(cfg_locker, "ROLLBACK", NULL,
+		    NULL, NULL), SQLITE_OK);
+		sqlite3_close(cfg_locker);
+		cfg_locker = NULL;
+		return;
+	}
+	ck_assert_int_eq(db_exec(pg_locker, "ROLLBACK"), DB_OK);
+}
+
+/*
+ * The version cannot be read: every answer that would come from the
+ * snapshot is 503 with Retry-After instead, the unauthenticated ones
+ * too; then the same requests as before.
+ */
+START_TEST(version_unreadable_503)
+{
+	struct answer	a;
+	struct fake	f;
+
+	respond_close(&srv);
+	server_init(&srv, 200);
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	expect("tornado", SECRET2, COMPLETED("job-2"), 401, "unauthorized");
+	expect("nosuch", SECRET, COMPLETED("job-2"), 404, "unknown_endpoint");
+	lock_config();
+	ck_assert_int_eq(post("tornado", SECRET, COMPLETED("job-2"), &a), 503);
+	ck_assert_str_eq(a.result, "unavailable");
+	ck_assert_str_eq(a.retry_after, "7");
+	ck_assert_int_eq(post("tornado", SECRET, COMPLETED("job-1"), &a), 503);
+	ck_assert_int_eq(post("tornado", SECRET2, COMPLETED("job-2"), &a),
+	    503);
+	ck_assert_int_eq(post("nosuch", SECRET, COMPLETED("job-2"), &a), 503);
+	ck_assert_int_eq(post("tornado", SECRET, "{\"type\":\"job_completed\"",
+	    &a), 503);
+	/* A name nothing can configure: 404 without a read. */
+	fk_init(&f, "POST", "/hooks/no%20such");
+	fk_body(&f, "{}", 2);
+	ck_assert_int_eq(run(&f, &a), 404);
+	unlock_config();
+	expect("tornado", SECRET, COMPLETED("job-2"), 200, "accepted");
+	expect("tornado", SECRET2, COMPLETED("job-3"), 401, "unauthorized");
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted"), 2);
+}
+END_TEST
+
+/* config.db replaced by a file that is none: 503, then the real one. */
+START_TEST(config_replaced_503)
+{
+	char	saved[PATH_MAX], junk[PATH_MAX];
+	FILE	*fp;
+
+	if (test_backend != TEST_SQLITE)
+		return;		/* a file's fate */
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	test_path(saved, sizeof(saved), dir, "config.saved");
+	test_path(junk, sizeof(junk), dir, "config.junk");
+	ck_assert_ptr_nonnull(fp = fopen(junk, "w"));
+	ck_assert_int_gt(fprintf(fp, "%0512d", 0), 0);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_eq(link(config_path, saved), 0);
+	ck_assert_int_eq(rename(junk, config_path), 0);
+	expect("tornado", SECRET, COMPLETED("job-2"), 503, "unavailable");
+	expect("tornado", SECRET2, COMPLETED("job-2"), 503, "unavailable");
+	ck_assert_int_eq(rename(saved, config_path), 0);
+	expect("tornado", SECRET, COMPLETED("job-2"), 200, "accepted");
+}
+END_TEST
+
+/*
+ * A restore renamed over config.db, of a copy made before a change: the
+ * copy's configuration is in force for the next request.
+ */
+START_TEST(config_restored)
+{
+	struct config	*w;
+	char		 copy[PATH_MAX], sql[PATH_MAX + 32];
+
+	if (test_backend != TEST_SQLITE)
+		return;
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	test_path(copy, sizeof(copy), dir, "config.copy");
+	snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
+	behind(sql);
+	w = tool();
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "other", NULL),
+	    CONFIG_OK);
+	config_close(w);
+	expect("other", SECRET, COMPLETED("job-2"), 404, "unknown_endpoint");
+	ck_assert_int_eq(rename(copy, config_path), 0);
+	expect("other", SECRET, COMPLETED("job-2"), 200, "accepted");
+}
+END_TEST
+
+/* Drops the version, its triggers and (PostgreSQL) their function. */
+static void
+unversion(void)
+{
+	if (test_backend == TEST_POSTGRES) {
+		behind("DROP FUNCTION hookbox_config.config_version_bump()"
+		    " CASCADE; DROP TABLE hookbox_config.config_version");
+		return;
+	}
+	behind("DROP TRIGGER tenants_version_insert;"
+	    " DROP TRIGGER tenants_version_update;"
+	    " DROP TRIGGER tenants_version_delete;"
+	    " DROP TRIGGER endpoints_version_insert;"
+	    " DROP TRIGGER endpoints_version_update;"
+	    " DROP TRIGGER endpoints_version_delete;"
+	    " DROP TRIGGER secrets_version_insert;"
+	    " DROP TRIGGER secrets_version_update;"
+	    " DROP TRIGGER secrets_version_delete;"
+	    " DROP TABLE config_version");
+}
+
+/*
+ * A config.db as the previous release made it, without the version:
+ * read for each request, every change in force at once; made with the
+ * version again by the tool's first write, dropped under the running
+ * responder (a restore of such a file), and back.
+ */
+START_TEST(without_version)
+{
+	struct config	*w;
+	const char	*why;
+
+	unversion();
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	behind("DELETE FROM secrets WHERE endpoint = 'tornado'");
+	expect("tornado", SECRET, COMPLETED("job-2"), 401, "unauthorized");
+	/* The tool's first write adds the version, and bumps it. */
+	w = tool();
+	ck_assert_int_eq(config_secret_add(w, "tornado",
+	    (const unsigned char *)SECRET2, strlen(SECRET2), 0, &why),
+	    CONFIG_OK);
+	config_close(w);
+	ck_assert_int_ge(test_db_int(config_path,
+	    "SELECT count(*) FROM config_version"), 1);
+	expect("tornado", SECRET2, COMPLETED("job-2"), 200, "accepted");
+	behind("DELETE FROM secrets WHERE endpoint = 'tornado'");
+	expect("tornado", SECRET2, COMPLETED("job-3"), 401, "unauthorized");
+	/* Gone again under the running responder: read per request. */
+	unversion();
+	expect("tornado", SECRET2, COMPLETED("job-3"), 401, "unauthorized");
+	behind("INSERT INTO secrets(endpoint, secret, created_at) SELECT"
+	    " 'tornado', secret, 0 FROM secrets WHERE endpoint = 'other'");
+	expect("tornado", SECRET, COMPLETED("job-3"), 200, "accepted");
+}
+END_TEST
+
+/*
+ * What a request costs config.db once the snapshot is read: an accepted
+ * one, one statement (on PostgreSQL one round trip: the job with the
+ * version); an unauthenticated one, one read of the version; a name
+ * nothing can configure, none.
+ */
+START_TEST(one_round_trip)
+{
+	struct answer	a;
+	struct fake	f;
+	int		n;
+
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "accepted");
+	expect("tornado", SECRET2, COMPLETED("job-2"), 401, "unauthorized");
+	config_trips = 0;
+	ck_assert_int_eq(post("tornado", SECRET, COMPLETED("job-2"), &a), 200);
+	ck_assert_str_eq(a.result, "accepted");
+	ck_assert_int_eq(n = config_trips, 1);
+	config_trips = 0;
+	ck_assert_int_eq(post("tornado", SECRET, COMPLETED("job-2"), &a), 200);
+	ck_assert_str_eq(a.result, "duplicate");
+	ck_assert_int_eq(config_trips, 1);
+	config_trips = 0;
+	ck_assert_int_eq(post("tornado", SECRET2, COMPLETED("job-3"), &a),
+	    401);
+	ck_assert_int_eq(config_trips, 1);
+	config_trips = 0;
+	ck_assert_int_eq(post("nosuch", SECRET, COMPLETED("job-3"), &a), 404);
+	ck_assert_int_eq(config_trips, 1);
+	config_trips = 0;
+	fk_init(&f, "POST", "/hooks/no%20such");
+	fk_body(&f, "{}", 2);
+	ck_assert_int_eq(run(&f, &a), 404);
+	ck_assert_int_eq(config_trips, 0);
+	if (getenv("HB_TEST_VERBOSE") != NULL)
+		fprintf(stderr, "config round trips per accepted request: %d\n",
+		    n);
+}
+END_TEST
+
+/*
+ * Threads share the snapshot while its secret is revoked and added back,
+ * again and again: a request sent and answered while the secret was
+ * revoked (no change under way from its start to its answer) is refused,
+ * one sent and answered while it was there is accepted, and none is
+ * answered anything else.  The ThreadSanitizer build runs it too.
+ */
+#define SHARE_THREADS	6
+#define SHARE_ROUNDS	3
+
+/*
+ * 4k+1 the secret is there, 4k+2 being revoked, 4k+3 revoked, 4k+4
+ * being added back; past SHARE_END the threads stop.
+ */
+#define SHARE_END	(4 * SHARE_ROUNDS + 1)
+static atomic_int	share_phase;
+static atomic_int	share_stable[SHARE_END + 1];	/* right answers */
+static struct resp_server share_srv;
+
+struct sharer {
+	int		n;	/* the thread's number */
+	pthread_t	tid;
+	int		bad;
+	char		why[160];
+	int		seen[2];	/* stable answers: accepted, refused */
+};
+
+/* One request on share_srv: its status (0: none). */
+static int
+share_one(const char *secret, const char *job)
+{
+	struct fake	*f;
+	struct resp_io	 io;
+	char		 body[128], code[4];
+	long long	 v;
+	int		 status = 0;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return 0;
+	snprintf(body, sizeof(body), "{\"type\":\"job_completed\","
+	    "\"job_id\":\"%s\",\"status\":\"completed\"}", job);
+	fk_init(f, "POST", "/hooks/tornado");
+	fk_body(f, body, strlen(body));
+	sign_tsig(f, "HTTP_X_TORNADO_SIGNATURE", secret, util_now());
+	io.param = fk_param;
+	io.read = fk_read;
+	io.write = fk_write;
+	io.arg = f;
+	respond(&share_srv, &io);
+	if (f->outlen > 11 && strncmp(f->out, "Status: ", 8) == 0) {
+		memcpy(code, f->out + 8, 3);
+		code[3] = '\0';
+		if (util_parse_num(code, 100, 599, &v) == UTIL_NUM_OK)
+			status = (int)v;
+	}
+	free(f);
+	return status;
+}
+
+static void *
+sharer_run(void *arg)
+{
+	struct sharer	*s = arg;
+	char		 job[16];
+	int		 i, p0, p1, st, want;
+
+	for (i = 0; (p0 = share_phase) < SHARE_END; i++) {
+		snprintf(job, sizeof(job), "job-%d", 1 + (s->n + i) % 8);
+		st = share_one(SECRET, job);
+		p1 = share_phase;
+		want = p0 != p1 || p0 % 2 == 0 ? 0 : p0 % 4 == 1 ? 200 : 401;
+		if ((want != 0 && st != want) || (st != 200 && st != 401)) {
+			if (s->bad++ == 0)
+				snprintf(s->why, sizeof(s->why), "phase %d to"
+				    " %d: %d", p0, p1, st);
+		} else if (want != 0) {
+			s->seen[want == 401]++;
+			share_stable[p0]++;
+		}
+	}
+	return NULL;
+}
+
+/* Waits until a request was answered inside phase p (WAIT_S at most). */
+#define WAIT_S	60
+static void
+share_wait(int p)
+{
+	int	i;
+
+	for (i = 0; i < WAIT_S * 1000 && share_stable[p] == 0; i++)
+		usleep(1000);
+	ck_assert_msg(share_stable[p] > 0, "no request answered in phase %d"
+	    " in %d s", p, WAIT_S);
+}
+
+START_TEST(threads_share_the_snapshot)
+{
+	struct sharer		 t[SHARE_THREADS];
+	struct resp_shared	*sh;
+	struct config		*w;
+	const char		*why;
+	int			 i, r, saved, devnull, seen[2] = { 0, 0 };
+
+	share_srv = srv;
+	ck_assert_int_eq(respond_shared_new(&srv.set, SHARE_THREADS, &sh), 0);
+	share_srv.shared = sh;
+	share_srv.own = 0;
+	share_phase = 1;
+	for (i = 0; i <= SHARE_END; i++)
+		share_stable[i] = 0;
+	/* Thousands of log lines: to /dev/null. */
+	fflush(stderr);
+	ck_assert_int_ge(saved = dup(2), 0);
+	ck_assert_int_ge(devnull = open("/dev/null", O_WRONLY), 0);
+	ck_assert_int_eq(dup2(devnull, 2), 2);
+	close(devnull);
+	for (i = 0; i < SHARE_THREADS; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].n = i;
+		ck_assert_int_eq(pthread_create(&t[i].tid, NULL, sharer_run,
+		    &t[i]), 0);
+	}
+	/*
+	 * Each state lasts until a request was answered inside it: the
+	 * threads' pace, whatever the machine's load.
+	 */
+	for (r = 0; r < SHARE_ROUNDS; r++) {
+		share_wait(4 * r + 1);
+		share_phase = 4 * r + 2;
+		behind("DELETE FROM secrets WHERE endpoint = 'tornado'");
+		share_phase = 4 * r + 3;
+		share_wait(4 * r + 3);
+		share_phase = 4 * r + 4;
+		w = tool();
+		ck_assert_int_eq(config_secret_add(w, "tornado",
+		    (const unsigned char *)SECRET, strlen(SECRET), 0, &why),
+		    CONFIG_OK);
+		config_close(w);
+		share_phase = 4 * r + 5;
+	}
+	for (i = 0; i < SHARE_THREADS; i++)
+		ck_assert_int_eq(pthread_join(t[i].tid, NULL), 0);
+	fflush(stderr);
+	ck_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	respond_shared_free(sh);
+	for (i = 0; i < SHARE_THREADS; i++) {
+		ck_assert_msg(t[i].bad == 0, "thread %d: %d wrong, the first"
+		    " %s", i, t[i].bad, t[i].why);
+		seen[0] += t[i].seen[0];
+		seen[1] += t[i].seen[1];
+	}
+	/* Both kinds were seen, or the test proved nothing. */
+	ck_assert_int_gt(seen[0], 0);
+	ck_assert_int_gt(seen[1], 0);
+	/* And the last word is the tool's: the secret is there. */
+	expect("tornado", SECRET, COMPLETED("job-1"), 200, "duplicate");
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("respond-config");
+	tc = tcase_create("changes");
+	tcase_add_checked_fixture(tc, cfg_setup, teardown);
+	tcase_add_test(tc, secret_revoked_and_added);
+	tcase_add_test(tc, job_removed_422);
+	tcase_add_test(tc, endpoint_removed_and_added_404);
+	tcase_add_test(tc, tenant_deactivated);
+	tcase_add_test(tc, changed_behind_the_tool);
+	tcase_add_test(tc, version_unreadable_503);
+	tcase_add_test(tc, config_replaced_503);
+	tcase_add_test(tc, config_restored);
+	tcase_add_test(tc, without_version);
+	tcase_add_test(tc, one_round_trip);
+	tcase_add_test(tc, threads_share_the_snapshot);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
 static Suite *
 respond_suite(void)
 {
@@ -2317,5 +3056,7 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(respond_suite);
+	return test_run(respond_suite) == EXIT_SUCCESS &&
+	    test_run_backends(config_suite, "respond-config") ==
+	    EXIT_SUCCESS ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -357,6 +357,73 @@ lacks "log: no key" "a-long-shared-key" "$log"
 eq "log: every line structured" 0 \
     "$(grep -vc '^ts=[0-9T:.-]*Z level=[a-z]* event=[a-z_]*' "$tmp/fcgi.log")"
 
+# ---- configuration changed with the tool: in force for the next request ----
+# Each of the three workers serves from a snapshot of its own, and no
+# answer comes from it unless the version read with the request is its
+# own: every change below is in force for the next request, whichever
+# worker takes it (each step is sent three times).
+printf 'second-hmac-secret-for-tests' > "$tmp/hmac2.secret"
+chmod 600 "$tmp/hmac2.secret"
+# with SECRET_FILE ENDPOINT BODY: a POST signed with that secret.
+with() {
+	_t=$(date +%s)
+	_mac=$(printf '%s.%s' "$_t" "$3" |
+	    openssl dgst -sha256 -hmac "$(cat "$1")" -r | cut -d' ' -f1)
+	req POST "$2" "$3" -H 'Content-Type: application/json' \
+	    --data-binary "@$scratch/body" \
+	    -H "X-Tornado-Signature: t=$_t,v1=$_mac"
+}
+# thrice WHAT WANT SECRET_FILE ENDPOINT BODY
+thrice() {
+	_what=$1 _want=$2
+	shift 2
+	for _i in 1 2 3; do
+		with "$@"
+		eq "$_what ($_i)" "$_want" "$code $result"
+	done
+}
+for j in job-c1 job-c2 job-c3 job-c4; do
+	"$HB" job add $j --tenant acme --attempt "att-$j" --step analyze-v1 \
+	    --destination sink
+done
+thrice "a secret not added yet" "401 unauthorized" "$tmp/hmac2.secret" \
+    tornado "$(completed job-c1)"
+"$HB" endpoint secret add --secret-file "$tmp/hmac2.secret" tornado
+with "$tmp/hmac2.secret" tornado "$(completed job-c1)"
+eq "a secret added: the next request" "200 accepted" "$code $result"
+thrice "and every one after" "200 duplicate" "$tmp/hmac2.secret" tornado \
+    "$(completed job-c1)"
+old_id=$("$HB" endpoint secret list --json tornado |
+    sed -n 's/^[^0-9]*"id":[ \t]*\([0-9]*\).*/\1/p' | head -n 1)
+"$HB" endpoint secret revoke tornado "$old_id"
+thrice "a secret revoked: refused" "401 unauthorized" "$tmp/hmac.secret" \
+    tornado "$(completed job-c2)"
+with "$tmp/hmac2.secret" tornado "$(completed job-c2)"
+eq "the other still accepted" "200 accepted" "$code $result"
+"$HB" job remove --tenant acme job-c3
+thrice "a job removed" "422 unknown_job" "$tmp/hmac2.secret" tornado \
+    "$(completed job-c3)"
+"$HB" endpoint add late --tenant acme --secret-file "$tmp/hmac2.secret"
+with "$tmp/hmac2.secret" late "$(completed job-c3)"
+eq "an endpoint added" "422 unknown_job" "$code $result"
+"$HB" endpoint remove late
+thrice "an endpoint removed" "404 unknown_endpoint" "$tmp/hmac2.secret" \
+    late "$(completed job-c3)"
+"$HB" tenant set --inactive acme
+thrice "a tenant made inactive" "404 unknown_endpoint" \
+    "$tmp/hmac2.secret" tornado "$(completed job-c4)"
+"$HB" tenant set --active acme
+with "$tmp/hmac2.secret" tornado "$(completed job-c4)"
+eq "and active again" "200 accepted" "$code $result"
+sqlite3 "$HOOKBOX_DIR/config.db" "DELETE FROM secrets
+    WHERE endpoint = 'tornado'"
+thrice "plain SQL behind the tool's back" "401 unauthorized" \
+    "$tmp/hmac2.secret" tornado "$(completed job-c4)"
+sqlite3 "$HOOKBOX_DIR/config.db" "INSERT INTO secrets(endpoint, secret,
+    created_at) VALUES ('tornado', CAST('hmac-secret-for-tests' AS BLOB), 0)"
+signed tornado "$(completed job-c4)"
+eq "and back" "200 duplicate" "$code $result"
+
 eq "no worker died" "$workers_before" "$(workers)"
 
 # ---- CGI mode: the same binary, one request from the environment ----

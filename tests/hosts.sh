@@ -7,12 +7,13 @@
 # hookbox_serve and deliver to one local HTTP sink (tests/sink.c).
 #
 # Proves, across the hosts: the three routes of one step (organization
-# webhook, per-job callback, poll) racing make one action; 200 identical
-# callbacks make one action and never a 2xx other than accepted or
-# duplicate; the dispatchers share the deliveries and never send one key
-# twice; SIGKILL of one host's responder and dispatcher under load loses
-# nothing acknowledged.  One summary line per scenario group, then
-# "hosts: N passed, N failed".
+# webhook, per-job callback, poll) racing make one action; a change made
+# with the tool (or plain SQL) in force for the next request on either
+# host; 200 identical callbacks make one action and never a 2xx other
+# than accepted or duplicate; the dispatchers share the deliveries and
+# never send one key twice; SIGKILL of one host's responder and
+# dispatcher under load loses nothing acknowledged.  One summary line
+# per scenario group, then "hosts: N passed, N failed".
 set -u
 build=$(cd "${1:?usage: hosts.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -270,6 +271,65 @@ eq "race: one action row per step" "$R|$R" "$(q "SELECT
     'acme:att-race%'), (SELECT count(*) FROM hookbox_state.outbox WHERE
     action_id LIKE 'acme:att-race%')")"
 group "three routes"
+
+# ---- configuration changed with the tool: in force on both hosts ----
+# Each host serves from a snapshot of its own; a change made with the
+# tool is in force for the next request on either, as one made with
+# plain SQL is.
+printf 'second-hmac-secret-for-hosts' > "$tmp/hmac2.secret"
+chmod 600 "$tmp/hmac2.secret"
+# on WHAT WANT SECRET_FILE ENDPOINT BODY: POSTs to host A, then host B,
+# signed with that secret; each answer "CODE RESULT" must be WANT.
+on() {
+	_what=$1 _want=$2 _sf=$3 _ep=$4
+	printf '%s' "$5" > "$tmp/cfg.body"
+	for _h in A B; do
+		_t=$(date +%s)
+		_v=$({ printf '%s.' "$_t"; cat "$tmp/cfg.body"; } |
+		    openssl dgst -sha256 -hmac "$(cat "$_sf")" -r |
+		    cut -d' ' -f1)
+		echo "X-Tornado-Signature: t=$_t,v1=$_v" > "$tmp/cfg.sig"
+		if [ $_h = A ]; then _b=$baseA; else _b=$baseB; fi
+		eq "$_what (host $_h)" "$_want" "$(sh "$tmp/post.sh" \
+		    "$_b/hooks/$_ep" "$tmp/cfg.body" "$tmp/cfg.sig" x |
+		    awk '{ print $2, $3 }')"
+	done
+}
+jobs cfg 4 sink
+on "a secret not added yet" "401 unauthorized" "$tmp/hmac2.secret" \
+    tornado "$(completed cfg1)"
+"$HB" endpoint secret add --secret-file "$tmp/hmac2.secret" tornado \
+    >/dev/null
+on "a secret added" "200 recorded" "$tmp/hmac2.secret" tornado \
+    '{"type":"job_progress","job_id":"cfg1","stage":"muxing"}'
+old_id=$("$HB" endpoint secret list --json tornado |
+    sed -n 's/^[^0-9]*"id":[ \t]*\([0-9]*\).*/\1/p' | head -n 1)
+"$HB" endpoint secret revoke tornado "$old_id" >/dev/null
+on "a secret revoked" "401 unauthorized" "$tmp/hmac.secret" tornado \
+    "$(completed cfg2)"
+"$HB" job remove --tenant acme cfg3 >/dev/null
+on "a job removed" "422 unknown_job" "$tmp/hmac2.secret" tornado \
+    "$(completed cfg3)"
+"$HB" endpoint add late --tenant acme --secret-file "$tmp/hmac2.secret"
+on "an endpoint added" "422 unknown_job" "$tmp/hmac2.secret" late \
+    "$(completed cfg3)"
+"$HB" endpoint remove late >/dev/null
+on "an endpoint removed" "404 unknown_endpoint" "$tmp/hmac2.secret" late \
+    "$(completed cfg3)"
+"$HB" tenant set --inactive acme >/dev/null
+on "a tenant made inactive" "404 unknown_endpoint" "$tmp/hmac2.secret" \
+    tornado "$(completed cfg4)"
+"$HB" tenant set --active acme >/dev/null
+q "DELETE FROM hookbox_config.secrets WHERE endpoint = 'tornado'"
+on "plain SQL behind the tool's back" "401 unauthorized" \
+    "$tmp/hmac2.secret" tornado "$(completed cfg4)"
+# Back as before, for what follows: hmac.secret signs.
+"$HB" endpoint secret add --secret-file "$tmp/hmac.secret" tornado \
+    >/dev/null
+sign back tornado "$(completed cfg4)"
+eq "back: accepted" "200 accepted" "$(post "$baseA" tornado back x |
+    awk '{ print $2, $3 }')"
+group "configuration changes"
 
 # ---- 200 identical callbacks, across both hosts at once ----
 jobs storm 1 sink

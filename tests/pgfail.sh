@@ -3,9 +3,10 @@
 # a private PostgreSQL, and the database failing under them:
 #
 #  - the server stopped (pg_ctl stop -m fast) in the middle of a load:
-#    every answer while it is down is 503 with Retry-After, never a 2xx;
-#    started again, the same responder (no restart) answers 200, and the
-#    same dispatcher delivers again; nothing acknowledged is lost;
+#    every answer while it is down is 503 with Retry-After, never a 2xx,
+#    nor a 401 or 404 from the configuration's snapshot; started again,
+#    the same responder (no restart) answers 200, and the same
+#    dispatcher delivers again; nothing acknowledged is lost;
 #  - the server down when the responder starts: one clear log line, 503s,
 #    then service once the server is up;
 #  - a synchronous standby that is not there (synchronous_standby_names):
@@ -99,6 +100,20 @@ load 21 200 "$tmp/mid.out" &
 loader=$!
 until_true 60 lines_ge "$tmp/mid.out" 20 ||
     fail "the load never started"
+# Refused from the snapshot while the server is up...
+printf '%s' "$(completed load1)" > "$tmp/bad.body"
+echo "X-Tornado-Signature: t=$(date +%s),v1=$(printf '%064d' 0)" \
+    > "$tmp/bad.sig"
+# refusals: "CODE RA" for each, RA "-" without Retry-After, "+" with it.
+refusals() {
+	for _ep in tornado nosuch; do
+		sh "$tmp/post.sh" "$base/hooks/$_ep" "$tmp/bad.body" \
+		    "$tmp/bad.sig" x |
+		    awk '{ print $2, ($4 == "-" ? "-" : "+") }'
+	done | tr '\n' ' ' | sed 's/ $//'
+}
+eq "up: a bad signature 401, an unknown endpoint 404" "401 - 404 -" \
+    "$(refusals)"
 down_from=$(date +%s%3N)
 pg_halt || fail "pg_ctl stop failed"
 down_at=$(date +%s%3N)
@@ -108,6 +123,9 @@ load 201 220 "$tmp/down.out"
 eq "down: every answer 503 with Retry-After" 20 \
     "$(awk '$2 == 503 && $4 != "-"' "$tmp/down.out" | wc -l)"
 eq "down: no 2xx" 0 "$(awk '$2 ~ /^2/' "$tmp/down.out" | wc -l)"
+# ...and not from it while the version cannot be read: 503 as well.
+eq "down: the same two 503 with Retry-After, never from the snapshot" \
+    "503 + 503 +" "$(refusals)"
 up_from=$(date +%s%3N)
 kill "$loader" 2>/dev/null; wait "$loader" 2>/dev/null
 # The background load's requests that started after the stop returned
