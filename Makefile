@@ -116,10 +116,9 @@ LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/config_int.h lib/config_pool.h lib/config_cache.h lib/store.h \
 	   lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
 	   lib/store_metrics.h lib/store_flight.h lib/store_int.h \
-	   lib/accept.h lib/decide.h \
-	   lib/group.h lib/hook.h lib/http.h lib/outbox.h lib/poller.h \
-	   lib/fault.h lib/json.h lib/settings.h lib/super.h lib/log.h \
-	   lib/metrics.h lib/access.h
+	   lib/accept.h lib/decide.h lib/group.h lib/hook.h lib/http.h \
+	   lib/outbox.h lib/poller.h lib/fault.h lib/json.h lib/settings.h \
+	   lib/super.h lib/log.h lib/metrics.h lib/access.h
 # The headers that make the library's public contract (not db.h,
 # db_int.h, pg_schema.h, json.h, store_int.h, config_int.h).
 PUB_HDRS = $(filter-out lib/db.h lib/db_int.h lib/pg_schema.h lib/json.h \

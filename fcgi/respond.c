@@ -564,6 +564,11 @@ metrics(struct resp_server *srv, struct store *st, struct rq *rq)
 	    "# TYPE hookbox_committed_observations_total counter\n"
 	    "hookbox_committed_observations_total %lld\n",
 	    (long long)gs.observations);
+	outf(io, "# HELP hookbox_db_round_trips_total Round trips that"
+	    " writer made to the state database (PostgreSQL; 0 on"
+	    " SQLite).\n# TYPE hookbox_db_round_trips_total counter\n"
+	    "hookbox_db_round_trips_total{db=\"state\"} %lld\n",
+	    (long long)gs.round_trips);
 	counters(srv, st, io);
 	destinations(st, io);
 	outf(io, "# HELP hookbox_receipts Notifications retained, by"

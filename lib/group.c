@@ -11,6 +11,7 @@
 #include "fault.h"
 #include "group.h"
 #include "store_accept.h"
+#include "store_flight.h"
 #include "store_metrics.h"
 #include "text.h"
 #include "util.h"
@@ -227,10 +228,28 @@ answer:
 	return ss;
 }
 
+/*
+ * run_batch(), *trips the round trips it made to the state database (a
+ * connection closed on the way takes its count with it).
+ */
+static enum store_status
+run_counted(struct group *g, struct item *batch, uint64_t *trips)
+{
+	struct store		*s0 = g->st;
+	uint64_t		 t0 = s0 != NULL ? store_round_trips(s0) : 0, t;
+	enum store_status	 ss;
+
+	ss = run_batch(g, batch);
+	t = g->st != NULL ? store_round_trips(g->st) : 0;
+	*trips = g->st == s0 && t >= t0 ? t - t0 : t;
+	return ss;
+}
+
 /* Under the lock: counts a batch of n that ended with ss. */
 static void
-count(struct group *g, int64_t n, enum store_status ss)
+count(struct group *g, int64_t n, enum store_status ss, uint64_t trips)
 {
+	g->stats.round_trips += (int64_t)trips;
 	g->stats.batches++;
 	g->stats.observations += n;
 	if (n > g->stats.largest)
@@ -247,6 +266,7 @@ writer(void *arg)
 	struct group	*g = arg;
 	struct item		*batch, *it, *next, **cut;
 	int64_t			 n;
+	uint64_t		 trips;
 	enum store_status	 ss;
 
 	pthread_mutex_lock(&g->lock);
@@ -274,7 +294,7 @@ writer(void *arg)
 		g->stats.running_ms = util_now_ms();
 		pthread_mutex_unlock(&g->lock);
 
-		ss = run_batch(g, batch);
+		ss = run_counted(g, batch, &trips);
 
 		/* Once posted, an item may be gone: read next first. */
 		for (it = batch; it != NULL; it = next) {
@@ -282,7 +302,7 @@ writer(void *arg)
 			sem_post(&it->done);
 		}
 		pthread_mutex_lock(&g->lock);
-		count(g, n, ss);
+		count(g, n, ss, trips);
 		if ((g->since_ckpt += n) >= GROUP_CHECKPOINT_EVERY) {
 			g->since_ckpt = 0;
 			g->ckpt_due = 1;
@@ -412,7 +432,9 @@ enum hb_result
 group_accept(struct group *g, const struct accept_prep *p,
     struct accept_res *res)
 {
-	struct item	it;
+	struct item		 it;
+	uint64_t		 trips;
+	enum store_status	 ss;
 
 	memset(&it, 0, sizeof(it));
 	it.prep = p;
@@ -421,7 +443,8 @@ group_accept(struct group *g, const struct accept_prep *p,
 	if (!g->opts.threaded) {
 		/* A batch of one, on this thread, one at a time. */
 		pthread_mutex_lock(&g->lock);
-		count(g, 1, run_batch(g, &it));
+		ss = run_counted(g, &it, &trips);
+		count(g, 1, ss, trips);
 		pthread_mutex_unlock(&g->lock);
 		return res->result;
 	}

@@ -70,6 +70,8 @@ struct group_stats {
 	enum store_status last;
 	int64_t	oldest_ms;	/* when the oldest waiting one came; 0: none */
 	int64_t	running_ms;	/* when the batch in hand began; 0: none */
+	/* Round trips to the state database (PostgreSQL; 0 on SQLite). */
+	int64_t	round_trips;
 };
 
 /*

@@ -945,6 +945,128 @@ START_TEST(group_member_fails_alone)
 }
 END_TEST
 
+/* Runs c[0..n) as one batch of their group. */
+static void
+gcall_batch(struct gcall *c, int n)
+{
+	struct gwait	w;
+	pthread_t	t[4];
+	int		i;
+
+	ck_assert_int_le(n, 4);
+	w.g = c[0].g;
+	w.n = n;
+	fault_set(FAULT_GROUP_TAKE, gwait, &w);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, gcall_run, &c[i]),
+		    0);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	fault_set(FAULT_GROUP_TAKE, NULL, NULL);
+}
+
+/*
+ * A member whose write the server refuses, in the batch's write flight
+ * (a trigger on its outbox row): it alone is answered 503 and nothing of
+ * it stays; the other commits.  Then its retry is accepted.
+ */
+START_TEST(write_flight_member_fails_alone)
+{
+	struct gcall	c[2];
+	char		snap[128];
+
+	memset(c, 0, sizeof(c));
+	gcall_prepare(&c[0], completed1);
+	gcall_prepare(&c[1], "{\"type\":\"job_completed\","
+	    "\"job_id\":\"job-3\",\"status\":\"completed\"}");
+	c[0].g = c[1].g = test_group_new(state_path, 1);
+	if (test_backend == TEST_SQLITE)
+		test_db_exec(state_path, "CREATE TRIGGER refuse BEFORE INSERT"
+		    " ON outbox WHEN NEW.action_id = 'acme:att-42:analyze-v1'"
+		    " BEGIN SELECT RAISE(ABORT, 'refused'); END");
+	else
+		test_db_exec(state_path, "CREATE FUNCTION refuse() RETURNS"
+		    " trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION"
+		    " 'refused'; END$$; CREATE TRIGGER refuse BEFORE INSERT ON"
+		    " outbox FOR EACH ROW WHEN (NEW.action_id ="
+		    " 'acme:att-42:analyze-v1') EXECUTE FUNCTION refuse()");
+	gcall_batch(c, 2);
+	ck_assert_int_eq(c[0].r, HB_UNAVAILABLE);
+	ck_assert_int_eq(c[1].r, HB_ACCEPTED);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r1 j1 a1 o1 c0");
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE job_id ="
+	    " 'job-1'"), 0);
+	test_db_exec(state_path, test_backend == TEST_SQLITE ?
+	    "DROP TRIGGER refuse" : "DROP TRIGGER refuse ON outbox");
+	gcall_batch(c, 1);
+	ck_assert_int_eq(c[0].r, HB_ACCEPTED);
+	group_free(c[0].g);
+}
+END_TEST
+
+/* FAULT_LOOKED: ends the store's connections, the first cuts[0] times. */
+static int
+cut(enum fault_point fp, void *arg)
+{
+	int	*cuts = arg;
+
+	(void)fp;
+	if (cuts[1]++ < cuts[0])
+		terminate_others();
+	return 0;
+}
+
+/*
+ * PostgreSQL: the connection is cut between the batch's flights (its
+ * look-ups landed, its writes not sent).  Nothing of it ran: the group
+ * runs it once more on a new connection, and each member is accepted
+ * once.  Cut again there, every member is answered 503 and nothing of
+ * the batch stays; the next batch runs on a new one.
+ */
+START_TEST(cut_between_flights)
+{
+	struct gcall	c[2];
+	char		snap[128];
+	int		cuts[2] = { 1, 0 };
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	memset(c, 0, sizeof(c));
+	gcall_prepare(&c[0], completed1);
+	gcall_prepare(&c[1], "{\"type\":\"job_completed\","
+	    "\"job_id\":\"job-3\",\"status\":\"completed\"}");
+	c[0].g = c[1].g = test_group_new(state_path, 1);
+	fault_set(FAULT_LOOKED, cut, cuts);
+	gcall_batch(c, 2);
+	ck_assert_int_eq(cuts[1], 2);
+	ck_assert_int_eq(c[0].r, HB_ACCEPTED);
+	ck_assert_int_eq(c[1].r, HB_ACCEPTED);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r2 j2 a2 o2 c0");
+
+	gcall_prepare(&c[0], "{\"type\":\"job_progress\","
+	    "\"job_id\":\"job-2\",\"stage\":\"downloading\"}");
+	gcall_prepare(&c[1], "{\"type\":\"job_failed\","
+	    "\"job_id\":\"job-2\",\"error\":\"e\"}");
+	cuts[0] = 2;
+	cuts[1] = 0;
+	gcall_batch(c, 2);
+	ck_assert_int_eq(cuts[1], 2);
+	ck_assert_int_eq(c[0].r, HB_UNAVAILABLE);
+	ck_assert_int_eq(c[1].r, HB_UNAVAILABLE);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r2 j2 a2 o2 c0");
+	fault_set(FAULT_LOOKED, NULL, NULL);
+	gcall_batch(c, 2);
+	ck_assert_int_eq(c[0].r, HB_RECORDED);
+	ck_assert_int_eq(c[1].r, HB_RECORDED);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r4 j3 a2 o2 c0");
+	group_free(c[0].g);
+}
+END_TEST
+
 START_TEST(result_json)
 {
 	struct accept_res	res;
@@ -988,6 +1110,8 @@ accept_suite(void)
 	tcase_add_test(tc, denied_role_unavailable);
 	tcase_add_test(tc, connection_lost_recovers);
 	tcase_add_test(tc, group_member_fails_alone);
+	tcase_add_test(tc, write_flight_member_fails_alone);
+	tcase_add_test(tc, cut_between_flights);
 	tcase_add_test(tc, result_json);
 	suite_add_tcase(s, tc);
 	return s;
