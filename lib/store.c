@@ -224,24 +224,99 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " attempts FROM outbox WHERE state = 'pending' AND tenant = ?2"
 	    " AND next_at <= ?1 ORDER BY next_at LIMIT ?3 OFFSET ?4" },
 	/* Guarded: only the row as picked, still pending and due. */
-	[STORE_Q_LEASE] = { "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
-	    " lease_until = ?3, attempts = attempts + 1, updated_at = ?4"
-	    " WHERE action_id = ?1 AND state = 'pending' AND next_at <= ?4"
-	    " AND attempts = ?5 RETURNING payload",
-	    "UPDATE outbox SET state = 'leased', lease_owner = ?2,"
-	    " lease_until = ?3, attempts = attempts + 1, updated_at = ?4"
-	    " WHERE action_id = (SELECT action_id FROM outbox"
-	    " WHERE action_id = ?1 AND state = 'pending' AND next_at <= ?4"
-	    " AND attempts = ?5 FOR UPDATE SKIP LOCKED) RETURNING payload" },
+	/*
+	 * A claim, set-based (store_outbox_claim()): ?1 the picked rows as
+	 * [[action, attempts seen, lease until], ...], each action once;
+	 * ?2 the owner, ?3 now.  The lease, then the attempts' starts.
+	 */
+	[STORE_Q_LEASE] = { "UPDATE outbox SET state = 'leased',"
+	    " lease_owner = ?2, lease_until = k.u, attempts = attempts + 1,"
+	    " updated_at = ?3 FROM (SELECT json_extract(value, '$[0]') AS a,"
+	    " json_extract(value, '$[1]') AS n, json_extract(value, '$[2]')"
+	    " AS u FROM json_each(?1)) AS k WHERE outbox.action_id = k.a"
+	    " AND outbox.state = 'pending' AND outbox.next_at <= ?3"
+	    " AND outbox.attempts = k.n"
+	    " RETURNING action_id, payload, lease_until",
+	    "WITH k AS (SELECT k->>0 AS a, (k->>1)::int AS n,"
+	    " (k->>2)::bigint AS u FROM json_array_elements(?1::json) k),"
+	    " t AS (SELECT o.action_id, k.u FROM outbox o JOIN k"
+	    " ON o.action_id = k.a AND o.attempts = k.n"
+	    " WHERE o.state = 'pending' AND o.next_at <= ?3"
+	    " FOR UPDATE OF o SKIP LOCKED)"
+	    " UPDATE outbox o SET state = 'leased', lease_owner = ?2,"
+	    " lease_until = t.u, attempts = o.attempts + 1, updated_at = ?3"
+	    " FROM t WHERE o.action_id = t.action_id"
+	    " RETURNING o.action_id, o.payload, o.lease_until" },
 	[STORE_Q_ATTEMPT_START] = { "INSERT INTO attempts(action_id, n, owner,"
-	    " started_at) VALUES (?1, ?2, ?3, ?4) RETURNING id" },
-	[STORE_Q_ATTEMPT_END] = { "UPDATE attempts SET ended_at = ?2,"
-	    " http_status = ?3, error = ?4 WHERE id = ?1" },
-	[STORE_Q_FINISH] = { "UPDATE outbox SET state = ?2, next_at = ?3,"
-	    " lease_owner = NULL, lease_until = NULL, updated_at = ?4,"
-	    " last_status = ?5, last_error = ?6"
-	    " WHERE action_id = ?1 AND state = 'leased' AND lease_owner = ?7"
-	    " AND attempts = ?8" },	/* this attempt's lease, no later */
+	    " started_at) SELECT action_id, attempts, CAST(?2 AS TEXT),"
+	    " CAST(?3 AS BIGINT) FROM outbox WHERE action_id IN"
+	    " (SELECT json_extract(value, '$[0]') FROM json_each(?1))"
+	    " AND state = 'leased' AND lease_owner = ?2 AND updated_at = ?3"
+	    " RETURNING action_id, id",
+	    "INSERT INTO attempts(action_id, n, owner, started_at)"
+	    " SELECT action_id, attempts, CAST(?2 AS TEXT), CAST(?3 AS BIGINT)"
+	    " FROM outbox WHERE action_id IN"
+	    " (SELECT k->>0 FROM json_array_elements(?1::json) k)"
+	    " AND state = 'leased' AND lease_owner = ?2 AND updated_at = ?3"
+	    " RETURNING action_id, id" },
+	/*
+	 * A record, set-based (store_outbox_finish()): ?1 the attempts'
+	 * ends as [[attempt id, ended, status, error], ...].
+	 */
+	[STORE_Q_ATTEMPT_END] = { "UPDATE attempts SET ended_at = k.e,"
+	    " http_status = k.s, error = k.r FROM (SELECT"
+	    " json_extract(value, '$[0]') AS i, json_extract(value, '$[1]')"
+	    " AS e, json_extract(value, '$[2]') AS s,"
+	    " json_extract(value, '$[3]') AS r FROM json_each(?1)) AS k"
+	    " WHERE attempts.id = k.i",
+	    "UPDATE attempts a SET ended_at = k.e, http_status = k.s,"
+	    " error = k.r FROM (SELECT (k->>0)::bigint AS i,"
+	    " (k->>1)::bigint AS e, (k->>2)::int AS s, k->>3 AS r"
+	    " FROM json_array_elements(?1::json) k) k WHERE a.id = k.i" },
+	/*
+	 * ?1 the rows' moves as [[action, attempt, state, next_at, ended,
+	 * status, error], ...], ?2 the owner: each only if the owner holds
+	 * this attempt's lease, no later one; the rows moved come back.
+	 */
+	[STORE_Q_FINISH] = { "UPDATE outbox SET state = k.st, next_at = k.nx,"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = k.e,"
+	    " last_status = k.s, last_error = k.r FROM (SELECT"
+	    " json_extract(value, '$[0]') AS a, json_extract(value, '$[1]')"
+	    " AS n, json_extract(value, '$[2]') AS st,"
+	    " json_extract(value, '$[3]') AS nx, json_extract(value, '$[4]')"
+	    " AS e, json_extract(value, '$[5]') AS s,"
+	    " json_extract(value, '$[6]') AS r FROM json_each(?1)) AS k"
+	    " WHERE outbox.action_id = k.a AND outbox.state = 'leased'"
+	    " AND outbox.lease_owner = ?2 AND outbox.attempts = k.n"
+	    " RETURNING action_id",
+	    "UPDATE outbox o SET state = k.st, next_at = k.nx,"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = k.e,"
+	    " last_status = k.s, last_error = k.r FROM (SELECT k->>0 AS a,"
+	    " (k->>1)::int AS n, k->>2 AS st, (k->>3)::bigint AS nx,"
+	    " (k->>4)::bigint AS e, (k->>5)::int AS s, k->>6 AS r"
+	    " FROM json_array_elements(?1::json) k) k"
+	    " WHERE o.action_id = k.a AND o.state = 'leased'"
+	    " AND o.lease_owner = ?2 AND o.attempts = k.n"
+	    " RETURNING o.action_id" },
+	/*
+	 * After STORE_Q_FINISH, ?1 [[action, ended], ...] of the attempts
+	 * that delivered: a row recovery left unknown or dead (its lease
+	 * had expired) is settled as delivered all the same.  The rows the
+	 * finish moved are delivered already.
+	 */
+	[STORE_Q_FINISH_LATE] = { "UPDATE outbox SET state = 'delivered',"
+	    " lease_owner = NULL, lease_until = NULL, updated_at = k.e,"
+	    " last_error = 'delivered; recorded after the lease expired'"
+	    " FROM (SELECT json_extract(value, '$[0]') AS a,"
+	    " json_extract(value, '$[1]') AS e FROM json_each(?1)) AS k"
+	    " WHERE outbox.action_id = k.a"
+	    " AND outbox.state IN ('unknown', 'dead')",
+	    "UPDATE outbox o SET state = 'delivered', lease_owner = NULL,"
+	    " lease_until = NULL, updated_at = k.e,"
+	    " last_error = 'delivered; recorded after the lease expired'"
+	    " FROM (SELECT k->>0 AS a, (k->>1)::bigint AS e"
+	    " FROM json_array_elements(?1::json) k) k"
+	    " WHERE o.action_id = k.a AND o.state IN ('unknown', 'dead')" },
 	/* Collected rows: (action, tenant, destination, attempts, lease
 	   owner, lease expiry), bound with ?1 = now and ?2 = limit. */
 	[STORE_Q_EXPIRED] = { "SELECT action_id, tenant, destination, attempts,"

@@ -47,6 +47,7 @@ enum store_q {
 	STORE_Q_ATTEMPT_START,
 	STORE_Q_ATTEMPT_END,
 	STORE_Q_FINISH,
+	STORE_Q_FINISH_LATE,
 	STORE_Q_EXPIRED,
 	STORE_Q_EXPIRE_MOVE,
 	STORE_Q_EXPIRE_ATTEMPTS,
@@ -115,5 +116,14 @@ enum store_status store_done(struct store *, struct db_stmt *);
  */
 enum store_status store_send(struct store *, struct db_stmt *);
 enum store_status store_send_q(struct store *, enum store_q);
+
+struct metrics_set;
+
+/*
+ * Sends m's rows in the flight, in a savepoint of their own: a failure
+ * is the flight's (store_metrics.c).
+ */
+enum store_status store_metrics_send(struct store *,
+    const struct metrics_set *m);
 
 #endif

@@ -78,6 +78,16 @@ store_metrics_add(struct store *s, const struct metrics_set *m)
 }
 
 enum store_status
+store_metrics_send(struct store *s, const struct metrics_set *m)
+{
+	size_t	start, end;
+
+	if (m->n > 0)
+		send_rows(s, m, &start, &end);
+	return STORE_OK;
+}
+
+enum store_status
 store_metrics_commit(struct store *s, const struct metrics_set *m,
     int *counted)
 {

@@ -2,9 +2,13 @@
  * store_outbox.c: the dispatcher's leases, attempts, recovery and moves (see
  * store_outbox.h).
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
+#include "store_flight.h"
 #include "store_int.h"
 #include "store_metrics.h"
 #include "store_outbox.h"
@@ -204,75 +208,142 @@ out:
 	return rc;
 }
 
-/*
- * Leases one row of a claim inside the caller's transaction, and records
- * its attempt's start.
- */
-static enum store_status
-lease_one(struct store *s, struct store_claim_row *c, const char *owner,
-    int64_t now)
+/* The JSON text of a, for a statement's ?1; NULL when out of memory. */
+static char *
+json_text(cJSON *a)
 {
-	const struct store_row	*r = &c->row;
-	struct store_lease	*l = &c->lease;
-	struct db_stmt		*st;
-	const char		*payload;
-	enum store_status	 rc = STORE_OK;
-	enum db_rc		 step;
+	char	*t = a != NULL ? cJSON_PrintUnformatted(a) : NULL;
 
-	if ((st = store_stmt(s, STORE_Q_LEASE)) == NULL)
-		return store_last(s);
-	if (db_bind_opt(st, 1, r->action) != DB_OK ||
-	    db_bind_opt(st, 2, owner) != DB_OK ||
-	    db_bind_int64(st, 3, c->lease_until) != DB_OK ||
-	    db_bind_int64(st, 4, now) != DB_OK ||
-	    db_bind_int64(st, 5, r->attempts) != DB_OK)
-		return STORE_NOMEM;
-	if ((step = db_step(st)) == DB_ROW) {
-		payload = db_col_text(st, 0);
-		if (payload == NULL)
-			rc = STORE_ERROR;
-		else if ((l->payload = strdup(payload)) == NULL)
-			rc = STORE_NOMEM;
-		step = db_step(st);
-	} else if (step == DB_DONE) {
-		/* Another worker took it, or an operator moved it. */
-		db_reset(st);
-		return STORE_OK;
+	cJSON_Delete(a);
+	return t;
+}
+
+/*
+ * Appends [v...] to a: for each letter of fmt, s a string (NULL: null),
+ * n an int64_t, m an int64_t that is null when not above 0.
+ */
+static int
+json_row(cJSON *a, const char *fmt, ...)
+{
+	cJSON		*r, *v;
+	va_list		 ap;
+	const char	*str;
+	int64_t		 i;
+
+	if ((r = cJSON_CreateArray()) == NULL)
+		return -1;
+	cJSON_AddItemToArray(a, r);
+	va_start(ap, fmt);
+	for (; *fmt != '\0'; fmt++) {
+		if (*fmt == 's')
+			v = (str = va_arg(ap, const char *)) != NULL ?
+			    cJSON_CreateString(str) : cJSON_CreateNull();
+		else if ((i = va_arg(ap, int64_t)) <= 0 && *fmt == 'm')
+			v = cJSON_CreateNull();
+		else
+			v = cJSON_CreateNumber((double)i);
+		if (v == NULL) {
+			va_end(ap);
+			return -1;
+		}
+		cJSON_AddItemToArray(r, v);
 	}
-	db_reset(st);
-	if (rc == STORE_OK && step != DB_DONE)
-		rc = store_status_of(s, step);
-	if (rc != STORE_OK)
-		return rc;
-	memcpy(l->action, r->action, sizeof(l->action));
-	memcpy(l->tenant, r->tenant, sizeof(l->tenant));
-	memcpy(l->destination, r->destination, sizeof(l->destination));
-	l->attempt = r->attempts + 1;
-	l->lease_until = c->lease_until;
-	if ((st = store_stmt(s, STORE_Q_ATTEMPT_START)) == NULL)
+	va_end(ap);
+	return 0;
+}
+
+/* Sends statement q with ?1 = keys and the rest; *out the statement. */
+static enum store_status
+send_set(struct store *s, enum store_q q, const char *keys,
+    const char *owner, int64_t now, int nparams, struct db_stmt **out)
+{
+	struct db_stmt	*st;
+
+	*out = NULL;
+	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	if (db_bind_opt(st, 1, l->action) != DB_OK ||
-	    db_bind_int64(st, 2, l->attempt) != DB_OK ||
-	    db_bind_opt(st, 3, owner) != DB_OK ||
-	    db_bind_int64(st, 4, now) != DB_OK)
+	if (db_bind_text(st, 1, keys) != DB_OK ||
+	    (nparams > 1 && db_bind_opt(st, 2, owner) != DB_OK) ||
+	    (nparams > 2 && db_bind_int64(st, 3, now) != DB_OK))
 		return STORE_NOMEM;
-	if ((step = db_step(st)) != DB_ROW)
-		return step == DB_DONE ? STORE_ERROR : store_status_of(s, step);
-	l->attempt_id = db_col_int64(st, 0);
-	if ((step = db_step(st)) != DB_DONE) {
-		db_reset(st);
-		return step == DB_ROW ? STORE_ERROR : store_status_of(s, step);
+	*out = st;
+	return store_send(s, st);
+}
+
+/* c[i]'s row, not claimed yet, for action (NULL: none). */
+static struct store_claim_row *
+claim_of(struct store_claim_row *c, int n, const char *action)
+{
+	int	i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].claimed == 0 && strcmp(c[i].row.action, action) == 0)
+			return &c[i];
+	return NULL;
+}
+
+/* Files the leases' rows (action, payload, lease until) in c. */
+static enum store_status
+read_leases(struct store *s, struct db_stmt *st, struct store_claim_row *c,
+    int n, int *any)
+{
+	struct store_claim_row	*r;
+	struct store_lease	*l;
+	enum db_rc		 rc;
+
+	while ((rc = db_step(st)) == DB_ROW) {
+		if ((r = claim_of(c, n, db_col_text(st, 0))) == NULL)
+			continue;
+		l = &r->lease;
+		if ((l->payload = strdup(db_col_text(st, 1))) == NULL) {
+			db_reset(st);
+			return STORE_NOMEM;
+		}
+		memcpy(l->action, r->row.action, sizeof(l->action));
+		memcpy(l->tenant, r->row.tenant, sizeof(l->tenant));
+		memcpy(l->destination, r->row.destination,
+		    sizeof(l->destination));
+		l->attempt = r->row.attempts + 1;
+		l->lease_until = db_col_int64(st, 2);
+		r->claimed = 1;
+		*any = 1;
 	}
-	c->claimed = 1;
-	return STORE_OK;
+	return store_status_of(s, rc);
+}
+
+/* Files the attempts' ids (action, id) in the leases of c. */
+static enum store_status
+read_attempts(struct store *s, struct db_stmt *st, struct store_claim_row *c,
+    int n)
+{
+	enum db_rc	rc;
+	int		i, got = 0, want = 0;
+
+	while ((rc = db_step(st)) == DB_ROW)
+		for (i = 0; i < n; i++)
+			if (c[i].claimed && c[i].lease.attempt_id == 0 &&
+			    strcmp(c[i].lease.action, db_col_text(st, 0)) ==
+			    0) {
+				c[i].lease.attempt_id = db_col_int64(st, 1);
+				got++;
+				break;
+			}
+	for (i = 0; i < n; i++)
+		want += c[i].claimed;
+	if (rc == DB_DONE && got != want)
+		return STORE_ERROR;	/* a lease without its attempt */
+	return store_status_of(s, rc);
 }
 
 enum store_status
 store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
     const char *owner, int64_t now)
 {
-	enum store_status	rc;
-	int			i, any = 0;
+	struct db_stmt		*lease = NULL, *att = NULL;
+	enum store_status	 rc;
+	cJSON			*a;
+	char			*keys = NULL;
+	int			 i, any = 0;
 
 	for (i = 0; i < n; i++) {
 		c[i].claimed = 0;
@@ -280,13 +351,31 @@ store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
 	}
 	if (n <= 0)
 		return STORE_OK;
+	/* Each action once: a row that came twice is claimed once. */
+	if ((a = cJSON_CreateArray()) == NULL)
+		return STORE_NOMEM;
+	for (i = 0; i < n; i++)
+		if (claim_of(c, i, c[i].row.action) == NULL &&
+		    json_row(a, "snn", c[i].row.action,
+		    (int64_t)c[i].row.attempts, c[i].lease_until) != 0) {
+			cJSON_Delete(a);
+			return STORE_NOMEM;
+		}
+	if ((keys = json_text(a)) == NULL)
+		return STORE_NOMEM;
+	/* One flight: BEGIN, the leases, the attempts; then the COMMIT. */
 	if ((rc = store_begin(s)) != STORE_OK)
-		return rc;
-	for (i = 0; i < n; i++) {
-		if ((rc = lease_one(s, &c[i], owner, now)) != STORE_OK)
-			goto fail;
-		any |= c[i].claimed;
-	}
+		goto fail;
+	if ((rc = send_set(s, STORE_Q_LEASE, keys, owner, now, 3,
+	    &lease)) == STORE_OK)
+		rc = send_set(s, STORE_Q_ATTEMPT_START, keys, owner, now, 3,
+		    &att);
+	if (rc != STORE_OK || (rc = store_land(s, NULL)) != STORE_OK ||
+	    (rc = read_leases(s, lease, c, n, &any)) != STORE_OK ||
+	    (rc = read_attempts(s, att, c, n)) != STORE_OK)
+		goto fail;
+	cJSON_free(keys);
+	keys = NULL;
 	if (!any) {
 		/* Others took them all: nothing to commit. */
 		store_rollback(s);
@@ -296,6 +385,11 @@ store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
 		goto fail;
 	return STORE_OK;
 fail:
+	cJSON_free(keys);
+	if (lease != NULL)
+		db_reset(lease);
+	if (att != NULL)
+		db_reset(att);
 	store_rollback(s);
 	for (i = 0; i < n; i++) {
 		store_lease_clear(&c[i].lease);
@@ -312,63 +406,48 @@ static const enum store_state outcome_state[] = {
 	[STORE_OUT_UNKNOWN] = STORE_UNKNOWN,
 };
 
-static enum store_status
-attempt_end(struct store *s, int64_t id, int64_t now, long status,
-    const char *error)
+/*
+ * The finish's three key sets (see STORE_Q_ATTEMPT_END, _FINISH and
+ * _FINISH_LATE); -1 when out of memory.
+ */
+static int
+finish_keys(const struct store_finish *f, int n, char **ends, char **moves,
+    char **late)
 {
-	struct db_stmt	*st;
+	const struct store_lease	*l;
+	cJSON				*e, *m, *d;
+	int				 i, bad = 0;
 
-	if ((st = store_stmt(s, STORE_Q_ATTEMPT_END)) == NULL)
-		return store_last(s);
-	if (db_bind_int64(st, 1, id) != DB_OK ||
-	    db_bind_int64(st, 2, now) != DB_OK ||
-	    (status > 0 ? db_bind_int64(st, 3, status) :
-	    db_bind_null(st, 3)) != DB_OK ||
-	    db_bind_opt(st, 4, error) != DB_OK)
-		return STORE_NOMEM;
-	return store_status_of(s, db_step_done(st));
-}
-
-/* One attempt's end, inside the caller's transaction. */
-static enum store_status
-finish_one(struct store *s, struct store_finish *f, const char *owner)
-{
-	const struct store_lease	*l = f->lease;
-	struct db_stmt			*st;
-	enum store_status		 rc;
-
-	if ((rc = attempt_end(s, l->attempt_id, f->ended, f->http_status,
-	    f->error)) != STORE_OK)
-		return rc;
-	if ((st = store_stmt(s, STORE_Q_FINISH)) == NULL)
-		return store_last(s);
-	if (db_bind_opt(st, 1, l->action) != DB_OK ||
-	    db_bind_opt(st, 2, store_state_name(outcome_state[f->out])) !=
-	    DB_OK ||
-	    db_bind_int64(st, 3, f->next_at) != DB_OK ||
-	    db_bind_int64(st, 4, f->ended) != DB_OK ||
-	    (f->http_status > 0 ? db_bind_int64(st, 5, f->http_status) :
-	    db_bind_null(st, 5)) != DB_OK ||
-	    db_bind_opt(st, 6, f->error) != DB_OK ||
-	    db_bind_opt(st, 7, owner) != DB_OK ||
-	    db_bind_int64(st, 8, l->attempt) != DB_OK)
-		return STORE_NOMEM;
-	if ((rc = store_status_of(s, db_step_done(st))) != STORE_OK)
-		return rc;
-	if (db_changes(st) > 0)
-		return STORE_OK;
-	f->lost = 1;
-	if (f->out != STORE_OUT_DELIVERED)
-		return STORE_OK;
-	/* Recovery could not know: the destination has it. */
-	if ((st = store_stmt(s, STORE_Q_MOVE_DELIVERED)) == NULL)
-		return store_last(s);
-	if (db_bind_opt(st, 1, l->action) != DB_OK ||
-	    db_bind_int64(st, 2, f->ended) != DB_OK ||
-	    db_bind_opt(st, 3, "delivered; recorded after the lease"
-	    " expired") != DB_OK)
-		return STORE_NOMEM;
-	return store_status_of(s, db_step_done(st));
+	e = cJSON_CreateArray();
+	m = cJSON_CreateArray();
+	d = cJSON_CreateArray();
+	for (i = 0; i < n && e != NULL && m != NULL && d != NULL && !bad;
+	    i++) {
+		l = f[i].lease;
+		bad = json_row(e, "nnms", l->attempt_id, f[i].ended,
+		    (int64_t)f[i].http_status, f[i].error) != 0 ||
+		    json_row(m, "snsnnms", l->action, (int64_t)l->attempt,
+		    store_state_name(outcome_state[f[i].out]), f[i].next_at,
+		    f[i].ended, (int64_t)f[i].http_status, f[i].error) != 0 ||
+		    (f[i].out == STORE_OUT_DELIVERED && json_row(d, "sn",
+		    l->action, f[i].ended) != 0);
+	}
+	if (bad) {
+		cJSON_Delete(e);
+		cJSON_Delete(m);
+		cJSON_Delete(d);
+		e = m = d = NULL;
+	}
+	*ends = json_text(e);
+	*moves = json_text(m);
+	*late = json_text(d);
+	if (*ends == NULL || *moves == NULL || *late == NULL) {
+		cJSON_free(*ends);
+		cJSON_free(*moves);
+		cJSON_free(*late);
+		return -1;
+	}
+	return 0;
 }
 
 enum store_status
@@ -382,8 +461,11 @@ enum store_status
 store_outbox_finish_counted(struct store *s, struct store_finish *f, int n,
     const char *owner, const struct metrics_set *m)
 {
-	enum store_status	rc;
-	int			i;
+	struct db_stmt		*st = NULL, *moved = NULL;
+	enum store_status	 rc;
+	enum db_rc		 step;
+	char			*ends = NULL, *moves = NULL, *late = NULL;
+	int			 i;
 
 	for (i = 0; i < n; i++) {
 		f[i].lost = 0;
@@ -393,17 +475,46 @@ store_outbox_finish_counted(struct store *s, struct store_finish *f, int n,
 	}
 	if (n <= 0)
 		return STORE_OK;
-	if ((rc = store_begin(s)) != STORE_OK)
-		return rc;
+	if (finish_keys(f, n, &ends, &moves, &late) != 0)
+		return STORE_NOMEM;
+	/*
+	 * One flight: BEGIN, the attempts' ends, the counts (their
+	 * savepoint before a statement with rows is open: SQLite refuses
+	 * one while it is), the rows' moves and the late deliveries; then
+	 * the COMMIT.
+	 */
+	if ((rc = store_begin(s)) != STORE_OK ||
+	    (rc = send_set(s, STORE_Q_ATTEMPT_END, ends, owner, 0, 1,
+	    &st)) != STORE_OK ||
+	    (m != NULL && (rc = store_metrics_send(s, m)) != STORE_OK) ||
+	    (rc = send_set(s, STORE_Q_FINISH, moves, owner, 0, 2,
+	    &moved)) != STORE_OK ||
+	    (rc = send_set(s, STORE_Q_FINISH_LATE, late, owner, 0, 1,
+	    &st)) != STORE_OK ||
+	    (rc = store_land(s, NULL)) != STORE_OK)
+		goto fail;
 	for (i = 0; i < n; i++)
-		if ((rc = finish_one(s, &f[i], owner)) != STORE_OK)
-			goto fail;
-	if (m != NULL && (rc = store_metrics_add(s, m)) != STORE_OK)
+		f[i].lost = 1;
+	while ((step = db_step(moved)) == DB_ROW)
+		for (i = 0; i < n; i++)
+			if (f[i].lost && strcmp(f[i].lease->action,
+			    db_col_text(moved, 0)) == 0) {
+				f[i].lost = 0;
+				break;
+			}
+	if ((rc = store_status_of(s, step)) != STORE_OK ||
+	    (rc = store_commit(s)) != STORE_OK)
 		goto fail;
-	if ((rc = store_commit(s)) != STORE_OK)
-		goto fail;
+	cJSON_free(ends);
+	cJSON_free(moves);
+	cJSON_free(late);
 	return STORE_OK;
 fail:
+	if (moved != NULL)
+		db_reset(moved);
+	cJSON_free(ends);
+	cJSON_free(moves);
+	cJSON_free(late);
 	store_rollback(s);
 	for (i = 0; i < n; i++)
 		f[i].lost = 0;

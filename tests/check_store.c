@@ -31,6 +31,7 @@
 #include "config_admin.h"
 #include "db.h"
 #include "fault.h"
+#include "store_flight.h"
 #include "store_metrics.h"
 #include "store_ops.h"
 #include "store_outbox.h"
@@ -1108,6 +1109,82 @@ END_TEST
  * delivery settling what recovery set aside.  A failed commit writes
  * nothing.
  */
+/*
+ * PostgreSQL: a claim of a batch costs at most two round trips (its
+ * BEGIN, leases and attempts in one flight, then the COMMIT), and so
+ * does recording it with its counts; counted by the db layer.  SQLite:
+ * none.
+ */
+START_TEST(claim_and_record_two_round_trips)
+{
+	enum { N = 8 };
+	struct store_claim_row	 c[N];
+	struct store_finish	 f[N];
+	struct metrics_set	 m;
+	char			 act[N][HB_ACTION_MAX + 1];
+	uint64_t		 t;
+	int			 i;
+
+	memset(c, 0, sizeof(c));
+	memset(f, 0, sizeof(f));
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < N; i++)
+		accept_named("a", i + 1, T0, act[i]);
+	/* The connection has its statements prepared once. */
+	accept_at("b", 1, T0);
+	c[0].row = row_of(ACT("b", 1));
+	c[0].lease_until = T0 + 30000;
+	ck_assert_int_eq(store_outbox_claim(st, c, 1, "w1", T0 + 10),
+	    STORE_OK);
+	f[0].lease = &c[0].lease;
+	f[0].ended = T0 + 20;
+	ck_assert_int_eq(store_outbox_finish_counted(st, f, 1, "w1", &m),
+	    STORE_OK);
+	store_lease_clear(&c[0].lease);
+	for (i = 0; i < N; i++) {
+		c[i].row = row_of(act[i]);
+		c[i].lease_until = T0 + 30000;
+	}
+	t = store_round_trips(st);
+	ck_assert_int_eq(store_outbox_claim(st, c, N, "w1", T0 + 10),
+	    STORE_OK);
+	if (test_backend == TEST_POSTGRES)
+		ck_assert_uint_le(store_round_trips(st) - t, 2);
+	else
+		ck_assert_uint_eq(store_round_trips(st), 0);
+	for (i = 0; i < N; i++) {
+		ck_assert_msg(c[i].claimed == 1 && c[i].lease.attempt_id > 0,
+		    "%d: claimed %d, attempt %lld", i, c[i].claimed,
+		    (long long)c[i].lease.attempt_id);
+		f[i].lease = &c[i].lease;
+		f[i].ended = T0 + 20;
+		f[i].next_at = T0 + 5000;
+		f[i].out = i % 2 == 0 ? STORE_OUT_DELIVERED : STORE_OUT_RETRY;
+		f[i].http_status = i % 2 == 0 ? 200 : 503;
+		ck_assert_int_eq(metrics_set_add(&m, "deliveries", "sink",
+		    i % 2 == 0 ? "delivered" : "retry", 1), 0);
+	}
+	t = store_round_trips(st);
+	ck_assert_int_eq(store_outbox_finish_counted(st, f, N, "w1", &m),
+	    STORE_OK);
+	if (test_backend == TEST_POSTGRES)
+		ck_assert_uint_le(store_round_trips(st) - t, 2);
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(f[i].lost, 0);
+		ck_assert_str_eq(state_of(act[i]), i % 2 == 0 ?
+		    "delivered" : "pending");
+		store_lease_clear(&c[i].lease);
+	}
+	/* And the first claim's. */
+	ck_assert_int_eq(qi("SELECT count(*) FROM attempts WHERE ended_at ="
+	    " ?1", "1700000000020"), N + 1);
+	ck_assert_int_eq(qi("SELECT value FROM metrics WHERE name ="
+	    " 'deliveries' AND l2 = ?1", "delivered"), N / 2);
+	metrics_set_free(&m);
+	no_lock_held();
+}
+END_TEST
+
 START_TEST(finish_batch)
 {
 	struct store_lease	 l[4];
@@ -2610,6 +2687,7 @@ store_suite(void)
 	tcase_add_test(lease, finish_outcomes);
 	tcase_add_test(lease, finish_lost_after_recovery);
 	tcase_add_test(lease, finish_batch);
+	tcase_add_test(lease, claim_and_record_two_round_trips);
 	tcase_add_test(lease, expired_collects_past_leases);
 	tcase_add_test(lease, expire_guarded);
 	tcase_add_test(lease, expire_outcomes);
