@@ -756,6 +756,8 @@ test_db_exec(const char *path, const char *sql)
 	}
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE,
 	    NULL), SQLITE_OK);
+	/* As an operator's sqlite3 would: a lock held a moment is waited. */
+	(void)sqlite3_busy_timeout(db, 5 * TEST_BUSY_MS);
 	rc = sqlite3_exec(db, sql, NULL, NULL, &err);
 	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql,
 	    err != NULL ? err : "?");
