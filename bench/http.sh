@@ -72,6 +72,7 @@ cleanup() {
 }
 trap cleanup EXIT
 if [ "$pg" = 1 ]; then
+	bench_need pgbench postgresql-contrib
 	. "$top/tests/pglib.sh"
 	chmod 0755 "$tmp"
 	pg_start "$tmp/pg" >/dev/null || exit 1
