@@ -75,6 +75,7 @@ struct conn;
 struct end {
 	struct conn	*c;
 	int		 side;
+	uint32_t	 ev;		/* the events registered */
 };
 
 /* A chunk read, held until due, then written.  len 0: an end of stream. */
@@ -121,6 +122,7 @@ static struct {
 	struct sockaddr_storage	 to;
 	socklen_t		 tolen;
 	struct chunk		*fifo, *fifo_tail;
+	uint64_t		 armed;		/* the timer's due time, or 0 */
 	struct conn		*conns, *conns_tail;
 	uint64_t		 nconns, nopen, turns, flights;
 	uint64_t		 bytes[2], chunks[2];
@@ -154,7 +156,11 @@ static void
 timer_arm(void)
 {
 	struct itimerspec	its;
+	uint64_t		due = L.fifo != NULL ? L.fifo->due : 0;
 
+	if (due == L.armed)
+		return;
+	L.armed = due;
 	memset(&its, 0, sizeof(its));
 	if (L.fifo != NULL) {
 		its.it_value.tv_sec = (time_t)(L.fifo->due / 1000000000u);
@@ -167,7 +173,8 @@ timer_arm(void)
 		err(1, "timerfd_settime");
 }
 
-/* The events each end of c waits for, from its state. */
+/* The events each end of c waits for, from its state (a system call
+ * only when they change). */
 static void
 conn_arm(struct conn *c)
 {
@@ -185,7 +192,11 @@ conn_arm(struct conn *c)
 		if (c->h[!side].outq != NULL ||
 		    (side == SERVER && c->connecting))
 			ev |= EPOLLOUT;
-		ep_set(EPOLL_CTL_MOD, c->fd[side], ev, &c->end[side]);
+		if (ev != c->end[side].ev) {
+			c->end[side].ev = ev;
+			ep_set(EPOLL_CTL_MOD, c->fd[side], ev,
+			    &c->end[side]);
+		}
 	}
 }
 
@@ -294,8 +305,7 @@ conn_read(struct conn *c, int side)
 	else
 		L.fifo = k;
 	L.fifo_tail = k;
-	if (L.fifo == k)
-		timer_arm();
+	timer_arm();
 	if (n == 0) {
 		c->h[dir].eof_read = 1;
 		c->reading[side] = 0;
@@ -646,6 +656,7 @@ main(int argc, char *argv[])
 				break;
 			case DELAY_FD_TIMER:
 				(void)!read(L.tfd, &ticks, sizeof(ticks));
+				L.armed = 0;	/* expired */
 				fifo_release();
 				break;
 			case DELAY_FD_SIGNAL:
