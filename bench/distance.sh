@@ -52,7 +52,8 @@
 # PostgreSQL is a private server started here (tests/pglib.sh: fsync on,
 # synchronous_commit on).  Needs wrk, nginx, sqlite3, openssl, curl,
 # psql and PostgreSQL's server (scripts/install-deps.sh check), and
-# libpq's header to build bench/rtt.c; installs wrk when it is missing.
+# libpq's header to build bench/rtt.c; installs those of them that are
+# missing with apt-get (curl aside).
 # The default run takes about 8 minutes.
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -73,10 +74,10 @@ pg_bindir >/dev/null || apt-get install -y -qq postgresql >/dev/null
 [ -f "$(pg_config --includedir)/libpq-fe.h" ] ||
     apt-get install -y -qq libpq-dev >/dev/null
 
-cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -o "$build/delay" \
+cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o "$build/delay" \
     "$top/bench/delay.c"
-cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -I"$(pg_config --includedir)" \
-    -o "$build/rtt" "$top/bench/rtt.c" -lpq
+cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
+    -I"$(pg_config --includedir)" -o "$build/rtt" "$top/bench/rtt.c" -lpq
 
 bench_load
 t_start=$(date +%s)
@@ -206,6 +207,9 @@ line_up() {
 	while :; do
 		_d=$(awk -v a="$_lo" -v b="$_hi" 'BEGIN { printf "%.4f",
 		    (a + b) / 2 }')
+		# The last line's port file gone first: else it may be read
+		# between this line's start and its truncating it, empty.
+		rm -f "$tmp/line.port"
 		"$build/delay" -d "$_d" -o "$tmp/line.stats" 127.0.0.1:0 \
 		    "$pg_host/.s.PGSQL.5432" > "$tmp/line.port" &
 		line=$!
@@ -223,7 +227,6 @@ line_up() {
 		fi
 		kill "$line"
 		wait "$line" || :
-		rm -f "$tmp/line.port"
 		_try=$((_try + 1))
 	done
 	echo "line for $1 ms: one-way delay $_d ms; added round trip at rest:" \
@@ -255,10 +258,11 @@ under_load() {
 	_l=$(rtt_line -n 800 -i 5)
 	wait "$_w"
 	echo "line for $1 ms: added round trip under load: median" \
-	    "$(field added_median_ms "$_l") ms, p99 $(field added_p99_ms "$_l")" \
-	    "ms (direct: median $(field direct_median_ms "$_l") ms, p99" \
-	    "$(field direct_p99_ms "$_l") ms; $(cut -d' ' -f1 "$tmp/load/rps")" \
-	    "req/s meanwhile)"
+	    "$(field added_median_ms "$_l") ms," \
+	    "p99 $(field added_p99_ms "$_l") ms" \
+	    "(direct: median $(field direct_median_ms "$_l") ms," \
+	    "p99 $(field direct_p99_ms "$_l") ms;" \
+	    "$(cut -d' ' -f1 "$tmp/load/rps") req/s meanwhile)"
 }
 
 # cell BACKEND HOSTS TRAFFIC: one wrk run, or two at once for two hosts,
@@ -275,7 +279,8 @@ cell() {
 	dup-50)
 		# Enough new bodies for twice this host's fresh rate.
 		_n=$(awk -v r="$fresh_rate" -v h="$_h" -v s="$secs" 'BEGIN {
-		    n = int(r / h * s * 2) + 1000; print (n > 199000 ? 199000 : n) }')
+		    n = int(r / h * s * 2) + 1000
+		    print (n > 199000 ? 199000 : n) }')
 		_i=1
 		while [ $_i -le "$_h" ]; do
 			jobs_take "$_n"
@@ -327,10 +332,10 @@ cell() {
 config() {
 	backend=$1
 	hosts_up "$2" "$3"
+	_hot='{"type":"job_completed","job_id":"job-0","status":"completed",'
 	curl -s -o /dev/null -H 'Content-Type: application/json' \
 	    -H 'X-Hook-Key: bench-shared-key' --data-binary \
-	    '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}' \
-	    "$base1/hooks/keyed"
+	    "$_hot\"key\":\"k\"}" "$base1/hooks/keyed"
 	for _traffic in fresh dup-50 hot; do
 		cell "$1" "$2" "$_traffic"
 	done
