@@ -34,9 +34,13 @@
 # the responders have finished, so those in flight when wrk stopped are
 # on both sides); writer, the part of rt/obs on the connection of each
 # host that made the most turnarounds: its writer's (the others are the
-# configuration's read connections); the observations; the responders'
-# CPU time per request in ms (process trees, user + system, as
-# bench/http.sh counts it).
+# configuration's read connections); db/obs, the round trips the
+# responders' database layer counted itself over the cell
+# (hookbox_db_round_trips_total on their metrics route, all its labels,
+# less the cost of reading the route: see db_trips) per observation, on
+# every backend, "-" when the responders do not expose it; the
+# observations; the responders' CPU time per request in ms (process
+# trees, user + system, as bench/http.sh counts it).
 #
 # The delay line's delay is a configuration, not what the kernel
 # delivers: its wake-ups and the TCP hop add their own time.  So each
@@ -172,6 +176,29 @@ line_turns() {
 	    END { print t + 0, w + 0 }'
 }
 
+# db_trips: the database round trips the responders up have counted
+# themselves, hookbox_db_round_trips_total on their metrics route (every
+# label, such as db="state" and db="config", added up, and the hosts
+# added up: each responder counts its own); "-" when one of them does
+# not expose it.  Reading the route costs round trips of its own, part of
+# them before the counter is read and part after: cell takes it twice
+# before the cell, the difference being the cost of one read, which the
+# count over the cell (from the second read to one after it) also holds.
+db_trips() {
+	_i=1
+	_s=0
+	while [ $_i -le "$hosts_on" ]; do
+		eval "_b=\$base$_i"
+		_v=$(curl -sf "$_b/hooks/_metrics" | awk '
+		    $1 ~ /^hookbox_db_round_trips_total($|[{])/ { s += $2; n++ }
+		    END { if (n) printf "%.0f\n", s; else print "-" }')
+		[ "$_v" = - ] && { echo -; return 0; }
+		_s=$((_s + _v))
+		_i=$((_i + 1))
+	done
+	echo "$_s"
+}
+
 # wrk_errors FILE...: the requests wrk gave up on (its socket errors).
 wrk_errors() {
 	cat "$@" | awk '/Socket errors:/ {
@@ -297,6 +324,8 @@ cell() {
 		_path=keyed
 		;;
 	esac
+	_d0=$(db_trips)
+	_d1=$(db_trips)
 	_o0=$(observations)
 	line_snap "$tmp/snap0"
 	if [ "$_h" = 1 ]; then
@@ -311,17 +340,30 @@ cell() {
 	fi
 	_o1=$(settle)
 	line_snap "$tmp/snap1"
+	_d2=$(db_trips)
 	_rt=$(line_turns "$tmp/snap0" "$tmp/snap1" "$_h")
+	_db=-
+	case $_d0$_d1$_d2 in
+	*-*) ;;
+	*)
+		if [ $((_o1 - _o0)) -gt 0 ]; then
+			_db=$(awk -v o=$((_o1 - _o0)) \
+			    -v t=$((_d2 - 2 * _d1 + _d0)) \
+			    'BEGIN { printf "%.1f", t / o }')
+		fi
+		;;
+	esac
 	[ "$_t" = fresh ] && fresh_rate=$1
 	[ "$backend" = sqlite ] && eval "sqlite_$(echo "$_t" | tr -d -)=$1"
 	eval "_sq=\${sqlite_$(echo "$_t" | tr -d -):-}"
-	printf '%-9s %5s %-7s %9s %10s %7s %8s %s %7s %7s\n' "$backend" "$_h" \
-	    "$_t" "$1" "$2" "$(($3 + _e))" \
+	printf '%-9s %5s %-7s %9s %10s %7s %8s %s %7s %7s %7s\n' \
+	    "$backend" "$_h" "$_t" "$1" "$2" "$(($3 + _e))" \
 	    "$(awk -v a="$1" -v b="$_sq" 'BEGIN { if (b > 0)
 	        printf "%.3f", a / b; else print "-" }')" \
 	    "$(echo "$_rt" | awk -v o=$((_o1 - _o0)) -v l="$line" '{
 	        if (l != "" && o > 0) printf "%7.1f %7.1f", $1 / o, $2 / o
-	        else printf "%7s %7s", "-", "-" }')" "$((_o1 - _o0))" "$6"
+	        else printf "%7s %7s", "-", "-" }')" "$_db" "$((_o1 - _o0))" \
+	    "$6"
 	[ "$4" -gt 0 ] && echo "  ($4 requests past the traffic's prepared" \
 	    "jobs: not all were new)"
 	return 0
@@ -358,8 +400,8 @@ chmod 600 "$tmp/secret"
 echo "cells: ${secs} s each, $conns connections, responders with their" \
     "defaults; the database server on this machine"
 echo
-printf '%-9s %5s %-7s %9s %10s %7s %8s %7s %7s %7s %7s\n' backend hosts \
-    traffic req/s p99 failed /sqlite rt/obs writer obs cpu-ms
+printf '%-9s %5s %-7s %9s %10s %7s %8s %7s %7s %7s %7s %7s\n' backend \
+    hosts traffic req/s p99 failed /sqlite rt/obs writer db/obs obs cpu-ms
 
 # A fresh cell's jobs per wrk thread: more than its rate can use.
 export HOOKBOX_DIR="$tmp/data"
