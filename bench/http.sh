@@ -72,6 +72,7 @@ cleanup() {
 }
 trap cleanup EXIT
 if [ "$pg" = 1 ]; then
+	bench_need pgbench postgresql-contrib
 	. "$top/tests/pglib.sh"
 	chmod 0755 "$tmp"
 	pg_start "$tmp/pg" >/dev/null || exit 1
@@ -121,109 +122,15 @@ nbase="http://127.0.0.1:$nport"
 wait_for curl -sf "$base/hooks/_health"
 wait_for curl -sf -d x "$nbase/hooks/nop"
 
-cat > "$tmp/dup.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-Hook-Key"] = "bench-shared-key"
-wrk.body = '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}'
-LUA
+dup_lua job-0 > "$tmp/dup.lua"
 cat > "$tmp/sink.lua" <<'LUA'
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"type":"job_completed","job_id":"job-0","status":"completed","key":"k"}'
 LUA
-# The mixed traffic: args are the file of pre-signed requests (lines
-# "d|n <TAB> signature <TAB> body": d repeats an accepted job, n is new)
-# and the number of threads.  Thread i takes the new bodies i, i + n, ...;
-# when they run out it sends duplicates and counts them in "spent".
-cat > "$tmp/mixed.lua" <<'LUA'
-local threads = {}
-local nthreads = 0
-function setup(thread)
-	thread:set("id", nthreads)
-	nthreads = nthreads + 1
-	table.insert(threads, thread)
-end
-local dup, new = {}, {}
-local n, next_new, step = 0, 0, 1
-spent = 0
-function init(args)
-	for line in io.lines(args[1]) do
-		local kind, sig, body = line:match("^(%a)\t([^\t]*)\t(.*)$")
-		if kind == "d" then
-			dup[#dup + 1] = { sig, body }
-		else
-			new[#new + 1] = { sig, body }
-		end
-	end
-	step = tonumber(args[2])
-	next_new = id + 1
-end
-function request()
-	local r
-	n = n + 1
-	if n % 2 == 0 or next_new > #new then
-		if n % 2 == 1 then spent = spent + 1 end
-		r = dup[(n % #dup) + 1]
-	else
-		r = new[next_new]
-		next_new = next_new + step
-	end
-	return wrk.format("POST", nil, {["Content-Type"] = "application/json",
-	    ["X-Tornado-Signature"] = r[1]}, r[2])
-end
-function done(summary, latency, requests)
-	local s = 0
-	for _, t in ipairs(threads) do s = s + t:get("spent") end
-	io.write(string.format("exhausted %d\n", s))
-end
-LUA
-
-# sign_bodies FIRST COUNT NDUP: writes $tmp/mixed.txt, NDUP duplicate
-# bodies (jobs 999900 ..) and COUNT new ones (jobs FIRST ..), each about
-# 600 bytes, signed now: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>").
-sign_bodies() {
-	rm -rf "$tmp/bodies"
-	mkdir "$tmp/bodies"
-	t=$(date +%s)
-	awk -v first="$1" -v count="$2" -v ndup="$3" -v t="$t" \
-	    -v dir="$tmp/bodies" 'BEGIN {
-		pad = sprintf("%0280d", 0); gsub(/0/, "a", pad)
-		for (i = 0; i < ndup + count; i++) {
-			job = i < ndup ? 999900 + i : first + i - ndup
-			b = sprintf("{\"type\":\"job_completed\",\"job_id\":\"job-%d\"," \
-			    "\"status\":\"completed\",\"key\":\"outputs/bench/job-%d/" \
-			    "%s.mp4\",\"url\":\"https://storage.example.com/" \
-			    "outputs/bench/job-%d/render.mp4?sig=%s\"," \
-			    "\"file_size_bytes\":104857600}", job, job,
-			    substr(pad, 1, 120), job, substr(pad, 1, 160))
-			f = sprintf("%s/%07d", dir, i)
-			printf "%s", t "." b > f
-			close(f)
-		}
-	}'
-	(cd "$tmp/bodies" && ls | xargs openssl dgst -sha256 -hmac "$secret" -r) |
-	    awk -v ndup="$3" -v t="$t" -v dir="$tmp/bodies" '{
-		f = substr($2, 2)
-		getline msg < (dir "/" f)
-		close(dir "/" f)
-		sub(/^[0-9]+\./, "", msg)
-		printf "%s\tt=%s,v1=%s\t%s\n", (NR <= ndup ? "d" : "n"), t, $1, msg
-	}' > "$tmp/mixed.txt"
-	rm -rf "$tmp/bodies"
-}
-
-# accept_dups: the duplicate half of mixed.txt, accepted once before.
-accept_dups() {
-	awk -F '\t' '$1 == "d"' "$tmp/mixed.txt" |
-	while IFS="$(printf '\t')" read -r kind sig body; do
-		code=$(curl -s -o /dev/null -w '%{http_code}' \
-		    -H 'Content-Type: application/json' \
-		    -H "X-Tornado-Signature: $sig" --data-binary "$body" \
-		    "$base/hooks/tornado")
-		[ "$code" = 200 ] || echo "bench/http.sh: pre-accept: $code" >&2
-	done
-}
+# The mixed traffic (mixed_lua): the file of pre-signed requests, two
+# threads.
+mixed_lua "$tmp/mixed.txt" 2 > "$tmp/mixed.lua"
 
 # Warm the duplicate path: job-0 accepted once.
 curl -s -o /dev/null -H 'Content-Type: application/json' \
@@ -290,10 +197,10 @@ for conns in $conns_list; do
 	# Enough new bodies for three times the fresh rate.
 	nnew=$(echo "$fr * $secs * 3 / 1 + 1000" | bc)
 	[ "$nnew" -gt 199000 ] && nnew=199000
-	sign_bodies "$first" "$nnew" 64
-	accept_dups
-	set -- $(rps_cpu "$fcgi" "$base/hooks/tornado" "$tmp/mixed.lua" \
-	    "$tmp/mixed.txt" 2)
+	# 64 duplicate bodies, jobs 999900 ..
+	sign_bodies "$first" "$nnew" 64 999900 "$tmp/mixed.txt"
+	accept_dups "$base/hooks/tornado" "$tmp/mixed.txt"
+	set -- $(rps_cpu "$fcgi" "$base/hooks/tornado" "$tmp/mixed.lua")
 	row mixed-50 "$1" "$2" "$3" "$6" "$(tree_rss "$fcgi")"
 	[ "$4" -gt 0 ] && echo "mixed-50: $4 of the new half were duplicates" \
 	    "(the $nnew pre-signed new bodies ran out)"

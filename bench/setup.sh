@@ -6,25 +6,32 @@
 # HOOKBOX_DB set, the PostgreSQL database) with tenant
 # "bench", the key-mode endpoint "keyed" (header X-Hook-Key, key
 # "bench-shared-key"), the destination "sink" and NJOBS jobs job-0 ..
-# job-(NJOBS-1), written straight into config.db in one statement (bench
-# only: the tool adds one at a time).
+# job-(NJOBS-1) (bench_jobs).
 bench_data() {
 	"$HB" init >/dev/null
 	"$HB" tenant add bench
 	printf 'bench-shared-key' | "$HB" endpoint add keyed --tenant bench \
 	    --auth key --header X-Hook-Key --secret-file -
 	"$HB" destination add sink --tenant bench --url http://127.0.0.1:9/sink
+	bench_jobs 0 "$1"
+}
+
+# bench_jobs FIRST COUNT registers the jobs job-FIRST ..
+# job-(FIRST+COUNT-1) of tenant "bench" (attempt att-i, step analyze-v1,
+# destination "sink"), written straight into the configuration in one
+# statement (bench only: the tool adds one at a time).
+bench_jobs() {
 	if [ -n "${HOOKBOX_DB:-}" ]; then
 		psql "$HOOKBOX_DB" -X -q -v ON_ERROR_STOP=1 -c "INSERT INTO
 		    hookbox_config.jobs(tenant, job_id, attempt, step,
 		    destination, created_at) SELECT 'bench', 'job-' || i,
 		    'att-' || i, 'analyze-v1', 'sink',
 		    extract(epoch FROM now())::bigint
-		    FROM generate_series(0, $1 - 1) AS i"
+		    FROM generate_series($1, $1 + $2 - 1) AS i"
 		return
 	fi
-	sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT 0
-	    UNION ALL SELECT i + 1 FROM n WHERE i < $1 - 1)
+	sqlite3 "$HOOKBOX_DIR/config.db" "WITH RECURSIVE n(i) AS (SELECT $1
+	    UNION ALL SELECT i + 1 FROM n WHERE i < $1 + $2 - 1)
 	    INSERT INTO jobs(tenant, job_id, attempt, step, destination,
 	    created_at) SELECT 'bench', 'job-' || i, 'att-' || i, 'analyze-v1',
 	    'sink', unixepoch() FROM n;"
@@ -77,21 +84,26 @@ nginx_stop() {
 	return 0
 }
 
-# fresh_lua FIRST: prints the wrk script of the fresh traffic, a new
-# registered job completed on every request, to the "keyed" endpoint.
-# Each wrk thread takes its own range of job ids from FIRST on ("base" is
-# set per thread, 100000 ids each: jobs up to FIRST + 200000 must exist
-# for two threads).
+# fresh_lua FIRST [RANGE]: prints the wrk script of the fresh traffic, a
+# new registered job completed on every request, to the "keyed" endpoint.
+# Each wrk thread takes its own range of RANGE job ids (default 100000)
+# from FIRST on ("base" is set per thread: jobs up to FIRST + 2 * RANGE
+# must exist for two threads).  A thread that runs past its range sends
+# the next one's ids, which are no longer fresh: done() prints
+# "exhausted N", N the requests made past the ranges.
 fresh_lua() {
 	cat <<LUA
-local counter = 0
+local range = ${2:-100000}
+local threads = {}
 local nthreads = 0
 function setup(thread)
-	thread:set("base", $1 + nthreads * 100000)
+	thread:set("base", $1 + nthreads * range)
 	nthreads = nthreads + 1
+	table.insert(threads, thread)
 end
 LUA
 	cat <<'LUA'
+counter = 0
 function request()
 	counter = counter + 1
 	local body = string.format(
@@ -100,7 +112,128 @@ function request()
 	return wrk.format("POST", nil, {["Content-Type"] = "application/json",
 	    ["X-Hook-Key"] = "bench-shared-key"}, body)
 end
+function done(summary, latency, requests)
+	local s = 0
+	for _, t in ipairs(threads) do
+		local c = t:get("counter")
+		if c > range then s = s + c - range end
+	end
+	io.write(string.format("exhausted %d\n", s))
+end
 LUA
+}
+
+# dup_lua JOB: prints the wrk script of the duplicate traffic, the same
+# callback again and again: JOB completed, to the "keyed" endpoint (once
+# accepted, every answer is "duplicate").
+dup_lua() {
+	cat <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-Hook-Key"] = "bench-shared-key"
+wrk.body = '{"type":"job_completed","job_id":"$1","status":"completed","key":"k"}'
+LUA
+}
+
+# mixed_lua FILE THREADS: prints the wrk script of the mixed traffic:
+# FILE holds pre-signed requests (sign_bodies: lines "d|n <TAB> signature
+# <TAB> body", d repeats an accepted job, n is new); every other request
+# is a d one, the others the n ones in order, thread i of THREADS taking
+# the new bodies i, i + THREADS, ...  When they run out it sends
+# duplicates and counts them: done() prints "exhausted N".
+mixed_lua() {
+	cat <<LUA
+local file, step = "$1", $2
+LUA
+	cat <<'LUA'
+local threads = {}
+local nthreads = 0
+function setup(thread)
+	thread:set("id", nthreads)
+	nthreads = nthreads + 1
+	table.insert(threads, thread)
+end
+local dup, new = {}, {}
+local n, next_new = 0, 0
+spent = 0
+function init(args)
+	for line in io.lines(file) do
+		local kind, sig, body = line:match("^(%a)\t([^\t]*)\t(.*)$")
+		if kind == "d" then
+			dup[#dup + 1] = { sig, body }
+		else
+			new[#new + 1] = { sig, body }
+		end
+	end
+	next_new = id + 1
+end
+function request()
+	local r
+	n = n + 1
+	if n % 2 == 0 or next_new > #new then
+		if n % 2 == 1 then spent = spent + 1 end
+		r = dup[(n % #dup) + 1]
+	else
+		r = new[next_new]
+		next_new = next_new + step
+	end
+	return wrk.format("POST", nil, {["Content-Type"] = "application/json",
+	    ["X-Tornado-Signature"] = r[1]}, r[2])
+end
+function done(summary, latency, requests)
+	local s = 0
+	for _, t in ipairs(threads) do s = s + t:get("spent") end
+	io.write(string.format("exhausted %d\n", s))
+end
+LUA
+}
+
+# sign_bodies FIRST COUNT NDUP DUPFIRST OUT: writes OUT for mixed_lua,
+# NDUP duplicate bodies (jobs DUPFIRST ..) and COUNT new ones (jobs
+# FIRST ..), each about 600 bytes, signed now with the secret in $secret:
+# t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>").
+sign_bodies() {
+	rm -rf "$tmp/bodies"
+	mkdir "$tmp/bodies"
+	t=$(date +%s)
+	awk -v first="$1" -v count="$2" -v ndup="$3" -v dfirst="$4" -v t="$t" \
+	    -v dir="$tmp/bodies" 'BEGIN {
+		pad = sprintf("%0280d", 0); gsub(/0/, "a", pad)
+		for (i = 0; i < ndup + count; i++) {
+			job = i < ndup ? dfirst + i : first + i - ndup
+			b = sprintf("{\"type\":\"job_completed\",\"job_id\":\"job-%d\"," \
+			    "\"status\":\"completed\",\"key\":\"outputs/bench/job-%d/" \
+			    "%s.mp4\",\"url\":\"https://storage.example.com/" \
+			    "outputs/bench/job-%d/render.mp4?sig=%s\"," \
+			    "\"file_size_bytes\":104857600}", job, job,
+			    substr(pad, 1, 120), job, substr(pad, 1, 160))
+			f = sprintf("%s/%07d", dir, i)
+			printf "%s", t "." b > f
+			close(f)
+		}
+	}'
+	(cd "$tmp/bodies" && ls | xargs openssl dgst -sha256 -hmac "$secret" -r) |
+	    awk -v ndup="$3" -v t="$t" -v dir="$tmp/bodies" '{
+		f = substr($2, 2)
+		getline msg < (dir "/" f)
+		close(dir "/" f)
+		sub(/^[0-9]+\./, "", msg)
+		printf "%s\tt=%s,v1=%s\t%s\n", (NR <= ndup ? "d" : "n"), t, $1, msg
+	}' > "$5"
+	rm -rf "$tmp/bodies"
+}
+
+# accept_dups URL FILE: the duplicate bodies of FILE (sign_bodies) POSTed
+# once to URL, so that the mixed traffic's repeats are duplicates.
+accept_dups() {
+	awk -F '\t' '$1 == "d"' "$2" |
+	while IFS="$(printf '\t')" read -r kind sig body; do
+		code=$(curl -s -o /dev/null -w '%{http_code}' \
+		    -H 'Content-Type: application/json' \
+		    -H "X-Tornado-Signature: $sig" --data-binary "$body" "$1")
+		[ "$code" = 200 ] ||
+		    echo "bench/${0##*/}: pre-accept: $code" >&2
+	done
 }
 
 # rss PID...: VmRSS in kB of each process, joined with "+".
@@ -129,12 +262,14 @@ tree_ticks() {
 # rps URL SCRIPT [ARGS...]: one wrk run of $secs seconds on $conns
 # connections with the Lua SCRIPT and its ARGS; prints "req/s p99 non-2xx
 # exhausted requests" (exhausted: what a script's done() reports as
-# "exhausted N"; requests: wrk's total, answered or not).
+# "exhausted N"; requests: wrk's total, answered or not).  A request
+# unanswered after $wrk_timeout (default wrk's 2s) is not counted but
+# reported by wrk as a timeout, in $tmp/out.
 rps() {
 	u=$1 s=$2
 	shift 2
-	wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$s" "$u" -- "$@" \
-	    > "$tmp/out" 2>&1
+	wrk -t2 -c"$conns" -d"${secs}s" --timeout "${wrk_timeout:-2s}" \
+	    --latency -s "$s" "$u" -- "$@" > "$tmp/out" 2>&1
 	r=$(awk '/Requests\/sec/ { print $2 }' "$tmp/out")
 	p99=$(awk '$1 == "99%" { print $2 }' "$tmp/out")
 	non2xx=$(awk '/Non-2xx/ { print $NF }' "$tmp/out")
@@ -145,7 +280,8 @@ rps() {
 
 # rps_pair PID1 PID2 URL1 SCRIPT1 URL2 SCRIPT2: two wrk runs at once, on
 # half the connections each (two hosts); prints what rps_cpu does, summed
-# (p99: the larger), the CPU time over both process trees.
+# (p99: the larger), the CPU time over both process trees.  wrk's outputs
+# are left in $tmp/p1/out and $tmp/p2/out.
 rps_pair() {
 	_a=$1 _b=$2 _u1=$3 _s1=$4 _u2=$5 _s2=$6
 	_t0=$(( $(tree_ticks "$_a") + $(tree_ticks "$_b") ))
@@ -161,13 +297,13 @@ rps_pair() {
 	_t1=$(( $(tree_ticks "$_a") + $(tree_ticks "$_b") ))
 	cat "$_tmp/pair1" "$_tmp/pair2" | awk -v t="$((_t1 - _t0))" \
 	    -v hz="$(getconf CLK_TCK)" '{
-		r += $1; n += $5; x += $3
+		r += $1; n += $5; x += $3; e += $4
 		p = $2; v = p + 0
 		if (p ~ /us$/) v /= 1000; else if (p ~ /s$/ && p !~ /ms$/) v *= 1000
 		if (v > pmax) { pmax = v; pw = p }
 	} END {
 		ms = n > 0 ? sprintf("%.3f", t * 1000 / hz / n) : "-"
-		printf "%.2f %s %d 0 %d %s\n", r, pw, x, n, ms
+		printf "%.2f %s %d %d %d %s\n", r, pw, x, e, n, ms
 	}'
 }
 
