@@ -217,7 +217,7 @@ jobs_take() {
 # rtt_line ARGS...: bench/rtt.c between the server's socket and the line.
 rtt_line() {
 	"$build/rtt" "$@" "$pg_uri" "host=127.0.0.1 port=$lport \
-user=hookbox_admin dbname=hookbox sslmode=disable gssencmode=disable"
+user=postgres dbname=hookbox sslmode=disable gssencmode=disable"
 }
 
 # field NAME LINE: the value of NAME=... in LINE.
@@ -420,7 +420,7 @@ config pg-unix 1 "$pg_uri"
 config pg-unix 2 "$pg_uri"
 for rt in $rtts; do
 	line_up "$rt"
-	loc="host=127.0.0.1 port=$lport user=hookbox_admin dbname=hookbox"
+	loc="host=127.0.0.1 port=$lport user=postgres dbname=hookbox"
 	loc="$loc sslmode=disable gssencmode=disable"
 	config "pg+$rt" 1 "$loc"
 	config "pg+$rt" 2 "$loc"
