@@ -415,7 +415,7 @@ data=""
 pg_start "$tmp/pg" >/dev/null || exit 1
 export HOOKBOX_DB="$pg_uri"
 setup_data
-range=$((secs * 1500))
+range=$((secs * 4000))
 config pg-unix 1 "$pg_uri"
 config pg-unix 2 "$pg_uri"
 for rt in $rtts; do
