@@ -10,8 +10,8 @@
 #include "accept.h"
 #include "decide.h"
 #include "fault.h"
-#include "store_flight.h"
 #include "json.h"
+#include "store_flight.h"
 #include "text.h"
 #include "util.h"
 

@@ -118,9 +118,12 @@ HB_API int accept_prepare_from(const struct accept_config *ac,
  * busy budget fails its job's members alone, "try again").  Then, in a
  * savepoint, it looks up what the observations need (store_look_batch()),
  * decides them in their order (decide_batch()) and writes what was
- * decided.  A member whose writing fails is answered alone, HB_UNAVAILABLE
- * or HB_NOMEM: the batch is rolled back to the savepoint and run again
- * without it.  Where another host wrote a delivery id or an action id the
+ * decided.  On PostgreSQL the locks and the look-ups ride one flight
+ * (store_flight.h) with the caller's BEGIN, and the writes a second: a
+ * batch costs two round trips here, whatever its size, and the caller's
+ * COMMIT a third.  A member whose writing fails is answered alone,
+ * HB_UNAVAILABLE or HB_NOMEM: the batch is rolled back to the savepoint
+ * and run again without it.  Where another host wrote a delivery id or an action id the
  * look-up did not see, the batch is looked up and decided again (a few
  * times, then that member alone is "try again").  skip[i] non-zero (skip
  * may be NULL): p[i] is left out and *res[i] untouched.
