@@ -123,10 +123,11 @@ HB_API int accept_prepare_from(const struct accept_config *ac,
  * batch costs two round trips here, whatever its size, and the caller's
  * COMMIT a third.  A member whose writing fails is answered alone,
  * HB_UNAVAILABLE or HB_NOMEM: the batch is rolled back to the savepoint
- * and run again without it.  Where another host wrote a delivery id or an action id the
- * look-up did not see, the batch is looked up and decided again (a few
- * times, then that member alone is "try again").  skip[i] non-zero (skip
- * may be NULL): p[i] is left out and *res[i] untouched.
+ * and run again without it.  Where another host wrote a delivery id or
+ * an action id the look-up did not see (its insert refused by the key),
+ * the batch is looked up and decided again (a few times, then that
+ * member alone is "try again").  skip[i] non-zero (skip may be NULL):
+ * p[i] is left out and *res[i] untouched.
  *
  * Returns STORE_OK, every answer valid once the caller's COMMIT succeeds;
  * or a failure, every answer HB_UNAVAILABLE or HB_NOMEM and nothing
