@@ -348,6 +348,7 @@ enum db_rc
 db_step(struct db_stmt *st)
 {
 	struct db	*db = st->db;
+	struct db_stmt	*rides;
 	const char	*text;
 	enum db_rc	 rc;
 
@@ -358,10 +359,10 @@ db_step(struct db_stmt *st)
 	}
 	if (db->sent > 0) {
 		text = stmt_text(st);
+		rides = db->ops->land != NULL ? st : NULL;
 		if (first_word(text, "COMMIT") || first_word(text, "END")) {
 			/* It rides the flight, or does not run. */
-			if ((rc = land(db, db->ops->land != NULL ? st : NULL)) !=
-			    DB_OK)
+			if ((rc = land(db, rides)) != DB_OK)
 				return rc;
 		} else if ((rc = landed(db, text)) != DB_OK)
 			return rc;
