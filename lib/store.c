@@ -247,17 +247,20 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " lease_until = t.u, attempts = o.attempts + 1, updated_at = ?3"
 	    " FROM t WHERE o.action_id = t.action_id"
 	    " RETURNING o.action_id, o.payload, o.lease_until" },
+	/* In the order picked: the attempts' ids say the tenants' turns. */
 	[STORE_Q_ATTEMPT_START] = { "INSERT INTO attempts(action_id, n, owner,"
-	    " started_at) SELECT action_id, attempts, CAST(?2 AS TEXT),"
-	    " CAST(?3 AS BIGINT) FROM outbox WHERE action_id IN"
-	    " (SELECT json_extract(value, '$[0]') FROM json_each(?1))"
-	    " AND state = 'leased' AND lease_owner = ?2 AND updated_at = ?3"
+	    " started_at) SELECT o.action_id, o.attempts, CAST(?2 AS TEXT),"
+	    " CAST(?3 AS BIGINT) FROM json_each(?1) k JOIN outbox o"
+	    " ON o.action_id = json_extract(k.value, '$[0]')"
+	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"
+	    " AND o.updated_at = ?3 ORDER BY k.key"
 	    " RETURNING action_id, id",
 	    "INSERT INTO attempts(action_id, n, owner, started_at)"
-	    " SELECT action_id, attempts, CAST(?2 AS TEXT), CAST(?3 AS BIGINT)"
-	    " FROM outbox WHERE action_id IN"
-	    " (SELECT k->>0 FROM json_array_elements(?1::json) k)"
-	    " AND state = 'leased' AND lease_owner = ?2 AND updated_at = ?3"
+	    " SELECT o.action_id, o.attempts, CAST(?2 AS TEXT),"
+	    " CAST(?3 AS BIGINT) FROM json_array_elements(?1::json)"
+	    " WITH ORDINALITY k(v, i) JOIN outbox o ON o.action_id = k.v->>0"
+	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"
+	    " AND o.updated_at = ?3 ORDER BY k.i"
 	    " RETURNING action_id, id" },
 	/*
 	 * A record, set-based (store_outbox_finish()): ?1 the attempts'
