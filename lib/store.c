@@ -227,14 +227,17 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	/*
 	 * A claim, set-based (store_outbox_claim()): ?1 the picked rows as
 	 * [[action, attempts seen, lease until], ...], each action once;
-	 * ?2 the owner, ?3 now.  The lease, then the attempts' starts.
+	 * ?2 the owner, ?3 now.  The lease, then the attempts' starts.  On
+	 * SQLite a unary + keeps an index on the other terms from being
+	 * chosen over the key: every row due (or leased) scanned against
+	 * every key of the batch, instead of each key found once.
 	 */
 	[STORE_Q_LEASE] = { "UPDATE outbox SET state = 'leased',"
 	    " lease_owner = ?2, lease_until = k.u, attempts = attempts + 1,"
 	    " updated_at = ?3 FROM (SELECT json_extract(value, '$[0]') AS a,"
 	    " json_extract(value, '$[1]') AS n, json_extract(value, '$[2]')"
 	    " AS u FROM json_each(?1)) AS k WHERE outbox.action_id = k.a"
-	    " AND outbox.state = 'pending' AND outbox.next_at <= ?3"
+	    " AND +outbox.state = 'pending' AND +outbox.next_at <= ?3"
 	    " AND outbox.attempts = k.n"
 	    " RETURNING action_id, payload, lease_until",
 	    "WITH k AS (SELECT k->>0 AS a, (k->>1)::int AS n,"
@@ -289,7 +292,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " json_extract(value, '$[3]') AS nx, json_extract(value, '$[4]')"
 	    " AS e, json_extract(value, '$[5]') AS s,"
 	    " json_extract(value, '$[6]') AS r FROM json_each(?1)) AS k"
-	    " WHERE outbox.action_id = k.a AND outbox.state = 'leased'"
+	    " WHERE outbox.action_id = k.a AND +outbox.state = 'leased'"
 	    " AND outbox.lease_owner = ?2 AND outbox.attempts = k.n"
 	    " RETURNING action_id",
 	    "UPDATE outbox o SET state = k.st, next_at = k.nx,"
@@ -313,7 +316,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " FROM (SELECT json_extract(value, '$[0]') AS a,"
 	    " json_extract(value, '$[1]') AS e FROM json_each(?1)) AS k"
 	    " WHERE outbox.action_id = k.a"
-	    " AND outbox.state IN ('unknown', 'dead')",
+	    " AND +outbox.state IN ('unknown', 'dead')",
 	    "UPDATE outbox o SET state = 'delivered', lease_owner = NULL,"
 	    " lease_until = NULL, updated_at = k.e,"
 	    " last_error = 'delivered; recorded after the lease expired'"
