@@ -9,7 +9,8 @@
 # Proves, across the hosts: the three routes of one step (organization
 # webhook, per-job callback, poll) racing make one action; a change made
 # with the tool (or plain SQL) in force for the next request on either
-# host; 200 identical callbacks make one action and never a 2xx other
+# host; 200 identical callbacks, host B's through a delay line of about
+# 0.5 ms (bench/delay.c), make one action and never a 2xx other
 # than accepted or duplicate; the dispatchers share the deliveries and
 # never send one key twice; SIGKILL of one host's responder and
 # dispatcher under load loses nothing acknowledged.  One summary line
@@ -198,9 +199,20 @@ lacks "responder: a URI's password never logged" "s3c" \
 group "init and the tool"
 
 # ---- two hosts: a responder and an nginx each, as the serving role ----
+# Host B reaches the database at a distance: through bench/delay.c, a TCP
+# delay line adding about 0.5 ms a round trip (0.25 ms each way), so that
+# its batches' flights race host A's over a network's time.
+cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o "$tmp/delay" \
+    "$top/bench/delay.c" || fail "bench/delay.c does not build"
+"$tmp/delay" -d 0.25 -o "$tmp/line.stats" 127.0.0.1:0 \
+    "$pg_host/.s.PGSQL.5432" > "$tmp/line.port" &
+line=$!; pids="$pids $line"
+until_true 60 test -s "$tmp/line.port" || fail "the delay line never listened"
+far="host=127.0.0.1 port=$(cat "$tmp/line.port") user=hookbox_serve"
+far="$far dbname=hookbox sslmode=disable gssencmode=disable"
 responder A "$serve" -t 8
 pids="$pids $rpid"; fcgiA=$rpid
-responder B "$serve" -t 8
+responder B "$far" -t 8
 pids="$pids $rpid"; fcgiB=$rpid
 nginx_start "$tmp/A.sock" "" nginxA; baseA=$base
 nginx_start "$tmp/B.sock" "" nginxB; baseB=$base
@@ -358,6 +370,13 @@ eq "storm: one action row" "1|1" "$(q "SELECT (SELECT count(*) FROM
     hookbox_state.accepted WHERE action_id = 'acme:att-storm1:deliver-v1'),
     (SELECT count(*) FROM hookbox_state.outbox WHERE
     action_id = 'acme:att-storm1:deliver-v1')")"
+# Host B's came through the delay line: its round trips were counted.
+rm -f "$tmp/line.stats"
+kill -USR1 "$line"
+until_true 60 test -s "$tmp/line.stats" || fail "no counts from the line"
+turns=$(sed -n 's/^total .*turnarounds=\([0-9]*\).*/\1/p' "$tmp/line.stats")
+[ "${turns:-0}" -gt 0 ] && pass ||
+    fail "storm: host B's round trips did not cross the delay line"
 echo "storm: $(awk '{ print $2 }' "$tmp/storm.out" | sort | uniq -c |
     tr -s ' \n' ' ')"
 group "identical callbacks"
