@@ -39,7 +39,7 @@ run() {
 pgtmp=$(mktemp -d)
 chmod 0755 "$pgtmp"
 . tests/pglib.sh
-trap 'pg_stop "$pgtmp/pg"; rm -rf "$log" "$pgtmp"' EXIT
+trap 'pg_stop "$pgtmp/pg"; rm -rf "$log" "$log".* "$pgtmp"' EXIT
 status=0
 if pg_start "$pgtmp/pg" nosync; then
 	HOOKBOX_TEST_PG=$pg_uri
@@ -48,41 +48,84 @@ else
 	echo "check: PostgreSQL did not start; its tests will fail" >&2
 fi
 
-for build in build build-san; do
-	for t in "$build"/tests/check_*; do
-		case "$t" in *.o) continue ;; esac
-		[ -x "$t" ] || continue
-		run "$t" "$t"
-		# A suite that died with the standby setting on leaves it.
-		if [ -n "${HOOKBOX_TEST_PG:-}" ] && ! pg_standby "$pgtmp/pg"; then
-			echo "check: $t left synchronous_standby_names set"
-			status=1
-			failures="$failures${failures:+, }$t (standby not reset)"
-		fi
+# Two lanes at once, so that the waits of one (a script's nginx, a lease
+# that must expire) are the other's time: the Check suites of the three
+# builds, one at a time, for they share this PostgreSQL server (a suite
+# may set its synchronous standby); and the shell tests, one at a time,
+# each starting what it needs (its own nginx, its own server).  Each
+# lane's output, log and failures go to its own files, printed in turn
+# once both are done.
+suites() {
+	for build in build build-san; do
+		for t in "$build"/tests/check_*; do
+			case "$t" in *.o) continue ;; esac
+			[ -x "$t" ] || continue
+			run "$t" "$t"
+			# A suite that died with the standby setting on leaves it.
+			if [ -n "${HOOKBOX_TEST_PG:-}" ] &&
+			    ! pg_standby "$pgtmp/pg"; then
+				echo "check: $t left synchronous_standby_names set"
+				status=1
+				failures="$failures${failures:+, }$t (standby not reset)"
+			fi
+		done
 	done
-	for script in "cli.sh $build/hookbox" "admin.sh $build/hookbox" \
-	    "output.sh $build/hookbox" "e2e.sh $build" "trust.sh $build" \
-	    "dispatch.sh $build" "internal.sh $build" "group.sh $build"; do
-		# shellcheck disable=SC2086
-		run "tests/$script" sh tests/$script
+	# ThreadSanitizer: the suites whose code runs threads (the group's
+	# writer, the config.db pool, the JSON allocation flag).  A race is
+	# a failure: Check counts the suite's exit status 66.
+	for t in check_group check_accept check_respond check_json; do
+		run "build-tsan/tests/$t" "build-tsan/tests/$t"
 	done
-done
+}
 
-# `make install` and its systemd units (rated, then started in a
-# container), and the server set-up script: the normal build's programs
-# only.
-for script in install setup run hosts pgfail units; do
-	run "tests/$script.sh build" sh "tests/$script.sh" build
-done
+scripts() {
+	for build in build build-san; do
+		for script in "cli.sh $build/hookbox" "admin.sh $build/hookbox" \
+		    "output.sh $build/hookbox" "e2e.sh $build" \
+		    "trust.sh $build" "dispatch.sh $build" \
+		    "internal.sh $build" "group.sh $build"; do
+			# shellcheck disable=SC2086
+			run "tests/$script" sh tests/$script
+		done
+	done
+	# `make install` and its systemd units (rated, then started in a
+	# container), and the server set-up script: the normal build's
+	# programs only.
+	for script in install setup run hosts pgfail units; do
+		run "tests/$script.sh build" sh "tests/$script.sh" build
+	done
+	# The responder's threads under load and a kill, under
+	# ThreadSanitizer: group.sh looks for a report in the log.
+	run "tests/group.sh build-tsan" sh tests/group.sh build-tsan
+}
 
-# ThreadSanitizer: the suites whose code runs threads (the group's writer,
-# the config.db pool, the JSON allocation flag), and the responder's
-# threads under load and a kill.  A race is a failure: Check counts the
-# suite's exit status 66, group.sh looks for the report in the log.
-for t in check_group check_accept check_respond check_json; do
-	run "build-tsan/tests/$t" "build-tsan/tests/$t"
+# lane NAME FUNCTION: runs it with a log of its own; its output, failures
+# and status in $log.NAME.out, .failures and .status.
+lane() {
+	(
+		log="$log.$1"
+		: > "$log"
+		failures="" status=0
+		$2 > "$log.out" 2>&1
+		printf '%s' "$failures" > "$log.failures"
+		echo "$status" > "$log.status"
+	)
+}
+echo "check: the Check suites and the shell tests run side by side;" \
+    "their output follows once both are done"
+lane suites suites &
+lane_suites=$!
+lane scripts scripts &
+wait "$lane_suites"
+wait
+for l in suites scripts; do
+	cat "$log.$l.out"
+	cat "$log.$l" >> "$log"
+	f=$(cat "$log.$l.failures" 2>/dev/null)
+	failures="$failures${failures:+${f:+, }}$f"
+	[ "$(cat "$log.$l.status" 2>/dev/null)" = 0 ] || status=1
+	rm -f "$log.$l" "$log.$l.out" "$log.$l.failures" "$log.$l.status"
 done
-run "tests/group.sh build-tsan" sh tests/group.sh build-tsan
 
 # A short fuzzing run of every parser, where clang's libFuzzer is here.
 probe=$(mktemp -d)
