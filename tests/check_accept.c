@@ -1059,8 +1059,10 @@ START_TEST(cut_between_flights)
 	ck_assert_str_eq(snap, "r2 j2 a2 o2 c0");
 	fault_set(FAULT_LOOKED, NULL, NULL);
 	gcall_batch(c, 2);
-	ck_assert_int_eq(c[0].r, HB_RECORDED);
+	/* Whichever came first: the progress after the failure is stale. */
 	ck_assert_int_eq(c[1].r, HB_RECORDED);
+	ck_assert_msg(c[0].r == HB_RECORDED || c[0].r == HB_STALE, "%s",
+	    hb_result_name(c[0].r));
 	snapshot(snap, sizeof(snap));
 	ck_assert_str_eq(snap, "r4 j3 a2 o2 c0");
 	group_free(c[0].g);
