@@ -207,10 +207,20 @@ on_term(int sig)
 		_exit(0);
 }
 
+/* The stops: SIGTERM and SIGINT. */
+static void
+stop_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+}
+
 static void
 serve(struct resp_server *srv, int listen_fd)
 {
 	struct sigaction	sa;
+	sigset_t		stops;
 	FCGX_Request		req;
 	struct resp_io		io;
 
@@ -221,6 +231,9 @@ serve(struct resp_server *srv, int listen_fd)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* Held since start-up (main()): one already sent ends us here. */
+	stop_set(&stops);
+	pthread_sigmask(SIG_UNBLOCK, &stops, NULL);
 	if (FCGX_InitRequest(&req, listen_fd, 0) != 0)
 		die("cannot initialise a FastCGI request");
 	io.param = fcgi_param;
@@ -311,9 +324,7 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.idle, NULL);
 	/* Every thread is born with the stops blocked: this one takes them. */
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGINT);
+	stop_set(&stops);
 	pthread_sigmask(SIG_BLOCK, &stops, &old);
 
 	if (respond_shared_new(&tmpl->set, n, &tmpl->shared) != 0) {
@@ -471,6 +482,7 @@ main(int argc, char *argv[])
 	long long		 workers = 1, threads = THREADS_DEFAULT;
 	long long		 busy_ms = -1;
 	mode_t			 mode = SOCKET_MODE_DEFAULT, mask;
+	sigset_t		 stops;
 	int			 ch, fd, rc, workers_set = 0;
 
 	memset(&srv, 0, sizeof(srv));
@@ -541,8 +553,19 @@ main(int argc, char *argv[])
 		    (char *)NULL);
 	probe_db(&srv.set);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * The stops are held from here until whoever serves takes them
+	 * (serve(), serve_threads(), the supervisor).  FCGX_Init() catches
+	 * SIGTERM into a flag of its own that nothing here reads: a stop
+	 * sent as the socket is bound would be lost there, and the process
+	 * would serve on.  SIGTERM gets its default back.
+	 */
+	stop_set(&stops);
+	if (sigprocmask(SIG_BLOCK, &stops, NULL) != 0)
+		die("cannot block SIGTERM");
 	if (FCGX_Init() != 0)
 		die("cannot initialise libfcgi");
+	signal(SIGTERM, SIG_DFL);
 
 	if (sock != NULL) {
 		warn_wildcard(sock);
@@ -585,6 +608,7 @@ main(int argc, char *argv[])
 		fail(2, "not started by a web server (no socket on fd 0, no"
 		    " CGI variables); see -s");
 	}
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
 	io.param = cgi_param;
 	io.read = cgi_read;
 	io.write = cgi_write;

@@ -457,6 +457,36 @@ contains "stop line" " level=info event=stop program=hookbox-fcgi exit=0" \
     "$(cat "$tmp/fcgi.log")"
 [ -e "$sock" ] && fail "socket left behind" || pass
 
+# ---- a stop sent the moment the socket exists is never lost ----
+# The window is between the bind and the point where the responder takes
+# its stops: libfcgi catches SIGTERM into a flag of its own there.  A
+# supervisor, and a single process (-t 1), each tried many times; one
+# that outlives its stop by 20 s is stuck: it is killed, and the tries
+# end there.
+early_stop() {
+	_lost=0
+	for _i in $(seq 40); do
+		rm -f "$tmp/early.sock"
+		"$FCGI" -s "$tmp/early.sock" "$@" 2>> "$tmp/early.log" &
+		_pid=$!
+		until [ -S "$tmp/early.sock" ] || ! kill -0 "$_pid" 2>/dev/null
+		do :; done
+		kill "$_pid"
+		if ! until_true 20 eval '! kill -0 "$_pid" 2>/dev/null'; then
+			_lost=$((_lost + 1))
+			pkill -KILL -P "$_pid"
+			kill -KILL "$_pid"
+			wait "$_pid" 2>/dev/null
+			break
+		fi
+		wait "$_pid" 2>/dev/null
+	done
+	eq "stop right after the bind ($*): stuck processes" 0 "$_lost"
+}
+early_stop -w 1
+early_stop -w 1 -t 1
+rm -f "$tmp/early.sock"
+
 # ---- counters: persisted with commits that happen anyway; kept across a restart ----
 # One worker, so that one process holds every count not yet committed.
 start_one() {
