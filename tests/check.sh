@@ -9,6 +9,9 @@ set -u
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 failures=""
+# No one suite or script runs longer than this many seconds; the longest
+# takes about 150 s on an idle 2-core machine.
+limit=${HOOKBOX_TEST_LIMIT:-1200}
 
 # run NAME CMD...: runs one suite or script, shows and keeps its output
 # and how long it took, and notes it in $failures when it exits non-zero
@@ -19,8 +22,11 @@ run() {
 	shift
 	echo "== $_name"
 	_t0=$(date +%s)
-	"$@" > "$log.one" 2>&1
+	# A hang is a failure with a name, not the end of the whole run.
+	timeout -k 10 "$limit" "$@" > "$log.one" 2>&1
 	_rc=$?
+	[ "$_rc" -ne 124 ] || echo "FAIL: $_name: still running after" \
+	    "$limit s, stopped" >> "$log.one"
 	cat "$log.one"
 	echo "-- $_name: $(($(date +%s) - _t0)) s"
 	cat "$log.one" >> "$log"
