@@ -3069,18 +3069,7 @@ first_secret(void *arg, const struct config_secret_info *i)
 static void
 unversion(void)
 {
-	raw_exec("DROP TRIGGER tenants_version_insert;"
-	    " DROP TRIGGER tenants_version_update;"
-	    " DROP TRIGGER tenants_version_delete;"
-	    " DROP TRIGGER endpoints_version_insert;"
-	    " DROP TRIGGER endpoints_version_update;"
-	    " DROP TRIGGER endpoints_version_delete;"
-	    " DROP TRIGGER secrets_version_insert;"
-	    " DROP TRIGGER secrets_version_update;"
-	    " DROP TRIGGER secrets_version_delete;"
-	    " DROP TABLE config_version",
-	    "DROP FUNCTION hookbox_config.config_version_bump() CASCADE;"
-	    " DROP TABLE hookbox_config.config_version");
+	raw_exec(test_unversion_sqlite, test_unversion_pg);
 }
 
 /* The version's table and triggers, as a reader looks for them. */

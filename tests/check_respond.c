@@ -2719,21 +2719,8 @@ END_TEST
 static void
 unversion(void)
 {
-	if (test_backend == TEST_POSTGRES) {
-		behind("DROP FUNCTION hookbox_config.config_version_bump()"
-		    " CASCADE; DROP TABLE hookbox_config.config_version");
-		return;
-	}
-	behind("DROP TRIGGER tenants_version_insert;"
-	    " DROP TRIGGER tenants_version_update;"
-	    " DROP TRIGGER tenants_version_delete;"
-	    " DROP TRIGGER endpoints_version_insert;"
-	    " DROP TRIGGER endpoints_version_update;"
-	    " DROP TRIGGER endpoints_version_delete;"
-	    " DROP TRIGGER secrets_version_insert;"
-	    " DROP TRIGGER secrets_version_update;"
-	    " DROP TRIGGER secrets_version_delete;"
-	    " DROP TABLE config_version");
+	behind(test_backend == TEST_POSTGRES ? test_unversion_pg :
+	    test_unversion_sqlite);
 }
 
 /*

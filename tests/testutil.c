@@ -521,6 +521,21 @@ test_put_job(struct config *w, const struct config_job *j)
 	    j->job_id, why != NULL ? why : "?");
 }
 
+const char test_unversion_sqlite[] =
+    "DROP TRIGGER tenants_version_insert;"
+    " DROP TRIGGER tenants_version_update;"
+    " DROP TRIGGER tenants_version_delete;"
+    " DROP TRIGGER endpoints_version_insert;"
+    " DROP TRIGGER endpoints_version_update;"
+    " DROP TRIGGER endpoints_version_delete;"
+    " DROP TRIGGER secrets_version_insert;"
+    " DROP TRIGGER secrets_version_update;"
+    " DROP TRIGGER secrets_version_delete;"
+    " DROP TABLE config_version";
+const char test_unversion_pg[] =
+    "DROP FUNCTION hookbox_config.config_version_bump() CASCADE;"
+    " DROP TABLE hookbox_config.config_version";
+
 void
 test_add_job(struct config *w, const char *tenant, const char *job_id,
     const char *attempt, const char *destination)

@@ -156,6 +156,13 @@ void test_put_destination(struct config *w, const struct config_destination *,
     const char *secret);
 void test_put_job(struct config *w, const struct config_job *);
 
+/*
+ * SQL that makes a config.db as the previous release did: without the
+ * version, its triggers and (PostgreSQL) their function.
+ */
+extern const char test_unversion_sqlite[];
+extern const char test_unversion_pg[];
+
 /* ---- state.db ---- */
 
 /*
