@@ -123,7 +123,6 @@ struct metrics_set;
  * Sends m's rows in the flight, in a savepoint of their own: a failure
  * is the flight's (store_metrics.c).
  */
-enum store_status store_metrics_send(struct store *,
-    const struct metrics_set *m);
+void	store_metrics_send(struct store *, const struct metrics_set *m);
 
 #endif

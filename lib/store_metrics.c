@@ -62,7 +62,7 @@ rows_failed(struct store *s, size_t start, size_t end)
 enum store_status
 store_metrics_add(struct store *s, const struct metrics_set *m)
 {
-	enum store_status	rc;
+	enum store_status	rc, undo;
 	size_t			start, end;
 
 	if (m->n == 0)
@@ -71,20 +71,18 @@ store_metrics_add(struct store *s, const struct metrics_set *m)
 	if ((rc = store_land(s, NULL)) == STORE_OK ||
 	    !rows_failed(s, start, end) || !store_in_tx(s))
 		return rc;
-	/* Theirs alone: undone.  rc says it, store_in_tx() the rest. */
-	if (store_rollback_to(s) != STORE_OK)
-		return rc;
-	return rc;
+	/* Theirs alone: undone, or the undo's own failure says more. */
+	undo = store_rollback_to(s);
+	return undo != STORE_OK ? undo : rc;
 }
 
-enum store_status
+void
 store_metrics_send(struct store *s, const struct metrics_set *m)
 {
 	size_t	start, end;
 
 	if (m->n > 0)
 		send_rows(s, m, &start, &end);
-	return STORE_OK;
 }
 
 enum store_status

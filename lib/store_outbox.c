@@ -485,9 +485,11 @@ store_outbox_finish_counted(struct store *s, struct store_finish *f, int n,
 	 */
 	if ((rc = store_begin(s)) != STORE_OK ||
 	    (rc = send_set(s, STORE_Q_ATTEMPT_END, ends, owner, 0, 1,
-	    &st)) != STORE_OK ||
-	    (m != NULL && (rc = store_metrics_send(s, m)) != STORE_OK) ||
-	    (rc = send_set(s, STORE_Q_FINISH, moves, owner, 0, 2,
+	    &st)) != STORE_OK)
+		goto fail;
+	if (m != NULL)
+		store_metrics_send(s, m);
+	if ((rc = send_set(s, STORE_Q_FINISH, moves, owner, 0, 2,
 	    &moved)) != STORE_OK ||
 	    (rc = send_set(s, STORE_Q_FINISH_LATE, late, owner, 0, 1,
 	    &st)) != STORE_OK ||
