@@ -24,20 +24,28 @@
  *     "ignore": ["asset.viewed"]
  *   }
  *
- * A field is a JSON pointer (a string, "" or starting with "/"), or
- * {"header": NAME} with NAME an HTTP header name (token characters,
- * matched case-insensitively).  A version is a JSON integer, or a string
- * of decimal digits, 0 to 2^53 - 1; missing or anything else is
- * malformed: an event whose order cannot be known is refused, never
- * guessed.  Without "version" in the mapping (a provider that numbers
- * nothing), the occurrence time in milliseconds is the version.  An
- * occurrence is an RFC 3339 date-time (with "Z" or an offset, fraction
- * to milliseconds kept) or epoch seconds (a JSON number or a string of
- * digits, fraction kept to milliseconds).  An event id, a subject and a
- * type are strings that pass text_valid_id() (HB_ID_MAX bytes, UTF-8, no
- * control characters).  A type named in none of the lists is ignored as
- * one in "ignore" is; a type named in two places is a mapping error.
- * Step names pass text_valid_name().
+ * A field is a JSON pointer (a string, "" or starting with "/", UTF-8
+ * with no control character; "~0" and "~1" the only escapes; an array
+ * index is decimal without leading zeros, "-" refers to nothing), or
+ * {"header": NAME} with NAME an HTTP header name (1 to HB_ID_MAX token
+ * characters, matched case-insensitively, kept in lower case).  A field
+ * that leads nowhere or to null, or a header the request lacks, is
+ * missing.  A version is a JSON integer, or a string of 1 to 16 decimal
+ * digits, 0 to 2^53 - 1; missing or anything else is malformed: an event
+ * whose order cannot be known is refused, never guessed.  Without
+ * "version" in the mapping (a provider that numbers nothing), the
+ * occurrence time in milliseconds is the version.  An occurrence is an
+ * RFC 3339 date-time (with "Z" or an offset, 'T' and 'Z' in either case,
+ * fraction to milliseconds kept, no leap second) or epoch seconds (a
+ * JSON number, to the nearest millisecond, or a string of digits with a
+ * fraction if any, cut to milliseconds), from 1970 to the end of 9999.
+ * An event id, a subject and a type are strings that pass
+ * text_valid_id() (HB_ID_MAX bytes, UTF-8, no control characters).
+ * Types are compared byte for byte.  A type named in none of the lists
+ * is ignored as one in "ignore" is; a type named in two places is a
+ * mapping error, as are more than MAPPING_TYPES_MAX types in all.  Step
+ * names pass text_valid_name(); "steps" names one at least, each step
+ * one type at least, and no step is in both "steps" and "undo".
  *
  * Malformed bodies are refused with the strictness of tornado.h: the
  * body is parsed with json_parse_strict(), must be a JSON object, and
