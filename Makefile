@@ -138,7 +138,7 @@ FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
 	      check_outbox check_json check_respond check_store check_super \
-	      check_group check_db check_decide
+	      check_group check_db check_decide check_mapping
 # The ThreadSanitizer build needs only the suites whose code runs
 # threads: tests/check.sh runs those.
 ifeq ($(TSAN),1)
