@@ -12,11 +12,20 @@
 #include <sodium.h>
 
 #include "config_int.h"
+#include "config_map.h"
 #include "pg_schema.h"
 #include "text.h"
 #include "util.h"
 
-#define CONFIG_VERSION	1
+/*
+ * The schema's version, PRAGMA user_version (PostgreSQL's one row of
+ * hookbox_config.schema_version).  2 made room for endpoints of kind
+ * mapped; a file of version 1, the previous release's, is opened by no
+ * one (CONFIG_OLD) until config_upgrade() has upgraded it.
+ */
+#define CONFIG_VERSION	CONFIG_SCHEMA_VERSION
+_Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
+    "config.db and hookbox_config are of one version");
 
 #define HEADER_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 			"0123456789-_"
@@ -69,6 +78,46 @@
 #define VERSION_NAMES_LITE(t) \
 	"'" t "_version_insert', '" t "_version_update', '" t "_version_delete'"
 
+/*
+ * The endpoints, made by a new file and by the upgrade from version 1
+ * (which had no mapping, and allowed only the tornado kinds): a mapping
+ * for kind mapped, and for it alone.  pg_schema.c says the same to
+ * PostgreSQL.
+ */
+#define ENDPOINTS_TABLE_LITE(t) \
+	"CREATE TABLE " t "(" \
+	" name TEXT PRIMARY KEY," \
+	" tenant TEXT NOT NULL REFERENCES tenants(id)," \
+	" kind TEXT NOT NULL," \
+	" auth TEXT NOT NULL CHECK(auth IN ('hmac','key','standard'))," \
+	" key_header TEXT," \
+	" tolerance_s INTEGER NOT NULL DEFAULT 300 CHECK(tolerance_s > 0)," \
+	" created_at INTEGER NOT NULL," \
+	" mapping TEXT," \
+	" CONSTRAINT endpoints_kind_check CHECK(kind IN" \
+	" ('tornado-job','tornado-org','mapped'))," \
+	" CONSTRAINT endpoints_mapping_check CHECK((kind = 'mapped') =" \
+	" (mapping IS NOT NULL)));"
+
+/*
+ * Version 1 to 2, in the writer's transaction, its connection's foreign
+ * keys off (a CHECK is not altered in SQLite: the table is made again, as
+ * https://sqlite.org/lang_altertable.html says, and the secrets that
+ * refer to it by name refer to the new one).  Its rows are copied, not
+ * changed: nothing a snapshot holds changes, and the version is not
+ * bumped.  Dropped with the old table, its version triggers are made
+ * again (with the version's table, for a file that had none).
+ */
+#define MIGRATE_V2_LITE \
+	ENDPOINTS_TABLE_LITE("endpoints_v2") \
+	"INSERT INTO endpoints_v2(name, tenant, kind, auth, key_header," \
+	" tolerance_s, created_at) SELECT name, tenant, kind, auth," \
+	" key_header, tolerance_s, created_at FROM endpoints;" \
+	"DROP TABLE endpoints;" \
+	"ALTER TABLE endpoints_v2 RENAME TO endpoints;" \
+	VERSION_TABLE_LITE \
+	"PRAGMA user_version=2;"
+
 const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
 	"BEGIN;"
@@ -78,14 +127,7 @@ const char config_schema[] =
 	" status_base TEXT,"
 	" api_key BLOB,"
 	" created_at INTEGER NOT NULL);"
-	"CREATE TABLE endpoints("
-	" name TEXT PRIMARY KEY,"
-	" tenant TEXT NOT NULL REFERENCES tenants(id),"
-	" kind TEXT NOT NULL CHECK(kind IN ('tornado-job','tornado-org')),"
-	" auth TEXT NOT NULL CHECK(auth IN ('hmac','key','standard')),"
-	" key_header TEXT,"
-	" tolerance_s INTEGER NOT NULL DEFAULT 300 CHECK(tolerance_s > 0),"
-	" created_at INTEGER NOT NULL);"
+	ENDPOINTS_TABLE_LITE("endpoints")
 	"CREATE TABLE secrets("
 	" id INTEGER PRIMARY KEY,"
 	" endpoint TEXT NOT NULL REFERENCES endpoints(name) ON DELETE CASCADE,"
@@ -118,14 +160,14 @@ const char config_schema[] =
 	" FOREIGN KEY(tenant, destination) REFERENCES destinations(tenant, name));"
 	JOBS_ACTION_INDEX ";"
 	VERSION_TABLE_LITE
-	"PRAGMA user_version=1;"
+	"PRAGMA user_version=" HB_STR(CONFIG_VERSION) ";"
 	"COMMIT;";
 
 #define TENANT_ADD	"INSERT INTO tenants(id, active, status_base," \
 	" api_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"
 #define ENDPOINT_ADD	"INSERT INTO endpoints(name, tenant, kind, auth," \
-	" key_header, tolerance_s, created_at)" \
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+	" key_header, tolerance_s, created_at, mapping)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 #define DEST_ADD	"INSERT INTO destinations(tenant, name, url," \
 	" idempotent, status_url, allow_internal, secret, timeout_ms," \
 	" max_attempts, created_at)" \
@@ -169,9 +211,11 @@ const char config_schema[] =
 const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_TENANT_GET] = { "SELECT id, active, status_base FROM tenants"
 	    " WHERE id = ?1" },
+	/* Column 6, the mapping: config_row_endpoint() checks it is there
+	   for kind mapped alone; config_map.c and the cache read it. */
 	[CONFIG_Q_ENDPOINT_GET] =
 	    { "SELECT name, tenant, kind, auth, key_header,"
-	    " tolerance_s FROM endpoints WHERE name = ?1" },
+	    " tolerance_s, mapping FROM endpoints WHERE name = ?1" },
 	[CONFIG_Q_JOB_GET] =
 	    { "SELECT tenant, job_id, attempt, step, destination,"
 	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2" },
@@ -227,8 +271,8 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " tenant, 'kind', kind, 'auth', auth, 'key_header', key_header,"
 	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
 	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
-	    " OR s.expires_at > unixepoch())), 'created_at', created_at * 1000)"
-	    " FROM endpoints e"
+	    " OR s.expires_at > unixepoch())), 'created_at', created_at * 1000,"
+	    " 'mapping', mapping) FROM endpoints e"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
 	    " ORDER BY name LIMIT ?3",
 	    "SELECT json_build_object('name', name, 'tenant',"
@@ -236,7 +280,8 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " 'tolerance_s', tolerance_s, 'secrets', (SELECT count(*) FROM"
 	    " secrets s WHERE s.endpoint = e.name AND (s.expires_at IS NULL"
 	    " OR s.expires_at > floor(extract(epoch FROM now()))::bigint)),"
-	    " 'created_at', created_at * 1000) FROM endpoints e"
+	    " 'created_at', created_at * 1000, 'mapping', mapping)"
+	    " FROM endpoints e"
 	    " WHERE (?1::text IS NULL OR tenant = ?1)"
 	    " AND created_at * 1000 >= ?2"
 	    " ORDER BY name COLLATE \"C\" LIMIT NULLIF(?3::bigint, -1)" },
@@ -348,7 +393,7 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_CACHE_VERSION] = { "SELECT version FROM config_version" },
 	/* The columns of CONFIG_Q_ENDPOINT_GET and CONFIG_Q_TENANT_GET. */
 	[CONFIG_Q_CACHE_ENDPOINTS] = { "SELECT name, tenant, kind, auth,"
-	    " key_header, tolerance_s FROM endpoints" },
+	    " key_header, tolerance_s, mapping FROM endpoints" },
 	/* Each endpoint's together, newest first. */
 	[CONFIG_Q_CACHE_SECRETS] = { "SELECT endpoint, secret, expires_at"
 	    " FROM secrets ORDER BY endpoint, id DESC" },
@@ -365,10 +410,18 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " j.attempt, j.step, j.destination, j.source_url, j.output"
 	    " FROM config_version v LEFT JOIN jobs j"
 	    " ON j.tenant = ?1 AND j.job_id = ?2" },
+	/* config_map.c's. */
+	[CONFIG_Q_ENDPOINT_SET_MAPPING] = { "UPDATE endpoints SET mapping = ?2"
+	    " WHERE name = ?1 AND kind = 'mapped'" },
+	[CONFIG_Q_MAPPED_OF_TENANT] = { "SELECT name, mapping FROM endpoints"
+	    " WHERE tenant = ?1 AND kind = 'mapped' ORDER BY name",
+	    "SELECT name, mapping FROM endpoints WHERE tenant = ?1"
+	    " AND kind = 'mapped' ORDER BY name COLLATE \"C\"" },
 };
 
 const char *const config_kind_names[CONFIG_KIND_N] = {
 	[CONFIG_KIND_JOB] = "tornado-job", [CONFIG_KIND_ORG] = "tornado-org",
+	[CONFIG_KIND_MAPPED] = "mapped",
 };
 const char *const config_auth_names[CONFIG_AUTH_N] = {
 	[CONFIG_AUTH_HMAC] = "hmac", [CONFIG_AUTH_KEY] = "key",
@@ -397,6 +450,9 @@ config_strerror(enum config_status s)
 		return "out of memory";
 	case CONFIG_STALE:
 		return "configuration changed since the snapshot";
+	case CONFIG_OLD:
+		return "configuration database of an older hookbox: run"
+		    " `hookbox init` to upgrade it";
 	}
 	return "unknown error";
 }
@@ -674,55 +730,89 @@ out:
 	return rc;
 }
 
-enum config_status
-config_open(const char *path, enum config_mode mode, int busy_ms,
-    struct config **out)
+/* The schema's version, of c's database, into *v. */
+static enum config_status
+schema_version(struct config *c, int64_t *v)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	enum db_rc		 drc;
+
+	if ((st = config_stmt(c, CONFIG_Q_VERSION, &rc)) == NULL)
+		return rc;
+	if ((drc = db_step(st)) != DB_ROW)
+		return drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
+	*v = db_col_int64(st, 0);
+	db_reset(st);
+	return CONFIG_OK;
+}
+
+/*
+ * Opens path's database as config_open() does, up to its version, into
+ * *out (freed with config_close(), NULL on failure) and *v.
+ */
+static enum config_status
+connect_db(const char *path, int writable, int busy_ms, struct config **out,
+    int64_t *v)
 {
 	struct config		*c;
-	struct db_stmt		*st;
 	enum config_status	 rc = CONFIG_OK;
 	enum db_rc		 drc;
-	int			 flags;
 
 	*out = NULL;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return CONFIG_NOMEM;
-	c->writable = mode == CONFIG_WRITE;
-	flags = c->writable ? DB_OPEN_READWRITE : DB_OPEN_READONLY;
+	c->writable = writable;
 	if (db_is_postgres(path)) {
 		if ((rc = config_pg_connect(c, path, busy_ms)) != CONFIG_OK)
 			goto out;
-	} else if ((drc = db_open_sqlite(path, flags, config_text,
-	    CONFIG_Q__N, &c->db)) != DB_OK) {
+	} else if ((drc = db_open_sqlite(path, writable ? DB_OPEN_READWRITE :
+	    DB_OPEN_READONLY, config_text, CONFIG_Q__N, &c->db)) != DB_OK) {
 		rc = config_status_of(NULL, drc);
 		goto out;
 	}
 	db_busy(c->db, busy_ms);
 	/*
-	 * SQLite's alone: PostgreSQL's foreign keys hold always, its index
-	 * is made with the schema, and its cache is the server's.
-	 */
-	if (db_kind(c->db) == DB_SQLITE && c->writable &&
-	    (rc = config_status_of(c, db_exec(c->db,
-	    "PRAGMA foreign_keys=ON"))) != CONFIG_OK)
-		goto out;
-	/*
 	 * A reader looks up a few rows per request, and the kernel's page
 	 * cache holds the file already: a small cache of its own keeps a
-	 * process with several connections small.
+	 * process with several connections small.  SQLite's alone: its
+	 * cache is the server's on PostgreSQL.
 	 */
-	if (db_kind(c->db) == DB_SQLITE && !c->writable &&
+	if (db_kind(c->db) == DB_SQLITE && !writable &&
 	    (rc = config_status_of(c, db_exec(c->db,
 	    "PRAGMA cache_size=-" CONFIG_READ_CACHE_KIB))) != CONFIG_OK)
 		goto out;
-	if ((st = config_stmt(c, CONFIG_Q_VERSION, &rc)) == NULL)
-		goto out;
-	if ((drc = db_step(st)) != DB_ROW)
-		rc = drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
-	else if (db_col_int64(st, 0) != CONFIG_VERSION)
-		rc = CONFIG_ERROR;
-	if (drc == DB_ROW)
-		db_reset(st);
+	rc = schema_version(c, v);
+out:
+	if (rc != CONFIG_OK)
+		config_close(c);
+	else
+		*out = c;
+	return rc;
+}
+
+enum config_status
+config_open(const char *path, enum config_mode mode, int busy_ms,
+    struct config **out)
+{
+	struct config		*c;
+	enum config_status	 rc;
+	int64_t			 v = 0;
+
+	*out = NULL;
+	if ((rc = connect_db(path, mode == CONFIG_WRITE, busy_ms, &c, &v)) !=
+	    CONFIG_OK)
+		return rc;
+	/* An older schema is upgraded by config_upgrade() alone. */
+	if (v != CONFIG_VERSION)
+		rc = v >= 1 && v < CONFIG_VERSION ? CONFIG_OLD : CONFIG_ERROR;
+	/*
+	 * SQLite's alone: PostgreSQL's foreign keys hold always, and its
+	 * index is made with the schema.
+	 */
+	if (rc == CONFIG_OK && db_kind(c->db) == DB_SQLITE && c->writable)
+		rc = config_status_of(c, db_exec(c->db,
+		    "PRAGMA foreign_keys=ON"));
 	/*
 	 * The tool's look-up of a job by its action (one job per tenant,
 	 * attempt and step, checked at every add and import line).  Files
@@ -736,11 +826,71 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	/* The version every write bumps, for the readers' snapshots. */
 	if (rc == CONFIG_OK && c->writable)
 		rc = add_version(c);
-out:
 	if (rc != CONFIG_OK)
 		config_close(c);
 	else
 		*out = c;
+	return rc;
+}
+
+/* Serialises config_upgrade() across PostgreSQL sessions: any fixed key. */
+#define UPGRADE_LOCK_PG	"7312455311853453103"
+
+/*
+ * The upgrade itself, on a writer's connection whose schema was of
+ * version *from: in a transaction of its own that reads the version
+ * again under the lock (another upgrade may have run meanwhile).
+ */
+static enum config_status
+migrate(struct config *c, int64_t *from)
+{
+	enum config_status	rc;
+	int			lite = db_kind(c->db) == DB_SQLITE;
+
+	/* Outside a transaction, or SQLite ignores it; this connection's. */
+	if (lite && (rc = config_status_of(c, db_exec(c->db,
+	    "PRAGMA foreign_keys=OFF"))) != CONFIG_OK)
+		return rc;
+	if ((rc = config_status_of(c, db_exec(c->db, lite ? "BEGIN IMMEDIATE" :
+	    "BEGIN; SELECT pg_advisory_xact_lock(" UPGRADE_LOCK_PG ")"))) !=
+	    CONFIG_OK)
+		goto out;
+	if ((rc = schema_version(c, from)) != CONFIG_OK)
+		goto out;
+	if (*from == 1)
+		rc = config_status_of(c, db_exec(c->db, lite ?
+		    MIGRATE_V2_LITE : pg_schema_config_v2));
+	else if (*from != CONFIG_VERSION)
+		rc = CONFIG_ERROR;
+	if (rc == CONFIG_OK)
+		rc = config_status_of(c, db_exec(c->db, "COMMIT"));
+out:
+	if (rc != CONFIG_OK && db_in_tx(c->db))
+		(void)db_exec(c->db, "ROLLBACK");
+	return rc;
+}
+
+enum config_status
+config_upgrade(const char *path, int busy_ms, int *from)
+{
+	struct config		*c;
+	enum config_status	 rc;
+	int64_t			 v = 0;
+
+	*from = 0;
+	if ((rc = connect_db(path, 1, busy_ms, &c, &v)) != CONFIG_OK)
+		return rc;
+	if (v < 1 || v > CONFIG_VERSION)
+		rc = CONFIG_ERROR;
+	else if (v != CONFIG_VERSION)
+		rc = migrate(c, &v);
+	config_close(c);
+	if (rc != CONFIG_OK)
+		return rc;
+	*from = (int)v;
+	/* What every writer adds to a file made before it, added now. */
+	if ((rc = config_open(path, CONFIG_WRITE, busy_ms, &c)) == CONFIG_OK)
+		config_close(c);
 	return rc;
 }
 
@@ -856,8 +1006,8 @@ config_endpoint_invalid(const struct config_endpoint *e)
 		return "endpoint name";
 	if (!text_valid_name(e->tenant))
 		return "tenant id";
-	if ((unsigned)e->kind > CONFIG_KIND_ORG)
-		return "kind (tornado-job or tornado-org)";
+	if ((unsigned)e->kind > CONFIG_KIND_MAPPED)
+		return "kind (tornado-job, tornado-org or mapped)";
 	if ((unsigned)e->auth > CONFIG_AUTH_STANDARD)
 		return "auth (hmac, key or standard)";
 	/* key: the header with the key; hmac: the signature header. */
@@ -950,6 +1100,9 @@ config_row_endpoint(struct db_stmt *st, struct config_endpoint *e)
 	e->kind = (enum config_kind)k;
 	e->auth = (enum config_auth)a;
 	e->tolerance = db_col_int64(st, 5);
+	/* A mapping for kind mapped, and for it alone. */
+	if ((e->kind == CONFIG_KIND_MAPPED) == db_col_null(st, 6))
+		return CONFIG_INVALID;
 	return config_endpoint_invalid(e) != NULL ? CONFIG_INVALID : CONFIG_OK;
 }
 

@@ -40,12 +40,16 @@ enum config_status {
 	CONFIG_BUSY,		/* locked past the busy timeout */
 	CONFIG_ERROR,		/* I/O, corruption, wrong schema, read-only */
 	CONFIG_NOMEM,
-	CONFIG_STALE		/* changed since the snapshot (config_cache.h) */
+	CONFIG_STALE,		/* changed since the snapshot
+				   (config_cache.h) */
+	CONFIG_OLD		/* the schema of an older release: `hookbox
+				   init` upgrades it (config_map.h) */
 };
 
 enum config_mode { CONFIG_READ, CONFIG_WRITE };
 
-enum config_kind { CONFIG_KIND_JOB = 0, CONFIG_KIND_ORG };	/* tornado-job, tornado-org */
+/* tornado-job, tornado-org; mapped: a declared format (config_map.h). */
+enum config_kind { CONFIG_KIND_JOB = 0, CONFIG_KIND_ORG, CONFIG_KIND_MAPPED };
 enum config_auth { CONFIG_AUTH_HMAC = 0, CONFIG_AUTH_KEY, CONFIG_AUTH_STANDARD };
 
 #define CONFIG_SECRETS_MAX	8	/* active secrets per endpoint */
@@ -105,8 +109,10 @@ HB_API const char *config_strerror(enum config_status);
 /*
  * Opens config.db.  *out is freed with config_close().  busy_ms bounds
  * the wait for a writer's lock (on PostgreSQL: the connection and every
- * statement).  A schema of another version, or none, is CONFIG_ERROR; a
- * path that is a symbolic link is refused (CONFIG_ERROR).  On PostgreSQL
+ * statement).  The schema of an older release is CONFIG_OLD, in either
+ * mode: only config_upgrade() (config_map.h) changes it.  A schema of
+ * another version, or none, is CONFIG_ERROR; a path that is a symbolic
+ * link is refused (CONFIG_ERROR).  On PostgreSQL
  * the connection's options are replaced by the session's own.
  */
 HB_API enum config_status config_open(const char *path, enum config_mode,

@@ -199,15 +199,12 @@ config_tenant_add(struct config *c, const struct config_tenant *t,
 }
 
 enum config_status
-config_endpoint_add(struct config *c, const struct config_endpoint *e,
-    const char **why)
+config_endpoint_insert(struct config *c, const struct config_endpoint *e,
+    const char *mapping)
 {
 	struct db_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = config_writable(c, why)) != CONFIG_OK)
-		return rc;
-	REFUSE_IF(config_endpoint_invalid(e));
 	if ((st = config_stmt(c, CONFIG_Q_ENDPOINT_ADD, &rc)) == NULL)
 		return rc;
 	if (db_bind_opt(st, 1, e->name) != DB_OK ||
@@ -217,9 +214,24 @@ config_endpoint_add(struct config *c, const struct config_endpoint *e,
 	    db_bind_opt(st, 5, e->auth == CONFIG_AUTH_STANDARD ? NULL :
 	    e->key_header) != DB_OK ||
 	    db_bind_int64(st, 6, e->tolerance) != DB_OK ||
-	    db_bind_int64(st, 7, util_now()) != DB_OK)
+	    db_bind_int64(st, 7, util_now()) != DB_OK ||
+	    db_bind_opt(st, 8, mapping) != DB_OK)
 		return CONFIG_NOMEM;
 	return added(c, st);
+}
+
+enum config_status
+config_endpoint_add(struct config *c, const struct config_endpoint *e,
+    const char **why)
+{
+	enum config_status	rc;
+
+	if ((rc = config_writable(c, why)) != CONFIG_OK)
+		return rc;
+	REFUSE_IF(config_endpoint_invalid(e));
+	REFUSE_IF(e->kind == CONFIG_KIND_MAPPED ? "mapping (kind mapped needs"
+	    " one: config_endpoint_add_mapped())" : NULL);
+	return config_endpoint_insert(c, e, NULL);
 }
 
 enum config_status
@@ -373,9 +385,15 @@ config_remove(struct config *c, enum config_table t, const char *key,
 	    CONFIG_Q_ENDPOINT_DEL, CONFIG_Q_DEST_DEL, CONFIG_Q_JOB_DEL };
 	struct db_stmt		*st;
 	enum config_status	 rc;
+	char			 by[HB_ID_MAX + 1];
 
 	if (!c->writable || (unsigned)t > CONFIG_JOBS)
 		return CONFIG_ERROR;
+	/* A mapping names its destination in its text: no foreign key. */
+	if (t == CONFIG_DESTINATIONS && key2 != NULL &&
+	    (rc = config_dest_mapped_by(c, key, key2, by, sizeof(by))) !=
+	    CONFIG_NOTFOUND)
+		return rc == CONFIG_OK ? CONFIG_REFUSED : rc;
 	if ((st = config_stmt(c, del[t], &rc)) == NULL)
 		return rc;
 	if (db_bind_opt(st, 1, key) != DB_OK ||

@@ -31,6 +31,9 @@ HB_API enum config_status config_create(const char *path) HB_MUST_CHECK;
 /*
  * Admin writes (CONFIG_WRITE only).  On CONFIG_INVALID, *why names the
  * offending field (static storage).  Secrets are copied, never logged.
+ * An endpoint of kind mapped is added with its mapping, by
+ * config_endpoint_add_mapped() (config_map.h): config_endpoint_add()
+ * refuses it.
  */
 HB_API enum config_status config_tenant_add(struct config *,
     const struct config_tenant *, const unsigned char *api_key, size_t keylen,
@@ -68,7 +71,8 @@ enum config_table {
 /*
  * Removes one row.  For destinations and jobs key2 is the name / job id
  * and key the tenant; otherwise key2 is NULL.  A row still referenced
- * (a tenant with endpoints, a destination with jobs) is CONFIG_REFUSED.
+ * (a tenant with endpoints, a destination with jobs or named by a mapped
+ * endpoint's mapping, config_map.h) is CONFIG_REFUSED.
  */
 HB_API enum config_status config_remove(struct config *, enum config_table,
     const char *key, const char *key2) HB_MUST_CHECK;

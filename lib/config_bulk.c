@@ -39,6 +39,32 @@ redact_field(cJSON *row, const char *name)
 	    CONFIG_OK : CONFIG_NOMEM;
 }
 
+/*
+ * An endpoint's mapping, stored as text, shown as the JSON it is; a text
+ * that does not parse (written past the tool) stays a string.
+ */
+static enum config_status
+mapping_field(cJSON *row)
+{
+	cJSON			*v, *o = NULL;
+	enum json_status	 jrc;
+
+	v = cJSON_GetObjectItemCaseSensitive(row, "mapping");
+	if (!cJSON_IsString(v))
+		return CONFIG_OK;
+	jrc = json_parse_strict(v->valuestring, strlen(v->valuestring), &o,
+	    NULL, 0);
+	if (jrc == JSON_NOMEM)
+		return CONFIG_NOMEM;
+	if (jrc != JSON_OK)
+		return CONFIG_OK;
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(row, "mapping", o)) {
+		cJSON_Delete(o);
+		return CONFIG_NOMEM;
+	}
+	return CONFIG_OK;
+}
+
 enum config_status
 config_list_where(struct config *c, enum config_table t,
     const struct config_list_filter *f, cJSON **out)
@@ -67,11 +93,14 @@ config_list_where(struct config *c, enum config_table t,
 	    db_bind_int64(st, 3, f->limit > 0 ? f->limit : -1) != DB_OK)
 		return CONFIG_NOMEM;
 	if ((rc = config_status_of(c, db_json_rows(st, out))) != CONFIG_OK ||
-	    t != CONFIG_DESTINATIONS)
+	    (t != CONFIG_DESTINATIONS && t != CONFIG_ENDPOINTS))
 		return rc;
 	cJSON_ArrayForEach(row, *out)
-		if ((rc = redact_field(row, "url")) != CONFIG_OK ||
-		    (rc = redact_field(row, "status_url")) != CONFIG_OK) {
+		if ((t == CONFIG_ENDPOINTS &&
+		    (rc = mapping_field(row)) != CONFIG_OK) ||
+		    (t == CONFIG_DESTINATIONS &&
+		    ((rc = redact_field(row, "url")) != CONFIG_OK ||
+		    (rc = redact_field(row, "status_url")) != CONFIG_OK))) {
 			cJSON_Delete(*out);
 			*out = NULL;
 			return rc;

@@ -24,7 +24,8 @@ struct config_list_filter {
  * config_list() with a filter (NULL: none), oldest-first order as
  * config_list().  Every time in the rows is in unix milliseconds; a
  * destination's url and status_url have their credentials masked
- * (text_url_redact()).  *out is freed with cJSON_Delete().
+ * (text_url_redact()); an endpoint's mapping is its JSON (null for the
+ * kinds that have none).  *out is freed with cJSON_Delete().
  */
 HB_API enum config_status config_list_where(struct config *,
     enum config_table, const struct config_list_filter *,

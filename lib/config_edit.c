@@ -225,8 +225,14 @@ config_referrer(struct config *c, enum config_table t, const char *key,
 	*kind = NULL;
 	if (t != CONFIG_TENANTS && (t != CONFIG_DESTINATIONS || key2 == NULL))
 		return CONFIG_ERROR;
-	if ((rc = first_row(c, t == CONFIG_TENANTS ? CONFIG_Q_TENANT_REFERRER :
-	    CONFIG_Q_DEST_REFERRER, keys, &st)) != CONFIG_OK)
+	rc = first_row(c, t == CONFIG_TENANTS ? CONFIG_Q_TENANT_REFERRER :
+	    CONFIG_Q_DEST_REFERRER, keys, &st);
+	/* A destination no job refers to may be a mapping's. */
+	if (rc == CONFIG_NOTFOUND && t == CONFIG_DESTINATIONS &&
+	    (rc = config_dest_mapped_by(c, key, key2, name, namelen)) ==
+	    CONFIG_OK)
+		*kind = "endpoint";
+	if (rc != CONFIG_OK || *kind != NULL)
 		return rc;
 	k = db_col_text(st, 0);
 	*kind = k[0] == '\0' ? NULL : strcmp(k, "endpoint") == 0 ? "endpoint" :

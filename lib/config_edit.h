@@ -59,9 +59,10 @@ HB_API const char *config_check_output(const char *);
 /*
  * Why a removal was refused: the first row that still refers to the
  * tenant (t CONFIG_TENANTS, key) or to the destination (CONFIG_DESTINATIONS,
- * key the tenant, key2 the name).  On CONFIG_OK *kind is "endpoint",
- * "destination" or "job" (static storage) and name holds its name;
- * CONFIG_NOTFOUND when nothing refers to it.
+ * key the tenant, key2 the name: a job, else a mapped endpoint whose
+ * mapping names it).  On CONFIG_OK *kind is "endpoint", "destination" or
+ * "job" (static storage) and name holds its name; CONFIG_NOTFOUND when
+ * nothing refers to it.
  */
 HB_API enum config_status config_referrer(struct config *,
     enum config_table t, const char *key, const char *key2,

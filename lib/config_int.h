@@ -74,6 +74,9 @@ enum config_q {
 	CONFIG_Q_CACHE_SECRETS_OF,
 	CONFIG_Q_CACHE_TENANTS,
 	CONFIG_Q_CACHE_JOB,
+	/* config_map.c's: a mapped endpoint's mapping. */
+	CONFIG_Q_ENDPOINT_SET_MAPPING,
+	CONFIG_Q_MAPPED_OF_TENANT,
 	CONFIG_Q__N
 };
 
@@ -87,7 +90,7 @@ extern const char config_schema[];
  * The stored names of enum config_kind and enum config_auth, indexed by
  * them; the schema's CHECKs allow exactly these.
  */
-#define CONFIG_KIND_N	2
+#define CONFIG_KIND_N	3
 #define CONFIG_AUTH_N	3
 extern const char *const config_kind_names[CONFIG_KIND_N];
 extern const char *const config_auth_names[CONFIG_AUTH_N];
@@ -125,7 +128,9 @@ enum config_status config_pg_connect(struct config *c, const char *path,
  * CONFIG_OK, CONFIG_INVALID (a validator refuses it) or CONFIG_ERROR (a
  * value too long, a kind or auth of no name).  The columns are those of
  * CONFIG_Q_TENANT_GET and CONFIG_Q_ENDPOINT_GET, and CONFIG_Q_JOB_GET's
- * from column col on.
+ * from column col on.  An endpoint's row holds its mapping in column 6:
+ * there for kind mapped, and for it alone (else CONFIG_INVALID); its
+ * text is checked by those who parse it (config_map.c, the cache).
  */
 enum config_status config_row_tenant(struct db_stmt *, struct config_tenant *);
 enum config_status config_row_endpoint(struct db_stmt *,
@@ -138,6 +143,15 @@ enum config_status config_row_job(struct db_stmt *, int col,
  * that keeps it, 0 when not, -1 with *rc when it cannot be told.
  */
 int config_versioned(struct config *c, enum config_status *rc);
+
+/*
+ * The first mapped endpoint of tenant (by name) whose mapping sends its
+ * actions to destination dest, into name (len bytes): CONFIG_OK, or
+ * CONFIG_NOTFOUND when none does.  A mapping that does not parse names
+ * nothing.  (config_map.c.)
+ */
+enum config_status config_dest_mapped_by(struct config *c, const char *tenant,
+    const char *dest, char *name, size_t len);
 
 /* The status of c's last failure (db_last()). */
 enum config_status config_last(const struct config *c);
@@ -198,6 +212,14 @@ enum config_status config_writable(struct config *c, const char **why);
  */
 enum db_rc config_bind_destination(struct db_stmt *st,
     const struct config_destination *d);
+
+/*
+ * Inserts an endpoint's row, checked already, with its mapping's
+ * canonical text (NULL for none): CONFIG_EXISTS when its name is taken.
+ * (config_admin.c.)
+ */
+enum config_status config_endpoint_insert(struct config *c,
+    const struct config_endpoint *e, const char *mapping);
 
 /* Binds len bytes at b as a blob, or NULL when there are none. */
 enum db_rc config_bind_blob(struct db_stmt *st, int idx,

@@ -20,12 +20,25 @@
 #include <stddef.h>
 
 /*
+ * The configuration's schema version, hookbox_config.schema_version's
+ * one row: config.c's CONFIG_VERSION, SQLite's PRAGMA user_version.
+ */
+#define PG_SCHEMA_CONFIG_VERSION	2
+
+/*
  * Each creates one schema and its tables; an error if it exists.  The
  * configuration's is the admin tool's (config_create()), the state's the
  * store's (store_open() with create).
  */
 extern const char pg_schema_config[];
 extern const char pg_schema_state[];
+
+/*
+ * Upgrades the configuration's schema from version 1 (the previous
+ * release's) to 2, inside the caller's transaction (no BEGIN, no
+ * COMMIT), as its owner: an endpoint of kind mapped, and its mapping.
+ */
+extern const char pg_schema_config_v2[];
 
 /*
  * The configuration's version, its table, function and triggers, for a
@@ -38,7 +51,9 @@ extern const char pg_schema_config_version[];
  * Probes that change nothing: one reads the configuration; the other
  * reads it and writes the state's tables a request writes (INSERTs of no
  * row), as a serving role must.  Each fails as the first statement that
- * needs what the role lacks: the schemas, or a grant.
+ * needs what the role lacks: the schemas, or a grant; or, the
+ * configuration's schema being of another version, with a message that
+ * says so (an older one: run `hookbox init` as its owner).
  */
 extern const char pg_schema_probe_config[];
 extern const char pg_schema_probe_serve[];

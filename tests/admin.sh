@@ -564,7 +564,7 @@ contains "destination add help" "--allow-internal" \
 
 # ---- a config.db made before a destination could allow internal ----
 # addresses: read as it is (nothing allowed), and the first write adds
-# the column; the schema's version stays 1, for the previous release.
+# the column; the schema's version unchanged (the column came within one).
 export HOOKBOX_DIR="$tmp/before"
 db="$HOOKBOX_DIR/config.db"
 "$HB" init >/dev/null
@@ -579,7 +579,7 @@ contains "before: listed, nothing allowed" '"allow_internal":	false' \
 eq "before: a read adds nothing" 0 "$(cols)"
 "$HB" destination set --tenant acme sink --url http://169.254.169.254/ \
     --allow-internal
-eq "before: the first write adds it, and is stored" "1|1|1" \
+eq "before: the first write adds it, and is stored" "1|1|2" \
     "$(cols)|$(q "SELECT allow_internal FROM destinations")|$(q \
     "PRAGMA user_version")"
 export HOOKBOX_DIR="$tmp/data"

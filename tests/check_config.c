@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -38,6 +39,8 @@
 #include "pg_schema.h"
 #include "config_edit.h"
 #include "config_bulk.h"
+#include "config_map.h"
+#include "mapping.h"
 #include "util.h"
 #include "testutil.h"
 
@@ -370,9 +373,19 @@ START_TEST(test_open_version)
 	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c),
 	    CONFIG_ERROR);
 
-	/* The version was the only thing wrong. */
+	/* An older one: for config_upgrade() alone, in either mode. */
 	raw_exec("PRAGMA user_version=1",
 	    "INSERT INTO schema_version(version) VALUES (1)");
+	c = (struct config *)&c;
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_OLD);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, 0, &c), CONFIG_OLD);
+	ck_assert_ptr_null(c);
+
+	/* The version was the only thing wrong. */
+	raw_exec("PRAGMA user_version=" HB_STR(CONFIG_SCHEMA_VERSION),
+	    "UPDATE schema_version SET version = "
+	    HB_STR(CONFIG_SCHEMA_VERSION));
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &c), CONFIG_OK);
 	ck_assert_ptr_nonnull(c);
 	config_close(c);
@@ -432,7 +445,8 @@ START_TEST(test_pg_create)
 	if (test_backend != TEST_POSTGRES)
 		return;
 	ck_assert_int_eq(config_create(dbpath), CONFIG_EXISTS);
-	ck_assert_int_eq(raw_int("SELECT version FROM schema_version"), 1);
+	ck_assert_int_eq(raw_int("SELECT version FROM schema_version"),
+	    CONFIG_SCHEMA_VERSION);
 	config_close(w);
 	w = NULL;
 	raw_exec(NULL, "DROP SCHEMA hookbox_config CASCADE");
@@ -1027,7 +1041,7 @@ END_TEST
 /*
  * A config.db made before destinations.allow_internal: its readers read
  * every destination as allowing nothing, the first writer adds the
- * column (the schema's version stays 1, for the previous release), and
+ * column (the schema's version unchanged: it was added within one), and
  * a reader open all along sees what is written from then on.
  */
 START_TEST(test_destination_allow_col)
@@ -1070,7 +1084,8 @@ START_TEST(test_destination_allow_col)
 	w2 = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
 	ck_assert_int_eq(raw_int(has), 1);
 	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
-	    "PRAGMA user_version" : "SELECT version FROM schema_version"), 1);
+	    "PRAGMA user_version" : "SELECT version FROM schema_version"),
+	    CONFIG_SCHEMA_VERSION);
 	memset(&d, 0, sizeof(d));
 	ck_assert_int_eq(config_destination_get(w2, "acme", "sink", &d),
 	    CONFIG_OK);
@@ -2376,7 +2391,7 @@ START_TEST(test_names)
 {
 	static const enum config_status	 all[] = { CONFIG_OK, CONFIG_NOTFOUND,
 	    CONFIG_EXISTS, CONFIG_INVALID, CONFIG_REFUSED, CONFIG_BUSY,
-	    CONFIG_ERROR, CONFIG_NOMEM };
+	    CONFIG_ERROR, CONFIG_NOMEM, CONFIG_STALE, CONFIG_OLD };
 	enum config_kind		 k;
 	enum config_auth		 a;
 	size_t				 i, j;
@@ -2389,6 +2404,7 @@ START_TEST(test_names)
 
 	ck_assert_str_eq(config_kind_name(CONFIG_KIND_JOB), "tornado-job");
 	ck_assert_str_eq(config_kind_name(CONFIG_KIND_ORG), "tornado-org");
+	ck_assert_str_eq(config_kind_name(CONFIG_KIND_MAPPED), "mapped");
 	ck_assert_str_eq(config_auth_name(CONFIG_AUTH_HMAC), "hmac");
 	ck_assert_str_eq(config_auth_name(CONFIG_AUTH_KEY), "key");
 	ck_assert_str_eq(config_auth_name(CONFIG_AUTH_STANDARD), "standard");
@@ -2399,6 +2415,8 @@ START_TEST(test_names)
 	ck_assert_int_eq(k, CONFIG_KIND_ORG);
 	ck_assert_int_eq(config_kind_parse("tornado-job", &k), 0);
 	ck_assert_int_eq(k, CONFIG_KIND_JOB);
+	ck_assert_int_eq(config_kind_parse("mapped", &k), 0);
+	ck_assert_int_eq(k, CONFIG_KIND_MAPPED);
 	ck_assert_int_eq(config_auth_parse("standard", &a), 0);
 	ck_assert_int_eq(a, CONFIG_AUTH_STANDARD);
 	ck_assert_int_eq(config_auth_parse("key", &a), 0);
@@ -3157,8 +3175,8 @@ END_TEST
 /*
  * A file made before the version: read as it is (a reader adds
  * nothing), and its first writer adds the table and the triggers, the
- * schema's version kept for the previous release; on PostgreSQL a role
- * that could read the tenants can read the version.
+ * schema's version unchanged (it was added within one); on PostgreSQL a
+ * role that could read the tenants can read the version.
  */
 START_TEST(test_version_added)
 {
@@ -3196,7 +3214,8 @@ START_TEST(test_version_added)
 	ck_assert_int_eq(versioned(w), 1);
 	ck_assert_int_eq(versioned(r), 1);
 	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
-	    "PRAGMA user_version" : "SELECT version FROM schema_version"), 1);
+	    "PRAGMA user_version" : "SELECT version FROM schema_version"),
+	    CONFIG_SCHEMA_VERSION);
 	v = version();
 	ck_assert_int_ge(v, 0);
 	/* Opened again, a writer finds it and changes nothing. */
@@ -3529,6 +3548,748 @@ START_TEST(test_cache_check_shared)
 }
 END_TEST
 
+/*
+ * Endpoints of kind mapped (config_map.h): their mapping stored
+ * canonical, refused with its reason, read back, carried parsed by the
+ * snapshot; and the upgrade of a configuration the previous release made.
+ */
+
+/* Runs sql on a connection of the test's own: what db_exec() said. */
+static enum db_rc
+raw_try(const char *sql)
+{
+	struct db	*db;
+	enum db_rc	 rc;
+
+	db = raw_open(NULL, 0);
+	rc = db_exec(db, sql);
+	db_close(db);
+	return rc;
+}
+
+/* mapping.h's example: the tenant acme's destination cms. */
+#define MAP_CMS \
+	"{\n  \"destination\": \"cms\",\n" \
+	"  \"event_id\": {\"header\": \"webhook-id\"},\n" \
+	"  \"subject\": \"/data/asset_id\",\n" \
+	"  \"version\": \"/data/version\",\n" \
+	"  \"type\": \"/type\",\n" \
+	"  \"occurred\": \"/data/updated_at\",\n" \
+	"  \"steps\": {\"publish\": [\"asset.approved\"," \
+	" \"asset.replaced\"]},\n" \
+	"  \"undo\": {\"unpublish\": [\"asset.unpublished\"]},\n" \
+	"  \"ignore\": [\"asset.viewed\"]\n}\n"
+/* Another, to destination cms2, a step of another name. */
+#define MAP_CMS2 \
+	"{\"destination\": \"cms2\", \"event_id\": \"/id\"," \
+	" \"subject\": \"/asset\", \"type\": \"/type\"," \
+	" \"occurred\": \"/at\", \"steps\": {\"ingest\": [\"asset.approved\"]}}"
+
+/* The canonical text of a mapping's text, as mapping.h makes it. */
+static char *
+canonical(const char *text)
+{
+	struct mapping	*m;
+	char		 why[256], *t;
+
+	m = mapping_parse(text, strlen(text), why, sizeof(why));
+	ck_assert_msg(m != NULL, "mapping: %s", why);
+	ck_assert_ptr_nonnull(t = mapping_text(m));
+	mapping_free(m);
+	return t;
+}
+
+/* A mapped endpoint of acme with the mapping text; its status, and why. */
+static enum config_status
+add_mapped(const char *name, const char *tenant, const char *text,
+    char *why, size_t whylen)
+{
+	struct config_endpoint	e;
+
+	e = test_endpoint(name, tenant, CONFIG_AUTH_HMAC);
+	e.kind = CONFIG_KIND_MAPPED;
+	return config_endpoint_add_mapped(w, &e, text,
+	    text != NULL ? strlen(text) : 0, why, whylen);
+}
+
+/* The "mapping" member of endpoint name's row in c's list. */
+static cJSON *
+listed_mapping(struct config *c, const char *name, cJSON **arr)
+{
+	cJSON	*row;
+
+	ck_assert_int_eq(config_list(c, CONFIG_ENDPOINTS, arr), CONFIG_OK);
+	cJSON_ArrayForEach(row, *arr)
+		if (strcmp(str(row, "name"), name) == 0)
+			return cJSON_GetObjectItemCaseSensitive(row,
+			    "mapping");
+	ck_abort_msg("endpoint %s not listed", name);
+	return NULL;
+}
+
+START_TEST(test_mapped_add)
+{
+	struct config_endpoint	 eg;
+	struct config_secrets	 sec;
+	struct config		*r;
+	cJSON			*arr = NULL, *m;
+	char			 why[512], *text = NULL, *canon, *again;
+	int			 found;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "cms");
+	test_add_endpoint(w, "tornado", "acme", CONFIG_AUTH_HMAC, NULL);
+	ck_assert_msg(add_mapped("cms-hook", "acme", MAP_CMS, why,
+	    sizeof(why)) == CONFIG_OK, "add: %s", why);
+	ck_assert_str_eq(why, "");
+	/* Its secrets, as any endpoint's. */
+	add_secret("cms-hook", HMAC_SECRET, 0);
+	ck_assert_int_eq(config_endpoint_secrets(w, "cms-hook", util_now(),
+	    &sec), CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	config_secrets_clear(&sec);
+	/* The same name again. */
+	ck_assert_int_eq(add_mapped("cms-hook", "acme", MAP_CMS, why,
+	    sizeof(why)), CONFIG_EXISTS);
+
+	/* Read back: the row, and the mapping by its own call. */
+	r = test_config_open(dir, CONFIG_READ, BUSY_MS);
+	memset(&eg, 'Z', sizeof(eg));
+	ck_assert_int_eq(config_endpoint_get(r, "cms-hook", &eg), CONFIG_OK);
+	ck_assert_int_eq(eg.kind, CONFIG_KIND_MAPPED);
+	ck_assert_str_eq(eg.tenant, "acme");
+	ck_assert_int_eq(eg.auth, CONFIG_AUTH_HMAC);
+	canon = canonical(MAP_CMS);
+	ck_assert_int_eq(config_endpoint_mapping(r, "cms-hook", &text),
+	    CONFIG_OK);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text, canon);
+	/* Canonical: parsed and written again, the same bytes. */
+	again = canonical(text);
+	ck_assert_str_eq(again, text);
+	free(again);
+	free(text);
+	/* Stored as it is given back. */
+	ck_assert_int_eq(raw_scan("SELECT mapping FROM endpoints"
+	    " WHERE name = 'cms-hook'", 1, canon, strlen(canon), &found),
+	    1);
+	ck_assert_int_eq(found, 1);
+	/* An endpoint of another kind has none; no such one, not found. */
+	text = (char *)&text;
+	ck_assert_int_eq(config_endpoint_mapping(r, "tornado", &text),
+	    CONFIG_OK);
+	ck_assert_ptr_null(text);
+	ck_assert_int_eq(config_endpoint_mapping(r, "nosuch", &text),
+	    CONFIG_NOTFOUND);
+	ck_assert_ptr_null(text);
+
+	/* Listed: the mapping as JSON; null for the other kind. */
+	m = listed_mapping(r, "cms-hook", &arr);
+	ck_assert(cJSON_IsObject(m));
+	ck_assert_str_eq(str(m, "destination"), "cms");
+	ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(m, "steps"));
+	cJSON_Delete(arr);
+	m = listed_mapping(r, "tornado", &arr);
+	ck_assert(cJSON_IsNull(m));
+	cJSON_Delete(arr);
+	config_close(r);
+	free(canon);
+}
+END_TEST
+
+/*
+ * A refused mapping, with why: one that does not parse (mapping.h's own
+ * words), too long, a destination not the tenant's, a mapping for another
+ * kind, none for kind mapped.  Nothing is added.
+ */
+START_TEST(test_mapped_refused)
+{
+	struct config_endpoint	 e;
+	struct mapping		*m;
+	const char		*whyc;
+	char			 why[512], expect[256], *big;
+	static const char *const bad[] = {
+		"",
+		"not json",
+		"[]",
+		"{\"destination\": \"cms\"}",
+		"{\"destination\": \"cms\", \"event_id\": \"/id\","
+		    " \"subject\": \"/s\", \"type\": \"/t\","
+		    " \"occurred\": \"/o\", \"steps\": {\"publish\": [1]}}",
+	};
+	size_t			 i;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "beta", 1);
+	test_add_destination(w, "acme", "cms");
+	test_add_destination(w, "beta", "cms2");
+
+	/* Each bad text: mapping_parse()'s sentence, as it says it. */
+	for (i = 0; i < NELEM(bad); i++) {
+		m = mapping_parse(bad[i], strlen(bad[i]), expect,
+		    sizeof(expect));
+		ck_assert_ptr_null(m);
+		ck_assert_int_eq(add_mapped("ep", "acme", bad[i], why,
+		    sizeof(why)), CONFIG_INVALID);
+		ck_assert_str_eq(why, expect);
+	}
+	/* One byte over the most a mapping may hold. */
+	big = malloc(MAPPING_TEXT_MAX + 2);
+	ck_assert_ptr_nonnull(big);
+	memset(big, ' ', MAPPING_TEXT_MAX + 1);
+	big[MAPPING_TEXT_MAX + 1] = '\0';
+	memcpy(big, MAP_CMS, strlen(MAP_CMS));
+	ck_assert_int_eq(add_mapped("ep", "acme", big, why, sizeof(why)),
+	    CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "longer than") != NULL, "why: %s", why);
+	/* At the limit it is taken. */
+	big[MAPPING_TEXT_MAX] = '\0';
+	ck_assert_msg(add_mapped("ep-big", "acme", big, why, sizeof(why)) ==
+	    CONFIG_OK, "at the limit: %s", why);
+	free(big);
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "ep-big", NULL),
+	    CONFIG_OK);
+
+	/* A destination the tenant lacks, or another tenant's. */
+	ck_assert_int_eq(add_mapped("ep", "acme", MAP_CMS2, why, sizeof(why)),
+	    CONFIG_REFUSED);
+	ck_assert_msg(strstr(why, "destination \"cms2\"") != NULL &&
+	    strstr(why, "tenant acme") != NULL, "why: %s", why);
+	ck_assert_int_eq(add_mapped("ep", "beta", MAP_CMS, why, sizeof(why)),
+	    CONFIG_REFUSED);
+	ck_assert_msg(strstr(why, "destination \"cms\"") != NULL &&
+	    strstr(why, "tenant beta") != NULL, "why: %s", why);
+	/* A tenant that does not exist. */
+	ck_assert_int_eq(add_mapped("ep", "nosuch", MAP_CMS, why, sizeof(why)),
+	    CONFIG_REFUSED);
+	ck_assert_msg(strstr(why, "nosuch") != NULL, "why: %s", why);
+
+	/* A mapping for a tornado kind; none for kind mapped. */
+	e = test_endpoint("ep", "acme", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "tornado-job") != NULL, "why: %s", why);
+	e.kind = CONFIG_KIND_ORG;
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "tornado-org") != NULL, "why: %s", why);
+	e.kind = CONFIG_KIND_MAPPED;
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, NULL, 0, why,
+	    sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "needs a mapping") != NULL, "why: %s", why);
+	whyc = NULL;
+	ck_assert_int_eq(config_endpoint_add(w, &e, &whyc), CONFIG_INVALID);
+	ck_assert_msg(whyc != NULL && strstr(whyc, "mapping") != NULL,
+	    "why: %s", whyc != NULL ? whyc : "(none)");
+	/* A field, as config_endpoint_add() names it. */
+	e = test_endpoint("", "acme", CONFIG_AUTH_HMAC);
+	e.kind = CONFIG_KIND_MAPPED;
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "endpoint name") != NULL, "why: %s", why);
+	/* A reader may not write. */
+	config_close(w);
+	w = test_config_open(dir, CONFIG_READ, BUSY_MS);
+	ck_assert_int_eq(add_mapped("ep", "acme", MAP_CMS, why, sizeof(why)),
+	    CONFIG_ERROR);
+	config_close(w);
+	w = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
+
+	/* The schema says the same to SQL of its own. */
+	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
+	    " auth, created_at) VALUES ('x', 'acme', 'mapped', 'hmac', 1)"),
+	    DB_CONSTRAINT);
+	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
+	    " auth, created_at, mapping) VALUES ('x', 'acme', 'tornado-job',"
+	    " 'hmac', 1, '{}')"), DB_CONSTRAINT);
+	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
+	    " auth, created_at) VALUES ('x', 'acme', 'other', 'hmac', 1)"),
+	    DB_CONSTRAINT);
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
+}
+END_TEST
+
+/*
+ * A stored mapping that does not parse (written past the tool): its
+ * endpoint is read, its mapping refused, listed as the string it is;
+ * endpoint set can mend it.
+ */
+START_TEST(test_mapped_revalidated)
+{
+	struct config_endpoint	 e;
+	cJSON			*arr = NULL, *m;
+	char			*text = NULL, why[512];
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "cms");
+	raw_exec("INSERT INTO endpoints(name, tenant, kind, auth,"
+	    " tolerance_s, created_at, mapping) VALUES ('odd', 'acme',"
+	    " 'mapped', 'hmac', 300, 1, '{\"destination\": 7}')", NULL);
+	ck_assert_int_eq(config_endpoint_get(w, "odd", &e), CONFIG_OK);
+	ck_assert_int_eq(e.kind, CONFIG_KIND_MAPPED);
+	ck_assert_int_eq(config_endpoint_mapping(w, "odd", &text),
+	    CONFIG_INVALID);
+	ck_assert_ptr_null(text);
+	m = listed_mapping(w, "odd", &arr);
+	ck_assert(cJSON_IsObject(m));
+	cJSON_Delete(arr);
+	raw_exec("UPDATE endpoints SET mapping = 'not json' WHERE name = 'odd'",
+	    NULL);
+	m = listed_mapping(w, "odd", &arr);
+	ck_assert(cJSON_IsString(m));
+	ck_assert_str_eq(m->valuestring, "not json");
+	cJSON_Delete(arr);
+
+	ck_assert_msg(config_endpoint_set_mapping(w, "odd", MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)) == CONFIG_OK, "set: %s", why);
+	ck_assert_int_eq(config_endpoint_mapping(w, "odd", &text), CONFIG_OK);
+	ck_assert_ptr_nonnull(text);
+	free(text);
+}
+END_TEST
+
+/* endpoint set's mapping: checked as add checks it, in place. */
+START_TEST(test_mapped_set)
+{
+	struct config	*r;
+	char		 why[512], *text = NULL, *canon;
+	long long	 v;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "cms");
+	test_add_endpoint(w, "tornado", "acme", CONFIG_AUTH_HMAC, NULL);
+	ck_assert_int_eq(add_mapped("cms-hook", "acme", MAP_CMS, why,
+	    sizeof(why)), CONFIG_OK);
+	r = test_config_open(dir, CONFIG_READ, BUSY_MS);
+
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "nosuch", MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "tornado", MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "tornado-job") != NULL, "why: %s", why);
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "cms-hook", "{}", 2,
+	    why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_str_ne(why, "");
+	/* cms2 is not acme's yet. */
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "cms-hook", MAP_CMS2,
+	    strlen(MAP_CMS2), why, sizeof(why)), CONFIG_REFUSED);
+	ck_assert_msg(strstr(why, "cms2") != NULL, "why: %s", why);
+	/* Nothing changed meanwhile. */
+	canon = canonical(MAP_CMS);
+	ck_assert_int_eq(config_endpoint_mapping(r, "cms-hook", &text),
+	    CONFIG_OK);
+	ck_assert_str_eq(text, canon);
+	free(text);
+	free(canon);
+
+	test_add_destination(w, "acme", "cms2");
+	v = version();
+	ck_assert_msg(config_endpoint_set_mapping(w, "cms-hook", MAP_CMS2,
+	    strlen(MAP_CMS2), why, sizeof(why)) == CONFIG_OK, "set: %s", why);
+	/* A change to what a snapshot holds: the version moved. */
+	ck_assert_int_gt(version(), v);
+	canon = canonical(MAP_CMS2);
+	ck_assert_int_eq(config_endpoint_mapping(r, "cms-hook", &text),
+	    CONFIG_OK);
+	ck_assert_str_eq(text, canon);
+	free(text);
+	free(canon);
+	/* Inside a transaction: with it, or not at all. */
+	ck_assert_int_eq(config_begin(w), CONFIG_OK);
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "cms-hook", MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)), CONFIG_OK);
+	config_rollback(w);
+	canon = canonical(MAP_CMS2);
+	ck_assert_int_eq(config_endpoint_mapping(r, "cms-hook", &text),
+	    CONFIG_OK);
+	ck_assert_str_eq(text, canon);
+	free(text);
+	free(canon);
+	/* The reader writes nothing. */
+	ck_assert_int_eq(config_endpoint_set_mapping(r, "cms-hook", MAP_CMS,
+	    strlen(MAP_CMS), why, sizeof(why)), CONFIG_ERROR);
+	config_close(r);
+}
+END_TEST
+
+/*
+ * A destination a mapping names stays while it does: remove refused,
+ * the referrer named; free once the endpoint is gone.  A tenant with a
+ * mapped endpoint stays too, as with any endpoint.
+ */
+START_TEST(test_mapped_destination_kept)
+{
+	const char	*kind;
+	char		 name[HB_ID_MAX + 1], why[512];
+
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "beta", 1);
+	test_add_destination(w, "acme", "cms");
+	test_add_destination(w, "beta", "cms");
+	test_add_destination(w, "acme", "cms2");
+	ck_assert_int_eq(add_mapped("cms-hook", "acme", MAP_CMS, why,
+	    sizeof(why)), CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "acme", "cms"),
+	    CONFIG_REFUSED);
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "acme", "cms",
+	    &kind, name, sizeof(name)), CONFIG_OK);
+	ck_assert_str_eq(kind, "endpoint");
+	ck_assert_str_eq(name, "cms-hook");
+	/* A job still comes first. */
+	test_add_job(w, "acme", "j1", "a1", "cms");
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "acme", "cms",
+	    &kind, name, sizeof(name)), CONFIG_OK);
+	ck_assert_str_eq(kind, "job");
+	ck_assert_int_eq(config_remove(w, CONFIG_JOBS, "acme", "j1"),
+	    CONFIG_OK);
+	/* Another tenant's of the same name, and another name: free. */
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "beta", "cms",
+	    &kind, name, sizeof(name)), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "beta", "cms"),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "acme", "cms2"),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "acme", NULL),
+	    CONFIG_REFUSED);
+
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "cms-hook", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_referrer(w, CONFIG_DESTINATIONS, "acme", "cms",
+	    &kind, name, sizeof(name)), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_remove(w, CONFIG_DESTINATIONS, "acme", "cms"),
+	    CONFIG_OK);
+}
+END_TEST
+
+
+/*
+ * The configuration as the previous release made it, schema version 1:
+ * no mapping, the tornado kinds alone (its config.c and pg_schema.c, as
+ * they were).  SQLite's with its version and triggers; PostgreSQL's gets
+ * them from pg_schema_config_version, as that release's did.
+ */
+#define V1_BUMP(t, ev) \
+	"CREATE TRIGGER " t "_version_" ev " AFTER " ev " ON " t \
+	" BEGIN UPDATE config_version SET version = version + 1; END;"
+#define V1_BUMPS(t) V1_BUMP(t, "insert") V1_BUMP(t, "update") \
+	V1_BUMP(t, "delete")
+static const char v1_lite[] =
+	"PRAGMA journal_mode=DELETE;"
+	"BEGIN;"
+	"CREATE TABLE tenants("
+	" id TEXT PRIMARY KEY,"
+	" active INTEGER NOT NULL DEFAULT 1,"
+	" status_base TEXT,"
+	" api_key BLOB,"
+	" created_at INTEGER NOT NULL);"
+	"CREATE TABLE endpoints("
+	" name TEXT PRIMARY KEY,"
+	" tenant TEXT NOT NULL REFERENCES tenants(id),"
+	" kind TEXT NOT NULL CHECK(kind IN ('tornado-job','tornado-org')),"
+	" auth TEXT NOT NULL CHECK(auth IN ('hmac','key','standard')),"
+	" key_header TEXT,"
+	" tolerance_s INTEGER NOT NULL DEFAULT 300 CHECK(tolerance_s > 0),"
+	" created_at INTEGER NOT NULL);"
+	"CREATE TABLE secrets("
+	" id INTEGER PRIMARY KEY,"
+	" endpoint TEXT NOT NULL REFERENCES endpoints(name) ON DELETE CASCADE,"
+	" secret BLOB NOT NULL,"
+	" expires_at INTEGER,"
+	" created_at INTEGER NOT NULL);"
+	"CREATE INDEX secrets_endpoint ON secrets(endpoint);"
+	"CREATE TABLE destinations("
+	" tenant TEXT NOT NULL REFERENCES tenants(id),"
+	" name TEXT NOT NULL,"
+	" url TEXT NOT NULL,"
+	" idempotent INTEGER NOT NULL DEFAULT 0,"
+	" status_url TEXT,"
+	" secret BLOB,"
+	" timeout_ms INTEGER NOT NULL CHECK(timeout_ms > 0),"
+	" max_attempts INTEGER NOT NULL CHECK(max_attempts > 0),"
+	" created_at INTEGER NOT NULL,"
+	" allow_internal INTEGER NOT NULL DEFAULT 0,"
+	" PRIMARY KEY(tenant, name));"
+	"CREATE TABLE jobs("
+	" tenant TEXT NOT NULL REFERENCES tenants(id),"
+	" job_id TEXT NOT NULL,"
+	" attempt TEXT NOT NULL,"
+	" step TEXT NOT NULL,"
+	" destination TEXT NOT NULL,"
+	" source_url TEXT,"
+	" output TEXT,"
+	" created_at INTEGER NOT NULL,"
+	" PRIMARY KEY(tenant, job_id),"
+	" FOREIGN KEY(tenant, destination)"
+	" REFERENCES destinations(tenant, name));"
+	"CREATE INDEX IF NOT EXISTS jobs_action ON jobs(tenant, attempt, step,"
+	" job_id);"
+	"CREATE TABLE config_version("
+	" one INTEGER PRIMARY KEY CHECK(one = 1),"
+	" version INTEGER NOT NULL);"
+	"INSERT INTO config_version(one, version) VALUES (1, 1000);"
+	V1_BUMPS("tenants") V1_BUMPS("endpoints") V1_BUMPS("secrets")
+	"PRAGMA user_version=1;"
+	"COMMIT;";
+static const char v1_pg[] =
+	"BEGIN;"
+	"CREATE SCHEMA hookbox_config;"
+	"CREATE TABLE hookbox_config.tenants("
+	" id text PRIMARY KEY,"
+	" active bigint NOT NULL DEFAULT 1,"
+	" status_base text,"
+	" api_key bytea,"
+	" created_at bigint NOT NULL);"
+	"CREATE TABLE hookbox_config.endpoints("
+	" name text PRIMARY KEY,"
+	" tenant text NOT NULL REFERENCES hookbox_config.tenants(id),"
+	" kind text NOT NULL CHECK(kind IN ('tornado-job','tornado-org')),"
+	" auth text NOT NULL CHECK(auth IN ('hmac','key','standard')),"
+	" key_header text,"
+	" tolerance_s bigint NOT NULL DEFAULT 300 CHECK(tolerance_s > 0),"
+	" created_at bigint NOT NULL);"
+	"CREATE TABLE hookbox_config.secrets("
+	" id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+	" endpoint text NOT NULL REFERENCES hookbox_config.endpoints(name)"
+	"  ON DELETE CASCADE,"
+	" secret bytea NOT NULL,"
+	" expires_at bigint,"
+	" created_at bigint NOT NULL);"
+	"CREATE INDEX secrets_endpoint ON hookbox_config.secrets(endpoint);"
+	"CREATE TABLE hookbox_config.destinations("
+	" tenant text NOT NULL REFERENCES hookbox_config.tenants(id),"
+	" name text NOT NULL,"
+	" url text NOT NULL,"
+	" idempotent bigint NOT NULL DEFAULT 0,"
+	" status_url text,"
+	" secret bytea,"
+	" timeout_ms bigint NOT NULL CHECK(timeout_ms > 0),"
+	" max_attempts bigint NOT NULL CHECK(max_attempts > 0),"
+	" created_at bigint NOT NULL,"
+	" allow_internal bigint NOT NULL DEFAULT 0,"
+	" PRIMARY KEY(tenant, name));"
+	"CREATE TABLE hookbox_config.jobs("
+	" tenant text NOT NULL REFERENCES hookbox_config.tenants(id),"
+	" job_id text NOT NULL,"
+	" attempt text NOT NULL,"
+	" step text NOT NULL,"
+	" destination text NOT NULL,"
+	" source_url text,"
+	" output text,"
+	" created_at bigint NOT NULL,"
+	" PRIMARY KEY(tenant, job_id),"
+	" FOREIGN KEY(tenant, destination)"
+	"  REFERENCES hookbox_config.destinations(tenant, name));"
+	"CREATE INDEX jobs_action ON hookbox_config.jobs(tenant, attempt, step,"
+	" job_id);"
+	"CREATE TABLE hookbox_config.schema_version("
+	" one boolean PRIMARY KEY DEFAULT true CHECK(one),"
+	" version bigint NOT NULL);"
+	"INSERT INTO hookbox_config.schema_version(version) VALUES (1);";
+/* The rows that release wrote, in its own words. */
+static const char v1_rows[] =
+	"INSERT INTO tenants(id, created_at) VALUES ('acme', 1);"
+	"INSERT INTO endpoints(name, tenant, kind, auth, key_header,"
+	" tolerance_s, created_at) VALUES ('hook', 'acme', 'tornado-org',"
+	" 'hmac', 'X-Sig', 120, 2);"
+	"INSERT INTO secrets(endpoint, secret, created_at)"
+	" VALUES ('hook', 'hmac-secret-7f3a9c1e5b2d', 3);"
+	"INSERT INTO destinations(tenant, name, url, timeout_ms, max_attempts,"
+	" created_at) VALUES ('acme', 'cms', 'http://127.0.0.1:9/sink', 1000,"
+	" 3, 4);"
+	"INSERT INTO jobs(tenant, job_id, attempt, step, destination,"
+	" created_at) VALUES ('acme', 'j1', 'a1', 's1', 'cms', 5)";
+
+/* Makes the configuration at path (dbpath, or a file) the previous
+   release's, with its rows. */
+static void
+make_v1(const char *path)
+{
+	struct db	*db = NULL;
+	char		 why[256];
+
+	if (!db_is_postgres(path)) {
+		(void)unlink(path);
+		ck_assert_int_eq(db_open_sqlite(path, SQLITE_OPEN_READWRITE |
+		    SQLITE_OPEN_CREATE, NULL, 0, &db), DB_OK);
+		ck_assert_msg(db_exec(db, v1_lite) == DB_OK, "%s",
+		    db_errmsg(db));
+	} else {
+		ck_assert_msg(db_open_pg(path, 5000, 0, NULL, 0, &db, why,
+		    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+		ck_assert_msg(db_exec(db, "DROP SCHEMA IF EXISTS hookbox_config"
+		    " CASCADE") == DB_OK, "%s", db_errmsg(db));
+		ck_assert_msg(db_exec(db, v1_pg) == DB_OK, "%s", db_errmsg(db));
+		ck_assert_msg(db_exec(db, pg_schema_config_version) == DB_OK,
+		    "%s", db_errmsg(db));
+		ck_assert_msg(db_exec(db, "COMMIT") == DB_OK, "%s",
+		    db_errmsg(db));
+		ck_assert_int_eq(db_exec(db,
+		    "SET search_path = hookbox_config"), DB_OK);
+	}
+	ck_assert_msg(db_exec(db, v1_rows) == DB_OK, "%s", db_errmsg(db));
+	db_close(db);
+}
+
+/*
+ * A configuration made by the previous release: no one opens it (the
+ * responder's cache neither), a serving role's probe says to run init;
+ * config_upgrade() brings it to this release's schema once, every row
+ * kept (the secrets still their endpoint's), the version's triggers
+ * working, kind mapped allowed and its CHECKs in force; on PostgreSQL
+ * both upgrades give the schema a new one has.
+ */
+START_TEST(test_upgrade)
+{
+	struct config_endpoint	 e;
+	struct config_secrets	 sec;
+	struct config_job	 j;
+	struct config_cache	*cc;
+	struct config		*c;
+	enum config_status	 why_st = CONFIG_OK;
+	char			 why[512], lite[PATH_MAX], role[32], sql[160];
+	char			 grants[1024], info[PATH_MAX + 64], *text;
+	long long		 v;
+	int			 from = -1, found;
+
+	config_close(w);
+	w = NULL;
+	make_v1(dbpath);
+	c = (struct config *)&c;
+	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, BUSY_MS, &c),
+	    CONFIG_OLD);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(config_open(dbpath, CONFIG_WRITE, BUSY_MS, &c),
+	    CONFIG_OLD);
+	cc = cache_new();
+	ck_assert_ptr_null(config_cache_hold(cc, "hook", &why_st));
+	ck_assert_int_eq(why_st, CONFIG_OLD);
+	if (test_backend == TEST_POSTGRES) {
+		ck_assert_int_eq(PROBE(dbpath, ACCESS_CONFIG), ACCESS_UNUSABLE);
+		ck_assert_msg(strstr(acc_why, "hookbox init") != NULL &&
+		    strstr(acc_why, "version 1") != NULL, "why: %s", acc_why);
+		/* A serving role, granted before: told, and no upgrade. */
+		ck_assert_int_lt(snprintf(role, sizeof(role), "hb_upg_%ld",
+		    (long)getpid()), (int)sizeof(role));
+		raw_exec(NULL, pg_schema_state);
+		ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP ROLE IF"
+		    " EXISTS %s; CREATE ROLE %s LOGIN", role, role),
+		    (int)sizeof(sql));
+		raw_exec(NULL, sql);
+		ck_assert_int_eq(pg_schema_grants(role, grants,
+		    sizeof(grants)), 0);
+		raw_exec(NULL, grants);
+		ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s",
+		    dbpath, role), (int)sizeof(info));
+		ck_assert_int_eq(config_open(info, CONFIG_READ, BUSY_MS, &c),
+		    CONFIG_OLD);
+		ck_assert_int_eq(PROBE(info, ACCESS_SERVE), ACCESS_UNUSABLE);
+		ck_assert_msg(strstr(acc_why, "hookbox init") != NULL,
+		    "why: %s", acc_why);
+		ck_assert_int_ne(config_upgrade(info, BUSY_MS, &from),
+		    CONFIG_OK);
+		ck_assert_int_eq(raw_int("SELECT version FROM"
+		    " schema_version"), 1);
+	}
+	/* Opening changed nothing. */
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM schema_version"), 1);
+
+	ck_assert_int_eq(config_upgrade(dbpath, BUSY_MS, &from), CONFIG_OK);
+	ck_assert_int_eq(from, 1);
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM schema_version"),
+	    CONFIG_SCHEMA_VERSION);
+	/* Once: a second finds nothing to do. */
+	ck_assert_int_eq(config_upgrade(dbpath, BUSY_MS, &from), CONFIG_OK);
+	ck_assert_int_eq(from, CONFIG_SCHEMA_VERSION);
+	if (test_backend == TEST_POSTGRES)
+		ck_assert_int_eq(PROBE(dbpath, ACCESS_CONFIG), ACCESS_OK);
+
+	/* The serving role reads it now, with its grants as they were. */
+	if (test_backend == TEST_POSTGRES) {
+		ck_assert_int_eq(PROBE(info, ACCESS_SERVE), ACCESS_OK);
+		ck_assert_int_eq(config_open(info, CONFIG_READ, BUSY_MS, &c),
+		    CONFIG_OK);
+		ck_assert_int_eq(config_endpoint_get(c, "hook", &e), CONFIG_OK);
+		config_close(c);
+	}
+
+	/* Every row as it was. */
+	w = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	ck_assert_int_eq(versioned(w), 1);
+	ck_assert_int_eq(config_endpoint_get(w, "hook", &e), CONFIG_OK);
+	ck_assert_int_eq(e.kind, CONFIG_KIND_ORG);
+	ck_assert_str_eq(e.key_header, "X-Sig");
+	ck_assert_int_eq(e.tolerance, 120);
+	ck_assert_int_eq(config_endpoint_secrets(w, "hook", util_now(), &sec),
+	    CONFIG_OK);
+	ck_assert_uint_eq(sec.n, 1);
+	ck_assert_mem_eq(sec.s[0].key, HMAC_SECRET, strlen(HMAC_SECRET));
+	config_secrets_clear(&sec);
+	ck_assert_int_eq(config_job_get(w, "acme", "j1", &j), CONFIG_OK);
+	ck_assert_str_eq(j.destination, "cms");
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 1);
+
+	/* The version's triggers: a change to an endpoint bumps it. */
+	v = version();
+	ck_assert_int_eq(add_mapped("cms-hook", "acme", MAP_CMS, why,
+	    sizeof(why)), CONFIG_OK);
+	ck_assert_int_gt(version(), v);
+	config_cache_free(cc);
+	/* The new CHECKs hold. */
+	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
+	    " auth, created_at) VALUES ('x', 'acme', 'mapped', 'hmac', 1)"),
+	    DB_CONSTRAINT);
+	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
+	    " auth, created_at) VALUES ('x', 'acme', 'other', 'hmac', 1)"),
+	    DB_CONSTRAINT);
+	/* The secrets still refer to their endpoint: removed with it. */
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "hook", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(raw_scan("SELECT endpoint FROM secrets", 1, "hook",
+	    4, &found), 0);
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	/* The serving role reads a mapped endpoint's mapping. */
+	ck_assert_int_eq(config_open(info, CONFIG_READ, BUSY_MS, &c),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_endpoint_mapping(c, "cms-hook", &text),
+	    CONFIG_OK);
+	ck_assert_ptr_nonnull(text);
+	free(text);
+	config_close(c);
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+	    " DROP ROLE %s", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+	/* Both upgrades make the schema a new configuration has. */
+	test_path(lite, sizeof(lite), dir, "v1.db");
+	make_v1(lite);
+	ck_assert_int_eq(config_upgrade(lite, BUSY_MS, &from), CONFIG_OK);
+	ck_assert_int_eq(from, 1);
+	test_schema_agree(lite, dbpath, "hookbox_config", 6);
+}
+END_TEST
+
+/* A version this release does not know is not upgraded. */
+START_TEST(test_upgrade_refused)
+{
+	int	from = -1;
+
+	config_close(w);
+	w = NULL;
+	raw_exec("PRAGMA user_version=99",
+	    "UPDATE schema_version SET version = 99");
+	ck_assert_int_eq(config_upgrade(dbpath, BUSY_MS, &from), CONFIG_ERROR);
+	ck_assert_int_eq(from, 0);
+	raw_exec("PRAGMA user_version=0", "DELETE FROM schema_version");
+	ck_assert_int_eq(config_upgrade(dbpath, BUSY_MS, &from), CONFIG_ERROR);
+	ck_assert_int_eq(raw_int(test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT count(*) FROM schema_version"), 0);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -3612,6 +4373,18 @@ config_suite(void)
 	tcase_add_test(tc, test_cache_without_version);
 	tcase_add_test(tc, test_cache_read_fails);
 	tcase_add_test(tc, test_cache_check_shared);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mapped");
+	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_mapped_add);
+	tcase_add_test(tc, test_mapped_refused);
+	tcase_add_test(tc, test_mapped_revalidated);
+	tcase_add_test(tc, test_mapped_set);
+	tcase_add_test(tc, test_mapped_destination_kept);
+	tcase_add_test(tc, test_upgrade);
+	tcase_add_test(tc, test_upgrade_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("list_import");
