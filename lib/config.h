@@ -30,6 +30,7 @@
 #include "hb.h"
 
 struct config;
+struct mapping;
 
 enum config_status {
 	CONFIG_OK = 0,
@@ -70,6 +71,14 @@ struct config_endpoint {
 	   ("" for X-Tornado-Signature); unused for standard. */
 	char			key_header[HB_ID_MAX + 1];
 	int64_t			tolerance;	/* seconds */
+	/*
+	 * Kind mapped: its mapping, parsed (mapping.h), when the endpoint
+	 * comes from a snapshot (config_snap_endpoint()): the snapshot's,
+	 * valid while it is held.  NULL for the other kinds, and from
+	 * config_endpoint_get(), whose caller reads the mapping's text with
+	 * config_endpoint_mapping() (config_map.h).
+	 */
+	const struct mapping	*mapping;
 };
 
 struct config_destination {

@@ -13,6 +13,7 @@
 #include "config_int.h"
 #include "config_pool.h"
 #include "fault.h"
+#include "mapping.h"
 
 /* One secret of an endpoint, its bytes in the snapshot's keys. */
 struct snap_secret {
@@ -23,9 +24,11 @@ struct snap_secret {
 };
 
 struct snap_endpoint {
-	struct config_endpoint	e;
+	struct config_endpoint	e;	/* e.mapping: map */
 	enum config_status	status;	/* its row's, as a look-up gives it */
 	size_t			first, n;	/* its secrets, newest first */
+	struct mapping		*map;	/* kind mapped: its mapping, parsed
+					   once, freed with the snapshot */
 };
 
 struct snap_tenant {
@@ -66,8 +69,12 @@ struct config_cache {
 static void
 snap_free(struct config_snap *s)
 {
+	size_t	i;
+
 	if (s == NULL)
 		return;
+	for (i = 0; i < s->nep; i++)
+		mapping_free(s->ep[i].map);
 	if (s->keys != NULL) {
 		sodium_memzero(s->keys, s->keyscap);
 		free(s->keys);
@@ -163,6 +170,32 @@ find_tn(const struct config_snap *s, const char *id)
 }
 
 /*
+ * A mapped endpoint's mapping (column 6 of its row) into p, parsed once
+ * for every request the snapshot answers.  One that does not parse makes
+ * its endpoint's look-ups fail (CONFIG_INVALID), as a row that breaks
+ * another rule does.  -1 when out of memory.
+ */
+static int
+read_mapping(struct db_stmt *st, struct snap_endpoint *p)
+{
+	const char	*t;
+	char		 why[256];
+
+	if (p->status != CONFIG_OK || p->e.kind != CONFIG_KIND_MAPPED)
+		return 0;
+	t = db_col_text(st, 6);
+	if ((p->map = mapping_parse(t, strlen(t), why, sizeof(why))) ==
+	    NULL) {
+		/* mapping.h's words for it. */
+		if (strcmp(why, "out of memory") == 0)
+			return -1;
+		p->status = CONFIG_INVALID;
+	}
+	p->e.mapping = p->map;
+	return 0;
+}
+
+/*
  * The rows of a bound statement over endpoints, tenants or secrets, into
  * s.  A row that breaks a rule is kept with its status, so that a look-up
  * of it fails as config.h's would; one whose name cannot even be held is
@@ -185,6 +218,10 @@ read_endpoints(struct config *c, struct db_stmt *st, struct config_snap *s)
 		if ((p->status = config_row_endpoint(st, &p->e)) != CONFIG_OK &&
 		    db_col_copy(st, 0, p->e.name, sizeof(p->e.name)) != 0)
 			continue;
+		if (read_mapping(st, p) != 0) {
+			db_reset(st);
+			return CONFIG_NOMEM;
+		}
 		s->nep++;
 	}
 	if (rc != DB_DONE)

@@ -64,7 +64,10 @@ HB_API void config_cache_drop(struct config_cache *, struct config_snap *);
  * Look-ups in a held snapshot, checked as config.h's are: CONFIG_OK,
  * CONFIG_NOTFOUND, CONFIG_INVALID or CONFIG_ERROR for a row that breaks
  * the rules.  Nothing says yet that the snapshot is current: see
- * config_cache_job() and config_cache_check().
+ * config_cache_job() and config_cache_check().  A mapped endpoint comes
+ * with its mapping, parsed when the snapshot was read (one that does not
+ * parse: CONFIG_INVALID): e->mapping is the snapshot's, valid while it
+ * is held.
  */
 HB_API enum config_status config_snap_endpoint(const struct config_snap *,
     const char *name, struct config_endpoint *) HB_MUST_CHECK;

@@ -13,9 +13,11 @@
  * A mapping is stored as its canonical text (mapping_text()) in the
  * endpoints' column mapping: there for kind mapped, and only for it.
  * Every write parses it (mapping_parse()) and requires its destination to
- * be one of the endpoint's tenant's; every read of it parses it again.  A
- * change made here bumps the configuration's version, as any change to
- * an endpoint does.  A destination that a mapping names is not
+ * be one of the endpoint's tenant's; every read of it parses it again.  The
+ * snapshot a responder answers from (config_cache.h) holds each mapped
+ * endpoint's mapping parsed (struct config_endpoint's mapping); a change
+ * made here bumps the configuration's version, so that the next request
+ * is answered with it.  A destination that a mapping names is not
  * removed (config_remove(): CONFIG_REFUSED; config_referrer() names the
  * endpoint).
  */

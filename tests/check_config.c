@@ -3567,6 +3567,14 @@ raw_try(const char *sql)
 	return rc;
 }
 
+/* A request's headers, for mapping_eval(): its webhook-id alone. */
+static const char *
+snap_header(void *arg, const char *name)
+{
+	(void)arg;
+	return strcasecmp(name, "webhook-id") == 0 ? "evt-1" : NULL;
+}
+
 /* mapping.h's example: the tenant acme's destination cms. */
 #define MAP_CMS \
 	"{\n  \"destination\": \"cms\",\n" \
@@ -3659,6 +3667,7 @@ START_TEST(test_mapped_add)
 	ck_assert_int_eq(eg.kind, CONFIG_KIND_MAPPED);
 	ck_assert_str_eq(eg.tenant, "acme");
 	ck_assert_int_eq(eg.auth, CONFIG_AUTH_HMAC);
+	ck_assert_ptr_null(eg.mapping);
 	canon = canonical(MAP_CMS);
 	ck_assert_int_eq(config_endpoint_mapping(r, "cms-hook", &text),
 	    CONFIG_OK);
@@ -3813,11 +3822,13 @@ END_TEST
 /*
  * A stored mapping that does not parse (written past the tool): its
  * endpoint is read, its mapping refused, listed as the string it is;
- * endpoint set can mend it.
+ * the snapshot refuses the endpoint.  endpoint set can mend it.
  */
 START_TEST(test_mapped_revalidated)
 {
 	struct config_endpoint	 e;
+	struct config_cache	*cc;
+	struct config_snap	*s;
 	cJSON			*arr = NULL, *m;
 	char			*text = NULL, why[512];
 
@@ -3841,11 +3852,21 @@ START_TEST(test_mapped_revalidated)
 	ck_assert_str_eq(m->valuestring, "not json");
 	cJSON_Delete(arr);
 
+	cc = cache_new();
+	s = hold(cc, "odd");
+	ck_assert_int_eq(config_snap_endpoint(s, "odd", &e), CONFIG_INVALID);
+	config_cache_drop(cc, s);
+
 	ck_assert_msg(config_endpoint_set_mapping(w, "odd", MAP_CMS,
 	    strlen(MAP_CMS), why, sizeof(why)) == CONFIG_OK, "set: %s", why);
-	ck_assert_int_eq(config_endpoint_mapping(w, "odd", &text), CONFIG_OK);
-	ck_assert_ptr_nonnull(text);
-	free(text);
+	s = hold(cc, "odd");
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_STALE);
+	config_cache_drop(cc, s);
+	s = hold(cc, "odd");
+	ck_assert_int_eq(config_snap_endpoint(s, "odd", &e), CONFIG_OK);
+	ck_assert_ptr_nonnull(e.mapping);
+	config_cache_drop(cc, s);
+	config_cache_free(cc);
 }
 END_TEST
 
@@ -3962,6 +3983,127 @@ START_TEST(test_mapped_destination_kept)
 }
 END_TEST
 
+/*
+ * The snapshot a responder answers from: a mapped endpoint comes with
+ * its mapping parsed, the snapshot's while it is held; a changed mapping
+ * is seen by the next check (CONFIG_STALE) and in force in the next
+ * snapshot, the held one unchanged until dropped.
+ */
+START_TEST(test_cache_mapping)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s, *s2;
+	struct config_endpoint		 e, e2;
+	struct config_cache_stats	 st;
+	struct config_job		 j;
+	struct mapping_event		 ev;
+	char				 why[512], *text, *canon;
+	static const char		 body[] =
+	    "{\"type\": \"asset.approved\", \"data\": {\"asset_id\": \"a-1\","
+	    " \"version\": 3, \"updated_at\": \"2026-01-02T03:04:05Z\"}}";
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "cms");
+	test_add_destination(w, "acme", "cms2");
+	test_add_endpoint(w, "tornado", "acme", CONFIG_AUTH_HMAC, HMAC_SECRET);
+	ck_assert_int_eq(add_mapped("cms-hook", "acme", MAP_CMS, why,
+	    sizeof(why)), CONFIG_OK);
+	add_secret("cms-hook", HMAC_SECRET, 0);
+
+	cc = cache_new();
+	s = hold(cc, "cms-hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "cms-hook", &e), CONFIG_OK);
+	ck_assert_int_eq(e.kind, CONFIG_KIND_MAPPED);
+	ck_assert_ptr_nonnull(e.mapping);
+	ck_assert_str_eq(mapping_destination(e.mapping), "cms");
+	canon = canonical(MAP_CMS);
+	ck_assert_ptr_nonnull(text = mapping_text(e.mapping));
+	ck_assert_str_eq(text, canon);
+	free(text);
+	free(canon);
+	/* Parsed once: every look-up gives the same one. */
+	ck_assert_int_eq(config_snap_endpoint(s, "cms-hook", &e2), CONFIG_OK);
+	ck_assert_ptr_eq(e2.mapping, e.mapping);
+	ck_assert_int_eq(config_snap_endpoint(s, "tornado", &e2), CONFIG_OK);
+	ck_assert_ptr_null(e2.mapping);
+	/* It reads an event. */
+	memset(&ev, 0, sizeof(ev));
+	ck_assert_int_eq(mapping_eval(e.mapping, body, strlen(body),
+	    snap_header, NULL, &ev, why, sizeof(why)), MAPPING_OK);
+	ck_assert_str_eq(ev.event_id, "evt-1");
+	ck_assert_str_eq(ev.subject, "a-1");
+	ck_assert_int_eq(ev.version, 3);
+	ck_assert_int_eq(ev.effect, MAPPING_DO);
+	ck_assert_str_eq(ev.step, "publish");
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_OK);
+
+	/* Changed with the tool: the next request has it. */
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "cms-hook", MAP_CMS2,
+	    strlen(MAP_CMS2), why, sizeof(why)), CONFIG_OK);
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_STALE);
+	ck_assert_int_eq(config_cache_job(cc, s, "acme", "j1", &j),
+	    CONFIG_STALE);
+	/* The held one is as it was, and usable until dropped. */
+	ck_assert_str_eq(mapping_destination(e.mapping), "cms");
+	s2 = hold(cc, "cms-hook");
+	ck_assert_ptr_ne(s, s2);
+	config_cache_drop(cc, s);
+	ck_assert_int_eq(config_snap_endpoint(s2, "cms-hook", &e), CONFIG_OK);
+	ck_assert_str_eq(mapping_destination(e.mapping), "cms2");
+	ck_assert_int_eq(config_cache_check(cc, s2), CONFIG_OK);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.loads, 2);
+	config_cache_drop(cc, s2);
+
+	/* Removed: gone from the next snapshot. */
+	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "cms-hook", NULL),
+	    CONFIG_OK);
+	s = hold(cc, "cms-hook");
+	ck_assert_int_eq(config_cache_check(cc, s), CONFIG_STALE);
+	config_cache_drop(cc, s);
+	s = hold(cc, "cms-hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "cms-hook", &e),
+	    CONFIG_NOTFOUND);
+	config_cache_drop(cc, s);
+	config_cache_free(cc);
+}
+END_TEST
+
+/* Without the version, the snapshot of one request carries it too. */
+START_TEST(test_cache_mapping_single)
+{
+	struct config_cache		*cc;
+	struct config_snap		*s;
+	struct config_endpoint		 e;
+	struct config_cache_stats	 st;
+	char				 why[512];
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "cms");
+	test_add_destination(w, "acme", "cms2");
+	ck_assert_int_eq(add_mapped("cms-hook", "acme", MAP_CMS, why,
+	    sizeof(why)), CONFIG_OK);
+	config_close(w);
+	w = NULL;
+	unversion();
+	cc = cache_new();
+	s = hold(cc, "cms-hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "cms-hook", &e), CONFIG_OK);
+	ck_assert_ptr_nonnull(e.mapping);
+	ck_assert_str_eq(mapping_destination(e.mapping), "cms");
+	config_cache_drop(cc, s);
+	/* A change made by SQL of its own: the next request reads it. */
+	raw_exec("UPDATE endpoints SET mapping = replace(mapping, '\"cms\"',"
+	    " '\"cms2\"') WHERE name = 'cms-hook'", NULL);
+	s = hold(cc, "cms-hook");
+	ck_assert_int_eq(config_snap_endpoint(s, "cms-hook", &e), CONFIG_OK);
+	ck_assert_str_eq(mapping_destination(e.mapping), "cms2");
+	config_cache_drop(cc, s);
+	config_cache_stats(cc, &st);
+	ck_assert_int_eq(st.singles, 2);
+	config_cache_free(cc);
+}
+END_TEST
 
 /*
  * The configuration as the previous release made it, schema version 1:
@@ -4236,6 +4378,17 @@ START_TEST(test_upgrade)
 	ck_assert_int_eq(add_mapped("cms-hook", "acme", MAP_CMS, why,
 	    sizeof(why)), CONFIG_OK);
 	ck_assert_int_gt(version(), v);
+	/* The snapshot reads it. */
+	config_cache_free(cc);
+	cc = cache_new();
+	{
+		struct config_snap	*s = hold(cc, "cms-hook");
+
+		ck_assert_int_eq(config_snap_endpoint(s, "cms-hook", &e),
+		    CONFIG_OK);
+		ck_assert_ptr_nonnull(e.mapping);
+		config_cache_drop(cc, s);
+	}
 	config_cache_free(cc);
 	/* The new CHECKs hold. */
 	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
@@ -4383,6 +4536,8 @@ config_suite(void)
 	tcase_add_test(tc, test_mapped_revalidated);
 	tcase_add_test(tc, test_mapped_set);
 	tcase_add_test(tc, test_mapped_destination_kept);
+	tcase_add_test(tc, test_cache_mapping);
+	tcase_add_test(tc, test_cache_mapping_single);
 	tcase_add_test(tc, test_upgrade);
 	tcase_add_test(tc, test_upgrade_refused);
 	suite_add_tcase(s, tc);
