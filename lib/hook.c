@@ -116,6 +116,17 @@ prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
 		return -1;
 	}
 
+	/*
+	 * XXX An endpoint of kind mapped is configured (config_map.h) before
+	 * this path evaluates its mapping: until it does, its requests are
+	 * not committed (503, to be sent again), never read as Tornado's.
+	 */
+	if (ep->kind == CONFIG_KIND_MAPPED) {
+		res->detail = "mapped endpoints are not served yet";
+		res->result = HB_UNAVAILABLE;
+		return -1;
+	}
+
 	te = ep->kind == CONFIG_KIND_ORG ?
 	    tornado_parse_event(req->body, req->bodylen, &h->obs, res->why,
 	    sizeof(res->why)) :
