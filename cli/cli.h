@@ -89,6 +89,7 @@ int	cmd_endpoint_set(struct settings *, int, char **);
 int	cmd_destination_set(struct settings *, int, char **);
 int	cmd_endpoint_add(struct settings *, int, char **);
 int	cmd_endpoint_secret(struct settings *, int, char **);
+int	cmd_endpoint_show(struct settings *, int, char **);
 int	cmd_destination_add(struct settings *, int, char **);
 int	cmd_job_add(struct settings *, int, char **);
 int	cmd_list(struct settings *, int, char **);

@@ -3,6 +3,7 @@
  * for every table; an endpoint's secrets (add, list, revoke); and sign.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@
 #include "access.h"
 #include "config_admin.h"
 #include "config_edit.h"
+#include "config_map.h"
 #include "hook.h"
+#include "mapping.h"
 #include "pg_schema.h"
 #include "store.h"
 #include "text.h"
@@ -75,6 +78,31 @@ grant(const struct settings *e, const char *role)
 }
 
 /*
+ * Upgrades an existing configuration to this release's schema, saying so
+ * when it did.  Returns an exit code, reported.
+ */
+static int
+upgrade(const struct settings *e)
+{
+	enum config_status	rc;
+	int			from = 0;
+
+	if ((rc = config_upgrade(e->config_path, e->busy_ms, &from)) !=
+	    CONFIG_OK) {
+		if (!e->pg || rc == CONFIG_NOMEM || !cli_pg_unreachable(e))
+			cli_warn("%s: upgrading the configuration's schema:"
+			    " %s%s", settings_config_name(e),
+			    config_strerror(rc), e->pg ? " (as the schema's"
+			    " owner, the admin role?)" : "");
+		return config_exit(rc);
+	}
+	if (from != CONFIG_SCHEMA_VERSION)
+		printf("upgraded %s: configuration schema version %d to %d\n",
+		    settings_config_name(e), from, CONFIG_SCHEMA_VERSION);
+	return EXIT_OK;
+}
+
+/*
  * init [--grant ROLE]...: a directory gets config.db and state.db; a
  * PostgreSQL database its two schemas, and each ROLE the grants a serving
  * role needs.  Run twice, it changes nothing (grants are idempotent).
@@ -125,6 +153,9 @@ cmd_init(struct settings *e, int argc, char **argv)
 			    config_strerror(crc));
 		return config_exit(crc);
 	}
+	/* There already: brought up to this release's schema. */
+	if (crc == CONFIG_EXISTS && (rc = upgrade(e)) != EXIT_OK)
+		return rc;
 	if ((rc = open_store(e, 1, &st)) != EXIT_OK)
 		return rc;
 	store_close(st);
@@ -440,6 +471,78 @@ out:
 /* ---- endpoint ----------------------------------------------------- */
 
 /*
+ * A mapping file (or "-" for standard input), at most MAPPING_TEXT_MAX
+ * bytes, read and parsed: into *text (free()) and *len, and *m
+ * (mapping_free()).  EXIT_OK; EXIT_USAGE for a mapping that is too long
+ * or does not parse, with the file's name and what is wrong; EXIT_FAIL
+ * for a file that cannot be read.
+ */
+static int
+get_mapping(const char *path, char **text, size_t *len, struct mapping **m)
+{
+	char	 why[256], esc[PATH_MAX];
+	ssize_t	 n;
+	int	 fd, rc = EXIT_OK;
+
+	*text = NULL;
+	*m = NULL;
+	(void)text_escape(path, (size_t)-1, esc, sizeof(esc));
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		cli_warn("--mapping \"%s\": %s", esc, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if ((*text = malloc(MAPPING_TEXT_MAX)) == NULL) {
+		cli_warn("out of memory");
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	/* read_bounded() says -1 for both; only a failed read sets errno. */
+	errno = 0;
+	if ((n = read_bounded(fd, *text, MAPPING_TEXT_MAX)) < 0) {
+		if (errno != 0) {
+			cli_warn("--mapping \"%s\": %s", esc, strerror(errno));
+			rc = EXIT_FAIL;
+		} else {
+			cli_warn("--mapping \"%s\": longer than %d bytes", esc,
+			    MAPPING_TEXT_MAX);
+			rc = EXIT_USAGE;
+		}
+		goto out;
+	}
+	if ((*m = mapping_parse(*text, (size_t)n, why, sizeof(why))) == NULL) {
+		cli_warn("--mapping \"%s\": %s", esc, why);
+		/* mapping.h's words for a failed allocation. */
+		rc = strcmp(why, "out of memory") == 0 ? EXIT_FAIL : EXIT_USAGE;
+		goto out;
+	}
+	*len = (size_t)n;
+out:
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc != EXIT_OK) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
+
+/*
+ * Reports config_endpoint_add_mapped()'s or
+ * config_endpoint_set_mapping()'s outcome: a refused mapping with its
+ * file and why, anything else as config_done() does.
+ */
+static int
+mapping_done(enum config_status rc, const char *name, const char *file,
+    const char *why)
+{
+	if ((rc == CONFIG_INVALID || rc == CONFIG_REFUSED) && why[0] != '\0')
+		return refuse("--mapping", file, why);
+	return config_done(rc, name, NULL);
+}
+
+/*
  * Reads a new secret for an endpoint of auth mode a from file, checks it
  * and adds it (inside the caller's transaction).  Returns an exit code.
  */
@@ -470,6 +573,7 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "tenant", required_argument, NULL, 't' },
 		{ "kind", required_argument, NULL, 'k' },
+		{ "mapping", required_argument, NULL, 'M' },
 		{ "auth", required_argument, NULL, 'a' },
 		{ "header", required_argument, NULL, 'h' },
 		{ "key-header", required_argument, NULL, 'h' },
@@ -480,10 +584,14 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 	};
 	struct config_endpoint	 ep;
 	struct config		*cfg = NULL;
+	struct mapping		*m = NULL;
 	const char		*secret = NULL, *why = NULL, *exp = NULL;
+	const char		*mapfile = NULL;
+	char			*map = NULL, mwhy[512];
+	size_t			 maplen = 0;
 	long long		 v;
 	int64_t			 expires = 0;
-	int			 ch, rc;
+	int			 ch, rc, kind = 0;
 
 	memset(&ep, 0, sizeof(ep));
 	ep.kind = CONFIG_KIND_JOB;
@@ -498,10 +606,14 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 			break;
 		case 'k':
 			if (config_kind_parse(optarg, &ep.kind) != 0) {
-				cli_warn("--kind \"%s\": expected tornado-job"
-				    " or tornado-org", optarg);
+				cli_warn("--kind \"%s\": expected tornado-job,"
+				    " tornado-org or mapped", optarg);
 				return EXIT_USAGE;
 			}
+			kind = 1;
+			break;
+		case 'M':
+			mapfile = optarg;
 			break;
 		case 'a':
 			if (config_auth_parse(optarg, &ep.auth) != 0) {
@@ -532,6 +644,24 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 	if (argc - optind != 1 || ep.tenant[0] == '\0' || secret == NULL ||
 	    set_field(ep.name, sizeof(ep.name), argv[optind], "endpoint") != 0)
 		return usage();
+	/* A mapping says the kind; a kind mapped needs one. */
+	if (mapfile != NULL && !kind)
+		ep.kind = CONFIG_KIND_MAPPED;
+	if (ep.kind == CONFIG_KIND_MAPPED && mapfile == NULL) {
+		cli_warn("--kind mapped needs --mapping FILE");
+		return EXIT_USAGE;
+	}
+	if (ep.kind != CONFIG_KIND_MAPPED && mapfile != NULL) {
+		cli_warn("--mapping: only for --kind mapped, not %s",
+		    config_kind_name(ep.kind));
+		return EXIT_USAGE;
+	}
+	if (mapfile != NULL && strcmp(mapfile, "-") == 0 &&
+	    strcmp(secret, "-") == 0) {
+		cli_warn("--mapping - and --secret-file -: standard input can"
+		    " be only one of them");
+		return EXIT_USAGE;
+	}
 	if (ep.auth == CONFIG_AUTH_KEY && ep.key_header[0] == '\0') {
 		cli_warn("--auth key needs --header");
 		return EXIT_USAGE;
@@ -543,14 +673,30 @@ cmd_endpoint_add(struct settings *e, int argc, char **argv)
 		return refuse("endpoint NAME", ep.name, why);
 	if ((rc = check_name("--tenant", ep.tenant)) != EXIT_OK)
 		return rc;
+	if (mapfile != NULL &&
+	    (rc = get_mapping(mapfile, &map, &maplen, &m)) != EXIT_OK)
+		return rc;
 	/* The endpoint and its first secret commit together or not at all. */
 	if ((rc = begin(e, &cfg, ep.name)) != EXIT_OK)
-		return rc;
-	if ((rc = need_tenant(cfg, ep.tenant)) == EXIT_OK &&
-	    (rc = config_done(config_endpoint_add(cfg, &ep, &why), ep.name,
-	    &why)) == EXIT_OK)
+		goto out;
+	if ((rc = need_tenant(cfg, ep.tenant)) == EXIT_OK) {
+		if (m != NULL)
+			rc = mapping_done(config_endpoint_add_mapped(cfg, &ep,
+			    map, maplen, mwhy, sizeof(mwhy)), ep.name, mapfile,
+			    mwhy);
+		else
+			rc = config_done(config_endpoint_add(cfg, &ep, &why),
+			    ep.name, &why);
+	}
+	if (rc == EXIT_OK)
 		rc = add_secret(cfg, ep.name, ep.auth, secret, expires);
-	return finish(cfg, rc, ep.name);
+	if ((rc = finish(cfg, rc, ep.name)) == EXIT_OK && m != NULL)
+		printf("endpoint %s added: kind mapped, its actions to"
+		    " destination %s\n", ep.name, mapping_destination(m));
+out:
+	mapping_free(m);
+	free(map);
+	return rc;
 }
 
 int
@@ -560,11 +706,16 @@ cmd_endpoint_set(struct settings *e, int argc, char **argv)
 		{ "header", required_argument, NULL, 'h' },
 		{ "key-header", required_argument, NULL, 'h' },
 		{ "tolerance", required_argument, NULL, 'T' },
+		{ "mapping", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct config_endpoint	 ep;
 	struct config		*cfg = NULL;
+	struct mapping		*m = NULL;
 	const char		*header = NULL, *name, *why = NULL;
+	const char		*mapfile = NULL;
+	char			*map = NULL, mwhy[512];
+	size_t			 maplen = 0;
 	enum config_status	 crc;
 	long long		 v;
 	int64_t			 tolerance = 0;
@@ -580,14 +731,21 @@ cmd_endpoint_set(struct settings *e, int argc, char **argv)
 				return EXIT_USAGE;
 			tolerance = v;
 			break;
+		case 'M':
+			mapfile = optarg;
+			break;
 		default:
 			return usage();
 		}
-	if (argc - optind != 1 || (header == NULL && tolerance == 0))
+	if (argc - optind != 1 || (header == NULL && tolerance == 0 &&
+	    mapfile == NULL))
 		return usage();
 	name = argv[optind];
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
+	if (mapfile != NULL &&
+	    (rc = get_mapping(mapfile, &map, &maplen, &m)) != EXIT_OK)
 		return rc;
+	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
+		goto out;
 	if ((crc = config_endpoint_get(cfg, name, &ep)) == CONFIG_NOTFOUND)
 		rc = no_such("endpoint", name, NULL);
 	else if ((rc = config_done(crc, name, NULL)) != EXIT_OK)
@@ -596,16 +754,103 @@ cmd_endpoint_set(struct settings *e, int argc, char **argv)
 		rc = refuse("--header", header, "a standard endpoint takes"
 		    " none (it reads webhook-id, webhook-timestamp and"
 		    " webhook-signature)");
-	else if (header != NULL && set_field(ep.key_header,
+	else if (m != NULL && ep.kind != CONFIG_KIND_MAPPED) {
+		(void)snprintf(mwhy, sizeof(mwhy), "endpoint %s is of kind %s:"
+		    " only kind mapped has a mapping", name,
+		    config_kind_name(ep.kind));
+		rc = refuse("--mapping", mapfile, mwhy);
+	} else if (header != NULL && set_field(ep.key_header,
 	    sizeof(ep.key_header), header, "--header") != 0)
 		rc = EXIT_USAGE;
 	else {
 		if (tolerance != 0)
 			ep.tolerance = tolerance;
-		rc = config_done(config_endpoint_update(cfg, &ep, &why), name,
-		    &why);
+		if (header != NULL || tolerance != 0)
+			rc = config_done(config_endpoint_update(cfg, &ep,
+			    &why), name, &why);
+		if (rc == EXIT_OK && m != NULL)
+			rc = mapping_done(config_endpoint_set_mapping(cfg,
+			    name, map, maplen, mwhy, sizeof(mwhy)), name,
+			    mapfile, mwhy);
 	}
-	return finish(cfg, rc, name);
+	if ((rc = finish(cfg, rc, name)) == EXIT_OK && m != NULL)
+		printf("endpoint %s: mapping replaced, its actions to"
+		    " destination %s\n", name, mapping_destination(m));
+out:
+	mapping_free(m);
+	free(map);
+	return rc;
+}
+
+/*
+ * endpoint show [--mapping] NAME: the endpoint as one JSON object (the
+ * fields of endpoint list --json, its mapping as JSON); with --mapping,
+ * its mapping alone, canonical, as endpoint add --mapping takes it.
+ */
+int
+cmd_endpoint_show(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mapping", no_argument, NULL, 'M' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_endpoint	 ep;
+	struct config		*cfg = NULL;
+	cJSON			*arr = NULL, *row, *v;
+	enum config_status	 crc;
+	const char		*name;
+	char			*text = NULL, *out = NULL;
+	int			 ch, rc, only = 0;
+
+	while ((ch = next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 'M':
+			only = 1;
+			break;
+		default:
+			return usage();
+		}
+	if (argc - optind != 1)
+		return usage();
+	name = argv[optind];
+	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	if (only) {
+		if ((crc = config_endpoint_get(cfg, name, &ep)) ==
+		    CONFIG_NOTFOUND)
+			rc = no_such("endpoint", name, NULL);
+		else if ((rc = config_done(crc, name, NULL)) == EXIT_OK &&
+		    (rc = config_done(config_endpoint_mapping(cfg, name,
+		    &text), name, NULL)) == EXIT_OK && text == NULL) {
+			cli_warn("endpoint show: endpoint %s is of kind %s: it"
+			    " has no mapping", name, config_kind_name(ep.kind));
+			rc = EXIT_FAIL;
+		}
+		if (rc == EXIT_OK)
+			puts(text);
+		goto out;
+	}
+	if ((rc = config_done(config_list(cfg, CONFIG_ENDPOINTS, &arr),
+	    name, NULL)) != EXIT_OK)
+		goto out;
+	cJSON_ArrayForEach(row, arr) {
+		v = cJSON_GetObjectItemCaseSensitive(row, "name");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, name) == 0)
+			break;
+	}
+	if (row == NULL)
+		rc = no_such("endpoint", name, NULL);
+	else if ((out = cJSON_Print(row)) == NULL) {
+		cli_warn("out of memory");
+		rc = EXIT_FAIL;
+	} else
+		puts(out);
+out:
+	cJSON_free(out);
+	cJSON_Delete(arr);
+	free(text);
+	config_close(cfg);
+	return rc;
 }
 
 /* ---- endpoint secret {add|list|revoke} ---------------------------- */

@@ -15,6 +15,7 @@
 
 #include "auth.h"
 #include "hook.h"
+#include "mapping.h"
 #include "super.h"
 #include "util.h"
 
@@ -50,13 +51,20 @@
 #define TENANT_FILTER_HELP \
 	"  --tenant T             only tenant T's rows (default all)\n"
 
+/* endpoint add's help says the most a mapping file holds. */
+_Static_assert(MAPPING_TEXT_MAX == 16 * 1024, "endpoint add's help");
+
 static const struct cmd cmds[] = {
 	{ "init", NULL, cmd_init, NONE, "[--grant ROLE]...",
 	    "  --grant ROLE           PostgreSQL: let ROLE serve (read"
 	    " hookbox_config, write\n"
 	    "                         hookbox_state), as `hookbox grants`"
 	    " prints; repeatable\n"
-	    "                         (default no grants)\n" },
+	    "                         (default no grants)\n"
+	    "                         Run again, it upgrades a configuration"
+	    " made by an older\n"
+	    "                         hookbox to this one's schema (as its"
+	    " owner).\n" },
 	{ "grants", NULL, cmd_grants, NOLOC, "ROLE",
 	    "  ROLE                   the PostgreSQL role the responder and"
 	    " dispatcher\n"
@@ -88,14 +96,22 @@ static const struct cmd cmds[] = {
 	{ "tenant", "remove", cmd_remove, W_CONFIG, "ID",
 	    "" },
 	{ "endpoint", "add", cmd_endpoint_add, W_CONFIG,
-	    "--tenant T [--kind tornado-job|tornado-org]\n"
-	    "       [--auth hmac|key|standard] [--header H]"
-	    " [--tolerance S]\n"
+	    "--tenant T\n"
+	    "       [--kind tornado-job|tornado-org|mapped] [--mapping FILE|-]\n"
+	    "       [--auth hmac|key|standard] [--header H] [--tolerance S]\n"
 	    "       --secret-file FILE|- [--expires WHEN] NAME",
 	    "  --tenant T             the tenant the endpoint belongs to"
 	    " (required)\n"
-	    "  --kind K               tornado-job or tornado-org"
-	    " (default tornado-job)\n"
+	    "  --kind K               tornado-job, tornado-org, or mapped with"
+	    " --mapping\n"
+	    "                         (default tornado-job)\n"
+	    "  --mapping FILE|-       kind mapped: where each field of an event"
+	    " is and which\n"
+	    "                         types make which step, a JSON file of at"
+	    " most 16 KiB;\n"
+	    "                         its destination must be the tenant's"
+	    " (required with\n"
+	    "                         --kind mapped)\n"
 	    "  --auth A               hmac, key or standard (default hmac)\n"
 	    "  --header H             the key's header (required with --auth"
 	    " key); for hmac,\n"
@@ -116,13 +132,17 @@ static const struct cmd cmds[] = {
 	    "  NAME                   not starting with '_' (_health and"
 	    " _metrics are taken)\n" },
 	{ "endpoint", "set", cmd_endpoint_set, W_CONFIG,
-	    "[--tolerance S] [--header H] NAME",
+	    "[--tolerance S] [--header H]\n"
+	    "       [--mapping FILE|-] NAME",
 	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
 	    " (default\n"
 	    "                         unchanged)\n"
 	    "  --header H             the key's header, or the hmac signature's"
 	    " (default\n"
 	    "                         unchanged)\n"
+	    "  --mapping FILE|-       a mapped endpoint's new mapping, in force"
+	    " for the next\n"
+	    "                         request (default unchanged)\n"
 	    "                         At least one option; the rest stays as"
 	    " it is.\n" },
 	{ "endpoint", "secret", cmd_endpoint_secret, W_CONFIG,
@@ -155,6 +175,12 @@ static const struct cmd cmds[] = {
 	    " last active one)\n" },
 	{ "endpoint", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
 	    TENANT_FILTER_HELP LIST_HELP },
+	{ "endpoint", "show", cmd_endpoint_show, R_CONFIG, "[--mapping] NAME",
+	    "  NAME                   the endpoint, as one JSON object with its"
+	    " mapping\n"
+	    "  --mapping              its mapping alone, canonical, as"
+	    " --mapping takes it\n"
+	    "                         (default the whole endpoint)\n" },
 	{ "endpoint", "remove", cmd_remove, W_CONFIG, "NAME",
 	    "" },
 	{ "destination", "add", cmd_destination_add, W_CONFIG,

@@ -11,9 +11,13 @@ _hookbox()
 		cword=$COMP_CWORD
 	}
 	case $prev in
-	-d|--secret-file|--api-key-file)
-		COMPREPLY=($(compgen -f -- "$cur"))
-		return
+	-d|--secret-file|--api-key-file|--mapping)
+		# A file, but for `endpoint show --mapping NAME`.
+		if [[ $prev != --mapping || " ${words[*]} " != *" show "* ]]
+		then
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+		fi
 		;;
 	esac
 	# The command words typed so far, skipping -d DIR.

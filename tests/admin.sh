@@ -2,8 +2,10 @@
 # tests/admin.sh: configuring hookbox with its tool, on a real config.db:
 # what add refuses (and how it says so), set, an endpoint's secrets by id
 # (add, list, revoke, --retire-others-after) and that a revoked or
-# expired secret is refused by the responder itself; and a config.db made
-# by the previous release.
+# expired secret is refused by the responder itself; endpoints of kind
+# mapped (a mapping file checked, stored, shown back, replaced); and a
+# config.db of the previous schema, upgraded by init (one made by hand,
+# and one made by the previous release).
 # Usage: tests/admin.sh PATH_TO_HOOKBOX (hookbox-fcgi is looked for beside
 # it; the previous release's tool in $HOOKBOX_OLD is optional: with it,
 # a config.db that release made is configured with this one, and read
@@ -588,7 +590,218 @@ contains "tenant set help" "--inactive" "$("$HB" help tenant set)"
 contains "endpoint set help" "--tolerance" "$("$HB" help endpoint set)"
 contains "help: --expires forms" "+30d" "$("$HB" help endpoint add)"
 
+# ---- endpoints of kind mapped: a declared format ----
+# The mapping is read from a file, checked (exit 2 with the file and what
+# is wrong), its destination the tenant's (exit 1 otherwise), stored
+# canonical and shown back; endpoint set replaces it; the destination
+# it names is kept; the responder does not serve one yet (503).
+export HOOKBOX_DIR="$tmp/mapped"
+db="$HOOKBOX_DIR/config.db"
+"$HB" init >/dev/null
+"$HB" tenant add media
+"$HB" destination add cms --tenant media --url http://127.0.0.1:9/cms
+cat > "$tmp/cms.json" <<'JSON'
+{
+  "destination": "cms",
+  "event_id":  {"header": "webhook-id"},
+  "subject":   "/data/asset_id",
+  "version":   "/data/version",
+  "type":      "/type",
+  "occurred":  "/data/updated_at",
+  "steps":  {"publish":   ["asset.approved", "asset.replaced"]},
+  "undo":   {"unpublish": ["asset.unpublished", "asset.deleted"]},
+  "ignore": ["asset.viewed"]
+}
+JSON
+sed 's/"cms"/"cms2"/' "$tmp/cms.json" > "$tmp/cms2.json"
+sed 's/"cms"/"nope"/' "$tmp/cms.json" > "$tmp/nope.json"
+sed 's/"asset.replaced"/7/' "$tmp/cms.json" > "$tmp/bad.json"
+printf 'not json' > "$tmp/notjson.json"
+{ printf '{"destination": "cms", "pad": "'; head -c 16400 /dev/zero |
+    tr '\0' x; printf '"}'; } > "$tmp/big.json"
+
+out=$("$HB" endpoint add cms-hook --tenant media --kind mapped \
+    --mapping "$tmp/cms.json" --secret-file "$tmp/hmac"); rc=$?
+eq "mapped: add" 0 $rc
+eq "mapped: add says so, in a line" \
+    "endpoint cms-hook added: kind mapped, its actions to destination cms" \
+    "$out"
+eq "mapped: stored as mapped" "mapped" \
+    "$(q "SELECT kind FROM endpoints WHERE name = 'cms-hook'")"
+canon=$("$HB" endpoint show --mapping cms-hook); rc=$?
+eq "mapped: show --mapping" 0 $rc
+eq "mapped: shown as stored, canonical" \
+    "$(q "SELECT mapping FROM endpoints WHERE name = 'cms-hook'")" "$canon"
+contains "mapped: canonical is compact JSON" \
+    '{"destination":"cms","event_id":{"header":"webhook-id"}' "$canon"
+printf '%s\n' "$canon" > "$tmp/canon.json"
+"$HB" endpoint set cms-hook --mapping "$tmp/canon.json" >/dev/null
+eq "mapped: its canonical form is taken back, unchanged" "$canon" \
+    "$("$HB" endpoint show --mapping cms-hook)"
+out=$("$HB" endpoint show cms-hook); rc=$?
+eq "mapped: show" 0 $rc
+contains "mapped: show, the kind" '"kind":	"mapped"' "$out"
+contains "mapped: show, the mapping as JSON" '"destination":	"cms"' "$out"
+eq "mapped: list --json has the mapping" "cms" \
+    "$(sqlite3 :memory: "SELECT json_extract('$("$HB" endpoint list \
+    --json)', '\$[0].mapping.destination')")"
+# The same name again.
+refused "mapped: add again" 1 "cms-hook: already exists" \
+    "$HB" endpoint add cms-hook --tenant media --mapping "$tmp/cms.json" \
+    --secret-file "$tmp/hmac"
+# Bad mappings: exit 2, the file and what is wrong.
+refused "mapped: a member of the wrong type" 2 \
+    "--mapping \"$tmp/bad.json\": steps.publish[1]" \
+    "$HB" endpoint add m1 --tenant media --kind mapped \
+    --mapping "$tmp/bad.json" --secret-file "$tmp/hmac"
+refused "mapped: not JSON" 2 "--mapping \"$tmp/notjson.json\": " \
+    "$HB" endpoint add m1 --tenant media --kind mapped \
+    --mapping "$tmp/notjson.json" --secret-file "$tmp/hmac"
+refused "mapped: over 16 KiB" 2 \
+    "--mapping \"$tmp/big.json\": longer than 16384 bytes" \
+    "$HB" endpoint add m1 --tenant media --kind mapped \
+    --mapping "$tmp/big.json" --secret-file "$tmp/hmac"
+refused "mapped: no such file" 1 "--mapping \"$tmp/none.json\": No such" \
+    "$HB" endpoint add m1 --tenant media --kind mapped \
+    --mapping "$tmp/none.json" --secret-file "$tmp/hmac"
+# A destination the tenant lacks: exit 1, named.
+refused "mapped: an unknown destination" 1 \
+    "--mapping \"$tmp/nope.json\": destination \"nope\" is not one of tenant\
+ media's destinations" \
+    "$HB" endpoint add m1 --tenant media --kind mapped \
+    --mapping "$tmp/nope.json" --secret-file "$tmp/hmac"
+# Kind and mapping go together.
+refused "mapped: --kind mapped without --mapping" 2 \
+    "--kind mapped needs --mapping FILE" \
+    "$HB" endpoint add m1 --tenant media --kind mapped \
+    --secret-file "$tmp/hmac"
+refused "mapped: --mapping for another kind" 2 \
+    "--mapping: only for --kind mapped, not tornado-org" \
+    "$HB" endpoint add m1 --tenant media --kind tornado-org \
+    --mapping "$tmp/cms.json" --secret-file "$tmp/hmac"
+refused "mapped: an unknown kind" 2 \
+    "expected tornado-job, tornado-org or mapped" \
+    "$HB" endpoint add m1 --tenant media --kind tornado \
+    --secret-file "$tmp/hmac"
+refused "mapped: auth as for any endpoint" 1 \
+    "expected an HMAC secret of at least 16 bytes" \
+    "$HB" endpoint add m1 --tenant media --mapping "$tmp/cms.json" \
+    --secret-file "$tmp/short"
+eq "mapped: nothing added by a refusal" 1 \
+    "$(q "SELECT count(*) FROM endpoints")"
+# Standard Webhooks auth, the mapping read from standard input; --mapping
+# alone says the kind.
+out=$("$HB" endpoint add m-std --tenant media --auth standard \
+    --secret-file "$tmp/whsec" --mapping - < "$tmp/cms.json"); rc=$?
+eq "mapped: standard auth, mapping on stdin" 0 $rc
+eq "mapped: standard, mapped" "mapped|standard" \
+    "$(q "SELECT kind || '|' || auth FROM endpoints WHERE name = 'm-std'")"
+"$HB" endpoint add tornado --tenant media --secret-file "$tmp/hmac"
+# endpoint set --mapping.
+refused "mapped: set on a tornado endpoint" 1 \
+    "endpoint tornado is of kind tornado-job: only kind mapped has a mapping" \
+    "$HB" endpoint set tornado --mapping "$tmp/cms.json"
+refused "mapped: set to a destination not there yet" 1 \
+    "destination \"cms2\" is not one of tenant media's destinations" \
+    "$HB" endpoint set cms-hook --mapping "$tmp/cms2.json"
+refused "mapped: set, a bad mapping" 2 "steps.publish[1]" \
+    "$HB" endpoint set cms-hook --mapping "$tmp/bad.json"
+refused "mapped: set, no such endpoint" 1 \
+    'endpoint "nosuch" does not exist' \
+    "$HB" endpoint set nosuch --mapping "$tmp/cms.json"
+eq "mapped: refused sets changed nothing" "$canon" \
+    "$("$HB" endpoint show --mapping cms-hook)"
+"$HB" destination add cms2 --tenant media --url http://127.0.0.1:9/cms2
+out=$("$HB" endpoint set cms-hook --mapping "$tmp/cms2.json"); rc=$?
+eq "mapped: set" 0 $rc
+eq "mapped: set says so" \
+    "endpoint cms-hook: mapping replaced, its actions to destination cms2" \
+    "$out"
+contains "mapped: set, stored" '"destination":"cms2"' \
+    "$("$HB" endpoint show --mapping cms-hook)"
+"$HB" endpoint set cms-hook --tolerance 60
+eq "mapped: set --tolerance leaves the mapping" '"cms2"' \
+    "$(q "SELECT json_extract(mapping, '\$.destination') FROM endpoints
+    WHERE name = 'cms-hook'" | sed 's/.*/"&"/')"
+# show.
+refused "mapped: show --mapping of a tornado endpoint" 1 \
+    "endpoint tornado is of kind tornado-job: it has no mapping" \
+    "$HB" endpoint show --mapping tornado
+refused "mapped: show, no such endpoint" 1 'endpoint "nosuch" does not exist' \
+    "$HB" endpoint show nosuch
+refused "mapped: show takes one name" 2 "usage:" "$HB" endpoint show a b
+# The destination a mapping names stays.
+refused "mapped: its destination is kept" 1 \
+    "still referenced by endpoint cms-hook" \
+    "$HB" destination remove --tenant media cms2
+refused "mapped: and the other's" 1 "still referenced by endpoint m-std" \
+    "$HB" destination remove --tenant media cms
+"$HB" endpoint remove m-std
+"$HB" destination remove --tenant media cms
+eq "mapped: one no mapping names goes" 0 $?
+# The responder does not serve a mapped endpoint yet: 503, sent again.
+mapped_status() {	# ENDPOINT SECRET_FILE
+	_body='{"type":"asset.approved"}'
+	_t=$(date +%s)
+	_mac=$(printf '%s.%s' "$_t" "$_body" |
+	    openssl dgst -sha256 -hmac "$(cat "$2")" -r | cut -d' ' -f1)
+	printf '%s' "$_body" | env -i HOOKBOX_DIR="$HOOKBOX_DIR" \
+	    GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
+	    PATH_INFO="/hooks/$1" CONTENT_TYPE=application/json \
+	    CONTENT_LENGTH=${#_body} \
+	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" 2>/dev/null |
+	    sed -n 's/^Status: \([0-9]*\).*/\1/p'
+}
+eq "mapped: the responder answers 503 for now" 503 \
+    "$(mapped_status cms-hook "$tmp/hmac")"
+eq "mapped: unauthenticated, 401 still" 401 \
+    "$(mapped_status cms-hook "$tmp/hmac2")"
+# Help.
+out=$("$HB" help endpoint add)
+for o in --mapping mapped "16 KiB"; do
+	contains "mapped: endpoint add help: $o" "$o" "$out"
+done
+contains "mapped: endpoint set help" "--mapping" "$("$HB" help endpoint set)"
+out=$("$HB" help endpoint show); rc=$?
+eq "mapped: help endpoint show" 0 $rc
+contains "mapped: endpoint show help" "--mapping" "$out"
+
+# ---- a config.db of the previous schema (version 1), made by hand: ----
+# refused by the tool and the responder until init upgrades it.
+export HOOKBOX_DIR="$tmp/v1"
+db="$HOOKBOX_DIR/config.db"
+"$HB" init >/dev/null
+"$HB" tenant add acme
+"$HB" endpoint add tornado --tenant acme --secret-file "$tmp/hmac"
+q "PRAGMA foreign_keys=OFF; BEGIN;
+    CREATE TABLE e1(name TEXT PRIMARY KEY,
+     tenant TEXT NOT NULL REFERENCES tenants(id),
+     kind TEXT NOT NULL CHECK(kind IN ('tornado-job','tornado-org')),
+     auth TEXT NOT NULL CHECK(auth IN ('hmac','key','standard')),
+     key_header TEXT,
+     tolerance_s INTEGER NOT NULL DEFAULT 300 CHECK(tolerance_s > 0),
+     created_at INTEGER NOT NULL);
+    INSERT INTO e1 SELECT name, tenant, kind, auth, key_header, tolerance_s,
+     created_at FROM endpoints;
+    DROP TABLE endpoints; ALTER TABLE e1 RENAME TO endpoints;
+    PRAGMA user_version=1; COMMIT;"
+refused "v1: the tool says to run init" 1 "run \`hookbox init\` to upgrade it" \
+    "$HB" endpoint list
+eq "v1: the responder answers 503" 503 "$(hook_status "$tmp/hmac")"
+out=$("$HB" init); rc=$?
+eq "v1: init" 0 $rc
+contains "v1: init says it upgraded" \
+    "configuration schema version 1 to 2" "$out"
+eq "v1: upgraded, its triggers again" "2 3" "$(q "PRAGMA user_version") \
+$(q "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'
+    AND name LIKE 'endpoints_version_%'")"
+eq "v1: the responder authenticates" 422 "$(hook_status "$tmp/hmac")"
+lacks "v1: init again upgrades nothing" "upgraded" "$("$HB" init)"
+
 # ---- a config.db made by the previous release ----
+# Its schema, version 1, is opened by neither this release's tool nor its
+# responder until `hookbox init` upgrades it, every row kept; after, the
+# previous release no longer opens it.
 if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	export HOOKBOX_DIR="$tmp/old"
 	db="$HOOKBOX_DIR/config.db"
@@ -598,10 +811,22 @@ if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	"$OLD" destination add sink --tenant acme --url http://127.0.0.1:9/s
 	"$OLD" job add j1 --tenant acme --attempt a1 --step s \
 	    --destination sink
-	ver() { q "SELECT version FROM config_version"; }
-	eq "old config.db: no version" 0 "$(q "SELECT count(*)
-	    FROM sqlite_master WHERE name = 'config_version'")"
-	# Served before any write of this release: read per request.
+	eq "old config.db: schema version 1" 1 "$(q "PRAGMA user_version")"
+	refused "old config.db: the tool says to run init" 1 \
+	    "run \`hookbox init\` to upgrade it" \
+	    "$HB" endpoint secret list tornado
+	eq "old config.db: the responder answers 503" 503 \
+	    "$(hook_status "$tmp/hmac")"
+	out=$("$HB" init); rc=$?
+	eq "old config.db: init" 0 $rc
+	contains "old config.db: init upgrades it" \
+	    "configuration schema version 1 to 2" "$out"
+	# The version and its triggers, made again with the endpoints.
+	eq "old config.db: upgraded, the version kept" "2 1 9" \
+	    "$(q "PRAGMA user_version") $(q "SELECT count(*)
+	    FROM config_version") $(q "SELECT count(*)
+	    FROM sqlite_master WHERE type = 'trigger'
+	    AND name LIKE '%_version_%'")"
 	eq "old config.db: the responder authenticates" 422 \
 	    "$(hook_status "$tmp/hmac")"
 	eq "old config.db: and refuses" 401 "$(hook_status "$tmp/hmac2")"
@@ -612,35 +837,19 @@ if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	"$HB" endpoint secret add --secret-file "$tmp/hmac2" \
 	    --retire-others-after 24h tornado >/dev/null
 	eq "old config.db: rotation" 0 $?
+	eq "both secrets active" 2 "$(q "SELECT count(*) FROM secrets
+	    WHERE expires_at IS NULL OR expires_at > unixepoch()")"
 	"$HB" destination set --tenant acme sink --timeout-ms 1234
 	eq "old config.db: set" 1234 \
 	    "$(q "SELECT timeout_ms FROM destinations")"
 	refused "old config.db: duplicate action" 1 "already belong to job j1" \
 	    "$HB" job add j2 --tenant acme --attempt a1 --step s \
 	    --destination sink
-	"$OLD" endpoint list >/dev/null
-	eq "and the previous release still reads it" 0 $?
-	eq "both secrets active" 2 "$(q "SELECT count(*) FROM secrets
-	    WHERE expires_at IS NULL OR expires_at > unixepoch()")"
-	# The first write added the version and its triggers, the schema's
-	# version kept; the previous release's writes bump it too.
-	eq "old config.db: the version added, user_version 1" "1 9 1" \
-	    "$(q "SELECT count(*) FROM config_version") $(q "SELECT count(*)
-	    FROM sqlite_master WHERE type = 'trigger'
-	    AND name LIKE '%_version_%'") $(q "PRAGMA user_version")"
-	v1=$(ver)
-	"$OLD" tenant add other
-	v2=$(ver)
-	eq "the previous release's write bumps it" 1 \
-	    "$([ "$v2" -gt "$v1" ] && echo 1)"
-	"$OLD" endpoint secret revoke tornado "$(q "SELECT max(id)
-	    FROM secrets")" >/dev/null
-	eq "and its revoke" 1 "$([ "$(ver)" -gt "$v2" ] && echo 1)"
-	eq "revoked by the previous release: refused" 401 \
-	    "$(hook_status "$tmp/hmac2")"
-	eq "the other still authenticates" 422 "$(hook_status "$tmp/hmac")"
-	"$OLD" tenant list >/dev/null
-	eq "the previous release reads it after its writes" 0 $?
+	"$HB" endpoint add m --tenant acme --mapping "$tmp/cms.json" \
+	    --secret-file "$tmp/hmac" 2>/dev/null
+	eq "old config.db: a mapped endpoint's destination is checked" 1 $?
+	"$OLD" endpoint list >/dev/null 2>&1
+	eq "the previous release no longer opens it" 1 $?
 else
 	echo "admin: HOOKBOX_OLD not set: a previous release's config.db not tried"
 fi

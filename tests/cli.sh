@@ -93,7 +93,8 @@ help_ok() {
 help_ok "--help" "commands:" --help
 help_ok "-h" "commands:" -h
 help_ok "help" "commands:" help
-help_ok "help lists the groups" "endpoint {add|set|secret|list|remove}" help
+help_ok "help lists the groups" \
+    "endpoint {add|set|secret|list|show|remove}" help
 help_ok "help VERB" "--max-attempts N" help destination add
 help_ok "help GROUP" "tenant remove ID" help tenant
 help_ok "help of a one-word command" "--workers N" help dispatch
