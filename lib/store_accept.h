@@ -166,8 +166,8 @@ HB_API enum store_status store_outbox_add(struct store *,
     const struct store_action *) HB_MUST_CHECK;
 
 /*
- * Records (or counts again) an open conflict.  kind is "terminal" or
- * "action"; recorded and observed describe the two sides.
+ * Records (or counts again) an open conflict.  kind is "terminal",
+ * "action" or "version"; recorded and observed describe the two sides.
  */
 HB_API enum store_status store_conflict_add(struct store *, const char *tenant,
     const char *job_id, const char *action_id, const char *kind,
