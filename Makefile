@@ -109,7 +109,7 @@ LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
 	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c lib/accept.c \
 	   lib/decide.c lib/group.c lib/hook.c lib/http.c lib/outbox.c \
 	   lib/poller.c lib/fault.c lib/json.c lib/settings.c lib/super.c \
-	   lib/log.c lib/metrics.c lib/access.c
+	   lib/log.c lib/metrics.c lib/access.c lib/mapping.c
 LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/pg_schema.h lib/obs.h lib/tornado.h lib/auth.h lib/config.h \
 	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
@@ -118,7 +118,7 @@ LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/store_metrics.h lib/store_flight.h lib/store_int.h \
 	   lib/accept.h lib/decide.h lib/group.h lib/hook.h lib/http.h \
 	   lib/outbox.h lib/poller.h lib/fault.h lib/json.h lib/settings.h \
-	   lib/super.h lib/log.h lib/metrics.h lib/access.h
+	   lib/super.h lib/log.h lib/metrics.h lib/access.h lib/mapping.h
 # The headers that make the library's public contract (not db.h,
 # db_int.h, pg_schema.h, json.h, store_int.h, config_int.h).
 PUB_HDRS = $(filter-out lib/db.h lib/db_int.h lib/pg_schema.h lib/json.h \
@@ -138,7 +138,7 @@ FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
 	      check_outbox check_json check_respond check_store check_super \
-	      check_group check_db check_decide
+	      check_group check_db check_decide check_mapping
 # The ThreadSanitizer build needs only the suites whose code runs
 # threads: tests/check.sh runs those.
 ifeq ($(TSAN),1)
@@ -297,7 +297,7 @@ run:
 # build-fuzz/ and linked into each target; only tests/fuzz.c differs.
 FUZZ_CC	  ?= clang
 FUZZ_RUNS ?= 20000
-FUZZ_TARGETS = callback event status tsig sw
+FUZZ_TARGETS = callback event status tsig sw mapping
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	     $(if $(CJSON_SRC),-I$(dir $(CJSON_SRC))) -Ilib $(PKG_CFLAGS)
 FUZZ_OBJS = $(LIB_SRCS:%.c=build-fuzz/%.o) \

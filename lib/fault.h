@@ -23,7 +23,8 @@ enum fault_point {
 	FAULT_BEFORE_COMMIT,		/* store_commit(), before COMMIT */
 	FAULT_AFTER_COMMIT,		/* store_commit(), after a COMMIT that
 					   went through: the file check fails */
-	FAULT_ALLOC,			/* every cJSON allocation (json.c) */
+	FAULT_ALLOC,			/* every cJSON allocation (json.c),
+					   and mapping.c's own */
 	FAULT_GROUP_TAKE,		/* group.c's writer, before it takes
 					   what waits (a failure is ignored) */
 	FAULT_LOOKED,			/* accept.c, between a batch's look-up

@@ -5,6 +5,9 @@
  *   -DFUZZ_STATUS    tornado_parse_status
  *   -DFUZZ_TSIG      auth_verify_tsig (the "t=..,v1=.." header parser)
  *   -DFUZZ_SW        auth_verify_stdwebhooks (its three header values)
+ *   -DFUZZ_MAPPING   mapping_eval of the input as a body, against a fixed
+ *                    mapping; an input that starts with '#' is a mapping
+ *                    file instead (mapping_parse, mapping_text)
  * Beyond not crashing (ASan, UBSan; cJSON itself is compiled in with the
  * same instrumentation when Debian's source could be had, see the
  * Makefile), each checks the parser's promises: whatever it accepts is
@@ -21,6 +24,7 @@
 #include <cJSON.h>
 
 #include "auth.h"
+#include "mapping.h"
 #include "text.h"
 #include "tornado.h"
 #include "util.h"
@@ -179,6 +183,120 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if (rc == AUTH_OK || (unsigned)rc > AUTH_ERROR)
 		abort();
 	free(s);
+	return 0;
+}
+#elif defined(FUZZ_MAPPING)
+/* Headers and pointers both, an array index and an escape among them. */
+static const char	fixed[] =
+    "{\"destination\":\"cms\","
+    "\"event_id\":{\"header\":\"Webhook-Id\"},"
+    "\"subject\":\"/data/ids/0\","
+    "\"version\":\"/data/version\","
+    "\"type\":\"/type\","
+    "\"occurred\":\"/data/at~1utc\","
+    "\"steps\":{\"publish\":[\"asset.approved\",\"asset.replaced\"]},"
+    "\"undo\":{\"unpublish\":[\"asset.deleted\"]},"
+    "\"ignore\":[\"asset.viewed\"]}";
+
+/* A body for the mappings made from inputs: some field may resolve. */
+static const char	probe[] =
+    "{\"type\":\"asset.approved\",\"id\":\"e\",\"data\":{\"ids\":[\"s\"],"
+    "\"version\":\"7\",\"at/utc\":\"2024-05-01T10:00:00Z\"}}";
+
+static const char *
+one_header(void *arg, const char *name)
+{
+	(void)arg;
+	return strcmp(name, "webhook-id") == 0 ? "msg_2mJ9" : NULL;
+}
+
+/* What every successful evaluation promises. */
+static void
+check_event(const struct mapping_event *ev)
+{
+	if (!text_valid_id(ev->event_id, HB_ID_MAX) ||
+	    !text_valid_id(ev->subject, HB_ID_MAX) ||
+	    !text_valid_id(ev->type, HB_ID_MAX))
+		abort();
+	if (ev->version < 0 || ev->version > 9007199254740991LL ||
+	    ev->occurred_ms < 0 || ev->occurred_ms >= 253402300800000LL)
+		abort();
+	if (ev->effect == MAPPING_IGNORE ? ev->step[0] != '\0' :
+	    !text_valid_name(ev->step))
+		abort();
+}
+
+static void
+check_zero(const struct mapping_event *ev)
+{
+	static const struct mapping_event	zero;
+
+	if (memcmp(ev, &zero, sizeof(zero)) != 0)
+		abort();
+}
+
+static int		 ready;
+static struct mapping	*m;
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	struct mapping_event	 ev;
+	struct mapping		*m2, *m3;
+	enum mapping_err	 rc;
+	char			 why[128], *t, *t2;
+
+	if (!ready) {
+		if (util_init() != 0 || (m = mapping_parse(fixed,
+		    sizeof(fixed) - 1, why, sizeof(why))) == NULL)
+			abort();
+		ready = 1;
+	}
+	if (len > 0 && data[0] == '#') {
+		/* A mapping file: whatever is taken has a canonical text. */
+		m2 = mapping_parse((const char *)data + 1, len - 1, why,
+		    sizeof(why));
+		if (m2 == NULL) {
+			/* Inputs of at most 4 KiB never exhaust memory. */
+			if (strcmp(why, "out of memory") == 0 || why[0] == '\0')
+				abort();
+			return 0;
+		}
+		if (!text_valid_name(mapping_destination(m2)) ||
+		    (t = mapping_text(m2)) == NULL)
+			abort();
+		/* Its text is the same mapping: the same text again. */
+		if ((m3 = mapping_parse(t, strlen(t), why, sizeof(why))) ==
+		    NULL || (t2 = mapping_text(m3)) == NULL ||
+		    strcmp(t, t2) != 0)
+			abort();
+		rc = mapping_eval(m2, probe, sizeof(probe) - 1, one_header,
+		    NULL, &ev, why, sizeof(why));
+		if (rc == MAPPING_OK)
+			check_event(&ev);
+		else if (rc != MAPPING_INVALID)
+			abort();
+		else
+			check_zero(&ev);
+		free(t2);
+		free(t);
+		mapping_free(m3);
+		mapping_free(m2);
+		return 0;
+	}
+	rc = mapping_eval(m, (const char *)data, len, one_header, NULL, &ev,
+	    why, sizeof(why));
+	if (rc == MAPPING_NOMEM || (unsigned)rc > MAPPING_NOMEM)
+		abort();
+	if (rc != MAPPING_OK) {
+		check_zero(&ev);
+		return 0;
+	}
+	check_event(&ev);
+	if (strcmp(ev.event_id, "msg_2mJ9") != 0 ||
+	    (ev.effect == MAPPING_DO && strcmp(ev.step, "publish") != 0) ||
+	    (ev.effect == MAPPING_UNDO && strcmp(ev.step, "unpublish") != 0))
+		abort();
 	return 0;
 }
 #else
