@@ -17,6 +17,7 @@
 
 static const char *const source_names[] = {
 	[OBS_SRC_JOB] = "job", [OBS_SRC_ORG] = "org", [OBS_SRC_POLL] = "poll",
+	[OBS_SRC_EVENT] = "event",
 };
 
 static enum hb_result
@@ -29,6 +30,38 @@ static enum hb_result
 config_failure(enum config_status s)
 {
 	return s == CONFIG_NOMEM ? HB_NOMEM : HB_UNAVAILABLE;
+}
+
+/*
+ * A subject's action: what the downstream needs to compare versions as
+ * hookbox did (DESIGN.md section 3b).  NULL when out of memory.
+ */
+static char *
+subject_payload(const char *action, const struct config_job *job,
+    const struct obs *o, int64_t now)
+{
+	cJSON	*doc;
+	char	*s = NULL;
+
+	if ((doc = cJSON_CreateObject()) == NULL)
+		return NULL;
+	if (cJSON_AddStringToObject(doc, "action", action) != NULL &&
+	    cJSON_AddStringToObject(doc, "tenant", job->tenant) != NULL &&
+	    cJSON_AddStringToObject(doc, "subject", job->job_id) != NULL &&
+	    cJSON_AddNumberToObject(doc, "version", (double)o->version) !=
+	    NULL &&
+	    cJSON_AddStringToObject(doc, "step", job->step) != NULL &&
+	    cJSON_AddStringToObject(doc, "effect", o->undo ? "undo" : "do") !=
+	    NULL &&
+	    cJSON_AddStringToObject(doc, "type", o->type) != NULL &&
+	    cJSON_AddStringToObject(doc, "event_id", o->delivery_id) != NULL &&
+	    cJSON_AddNumberToObject(doc, "occurred_at_ms",
+	    (double)o->occurred_ms) != NULL &&
+	    cJSON_AddNumberToObject(doc, "accepted_at_ms", (double)now) !=
+	    NULL)
+		s = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	return s;
 }
 
 /*
@@ -46,6 +79,8 @@ action_payload(const char *action, const struct config_job *job,
 	cJSON	*doc, *file, *out = NULL;
 	char	*s = NULL;
 
+	if (o->event == OBS_EV_SUBJECT)
+		return subject_payload(action, job, o, now);
 	if ((doc = cJSON_CreateObject()) == NULL)
 		return NULL;
 	if (job->output[0] != '\0') {
@@ -112,6 +147,34 @@ accept_prepare(struct config *cfg, const struct accept_req *req,
 	return accept_prepare_from(&ac, req, p, res);
 }
 
+/*
+ * A subject's event as a job (accept.h): its action tenant:subject:
+ * version:step.  -1 with res filled when it does not fit an action id.
+ */
+static int
+subject_job(const struct accept_req *req, struct accept_prep *p,
+    struct accept_res *res)
+{
+	const struct obs	*o = req->obs;
+	struct config_job	*j = &p->job;
+
+	(void)snprintf(j->tenant, sizeof(j->tenant), "%s", req->tenant);
+	(void)snprintf(j->job_id, sizeof(j->job_id), "%s", o->job_id);
+	(void)snprintf(j->step, sizeof(j->step), "%s", o->step);
+	(void)snprintf(j->destination, sizeof(j->destination), "%s",
+	    req->destination);
+	if (snprintf(j->attempt, sizeof(j->attempt), "%s:%lld", o->job_id,
+	    (long long)o->version) >= (int)sizeof(j->attempt) ||
+	    snprintf(p->action, sizeof(p->action), "%s:%s:%s", j->tenant,
+	    j->attempt, j->step) >= (int)sizeof(p->action)) {
+		p->action[0] = '\0';
+		res->detail = "subject and version too long for an action id";
+		res->result = HB_MALFORMED;
+		return -1;
+	}
+	return 0;
+}
+
 int
 accept_prepare_from(const struct accept_config *ac,
     const struct accept_req *req, struct accept_prep *p,
@@ -126,10 +189,14 @@ accept_prepare_from(const struct accept_config *ac,
 
 	/* Validate identifiers before anything is looked up or written. */
 	if (!text_valid_name(req->tenant) ||
-	    (o->event == OBS_EV_JOB && !text_valid_id(o->job_id, HB_ID_MAX)) ||
+	    ((o->event == OBS_EV_JOB || o->event == OBS_EV_SUBJECT) &&
+	    !text_valid_id(o->job_id, HB_ID_MAX)) ||
+	    (o->event == OBS_EV_SUBJECT && (!text_valid_name(o->step) ||
+	    req->destination == NULL || !text_valid_name(req->destination) ||
+	    o->version < 0 || o->delivery_id[0] == '\0')) ||
 	    (o->delivery_id[0] != '\0' &&
 	    !text_valid_id(o->delivery_id, HB_ID_MAX)) ||
-	    (unsigned)o->source > OBS_SRC_POLL ||
+	    (unsigned)o->source > OBS_SRC_EVENT ||
 	    (unsigned)o->stage > OBS_STAGE_COMPLETED) {
 		res->detail = "identifier empty, too long or not UTF-8";
 		res->result = HB_MALFORMED;
@@ -164,6 +231,9 @@ accept_prepare_from(const struct accept_config *ac,
 		}
 	}
 
+	if (o->event == OBS_EV_SUBJECT && subject_job(req, p, res) != 0)
+		return -1;
+
 	p->obs = o;
 	p->now_ms = req->now_ms;
 	p->rcpt.at = req->now_ms;
@@ -177,6 +247,13 @@ accept_prepare_from(const struct accept_config *ac,
 	p->rcpt.stage = obs_stage_name(o->stage);
 	p->rcpt.body = req->body;
 	p->rcpt.bodylen = req->bodylen;
+	if (o->event == OBS_EV_SUBJECT) {
+		p->rcpt.status = NULL;
+		p->rcpt.stage = NULL;
+		p->rcpt.versioned = 1;
+		p->rcpt.version = o->version;
+		p->rcpt.occurred_ms = o->occurred_ms;
+	}
 	return 0;
 
 config_failed:
@@ -246,6 +323,10 @@ write_one(struct store *st, const struct accept_prep *p,
 	if ((o->writes & DECIDE_JOB) && (rc = store_job_put(st, job->tenant,
 	    job->job_id, &o->next, p->obs, p->now_ms)) != STORE_OK)
 		return rc;
+	if ((o->writes & DECIDE_SUBJECT) && (rc = store_subject_put(st,
+	    job->tenant, job->job_id, &o->subject, p->obs, p->now_ms)) !=
+	    STORE_OK)
+		return rc;
 	if ((o->writes & DECIDE_CLAIM) && (rc = claim(st, p)) != STORE_OK)
 		return rc;
 	if ((o->writes & DECIDE_CONFLICT) && (rc = store_conflict_add(st,
@@ -253,6 +334,13 @@ write_one(struct store *st, const struct accept_prep *p,
 	    o->observed, p->now_ms)) != STORE_OK)
 		return rc;
 	return STORE_OK;
+}
+
+/* Non-zero when p holds its job's (or subject's) lock on PostgreSQL. */
+static int
+locking(const struct accept_prep *p)
+{
+	return p->obs->event == OBS_EV_JOB || p->obs->event == OBS_EV_SUBJECT;
 }
 
 /* Orders members by their job, (tenant, job id). */
@@ -293,7 +381,7 @@ locks_list(struct locks *lk, size_t n, const struct accept_prep *const *p,
 	    (lk->at = calloc(n > 0 ? n : 1, sizeof(*lk->at))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
-		if (!done[i] && p[i]->obs->event == OBS_EV_JOB)
+		if (!done[i] && locking(p[i]))
 			lk->v[m++] = p[i];
 	if (m > 1)
 		qsort(lk->v, m, sizeof(lk->v[0]), by_job);
@@ -312,7 +400,7 @@ locks_fail(const struct locks *lk, size_t j, size_t n,
 	size_t	k;
 
 	for (k = 0; k < n; k++)
-		if (!done[k] && p[k]->obs->event == OBS_EV_JOB &&
+		if (!done[k] && locking(p[k]) &&
 		    by_job(&p[k], &lk->v[j]) == 0) {
 			(void)failed(res[k], ss);
 			done[k] = 1;
@@ -426,6 +514,10 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 		if (p[i]->obs->event == OBS_EV_JOB) {
 			look[m].tenant = p[i]->job.tenant;
 			look[m].job_id = p[i]->job.job_id;
+			look[m].action = p[i]->action;
+		} else if (p[i]->obs->event == OBS_EV_SUBJECT) {
+			look[m].tenant = p[i]->job.tenant;
+			look[m].subject = p[i]->job.job_id;
 			look[m].action = p[i]->action;
 		}
 		m++;

@@ -34,6 +34,8 @@ struct accept_req {
 	const char		*tenant;
 	const char		*endpoint;	/* NULL for polls and observe */
 	const struct obs	*obs;
+	/* A subject's event (OBS_EV_SUBJECT): where its actions go. */
+	const char		*destination;
 	const char		*body;		/* raw body for the receipt, or NULL */
 	size_t			 bodylen;
 	int64_t			 now_ms;
@@ -41,7 +43,10 @@ struct accept_req {
 
 struct accept_res {
 	enum hb_result	 result;
-	/* The action concerned ("" when none): tenant:attempt:step. */
+	/*
+	 * The action concerned ("" when none): tenant:attempt:step, or for
+	 * a subject's event tenant:subject:version:step.
+	 */
 	char		 action[HB_ACTION_MAX + 1];
 	/*
 	 * Why, for results that are not self-explanatory: static storage,
@@ -78,7 +83,11 @@ HB_API enum hb_result accept_observation(struct store *, struct config *,
 struct accept_prep {
 	const struct obs	*obs;
 	int64_t			 now_ms;
-	struct config_job	 job;		/* job events only */
+	/*
+	 * Job events: the job.  A subject's event: its subject as the job
+	 * id, "subject:version" as the attempt, its step and destination.
+	 */
+	struct config_job	 job;
 	char			 action[HB_ACTION_MAX + 1];
 	struct store_receipt	 rcpt;
 };

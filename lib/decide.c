@@ -43,6 +43,21 @@ same_job(const struct accept_prep *a, const struct accept_prep *b)
 	    strcmp(a->job.job_id, b->job.job_id) == 0;
 }
 
+static int
+is_subject(const struct accept_prep *p)
+{
+	return p->obs->event == OBS_EV_SUBJECT;
+}
+
+/* A subject's events carry it as their job (accept.h). */
+static int
+same_subject(const struct accept_prep *a, const struct accept_prep *b)
+{
+	return is_subject(a) && is_subject(b) &&
+	    strcmp(a->job.tenant, b->job.tenant) == 0 &&
+	    strcmp(a->job.job_id, b->job.job_id) == 0;
+}
+
 /*
  * What member i sees, the members before it applied over what was read:
  * the last earlier receipt of its delivery id, the last state an earlier
@@ -68,6 +83,9 @@ seen_by(size_t i, const struct accept_prep *const *p,
 		}
 		if ((out[k].writes & DECIDE_JOB) && same_job(p[k], p[i]))
 			r->job = out[k].next;
+		if ((out[k].writes & DECIDE_SUBJECT) &&
+		    same_subject(p[k], p[i]))
+			r->subject = out[k].subject;
 		if (!r->claimed && (out[k].writes & DECIDE_CLAIM) &&
 		    strcmp(p[k]->action, p[i]->action) == 0) {
 			r->claimed = 1;
@@ -168,6 +186,74 @@ job(const struct accept_prep *p, const struct store_found *r,
 	claim(p, r, o);
 }
 
+/* (version, occurrence) of a against b: -1, 0 or 1. */
+static int
+order(int64_t va, int64_t ta, int64_t vb, int64_t tb)
+{
+	if (va != vb)
+		return va < vb ? -1 : 1;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	return 0;
+}
+
+/* "do publish v3": an event, for a conflict's row. */
+static const char *
+event_text(char *buf, size_t len, int undo, const char *step,
+    int64_t version)
+{
+	(void)snprintf(buf, len, "%s %s v%lld", undo ? "undo" : "do", step,
+	    (long long)version);
+	return buf;
+}
+
+/* A subject's event against its recorded state (decide.h's table). */
+static void
+subject(const struct accept_prep *p, const struct store_found *r,
+    struct decide_out *o)
+{
+	const struct obs		*ob = p->obs;
+	const struct store_subject	*cur = &r->subject;
+	int				 c;
+
+	if (cur->seen) {
+		c = order(ob->version, ob->occurred_ms, cur->version,
+		    cur->occurred_ms);
+		if (c < 0) {
+			o->res.result = HB_STALE;
+			o->res.detail = "older than the subject's recorded"
+			    " event; nothing undone";
+			return;
+		}
+		if (c == 0 && !ob->undo == !cur->undo &&
+		    strcmp(ob->step, cur->step) == 0) {
+			o->res.result = HB_DUPLICATE;
+			o->res.detail = "the same event was received before";
+			return;
+		}
+		if (c == 0) {
+			o->res.result = HB_CONFLICT;
+			o->res.detail = "contradicts the subject's event of the"
+			    " same version and time";
+			conflict(o, "version", event_text(o->events[0],
+			    sizeof(o->events[0]), cur->undo, cur->step,
+			    cur->version), event_text(o->events[1],
+			    sizeof(o->events[1]), ob->undo, ob->step,
+			    ob->version));
+			return;
+		}
+	}
+	o->writes |= DECIDE_SUBJECT;
+	o->subject.seen = 1;
+	o->subject.version = ob->version;
+	o->subject.occurred_ms = ob->occurred_ms;
+	o->subject.undo = ob->undo != 0;
+	memcpy(o->subject.step, ob->step, sizeof(o->subject.step));
+	claim(p, r, o);
+	if (o->res.result == HB_DUPLICATE)
+		o->res.detail = "this version's step was acted on before";
+}
+
 void
 decide_batch(size_t n, const struct accept_prep *const *p,
     const struct store_found *found, struct decide_out *out)
@@ -197,6 +283,9 @@ decide_batch(size_t n, const struct accept_prep *const *p,
 		case OBS_EV_UNKNOWN:
 			o->res.result = HB_IGNORED;
 			o->res.detail = "event type not understood; recorded";
+			break;
+		case OBS_EV_SUBJECT:
+			subject(p[i], &r, o);
 			break;
 		}
 	}

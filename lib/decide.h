@@ -20,18 +20,42 @@ enum decide_write {
 	DECIDE_RECEIPT = 1 << 0,	/* its receipt, with its result */
 	DECIDE_JOB = 1 << 1,		/* its job's state becomes next */
 	DECIDE_CLAIM = 1 << 2,		/* the action: accepted and outbox */
-	DECIDE_CONFLICT = 1 << 3	/* a conflict, recorded or seen again */
+	DECIDE_CONFLICT = 1 << 3,	/* a conflict, recorded or seen again */
+	DECIDE_SUBJECT = 1 << 4		/* its subject's state becomes subject */
 };
 
 struct decide_out {
 	struct accept_res	 res;		/* the answer, once committed */
 	unsigned		 writes;	/* enum decide_write */
 	struct store_job	 next;		/* with DECIDE_JOB */
-	/* With DECIDE_CONFLICT: static storage, or the job id. */
-	const char		*kind;		/* "terminal" or "action" */
+	struct store_subject	 subject;	/* with DECIDE_SUBJECT */
+	/*
+	 * With DECIDE_CONFLICT: static storage, the job id, or the two
+	 * buffers below.
+	 */
+	const char		*kind;	/* "terminal", "action" or "version" */
 	const char		*recorded;
 	const char		*observed;
+	char			 events[2][HB_ID_MAX + 32];
 };
+
+/*
+ * A subject's event (OBS_EV_SUBJECT) against its subject's recorded
+ * state, by (version, occurrence), DESIGN.md section 3b:
+ *
+ *   recorded	incoming (version, occurrence)	result
+ *   none	any				takes effect
+ *   (V, T)	older: (v < V, or v = V, t < T)	stale, nothing changes
+ *   (V, T)	the same, same effect and step	duplicate (another event id)
+ *   (V, T)	the same, another effect or step	conflict, recorded
+ *   (V, T)	newer				takes effect
+ *
+ * An event that takes effect becomes the subject's state and claims its
+ * action, tenant:subject:version:step: accepted, or a duplicate where
+ * that action was claimed before (the step of one version acts once).
+ * An undo is an event as any other: it takes effect with its own step
+ * (unpublish), and an approval older than it is stale.
+ */
 
 /*
  * Decides n prepared observations (p[i], with what the state held for it

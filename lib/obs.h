@@ -17,13 +17,15 @@
 enum obs_source {
 	OBS_SRC_JOB = 0,	/* the job's own webhook_url callback */
 	OBS_SRC_ORG,		/* an organization webhook event */
-	OBS_SRC_POLL		/* a status API answer */
+	OBS_SRC_POLL,		/* a status API answer */
+	OBS_SRC_EVENT		/* a declared provider's event (mapping.h) */
 };
 
 enum obs_event {
 	OBS_EV_JOB = 0,		/* a job's progress or terminal state */
 	OBS_EV_BATCH,		/* batch summary: recorded, never acted on */
-	OBS_EV_UNKNOWN		/* authenticated but not understood: recorded */
+	OBS_EV_UNKNOWN,		/* authenticated but not understood: recorded */
+	OBS_EV_SUBJECT		/* a versioned event of a subject (mapping.h) */
 };
 
 /* Terminal states; OBS_ST_NONE means "still running" (progress). */
@@ -60,6 +62,16 @@ struct obs {
 	char		 file_key[HB_TEXT_MAX + 1];
 	char		 file_url[HB_TEXT_MAX + 1];
 	char		 error[HB_TEXT_MAX + 1];	/* error or skip reason */
+	/*
+	 * OBS_EV_SUBJECT (DESIGN.md section 3b): job_id holds the subject,
+	 * delivery_id the event id, type the event type; the event takes
+	 * effect for step, or (undo) undoes the subject's state and makes
+	 * step's action.  Ordered by (version, occurred_ms).
+	 */
+	int64_t		 version;
+	int64_t		 occurred_ms;
+	int		 undo;
+	char		 step[HB_ID_MAX + 1];
 };
 
 /* "completed", "failed", ... or "none".  Static storage. */

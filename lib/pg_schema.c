@@ -140,6 +140,19 @@ const char pg_schema_config_v2[] =
 	" ADD" MAPPING_CHECK_PG ";"
 	"UPDATE hookbox_config.schema_version SET version = 2;";
 
+/* Versioned subjects (DESIGN.md section 3b): store.c's migration 4 -> 5. */
+#define SUBJECTS_PG \
+	"CREATE TABLE hookbox_state.subjects(" \
+	" tenant text NOT NULL," \
+	" subject text NOT NULL," \
+	" version bigint NOT NULL," \
+	" occurred_at bigint NOT NULL," \
+	" effect text NOT NULL CHECK(effect IN ('do','undo'))," \
+	" step text NOT NULL," \
+	" type text NOT NULL," \
+	" updated_at bigint NOT NULL," \
+	" PRIMARY KEY(tenant, subject));"
+
 const char pg_schema_state[] =
 	"BEGIN;"
 	"CREATE SCHEMA hookbox_state;"
@@ -156,7 +169,9 @@ const char pg_schema_state[] =
 	" stage text,"
 	" result text NOT NULL,"
 	" action_id text,"
-	" body bytea);"
+	" body bytea,"
+	" version bigint,"
+	" occurred_at bigint);"
 	"CREATE UNIQUE INDEX receipts_delivery ON hookbox_state.receipts"
 	"(endpoint, delivery_id) WHERE delivery_id IS NOT NULL;"
 	"CREATE INDEX receipts_time ON hookbox_state.receipts(received_at);"
@@ -215,7 +230,8 @@ const char pg_schema_state[] =
 	" tenant text NOT NULL,"
 	" job_id text NOT NULL,"
 	" action_id text,"
-	" kind text NOT NULL CHECK(kind IN ('terminal','action')),"
+	" kind text NOT NULL CONSTRAINT conflicts_kind_check"
+	"  CHECK(kind IN ('terminal','action','version')),"
 	" recorded text NOT NULL,"
 	" observed text NOT NULL,"
 	" seen bigint NOT NULL DEFAULT 1,"
@@ -234,10 +250,35 @@ const char pg_schema_state[] =
 	" l2 text NOT NULL,"
 	" value bigint NOT NULL,"
 	" PRIMARY KEY(name, l1, l2));"
-	/* One row: the schema's version, for the migrations to come. */
+	SUBJECTS_PG
+	/* One row: the schema's version (store.c's SCHEMA_VERSION_PG). */
 	"CREATE TABLE hookbox_state.schema_version("
 	" version bigint NOT NULL);"
-	"INSERT INTO hookbox_state.schema_version VALUES (1);"
+	"INSERT INTO hookbox_state.schema_version VALUES (2);"
+	"COMMIT;";
+
+/*
+ * 1 -> 2.  The new table's grants go to every role that may write the
+ * receipts: the serving roles `init --grant` named before.
+ */
+const char pg_schema_state_2[] =
+	"BEGIN;"
+	SUBJECTS_PG
+	"ALTER TABLE hookbox_state.receipts ADD COLUMN version bigint,"
+	" ADD COLUMN occurred_at bigint;"
+	"ALTER TABLE hookbox_state.conflicts"
+	" DROP CONSTRAINT conflicts_kind_check,"
+	" ADD CONSTRAINT conflicts_kind_check"
+	"  CHECK(kind IN ('terminal','action','version'));"
+	"DO $$DECLARE r record; BEGIN"
+	" FOR r IN SELECT DISTINCT grantee FROM"
+	"  information_schema.role_table_grants"
+	"  WHERE table_schema = 'hookbox_state' AND table_name = 'receipts'"
+	"  AND privilege_type = 'INSERT' AND grantee <> current_user LOOP"
+	"  EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON"
+	" hookbox_state.subjects TO %I', r.grantee);"
+	" END LOOP; END$$;"
+	"UPDATE hookbox_state.schema_version SET version = 2;"
 	"COMMIT;";
 
 /*

@@ -41,6 +41,13 @@ extern const char pg_schema_state[];
 extern const char pg_schema_config_v2[];
 
 /*
+ * Migrations of schema hookbox_state made by an earlier release:
+ * pg_schema_state_N takes version N - 1 to N, in a transaction of its
+ * own.  Only the schema's owner may run them (`hookbox init`).
+ */
+extern const char pg_schema_state_2[];
+
+/*
  * The configuration's version, its table, function and triggers, for a
  * schema made before them; inside the caller's transaction (no BEGIN, no
  * COMMIT), and harmless when they are there already.

@@ -122,6 +122,43 @@ static const char *const migrations[] = {
 	" value INTEGER NOT NULL,"
 	" PRIMARY KEY(name, l1, l2)) WITHOUT ROWID;"
 	"CREATE INDEX outbox_dest ON outbox(state, destination, created_at);",
+	/*
+	 * 4 -> 5: versioned subjects (DESIGN.md section 3b): each one's
+	 * newest event that took effect, the version and occurrence of
+	 * each receipt, and conflicts between two events of one version.
+	 * SQLite cannot change a CHECK: conflicts is made again.
+	 */
+	"CREATE TABLE subjects("
+	" tenant TEXT NOT NULL,"
+	" subject TEXT NOT NULL,"
+	" version INTEGER NOT NULL,"
+	" occurred_at INTEGER NOT NULL,"
+	" effect TEXT NOT NULL CHECK(effect IN ('do','undo')),"
+	" step TEXT NOT NULL,"
+	" type TEXT NOT NULL,"
+	" updated_at INTEGER NOT NULL,"
+	" PRIMARY KEY(tenant, subject)) WITHOUT ROWID;"
+	"ALTER TABLE receipts ADD COLUMN version INTEGER;"
+	"ALTER TABLE receipts ADD COLUMN occurred_at INTEGER;"
+	"CREATE TABLE conflicts_5("
+	" id INTEGER PRIMARY KEY,"
+	" created_at INTEGER NOT NULL,"
+	" tenant TEXT NOT NULL,"
+	" job_id TEXT NOT NULL,"
+	" action_id TEXT,"
+	" kind TEXT NOT NULL CHECK(kind IN ('terminal','action','version')),"
+	" recorded TEXT NOT NULL,"
+	" observed TEXT NOT NULL,"
+	" seen INTEGER NOT NULL DEFAULT 1,"
+	" resolved_at INTEGER,"
+	" resolution TEXT);"
+	"INSERT INTO conflicts_5 SELECT id, created_at, tenant, job_id,"
+	" action_id, kind, recorded, observed, seen, resolved_at, resolution"
+	" FROM conflicts;"
+	"DROP TABLE conflicts;"
+	"ALTER TABLE conflicts_5 RENAME TO conflicts;"
+	"CREATE UNIQUE INDEX conflicts_open ON conflicts(tenant, job_id, kind,"
+	" observed) WHERE resolved_at IS NULL;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -137,8 +174,8 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_ROLLBACK_TO] = { "ROLLBACK TO obs" },
 	[STORE_Q_RECEIPT_PUT] = { "INSERT INTO receipts(received_at, tenant, endpoint,"
 	    " source, delivery_id, job_id, type, status, stage, result,"
-	    " action_id, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-	    " ?11, ?12)" },
+	    " action_id, body, version, occurred_at) VALUES (?1, ?2, ?3, ?4,"
+	    " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)" },
 	/*
 	 * A batch's look-ups (store_look_batch()), each key set one JSON
 	 * array: [[endpoint, delivery id], ...], [[tenant, job], ...],
@@ -162,6 +199,15 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " FROM (SELECT k->>0 AS t, k->>1 AS j"
 	    " FROM json_array_elements(?1::json) k) k"
 	    " JOIN job_state s ON s.tenant = k.t AND s.job_id = k.j" },
+	[STORE_Q_LOOK_SUBJECTS] = { "SELECT s.tenant, s.subject, s.version,"
+	    " s.occurred_at, s.effect, s.step"
+	    " FROM (SELECT json_extract(value, '$[0]') AS t,"
+	    " json_extract(value, '$[1]') AS j FROM json_each(?1)) k"
+	    " JOIN subjects s ON s.tenant = k.t AND s.subject = k.j",
+	    "SELECT s.tenant, s.subject, s.version, s.occurred_at, s.effect,"
+	    " s.step FROM (SELECT k->>0 AS t, k->>1 AS j"
+	    " FROM json_array_elements(?1::json) k) k"
+	    " JOIN subjects s ON s.tenant = k.t AND s.subject = k.j" },
 	[STORE_Q_LOOK_ACTIONS] = { "SELECT a.action_id, a.job_id"
 	    " FROM json_each(?1) k JOIN accepted a ON a.action_id = k.value",
 	    "SELECT a.action_id, a.job_id"
@@ -192,6 +238,13 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_OUTBOX_ADD] = { "INSERT INTO outbox(action_id, tenant, destination,"
 	    " payload, state, next_at, created_at, updated_at)"
 	    " VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?5)" },
+	[STORE_Q_SUBJECT_PUT] = { "INSERT INTO subjects(tenant, subject, version,"
+	    " occurred_at, effect, step, type, updated_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+	    " ON CONFLICT(tenant, subject) DO UPDATE SET"
+	    " version = excluded.version, occurred_at = excluded.occurred_at,"
+	    " effect = excluded.effect, step = excluded.step,"
+	    " type = excluded.type, updated_at = excluded.updated_at" },
 	[STORE_Q_CONFLICT_ADD] = { "INSERT INTO conflicts(created_at, tenant, job_id,"
 	    " action_id, kind, recorded, observed)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
@@ -759,8 +812,49 @@ open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
  * (SCHEMA_VERSION_PG) for later migrations.  Creators take a session lock
  * first, so that two processes initialising at once create it once.
  */
-#define SCHEMA_VERSION_PG	1
+#define SCHEMA_VERSION_PG	2
 #define SCHEMA_LOCK_PG		"7312455311853453101"	/* any fixed key */
+
+/* pg_migrations[i] takes version i + 1 to i + 2 (pg_schema.h). */
+static const char *const pg_migrations[SCHEMA_VERSION_PG - 1] = {
+	pg_schema_state_2,
+};
+
+/*
+ * Takes schema hookbox_state from version v to SCHEMA_VERSION_PG, under
+ * the creators' lock, reading the version again under it: another
+ * process may have migrated meanwhile.
+ */
+static enum store_status
+pg_migrate(struct store *s, int64_t v)
+{
+	struct db_stmt		*st;
+	enum store_status	 rc;
+
+	if ((rc = store_status_of(s, db_exec(s->db,
+	    "SELECT pg_advisory_lock(" SCHEMA_LOCK_PG ")"))) != STORE_OK)
+		return rc;
+	if ((st = store_stmt(s, STORE_Q_VERSION)) == NULL)
+		rc = store_last(s);
+	else if (db_step(st) != DB_ROW) {
+		db_reset(st);
+		rc = STORE_ERROR;
+	} else {
+		v = db_col_int64(st, 0);
+		db_reset(st);
+	}
+	for (; rc == STORE_OK && v >= 1 && v < SCHEMA_VERSION_PG; v++)
+		if ((rc = store_status_of(s, db_exec(s->db,
+		    pg_migrations[v - 1]))) != STORE_OK)
+			(void)snprintf(s->err, sizeof(s->err), "migrating the"
+			    " state schema to version %lld: %s",
+			    (long long)v + 1, db_errmsg(s->db));
+	/* A failed step leaves its transaction open, and aborted. */
+	if (rc != STORE_OK && db_in_tx(s->db))
+		(void)db_exec(s->db, "ROLLBACK");
+	(void)db_exec(s->db, "SELECT pg_advisory_unlock(" SCHEMA_LOCK_PG ")");
+	return rc;
+}
 
 static enum store_status
 pg_schema(struct store *s, int create)
@@ -801,6 +895,14 @@ pg_schema(struct store *s, int create)
 		    " initialised (run hookbox init): %s", db_errmsg(s->db));
 		return store_status_of(s, step) == STORE_GONE ? STORE_GONE :
 		    STORE_ERROR;
+	}
+	if (v >= 1 && v < SCHEMA_VERSION_PG && create)
+		return pg_migrate(s, v);
+	if (v >= 1 && v < SCHEMA_VERSION_PG) {
+		(void)snprintf(s->err, sizeof(s->err), "state schema version"
+		    " %lld is older than %d: run hookbox init as its owner to"
+		    " migrate it", (long long)v, SCHEMA_VERSION_PG);
+		return STORE_ERROR;
 	}
 	if (v < 1 || v > SCHEMA_VERSION_PG) {
 		(void)snprintf(s->err, sizeof(s->err), "state schema version"

@@ -32,7 +32,11 @@ store_receipt_put(struct store *s, const struct store_receipt *r,
 	    db_bind_opt(st, 10, result) != DB_OK ||
 	    db_bind_opt(st, 11, action) != DB_OK ||
 	    (r->body != NULL ? db_bind_blob(st, 12, r->body, r->bodylen) :
-	    db_bind_null(st, 12)) != DB_OK)
+	    db_bind_null(st, 12)) != DB_OK ||
+	    (r->versioned ? db_bind_int64(st, 13, r->version) :
+	    db_bind_null(st, 13)) != DB_OK ||
+	    (r->versioned ? db_bind_int64(st, 14, r->occurred_ms) :
+	    db_bind_null(st, 14)) != DB_OK)
 		return STORE_NOMEM;
 	return store_send(s, st);
 }
@@ -44,7 +48,7 @@ key(const char *k)
 	return k != NULL && k[0] != '\0';
 }
 
-enum look { LOOK_RECEIPTS, LOOK_JOBS, LOOK_ACTIONS, LOOK__N };
+enum look { LOOK_RECEIPTS, LOOK_JOBS, LOOK_SUBJECTS, LOOK_ACTIONS, LOOK__N };
 
 /* Observation i's key for what, in a and b (b NULL: one string); 0: none. */
 static int
@@ -60,6 +64,10 @@ look_key(const struct store_look *l, enum look what, const char **a,
 	case LOOK_JOBS:
 		*a = l->tenant;
 		*b = l->job_id;
+		return key(*a) && key(*b);
+	case LOOK_SUBJECTS:
+		*a = l->tenant;
+		*b = l->subject;
 		return key(*a) && key(*b);
 	case LOOK_ACTIONS:
 		*a = l->action;
@@ -128,7 +136,7 @@ look_send(struct store *s, enum look what, const struct store_look *look,
     size_t n, struct db_stmt **out)
 {
 	static const enum store_q	 q[LOOK__N] = { STORE_Q_LOOK_RECEIPTS,
-	    STORE_Q_LOOK_JOBS, STORE_Q_LOOK_ACTIONS };
+	    STORE_Q_LOOK_JOBS, STORE_Q_LOOK_SUBJECTS, STORE_Q_LOOK_ACTIONS };
 	struct db_stmt			*st;
 	char				*keys;
 	enum store_status		 ss;
@@ -156,7 +164,7 @@ look_read(struct store *s, struct db_stmt *st, enum look what,
     struct store_look *look, size_t n)
 {
 	struct store_found		*f;
-	const char			*a, *b, *ka, *kb, *term;
+	const char			*a, *b, *ka, *kb, *term, *effect;
 	enum db_rc			 rc;
 	size_t				 i;
 
@@ -187,6 +195,16 @@ look_read(struct store *s, struct db_stmt *st, enum look what,
 					db_reset(st);
 					return STORE_ERROR;
 				}
+				break;
+			case LOOK_SUBJECTS:
+				effect = db_col_text(st, 4);
+				f->subject.seen = 1;
+				f->subject.version = db_col_int64(st, 2);
+				f->subject.occurred_ms = db_col_int64(st, 3);
+				f->subject.undo = effect != NULL &&
+				    strcmp(effect, "undo") == 0;
+				(void)db_col_copy(st, 5, f->subject.step,
+				    sizeof(f->subject.step));
 				break;
 			case LOOK_ACTIONS:
 				f->claimed = 1;
@@ -310,6 +328,26 @@ store_job_put(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_opt(st, 5, o->file_key) != DB_OK ||
 	    db_bind_opt(st, 6, o->file_url) != DB_OK ||
 	    db_bind_opt(st, 7, o->error) != DB_OK ||
+	    db_bind_int64(st, 8, now) != DB_OK)
+		return STORE_NOMEM;
+	return store_send(s, st);
+}
+
+enum store_status
+store_subject_put(struct store *s, const char *tenant, const char *subject,
+    const struct store_subject *sj, const struct obs *o, int64_t now)
+{
+	struct db_stmt	*st;
+
+	if ((st = store_stmt(s, STORE_Q_SUBJECT_PUT)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, tenant) != DB_OK ||
+	    db_bind_opt(st, 2, subject) != DB_OK ||
+	    db_bind_int64(st, 3, sj->version) != DB_OK ||
+	    db_bind_int64(st, 4, sj->occurred_ms) != DB_OK ||
+	    db_bind_opt(st, 5, sj->undo ? "undo" : "do") != DB_OK ||
+	    db_bind_opt(st, 6, sj->step) != DB_OK ||
+	    db_bind_opt(st, 7, o->type) != DB_OK ||
 	    db_bind_int64(st, 8, now) != DB_OK)
 		return STORE_NOMEM;
 	return store_send(s, st);

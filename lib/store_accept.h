@@ -12,33 +12,12 @@
 #include "obs.h"
 #include "store.h"
 
-/*
- * Savepoints inside the open transaction, so that one piece of a batch
- * fails alone: store_savepoint() marks, store_release() keeps what was
- * done since, store_rollback_to() undoes it and drops the mark.  They do
- * not nest.  store_rollback_to() returns STORE_OK while the transaction
- * still stands; after some failures (I/O, disk full, memory) SQLite has
- * already rolled back the whole transaction, and the caller must treat
- * everything since store_begin() as lost.
- */
-HB_API enum store_status store_savepoint(struct store *) HB_MUST_CHECK;
-HB_API enum store_status store_release(struct store *) HB_MUST_CHECK;
-HB_API enum store_status store_rollback_to(struct store *) HB_MUST_CHECK;
-/* Non-zero while a transaction begun with store_begin() stands. */
-HB_API int store_in_tx(struct store *);
-/*
- * Non-zero when the last store_commit() committed, whatever the file
- * check after it said: its rows, and anything that rode with them, are in
- * the file that was open.
- */
-HB_API int store_committed(const struct store *);
-
 /* One received observation, for diagnostics. */
 struct store_receipt {
 	int64_t		 at;
 	const char	*tenant;
 	const char	*endpoint;	/* NULL for polls */
-	const char	*source;	/* "job", "org", "poll" */
+	const char	*source;	/* "job", "org", "poll", "event" */
 	const char	*delivery_id;	/* NULL unless an org event */
 	const char	*job_id;
 	const char	*type;
@@ -46,6 +25,9 @@ struct store_receipt {
 	const char	*stage;
 	const char	*body;		/* raw bytes, may be NULL */
 	size_t		 bodylen;
+	int		 versioned;	/* a subject's event: these two */
+	int64_t		 version;
+	int64_t		 occurred_ms;
 };
 
 /* What an earlier receipt of the same delivery id was answered. */
@@ -71,11 +53,25 @@ struct store_job {
 	enum obs_status	terminal;
 };
 
+/*
+ * The recorded state of one subject (DESIGN.md section 3b): the newest
+ * event that took effect, by (version, occurrence).  A subject never
+ * seen has seen 0.
+ */
+struct store_subject {
+	int	 seen;
+	int64_t	 version;
+	int64_t	 occurred_ms;
+	int	 undo;			/* that event undid the subject */
+	char	 step[HB_ID_MAX + 1];	/* the step it made */
+};
+
 /* What the state holds for one observation (see store_look_batch()). */
 struct store_found {
 	int			 seen;	/* its delivery id was received */
 	struct store_prior	 prior;	/* ... and answered so */
 	struct store_job	 job;	/* its job's recorded state */
+	struct store_subject	 subject;	/* its subject's */
 	int			 claimed;	/* its action id is accepted */
 	char			 owner[HB_ID_MAX + 1];	/* ... for this job */
 };
@@ -83,11 +79,13 @@ struct store_found {
 /*
  * One observation's keys, and what was found for them.  A NULL or empty
  * key is not looked up: endpoint and delivery_id both set for a receipt,
- * tenant and job_id for a job's state, action for an accepted action.
+ * tenant and job_id for a job's state, tenant and subject for a
+ * subject's, action for an accepted action.
  */
 struct store_look {
 	const char		*endpoint, *delivery_id;
 	const char		*tenant, *job_id;
+	const char		*subject;
 	const char		*action;
 	struct store_found	 found;
 };
@@ -95,7 +93,8 @@ struct store_look {
 /*
  * Looks up what deciding n observations needs (decide.h), for all of
  * them at once: one statement for the receipts, one for the jobs' states,
- * one for the actions, each skipped when no observation has its key.
+ * one for the subjects', one for the actions, each skipped when no
+ * observation has its key.
  * Fills every look[i].found.  The three ride the connection's flight,
  * with what was sent before them, and land it (store_flight.h).  It takes
  * no lock: on PostgreSQL the caller holds the jobs' locks first
@@ -138,6 +137,11 @@ HB_API enum store_status store_job_put(struct store *, const char *tenant,
     const char *job_id, const struct store_job *, const struct obs *o,
     int64_t now) HB_MUST_CHECK;
 
+/* Writes the subject's new state; o supplies its event's type. */
+HB_API enum store_status store_subject_put(struct store *,
+    const char *tenant, const char *subject, const struct store_subject *,
+    const struct obs *o, int64_t now) HB_MUST_CHECK;
+
 struct store_action {
 	const char	*id;		/* tenant:attempt:step */
 	const char	*tenant;
@@ -162,8 +166,8 @@ HB_API enum store_status store_outbox_add(struct store *,
     const struct store_action *) HB_MUST_CHECK;
 
 /*
- * Records (or counts again) an open conflict.  kind is "terminal" or
- * "action"; recorded and observed describe the two sides.
+ * Records (or counts again) an open conflict.  kind is "terminal",
+ * "action" or "version"; recorded and observed describe the two sides.
  */
 HB_API enum store_status store_conflict_add(struct store *, const char *tenant,
     const char *job_id, const char *action_id, const char *kind,

@@ -7,7 +7,8 @@
  * statement runs as it is sent, and a flight only keeps its first
  * failure.  Either way, once a statement has failed the ones sent after
  * it do nothing, and the transaction stands for store_rollback_to() or
- * store_rollback().
+ * store_rollback().  The savepoints that let one piece of a transaction
+ * fail alone are here too.
  */
 #ifndef HB_STORE_FLIGHT_H
 #define HB_STORE_FLIGHT_H
@@ -36,5 +37,26 @@ HB_API size_t store_sent(const struct store *);
 
 /* Round trips to the server since the store was opened; 0 on SQLite. */
 HB_API uint64_t store_round_trips(const struct store *);
+
+/*
+ * Savepoints inside the open transaction, so that one piece of a batch
+ * fails alone: store_savepoint() marks, store_release() keeps what was
+ * done since, store_rollback_to() undoes it and drops the mark.  They do
+ * not nest.  store_rollback_to() returns STORE_OK while the transaction
+ * still stands; after some failures (I/O, disk full, memory) SQLite has
+ * already rolled back the whole transaction, and the caller must treat
+ * everything since store_begin() as lost.
+ */
+HB_API enum store_status store_savepoint(struct store *) HB_MUST_CHECK;
+HB_API enum store_status store_release(struct store *) HB_MUST_CHECK;
+HB_API enum store_status store_rollback_to(struct store *) HB_MUST_CHECK;
+/* Non-zero while a transaction begun with store_begin() stands. */
+HB_API int store_in_tx(struct store *);
+/*
+ * Non-zero when the last store_commit() committed, whatever the file
+ * check after it said: its rows, and anything that rode with them, are in
+ * the file that was open.
+ */
+HB_API int store_committed(const struct store *);
 
 #endif /* HB_STORE_FLIGHT_H */

@@ -192,6 +192,157 @@ START_TEST(same_event_twice)
 END_TEST
 
 /*
+ * A subject's event (DESIGN.md section 3b), as a mapped endpoint "cms"
+ * gives it: subject a-1 of tenant acme, its actions to "sink".
+ */
+static enum hb_result
+event(const char *id, int64_t v, int64_t t, int undo, const char *step,
+    struct accept_res *res)
+{
+	struct accept_req	req;
+	struct obs		o;
+
+	memset(&o, 0, sizeof(o));
+	o.source = OBS_SRC_EVENT;
+	o.event = OBS_EV_SUBJECT;
+	(void)snprintf(o.type, sizeof(o.type), "asset.%s", step);
+	(void)snprintf(o.job_id, sizeof(o.job_id), "a-1");
+	(void)snprintf(o.delivery_id, sizeof(o.delivery_id), "%s", id);
+	(void)snprintf(o.step, sizeof(o.step), "%s", step);
+	o.version = v;
+	o.occurred_ms = t;
+	o.undo = undo;
+	memset(&req, 0, sizeof(req));
+	req.tenant = "acme";
+	req.endpoint = "cms";
+	req.destination = "sink";
+	req.obs = &o;
+	req.body = "{}";
+	req.bodylen = 2;
+	req.now_ms = util_now_ms();
+	return accept_observation(st, cfg, &req, res);
+}
+
+/*
+ * The versioned rules against the real tables: an older event changes
+ * nothing and makes no action; the same event under another id, or the
+ * same id again, is a duplicate; an undo makes its own action, and an
+ * approval older than it is stale; two events of one version and time
+ * that contradict are a conflict.  Every receipt keeps its version.
+ */
+START_TEST(subject_versions)
+{
+	static const struct {
+		const char	*id;
+		int64_t		 v, t;
+		int		 undo;
+		const char	*step;
+		enum hb_result	 result;
+		const char	*action;
+	} ev[] = {
+		{ "e-1", 2, 1000, 0, "publish", HB_ACCEPTED,
+		    "acme:a-1:2:publish" },
+		{ "e-2", 3, 2000, 0, "publish", HB_ACCEPTED,
+		    "acme:a-1:3:publish" },
+		{ "e-3", 2, 3000, 0, "publish", HB_STALE, "acme:a-1:2:publish" },
+		{ "e-1", 2, 1000, 0, "publish", HB_DUPLICATE,
+		    "acme:a-1:2:publish" },
+		{ "e-4", 3, 2000, 0, "publish", HB_DUPLICATE,
+		    "acme:a-1:3:publish" },
+		{ "e-5", 3, 4000, 1, "unpublish", HB_ACCEPTED,
+		    "acme:a-1:3:unpublish" },
+		{ "e-6", 3, 3000, 0, "publish", HB_STALE, "acme:a-1:3:publish" },
+		{ "e-7", 3, 4000, 0, "publish", HB_CONFLICT,
+		    "acme:a-1:3:publish" },
+	};
+	struct accept_res	res;
+	size_t			i;
+
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		ck_assert_msg(event(ev[i].id, ev[i].v, ev[i].t, ev[i].undo,
+		    ev[i].step, &res) == ev[i].result, "event %zu: %s", i,
+		    hb_result_name(res.result));
+		ck_assert_str_eq(res.action, ev[i].action);
+	}
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 3);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted WHERE job_id = 'a-1'"
+	    " AND attempt IN ('a-1:2', 'a-1:3')"), 3);
+	/* The undo's state stands: version 3 at 4000, unpublished. */
+	ck_assert_int_eq(q("SELECT count(*) FROM subjects WHERE tenant = 'acme'"
+	    " AND subject = 'a-1' AND version = 3 AND occurred_at = 4000"
+	    " AND effect = 'undo' AND step = 'unpublish'"
+	    " AND type = 'asset.unpublish'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM conflicts WHERE kind ="
+	    " 'version' AND job_id = 'a-1' AND recorded = 'undo unpublish v3'"
+	    " AND observed = 'do publish v3'"), 1);
+	/* Every event but the repeated id has its receipt, with version. */
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 7);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE source ="
+	    " 'event' AND job_id = 'a-1' AND version IS NOT NULL AND"
+	    " occurred_at IS NOT NULL AND status IS NULL"), 7);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE delivery_id ="
+	    " 'e-3' AND result = 'stale' AND version = 2"), 1);
+	/* What the downstream gets: enough to compare versions too. */
+	ck_assert_int_eq(q2("SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:a-1:3:unpublish' AND destination = 'sink'"
+	    " AND json_extract(payload, '$.subject') = 'a-1'"
+	    " AND json_extract(payload, '$.version') = 3"
+	    " AND json_extract(payload, '$.effect') = 'undo'"
+	    " AND json_extract(payload, '$.step') = 'unpublish'"
+	    " AND json_extract(payload, '$.type') = 'asset.unpublish'"
+	    " AND json_extract(payload, '$.event_id') = 'e-5'"
+	    " AND json_extract(payload, '$.occurred_at_ms') = 4000",
+	    "SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:a-1:3:unpublish' AND destination = 'sink'"
+	    " AND payload::json->>'subject' = 'a-1'"
+	    " AND (payload::json->>'version')::int = 3"
+	    " AND payload::json->>'effect' = 'undo'"
+	    " AND payload::json->>'step' = 'unpublish'"
+	    " AND payload::json->>'type' = 'asset.unpublish'"
+	    " AND payload::json->>'event_id' = 'e-5'"
+	    " AND (payload::json->>'occurred_at_ms')::bigint = 4000"), 1);
+}
+END_TEST
+
+/* A subject and version too long for an action id: refused, unwritten. */
+START_TEST(subject_too_long)
+{
+	struct accept_req	req;
+	struct accept_res	res;
+	struct obs		o;
+
+	memset(&o, 0, sizeof(o));
+	o.source = OBS_SRC_EVENT;
+	o.event = OBS_EV_SUBJECT;
+	(void)snprintf(o.type, sizeof(o.type), "asset.approved");
+	memset(o.job_id, 'x', HB_ID_MAX - 2);
+	(void)snprintf(o.delivery_id, sizeof(o.delivery_id), "e-1");
+	(void)snprintf(o.step, sizeof(o.step), "publish");
+	o.version = 12345;
+	memset(&req, 0, sizeof(req));
+	req.tenant = "acme";
+	req.endpoint = "cms";
+	req.destination = "sink";
+	req.obs = &o;
+	req.now_ms = util_now_ms();
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	ck_assert_str_eq(res.detail, "subject and version too long for an"
+	    " action id");
+	/* No destination, or a negative version: refused too. */
+	o.job_id[8] = '\0';
+	o.version = -1;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	o.version = 1;
+	req.destination = NULL;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 0);
+}
+END_TEST
+
+/*
  * Eight processes, eight connections, one action: exactly one is
  * accepted, the rest are duplicates, none fails, one outbox row.
  */
@@ -695,7 +846,7 @@ START_TEST(wal_and_full_sync)
 	if (test_backend == TEST_POSTGRES) {
 		/* No file, no pragmas: the schema's version is kept. */
 		ck_assert_int_eq(q("SELECT version FROM"
-		    " hookbox_state.schema_version"), 1);
+		    " hookbox_state.schema_version"), 2);
 		ck_assert_int_eq(q("SELECT count(*) FROM"
 		    " hookbox_state.schema_version"), 1);
 		return;
@@ -707,7 +858,7 @@ START_TEST(wal_and_full_sync)
 	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "wal");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
-	ck_assert_int_eq(q("PRAGMA user_version"), 4);
+	ck_assert_int_eq(q("PRAGMA user_version"), 5);
 }
 END_TEST
 
@@ -1091,6 +1242,8 @@ accept_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, same_event_twice);
+	tcase_add_test(tc, subject_versions);
+	tcase_add_test(tc, subject_too_long);
 	tcase_add_test(tc, concurrent_processes_one_action);
 	tcase_add_test(tc, action_maps_to_another_job);
 	tcase_add_test(tc, bad_ids_rejected);

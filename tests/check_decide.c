@@ -94,6 +94,186 @@ struct member {
 	struct accept_prep	prep;
 };
 
+/*
+ * Subjects (DESIGN.md section 3b): one event of subject a-1 against its
+ * recorded state, every row of decide.h's table.  Steps: publish and
+ * thumb are done, unpublish undoes.
+ */
+#define S	DECIDE_SUBJECT
+#define DO	0
+#define UNDO	1
+
+static const struct vrow {
+	int		 seen;			/* recorded */
+	int64_t		 v, t;
+	int		 undo;
+	const char	*step;
+	int		 holder;		/* of the action id */
+	int64_t		 ev, et;		/* observed */
+	int		 eundo;
+	const char	*estep;
+	enum hb_result	 result;
+	unsigned	 writes;
+} vrows[] = {
+	/* Never seen: any event takes effect. */
+	{ 0, 0, 0, DO, "", FREE, 1, 5, DO, "publish", ACC, R | S | C },
+	{ 0, 0, 0, DO, "", FREE, 1, 5, UNDO, "unpublish", ACC, R | S | C },
+	{ 0, 0, 0, DO, "", SAME, 1, 5, DO, "publish", DUP, R | S },
+	/* Published at version 3, time 100. */
+	{ 1, 3, 100, DO, "publish", SAME, 2, 200, DO, "publish", STA, R },
+	{ 1, 3, 100, DO, "publish", SAME, 2, 50, UNDO, "unpublish", STA, R },
+	{ 1, 3, 100, DO, "publish", SAME, 3, 50, DO, "publish", STA, R },
+	{ 1, 3, 100, DO, "publish", SAME, 3, 50, UNDO, "unpublish", STA, R },
+	{ 1, 3, 100, DO, "publish", SAME, 3, 100, DO, "publish", DUP, R },
+	{ 1, 3, 100, DO, "publish", FREE, 3, 100, UNDO, "unpublish", CON,
+	    R | X },
+	{ 1, 3, 100, DO, "publish", FREE, 3, 100, DO, "thumb", CON, R | X },
+	{ 1, 3, 100, DO, "publish", SAME, 3, 150, DO, "publish", DUP, R | S },
+	{ 1, 3, 100, DO, "publish", FREE, 3, 150, UNDO, "unpublish", ACC,
+	    R | S | C },
+	{ 1, 3, 100, DO, "publish", FREE, 3, 150, DO, "thumb", ACC, R | S | C },
+	{ 1, 3, 100, DO, "publish", FREE, 4, 10, DO, "publish", ACC, R | S | C },
+	{ 1, 3, 100, DO, "publish", FREE, 4, 10, UNDO, "unpublish", ACC,
+	    R | S | C },
+	/* Unpublished at version 3, time 200. */
+	{ 1, 3, 200, UNDO, "unpublish", SAME, 3, 100, DO, "publish", STA, R },
+	{ 1, 3, 200, UNDO, "unpublish", SAME, 3, 200, UNDO, "unpublish", DUP,
+	    R },
+	{ 1, 3, 200, UNDO, "unpublish", FREE, 3, 200, DO, "publish", CON,
+	    R | X },
+	{ 1, 3, 200, UNDO, "unpublish", SAME, 3, 300, DO, "publish", DUP,
+	    R | S },
+	{ 1, 3, 200, UNDO, "unpublish", FREE, 4, 300, DO, "publish", ACC,
+	    R | S | C },
+	{ 1, 3, 200, UNDO, "unpublish", FREE, 2, 900, UNDO, "unpublish", STA,
+	    R },
+};
+
+/* An event of subject for tenant acme, action acme:SUBJECT:V:STEP. */
+static void
+vmember(struct member *m, const char *subject, int64_t v, int64_t t,
+    int undo, const char *step, const char *event_id)
+{
+	memset(m, 0, sizeof(*m));
+	m->obs.event = OBS_EV_SUBJECT;
+	m->obs.source = OBS_SRC_EVENT;
+	m->obs.version = v;
+	m->obs.occurred_ms = t;
+	m->obs.undo = undo;
+	(void)snprintf(m->obs.step, sizeof(m->obs.step), "%s", step);
+	(void)snprintf(m->obs.job_id, sizeof(m->obs.job_id), "%s", subject);
+	(void)snprintf(m->obs.delivery_id, sizeof(m->obs.delivery_id), "%s",
+	    event_id);
+	m->prep.obs = &m->obs;
+	(void)snprintf(m->prep.job.tenant, sizeof(m->prep.job.tenant), "acme");
+	(void)snprintf(m->prep.job.job_id, sizeof(m->prep.job.job_id), "%s",
+	    subject);
+	(void)snprintf(m->prep.job.attempt, sizeof(m->prep.job.attempt),
+	    "%s:%lld", subject, (long long)v);
+	(void)snprintf(m->prep.job.step, sizeof(m->prep.job.step), "%s", step);
+	(void)snprintf(m->prep.action, sizeof(m->prep.action), "acme:%s:%s",
+	    m->prep.job.attempt, step);
+	m->prep.rcpt.tenant = "acme";
+	m->prep.rcpt.endpoint = "cms";
+	m->prep.rcpt.delivery_id = m->obs.delivery_id;
+}
+
+START_TEST(subject_table)
+{
+	const struct vrow		*w = &vrows[_i];
+	struct member			 m;
+	const struct accept_prep	*p[1];
+	struct store_found		 r;
+	struct decide_out		 o;
+	char				 want[64];
+
+	vmember(&m, "a-1", w->ev, w->et, w->eundo, w->estep, "e-1");
+	p[0] = &m.prep;
+	memset(&r, 0, sizeof(r));
+	r.subject.seen = w->seen;
+	r.subject.version = w->v;
+	r.subject.occurred_ms = w->t;
+	r.subject.undo = w->undo;
+	(void)snprintf(r.subject.step, sizeof(r.subject.step), "%s", w->step);
+	r.claimed = w->holder != FREE;
+	(void)snprintf(r.owner, sizeof(r.owner), "%s",
+	    w->holder == SAME ? "a-1" : "");
+	decide_batch(1, p, &r, &o);
+	ck_assert_msg(o.res.result == w->result, "row %d: %s, not %s", _i,
+	    hb_result_name(o.res.result), hb_result_name(w->result));
+	ck_assert_msg(o.writes == w->writes, "row %d: writes %#x, not %#x",
+	    _i, o.writes, w->writes);
+	if (w->writes & S) {
+		ck_assert_int_eq(o.subject.seen, 1);
+		ck_assert_int_eq(o.subject.version, w->ev);
+		ck_assert_int_eq(o.subject.occurred_ms, w->et);
+		ck_assert_int_eq(o.subject.undo, w->eundo);
+		ck_assert_str_eq(o.subject.step, w->estep);
+	}
+	if (w->writes & X) {
+		ck_assert_str_eq(o.kind, "version");
+		(void)snprintf(want, sizeof(want), "%s %s v%lld",
+		    w->undo ? "undo" : "do", w->step, (long long)w->v);
+		ck_assert_str_eq(o.recorded, want);
+		(void)snprintf(want, sizeof(want), "%s %s v%lld",
+		    w->eundo ? "undo" : "do", w->estep, (long long)w->ev);
+		ck_assert_str_eq(o.observed, want);
+	} else
+		ck_assert_ptr_null(o.kind);
+	ck_assert_str_eq(o.res.action, m.prep.action);
+	if (w->result != HB_ACCEPTED)
+		ck_assert_ptr_nonnull(o.res.detail);
+}
+END_TEST
+
+/*
+ * One batch, one subject, events out of order: each member sees the
+ * ones before it, as if each had been committed alone.
+ */
+START_TEST(batch_subject_disorder)
+{
+	static const struct {
+		int64_t		 v, t;
+		int		 undo;
+		const char	*step, *id;
+		enum hb_result	 result;
+	} ev[] = {
+		{ 2, 10, DO, "publish", "e-1", HB_ACCEPTED },
+		{ 3, 20, DO, "publish", "e-2", HB_ACCEPTED },
+		{ 2, 10, DO, "publish", "e-3", HB_STALE },	/* older */
+		{ 3, 20, DO, "publish", "e-4", HB_DUPLICATE },	/* same event */
+		{ 3, 30, UNDO, "unpublish", "e-5", HB_ACCEPTED },
+		{ 3, 25, DO, "publish", "e-6", HB_STALE },	/* before undo */
+		{ 3, 30, DO, "publish", "e-7", HB_CONFLICT },
+		{ 1, 99, DO, "publish", "e-8", HB_ACCEPTED },	/* b-1 */
+	};
+	struct member			 m[NELEM(ev)];
+	const struct accept_prep	*p[NELEM(ev)];
+	struct store_found		 r[NELEM(ev)];
+	struct decide_out		 o[NELEM(ev)];
+	size_t				 i;
+
+	for (i = 0; i < NELEM(ev); i++) {
+		vmember(&m[i], i + 1 < NELEM(ev) ? "a-1" : "b-1", ev[i].v,
+		    ev[i].t, ev[i].undo, ev[i].step, ev[i].id);
+		p[i] = &m[i].prep;
+	}
+	memset(r, 0, sizeof(r));
+	decide_batch(NELEM(ev), p, r, o);
+	for (i = 0; i < NELEM(ev); i++)
+		ck_assert_msg(o[i].res.result == ev[i].result,
+		    "member %zu: %s, not %s", i,
+		    hb_result_name(o[i].res.result),
+		    hb_result_name(ev[i].result));
+	/* The last state written is the undo's; b-1 has its own. */
+	ck_assert_int_eq(o[4].writes & S, S);
+	ck_assert_int_eq(o[4].subject.undo, 1);
+	for (i = 5; i < 7; i++)
+		ck_assert_int_eq(o[i].writes & (S | C), 0);
+	ck_assert_int_eq(o[7].writes, R | S | C);
+}
+END_TEST
+
 /* A job observation of job_id for tenant acme, action acme:ATTEMPT:s. */
 static void
 member(struct member *m, const char *job_id, const char *attempt, int event,
@@ -364,6 +544,8 @@ decide_suite(void)
 	TCase	*tc = tcase_create("rules");
 
 	tcase_add_loop_test(tc, table, 0, (int)NELEM(rows));
+	tcase_add_loop_test(tc, subject_table, 0, (int)NELEM(vrows));
+	tcase_add_test(tc, batch_subject_disorder);
 	tcase_add_test(tc, delivery_seen);
 	tcase_add_test(tc, batch_one_job);
 	tcase_add_test(tc, batch_jobs_apart);

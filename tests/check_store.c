@@ -31,6 +31,7 @@
 #include "config_admin.h"
 #include "db.h"
 #include "fault.h"
+#include "pg_schema.h"
 #include "store_flight.h"
 #include "store_metrics.h"
 #include "store_ops.h"
@@ -2435,7 +2436,100 @@ START_TEST(schema_agrees)
 	opts.create = 1;
 	ck_assert_int_eq(store_open(path, &opts, &s), STORE_OK);
 	store_close(s);
-	test_schema_agree(path, state_path, "hookbox_state", 8);
+	test_schema_agree(path, state_path, "hookbox_state", 9);
+}
+END_TEST
+
+/*
+ * A state made by the previous release (SQLite user_version 4, schema
+ * hookbox_state version 1), with a conflict in it: opened by this one,
+ * it is migrated (on PostgreSQL only by the owner, `init`: a serving
+ * open says so), the conflict kept, and a version conflict, a subject
+ * and a receipt's version can be written.  On PostgreSQL the new table's
+ * grants go to the serving role the previous release was granted for.
+ */
+START_TEST(migrate_previous_release)
+{
+	struct store_opts	 o = { TEST_BUSY_MS, 0, 0, 0 };
+	struct store		*s = NULL;
+	char			 role[32], sql[1024];
+
+	store_close(st);
+	st = NULL;
+	if (test_backend == TEST_SQLITE)
+		test_db_exec(state_path, "DROP TABLE subjects;"
+		    "ALTER TABLE receipts DROP COLUMN version;"
+		    "ALTER TABLE receipts DROP COLUMN occurred_at;"
+		    "CREATE TABLE c4(id INTEGER PRIMARY KEY,"
+		    " created_at INTEGER NOT NULL, tenant TEXT NOT NULL,"
+		    " job_id TEXT NOT NULL, action_id TEXT, kind TEXT NOT NULL"
+		    " CHECK(kind IN ('terminal','action')),"
+		    " recorded TEXT NOT NULL, observed TEXT NOT NULL,"
+		    " seen INTEGER NOT NULL DEFAULT 1, resolved_at INTEGER,"
+		    " resolution TEXT);"
+		    "DROP TABLE conflicts; ALTER TABLE c4 RENAME TO conflicts;"
+		    "CREATE UNIQUE INDEX conflicts_open ON conflicts(tenant,"
+		    " job_id, kind, observed) WHERE resolved_at IS NULL;"
+		    "INSERT INTO conflicts(created_at, tenant, job_id, kind,"
+		    " recorded, observed) VALUES (1, 'a', 'j1', 'terminal',"
+		    " 'completed', 'failed');"
+		    "PRAGMA user_version = 4");
+	else {
+		ck_assert_int_lt(snprintf(role, sizeof(role), "hb_mig_%ld",
+		    (long)getpid()), (int)sizeof(role));
+		test_db_exec(state_path, "DROP TABLE hookbox_state.subjects;"
+		    "ALTER TABLE hookbox_state.receipts DROP COLUMN version,"
+		    " DROP COLUMN occurred_at;"
+		    "ALTER TABLE hookbox_state.conflicts"
+		    " DROP CONSTRAINT conflicts_kind_check, ADD CONSTRAINT"
+		    " conflicts_kind_check CHECK(kind IN ('terminal','action'));"
+		    "INSERT INTO hookbox_state.conflicts(created_at, tenant,"
+		    " job_id, kind, recorded, observed) VALUES (1, 'a', 'j1',"
+		    " 'terminal', 'completed', 'failed');"
+		    "UPDATE hookbox_state.schema_version SET version = 1");
+		ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP ROLE IF"
+		    " EXISTS %s; CREATE ROLE %s", role, role),
+		    (int)sizeof(sql));
+		test_db_exec(state_path, sql);
+		ck_assert_int_eq(pg_schema_grants(role, sql, sizeof(sql)), 0);
+		test_db_exec(state_path, sql);
+		/* A serving open is told what to do, and changes nothing. */
+		ck_assert_int_eq(store_open(state_path, &o, &s), STORE_ERROR);
+		ck_assert_ptr_null(s);
+		ck_assert_msg(strstr(store_errmsg(NULL), "run hookbox init") !=
+		    NULL, "%s", store_errmsg(NULL));
+		ck_assert_int_eq(test_db_int(state_path, "SELECT version FROM"
+		    " hookbox_state.schema_version"), 1);
+	}
+	o.create = 1;
+	ck_assert_int_eq(store_open(state_path, &o, &st), STORE_OK);
+	ck_assert_int_eq(test_db_int(state_path, test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM"
+	    " hookbox_state.schema_version"), test_backend == TEST_SQLITE ?
+	    5 : 2);
+	ck_assert_int_eq(test_db_int(state_path, "SELECT count(*) FROM"
+	    " conflicts WHERE job_id = 'j1' AND kind = 'terminal'"
+	    " AND observed = 'failed'"), 1);
+	test_db_exec(state_path, "INSERT INTO conflicts(created_at, tenant,"
+	    " job_id, kind, recorded, observed) VALUES (2, 'a', 'x', 'version',"
+	    " 'do publish v3', 'undo unpublish v3');"
+	    "INSERT INTO subjects VALUES ('a', 'x', 3, 5, 'do', 'publish',"
+	    " 'asset.approved', 6);"
+	    "INSERT INTO receipts(received_at, tenant, source, result,"
+	    " version, occurred_at) VALUES (1, 'a', 'event', 'accepted', 3,"
+	    " 5)");
+	if (test_backend == TEST_POSTGRES) {
+		ck_assert_int_lt(snprintf(sql, sizeof(sql), "SELECT"
+		    " has_table_privilege('%s', 'hookbox_state.subjects',"
+		    " 'INSERT')::int", role), (int)sizeof(sql));
+		ck_assert_int_eq(test_db_int(state_path, sql), 1);
+		/* Opened again: nothing to do. */
+		ck_assert_int_eq(store_open(state_path, &o, &s), STORE_OK);
+		store_close(s);
+		ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+		    " DROP ROLE %s", role, role), (int)sizeof(sql));
+		test_db_exec(state_path, sql);
+	}
 }
 END_TEST
 
@@ -2709,6 +2803,7 @@ store_suite(void)
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
+	tcase_add_test(ops, migrate_previous_release);
 	tcase_add_test(ops, schema_agrees);
 	tcase_add_test(ops, sqlite_create_refuses_links);
 	/* The server's standby setting, reset after, even on a failure. */
