@@ -97,7 +97,8 @@ static const struct cmd cmds[] = {
 	    "" },
 	{ "endpoint", "add", cmd_endpoint_add, W_CONFIG,
 	    "--tenant T\n"
-	    "       [--kind tornado-job|tornado-org|mapped] [--mapping FILE|-]\n"
+	    "       [--kind tornado-job|tornado-org|mapped]"
+	    " [--mapping FILE|-]\n"
 	    "       [--auth hmac|key|standard] [--header H] [--tolerance S]\n"
 	    "       --secret-file FILE|- [--expires WHEN] NAME",
 	    "  --tenant T             the tenant the endpoint belongs to"
