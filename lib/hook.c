@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hook.h"
+#include "mapping.h"
 #include "text.h"
 #include "tornado.h"
 #include "util.h"
@@ -77,6 +78,90 @@ config_failed(struct accept_res *res, enum config_status cs)
 	return -1;
 }
 
+/* mapping.h's look-up of a header, over the request's. */
+struct hdr {
+	const struct hook_req	*req;
+};
+
+static const char *
+hdr_value(void *arg, const char *name)
+{
+	const struct hdr	*h = arg;
+
+	return h->req->header(h->req->arg, name);
+}
+
+/*
+ * A mapped endpoint's request (mapping.h) as an observation: a subject's
+ * event, or one whose type the mapping ignores (recorded, "ignored").
+ * -1 with res filled when the body does not hold the mapped fields.
+ */
+static int
+mapped(const struct config_endpoint *ep, const struct hook_req *req,
+    struct obs *o, struct accept_res *res)
+{
+	struct mapping_event	ev;
+	struct hdr		hd = { req };
+	enum mapping_err	me;
+
+	me = mapping_eval(ep->mapping, req->body, req->bodylen, hdr_value, &hd,
+	    &ev, res->why, sizeof(res->why));
+	if (me == MAPPING_NOMEM) {
+		res->result = HB_NOMEM;
+		return -1;
+	}
+	if (me != MAPPING_OK) {
+		res->detail = res->why;
+		res->result = HB_MALFORMED;
+		return -1;
+	}
+	memset(o, 0, sizeof(*o));
+	o->source = OBS_SRC_EVENT;
+	o->event = ev.effect == MAPPING_IGNORE ? OBS_EV_UNKNOWN :
+	    OBS_EV_SUBJECT;
+	o->undo = ev.effect == MAPPING_UNDO;
+	o->version = ev.version;
+	o->occurred_ms = ev.occurred_ms;
+	memcpy(o->type, ev.type, sizeof(o->type));
+	memcpy(o->job_id, ev.subject, sizeof(o->job_id));
+	memcpy(o->delivery_id, ev.event_id, sizeof(o->delivery_id));
+	memcpy(o->step, ev.step, sizeof(o->step));
+	return 0;
+}
+
+/*
+ * The body (and for a mapped endpoint the headers) read with the
+ * endpoint's format into o, and areq's destination set where the format
+ * names one.  -1 with res filled: malformed, or out of memory.
+ */
+static int
+parse(const struct config_endpoint *ep, const struct hook_req *req,
+    struct obs *o, struct accept_req *areq, struct accept_res *res)
+{
+	enum tornado_err	te;
+
+	if (ep->kind == CONFIG_KIND_MAPPED) {
+		if (mapped(ep, req, o, res) != 0)
+			return -1;
+		areq->destination = mapping_destination(ep->mapping);
+		return 0;
+	}
+	te = ep->kind == CONFIG_KIND_ORG ?
+	    tornado_parse_event(req->body, req->bodylen, o, res->why,
+	    sizeof(res->why)) :
+	    tornado_parse_callback(req->body, req->bodylen, o, res->why,
+	    sizeof(res->why));
+	if (te == TORNADO_OK)
+		return 0;
+	if (te == TORNADO_NOMEM)
+		res->result = HB_NOMEM;
+	else {
+		res->detail = res->why;
+		res->result = HB_MALFORMED;
+	}
+	return -1;
+}
+
 /* Everything hook_prepare() does, from one snapshot. */
 static int
 prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
@@ -88,7 +173,6 @@ prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
 	struct accept_req		 areq;
 	enum config_status		 cs;
 	enum auth_status		 as;
-	enum tornado_err		 te;
 
 	memset(res, 0, sizeof(*res));
 	if ((cs = config_snap_endpoint(hc->snap, req->endpoint, ep)) ==
@@ -116,33 +200,9 @@ prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
 		return -1;
 	}
 
-	/*
-	 * XXX An endpoint of kind mapped is configured (config_map.h) before
-	 * this path evaluates its mapping: until it does, its requests are
-	 * not committed (503, to be sent again), never read as Tornado's.
-	 */
-	if (ep->kind == CONFIG_KIND_MAPPED) {
-		res->detail = "mapped endpoints are not served yet";
-		res->result = HB_UNAVAILABLE;
-		return -1;
-	}
-
-	te = ep->kind == CONFIG_KIND_ORG ?
-	    tornado_parse_event(req->body, req->bodylen, &h->obs, res->why,
-	    sizeof(res->why)) :
-	    tornado_parse_callback(req->body, req->bodylen, &h->obs, res->why,
-	    sizeof(res->why));
-	if (te != TORNADO_OK) {
-		if (te == TORNADO_NOMEM)
-			res->result = HB_NOMEM;
-		else {
-			res->detail = res->why;
-			res->result = HB_MALFORMED;
-		}
-		return -1;
-	}
-
 	memset(&areq, 0, sizeof(areq));
+	if (parse(ep, req, &h->obs, &areq, res) != 0)
+		return -1;
 	areq.tenant = ep->tenant;
 	areq.endpoint = ep->name;
 	areq.obs = &h->obs;

@@ -449,6 +449,51 @@ out=$(printf '%s' "$body" | env -i REQUEST_METHOD=POST \
     cgi-fcgi -bind -connect "$sock2" 2>/dev/null)
 contains "spawn-fcgi answers" '"result":"duplicate"' "$out"
 
+# ---- an endpoint whose format is declared: a mapping (DESIGN.md 3b) ----
+printf '%s\n' '{"destination": "sink", "event_id": "/id",' \
+    ' "subject": "/data/asset_id", "version": "/data/version",' \
+    ' "type": "/type", "occurred": "/created_at",' \
+    ' "steps": {"publish": ["asset.approved", "asset.replaced"]},' \
+    ' "undo": {"unpublish": ["asset.unpublished"]},' \
+    ' "ignore": ["asset.viewed"]}' > "$tmp/cms.json"
+"$HB" endpoint add cms --tenant acme --kind mapped --mapping "$tmp/cms.json" \
+    --header Cms-Signature --secret-file "$tmp/hmac.secret" >/dev/null
+# cms ID TYPE TIME VERSION: one event of asset a-1, signed and sent.
+cms() {
+	signed cms "$(printf '{"id":"%s","type":"%s","created_at":"%s",%s%s}}' \
+	    "$1" "$2" "$3" '"data":{"asset_id":"a-1","version":' "$4")"
+}
+cms e-1 asset.approved 2026-12-01T10:00:00Z 2
+eq "mapped: approved v2" "200 accepted acme:a-1:2:publish" \
+    "$code $result $(jget action "$reply")"
+cms e-2 asset.approved 2026-12-01T11:00:00Z 3
+eq "mapped: approved v3" "200 accepted acme:a-1:3:publish" \
+    "$code $result $(jget action "$reply")"
+cms e-3 asset.replaced 2026-12-01T12:00:00Z 2
+eq "mapped: v2 after v3 is stale" "200 stale" "$code $result"
+cms e-1 asset.approved 2026-12-01T10:00:00Z 2
+eq "mapped: the same event id again" "200 duplicate" "$code $result"
+cms e-4 asset.unpublished 2026-12-01T13:00:00Z 3
+eq "mapped: unpublish v3" "200 accepted acme:a-1:3:unpublish" \
+    "$code $result $(jget action "$reply")"
+cms e-5 asset.approved 2026-12-01T12:30:00Z 3
+eq "mapped: an approval older than the unpublish" "200 stale" "$code $result"
+cms e-6 asset.viewed 2026-12-01T14:00:00Z 3
+eq "mapped: an ignored type" "200 ignored" "$code $result"
+cms e-7 asset.approved 2026-12-01T15:00:00Z '"three"'
+eq "mapped: a version that is no integer" "400 malformed" "$code $result"
+contains "mapped: the field named" "version: not an integer" "$reply"
+req POST cms '{"id":"e-8"}' -H 'Content-Type: application/json' \
+    --data-binary "@$scratch/body"
+eq "mapped: unsigned" "401 unauthorized" "$code $result"
+eq "mapped: the subject's state, as the unpublish left it" "3|undo|unpublish" \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT version, effect,
+    step FROM subjects WHERE tenant = 'acme' AND subject = 'a-1'")"
+eq "mapped: three actions, each with its version" "3" \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT count(*) FROM
+    outbox WHERE json_extract(payload, '$.subject') = 'a-1' AND
+    json_extract(payload, '$.version') IN (2, 3)")"
+
 # ---- shutdown: SIGTERM stops the workers and removes the socket ----
 kill "$fcgi_pid"
 wait "$fcgi_pid"
