@@ -494,6 +494,34 @@ eq "mapped: three actions, each with its version" "3" \
     outbox WHERE json_extract(payload, '$.subject') = 'a-1' AND
     json_extract(payload, '$.version') IN (2, 3)")"
 
+# ---- the Mux preset: its mapping and sample bodies from presets/ ----
+presets="$(dirname "$0")/../presets"
+"$HB" destination add downstream --tenant acme \
+    --url http://127.0.0.1:9/sink >/dev/null
+"$HB" endpoint add mux-assets --tenant acme --kind mapped \
+    --mapping "$presets/mux.json" --header Mux-Signature \
+    --secret-file "$tmp/hmac.secret" >/dev/null
+ready=$(cat "$presets/mux-asset-ready.json")
+asset=tb8pTuaWwzsDRWOXM2fhRzqjkkqBvrcT
+# Mux numbers nothing: the occurrence (ms) is the version.
+signed mux-assets "$ready"
+eq "mux preset: asset ready" "200 accepted acme:$asset:1796119205000:publish" \
+    "$code $result $(jget action "$reply")"
+contains "mux preset: signed on Mux-Signature" "Mux-Signature: t=" \
+    "$(cat "$scratch/sh")"
+signed mux-assets "$ready"
+eq "mux preset: the same delivery again" "200 duplicate" "$code $result"
+signed mux-assets "$(cat "$presets/mux-asset-deleted.json")"
+eq "mux preset: asset deleted" \
+    "200 accepted acme:$asset:1796124600000:unpublish" \
+    "$code $result $(jget action "$reply")"
+# A ready event sent late under a new id, older than the deletion.
+renamed() { printf '%s' "$ready" | sed "s/\"id\":\"3a56ac3d/\"id\":\"$1/${2:-}"; }
+signed mux-assets "$(renamed 3a56ac3e)"
+eq "mux preset: a late ready after the deletion" "200 stale" "$code $result"
+signed mux-assets "$(renamed 3a56ac3f '; s/asset.ready/asset.created/')"
+eq "mux preset: asset created is ignored" "200 ignored" "$code $result"
+
 # ---- shutdown: SIGTERM stops the workers and removes the socket ----
 kill "$fcgi_pid"
 wait "$fcgi_pid"
