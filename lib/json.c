@@ -1,6 +1,7 @@
 /*
  * json.c: strict parsing of outside bytes, and cJSON's allocation hooks.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,6 +208,43 @@ json_parse_strict(const char *b, size_t len, cJSON **out, char *dup,
 	doc = NULL;
 out:
 	cJSON_Delete(doc);
+	return rc;
+}
+
+enum json_body
+json_parse_body(const char *b, size_t len, cJSON **out, char *why,
+    size_t whylen)
+{
+	enum json_status	 js;
+	enum json_body		 rc;
+	cJSON			*doc;
+	char			 key[33];
+
+	*out = NULL;
+	switch ((js = json_parse_strict(b, len, &doc, key, sizeof(key)))) {
+	case JSON_OK:
+		if (cJSON_IsObject(doc)) {
+			*out = doc;
+			return JSON_BODY_OK;
+		}
+		cJSON_Delete(doc);
+		if (why != NULL && whylen > 0)
+			(void)snprintf(why, whylen, "body: not a JSON object");
+		return JSON_BODY_INVALID;
+	case JSON_NOMEM:
+		rc = JSON_BODY_NOMEM;
+		break;
+	case JSON_SYNTAX:
+	case JSON_CONTROL:
+		rc = JSON_BODY_NOT_JSON;
+		break;
+	default:
+		rc = JSON_BODY_INVALID;
+		break;
+	}
+	if (why != NULL && whylen > 0)
+		(void)snprintf(why, whylen, "%s: %s", js == JSON_DUPKEY &&
+		    key[0] != '\0' ? key : "body", json_strerror(js));
 	return rc;
 }
 

@@ -66,6 +66,24 @@ void json_init(void);
 enum json_status json_parse_strict(const char *b, size_t len,
     struct cJSON **out, char *dup, size_t duplen) HB_MUST_CHECK;
 
+/* What a provider's body is, read by json_parse_body(). */
+enum json_body {
+	JSON_BODY_OK = 0,
+	JSON_BODY_NOT_JSON,	/* JSON_SYNTAX, JSON_CONTROL */
+	JSON_BODY_INVALID,	/* JSON_NUL, JSON_DUPKEY, or no object */
+	JSON_BODY_NOMEM		/* nothing was decided: try again */
+};
+
+/*
+ * A provider's body, which must be one JSON object: json_parse_strict()
+ * of len bytes at b, *out the object (cJSON_Delete()) on JSON_BODY_OK,
+ * else NULL with why (when not NULL) "body: <reason>", or for a key named
+ * twice "<key>: <reason>" when the key is plain.  Never a value of the
+ * body's.  The one reading of bodies that tornado.c and mapping.c share.
+ */
+enum json_body json_parse_body(const char *b, size_t len, struct cJSON **out,
+    char *why, size_t whylen) HB_MUST_CHECK;
+
 /*
  * Parses the NUL-terminated document s that hookbox wrote itself (a
  * stored row, configured output settings) into *out (freed with

@@ -658,46 +658,19 @@ mapping_text(const struct mapping *m)
  * Evaluation
  */
 
-/*
- * Parses a body with json.h's strict rules, as tornado.c does: outside
- * the JSON grammar is not JSON; JSON hookbox must not read (\u0000, a key
- * twice) or that is no object is invalid; a failed allocation is neither,
- * so that the sender is asked to try again.
- */
+/* The body, which must be one JSON object: json_parse_body(). */
 static enum mapping_err
 parse_body(const char *body, size_t len, cJSON **out, char *why,
     size_t whylen)
 {
-	enum json_status	 js;
-	cJSON			*doc;
-	char			 key[33];
+	static const enum mapping_err	rc[] = {
+		[JSON_BODY_OK] = MAPPING_OK,
+		[JSON_BODY_NOT_JSON] = MAPPING_NOT_JSON,
+		[JSON_BODY_INVALID] = MAPPING_INVALID,
+		[JSON_BODY_NOMEM] = MAPPING_NOMEM,
+	};
 
-	*out = NULL;
-	switch ((js = json_parse_strict(body, len, &doc, key, sizeof(key)))) {
-	case JSON_OK:
-		break;
-	case JSON_NOMEM:
-		say(why, whylen, "body: %s", json_strerror(js));
-		return MAPPING_NOMEM;
-	case JSON_SYNTAX:
-	case JSON_CONTROL:
-		say(why, whylen, "body: %s", json_strerror(js));
-		return MAPPING_NOT_JSON;
-	case JSON_DUPKEY:
-		say(why, whylen, "%s: %s", key[0] != '\0' ? key : "body",
-		    json_strerror(js));
-		return MAPPING_INVALID;
-	default:
-		say(why, whylen, "body: %s", json_strerror(js));
-		return MAPPING_INVALID;
-	}
-	if (!cJSON_IsObject(doc)) {
-		cJSON_Delete(doc);
-		say(why, whylen, "body: not a JSON object");
-		return MAPPING_INVALID;
-	}
-	*out = doc;
-	return MAPPING_OK;
+	return rc[json_parse_body(body, len, out, why, whylen)];
 }
 
 /* An array index as RFC 6901 writes one: decimal, no leading zero. */

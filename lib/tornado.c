@@ -226,46 +226,19 @@ badtype:
 	return TORNADO_OK;
 }
 
-/*
- * Parses a bounded body into an object with json.h's strict rules.  A
- * body outside the JSON grammar is not JSON; JSON that hookbox must not
- * read (\u0000, a key twice) or that is no object is invalid; a failed
- * allocation is neither, so that the sender is asked to try again.
- */
+/* The body, which must be one JSON object: json_parse_body(). */
 static enum tornado_err
 parse_object(const char *body, size_t len, cJSON **out, char *why,
     size_t whylen)
 {
-	enum json_status	 js;
-	cJSON			*doc;
-	char			 key[33];
+	static const enum tornado_err	rc[] = {
+		[JSON_BODY_OK] = TORNADO_OK,
+		[JSON_BODY_NOT_JSON] = TORNADO_NOT_JSON,
+		[JSON_BODY_INVALID] = TORNADO_INVALID,
+		[JSON_BODY_NOMEM] = TORNADO_NOMEM,
+	};
 
-	*out = NULL;
-	switch ((js = json_parse_strict(body, len, &doc, key, sizeof(key)))) {
-	case JSON_OK:
-		break;
-	case JSON_NOMEM:
-		say(why, whylen, "body", json_strerror(js));
-		return TORNADO_NOMEM;
-	case JSON_SYNTAX:
-	case JSON_CONTROL:
-		say(why, whylen, "body", json_strerror(js));
-		return TORNADO_NOT_JSON;
-	case JSON_DUPKEY:
-		say(why, whylen, key[0] != '\0' ? key : "body",
-		    json_strerror(js));
-		return TORNADO_INVALID;
-	default:
-		say(why, whylen, "body", json_strerror(js));
-		return TORNADO_INVALID;
-	}
-	if (!cJSON_IsObject(doc)) {
-		cJSON_Delete(doc);
-		say(why, whylen, "body", "not a JSON object");
-		return TORNADO_INVALID;
-	}
-	*out = doc;
-	return TORNADO_OK;
+	return rc[json_parse_body(body, len, out, why, whylen)];
 }
 
 /* Lower-cases an event type and maps '.' to '_' ("job.completed"). */
