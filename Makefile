@@ -110,7 +110,8 @@ LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
 	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c lib/accept.c \
 	   lib/decide.c lib/group.c lib/hook.c lib/http.c lib/outbox.c \
 	   lib/poller.c lib/fault.c lib/json.c lib/settings.c lib/super.c \
-	   lib/log.c lib/metrics.c lib/access.c lib/mapping.c
+	   lib/log.c lib/metrics.c lib/access.c lib/mapping.c \
+	   lib/store_tenant.c lib/disorder.c
 LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/pg_schema.h lib/obs.h lib/tornado.h lib/auth.h lib/config.h \
 	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
@@ -120,7 +121,8 @@ LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/store_metrics.h lib/store_flight.h lib/store_int.h \
 	   lib/accept.h lib/decide.h lib/group.h lib/hook.h lib/http.h \
 	   lib/outbox.h lib/poller.h lib/fault.h lib/json.h lib/settings.h \
-	   lib/super.h lib/log.h lib/metrics.h lib/access.h lib/mapping.h
+	   lib/super.h lib/log.h lib/metrics.h lib/access.h lib/mapping.h \
+	   lib/store_tenant.h lib/disorder.h
 # The headers that make the library's public contract (not db.h,
 # db_int.h, pg_schema.h, json.h, store_int.h, config_int.h).
 PUB_HDRS = $(filter-out lib/db.h lib/db_int.h lib/pg_schema.h lib/json.h \
@@ -130,7 +132,8 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 
 CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_list.c \
-    cli/cmd_jobs.c cli/cmd_state.c cli/cmd_daemon.c cli/table.c
+    cli/cmd_jobs.c cli/cmd_state.c cli/cmd_daemon.c cli/table.c \
+    cli/cmd_disorder.c
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
 
 FCGI_SRCS = fcgi/main.c fcgi/respond.c
@@ -150,6 +153,7 @@ TEST_BINS = $(TEST_SUITES:%=$(O)/tests/%)
 TEST_COMMON = $(O)/tests/testutil.o
 
 BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
+MUTANT	 = $(O)/mutant
 # A scriptable HTTP server: the downstream consumer in dispatcher tests.
 SINK	 = $(O)/tests/sink
 # An LD_PRELOAD shim that slows each COMMIT: tests/group.sh's kill lands in it.
@@ -157,7 +161,7 @@ SLOWCOMMIT = $(O)/tests/slowcommit.so
 
 all: $(O)/.banned $(O)/.includes $(BINS)
 
-tests: all $(TEST_BINS) $(SINK) $(SLOWCOMMIT) \
+tests: all $(TEST_BINS) $(SINK) $(SLOWCOMMIT) $(MUTANT)/hookbox-fcgi \
     $(if $(filter 1,$(SAN) $(TSAN)),,$(O)/.exports)
 
 # No banned calls (sprintf, strcpy, atoi, ...) anywhere: see the script.
@@ -227,6 +231,24 @@ $(O)/fcgi/%.o: fcgi/%.c $(FCGI_HDRS) $(LIB_HDRS)
 $(O)/hookbox-fcgi: $(FCGI_OBJS) $(O)/libhookbox.a
 	$(CC) $(LDFLAGS) -o $@ $(FCGI_OBJS) $(O)/libhookbox.a $(FCGI_LIBS) \
 	    $(LDLIBS)
+
+# The test of the disorder tester (tests/run.sh): a demo whose responder
+# compares versions wrongly on purpose (an older event taken as newer),
+# which `hookbox disorder` must report.  The patch must apply: a decide.c
+# that no longer reads so fails the build, not the test.
+$(MUTANT)/decide.c: lib/decide.c
+	@mkdir -p $(@D)
+	sed 's/return va < vb ? -1 : 1;/return 1;/' lib/decide.c > $@
+	! cmp -s lib/decide.c $@
+
+$(MUTANT)/decide.o: $(MUTANT)/decide.c $(LIB_HDRS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(MUTANT)/hookbox-fcgi: $(FCGI_OBJS) $(MUTANT)/decide.o $(O)/libhookbox.a \
+    $(O)/hookbox
+	$(CC) $(LDFLAGS) -o $@ $(FCGI_OBJS) $(MUTANT)/decide.o \
+	    $(O)/libhookbox.a $(FCGI_LIBS) $(LDLIBS)
+	ln -sf ../hookbox $(MUTANT)/hookbox
 
 $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)

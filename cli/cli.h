@@ -71,6 +71,13 @@ int	set_field(char *, size_t, const char *, const char *);
 int	next_opt(int, char **, const struct option *);
 ssize_t	read_bounded(int, char *, size_t);
 ssize_t	read_secret(const char *, unsigned char *, size_t);
+/*
+ * Reads the file named by option opt (path, or "-" for standard input),
+ * at most max bytes, into *text (NUL-terminated, free()) and *len.
+ * EXIT_OK; EXIT_USAGE, naming the file, when it is longer; EXIT_FAIL
+ * when it cannot be read.
+ */
+int	cli_read_file(const char *, const char *, size_t, char **, size_t *);
 
 int	open_config(struct settings *, enum config_mode, struct config **);
 int	open_store(struct settings *, int, struct store **);
@@ -106,6 +113,7 @@ int	cmd_resolve(struct settings *, int, char **);
 int	cmd_prune(struct settings *, int, char **);
 int	cmd_dispatch(struct settings *, int, char **);
 int	cmd_poll(struct settings *, int, char **);
+int	cmd_disorder(struct settings *, int, char **);
 
 /* ---- the read-outs' printing (cmd_list.c) ---- */
 

@@ -471,61 +471,32 @@ out:
 /* ---- endpoint ----------------------------------------------------- */
 
 /*
- * A mapping file (or "-" for standard input), at most MAPPING_TEXT_MAX
- * bytes, read and parsed: into *text (free()) and *len, and *m
- * (mapping_free()).  EXIT_OK; EXIT_USAGE for a mapping that is too long
- * or does not parse, with the file's name and what is wrong; EXIT_FAIL
- * for a file that cannot be read.
+ * A mapping file (or "-" for standard input), read (cli_read_file()) and
+ * parsed: into *text (free()) and *len, and *m (mapping_free()).
+ * EXIT_OK; EXIT_USAGE for a mapping that is too long or does not parse,
+ * with the file's name and what is wrong; EXIT_FAIL for a file that
+ * cannot be read.
  */
 static int
 get_mapping(const char *path, char **text, size_t *len, struct mapping **m)
 {
-	char	 why[256], esc[PATH_MAX];
-	ssize_t	 n;
-	int	 fd, rc = EXIT_OK;
+	char	why[256], esc[PATH_MAX];
+	int	rc;
 
-	*text = NULL;
 	*m = NULL;
-	(void)text_escape(path, (size_t)-1, esc, sizeof(esc));
-	if (strcmp(path, "-") == 0)
-		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		cli_warn("--mapping \"%s\": %s", esc, strerror(errno));
-		return EXIT_FAIL;
-	}
-	if ((*text = malloc(MAPPING_TEXT_MAX)) == NULL) {
-		cli_warn("out of memory");
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	/* read_bounded() says -1 for both; only a failed read sets errno. */
-	errno = 0;
-	if ((n = read_bounded(fd, *text, MAPPING_TEXT_MAX)) < 0) {
-		if (errno != 0) {
-			cli_warn("--mapping \"%s\": %s", esc, strerror(errno));
-			rc = EXIT_FAIL;
-		} else {
-			cli_warn("--mapping \"%s\": longer than %d bytes", esc,
-			    MAPPING_TEXT_MAX);
-			rc = EXIT_USAGE;
-		}
-		goto out;
-	}
-	if ((*m = mapping_parse(*text, (size_t)n, why, sizeof(why))) == NULL) {
+	if ((rc = cli_read_file("--mapping", path, MAPPING_TEXT_MAX, text,
+	    len)) != EXIT_OK)
+		return rc;
+	if ((*m = mapping_parse(*text, *len, why, sizeof(why))) == NULL) {
+		(void)text_escape(path, (size_t)-1, esc, sizeof(esc));
 		cli_warn("--mapping \"%s\": %s", esc, why);
-		/* mapping.h's words for a failed allocation. */
-		rc = strcmp(why, "out of memory") == 0 ? EXIT_FAIL : EXIT_USAGE;
-		goto out;
-	}
-	*len = (size_t)n;
-out:
-	if (fd != STDIN_FILENO)
-		close(fd);
-	if (rc != EXIT_OK) {
 		free(*text);
 		*text = NULL;
+		/* mapping.h's words for a failed allocation. */
+		return strcmp(why, "out of memory") == 0 ? EXIT_FAIL :
+		    EXIT_USAGE;
 	}
-	return rc;
+	return EXIT_OK;
 }
 
 /*

@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "access.h"
+#include "text.h"
 #include "util.h"
 
 #include "cli.h"
@@ -278,4 +280,50 @@ list_done(const struct settings *e, struct store *st, enum store_status src,
 	if (src != STORE_OK)
 		return store_fail(e, src);
 	return print_json(arr);
+}
+int
+cli_read_file(const char *opt, const char *path, size_t max, char **text,
+    size_t *len)
+{
+	char	 esc[PATH_MAX];
+	ssize_t	 n;
+	int	 fd, rc = EXIT_OK;
+
+	*text = NULL;
+	*len = 0;
+	(void)text_escape(path, (size_t)-1, esc, sizeof(esc));
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		cli_warn("%s \"%s\": %s", opt, esc, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if ((*text = malloc(max + 1)) == NULL) {
+		cli_warn("out of memory");
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	/* read_bounded() says -1 for both; only a failed read sets errno. */
+	errno = 0;
+	if ((n = read_bounded(fd, *text, max)) < 0) {
+		if (errno != 0) {
+			cli_warn("%s \"%s\": %s", opt, esc, strerror(errno));
+			rc = EXIT_FAIL;
+		} else {
+			cli_warn("%s \"%s\": longer than %zu bytes", opt, esc,
+			    max);
+			rc = EXIT_USAGE;
+		}
+		goto out;
+	}
+	(*text)[n] = '\0';
+	*len = (size_t)n;
+out:
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc != EXIT_OK) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
 }

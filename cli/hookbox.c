@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "auth.h"
+#include "disorder.h"
+#include "http.h"
 #include "hook.h"
 #include "mapping.h"
 #include "super.h"
@@ -286,6 +288,25 @@ static const struct cmd cmds[] = {
 	    "  --endpoint E           the endpoint whose secret signs"
 	    " (required)\n"
 	    "  --timestamp UNIXTIME   the time signed (default now)\n" },
+	{ "disorder", NULL, cmd_disorder, W_CONFIG | W_STATE,
+	    "--endpoint E --url BASE [--sample FILE [--undo FILE]]\n"
+	    "    [--sink URL] [--at-once N] [--timeout-ms N]",
+	    "  --endpoint E           the endpoint whose format is tried"
+	    " (required)\n"
+	    "  --url BASE             the instance, as providers reach it:"
+	    " BASE/hooks/...\n"
+	    "                         (required)\n"
+	    "  --sample FILE          a body of a type that takes effect"
+	    " (mapped endpoints)\n"
+	    "  --undo FILE            a body of a type that undoes"
+	    " (default none)\n"
+	    "  --sink URL             the test destination (default a"
+	    " closed loopback port)\n"
+	    "  --at-once N            requests sent together, 2.."
+	    HB_STR(HTTP_BATCH_MAX) " (default "
+	    HB_STR(DISORDER_AT_ONCE_DEFAULT) ")\n"
+	    "  --timeout-ms N         each request's, 1..600000 (default "
+	    HB_STR(DISORDER_TIMEOUT_MS_DEFAULT) ")\n" },
 	{ "status", NULL, cmd_status, W_STATE, "[--json]",
 	    "  --json                 one JSON object (default text)\n" },
 	{ "dispatch", NULL, cmd_dispatch, R_CONFIG | W_STATE,

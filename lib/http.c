@@ -27,6 +27,7 @@ struct http {
 struct sink {
 	struct http_result	*out;
 	size_t			 cap;
+	int			 hangup;	/* HTTP_HANGUP */
 };
 
 int
@@ -105,6 +106,8 @@ on_header(char *data, size_t size, size_t n, void *arg)
 	long long	 secs = 0;
 	time_t		 when;
 
+	if (s->hangup)
+		return 0;	/* not a byte of the answer is taken */
 	if (len < 12 || strncasecmp(data, "Retry-After:", 12) != 0)
 		return len;
 	for (i = 12; i < len && isspace((unsigned char)data[i]); i++)
@@ -130,6 +133,17 @@ on_header(char *data, size_t size, size_t n, void *arg)
 	}
 	s->out->retry_after_ms = secs * 1000;
 	return size * n;
+}
+
+/* HTTP_HANGUP: once the whole body is written, the transfer ends. */
+static int
+on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)arg;
+	(void)dltotal;
+	(void)dlnow;
+	return ultotal > 0 && ulnow >= ultotal;
 }
 
 /*
@@ -262,6 +276,7 @@ xfer_setup(struct xfer *x, const struct http_req *req, int copy,
 	out->sent = 1;
 	x->sink.out = out;
 	x->sink.cap = req->body_cap;
+	x->sink.hangup = (req->flags & HTTP_HANGUP) != 0;
 	x->errbuf[0] = '\0';
 	x->list = NULL;
 	x->guard = (req->flags & HTTP_INTERNAL) == 0;
@@ -306,6 +321,12 @@ xfer_setup(struct xfer *x, const struct http_req *req, int copy,
 	    CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, fresh ? 1L : 0L) !=
 	    CURLE_OK) {
+		not_sent(out, "cannot set up the request");
+		return -1;
+	}
+	if (x->sink.hangup && (curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L) !=
+	    CURLE_OK || curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION,
+	    on_progress) != CURLE_OK)) {
 		not_sent(out, "cannot set up the request");
 		return -1;
 	}

@@ -43,6 +43,10 @@ HB_API void http_result_clear(struct http_result *);
 /* http_request() flags. */
 #define HTTP_FRESH	0x01	/* a new connection, closed afterwards */
 #define HTTP_INTERNAL	0x02	/* may go to an internal address */
+#define HTTP_HANGUP	0x04	/* closes the connection once the request
+				   is written, before a byte of the answer
+				   is taken: a sender's timeout (disorder.h);
+				   the result is status 0, sent 1 */
 
 /*
  * Sends one request (method "GET" or "POST"; body NULL for none) to an

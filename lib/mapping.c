@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cJSON.h>
 
@@ -692,7 +693,10 @@ array_index(const char *t, int *out)
 	return 0;
 }
 
-/* What a field found: a string (body or header), or another JSON value. */
+/*
+ * What a field found: s, a string (body or header); j, the JSON value in
+ * the body (a string too).
+ */
 struct value {
 	const char	*s;
 	const cJSON	*j;
@@ -732,8 +736,7 @@ resolve(const struct field *f, const cJSON *doc, mapping_header_fn hdr,
 		return -1;
 	if (cJSON_IsString(j))
 		v->s = j->valuestring;
-	else
-		v->j = j;
+	v->j = j;
 	return 0;
 }
 
@@ -1013,4 +1016,154 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 out:
 	cJSON_Delete(doc);
 	return rc;
+}
+
+/*
+ * Restamping a sample
+ */
+
+/* A JSON value made for the field the sample holds as *old. */
+static cJSON *
+stamp(const cJSON *old, enum fid f, const struct mapping_event *ev)
+{
+	char		 buf[HB_ID_MAX + 1];
+	struct tm	 tm;
+	time_t		 t;
+	int64_t		 ms;
+
+	switch (f) {
+	case F_EVENT_ID:
+		return cJSON_CreateString(ev->event_id);
+	case F_SUBJECT:
+		return cJSON_CreateString(ev->subject);
+	case F_TYPE:
+		return cJSON_CreateString(ev->type);
+	case F_VERSION:
+		if (cJSON_IsNumber(old))
+			return cJSON_CreateNumber((double)ev->version);
+		(void)snprintf(buf, sizeof(buf), "%lld",
+		    (long long)ev->version);
+		return cJSON_CreateString(buf);
+	default:
+		break;
+	}
+	ms = ev->occurred_ms;
+	if (cJSON_IsNumber(old))
+		return cJSON_CreateNumber((double)ms / 1000.0);
+	if (old->valuestring[strspn(old->valuestring, "0123456789.")] ==
+	    '\0')
+		(void)snprintf(buf, sizeof(buf), "%lld.%03d",
+		    (long long)(ms / 1000), (int)(ms % 1000));
+	else {
+		t = (time_t)(ms / 1000);
+		if (gmtime_r(&t, &tm) == NULL)
+			return NULL;
+		(void)snprintf(buf, sizeof(buf),
+		    "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		    tm.tm_sec, (int)(ms % 1000));
+	}
+	return cJSON_CreateString(buf);
+}
+
+/* The header value of field f: as stamp() writes a string. */
+static void
+stamp_header(enum fid f, const struct mapping_event *ev, char *buf,
+    size_t len)
+{
+	switch (f) {
+	case F_EVENT_ID:
+		(void)snprintf(buf, len, "%s", ev->event_id);
+		break;
+	case F_SUBJECT:
+		(void)snprintf(buf, len, "%s", ev->subject);
+		break;
+	case F_TYPE:
+		(void)snprintf(buf, len, "%s", ev->type);
+		break;
+	case F_VERSION:
+		(void)snprintf(buf, len, "%lld", (long long)ev->version);
+		break;
+	default:
+		(void)snprintf(buf, len, "%lld.%03d",
+		    (long long)(ev->occurred_ms / 1000),
+		    (int)(ev->occurred_ms % 1000));
+		break;
+	}
+}
+
+/* Replaces the value field f's pointer leads to in doc with v. */
+static int
+replace(const struct field *fl, cJSON *doc, cJSON *v)
+{
+	cJSON		*j = doc, *parent = NULL;
+	const char	*t, *last = NULL;
+	size_t		 i;
+	int		 k;
+
+	for (i = 0, t = fl->tok; i < fl->ntok; i++, t += strlen(t) + 1) {
+		parent = j;
+		last = t;
+		if (cJSON_IsObject(j))
+			j = cJSON_GetObjectItemCaseSensitive(j, t);
+		else if (cJSON_IsArray(j) && array_index(t, &k) == 0)
+			j = cJSON_GetArrayItem(j, k);
+		else
+			j = NULL;
+		if (j == NULL)
+			return -1;
+	}
+	if (parent == NULL)
+		return -1;	/* "": the whole body is no field */
+	if (cJSON_IsArray(parent))
+		return cJSON_ReplaceItemInArray(parent, k, v) ? 0 : -1;
+	return cJSON_ReplaceItemInObjectCaseSensitive(parent, last, v) ?
+	    0 : -1;
+}
+
+char *
+mapping_restamp(const struct mapping *m, const char *body, size_t len,
+    const struct mapping_event *ev, struct mapping_header *hdrs,
+    size_t *nhdrs, char *why, size_t whylen)
+{
+	struct value	 v;
+	cJSON		*doc = NULL, *nv;
+	char		*out = NULL;
+	enum fid	 f;
+
+	*nhdrs = 0;
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (parse_body(body, len, &doc, why, whylen) != MAPPING_OK)
+		return NULL;
+	for (f = 0; f < F__N; f++) {
+		if (m->f[f].kind == K_NONE ||
+		    (f == F_TYPE && ev->type[0] == '\0'))
+			continue;
+		if (m->f[f].kind == K_HEADER) {
+			memcpy(hdrs[*nhdrs].name, m->f[f].text,
+			    strlen(m->f[f].text) + 1);
+			stamp_header(f, ev, hdrs[*nhdrs].value,
+			    sizeof(hdrs[*nhdrs].value));
+			(*nhdrs)++;
+			continue;
+		}
+		if (resolve(&m->f[f], doc, NULL, NULL, &v) != 0 ||
+		    (!cJSON_IsString(v.j) && !cJSON_IsNumber(v.j))) {
+			say(why, whylen, "%s: missing from the sample, or not"
+			    " a string or a number", fnames[f]);
+			goto out;
+		}
+		if ((nv = stamp(v.j, f, ev)) == NULL ||
+		    replace(&m->f[f], doc, nv) != 0) {
+			cJSON_Delete(nv);
+			say(why, whylen, "out of memory");
+			goto out;
+		}
+	}
+	if ((out = cJSON_PrintUnformatted(doc)) == NULL)
+		say(why, whylen, "out of memory");
+out:
+	cJSON_Delete(doc);
+	return out;
 }

@@ -128,6 +128,32 @@ HB_API enum mapping_err mapping_eval(const struct mapping *,
     const char *body, size_t len, mapping_header_fn hdr, void *arg,
     struct mapping_event *out, char *why, size_t whylen) HB_MUST_CHECK;
 
+/* A request header, as mapping_restamp() gives one. */
+struct mapping_header {
+	char	name[HB_ID_MAX + 1];	/* lower case */
+	char	value[HB_ID_MAX + 1];
+};
+
+#define MAPPING_HEADERS_MAX	5	/* one per field at most */
+
+/*
+ * A sample request made into another event, for the disorder tester
+ * (disorder.h): body (len bytes) with the event id, subject, type
+ * (unless ev->type is "": the sample's stays), version and occurrence of
+ * *ev written where the mapping reads them, so that mapping_eval() of
+ * the result reads *ev back.  A field in the body
+ * must be in the sample already, a string or a number, and keeps its
+ * kind: a number stays one (the occurrence in epoch seconds), a string
+ * of digits too, and any other occurrence string is written in RFC 3339
+ * (UTC, with milliseconds).  A field read from a header goes to
+ * hdrs[] (room for MAPPING_HEADERS_MAX), *nhdrs of them.  Returns the
+ * new body, compact JSON, allocated (free()); NULL with why filled (the
+ * field named) when the sample lacks a field or is not a JSON object.
+ */
+HB_API char *mapping_restamp(const struct mapping *, const char *body,
+    size_t len, const struct mapping_event *ev, struct mapping_header *hdrs,
+    size_t *nhdrs, char *why, size_t whylen);
+
 /* "ignore", "do", "undo".  Static storage. */
 HB_API const char *mapping_effect_name(enum mapping_effect);
 

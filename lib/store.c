@@ -512,6 +512,25 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " AND job_id = ?2" },
 	[STORE_Q_POLL_LAST] = { "SELECT polled_at FROM polls WHERE tenant = ?1"
 	    " AND job_id = ?2" },
+	/* One tenant's rows (store_tenant.h). */
+	[STORE_Q_TENANT_TALLY] = { "SELECT"
+	    " (SELECT count(*) FROM outbox WHERE tenant = ?1),"
+	    " (SELECT count(*) FROM receipts WHERE tenant = ?1),"
+	    " (SELECT count(*) FROM conflicts WHERE tenant = ?1"
+	    " AND resolved_at IS NULL)" },
+	[STORE_Q_TENANT_LEASED] = { "SELECT count(*) FROM outbox"
+	    " WHERE tenant = ?1 AND state = 'leased'" },
+	[STORE_Q_SUBJECT_GET] = { "SELECT version, occurred_at, effect, step"
+	    " FROM subjects WHERE tenant = ?1 AND subject = ?2" },
+	[STORE_Q_FORGET_ATTEMPTS] = { "DELETE FROM attempts WHERE action_id IN"
+	    " (SELECT action_id FROM outbox WHERE tenant = ?1)" },
+	[STORE_Q_FORGET_OUTBOX] = { "DELETE FROM outbox WHERE tenant = ?1" },
+	[STORE_Q_FORGET_ACCEPTED] = { "DELETE FROM accepted WHERE tenant = ?1" },
+	[STORE_Q_FORGET_RECEIPTS] = { "DELETE FROM receipts WHERE tenant = ?1" },
+	[STORE_Q_FORGET_JOBS] = { "DELETE FROM job_state WHERE tenant = ?1" },
+	[STORE_Q_FORGET_SUBJECTS] = { "DELETE FROM subjects WHERE tenant = ?1" },
+	[STORE_Q_FORGET_CONFLICTS] = { "DELETE FROM conflicts WHERE tenant = ?1" },
+	[STORE_Q_FORGET_POLLS] = { "DELETE FROM polls WHERE tenant = ?1" },
 	[STORE_Q_METRIC_ADD] = { "INSERT INTO metrics(name, l1, l2, value)"
 	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
 	    " DO UPDATE SET value = value + excluded.value",

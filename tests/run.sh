@@ -198,10 +198,107 @@ eq "a failed replay leaves no job" "" \
     "$(HOOKBOX_DIR="$run/data" "$HB" job list | grep -o 'replay-[0-9-]*' | head -n 1)"
 if alive "$demo"; then pass; else fail "the demo stopped during the replays"; fi
 
+# ---- the delivery-disorder tester against the running demo ----
+# Its Tornado endpoint, and a mapped one with the Mux preset: every case
+# consistent, exit 0, and nothing of the tester's left in either
+# database.  Then a sample that does not fit the mapping: exit 1, the
+# field named, nothing left.
+D="$run/data"
+disorder_left() {
+	sqlite3 "$D/state.db" ".timeout 2000" "SELECT
+	    (SELECT count(*) FROM outbox WHERE tenant LIKE 'disorder-%') +
+	    (SELECT count(*) FROM receipts WHERE tenant LIKE 'disorder-%') +
+	    (SELECT count(*) FROM subjects WHERE tenant LIKE 'disorder-%') +
+	    (SELECT count(*) FROM accepted WHERE tenant LIKE 'disorder-%') +
+	    (SELECT count(*) FROM job_state WHERE tenant LIKE 'disorder-%')"
+	HOOKBOX_DIR="$D" "$HB" tenant list | grep -c disorder-
+}
+base="http://127.0.0.1:$port"
+rc=0
+HOOKBOX_DIR="$D" "$HB" disorder --endpoint tornado-demo --url "$base" \
+    > "$tmp/dis-tornado.out" 2>&1 || rc=$?
+out=$(cat "$tmp/dis-tornado.out")
+eq "disorder, Tornado: exit status ($out)" 0 "$rc"
+contains "disorder, Tornado: the routes raced" "routes raced" "$out"
+contains "disorder, Tornado: the summary" "0 of 6 cases inconsistent" "$out"
+HOOKBOX_DIR="$D" "$HB" destination add downstream --tenant demo \
+    --url "$base/sink" --idempotent > /dev/null
+(umask 077; od -An -N24 -tx1 /dev/urandom | tr -d ' \n' > "$tmp/mux.secret")
+HOOKBOX_DIR="$D" "$HB" endpoint add mux --tenant demo --kind mapped \
+    --mapping "$top/presets/mux.json" --secret-file "$tmp/mux.secret" \
+    > /dev/null
+rc=0
+HOOKBOX_DIR="$D" "$HB" disorder --endpoint mux --url "$base" \
+    --sample "$top/presets/mux-asset-ready.json" \
+    --undo "$top/presets/mux-asset-deleted.json" \
+    > "$tmp/dis-mux.out" 2>&1 || rc=$?
+out=$(cat "$tmp/dis-mux.out")
+eq "disorder, Mux: exit status ($out)" 0 "$rc"
+for c in "same event twice" "same event, new id" "N at once" \
+    "older after newer" "timeout after success" "older than an undo" \
+    "the event log"; do
+	eq "disorder, Mux: $c is consistent" 1 \
+	    "$(printf '%s\n' "$out" | grep "^$c " | grep -c ' consistent')"
+done
+lacks "disorder, Mux: none inconsistent" INCONSISTENT "$out"
+contains "disorder, Mux: the summary" "0 of 7 cases inconsistent" "$out"
+eq "disorder: nothing of its own left" "0
+0" "$(disorder_left)"
+printf '{"id":"e1","type":"video.asset.ready",%s}' \
+    '"created_at":"2026-01-01T00:00:00Z"' \
+    > "$tmp/nosubject.json"
+rc=0
+HOOKBOX_DIR="$D" "$HB" disorder --endpoint mux --url "$base" \
+    --sample "$tmp/nosubject.json" > "$tmp/dis-bad.out" 2>&1 || rc=$?
+eq "disorder, a sample without the subject: exit status" 1 "$rc"
+contains "disorder, a sample without the subject: names it" \
+    "subject: missing from the sample" "$(cat "$tmp/dis-bad.out")"
+eq "disorder, a sample that does not fit: nothing left" "0
+0" "$(disorder_left)"
+
 kill -TERM "$demo"
 wait_exit
 eq "SIGTERM: exit status" 0 "$rc"
 eq "SIGTERM: nothing left running" "" "$(leftovers)"
+
+# ---- the test of the tester: a responder that compares versions wrongly ----
+# build/mutant's responder takes an older event for a newer one
+# (Makefile: MUTANT).  The tester must say so, and exit 1.
+if [ -x "$build/mutant/hookbox-fcgi" ]; then
+	port=$(free_port)
+	env --default-signal=INT HOOKBOX_RUN_DIR="$run" HOOKBOX_PORT="$port" \
+	    sh "$top/scripts/run.sh" "$build/mutant" > "$tmp/mutant.out" 2>&1 &
+	demo=$!
+	if wait_up mutant; then pass; else fail "the mutant demo did not" \
+	    "come up: $(cat "$tmp/mutant.out")"; fi
+	HOOKBOX_DIR="$D" "$HB" destination add downstream --tenant demo \
+	    --url "http://127.0.0.1:$port/sink" --idempotent > /dev/null 2>&1
+	HOOKBOX_DIR="$D" "$HB" endpoint add mux --tenant demo --kind mapped \
+	    --mapping "$top/presets/mux.json" \
+	    --secret-file "$tmp/mux.secret" > /dev/null 2>&1
+	rc=0
+	HOOKBOX_DIR="$D" "$HB" disorder --endpoint mux \
+	    --url "http://127.0.0.1:$port" \
+	    --sample "$top/presets/mux-asset-ready.json" \
+	    --undo "$top/presets/mux-asset-deleted.json" \
+	    > "$tmp/dis-mutant.out" 2>&1 || rc=$?
+	out=$(cat "$tmp/dis-mutant.out")
+	eq "the tester against the mutant: exit status ($out)" 1 "$rc"
+	eq "the mutant: older after newer is inconsistent" 1 \
+	    "$(printf '%s\n' "$out" | grep '^older after newer ' | grep -c INCONSISTENT)"
+	eq "the mutant: older than an undo is inconsistent" 1 \
+	    "$(printf '%s\n' "$out" | grep '^older than an undo ' | grep -c INCONSISTENT)"
+	eq "the mutant: the repeated event is still consistent" 1 \
+	    "$(printf '%s\n' "$out" | grep '^same event twice ' |
+	    grep -c ' consistent')"
+	eq "the mutant: nothing of the tester's left" "0
+0" "$(disorder_left)"
+	kill -TERM "$demo"
+	wait_exit
+	eq "the mutant demo: exit status" 0 "$rc"
+else
+	fail "no mutant responder: make tests builds $build/mutant"
+fi
 
 # ---- the port held by another server that looks like hookbox ----
 mkdir -p "$tmp/imp/tmp"
