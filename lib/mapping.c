@@ -1022,103 +1022,76 @@ out:
  * Restamping a sample
  */
 
-/* A JSON value made for the field the sample holds as *old. */
-static cJSON *
-stamp(const cJSON *old, enum fid f, const struct mapping_event *ev)
+/*
+ * Field f of *ev as text, as a sample writes it as a string: the
+ * occurrence in epoch seconds when the sample's is digits (digits is 1),
+ * else in RFC 3339.  -1 when the time cannot be written.
+ */
+static int
+stamp_text(enum fid f, const struct mapping_event *ev, int digits,
+    char *buf, size_t len)
 {
-	char		 buf[HB_ID_MAX + 1];
-	struct tm	 tm;
-	time_t		 t;
-	int64_t		 ms;
+	struct tm	tm;
+	time_t		t;
+	int64_t		ms = ev->occurred_ms;
 
-	switch (f) {
-	case F_EVENT_ID:
-		return cJSON_CreateString(ev->event_id);
-	case F_SUBJECT:
-		return cJSON_CreateString(ev->subject);
-	case F_TYPE:
-		return cJSON_CreateString(ev->type);
-	case F_VERSION:
-		if (cJSON_IsNumber(old))
-			return cJSON_CreateNumber((double)ev->version);
-		(void)snprintf(buf, sizeof(buf), "%lld",
-		    (long long)ev->version);
-		return cJSON_CreateString(buf);
-	default:
-		break;
-	}
-	ms = ev->occurred_ms;
-	if (cJSON_IsNumber(old))
-		return cJSON_CreateNumber((double)ms / 1000.0);
-	if (old->valuestring[strspn(old->valuestring, "0123456789.")] ==
-	    '\0')
-		(void)snprintf(buf, sizeof(buf), "%lld.%03d",
-		    (long long)(ms / 1000), (int)(ms % 1000));
-	else {
-		t = (time_t)(ms / 1000);
-		if (gmtime_r(&t, &tm) == NULL)
-			return NULL;
-		(void)snprintf(buf, sizeof(buf),
-		    "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		    tm.tm_sec, (int)(ms % 1000));
-	}
-	return cJSON_CreateString(buf);
-}
-
-/* The header value of field f: as stamp() writes a string. */
-static void
-stamp_header(enum fid f, const struct mapping_event *ev, char *buf,
-    size_t len)
-{
 	switch (f) {
 	case F_EVENT_ID:
 		(void)snprintf(buf, len, "%s", ev->event_id);
-		break;
+		return 0;
 	case F_SUBJECT:
 		(void)snprintf(buf, len, "%s", ev->subject);
-		break;
+		return 0;
 	case F_TYPE:
 		(void)snprintf(buf, len, "%s", ev->type);
-		break;
+		return 0;
 	case F_VERSION:
 		(void)snprintf(buf, len, "%lld", (long long)ev->version);
-		break;
+		return 0;
 	default:
-		(void)snprintf(buf, len, "%lld.%03d",
-		    (long long)(ev->occurred_ms / 1000),
-		    (int)(ev->occurred_ms % 1000));
 		break;
 	}
+	if (digits) {
+		(void)snprintf(buf, len, "%lld.%03d", (long long)(ms / 1000),
+		    (int)(ms % 1000));
+		return 0;
+	}
+	t = (time_t)(ms / 1000);
+	if (gmtime_r(&t, &tm) == NULL)
+		return -1;
+	(void)snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	return 0;
 }
 
-/* Replaces the value field f's pointer leads to in doc with v. */
+/*
+ * Writes field f of *ev over the sample's value j, keeping its kind.
+ * Returns 0; -1 for a value of the wrong kind (why filled), -2 when out
+ * of memory.
+ */
 static int
-replace(const struct field *fl, cJSON *doc, cJSON *v)
+stamp(cJSON *j, enum fid f, const struct mapping_event *ev, char *why,
+    size_t whylen)
 {
-	cJSON		*j = doc, *parent = NULL;
-	const char	*t, *last = NULL;
-	size_t		 i;
-	int		 k;
+	char	buf[HB_ID_MAX + 1];
 
-	for (i = 0, t = fl->tok; i < fl->ntok; i++, t += strlen(t) + 1) {
-		parent = j;
-		last = t;
-		if (cJSON_IsObject(j))
-			j = cJSON_GetObjectItemCaseSensitive(j, t);
-		else if (cJSON_IsArray(j) && array_index(t, &k) == 0)
-			j = cJSON_GetArrayItem(j, k);
-		else
-			j = NULL;
-		if (j == NULL)
-			return -1;
+	if (cJSON_IsNumber(j) && (f == F_VERSION || f == F_OCCURRED)) {
+		(void)cJSON_SetNumberHelper(j, f == F_VERSION ?
+		    (double)ev->version : (double)ev->occurred_ms / 1000.0);
+		return 0;
 	}
-	if (parent == NULL)
-		return -1;	/* "": the whole body is no field */
-	if (cJSON_IsArray(parent))
-		return cJSON_ReplaceItemInArray(parent, k, v) ? 0 : -1;
-	return cJSON_ReplaceItemInObjectCaseSensitive(parent, last, v) ?
-	    0 : -1;
+	if (!cJSON_IsString(j) || (j->type & cJSON_IsReference) != 0) {
+		say(why, whylen, "%s: not a string%s in the sample", fnames[f],
+		    f == F_VERSION || f == F_OCCURRED ? " or a number" : "");
+		return -1;
+	}
+	if (stamp_text(f, ev, j->valuestring[strspn(j->valuestring,
+	    "0123456789.")] == '\0', buf, sizeof(buf)) != 0) {
+		say(why, whylen, "%s: cannot be written", fnames[f]);
+		return -1;
+	}
+	return cJSON_SetValuestring(j, buf) != NULL ? 0 : -2;
 }
 
 char *
@@ -1127,9 +1100,10 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
     size_t *nhdrs, char *why, size_t whylen)
 {
 	struct value	 v;
-	cJSON		*doc = NULL, *nv;
+	cJSON		*doc = NULL;
 	char		*out = NULL;
 	enum fid	 f;
+	int		 rc;
 
 	*nhdrs = 0;
 	if (why != NULL && whylen > 0)
@@ -1143,21 +1117,22 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
 		if (m->f[f].kind == K_HEADER) {
 			memcpy(hdrs[*nhdrs].name, m->f[f].text,
 			    strlen(m->f[f].text) + 1);
-			stamp_header(f, ev, hdrs[*nhdrs].value,
+			/* Epoch seconds: no header value needs a date. */
+			(void)stamp_text(f, ev, 1, hdrs[*nhdrs].value,
 			    sizeof(hdrs[*nhdrs].value));
 			(*nhdrs)++;
 			continue;
 		}
-		if (resolve(&m->f[f], doc, NULL, NULL, &v) != 0 ||
-		    (!cJSON_IsString(v.j) && !cJSON_IsNumber(v.j))) {
-			say(why, whylen, "%s: missing from the sample, or not"
-			    " a string or a number", fnames[f]);
+		if (resolve(&m->f[f], doc, NULL, NULL, &v) != 0) {
+			say(why, whylen, "%s: missing from the sample",
+			    fnames[f]);
 			goto out;
 		}
-		if ((nv = stamp(v.j, f, ev)) == NULL ||
-		    replace(&m->f[f], doc, nv) != 0) {
-			cJSON_Delete(nv);
-			say(why, whylen, "out of memory");
+		/* The document is ours: its values may be written. */
+		if ((rc = stamp((cJSON *)(uintptr_t)v.j, f, ev, why,
+		    whylen)) != 0) {
+			if (rc == -2)
+				say(why, whylen, "out of memory");
 			goto out;
 		}
 	}

@@ -24,6 +24,7 @@
 #include "db.h"
 #include "fault.h"
 #include "group.h"
+#include "store_tenant.h"
 #include "testutil.h"
 #include "tornado.h"
 #include "util.h"
@@ -301,6 +302,87 @@ START_TEST(subject_versions)
 	    " AND payload::json->>'type' = 'asset.unpublish'"
 	    " AND payload::json->>'event_id' = 'e-5'"
 	    " AND (payload::json->>'occurred_at_ms')::bigint = 4000"), 1);
+}
+END_TEST
+
+/*
+ * One tenant's rows as a whole (store_tenant.h), as the disorder tester
+ * reads and removes them: the tally counts the tenant's own rows only,
+ * the subject's state reads back, a leased action holds the removal off,
+ * and the removal takes every table's rows of that tenant and no other's.
+ */
+START_TEST(tenant_tally_forget)
+{
+	struct accept_res	res;
+	struct store_tally	t;
+	struct store_subject	sub;
+	int			found, leased;
+	int64_t			removed;
+
+	ck_assert_int_eq(event("e-1", 2, 1000, 0, "publish", &res),
+	    HB_ACCEPTED);
+	ck_assert_int_eq(event("e-2", 1, 900, 0, "publish", &res), HB_STALE);
+	ck_assert_int_eq(event("e-3", 3, 2000, 1, "unpublish", &res),
+	    HB_ACCEPTED);
+	ck_assert_int_eq(event("e-4", 3, 2000, 0, "publish", &res),
+	    HB_CONFLICT);
+	ck_assert_int_eq(run("acme", CALLBACK, completed1), HB_ACCEPTED);
+	ck_assert_int_eq(run("other", CALLBACK, "{\"type\":\"job_completed\","
+	    "\"job_id\":\"job-x\",\"status\":\"completed\",\"key\":\"k\"}"),
+	    HB_ACCEPTED);
+
+	ck_assert_int_eq(store_tenant_tally(st, "acme", &t), STORE_OK);
+	ck_assert_int_eq(t.actions, 3);
+	ck_assert_int_eq(t.receipts, 5);
+	ck_assert_int_eq(t.conflicts, 1);
+	ck_assert_int_eq(store_tenant_tally(st, "nobody", &t), STORE_OK);
+	ck_assert_int_eq(t.actions + t.receipts + t.conflicts, 0);
+
+	ck_assert_int_eq(store_subject_get(st, "acme", "a-1", &sub, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(sub.version, 3);
+	ck_assert_int_eq(sub.occurred_ms, 2000);
+	ck_assert_int_eq(sub.undo, 1);
+	ck_assert_str_eq(sub.step, "unpublish");
+	ck_assert_int_eq(store_subject_get(st, "other", "a-1", &sub, &found),
+	    STORE_OK);
+	ck_assert_int_eq(found, 0);
+
+	/* A delivery in flight: nothing is removed. */
+	test_db_exec(state_path, "UPDATE outbox SET state = 'leased'"
+	    " WHERE action_id = 'acme:a-1:2:publish'");
+	ck_assert_int_eq(store_tenant_forget(st, "acme", &leased, &removed),
+	    STORE_OK);
+	ck_assert_int_eq(leased, 1);
+	ck_assert_int_eq(removed, 0);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE tenant ="
+	    " 'acme'"), 3);
+	test_db_exec(state_path, "UPDATE outbox SET state = 'pending'");
+	test_db_exec(state_path, "INSERT INTO attempts(action_id, n,"
+	    " started_at, error) VALUES ('acme:a-1:2:publish', 1, 1,"
+	    " 'refused')");
+
+	ck_assert_int_eq(store_tenant_forget(st, "acme", &leased, &removed),
+	    STORE_OK);
+	ck_assert_int_eq(leased, 0);
+	/* 3 outbox, 3 accepted, 5 receipts, 1 job, 1 subject, 1 conflict,
+	   1 attempt. */
+	ck_assert_int_eq(removed, 15);
+	ck_assert_int_eq(q("SELECT (SELECT count(*) FROM outbox WHERE tenant"
+	    " = 'acme') + (SELECT count(*) FROM accepted WHERE tenant ="
+	    " 'acme') + (SELECT count(*) FROM receipts WHERE tenant = 'acme')"
+	    " + (SELECT count(*) FROM job_state WHERE tenant = 'acme')"
+	    " + (SELECT count(*) FROM subjects WHERE tenant = 'acme')"
+	    " + (SELECT count(*) FROM conflicts WHERE tenant = 'acme')"
+	    " + (SELECT count(*) FROM attempts)"), 0);
+	/* The other tenant's rows stay. */
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE tenant ="
+	    " 'other'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE tenant ="
+	    " 'other'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state WHERE tenant ="
+	    " 'other'"), 1);
 }
 END_TEST
 
@@ -1244,6 +1326,7 @@ accept_suite(void)
 	tcase_add_test(tc, same_event_twice);
 	tcase_add_test(tc, subject_versions);
 	tcase_add_test(tc, subject_too_long);
+	tcase_add_test(tc, tenant_tally_forget);
 	tcase_add_test(tc, concurrent_processes_one_action);
 	tcase_add_test(tc, action_maps_to_another_job);
 	tcase_add_test(tc, bad_ids_rejected);

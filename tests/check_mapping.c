@@ -1627,6 +1627,242 @@ START_TEST(test_nomem_all)
 }
 END_TEST
 
+/*
+ * Restamping a sample (the disorder tester's): what is written is what
+ * mapping_eval() reads back, each field keeps its kind, the rest of the
+ * body stays, and a sample that lacks a field says which.
+ */
+
+/* The event the tests write: its type "" keeps the sample's. */
+static void
+stamp_event(struct mapping_event *ev, const char *type)
+{
+	memset(ev, 0, sizeof(*ev));
+	(void)snprintf(ev->event_id, sizeof(ev->event_id), "evt-9");
+	(void)snprintf(ev->subject, sizeof(ev->subject), "sub-9");
+	(void)snprintf(ev->type, sizeof(ev->type), "%s", type);
+	ev->version = 7;
+	ev->occurred_ms = 1714557600123LL;
+}
+
+/* Restamps body with *ev; NULL (why filled) when refused. */
+static char *
+restamp(const struct mapping *m, const char *body,
+    const struct mapping_event *ev, struct hdr *h, size_t *nh)
+{
+	static struct mapping_header	 mh[MAPPING_HEADERS_MAX];
+	char				*out;
+	size_t				 i;
+
+	memset(why, JUNK, sizeof(why));
+	why[sizeof(why) - 1] = '\0';
+	out = mapping_restamp(m, body, strlen(body), ev, mh, nh, why,
+	    sizeof(why));
+	ck_assert_uint_le(*nh, MAPPING_HEADERS_MAX);
+	for (i = 0; i < *nh; i++) {
+		h[i].name = mh[i].name;
+		h[i].value = mh[i].value;
+	}
+	h[*nh].name = NULL;
+	return out;
+}
+
+static const char stamp_sample[] =
+    "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":\"a-1\","
+    "\"version\":3,\"updated_at\":\"2024-05-01T10:00:00Z\","
+    "\"tags\":[\"x\",{\"k\":null}]},\"extra\":true}";
+
+START_TEST(test_restamp_example)
+{
+	struct mapping		*m;
+	struct mapping_event	 in, ev;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	size_t			 nh;
+	char			*out;
+
+	m = mgood(example);
+	stamp_event(&in, "");
+	out = restamp(m, stamp_sample, &in, h, &nh);
+	ck_assert_msg(out != NULL, "%s", why);
+	/* The event id is read from a header: it goes there. */
+	ck_assert_uint_eq(nh, 1);
+	ck_assert_str_eq(h[0].name, "webhook-id");
+	ck_assert_str_eq(h[0].value, "evt-9");
+	ck_assert_msg(eval(m, out, h, &ev) == MAPPING_OK, "%s: %s", out, why);
+	ck_assert_str_eq(ev.event_id, "evt-9");
+	ck_assert_str_eq(ev.subject, "sub-9");
+	ck_assert_int_eq(ev.version, 7);
+	ck_assert_int_eq(ev.occurred_ms, 1714557600123LL);
+	ck_assert_str_eq(ev.type, "asset.approved");
+	ck_assert_int_eq(ev.effect, MAPPING_DO);
+	ck_assert_str_eq(ev.step, "publish");
+	/* Each kind kept; the rest of the body as it was. */
+	ck_assert_str_eq(out, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"sub-9\",\"version\":7,\"updated_at\":"
+	    "\"2024-05-01T10:00:00.123Z\",\"tags\":[\"x\",{\"k\":null}]},"
+	    "\"extra\":true}");
+	free(out);
+
+	/* A type given is written: here one that undoes. */
+	stamp_event(&in, "asset.deleted");
+	out = restamp(m, stamp_sample, &in, h, &nh);
+	ck_assert_msg(out != NULL, "%s", why);
+	ck_assert_int_eq(eval(m, out, h, &ev), MAPPING_OK);
+	ck_assert_int_eq(ev.effect, MAPPING_UNDO);
+	ck_assert_str_eq(ev.step, "unpublish");
+	free(out);
+	mapping_free(m);
+}
+END_TEST
+
+/* Strings stay strings: a version of digits, epoch seconds of digits. */
+START_TEST(test_restamp_kinds)
+{
+	static const struct {
+		const char	*body;
+		const char	*want;	/* in the output */
+	} cases[] = {
+		{ "{\"id\":\"e\",\"s\":\"a\",\"v\":\"3\",\"t\":\"go\","
+		  "\"at\":\"1714557600\"}", "\"v\":\"7\"" },
+		{ "{\"id\":\"e\",\"s\":\"a\",\"v\":3,\"t\":\"go\","
+		  "\"at\":\"1714557600.5\"}", "\"at\":\"1714557600.123\"" },
+		{ "{\"id\":\"e\",\"s\":\"a\",\"v\":3,\"t\":\"go\","
+		  "\"at\":1714557600}", "\"at\":1714557600.123" },
+		{ "{\"id\":\"e\",\"s\":\"a\",\"v\":3,\"t\":\"go\","
+		  "\"at\":\"2024-05-01T12:00:00+02:00\"}",
+		  "\"at\":\"2024-05-01T10:00:00.123Z\"" },
+	};
+	struct mapping		*m;
+	struct mapping_event	 in, ev;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	size_t			 i, nh;
+	char			*out;
+
+	m = mgood("{\"destination\":\"d\",\"event_id\":\"/id\","
+	    "\"subject\":\"/s\",\"version\":\"/v\",\"type\":\"/t\","
+	    "\"occurred\":\"/at\",\"steps\":{\"p\":[\"go\"]}}");
+	stamp_event(&in, "");
+	for (i = 0; i < NELEM(cases); i++) {
+		out = restamp(m, cases[i].body, &in, h, &nh);
+		ck_assert_msg(out != NULL, "%s: %s", cases[i].body, why);
+		ck_assert_uint_eq(nh, 0);
+		ck_assert_msg(strstr(out, cases[i].want) != NULL, "%s: %s",
+		    cases[i].body, out);
+		ck_assert_msg(eval(m, out, NULL, &ev) == MAPPING_OK, "%s: %s",
+		    out, why);
+		ck_assert_str_eq(ev.event_id, "evt-9");
+		ck_assert_int_eq(ev.version, 7);
+		ck_assert_int_eq(ev.occurred_ms, 1714557600123LL);
+		free(out);
+	}
+	mapping_free(m);
+}
+END_TEST
+
+/* Every field in a header: all five go there, in the mapping's order. */
+START_TEST(test_restamp_headers)
+{
+	struct mapping		*m;
+	struct mapping_event	 in, ev;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	size_t			 nh;
+	char			*out;
+
+	m = mgood("{\"destination\":\"d\",\"event_id\":{\"header\":"
+	    "\"X-Event-Id\"},\"subject\":{\"header\":\"x-subject\"},"
+	    "\"version\":{\"header\":\"X-Version\"},\"type\":{\"header\":"
+	    "\"X-TYPE\"},\"occurred\":{\"header\":\"x-time\"},"
+	    "\"steps\":{\"publish\":[\"asset.approved\"]}}");
+	stamp_event(&in, "asset.approved");
+	out = restamp(m, "{\"a\":1}", &in, h, &nh);
+	ck_assert_msg(out != NULL, "%s", why);
+	ck_assert_str_eq(out, "{\"a\":1}");
+	ck_assert_uint_eq(nh, 5);
+	ck_assert_str_eq(h[0].name, "x-event-id");
+	ck_assert_str_eq(h[4].name, "x-time");
+	ck_assert_str_eq(h[4].value, "1714557600.123");
+	ck_assert_msg(eval(m, out, h, &ev) == MAPPING_OK, "%s", why);
+	ck_assert_str_eq(ev.subject, "sub-9");
+	ck_assert_int_eq(ev.version, 7);
+	ck_assert_int_eq(ev.occurred_ms, 1714557600123LL);
+	free(out);
+	mapping_free(m);
+}
+END_TEST
+
+/* What a sample cannot be restamped for, named. */
+START_TEST(test_restamp_bad)
+{
+	static const struct {
+		const char	*body;
+		const char	*why;
+	} cases[] = {
+		{ "{\"type\":\"asset.approved\",\"data\":{\"version\":3,"
+		  "\"updated_at\":1}}", "subject: missing from the sample" },
+		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":null,"
+		  "\"version\":3,\"updated_at\":1}}",
+		  "subject: missing from the sample" },
+		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":5,"
+		  "\"version\":3,\"updated_at\":1}}",
+		  "subject: not a string in the sample" },
+		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":\"a\","
+		  "\"version\":[3],\"updated_at\":1}}",
+		  "version: not a string or a number in the sample" },
+		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":\"a\","
+		  "\"version\":3,\"updated_at\":{}}}",
+		  "occurred: not a string or a number in the sample" },
+		{ "[]", "body: not a JSON object" },
+	};
+	struct mapping		*m;
+	struct mapping_event	 in;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	size_t			 i, nh;
+
+	m = mgood(example);
+	stamp_event(&in, "");
+	for (i = 0; i < NELEM(cases); i++) {
+		ck_assert_ptr_null(restamp(m, cases[i].body, &in, h, &nh));
+		ck_assert_str_eq(why, cases[i].why);
+	}
+	mapping_free(m);
+}
+END_TEST
+
+/* Each allocation failing in turn: "out of memory", nothing leaked. */
+START_TEST(test_restamp_nomem)
+{
+	struct failnth		 f;
+	struct mapping		*m;
+	struct mapping_event	 in;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	size_t			 nh;
+	char			*out;
+
+	m = mgood(example);
+	/* A longer subject than the sample's: its string is made anew. */
+	stamp_event(&in, "");
+	(void)snprintf(in.subject, sizeof(in.subject), "%s",
+	    "a-subject-longer-than-the-sample-one");
+	for (f.n = 0;; f.n++) {
+		f.seen = 0;
+		f.fired = 0;
+		fault_set(FAULT_ALLOC, fail_nth, &f);
+		out = restamp(m, stamp_sample, &in, h, &nh);
+		fault_set(FAULT_ALLOC, NULL, NULL);
+		if (!f.fired)
+			break;
+		ck_assert_ptr_null(out);
+		ck_assert_msg(strstr(why, "out of memory") != NULL,
+		    "allocation %ld: %s", f.n, why);
+	}
+	ck_assert_msg(out != NULL, "%s", why);
+	ck_assert_ptr_nonnull(strstr(out, in.subject));
+	ck_assert_msg(f.n >= 4, "only %ld allocations", f.n);
+	free(out);
+	mapping_free(m);
+}
+END_TEST
+
 static Suite *
 mapping_suite(void)
 {
@@ -1679,6 +1915,14 @@ mapping_suite(void)
 	tcase_add_test(tc, test_eval_len);
 	tcase_add_test(tc, test_eval_no_echo);
 	tcase_add_test(tc, test_eval_why_short);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("restamp");
+	tcase_add_test(tc, test_restamp_example);
+	tcase_add_test(tc, test_restamp_kinds);
+	tcase_add_test(tc, test_restamp_headers);
+	tcase_add_test(tc, test_restamp_bad);
+	tcase_add_test(tc, test_restamp_nomem);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("nomem");
