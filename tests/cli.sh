@@ -296,4 +296,24 @@ contains "dispatch start line" \
     " level=info event=start program=\"hookbox dispatch\" version=$ver dir=$tmp/blank " \
     "$(cat "$tmp/err")"
 
+# ---- disorder: its refusals, before anything is made ----
+d="$tmp/blank"
+"$HB" -d "$d" disorder --endpoint x 2> "$tmp/err"
+eq "disorder without --url: usage" 2 $?
+"$HB" -d "$d" disorder --endpoint x --url http://127.0.0.1:9 --at-once 1 \
+    2> "$tmp/err"
+eq "disorder --at-once 1: usage" 2 $?
+"$HB" -d "$d" disorder --endpoint nosuch --url http://127.0.0.1:9 \
+    2> "$tmp/err"
+eq "disorder, no such endpoint: exit" 1 $?
+eq "disorder, no such endpoint: said" \
+    "hookbox: endpoint nosuch: not found" "$(cat "$tmp/err")"
+"$HB" -d "$d" disorder --endpoint x --url http://127.0.0.1:9 \
+    --sample "$tmp/nowhere.json" 2> "$tmp/err"
+eq "disorder, a sample that is not there: exit" 1 $?
+contains "disorder, a sample that is not there: named" \
+    "--sample \"$tmp/nowhere.json\"" "$(cat "$tmp/err")"
+eq "disorder: no tenant made" "" "$("$HB" -d "$d" tenant list |
+    grep disorder-)"
+
 finish cli
