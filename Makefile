@@ -365,6 +365,8 @@ install: $(BINS)
 		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $$f && chmod 0644 $$f || exit 1; \
 	done
 	install -m 0644 nginx/hookbox.conf $(DESTDIR)$(DATADIR)/hookbox.conf
+	install -d $(DESTDIR)$(DATADIR)/presets
+	install -m 0644 presets/*.json $(DESTDIR)$(DATADIR)/presets
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(COMPDIR)
 	install -m 0644 man/hookbox.1 $(DESTDIR)$(MANDIR)/man1/hookbox.1

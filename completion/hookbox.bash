@@ -11,7 +11,7 @@ _hookbox()
 		cword=$COMP_CWORD
 	}
 	case $prev in
-	-d|--secret-file|--api-key-file|--mapping)
+	-d|--secret-file|--api-key-file|--mapping|--sample|--undo)
 		# A file, but for `endpoint show --mapping NAME`.
 		if [[ $prev != --mapping || " ${words[*]} " != *" show "* ]]
 		then

@@ -522,6 +522,40 @@ eq "mux preset: a late ready after the deletion" "200 stale" "$code $result"
 signed mux-assets "$(renamed 3a56ac3f '; s/asset.ready/asset.created/')"
 eq "mux preset: asset created is ignored" "200 ignored" "$code $result"
 
+# ---- the Replicate preset: Standard Webhooks, the event id a header ----
+# Replicate signs with webhook-id, webhook-timestamp, webhook-signature;
+# webhook-id is the same when a delivery is retried, so it is the event
+# id.  Replicate numbers nothing: the prediction's created_at (ms) is the
+# version.
+printf 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' |
+    "$HB" endpoint add replicate --tenant acme --auth standard \
+    --kind mapped --mapping "$presets/replicate.json" --secret-file - \
+    >/dev/null
+pred=q6mzv1t8hdrm80ckq3vbkc3pa0
+signed replicate "$(cat "$presets/replicate-prediction-processing.json")"
+eq "replicate preset: processing is ignored" "200 ignored" "$code $result"
+signed replicate "$(cat "$presets/replicate-prediction-succeeded.json")"
+eq "replicate preset: succeeded" \
+    "200 accepted acme:$pred:1796031672345:ingest" \
+    "$code $result $(jget action "$reply")"
+contains "replicate preset: signed as Standard Webhooks" \
+    "webhook-signature: v1," "$(cat "$scratch/sh")"
+# Retried by Replicate: the same webhook-id, the same signed request.
+set --
+while IFS= read -r _h; do set -- "$@" -H "$_h"; done < "$scratch/sh"
+req POST replicate "$(cat "$scratch/sbody")" \
+    -H 'Content-Type: application/json' --data-binary "@$scratch/body" "$@"
+eq "replicate preset: the delivery retried" "200 duplicate" "$code $result"
+# Another webhook (another webhook-id) with the same prediction.
+signed replicate "$(cat "$presets/replicate-prediction-succeeded.json")"
+eq "replicate preset: succeeded again under another id" "200 duplicate" \
+    "$code $result"
+eq "replicate preset: one action, its payload the prediction's" "1" \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT count(*) FROM
+    outbox WHERE json_extract(payload, '$.subject') = '$pred' AND
+    json_extract(payload, '$.type') = 'succeeded' AND
+    destination = 'downstream'")"
+
 # ---- shutdown: SIGTERM stops the workers and removes the socket ----
 kill "$fcgi_pid"
 wait "$fcgi_pid"

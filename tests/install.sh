@@ -56,7 +56,18 @@ done
 mode "hookbox(1)" 644 "$dest/usr/share/man/man1/hookbox.1"
 mode "hookbox-fcgi(8)" 644 "$dest/usr/share/man/man8/hookbox-fcgi.8"
 mode "bash completion" 644 "$dest/usr/share/bash-completion/completions/hookbox"
-eq "files installed" 11 "$(find "$dest" -type f | wc -l | tr -d ' ')"
+# The presets: each mapping and sample, as in the tree.
+npresets=0
+for f in "$top"/presets/*.json; do
+	npresets=$((npresets + 1))
+	g="$dest/usr/share/hookbox/presets/$(basename "$f")"
+	mode "preset $(basename "$f")" 644 "$g"
+	if cmp -s "$f" "$g"; then pass
+	else fail "preset $(basename "$f") differs from the tree's"; fi
+done
+eq "the presets: mappings and samples" 1 "$([ "$npresets" -ge 6 ] && echo 1)"
+eq "files installed" $((11 + npresets)) \
+    "$(find "$dest" -type f | wc -l | tr -d ' ')"
 
 # ---- man pages: groff renders them with every warning on, silently ----
 for m in man1/hookbox.1 man8/hookbox-fcgi.8; do

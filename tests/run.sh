@@ -242,6 +242,23 @@ for c in "same event twice" "same event, new id" "N at once" \
 done
 lacks "disorder, Mux: none inconsistent" INCONSISTENT "$out"
 contains "disorder, Mux: the summary" "0 of 7 cases inconsistent" "$out"
+# Replicate's preset: Standard Webhooks, its event id the webhook-id
+# header the tester signs with; no undo sample, so that case is skipped.
+(umask 077; printf 'whsec_%s' "$(head -c 24 /dev/urandom | base64)" \
+    > "$tmp/replicate.secret")
+HOOKBOX_DIR="$D" "$HB" endpoint add replicate --tenant demo --kind mapped \
+    --auth standard --mapping "$top/presets/replicate.json" \
+    --secret-file "$tmp/replicate.secret" > /dev/null
+rc=0
+HOOKBOX_DIR="$D" "$HB" disorder --endpoint replicate --url "$base" \
+    --sample "$top/presets/replicate-prediction-succeeded.json" \
+    --at-once 12 > "$tmp/dis-replicate.out" 2>&1 || rc=$?
+out=$(cat "$tmp/dis-replicate.out")
+eq "disorder, Replicate: exit status ($out)" 0 "$rc"
+contains "disorder, Replicate: 12 at once" "12 copies" "$out"
+eq "disorder, Replicate: no undo sample, skipped" 1 \
+    "$(printf '%s\n' "$out" | grep '^older than an undo ' | grep -c skipped)"
+contains "disorder, Replicate: the summary" "0 of 7 cases inconsistent" "$out"
 eq "disorder: nothing of its own left" "0
 0" "$(disorder_left)"
 printf '{"id":"e1","type":"video.asset.ready",%s}' \
