@@ -153,8 +153,9 @@ text_valid_name(const char *s)
 	return n > 0 && s[n] == '\0';
 }
 
-int
-text_valid_action(const char *s)
+/* tenant:attempt:step, three names. */
+static int
+job_action(const char *s)
 {
 	size_t	n;
 	int	part;
@@ -167,6 +168,42 @@ text_valid_action(const char *s)
 		s += n + 1;
 	}
 	return 1;
+}
+
+/*
+ * tenant:subject:version:step: a subject's (DESIGN.md section 3b).  The
+ * subject is its provider's id and may hold ':' itself; the tenant and
+ * the step are names and the version digits, which hold none, so it is
+ * read from both ends and has one reading.  "subject:version" is the
+ * action's attempt, at most HB_ID_MAX bytes.
+ */
+static int
+subject_action(const char *s)
+{
+	const char	*subj, *last, *v;
+	char		 buf[HB_ID_MAX + 1];
+	size_t		 n;
+
+	if ((n = name_len(s, ':')) == 0 || s[n] != ':')
+		return 0;
+	subj = s + n + 1;
+	if ((last = strrchr(subj, ':')) == NULL || !text_valid_name(last + 1))
+		return 0;
+	for (v = last; v > subj && v[-1] >= '0' && v[-1] <= '9'; v--)
+		;
+	if (v == last || last - v > 16 || v - subj < 2 || v[-1] != ':' ||
+	    (size_t)(last - subj) > HB_ID_MAX)
+		return 0;
+	n = (size_t)(v - 1 - subj);
+	memcpy(buf, subj, n);
+	buf[n] = '\0';
+	return text_valid_id(buf, HB_ID_MAX);
+}
+
+int
+text_valid_action(const char *s)
+{
+	return s != NULL && (job_action(s) || subject_action(s));
 }
 
 char *

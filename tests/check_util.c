@@ -353,6 +353,20 @@ static const struct idcase actioncases[] = {
 	{ "a:b:c\r\nX-Evil: 1", 0 },
 	{ "a:b c:d", 0 },
 	{ "", 0 },
+	/* A subject's: tenant:subject:version:step, the subject an id. */
+	{ "acme:a-1:3:publish", 1 },
+	{ "acme:urn:asset:7:0:unpublish", 1 },
+	{ "acme:a b\xc3\xa9:9007199254740991:publish", 1 },
+	{ "a::3:d", 0 },
+	{ "a:b:3:", 0 },
+	{ "a:b::d", 0 },
+	{ "a:b:3x:d", 0 },
+	{ "a:b:12345678901234567:d", 0 },
+	{ "a:b\r\n:3:d", 0 },
+	{ "a:b\x7f:3:d", 0 },
+	{ "a:b:3:d e", 0 },
+	{ "a b:c:3:d", 0 },
+	{ ":b:3:d", 0 },
 };
 
 START_TEST(test_action)

@@ -12,7 +12,9 @@
 # host; 200 identical callbacks, host B's through a delay line of about
 # 0.5 ms (bench/delay.c), make one action and never a 2xx other
 # than accepted or duplicate; the dispatchers share the deliveries and
-# never send one key twice; SIGKILL of one host's responder and
+# never send one key twice; a subject's versions sent out of order to
+# both hosts end at the newest, one action per accepted answer, and the
+# disorder tester passes against host B; SIGKILL of one host's responder and
 # dispatcher under load loses nothing acknowledged.  One summary line
 # per scenario group, then "hosts: N passed, N failed".
 set -u
@@ -380,6 +382,86 @@ turns=$(sed -n 's/^total .*turnarounds=\([0-9]*\).*/\1/p' "$tmp/line.stats")
 echo "storm: $(awk '{ print $2 }' "$tmp/storm.out" | sort | uniq -c |
     tr -s ' \n' ' ')"
 group "identical callbacks"
+
+# ---- a subject's versions, out of order, across both hosts ----
+# A mapped endpoint: asset s1's versions 1..30 sent at once in a shuffled
+# order, every other one to each host (host B at a distance).  They take
+# the same lock per (tenant, subject) as a job: whatever order they
+# commit in, the subject ends at version 30, each accepted answer is one
+# action and each action one accepted answer, and version 30's is there.
+# Then one event sent 20 times to both hosts at once: one action.
+cat > "$tmp/assets.json" <<'EOF2'
+{"destination": "sink", "event_id": "/id", "subject": "/asset",
+ "version": "/v", "type": "/type", "occurred": "/at",
+ "steps": {"publish": ["approved"]}, "undo": {"unpublish": ["deleted"]}}
+EOF2
+"$HB" endpoint add assets --tenant acme --kind mapped \
+    --mapping "$tmp/assets.json" --secret-file "$tmp/hmac.secret" >/dev/null
+eq "a mapped endpoint on PostgreSQL" 0 $?
+asset() {
+	printf '{"id":"%s","asset":"%s","v":%d,"type":"%s","at":%d}' \
+	    "$1" "$2" "$3" "$4" $((1700000000 + $3))
+}
+: > "$tmp/versions.list"
+for v in $(seq 1 30 | shuf); do
+	sign "v$v" assets "$(asset "ev-$v" s1 "$v" approved)"
+	if [ $((v % 2)) -eq 0 ]; then b=$baseA; else b=$baseB; fi
+	echo "$tmp/post.sh $b/hooks/assets $tmp/v$v.body $tmp/v$v.sig v$v" \
+	    >> "$tmp/versions.list"
+done
+xargs -P 30 -L 1 sh < "$tmp/versions.list" > "$tmp/versions.out" 2>/dev/null
+# What was answered 503 (nothing committed) is sent again, one at a time.
+for t in $(awk '$2 == 503 { print $1 }' "$tmp/versions.out"); do
+	n=0
+	until post "$baseA" assets "$t" "$t" > "$tmp/again.out" &&
+	    [ "$(awk '{ print $2 }' "$tmp/again.out")" = 200 ] ||
+	    [ $n -ge 20 ]; do n=$((n + 1)); sleep 0.2; done
+	grep -v "^$t " "$tmp/versions.out" > "$tmp/v.tmp"
+	cat "$tmp/v.tmp" "$tmp/again.out" > "$tmp/versions.out"
+done
+eq "versions: 30 answers, each 200 accepted or stale" 30 \
+    "$(awk '$2 == 200 && ($3 == "accepted" || $3 == "stale")' \
+    "$tmp/versions.out" | wc -l)"
+eq "versions: version 30 accepted" 1 \
+    "$(awk '$1 == "v30" && $3 == "accepted"' "$tmp/versions.out" | wc -l)"
+eq "versions: one action per accepted answer" \
+    "$(awk '$3 == "accepted"' "$tmp/versions.out" | wc -l | tr -d ' ')" \
+    "$(q "SELECT count(*) FROM hookbox_state.outbox WHERE
+    action_id LIKE 'acme:s1:%:publish'")"
+eq "versions: no action for a stale answer" 0 "$(for t in $(awk \
+    '$3 == "stale" { print substr($1, 2) }' "$tmp/versions.out"); do
+	q "SELECT count(*) FROM hookbox_state.outbox WHERE
+	    action_id = 'acme:s1:$t:publish'"; done | grep -vc '^0$')"
+eq "versions: the subject ends at version 30" "30|do" "$(q "SELECT version,
+    effect FROM hookbox_state.subjects WHERE tenant = 'acme' AND
+    subject = 's1'")"
+sign same assets "$(asset ev-same s2 7 approved)"
+i=1
+while [ $i -le 20 ]; do
+	echo "$tmp/post.sh $baseA/hooks/assets $tmp/same.body $tmp/same.sig A$i"
+	echo "$tmp/post.sh $baseB/hooks/assets $tmp/same.body $tmp/same.sig B$i"
+	i=$((i + 1))
+done | xargs -P 40 -L 1 sh > "$tmp/same.out" 2>/dev/null
+eq "one event 40 times: one accepted" 1 \
+    "$(awk '$2 == 200 && $3 == "accepted"' "$tmp/same.out" | wc -l)"
+eq "one event 40 times: the rest duplicates or 503 with Retry-After" 39 \
+    "$(awk '($2 == 200 && $3 == "duplicate") || ($2 == 503 && $4 != "-")' \
+    "$tmp/same.out" | wc -l)"
+eq "one event 40 times: one action" 1 "$(q "SELECT count(*) FROM
+    hookbox_state.outbox WHERE action_id = 'acme:s2:7:publish'")"
+# The disorder tester against host B, its state read on PostgreSQL.
+rc=0
+"$HB" disorder --endpoint assets --url "$baseB" \
+    --sample "$tmp/v1.body" > "$tmp/disorder.out" 2>&1 || rc=$?
+eq "disorder on PostgreSQL: exit ($(cat "$tmp/disorder.out"))" 0 "$rc"
+contains "disorder on PostgreSQL: all consistent" \
+    "0 of 7 cases inconsistent" "$(cat "$tmp/disorder.out")"
+eq "disorder on PostgreSQL: nothing left" 0 "$(q "SELECT
+    (SELECT count(*) FROM hookbox_state.receipts WHERE tenant LIKE
+    'disorder-%') + (SELECT count(*) FROM hookbox_state.subjects WHERE
+    tenant LIKE 'disorder-%') + (SELECT count(*) FROM
+    hookbox_config.tenants WHERE id LIKE 'disorder-%')")"
+group "a subject's versions"
 
 # ---- two dispatchers share the deliveries, no key sent twice ----
 HOOKBOX_DB=$serve "$HB" dispatch 2>>"$tmp/dA.log" &

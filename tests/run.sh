@@ -227,6 +227,18 @@ HOOKBOX_DIR="$D" "$HB" destination add downstream --tenant demo \
 HOOKBOX_DIR="$D" "$HB" endpoint add mux --tenant demo --kind mapped \
     --mapping "$top/presets/mux.json" --secret-file "$tmp/mux.secret" \
     > /dev/null
+# The README's worked example, through to the delivered action: a Mux
+# asset ready, signed, accepted, and the demo's dispatcher delivers it.
+printf '%s' "$(cat "$top/presets/mux-asset-ready.json")" > "$tmp/ready.json"
+h=$(HOOKBOX_DIR="$D" "$HB" sign --endpoint mux < "$tmp/ready.json")
+reply=$(curl -s -H "$h" -H 'Content-Type: application/json' \
+    --data-binary "@$tmp/ready.json" "$base/hooks/mux")
+mux_action="demo:tb8pTuaWwzsDRWOXM2fhRzqjkkqBvrcT:1796119205000:publish"
+eq "Mux preset: accepted" "accepted $mux_action" \
+    "$(jget result "$reply") $(jget action "$reply")"
+until_true 60 delivered "$mux_action"
+eq "Mux preset: the dispatcher delivers its action" delivered \
+    "$(state_of "$mux_action")"
 rc=0
 HOOKBOX_DIR="$D" "$HB" disorder --endpoint mux --url "$base" \
     --sample "$top/presets/mux-asset-ready.json" \
