@@ -6,8 +6,9 @@
  *   -DFUZZ_TSIG      auth_verify_tsig (the "t=..,v1=.." header parser)
  *   -DFUZZ_SW        auth_verify_stdwebhooks (its three header values)
  *   -DFUZZ_MAPPING   mapping_eval of the input as a body, against a fixed
- *                    mapping; an input that starts with '#' is a mapping
- *                    file instead (mapping_parse, mapping_text)
+ *                    mapping, and of it restamped (mapping_restamp); an
+ *                    input that starts with '#' is a mapping file
+ *                    instead (mapping_parse, mapping_text)
  * Beyond not crashing (ASan, UBSan; cJSON itself is compiled in with the
  * same instrumentation when Debian's source could be had, see the
  * Makefile), each checks the parser's promises: whatever it accepts is
@@ -237,6 +238,51 @@ check_zero(const struct mapping_event *ev)
 
 static int		 ready;
 static struct mapping	*m;
+static const char	*last_body;	/* the input being evaluated */
+static size_t		 last_len;
+
+static struct mapping_header	 stamped[MAPPING_HEADERS_MAX];
+static size_t			 nstamped;
+
+static const char *
+stamped_header(void *arg, const char *name)
+{
+	size_t	i;
+
+	(void)arg;
+	for (i = 0; i < nstamped; i++)
+		if (strcmp(stamped[i].name, name) == 0)
+			return stamped[i].value;
+	return NULL;
+}
+
+/*
+ * A body the mapping reads, restamped as the disorder tester does:
+ * always done, and read back as written, its type and effect kept.
+ */
+static void
+restamped(const struct mapping_event *was)
+{
+	struct mapping_event	 to, ev;
+	char			 why[128], *b;
+
+	memset(&to, 0, sizeof(to));
+	(void)snprintf(to.event_id, sizeof(to.event_id), "disorder-1-a");
+	(void)snprintf(to.subject, sizeof(to.subject), "disorder-1");
+	to.version = 42;
+	to.occurred_ms = 1714557600123LL;
+	if ((b = mapping_restamp(m, last_body, last_len, &to, stamped,
+	    &nstamped, why, sizeof(why))) == NULL)
+		abort();
+	if (mapping_eval(m, b, strlen(b), stamped_header, NULL, &ev, why,
+	    sizeof(why)) != MAPPING_OK ||
+	    strcmp(ev.event_id, to.event_id) != 0 ||
+	    strcmp(ev.subject, to.subject) != 0 || ev.version != 42 ||
+	    ev.occurred_ms != to.occurred_ms ||
+	    strcmp(ev.type, was->type) != 0 || ev.effect != was->effect)
+		abort();
+	free(b);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
@@ -284,6 +330,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		mapping_free(m2);
 		return 0;
 	}
+	last_body = (const char *)data;
+	last_len = len;
 	rc = mapping_eval(m, (const char *)data, len, one_header, NULL, &ev,
 	    why, sizeof(why));
 	if (rc == MAPPING_NOMEM || (unsigned)rc > MAPPING_NOMEM)
@@ -297,6 +345,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	    (ev.effect == MAPPING_DO && strcmp(ev.step, "publish") != 0) ||
 	    (ev.effect == MAPPING_UNDO && strcmp(ev.step, "unpublish") != 0))
 		abort();
+	restamped(&ev);
 	return 0;
 }
 #else
