@@ -423,29 +423,27 @@ twice(struct ctx *c, struct msg *q, const char *action)
 	int64_t			 n = actions(c);
 	int			 has;
 
-	r = row(c, "same event twice", "accepted, then duplicate; 1 new"
-	    " action");
+	r = row(c, "same event twice", "accepted, duplicate; +1 action");
 	send1(c, q, 0, &a1);
 	send1(c, q, 0, &a2);
 	has = has_action(c, action);
 	n = actions(c) - n;
 	seen(c, r, is(&a1, "accepted") && is(&a2, "duplicate") && has == 1 &&
-	    n == 1, "%s, then %s; %lld new%s", said(&a1, s1, sizeof(s1)),
+	    n == 1, "%s, %s; %+lld%s", said(&a1, s1, sizeof(s1)),
 	    said(&a2, s2, sizeof(s2)), (long long)n, has == 1 ? "" :
 	    ", not the one expected");
 }
 
 static void
 at_once(struct ctx *c, struct msg *const *q, int n, const char *action,
-    const char *name, const char *what)
+    const char *name)
 {
 	struct disorder_row	*r;
 	struct answer		 a[HTTP_BATCH_MAX];
 	int			 acc, dup, other, ok, has;
 	int64_t			 got = actions(c);
 
-	r = row(c, name, "%d %s together: 1 accepted, %d duplicate; 1 new"
-	    " action", n, what, n - 1);
+	r = row(c, name, "1 accepted, %d duplicate; +1 action", n - 1);
 	if (send_all(c, q, n, a) != 0) {
 		seen(c, r, 0, "out of memory");
 		return;
@@ -454,7 +452,7 @@ at_once(struct ctx *c, struct msg *const *q, int n, const char *action,
 	has = has_action(c, action);
 	got = actions(c) - got;
 	seen(c, r, ok && has == 1 && got == 1,
-	    "%d accepted, %d duplicate, %d other; %lld new%s", acc, dup,
+	    "%d accepted, %d duplicate, %d other; %+lld%s", acc, dup,
 	    other, (long long)got, has == 1 ? "" : ", not the one expected");
 }
 
@@ -468,14 +466,14 @@ timeout_after(struct ctx *c, struct msg *q, const char *action)
 	int64_t			 got = actions(c);
 	int			 has;
 
-	r = row(c, "timeout after success", "dropped, then sent again:"
-	    " accepted or duplicate; 1 new action");
+	r = row(c, "timeout after success", "dropped; resent: accepted or"
+	    " duplicate; +1 action");
 	send1(c, q, HTTP_HANGUP, &a1);
 	send1(c, q, 0, &a2);
 	has = has_action(c, action);
 	got = actions(c) - got;
 	seen(c, r, (is(&a2, "accepted") || is(&a2, "duplicate")) &&
-	    has == 1 && got == 1, "%s, then %s; %lld new%s", a1.result,
+	    has == 1 && got == 1, "%s; resent: %s; %+lld%s", a1.result,
 	    said(&a2, s2, sizeof(s2)), (long long)got, has == 1 ? "" :
 	    ", not the one expected");
 }
@@ -513,9 +511,9 @@ older_after(struct ctx *c, const char *name, struct msg *newer,
 	int64_t			 got = actions(c), v;
 	int			 has, undo;
 
-	r = row(c, name, "%s accepted, then the older stale; 1 new action;"
-	    " the state stays the newer's", newer->ev.effect == MAPPING_UNDO ?
-	    "undo" : "the newer");
+	r = row(c, name, "%s accepted, older stale; +1 action; stays %s",
+	    newer->ev.effect == MAPPING_UNDO ? "undo" : "newer",
+	    newer->ev.effect == MAPPING_UNDO ? "undone" : "at the newer");
 	send1(c, newer, 0, &a1);
 	send1(c, older, 0, &a2);
 	action_of(c, &older->ev, act, sizeof(act));
@@ -524,8 +522,8 @@ older_after(struct ctx *c, const char *name, struct msg *newer,
 	subject_text(c, st, sizeof(st), &v, &undo);
 	seen(c, r, is(&a1, "accepted") && is(&a2, "stale") && has == 0 &&
 	    got == 1 && v == newer->ev.version &&
-	    undo == (newer->ev.effect == MAPPING_UNDO), "%s, then %s; %lld"
-	    " new%s; %s", said(&a1, s1, sizeof(s1)), said(&a2, s2,
+	    undo == (newer->ev.effect == MAPPING_UNDO), "%s, %s; %+lld%s;"
+	    " %s", said(&a1, s1, sizeof(s1)), said(&a2, s2,
 	    sizeof(s2)), (long long)got, has == 0 ? "" :
 	    ", one for the older event", st);
 }
@@ -538,11 +536,11 @@ event_log(struct ctx *c, int64_t want_actions, int64_t want_receipts)
 	struct store_tally	 t;
 
 	if (want_receipts >= 0)
-		r = row(c, "the event log", "%lld actions, %lld receipts (one"
-		    " per event id), no conflict", (long long)want_actions,
+		r = row(c, "the event log", "%lld actions, %lld receipts, 0"
+		    " conflicts", (long long)want_actions,
 		    (long long)want_receipts);
 	else
-		r = row(c, "the event log", "%lld actions, no conflict",
+		r = row(c, "the event log", "%lld actions, 0 conflicts",
 		    (long long)want_actions);
 	if (store_tenant_tally(c->st, c->tenant, &t) != STORE_OK) {
 		seen(c, r, 0, "state.db: %s", store_errmsg(c->st));
@@ -550,7 +548,7 @@ event_log(struct ctx *c, int64_t want_actions, int64_t want_receipts)
 	}
 	seen(c, r, t.actions == want_actions && t.conflicts == 0 &&
 	    (want_receipts < 0 || t.receipts == want_receipts),
-	    "%lld actions, %lld receipts, %lld open conflicts",
+	    "%lld actions, %lld receipts, %lld conflicts",
 	    (long long)t.actions, (long long)t.receipts,
 	    (long long)t.conflicts);
 }
@@ -590,19 +588,17 @@ run_mapped(struct ctx *c, char *why, size_t whylen)
 		char			 s[48];
 		int64_t			 n;
 
-		r = row(c, "same event, new id", "duplicate; no new"
-		    " action");
+		r = row(c, "same event, new id", "duplicate; +0 actions");
 		n = actions(c);
 		send1(c, &e1b, 0, &a);
 		n = actions(c) - n;
-		seen(c, r, is(&a, "duplicate") && n == 0, "%s; %lld new",
+		seen(c, r, is(&a, "duplicate") && n == 0, "%s; %+lld",
 		    said(&a, s, sizeof(s)), (long long)n);
 	}
 	for (i = 0; i < c->o->at_once; i++)
 		all[i] = &e2;
 	action_of(c, &e2.ev, act, sizeof(act));
-	at_once(c, all, c->o->at_once, act, "N at once",
-	    "copies of one new event");
+	at_once(c, all, c->o->at_once, act, "N at once");
 	older_after(c, "older after newer", &e4, &e3);
 	action_of(c, &e5.ev, act, sizeof(act));
 	timeout_after(c, &e5, act);
@@ -740,7 +736,7 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 		goto nomem;
 	for (i = 0; i < n; i++)
 		all[i] = &q[0];
-	at_once(c, all, n, act, "N at once", "copies of one callback");
+	at_once(c, all, n, act, "N at once");
 	msg_free(&q[0]);
 
 	skip(c, "older after newer", "Tornado's callbacks carry no version");
@@ -754,8 +750,7 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 			goto nomem;
 		all[i] = &q[i];
 	}
-	at_once(c, all, n, act, "routes raced",
-	    "callbacks and organization events");
+	at_once(c, all, n, act, "routes raced");
 	for (i = 0; i < n; i++)
 		msg_free(&q[i]);
 

@@ -267,7 +267,7 @@ HOOKBOX_DIR="$D" "$HB" disorder --endpoint replicate --url "$base" \
     --at-once 12 > "$tmp/dis-replicate.out" 2>&1 || rc=$?
 out=$(cat "$tmp/dis-replicate.out")
 eq "disorder, Replicate: exit status ($out)" 0 "$rc"
-contains "disorder, Replicate: 12 at once" "12 copies" "$out"
+contains "disorder, Replicate: 12 at once" "1 accepted, 11 duplicate" "$out"
 eq "disorder, Replicate: no undo sample, skipped" 1 \
     "$(printf '%s\n' "$out" | grep '^older than an undo ' | grep -c skipped)"
 contains "disorder, Replicate: the summary" "0 of 7 cases inconsistent" "$out"
