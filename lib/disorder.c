@@ -25,6 +25,7 @@
 #define STEP_TORNADO	"disorder"	/* the step of the tester's jobs */
 #define DEST_TORNADO	"disorder"	/* and their destination */
 #define SINK_NOWHERE	"http://127.0.0.1:9/disorder"	/* discard: shut */
+/* The mapping's, the signature's three, Content-Type. */
 #define HDRS_MAX	(MAPPING_HEADERS_MAX + 4)
 #define REPLY_MAX	4096
 #define FORGET_TRIES	100		/* 0.1 s apart: a delivery's 10 s */
@@ -134,9 +135,12 @@ msg_free(struct msg *q)
 	q->body = NULL;
 }
 
+/* Adds a header; there is room for every one a request gets. */
 static void
 header(struct msg *q, const char *name, const char *value)
 {
+	if (q->nh == HDRS_MAX)
+		return;
 	(void)snprintf(q->hv[q->nh].name, sizeof(q->hv[q->nh].name), "%s",
 	    name);
 	(void)snprintf(q->hv[q->nh].value, sizeof(q->hv[q->nh].value), "%s",
@@ -310,7 +314,7 @@ mapped_msg(struct ctx *c, int undo, int k, const char *id, struct msg *q,
 	struct mapping_event	ev;
 	const char		*body = undo ? c->o->undo : c->o->sample;
 	size_t			 len = undo ? c->o->undolen : c->o->samplelen;
-	size_t			 i, nh;
+	size_t			 nh;
 	char			 w[256];
 
 	memset(q, 0, sizeof(*q));
@@ -329,10 +333,6 @@ mapped_msg(struct ctx *c, int undo, int k, const char *id, struct msg *q,
 	}
 	q->len = strlen(q->body);
 	q->nh = nh;
-	for (i = 0; i < nh; i++) {
-		q->h[i].name = q->hv[i].name;
-		q->h[i].value = q->hv[i].value;
-	}
 	if (mapping_eval(c->m, q->body, q->len, on_header, q, &q->ev, w,
 	    sizeof(w)) != MAPPING_OK) {
 		say(why, whylen, "%s sample, restamped: %s",
@@ -697,18 +697,21 @@ static int
 run_tornado(struct ctx *c, char *why, size_t whylen)
 {
 	struct msg	 q[HTTP_BATCH_MAX], *all[HTTP_BATCH_MAX] = { NULL };
-	char		 job[HB_ID_MAX + 1], act[3 * HB_ID_MAX + 8];
-	int		 i, n = c->o->at_once, rc = -1;
+	struct {
+		char	id[HB_ID_MAX + 1];
+		char	action[3 * HB_ID_MAX + 8];
+	}		 j[4];
+	int		 i, n = c->o->at_once;
 
 	memset(q, 0, sizeof(q));
-	/* The jobs first: one configuration transaction. */
+	/* A job per case, made in one configuration transaction. */
 	if (config_begin(c->cfg) != CONFIG_OK) {
 		say(why, whylen, "config.db: %s", config_strerror(CONFIG_BUSY));
 		return -1;
 	}
-	for (i = 1; i <= 4; i++)
-		if (tornado_job(c, i, job, sizeof(job), act, sizeof(act), why,
-		    whylen) != 0) {
+	for (i = 0; i < 4; i++)
+		if (tornado_job(c, i + 1, j[i].id, sizeof(j[i].id),
+		    j[i].action, sizeof(j[i].action), why, whylen) != 0) {
 			config_rollback(c->cfg);
 			c->jobs = 0;
 			return -1;
@@ -719,52 +722,39 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 		return -1;
 	}
 
-	/* 1: the same callback twice. */
-	(void)snprintf(job, sizeof(job), "%s-1", c->tenant);
-	(void)snprintf(act, sizeof(act), "%s:att-%s:%s", c->tenant, job,
-	    STEP_TORNADO);
-	if (tornado_msg(c, job, 0, 0, &q[0]) != 0)
+	/* The same callback twice. */
+	if (tornado_msg(c, j[0].id, 0, 0, &q[0]) != 0)
 		goto nomem;
-	twice(c, &q[0], act);
+	twice(c, &q[0], j[0].action);
 	msg_free(&q[0]);
 
-	/* 2: one callback N times at once. */
-	(void)snprintf(job, sizeof(job), "%s-2", c->tenant);
-	(void)snprintf(act, sizeof(act), "%s:att-%s:%s", c->tenant, job,
-	    STEP_TORNADO);
-	if (tornado_msg(c, job, 0, 0, &q[0]) != 0)
+	/* One callback N times at once. */
+	if (tornado_msg(c, j[1].id, 0, 0, &q[0]) != 0)
 		goto nomem;
 	for (i = 0; i < n; i++)
 		all[i] = &q[0];
-	at_once(c, all, n, act, "N at once");
+	at_once(c, all, n, j[1].action, "N at once");
 	msg_free(&q[0]);
 
 	skip(c, "older after newer", "Tornado's callbacks carry no version");
 
-	/* 3: both routes raced: half callbacks, half organization events. */
-	(void)snprintf(job, sizeof(job), "%s-3", c->tenant);
-	(void)snprintf(act, sizeof(act), "%s:att-%s:%s", c->tenant, job,
-	    STEP_TORNADO);
+	/* Both routes raced: half callbacks, half organization events. */
 	for (i = 0; i < n; i++) {
-		if (tornado_msg(c, job, i % 2, i, &q[i]) != 0)
+		if (tornado_msg(c, j[2].id, i % 2, i, &q[i]) != 0)
 			goto nomem;
 		all[i] = &q[i];
 	}
-	at_once(c, all, n, act, "routes raced");
+	at_once(c, all, n, j[2].action, "routes raced");
 	for (i = 0; i < n; i++)
 		msg_free(&q[i]);
 
-	/* 4: dropped, then sent again. */
-	(void)snprintf(job, sizeof(job), "%s-4", c->tenant);
-	(void)snprintf(act, sizeof(act), "%s:att-%s:%s", c->tenant, job,
-	    STEP_TORNADO);
-	if (tornado_msg(c, job, 0, 0, &q[0]) != 0)
+	/* Dropped, then sent again. */
+	if (tornado_msg(c, j[3].id, 0, 0, &q[0]) != 0)
 		goto nomem;
-	timeout_after(c, &q[0], act);
+	timeout_after(c, &q[0], j[3].action);
 	msg_free(&q[0]);
 	event_log(c, 4, -1);
-	rc = 0;
-	return rc;
+	return 0;
 nomem:
 	for (i = 0; i < n; i++)
 		msg_free(&q[i]);
