@@ -19,6 +19,17 @@ static const char *const verdicts[] = {
 	[DISORDER_SKIP] = "skipped",
 };
 
+/* Ctrl-C, SIGTERM or SIGHUP, held back while the run is on: stop. */
+static int
+stop_asked(void *arg)
+{
+	sigset_t	pending;
+
+	(void)arg;
+	return sigpending(&pending) == 0 && (sigismember(&pending, SIGINT) ||
+	    sigismember(&pending, SIGTERM) || sigismember(&pending, SIGHUP));
+}
+
 static int
 report(const struct disorder_report *rep)
 {
@@ -78,6 +89,7 @@ cmd_disorder(struct settings *e, int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.at_once = DISORDER_AT_ONCE_DEFAULT;
 	o.timeout_ms = DISORDER_TIMEOUT_MS_DEFAULT;
+	o.stop = stop_asked;
 	while ((ch = next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'e':
@@ -128,7 +140,11 @@ cmd_disorder(struct settings *e, int argc, char **argv)
 	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK ||
 	    (rc = open_store(e, 0, &st)) != EXIT_OK)
 		goto out;
-	/* What the run makes is removed before it exits: a Ctrl-C waits. */
+	/*
+	 * What the run makes is removed before it exits: a signal is held
+	 * back, asked for between the cases (stop_asked()), and delivered
+	 * once all is removed.
+	 */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
@@ -145,13 +161,17 @@ cmd_disorder(struct settings *e, int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	printf("%d of %zu cases inconsistent; tenant %s and its %lld rows"
-	    " in state.db %s\n", rep.failed, rep.n, rep.tenant,
-	    (long long)rep.removed, rep.left ? "NOT all removed" :
-	    "removed");
+	printf("%d of %zu cases inconsistent, %d skipped; tenant %s and its"
+	    " %lld rows in state.db %s\n", rep.failed,
+	    rep.n - (size_t)rep.skipped, rep.skipped, rep.tenant,
+	    (long long)rep.removed, rep.left ? "NOT all removed" : "removed");
+	if (rep.interrupted)
+		cli_warn("interrupted: the cases after the last row were not"
+		    " run");
 	if (rep.left)
 		cli_warn("%s", why);
-	rc = rep.failed > 0 || rep.left ? EXIT_FAIL : EXIT_OK;
+	rc = rep.failed > 0 || rep.left || rep.interrupted ? EXIT_FAIL :
+	    EXIT_OK;
 out:
 	store_close(st);
 	config_close(cfg);

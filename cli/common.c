@@ -281,6 +281,7 @@ list_done(const struct settings *e, struct store *st, enum store_status src,
 		return store_fail(e, src);
 	return print_json(arr);
 }
+
 int
 cli_read_file(const char *opt, const char *path, size_t max, char **text,
     size_t *len)

@@ -23,8 +23,10 @@
 #include "util.h"
 
 #define STEP_TORNADO	"disorder"	/* the step of the tester's jobs */
-#define DEST_TORNADO	"disorder"	/* and their destination */
 #define SINK_NOWHERE	"http://127.0.0.1:9/disorder"	/* discard: shut */
+#define RESENDS		5	/* a 503 sent again, as a provider would */
+#define RETRY_MAX_MS	5000	/* the longest Retry-After waited for */
+#define LAND_TRIES	100	/* 0.1 s apart: a dropped request's commit */
 /* The mapping's, the signature's three, Content-Type. */
 #define HDRS_MAX	(MAPPING_HEADERS_MAX + 4)
 #define REPLY_MAX	4096
@@ -37,6 +39,8 @@ struct msg {
 	struct mapping_header	 hv[HDRS_MAX];	/* names and values */
 	struct http_header	 h[HDRS_MAX];
 	size_t			 nh;
+	size_t			 nbase;		/* the mapping's; the rest
+						   are the signature's */
 	const char		*url;
 	struct mapping_event	 ev;		/* mapped: as the responder
 						   will read it */
@@ -90,8 +94,13 @@ row(struct ctx *c, const char *name, const char *fmt, ...)
 static struct disorder_row *
 row(struct ctx *c, const char *name, const char *fmt, ...)
 {
-	struct disorder_row	*r = &c->rep->rows[c->rep->n++];
+	struct disorder_row	*r;
 	va_list			 ap;
+
+	/* The cases are this file's: a run has at most DISORDER_ROWS_MAX. */
+	if (c->rep->n == DISORDER_ROWS_MAX)
+		abort();
+	r = &c->rep->rows[c->rep->n++];
 
 	r->name = name;
 	va_start(ap, fmt);
@@ -124,6 +133,7 @@ skip(struct ctx *c, const char *name, const char *why)
 
 	(void)snprintf(r->seen, sizeof(r->seen), "%s", why);
 	r->verdict = DISORDER_SKIP;
+	c->rep->skipped++;
 }
 
 /* ---- requests ---- */
@@ -133,6 +143,8 @@ msg_free(struct msg *q)
 {
 	free(q->body);
 	q->body = NULL;
+	/* In key mode a header holds the run's secret. */
+	sodium_memzero(q->hv, sizeof(q->hv));
 }
 
 /* Adds a header; there is room for every one a request gets. */
@@ -165,7 +177,10 @@ on_header(void *arg, const char *name)
 	return header_get(arg, name);
 }
 
-/* Signs q->body as the endpoint's mode wants, and points q->h at it. */
+/*
+ * Signs q->body as the endpoint's mode wants, now, and points q->h at
+ * its headers: each time it is sent, so that no signature ages.
+ */
 static int
 sign(struct ctx *c, struct msg *q)
 {
@@ -176,6 +191,7 @@ sign(struct ctx *c, struct msg *q)
 	int64_t			 now = util_now();
 	size_t			 i;
 
+	q->nh = q->nbase;
 	s.key = (const unsigned char *)c->secret;
 	s.keylen = strlen(c->secret);
 	s.expires_at = 0;
@@ -243,23 +259,59 @@ answer_of(const struct http_result *r, struct answer *a)
 	cJSON_Delete(doc);
 }
 
-/* Sends q (flags: HTTP_HANGUP or 0) and reads the answer. */
+/* How long a 503 asks to be waited for, within bounds. */
 static void
-send1(struct ctx *c, const struct msg *q, int flags, struct answer *a)
+wait_retry(const struct http_result *r)
 {
-	struct http_result	r;
+	struct timespec	ts;
+	int64_t		ms = r->retry_after_ms;
 
-	(void)http_request(c->http, "POST", q->url, q->h, q->nh, q->body,
-	    q->len, c->o->timeout_ms, REPLY_MAX,
-	    HTTP_FRESH | HTTP_INTERNAL | flags, &r);
-	answer_of(&r, a);
-	if (r.status == 0 && a->result[0] == '\0')
-		(void)snprintf(a->result, sizeof(a->result), "%s",
-		    flags & HTTP_HANGUP ? "dropped" : "no answer");
-	http_result_clear(&r);
+	if (ms < 100 || ms > RETRY_MAX_MS)
+		ms = ms < 100 ? 100 : RETRY_MAX_MS;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	(void)nanosleep(&ts, NULL);
 }
 
-/* Sends n requests together; a[i] is q[i]'s answer. */
+/*
+ * Signs and sends q (flags: HTTP_HANGUP or 0) and reads the answer.  A
+ * 503 (nothing was recorded) is sent again after its Retry-After, up to
+ * RESENDS times, as a provider does.
+ */
+static void
+send1(struct ctx *c, struct msg *q, int flags, struct answer *a)
+{
+	struct http_result	r;
+	int			i;
+
+	for (i = 0;; i++) {
+		if (sign(c, q) != 0) {
+			a->status = 0;
+			(void)snprintf(a->result, sizeof(a->result),
+			    "cannot sign");
+			return;
+		}
+		(void)http_request(c->http, "POST", q->url, q->h, q->nh,
+		    q->body, q->len, c->o->timeout_ms, REPLY_MAX,
+		    HTTP_FRESH | HTTP_INTERNAL | flags, &r);
+		answer_of(&r, a);
+		if (r.status != 503 || i == RESENDS || (flags & HTTP_HANGUP)) {
+			if (r.status == 0 && a->result[0] == '\0')
+				(void)snprintf(a->result, sizeof(a->result),
+				    "%s", flags & HTTP_HANGUP ? "dropped" :
+				    "no answer");
+			http_result_clear(&r);
+			return;
+		}
+		wait_retry(&r);
+		http_result_clear(&r);
+	}
+}
+
+/*
+ * Sends n requests together; a[i] is q[i]'s answer.  One answered 503 is
+ * then sent again on its own, as send1() does.
+ */
 static int
 send_all(struct ctx *c, struct msg *const *q, int n, struct answer *a)
 {
@@ -272,6 +324,12 @@ send_all(struct ctx *c, struct msg *const *q, int n, struct answer *a)
 	if ((b = http_batch_new()) == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		if (sign(c, q[i]) != 0) {
+			(void)snprintf(r[i].error, sizeof(r[i].error),
+			    "cannot sign");
+			continue;
+		}
 		memset(&req, 0, sizeof(req));
 		req.method = "POST";
 		req.url = q[i]->url;
@@ -289,14 +347,16 @@ send_all(struct ctx *c, struct msg *const *q, int n, struct answer *a)
 	do {
 		left = http_batch_run(b, c->o->timeout_ms, done, &nd);
 	} while (left > 0);
+	http_batch_free(b);
 	for (i = 0; i < n; i++) {
 		answer_of(&r[i], &a[i]);
-		if (a[i].status == 0)
+		if (r[i].status == 503)
+			send1(c, q[i], 0, &a[i]);
+		else if (a[i].status == 0)
 			(void)snprintf(a[i].result, sizeof(a[i].result),
 			    "no answer");
 		http_result_clear(&r[i]);
 	}
-	http_batch_free(b);
 	return 0;
 }
 
@@ -332,21 +392,24 @@ mapped_msg(struct ctx *c, int undo, int k, const char *id, struct msg *q,
 		return -1;
 	}
 	q->len = strlen(q->body);
-	q->nh = nh;
+	q->nh = q->nbase = nh;
+	/* Read back: what the responder reads must be what was written. */
 	if (mapping_eval(c->m, q->body, q->len, on_header, q, &q->ev, w,
 	    sizeof(w)) != MAPPING_OK) {
 		say(why, whylen, "%s sample, restamped: %s",
 		    undo ? "the undo" : "the", w);
 		goto bad;
 	}
+	if (strcmp(q->ev.subject, ev.subject) != 0 ||
+	    strcmp(q->ev.event_id, ev.event_id) != 0) {
+		say(why, whylen, "the mapping reads the subject and the event"
+		    " id from one place: they cannot be told apart");
+		goto bad;
+	}
 	if (q->ev.effect != (undo ? MAPPING_UNDO : MAPPING_DO)) {
 		say(why, whylen, "%s sample: type %s does not %s in the"
 		    " mapping", undo ? "the undo" : "the", q->ev.type,
 		    undo ? "undo a step" : "take effect for a step");
-		goto bad;
-	}
-	if (sign(c, q) != 0) {
-		say(why, whylen, "cannot sign the request");
 		goto bad;
 	}
 	return 0;
@@ -419,7 +482,7 @@ twice(struct ctx *c, struct msg *q, const char *action)
 {
 	struct disorder_row	*r;
 	struct answer		 a1, a2;
-	char			 s1[48], s2[48];
+	char			 s1[64], s2[64];
 	int64_t			 n = actions(c);
 	int			 has;
 
@@ -456,26 +519,35 @@ at_once(struct ctx *c, struct msg *const *q, int n, const char *action,
 	    other, (long long)got, has == 1 ? "" : ", not the one expected");
 }
 
-/* Sends q and drops the connection; then sends it again. */
+/*
+ * Sends q and drops the connection once it is written; waits (at most
+ * LAND_TRIES tenths of a second) for its action to be committed, as the
+ * provider's work would have been; then sends it again: a duplicate.  A
+ * proxy that ends a request whose client left (nginx without
+ * fastcgi_ignore_client_abort) may stop it before it commits: then the
+ * resend is the first, and accepted.
+ */
 static void
 timeout_after(struct ctx *c, struct msg *q, const char *action)
 {
 	struct disorder_row	*r;
+	struct timespec		 tenth = { 0, 100 * 1000 * 1000 };
 	struct answer		 a1, a2;
-	char			 s2[48];
+	char			 s2[64];
 	int64_t			 got = actions(c);
-	int			 has;
+	int			 has, i;
 
-	r = row(c, "timeout after success", "dropped; resent: accepted or"
-	    " duplicate; +1 action");
+	r = row(c, "timeout after success", "dropped; resent: duplicate"
+	    " (accepted if it never landed); +1 action");
 	send1(c, q, HTTP_HANGUP, &a1);
+	for (i = 0; (has = has_action(c, action)) == 0 && i < LAND_TRIES; i++)
+		(void)nanosleep(&tenth, NULL);
 	send1(c, q, 0, &a2);
-	has = has_action(c, action);
 	got = actions(c) - got;
-	seen(c, r, (is(&a2, "accepted") || is(&a2, "duplicate")) &&
-	    has == 1 && got == 1, "%s; resent: %s; %+lld%s", a1.result,
-	    said(&a2, s2, sizeof(s2)), (long long)got, has == 1 ? "" :
-	    ", not the one expected");
+	seen(c, r, (has == 1 ? is(&a2, "duplicate") : is(&a2, "accepted")) &&
+	    has_action(c, action) == 1 && got == 1, "%s, %s; resent: %s;"
+	    " %+lld", a1.result, has == 1 ? "landed" : "never landed",
+	    said(&a2, s2, sizeof(s2)), (long long)got);
 }
 
 /* The subject's recorded version and whether it is undone, as text. */
@@ -506,7 +578,7 @@ older_after(struct ctx *c, const char *name, struct msg *newer,
 {
 	struct disorder_row	*r;
 	struct answer		 a1, a2;
-	char			 s1[48], s2[48], st[HB_ID_MAX + 48];
+	char			 s1[64], s2[64], st[HB_ID_MAX + 48];
 	char			 act[HB_ID_MAX * 2 + 64];
 	int64_t			 got = actions(c), v;
 	int			 has, undo;
@@ -553,75 +625,84 @@ event_log(struct ctx *c, int64_t want_actions, int64_t want_receipts)
 	    (long long)t.conflicts);
 }
 
+/* The same event under another event id: a duplicate. */
+static void
+new_id(struct ctx *c, struct msg *q)
+{
+	struct disorder_row	*r;
+	struct answer		 a;
+	char			 s[64];
+	int64_t			 n = actions(c);
+
+	r = row(c, "same event, new id", "duplicate; +0 actions");
+	send1(c, q, 0, &a);
+	n = actions(c) - n;
+	seen(c, r, is(&a, "duplicate") && n == 0, "%s; %+lld",
+	    said(&a, s, sizeof(s)), (long long)n);
+}
+
+/* Whether the operator asked the run to stop: the cases left are not run. */
+static int
+stopped(struct ctx *c)
+{
+	if (c->o->stop != NULL && c->o->stop(c->o->stop_arg))
+		c->rep->interrupted = 1;
+	return c->rep->interrupted;
+}
+
 static int
 run_mapped(struct ctx *c, char *why, size_t whylen)
 {
-	struct msg	 e1, e1b, e2, e3, e4, e5, e6, u7;
+	/* Each event: its version step, its event id, from the undo sample. */
+	static const struct {
+		int		 k;
+		const char	*id;
+		int		 undo;
+	} evs[] = {
+		{ 1, "a", 0 }, { 1, "b", 0 }, { 2, "c", 0 }, { 3, "e", 0 },
+		{ 4, "d", 0 }, { 5, "f", 0 }, { 6, "h", 0 }, { 7, "g", 1 },
+	};
+	enum { E1, E1B, E2, E3, E4, E5, E6, U7, NEV };
+	struct msg	 q[NEV];
 	struct msg	*all[HTTP_BATCH_MAX] = { NULL };
 	char		 act[HB_ID_MAX * 2 + 64];
 	int		 i, rc = -1, undo = c->o->undo != NULL;
 
-	memset(&e6, 0, sizeof(e6));
-	memset(&u7, 0, sizeof(u7));
-	if (mapped_msg(c, 0, 1, "a", &e1, why, whylen) != 0)
-		return -1;
-	if (mapped_msg(c, 0, 1, "b", &e1b, why, whylen) != 0)
-		goto out1;
-	if (mapped_msg(c, 0, 2, "c", &e2, why, whylen) != 0)
-		goto out2;
-	if (mapped_msg(c, 0, 3, "e", &e3, why, whylen) != 0)
-		goto out3;
-	if (mapped_msg(c, 0, 4, "d", &e4, why, whylen) != 0)
-		goto out4;
-	if (mapped_msg(c, 0, 5, "f", &e5, why, whylen) != 0)
-		goto out5;
-	if (undo && (mapped_msg(c, 0, 6, "h", &e6, why, whylen) != 0 ||
-	    mapped_msg(c, 1, 7, "g", &u7, why, whylen) != 0))
-		goto out6;
+	memset(q, 0, sizeof(q));
+	for (i = 0; i < (undo ? NEV : E6); i++)
+		if (mapped_msg(c, evs[i].undo, evs[i].k, evs[i].id, &q[i], why,
+		    whylen) != 0)
+			goto out;
 	rc = 0;
-
-	action_of(c, &e1.ev, act, sizeof(act));
-	twice(c, &e1, act);
-	{
-		struct disorder_row	*r;
-		struct answer		 a;
-		char			 s[48];
-		int64_t			 n;
-
-		r = row(c, "same event, new id", "duplicate; +0 actions");
-		n = actions(c);
-		send1(c, &e1b, 0, &a);
-		n = actions(c) - n;
-		seen(c, r, is(&a, "duplicate") && n == 0, "%s; %+lld",
-		    said(&a, s, sizeof(s)), (long long)n);
-	}
+	action_of(c, &q[E1].ev, act, sizeof(act));
+	twice(c, &q[E1], act);
+	if (stopped(c))
+		goto out;
+	new_id(c, &q[E1B]);
+	if (stopped(c))
+		goto out;
 	for (i = 0; i < c->o->at_once; i++)
-		all[i] = &e2;
-	action_of(c, &e2.ev, act, sizeof(act));
+		all[i] = &q[E2];
+	action_of(c, &q[E2].ev, act, sizeof(act));
 	at_once(c, all, c->o->at_once, act, "N at once");
-	older_after(c, "older after newer", &e4, &e3);
-	action_of(c, &e5.ev, act, sizeof(act));
-	timeout_after(c, &e5, act);
+	if (stopped(c))
+		goto out;
+	older_after(c, "older after newer", &q[E4], &q[E3]);
+	if (stopped(c))
+		goto out;
+	action_of(c, &q[E5].ev, act, sizeof(act));
+	timeout_after(c, &q[E5], act);
+	if (stopped(c))
+		goto out;
 	if (undo)
-		older_after(c, "older than an undo", &u7, &e6);
+		older_after(c, "older than an undo", &q[U7], &q[E6]);
 	else
 		skip(c, "older than an undo", "no undo sample given");
 	/* Event ids a to f, and g, h with an undo sample. */
 	event_log(c, undo ? 5 : 4, undo ? 8 : 6);
-out6:
-	msg_free(&u7);
-	msg_free(&e6);
-	msg_free(&e5);
-out5:
-	msg_free(&e4);
-out4:
-	msg_free(&e3);
-out3:
-	msg_free(&e2);
-out2:
-	msg_free(&e1b);
-out1:
-	msg_free(&e1);
+out:
+	for (i = 0; i < NEV; i++)
+		msg_free(&q[i]);
 	return rc;
 }
 
@@ -642,7 +723,7 @@ tornado_job(struct ctx *c, int k, char *job, size_t len, char *action,
 	(void)snprintf(j.attempt, sizeof(j.attempt), "att-%s-%d", c->tenant, k);
 	(void)snprintf(j.step, sizeof(j.step), "%s", STEP_TORNADO);
 	(void)snprintf(j.destination, sizeof(j.destination), "%s",
-	    DEST_TORNADO);
+	    c->tenant);
 	if ((rc = config_job_add(c->cfg, &j, &w)) != CONFIG_OK) {
 		say(why, whylen, "config.db: job %s: %s%s%s", j.job_id,
 		    config_strerror(rc), w != NULL ? ": " : "",
@@ -701,12 +782,13 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 		char	id[HB_ID_MAX + 1];
 		char	action[3 * HB_ID_MAX + 8];
 	}		 j[4];
+	enum config_status cs;
 	int		 i, n = c->o->at_once;
 
 	memset(q, 0, sizeof(q));
 	/* A job per case, made in one configuration transaction. */
-	if (config_begin(c->cfg) != CONFIG_OK) {
-		say(why, whylen, "config.db: %s", config_strerror(CONFIG_BUSY));
+	if ((cs = config_begin(c->cfg)) != CONFIG_OK) {
+		say(why, whylen, "config.db: %s", config_strerror(cs));
 		return -1;
 	}
 	for (i = 0; i < 4; i++)
@@ -717,6 +799,8 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 			return -1;
 		}
 	if (config_commit(c->cfg) != CONFIG_OK) {
+		/* A COMMIT refused (busy) leaves the transaction open. */
+		config_rollback(c->cfg);
 		c->jobs = 0;
 		say(why, whylen, "config.db: the jobs were not committed");
 		return -1;
@@ -727,6 +811,8 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 		goto nomem;
 	twice(c, &q[0], j[0].action);
 	msg_free(&q[0]);
+	if (stopped(c))
+		return 0;
 
 	/* One callback N times at once. */
 	if (tornado_msg(c, j[1].id, 0, 0, &q[0]) != 0)
@@ -735,6 +821,8 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 		all[i] = &q[0];
 	at_once(c, all, n, j[1].action, "N at once");
 	msg_free(&q[0]);
+	if (stopped(c))
+		return 0;
 
 	skip(c, "older after newer", "Tornado's callbacks carry no version");
 
@@ -747,6 +835,8 @@ run_tornado(struct ctx *c, char *why, size_t whylen)
 	at_once(c, all, n, j[2].action, "routes raced");
 	for (i = 0; i < n; i++)
 		msg_free(&q[i]);
+	if (stopped(c))
+		return 0;
 
 	/* Dropped, then sent again. */
 	if (tornado_msg(c, j[3].id, 0, 0, &q[0]) != 0)
@@ -773,8 +863,12 @@ cfg_fail(char *why, size_t whylen, const char *what, enum config_status rc,
 	return -1;
 }
 
-/* Makes the tenant, its destination and its endpoints, in one
-   transaction. */
+/*
+ * Makes the tenant, its destination and its endpoints, in one
+ * transaction.  The destination is named as the tenant (a mapping's is
+ * renamed so), so that no series of the site's destinations counts the
+ * run's actions.
+ */
 static int
 setup(struct ctx *c, char *why, size_t whylen)
 {
@@ -790,14 +884,14 @@ setup(struct ctx *c, char *why, size_t whylen)
 	(void)snprintf(t.id, sizeof(t.id), "%s", c->tenant);
 	t.active = 1;
 	(void)snprintf(d.tenant, sizeof(d.tenant), "%s", c->tenant);
-	(void)snprintf(d.name, sizeof(d.name), "%s", c->m != NULL ?
-	    mapping_destination(c->m) : DEST_TORNADO);
+	(void)snprintf(d.name, sizeof(d.name), "%s", c->tenant);
 	(void)snprintf(d.url, sizeof(d.url), "%s", c->o->sink != NULL ?
 	    c->o->sink : SINK_NOWHERE);
 	d.idempotent = 1;
 	d.timeout_ms = 5000;
 	d.max_attempts = 10;
-	d.allow_internal = 1;
+	/* Its own discard port is loopback; a sink given is judged. */
+	d.allow_internal = c->o->sink == NULL;
 	/* The site's format, under the run's names: the job's route (or
 	   the mapped endpoint) is the tenant's name. */
 	ep = c->site;
@@ -840,25 +934,53 @@ setup(struct ctx *c, char *why, size_t whylen)
 			goto fail;
 		}
 	}
-	if ((rc = config_commit(c->cfg)) != CONFIG_OK)
-		return cfg_fail(why, whylen, "commit", rc, NULL);
+	if ((rc = config_commit(c->cfg)) != CONFIG_OK) {
+		cfg_fail(why, whylen, "commit", rc, NULL);
+		goto fail;
+	}
 	c->made = 1;
 	return 0;
 fail:
+	/* A COMMIT refused (busy) leaves the transaction open. */
 	config_rollback(c->cfg);
 	return -1;
 }
 
-/* Removes what the run made: state.db's rows, then config.db's. */
+/* Removes one config.db row the run made; gone already is as well. */
+static enum config_status
+unmake(struct config *cfg, enum config_table t, const char *key,
+    const char *key2, enum config_status was)
+{
+	enum config_status	rc;
+
+	if (was != CONFIG_OK)
+		return was;
+	rc = config_remove(cfg, t, key, key2);
+	return rc == CONFIG_NOTFOUND ? CONFIG_OK : rc;
+}
+
+/*
+ * Removes what the run made: its endpoints first, so that nothing more
+ * can arrive; then its rows in state.db, once none of its actions is
+ * being delivered (FORGET_TRIES tenths of a second at most); then its
+ * jobs, destination and tenant.  While rows stay, so does their
+ * configuration, and the report says so.
+ */
 static void
 cleanup(struct ctx *c, char *why, size_t whylen)
 {
 	enum store_status	 rc = STORE_OK;
-	enum config_status	 crc;
+	enum config_status	 crc = CONFIG_OK;
 	char			 job[HB_ID_MAX + 1];
 	struct timespec		 pause = { 0, 100 * 1000 * 1000 };
 	int			 i, leased = 1;
 
+	if (c->made) {
+		if (c->site.kind != CONFIG_KIND_MAPPED)
+			crc = unmake(c->cfg, CONFIG_ENDPOINTS, c->org, NULL,
+			    crc);
+		crc = unmake(c->cfg, CONFIG_ENDPOINTS, c->tenant, NULL, crc);
+	}
 	for (i = 0; i < FORGET_TRIES; i++) {
 		rc = store_tenant_forget(c->st, c->tenant, &leased,
 		    &c->rep->removed);
@@ -868,31 +990,49 @@ cleanup(struct ctx *c, char *why, size_t whylen)
 	}
 	if (rc != STORE_OK || leased) {
 		c->rep->left = 1;
-		say(why, whylen, "state.db: the rows of tenant %s stay: %s",
-		    c->tenant, rc != STORE_OK ? store_strerror(rc) :
+		say(why, whylen, "state.db: the rows of tenant %s stay (%s),"
+		    " and so does its configuration", c->tenant,
+		    rc != STORE_OK ? store_strerror(rc) :
 		    "one of its actions is still being delivered");
+		return;
 	}
 	if (!c->made)
 		return;
-	crc = CONFIG_OK;
-	for (i = c->jobs; i >= 1 && crc == CONFIG_OK; i--) {
+	for (i = c->jobs; i >= 1; i--) {
 		(void)snprintf(job, sizeof(job), "%s-%d", c->tenant, i);
-		crc = config_remove(c->cfg, CONFIG_JOBS, c->tenant, job);
+		crc = unmake(c->cfg, CONFIG_JOBS, c->tenant, job, crc);
 	}
-	if (crc == CONFIG_OK && c->site.kind != CONFIG_KIND_MAPPED)
-		crc = config_remove(c->cfg, CONFIG_ENDPOINTS, c->org, NULL);
-	if (crc == CONFIG_OK)
-		crc = config_remove(c->cfg, CONFIG_ENDPOINTS, c->tenant, NULL);
-	if (crc == CONFIG_OK)
-		crc = config_remove(c->cfg, CONFIG_DESTINATIONS, c->tenant,
-		    c->m != NULL ? mapping_destination(c->m) : DEST_TORNADO);
-	if (crc == CONFIG_OK)
-		crc = config_remove(c->cfg, CONFIG_TENANTS, c->tenant, NULL);
+	crc = unmake(c->cfg, CONFIG_DESTINATIONS, c->tenant, c->tenant, crc);
+	crc = unmake(c->cfg, CONFIG_TENANTS, c->tenant, NULL, crc);
 	if (crc != CONFIG_OK) {
 		c->rep->left = 1;
 		say(why, whylen, "config.db: tenant %s stays: %s", c->tenant,
 		    config_strerror(crc));
 	}
+}
+
+/*
+ * The site's mapping for the run: the same, but for its destination,
+ * which is the run's own.
+ */
+static int
+own_mapping(struct ctx *c, char *why, size_t whylen)
+{
+	cJSON	*doc, *d;
+	char	*t = NULL;
+
+	if ((doc = cJSON_Parse(c->maptext)) != NULL &&
+	    cJSON_IsString(d = cJSON_GetObjectItemCaseSensitive(doc,
+	    "destination")) && cJSON_SetValuestring(d, c->tenant) != NULL)
+		t = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (t == NULL) {
+		say(why, whylen, "out of memory");
+		return -1;
+	}
+	free(c->maptext);
+	c->maptext = t;
+	return 0;
 }
 
 /* Reads the site's endpoint: its format is what is tried. */
@@ -944,6 +1084,7 @@ disorder_run(struct config *cfg, struct store *st,
 	struct ctx	 c;
 	unsigned char	 rnd[24];
 	char		 w[512];
+	size_t		 n;
 	int		 rc = -1;
 
 	memset(rep, 0, sizeof(*rep));
@@ -963,7 +1104,7 @@ disorder_run(struct config *cfg, struct store *st,
 	sodium_bin2hex(c.tag, sizeof(c.tag), rnd, 4);
 	(void)snprintf(c.tenant, sizeof(c.tenant), "disorder-%s", c.tag);
 	(void)snprintf(c.org, sizeof(c.org), "disorder-%s-org", c.tag);
-	memcpy(rep->tenant, c.tenant, sizeof(rep->tenant));
+	(void)snprintf(rep->tenant, sizeof(rep->tenant), "%s", c.tenant);
 	if (snprintf(c.url, sizeof(c.url), "%s/hooks/%s", o->base,
 	    c.tenant) >= (int)sizeof(c.url) || snprintf(c.org_url,
 	    sizeof(c.org_url), "%s/hooks/%s", o->base, c.org) >=
@@ -985,14 +1126,20 @@ disorder_run(struct config *cfg, struct store *st,
 		say(why, whylen, "out of memory");
 		goto out;
 	}
-	if (setup(&c, why, whylen) != 0)
+	if ((c.m != NULL && own_mapping(&c, why, whylen) != 0) ||
+	    setup(&c, why, whylen) != 0)
 		goto out;
 	rc = c.m != NULL ? run_mapped(&c, why, whylen) :
 	    run_tornado(&c, why, whylen);
 	w[0] = '\0';
 	cleanup(&c, w, sizeof(w));
+	/* What stays is said, whether the cases ran or not. */
 	if (rep->left && rc == 0)
 		say(why, whylen, "%s", w);
+	else if (rep->left) {
+		n = strlen(why);
+		say(why + n, whylen - n, "; %s", w);
+	}
 out:
 	http_free(c.http);
 	mapping_free(c.m);

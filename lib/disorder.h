@@ -7,14 +7,18 @@
  * its authentication mode and header), it works under a tenant of its
  * own, disorder-XXXXXXXX, made in config.db for the run: the tenant, a
  * copy of the endpoint (with a secret of the tester's own; the site's are
- * never read), its destination (its URL the sink given, by default a
- * loopback port nothing listens on: nothing leaves the host), and for
- * Tornado endpoints the other route and a job per case.  It sends signed
- * requests to BASE/hooks/<its endpoint> over HTTP, through whatever
- * stands in front of the responder, and checks the answers and the rows
- * the tenant has in state.db.  After, whatever happened, it removes the
- * tenant's rows from state.db (once none of its actions is being
- * delivered) and what it made in config.db.
+ * never read), a destination named as the tenant (the copied mapping
+ * names it: no series of the site's destinations counts the run), its URL
+ * the sink given, by default a loopback port nothing listens on, so that
+ * nothing leaves the host; and for Tornado endpoints the other route and
+ * a job per case.  It sends signed requests to BASE/hooks/<its endpoint>
+ * over HTTP, through whatever stands in front of the responder, each
+ * signed as it is sent and a 503 sent again after its Retry-After (5
+ * times at most) as a provider does, and checks the answers and the rows
+ * the tenant has in state.db.  After, whatever happened, it removes its
+ * endpoints, then the tenant's rows in state.db (once none of its actions
+ * is being delivered, 10 s at most; while rows stay, their configuration
+ * stays too), then the rest of what it made in config.db.
  *
  * The cases, each a row of the report:
  *
@@ -30,8 +34,11 @@
  *   routes raced	 (Tornado) the job's callback and the organization
  *			 event, N in all, together: one action
  *   timeout after	 the connection dropped once the request is
- *   success		 written, before the answer is read; then sent
- *			 again: a 2xx, and one action
+ *   success		 written, before the answer is read; its action
+ *			 waited for (10 s at most); then sent again: a
+ *			 duplicate (accepted if the first never landed:
+ *			 a proxy may end a request whose client left),
+ *			 and one action
  *   older than undo	 (mapped, with an undo sample) an undo at version
  *			 7, then an approval of version 6: stale; the
  *			 subject stays undone at 7
@@ -45,7 +52,8 @@
  * are the tester's own.
  *
  * Transactions: config.db writes of its own (one transaction to set up,
- * one per removal after); state.db reads, and store_tenant_forget().
+ * one for a Tornado endpoint's jobs, one per removal after); state.db
+ * reads, and store_tenant_forget().
  */
 #ifndef HB_DISORDER_H
 #define HB_DISORDER_H
@@ -77,6 +85,10 @@ struct disorder_opts {
 					   a loopback port nothing answers */
 	int		 at_once;	/* 2 .. HTTP_BATCH_MAX */
 	long		 timeout_ms;	/* each request's */
+	/* Asked between the cases, or NULL: non-zero stops the run (the
+	   clean-up is still done). */
+	int		(*stop)(void *);
+	void		*stop_arg;
 };
 
 enum disorder_verdict {
@@ -97,6 +109,8 @@ struct disorder_report {
 	struct disorder_row	rows[DISORDER_ROWS_MAX];
 	size_t			n;
 	int			failed;		/* rows that failed */
+	int			skipped;	/* rows skipped */
+	int			interrupted;	/* opts.stop said so */
 	int64_t			removed;	/* state.db rows removed after */
 	int			left;		/* something could not be
 						   removed: see why */

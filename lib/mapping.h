@@ -147,8 +147,9 @@ struct mapping_header {
  * of digits too, and any other occurrence string is written in RFC 3339
  * (UTC, with milliseconds).  A field read from a header goes to
  * hdrs[] (room for MAPPING_HEADERS_MAX), *nhdrs of them.  Returns the
- * new body, compact JSON, allocated (free()); NULL with why filled (the
- * field named) when the sample lacks a field or is not a JSON object.
+ * new body, compact JSON, allocated (free()); NULL with why filled: the
+ * field named when the sample lacks it or holds another kind of value,
+ * the body's fault when it is not a JSON object, or "out of memory".
  */
 HB_API char *mapping_restamp(const struct mapping *, const char *body,
     size_t len, const struct mapping_event *ev, struct mapping_header *hdrs,

@@ -518,8 +518,16 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " (SELECT count(*) FROM receipts WHERE tenant = ?1),"
 	    " (SELECT count(*) FROM conflicts WHERE tenant = ?1"
 	    " AND resolved_at IS NULL)" },
+	/*
+	 * Inside the removal's transaction: on PostgreSQL the tenant's rows
+	 * are locked first, so that no dispatcher leases one between this
+	 * count and the DELETEs (its claim skips locked rows); SQLite's
+	 * BEGIN IMMEDIATE has already shut every other writer out.
+	 */
 	[STORE_Q_TENANT_LEASED] = { "SELECT count(*) FROM outbox"
-	    " WHERE tenant = ?1 AND state = 'leased'" },
+	    " WHERE tenant = ?1 AND state = 'leased'",
+	    "SELECT count(*) FILTER (WHERE state = 'leased')"
+	    " FROM (SELECT state FROM outbox WHERE tenant = ?1 FOR UPDATE) t" },
 	[STORE_Q_SUBJECT_GET] = { "SELECT version, occurred_at, effect, step"
 	    " FROM subjects WHERE tenant = ?1 AND subject = ?2" },
 	[STORE_Q_FORGET_ATTEMPTS] = { "DELETE FROM attempts WHERE action_id IN"

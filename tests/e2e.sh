@@ -556,6 +556,26 @@ eq "replicate preset: one action, its payload the prediction's" "1" \
     json_extract(payload, '$.type') = 'succeeded' AND
     destination = 'downstream'")"
 
+# ---- the disorder tester against this instance (and this build) ----
+for ep in "tornado" "mux-assets --sample $presets/mux-asset-ready.json
+    --undo $presets/mux-asset-deleted.json" \
+    "replicate --sample $presets/replicate-prediction-succeeded.json"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$HB" disorder --url "$base" --at-once 4 --endpoint $ep \
+	    > "$scratch/disorder" 2>&1 || rc=$?
+	eq "disorder ${ep%% *}: exit ($(cat "$scratch/disorder"))" 0 "$rc"
+	contains "disorder ${ep%% *}: every case consistent" \
+	    "0 of " "$(tail -n 1 "$scratch/disorder" | cut -c1-5)"
+done
+eq "disorder: no tenant of its own left" "" "$("$HB" tenant list |
+    grep disorder-)"
+eq "disorder: no row of its own left" 0 \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT
+    (SELECT count(*) FROM receipts WHERE tenant LIKE 'disorder-%') +
+    (SELECT count(*) FROM outbox WHERE tenant LIKE 'disorder-%') +
+    (SELECT count(*) FROM subjects WHERE tenant LIKE 'disorder-%')")"
+
 # ---- shutdown: SIGTERM stops the workers and removes the socket ----
 kill "$fcgi_pid"
 wait "$fcgi_pid"
