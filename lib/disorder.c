@@ -69,7 +69,6 @@ struct ctx {
 	char				 secret[65];
 	int				 made;		/* config.db rows */
 	int				 jobs;		/* Tornado jobs made */
-	int				 ids;		/* event ids sent */
 	int64_t				 t0;		/* ms */
 };
 
