@@ -44,23 +44,6 @@ sleep_ms(int64_t ms)
 	nanosleep(&ts, NULL);	/* a signal cuts it short: fine */
 }
 
-static int
-env_ms(const char *name, int64_t *out)
-{
-	const char	*s, *err;
-	long long	 v;
-
-	if ((s = getenv(name)) == NULL)
-		return 0;
-	v = util_strtonum(s, 1, INT64_MAX / 4, &err);
-	if (err != NULL) {
-		cli_warn("%s: %s", name, err);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 /*
  * A dispatcher's connections, opened again when a file is no longer the
  * one at its path (a restored backup, a removed state.db): a long-running
@@ -131,11 +114,10 @@ dispatch_worker(struct settings *e, int once)
 	memset(&d, 0, sizeof(d));
 	memset(&total, 0, sizeof(total));
 	memset(&opts, 0, sizeof(opts));
-	if (env_ms("HOOKBOX_BACKOFF_MS", &opts.backoff_base_ms) != 0 ||
-	    env_ms("HOOKBOX_BACKOFF_MAX_MS", &opts.backoff_max_ms) != 0 ||
-	    env_ms("HOOKBOX_LEASE_MARGIN_MS", &opts.lease_margin_ms) != 0 ||
-	    env_ms("HOOKBOX_RECHECK_MS", &opts.recheck_ms) != 0)
-		return EXIT_USAGE;
+	opts.backoff_base_ms = e->backoff_ms;
+	opts.backoff_max_ms = e->backoff_max_ms;
+	opts.lease_margin_ms = e->lease_margin_ms;
+	opts.recheck_ms = e->recheck_ms;
 	if (gethostname(host, sizeof(host)) != 0)
 		memcpy(host, "localhost", sizeof("localhost"));
 	host[sizeof(host) - 1] = '\0';

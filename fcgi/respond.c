@@ -17,15 +17,12 @@
 #include "group.h"
 #include "hook.h"
 #include "log.h"
-#include "store_metrics.h"
 #include "respond.h"
+#include "status.h"
 #include "text.h"
 #include "util.h"
 
 #define HOOKS_PREFIX	"/hooks/"
-/* Health's bound on waiting for the write lock, and a commit's stall. */
-#define HEALTH_BUSY_MS	100
-#define HEALTH_STALL_MS	1000
 
 /* What the responder answers before the library is asked. */
 enum reply {
@@ -314,8 +311,8 @@ lock_store(struct resp_server *srv)
 	if (sh->st == NULL) {
 		memset(&opts, 0, sizeof(opts));
 		/* Health must not wait: its write check is bounded. */
-		opts.busy_ms = srv->set.busy_ms < HEALTH_BUSY_MS ?
-		    srv->set.busy_ms : HEALTH_BUSY_MS;
+		opts.busy_ms = srv->set.busy_ms < STATUS_BUSY_MS ?
+		    srv->set.busy_ms : STATUS_BUSY_MS;
 		opts.sync_normal = srv->set.sync_normal;
 		if (store_open(srv->set.state_path, &opts, &sh->st) !=
 		    STORE_OK) {
@@ -427,195 +424,49 @@ unavailable(const struct resp_server *srv, struct rq *rq, const char *detail)
 	rq->action = NULL;
 }
 
-/* metrics_render()'s writer: arg is a struct text. */
+/* status_metrics()'s writer: the head goes before its first piece. */
 struct text {
-	const struct resp_io	*io;
+	struct rq	*rq;
+	int		 headed;
 };
 
 static void
 put_text(void *arg, const char *s, size_t len)
 {
-	out(((struct text *)arg)->io, s, len);
-}
+	struct text	*t = arg;
 
-/*
- * The counters: state.db's table plus what this process counted and has
- * not committed yet, read while no COMMIT of ours is under way (so that
- * none is counted twice or missed).  Other processes' uncommitted counts
- * show once committed.
- */
-static void
-counters(struct resp_server *srv, struct store *st, const struct resp_io *io)
-{
-	struct metrics_set	s;
-	struct metrics		*m = srv->shared->metrics;
-	struct text		t = { io };
-
-	memset(&s, 0, sizeof(s));
-	metrics_lock_commit(m);
-	if (store_metrics_read(st, &s) != STORE_OK) {
-		metrics_unlock_commit(m);
-		outf(io, "# counters unavailable: state database busy\n");
-		metrics_set_free(&s);
-		return;
+	if (!t->headed) {
+		head(t->rq, 200, "text/plain; version=0.0.4; charset=utf-8",
+		    "");
+		t->rq->result = "ok";
+		t->headed = 1;
 	}
-	(void)metrics_unflushed(m, &s);
-	metrics_unlock_commit(m);
-	metrics_render(&s, put_text, &t);
-	metrics_set_free(&s);
+	out(t->rq->io, s, len);
 }
 
-/* What to alert on per destination: backlog, its age, dead and unknown. */
-#define RESP_DESTS_MAX	1000
-static void
-destinations(struct store *st, const struct resp_io *io)
-{
-	static const enum store_state	 states[] = { STORE_PENDING,
-	    STORE_LEASED, STORE_DEAD, STORE_UNKNOWN };
-	struct store_dest_gauge		*g;
-	int				 n, i;
-	size_t				 k;
-	int64_t				 now = util_now_ms();
-
-	if ((g = calloc(RESP_DESTS_MAX, sizeof(*g))) == NULL)
-		return;
-	if (store_dest_gauges(st, g, RESP_DESTS_MAX, &n) != STORE_OK) {
-		outf(io, "# destinations unavailable: state database busy\n");
-		free(g);
-		return;
-	}
-	outf(io, "# HELP hookbox_destination_actions Undelivered outbox rows"
-	    " by destination and state.\n"
-	    "# TYPE hookbox_destination_actions gauge\n");
-	for (i = 0; i < n; i++)
-		for (k = 0; k < sizeof(states) / sizeof(states[0]); k++)
-			outf(io, "hookbox_destination_actions{destination="
-			    "\"%s\",state=\"%s\"} %lld\n",
-			    text_valid_name(g[i].destination) ?
-			    g[i].destination : "invalid",
-			    store_state_name(states[k]),
-			    (long long)g[i].n[states[k]]);
-	outf(io, "# HELP hookbox_destination_backlog Pending and leased rows"
-	    " by destination.\n# TYPE hookbox_destination_backlog gauge\n");
-	for (i = 0; i < n; i++)
-		outf(io, "hookbox_destination_backlog{destination=\"%s\"}"
-		    " %lld\n", text_valid_name(g[i].destination) ?
-		    g[i].destination : "invalid",
-		    (long long)(g[i].n[STORE_PENDING] + g[i].n[STORE_LEASED]));
-	outf(io, "# HELP hookbox_destination_oldest_pending_age_seconds Age"
-	    " of the destination's oldest undelivered pending or leased"
-	    " action.\n"
-	    "# TYPE hookbox_destination_oldest_pending_age_seconds gauge\n");
-	for (i = 0; i < n; i++)
-		outf(io, "hookbox_destination_oldest_pending_age_seconds"
-		    "{destination=\"%s\"} %lld\n",
-		    text_valid_name(g[i].destination) ? g[i].destination :
-		    "invalid", (long long)(g[i].oldest_ms > 0 &&
-		    now > g[i].oldest_ms ? (now - g[i].oldest_ms) / 1000 : 0));
-	free(g);
-}
-
-/* Prometheus text exposition of what to watch: pending work, not traffic. */
+/* Prometheus text exposition of what to watch (status.h). */
 static void
 metrics(struct resp_server *srv, struct store *st, struct rq *rq)
 {
-	const struct resp_io	*io = rq->io;
-	struct store_counts	c;
-	struct store_receipts	rc;
-	struct group_stats	gs;
-	enum store_state	i;
-	enum hb_result		r;
+	struct text	t = { rq, 0 };
 
-	if (store_counts(st, &c) != STORE_OK) {
+	if (status_metrics(st, srv->shared->group, srv->shared->metrics,
+	    put_text, &t) != STORE_OK)
 		unavailable(srv, rq, "state database unreadable");
-		return;
-	}
-	head(rq, 200, "text/plain; version=0.0.4; charset=utf-8", "");
-	rq->result = "ok";
-	outf(io, "# HELP hookbox_build_info The responder's version.\n"
-	    "# TYPE hookbox_build_info gauge\n"
-	    "hookbox_build_info{version=\"%s\"} 1\n", HB_VERSION);
-	outf(io, "# HELP hookbox_outbox_actions Outbox rows by delivery"
-	    " state.\n# TYPE hookbox_outbox_actions gauge\n");
-	for (i = 0; i < STORE_STATE__N; i++)
-		outf(io, "hookbox_outbox_actions{state=\"%s\"} %lld\n",
-		    store_state_name(i), (long long)c.outbox[i]);
-	outf(io, "# HELP hookbox_conflicts_open Conflicts awaiting"
-	    " reconciliation.\n# TYPE hookbox_conflicts_open gauge\n"
-	    "hookbox_conflicts_open %lld\n", (long long)c.conflicts_open);
-	outf(io, "# HELP hookbox_oldest_pending_age_seconds Age of the oldest"
-	    " undelivered action.\n"
-	    "# TYPE hookbox_oldest_pending_age_seconds gauge\n"
-	    "hookbox_oldest_pending_age_seconds %lld\n",
-	    (long long)store_counts_age(&c, util_now_ms()));
-	group_stats(srv->shared->group, &gs);
-	outf(io, "# HELP hookbox_commits_total Acceptance transactions"
-	    " committed (or tried) by this process's writer since it"
-	    " started.\n# TYPE hookbox_commits_total counter\n"
-	    "hookbox_commits_total %lld\n", (long long)gs.batches);
-	outf(io, "# HELP hookbox_commit_failures_total Of those, the"
-	    " ones that failed.\n"
-	    "# TYPE hookbox_commit_failures_total counter\n"
-	    "hookbox_commit_failures_total %lld\n",
-	    (long long)gs.failed);
-	outf(io, "# HELP hookbox_committed_observations_total"
-	    " Observations those transactions held: divided by"
-	    " hookbox_commits_total, the mean group size.\n"
-	    "# TYPE hookbox_committed_observations_total counter\n"
-	    "hookbox_committed_observations_total %lld\n",
-	    (long long)gs.observations);
-	outf(io, "# HELP hookbox_db_round_trips_total Round trips that"
-	    " writer made to the state database (PostgreSQL; 0 on"
-	    " SQLite).\n# TYPE hookbox_db_round_trips_total counter\n"
-	    "hookbox_db_round_trips_total{db=\"state\"} %lld\n",
-	    (long long)gs.round_trips);
-	counters(srv, st, io);
-	destinations(st, io);
-	outf(io, "# HELP hookbox_receipts Notifications retained, by"
-	    " result.\n# TYPE hookbox_receipts gauge\n");
-	if (store_receipt_counts(st, &rc) != STORE_OK) {
-		outf(io, "# receipts unavailable: state database busy\n");
-		return;
-	}
-	for (r = 0; r < HB_RESULT__N; r++)
-		if (rc.n[r] > 0)
-			outf(io, "hookbox_receipts{result=\"%s\"} %lld\n",
-			    hb_result_name(r), (long long)rc.n[r]);
 }
 
-/*
- * Health: can a callback be accepted now?  Never waits long: 503 (with
- * the same shape as the 200, {"status":..}) when the writer's last
- * COMMIT failed on the disk (full, I/O error) until one succeeds again,
- * when its batch in hand or a waiting callback is older than
- * HEALTH_STALL_MS, or when the write lock cannot be had within
- * HEALTH_BUSY_MS.
- */
+/* Health: can a callback be accepted now (status.h)?  200 or 503. */
 static void
 health(struct resp_server *srv, struct store *st, struct rq *rq)
 {
-	const struct resp_io	*io = rq->io;
-	struct group_stats	 gs;
-	enum store_status	 rc;
-	const char		*why = NULL;
-	char			 body[256], extra[64];
-	int64_t			 now = util_now_ms();
+	const char	*why;
+	char		 body[256], extra[64];
 
-	group_stats(srv->shared->group, &gs);
-	if (gs.last != STORE_OK && gs.last != STORE_BUSY &&
-	    gs.last != STORE_GONE)
-		why = gs.last == STORE_NOMEM ? "the last commit ran out of"
-		    " memory" : "the last commit failed (disk full, or an I/O"
-		    " error); until one succeeds";
-	else if ((gs.running_ms > 0 && now - gs.running_ms > HEALTH_STALL_MS) ||
-	    (gs.oldest_ms > 0 && now - gs.oldest_ms > HEALTH_STALL_MS))
-		why = "callbacks have waited more than a second for a commit";
-	else if ((rc = store_check_writable(st)) != STORE_OK)
-		why = store_strerror(rc);
-	if (why == NULL) {
+	if ((why = status_health(st, srv->shared->group, util_now_ms())) ==
+	    NULL) {
 		head(rq, 200, "application/json", "");
 		rq->result = "ok";
-		outf(io, "{\"status\":\"ok\"}\n");
+		outf(rq->io, "{\"status\":\"ok\"}\n");
 		return;
 	}
 	(void)snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
@@ -625,7 +476,7 @@ health(struct resp_server *srv, struct store *st, struct rq *rq)
 	rq->detail = why;
 	if (snprintf(body, sizeof(body), "{\"status\":\"unavailable\","
 	    "\"detail\":\"%s\"}\n", why) < (int)sizeof(body))
-		out(io, body, strlen(body));
+		out(rq->io, body, strlen(body));
 }
 
 /*

@@ -50,6 +50,30 @@ load_pg(struct settings *s, const char *conninfo, int from_argv,
 	return 0;
 }
 
+/*
+ * One of the dispatcher's timings, the variable name: unset leaves *out
+ * 0 (its default); else 1 ms to 2^61 (sums of them stay in range), or
+ * *why is bad.
+ */
+static int
+timing(const char *name, const char *bad, int64_t *out, const char **why)
+{
+	const char	*v;
+	long long	 n;
+
+	if ((v = getenv(name)) == NULL)
+		return 0;
+	if (util_parse_num(v, 1, INT64_MAX / 4, &n) != UTIL_NUM_OK) {
+		*why = bad;
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+/* Its variables, and what is said of a bad value. */
+#define TIMING(var) var, var ": not a number of milliseconds from 1"
+
 int
 settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
     const char **why)
@@ -70,6 +94,13 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 		}
 		s->busy_ms = (int)n;
 	}
+	if (timing(TIMING("HOOKBOX_BACKOFF_MS"), &s->backoff_ms, why) != 0 ||
+	    timing(TIMING("HOOKBOX_BACKOFF_MAX_MS"), &s->backoff_max_ms,
+	    why) != 0 ||
+	    timing(TIMING("HOOKBOX_LEASE_MARGIN_MS"), &s->lease_margin_ms,
+	    why) != 0 ||
+	    timing(TIMING("HOOKBOX_RECHECK_MS"), &s->recheck_ms, why) != 0)
+		return -1;
 	if ((v = getenv("HOOKBOX_SYNC")) != NULL) {
 		if (strcmp(v, "normal") == 0)
 			s->sync_normal = 1;

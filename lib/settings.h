@@ -9,6 +9,10 @@
  *   HOOKBOX_BUSY_MS  bound on waiting for a lock, 0..600000; -b wins
  *   HOOKBOX_SYNC     "full" (the default: an acknowledged action survives
  *                    power loss) or "normal" (the documented opt-in)
+ *   HOOKBOX_BACKOFF_MS, HOOKBOX_BACKOFF_MAX_MS, HOOKBOX_LEASE_MARGIN_MS,
+ *   HOOKBOX_RECHECK_MS
+ *                    the dispatcher's timings (outbox.h), milliseconds
+ *                    from 1 to 2^61; unset, its defaults
  *
  * A value the loader does not understand is refused, never taken for the
  * default: a typo in HOOKBOX_SYNC must not silently mean something else.
@@ -40,6 +44,11 @@ struct settings {
 					   password: ps(1) shows it */
 	int	busy_ms;
 	int	sync_normal;
+	/* The dispatcher's timings (struct outbox_opts); 0: its default. */
+	int64_t	backoff_ms;
+	int64_t	backoff_max_ms;
+	int64_t	lease_margin_ms;
+	int64_t	recheck_ms;
 };
 
 /*

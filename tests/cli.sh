@@ -167,6 +167,17 @@ HOOKBOX_SYNC=fast "$HB" status 2>"$tmp/err"; eq "HOOKBOX_SYNC typo refused" 2 $?
 contains "and named" "HOOKBOX_SYNC" "$(cat "$tmp/err")"
 HOOKBOX_BUSY_MS=soon "$HB" status 2>/dev/null
 eq "HOOKBOX_BUSY_MS not a number refused" 2 $?
+# The dispatcher's timings are read with the rest (lib/settings.c).
+for v in HOOKBOX_BACKOFF_MS HOOKBOX_BACKOFF_MAX_MS HOOKBOX_LEASE_MARGIN_MS \
+    HOOKBOX_RECHECK_MS; do
+	env "$v=0" "$HB" dispatch --once 2>"$tmp/err"
+	eq "$v=0 refused" 2 $?
+	eq "$v=0: named" \
+	    "hookbox: $v: not a number of milliseconds from 1" \
+	    "$(cat "$tmp/err")"
+	env "$v=soon" "$HB" status 2>/dev/null
+	eq "$v not a number refused by every command" 2 $?
+done
 "$HB" -d "$tmp/nowhere" status 2>/dev/null; eq "missing data directory" 1 $?
 
 # The same completed status twice: one pending row.
