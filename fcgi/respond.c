@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,22 +393,11 @@ is_json(const char *type)
 	    type[n] == '\t';
 }
 
-/* printf to the client, one bounded line at a time. */
-static void outf(const struct resp_io *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
-
+/* A fixed text to the client. */
 static void
-outf(const struct resp_io *io, const char *fmt, ...)
+puts_io(const struct resp_io *io, const char *s)
 {
-	char	line[256];
-	va_list	ap;
-	int	n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n > 0 && (size_t)n < sizeof(line))
-		out(io, line, (size_t)n);
+	out(io, s, strlen(s));
 }
 
 static void
@@ -466,7 +454,7 @@ health(struct resp_server *srv, struct store *st, struct rq *rq)
 	    NULL) {
 		head(rq, 200, "application/json", "");
 		rq->result = "ok";
-		outf(rq->io, "{\"status\":\"ok\"}\n");
+		puts_io(rq->io, "{\"status\":\"ok\"}\n");
 		return;
 	}
 	(void)snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
@@ -544,7 +532,7 @@ misdirected(struct rq *rq)
 	head(rq, 500, "application/json", "");
 	rq->result = "misconfigured";
 	rq->detail = "the request's HOOKBOX_DIR differs from -d; refused";
-	outf(rq->io, "{\"result\":\"misconfigured\",\"detail\":\"HOOKBOX_DIR"
+	puts_io(rq->io, "{\"result\":\"misconfigured\",\"detail\":\"HOOKBOX_DIR"
 	    " differs from the responder's data directory\"}\n");
 }
 
@@ -668,7 +656,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		if (!get) {
 			head(&rq, 405, "application/json", "Allow: GET\r\n");
 			rq.result = "method_not_allowed";
-			outf(io, "{\"result\":\"method_not_allowed\"}\n");
+			puts_io(io, "{\"result\":\"method_not_allowed\"}\n");
 		} else if ((st = lock_store(srv)) == NULL)
 			unavailable(srv, &rq, "cannot open the databases");
 		else {
