@@ -36,6 +36,9 @@ nop_serve(void *arg)
 		FCGX_PutS("Status: 200 OK\r\n"
 		    "Content-Type: application/json\r\n\r\n"
 		    "{\"result\":\"ok\"}\n", req.out);
+		/* Read to its end: closed at once, as hookbox-fcgi does. */
+		if (FCGX_HasSeenEOF(req.in) == EOF)
+			(void)FCGX_Detach(&req);
 		FCGX_Finish_r(&req);
 	}
 	return NULL;
