@@ -268,7 +268,7 @@ tree_ticks() {
 rps() {
 	u=$1 s=$2
 	shift 2
-	wrk -t2 -c"$conns" -d"${secs}s" --timeout "${wrk_timeout:-2s}" \
+	wrk -t$((conns < 2 ? 1 : 2)) -c"$conns" -d"${secs}s" --timeout "${wrk_timeout:-2s}" \
 	    --latency -s "$s" "$u" -- "$@" > "$tmp/out" 2>&1
 	r=$(awk '/Requests\/sec/ { print $2 }' "$tmp/out")
 	p99=$(awk '$1 == "99%" { print $2 }' "$tmp/out")
