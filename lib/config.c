@@ -923,7 +923,7 @@ config_release(struct config *c)
 int
 config_same_file(const struct config *c)
 {
-	return db_same_file(c->db);
+	return db_same_file(c->db, NULL);
 }
 
 void

@@ -139,9 +139,9 @@ db_errmsg(const struct db *db)
 }
 
 int
-db_same_file(const struct db *db)
+db_same_file(const struct db *db, struct stat *sb)
 {
-	return db->ops->same_file == NULL || db->ops->same_file(db);
+	return db->ops->same_file == NULL || db->ops->same_file(db, sb);
 }
 
 void

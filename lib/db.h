@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct stat;
+
 enum db_kind {
 	DB_SQLITE,
 	DB_POSTGRES
@@ -173,10 +175,11 @@ enum db_rc db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 
 /*
  * SQLite: non-zero while the file at the path given to db_open_sqlite()
- * is still the one opened (not removed, not renamed over); one stat(2).
- * PostgreSQL: always non-zero.
+ * is still the one opened (not removed, not renamed over); one stat(2),
+ * whose result is left in *sb when sb is not NULL.  PostgreSQL: always
+ * non-zero, *sb untouched.
  */
-int db_same_file(const struct db *);
+int db_same_file(const struct db *, struct stat *sb);
 
 /*
  * SQLite: instead of the default busy handler (sleeps that grow to 100

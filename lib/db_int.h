@@ -55,7 +55,7 @@ struct db_ops {
 	void		(*stmt_free)(struct db_stmt *);
 	void		(*close)(struct db *);
 
-	int		(*same_file)(const struct db *);
+	int		(*same_file)(const struct db *, struct stat *);
 	void		(*busy)(struct db *, int ms);
 	int		(*readonly)(struct db *);
 	enum db_rc	(*checkpoint)(struct db *, int pages);

@@ -155,13 +155,13 @@ db_open_sqlite(const char *path, int flags, const struct db_text *text,
 }
 
 static int
-lite_same_file(const struct db *db)
+lite_same_file(const struct db *db, struct stat *out)
 {
 	const struct lite_db	*l = lite_cdb(db);
-	struct stat		 sb;
+	struct stat		 sb, *p = out != NULL ? out : &sb;
 
-	return stat(l->path, &sb) == 0 && sb.st_dev == l->dev &&
-	    sb.st_ino == l->ino && S_ISREG(sb.st_mode);
+	return stat(l->path, p) == 0 && p->st_dev == l->dev &&
+	    p->st_ino == l->ino && S_ISREG(p->st_mode);
 }
 
 static int

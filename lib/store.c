@@ -1036,12 +1036,23 @@ store_run(struct store *s, enum store_q q)
 enum store_status
 store_check_file(struct store *s)
 {
+	struct stat	sb;
+	struct stat	*g = &s->granted;
+
 	if (s->pg)
 		return STORE_OK;
 	/* SQLite opens a file it may not write read-only, without a word. */
-	if (!db_same_file(s->db) || db_readonly(s->db) ||
-	    !writable(s->path, NULL))
+	if (!db_same_file(s->db, &sb) || db_readonly(s->db))
 		return STORE_GONE;
+	/* A chmod, chown or ACL change moves the change time. */
+	if (s->granted_ok && sb.st_mode == g->st_mode &&
+	    sb.st_uid == g->st_uid && sb.st_gid == g->st_gid &&
+	    sb.st_ctim.tv_sec == g->st_ctim.tv_sec &&
+	    sb.st_ctim.tv_nsec == g->st_ctim.tv_nsec)
+		return STORE_OK;
+	if (!(s->granted_ok = writable(s->path, NULL)))
+		return STORE_GONE;
+	*g = sb;
 	return STORE_OK;
 }
 
@@ -1088,8 +1099,8 @@ store_commit(struct store *s)
 	if ((rc = store_run(s, STORE_Q_COMMIT)) == STORE_OK)
 		s->in_tx = 0, s->committed = 1;
 	if (rc == STORE_OK)
-		rc = fault_fire(FAULT_AFTER_COMMIT) ? STORE_GONE :
-		    store_check_file(s);
+		rc = fault_fire(FAULT_AFTER_COMMIT) ||
+		    !db_same_file(s->db, NULL) ? STORE_GONE : STORE_OK;
 	return rc;
 }
 

@@ -84,7 +84,8 @@ HB_API const char *store_errmsg(struct store *);
 
 /*
  * STORE_OK while the open file is still the file at its path and we may
- * still write it; else STORE_GONE.  Two system calls (stat, access).
+ * still write it; else STORE_GONE.  One stat(2), and faccessat(2) when
+ * the file's mode, owner or change time moved since it last said yes.
  */
 HB_API enum store_status store_check_file(struct store *) HB_MUST_CHECK;
 
@@ -95,9 +96,11 @@ HB_API enum store_status store_check_file(struct store *) HB_MUST_CHECK;
  */
 HB_API enum store_status store_begin(struct store *) HB_MUST_CHECK;
 /*
- * COMMIT, then checks the file again: STORE_GONE when it was removed or
- * replaced meanwhile, so that the caller does not acknowledge work that
- * went into a file no other process will read.
+ * COMMIT, then checks that the file is still at its path (one stat(2)):
+ * STORE_GONE when it was removed or replaced meanwhile, so that the
+ * caller does not acknowledge work that went into a file no other
+ * process will read.  A file made read-only meanwhile holds the work:
+ * the next store_begin() refuses it.
  */
 HB_API enum store_status store_commit(struct store *) HB_MUST_CHECK;
 /*

@@ -8,6 +8,8 @@
 #ifndef HB_STORE_INT_H
 #define HB_STORE_INT_H
 
+#include <sys/stat.h>
+
 #include "db.h"
 #include "store.h"
 
@@ -18,6 +20,9 @@ struct store {
 	int		 committed;	/* the last store_commit()'s COMMIT did */
 	int		 busy_ms;	/* the busy budget it was opened with */
 	int		 pg;	/* on PostgreSQL */
+	/* The file as faccessat() last found it writable, when it did. */
+	struct stat	 granted;
+	int		 granted_ok;
 	char		 err[256];	/* why an open failed */
 };
 
