@@ -257,7 +257,7 @@ $(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
 	    -Wno-missing-prototypes -c -o $@ $<
 
 # check_respond drives fcgi/respond.c in-process, compiled like the tests;
-# hook_prepare() is wrapped so that the suite can count and force results,
+# hook_accept() is wrapped so that the suite can count and force results,
 # and the calls that send a command to a database, so that it can count
 # config.db's round trips per request.
 CONFIG_TRIPS = -Wl,--wrap=PQexec,--wrap=PQexecPrepared,--wrap=PQprepare \
@@ -272,7 +272,7 @@ $(O)/tests/check_respond.o: $(FCGI_HDRS)
 
 $(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
     $(TEST_COMMON) $(O)/libhookbox-fault.a
-	$(CC) $(LDFLAGS) -Wl,--wrap=hook_prepare $(CONFIG_TRIPS) -o $@ $< \
+	$(CC) $(LDFLAGS) -Wl,--wrap=hook_accept $(CONFIG_TRIPS) -o $@ $< \
 	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
 	    $(LDLIBS) $(CHECK_LIBS)
 

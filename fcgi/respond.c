@@ -243,7 +243,12 @@ respond_shared_new(const struct settings *set, int threads,
 	go.metrics = sh->metrics;
 	if (config_cache_new(set->config_path, set->busy_ms,
 	    threads < RESP_CONFIGS ? threads : RESP_CONFIGS,
-	    &sh->configs) != 0 || group_new(&go, &sh->group) != 0) {
+	    &sh->configs) != 0) {
+		respond_shared_free(sh);
+		return -1;
+	}
+	go.configs = sh->configs;
+	if (group_new(&go, &sh->group) != 0) {
 		respond_shared_free(sh);
 		return -1;
 	}
@@ -602,11 +607,8 @@ hook(struct resp_server *srv, struct rq *rq, struct hook_obs *h,
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();
 		/* No config.db connection is held while the COMMIT is. */
-		if (hook_prepare(srv->shared->configs, &req, h, res) == 0) {
-			res->result = group_accept(srv->shared->group,
-			    &h->prep, res);
-			rq->counted = 1;
-		}
+		rq->counted = hook_accept(srv->shared->configs,
+		    srv->shared->group, &req, h, res) == 0;
 	}
 	/* A configured endpoint's own name; else the path stays unnamed. */
 	if (h->ep.name[0] != '\0') {

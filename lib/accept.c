@@ -212,24 +212,15 @@ accept_prepare_from(const struct accept_config *ac,
 	if (cs != CONFIG_OK)
 		goto config_failed;
 
-	if (o->event == OBS_EV_JOB) {
-		cs = ac->job(ac->arg, req->tenant, o->job_id, &p->job);
-		if (cs == CONFIG_NOTFOUND) {
-			res->detail = "job not registered to this tenant";
-			res->result = HB_UNKNOWN_JOB;
-			return -1;
-		}
-		if (cs != CONFIG_OK)
-			goto config_failed;
-		if (snprintf(p->action, sizeof(p->action), "%s:%s:%s",
-		    p->job.tenant, p->job.attempt, p->job.step) >=
-		    (int)sizeof(p->action)) {
-			p->action[0] = '\0';
-			res->detail = "action id too long";
-			res->result = HB_MALFORMED;
-			return -1;
-		}
-	}
+	if (o->event == OBS_EV_JOB && ac->job == NULL) {
+		(void)snprintf(p->job.tenant, sizeof(p->job.tenant), "%s",
+		    req->tenant);
+		(void)snprintf(p->job.job_id, sizeof(p->job.job_id), "%s",
+		    o->job_id);
+		p->job_wanted = 1;
+	} else if (o->event == OBS_EV_JOB && accept_job_found(p,
+	    ac->job(ac->arg, req->tenant, o->job_id, &p->job), res) != 0)
+		return -1;
 
 	if (o->event == OBS_EV_SUBJECT && subject_job(req, p, res) != 0)
 		return -1;
@@ -259,6 +250,35 @@ accept_prepare_from(const struct accept_config *ac,
 config_failed:
 	res->result = config_failure(cs);
 	return -1;
+}
+
+int
+accept_job_found(struct accept_prep *p, enum config_status cs,
+    struct accept_res *res)
+{
+	memset(res, 0, sizeof(*res));
+	p->job_wanted = 0;
+	if (cs == CONFIG_STALE)
+		p->config_stale = 1;
+	if (cs == CONFIG_NOTFOUND) {
+		res->detail = "job not registered to this tenant";
+		res->result = HB_UNKNOWN_JOB;
+		return -1;
+	}
+	if (cs != CONFIG_OK) {
+		res->detail = config_strerror(cs);
+		res->result = config_failure(cs);
+		return -1;
+	}
+	if (snprintf(p->action, sizeof(p->action), "%s:%s:%s",
+	    p->job.tenant, p->job.attempt, p->job.step) >=
+	    (int)sizeof(p->action)) {
+		p->action[0] = '\0';
+		res->detail = "action id too long";
+		res->result = HB_MALFORMED;
+		return -1;
+	}
+	return 0;
 }
 
 /* The answer for a failure that rolled the observation back. */

@@ -90,6 +90,17 @@ struct accept_prep {
 	struct config_job	 job;
 	char			 action[HB_ACTION_MAX + 1];
 	struct store_receipt	 rcpt;
+	/*
+	 * A job event prepared without its job (an accept_config with no
+	 * job look-up): job.tenant and job.job_id are set, the rest of the
+	 * job and the action are accept_job_found()'s, and version is the
+	 * configuration's the request was read from, for the look-up to
+	 * confirm (config_cache_jobs()).  config_stale: it did not, and
+	 * the request starts again.
+	 */
+	int			 job_wanted;
+	int64_t			 version;
+	int			 config_stale;
 };
 
 /*
@@ -110,6 +121,7 @@ HB_API int accept_prepare(struct config *, const struct accept_req *,
 struct accept_config {
 	enum config_status	(*tenant)(void *arg, const char *id,
 				    struct config_tenant *);
+	/* NULL: the job is looked up later (accept_prep's job_wanted). */
 	enum config_status	(*job)(void *arg, const char *tenant,
 				    const char *job_id, struct config_job *);
 	void			*arg;
@@ -118,6 +130,16 @@ struct accept_config {
 /* accept_prepare(), reading through ac. */
 HB_API int accept_prepare_from(const struct accept_config *ac,
     const struct accept_req *, struct accept_prep *p,
+    struct accept_res *res) HB_MUST_CHECK;
+
+/*
+ * The job look-up's outcome cs for p: CONFIG_OK with p->job filled (the
+ * action is made from it), CONFIG_NOTFOUND, CONFIG_STALE (sets
+ * p->config_stale), or a failure.  Returns 0 when *p is ready for
+ * accept_batch(), or -1 with the final answer in res (HB_UNKNOWN_JOB,
+ * HB_MALFORMED for an action id too long, HB_UNAVAILABLE, HB_NOMEM).
+ */
+HB_API int accept_job_found(struct accept_prep *p, enum config_status cs,
     struct accept_res *res) HB_MUST_CHECK;
 
 /*

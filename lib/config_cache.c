@@ -64,6 +64,7 @@ struct config_cache {
 	int			 running;
 	enum config_status	 last;		/* the last refresh's outcome */
 	struct config_cache_stats stats;
+	int			 pg;		/* config_cache_defers() */
 };
 
 static void
@@ -493,16 +494,16 @@ refresh(struct config_cache *cc)
 	return rc;
 }
 
-/* Whether s is the shared snapshot's version now. */
-static int
-current(struct config_cache *cc, const struct config_snap *s)
+/* The shared snapshot's version, or -1. */
+static int64_t
+current_version(struct config_cache *cc)
 {
-	int	same;
+	int64_t	v;
 
 	pthread_mutex_lock(&cc->lock);
-	same = cc->cur != NULL && cc->cur->version == s->version;
+	v = cc->cur != NULL ? cc->cur->version : -1;
 	pthread_mutex_unlock(&cc->lock);
-	return same;
+	return v;
 }
 
 int
@@ -521,6 +522,7 @@ config_cache_new(const char *path, int busy_ms, int conns,
 	pthread_mutex_init(&cc->lock, NULL);
 	pthread_cond_init(&cc->ended, NULL);
 	cc->stats.version = -1;
+	cc->pg = db_is_postgres(path);
 	*out = cc;
 	return 0;
 }
@@ -674,15 +676,42 @@ config_snap_secrets(const struct config_snap *s, const char *endpoint,
 	return CONFIG_OK;
 }
 
+/*
+ * CONFIG_Q_CACHE_JOB: config.db's version in *version, and the job:
+ * CONFIG_OK (j filled), CONFIG_NOTFOUND, or why it could not be read.
+ */
+static enum config_status
+version_job(struct config *c, const char *tenant, const char *job_id,
+    int64_t *version, struct config_job *j)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	enum db_rc		 drc;
+
+	if ((st = config_stmt(c, CONFIG_Q_CACHE_JOB, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, tenant) != DB_OK ||
+	    db_bind_opt(st, 2, job_id) != DB_OK)
+		rc = CONFIG_NOMEM;
+	else if ((drc = db_step(st)) != DB_ROW)
+		rc = drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
+	else {
+		*version = db_col_int64(st, 0);
+		rc = db_col_null(st, 1) ? CONFIG_NOTFOUND :
+		    config_row_job(st, 1, j);
+	}
+	db_reset(st);
+	return rc;
+}
+
 enum config_status
 config_cache_job(struct config_cache *cc, const struct config_snap *s,
     const char *tenant, const char *job_id, struct config_job *j)
 {
 	struct config		*c;
-	struct db_stmt		*st;
 	enum config_status	 rc, rr;
-	enum db_rc		 drc;
-	int			 stale = 0;
+	int64_t			 v = -1;
+	int			 stale;
 
 	if ((c = config_pool_take(cc->pool, &rc)) == NULL)
 		return rc;
@@ -691,23 +720,8 @@ config_cache_job(struct config_cache *cc, const struct config_snap *s,
 		config_pool_give(cc->pool, c);
 		return rc;
 	}
-	if ((st = config_stmt(c, CONFIG_Q_CACHE_JOB, &rc)) != NULL) {
-		if (db_bind_opt(st, 1, tenant) != DB_OK ||
-		    db_bind_opt(st, 2, job_id) != DB_OK)
-			rc = CONFIG_NOMEM;
-		else if ((drc = db_step(st)) != DB_ROW)
-			rc = drc == DB_DONE ? CONFIG_ERROR :
-			    config_status_of(c, drc);
-		else {
-			if (db_col_int64(st, 0) != s->version)
-				stale = 1;
-			else if (db_col_null(st, 1))
-				rc = CONFIG_NOTFOUND;
-			else
-				rc = config_row_job(st, 1, j);
-			db_reset(st);
-		}
-	}
+	rc = version_job(c, tenant, job_id, &v, j);
+	stale = (rc == CONFIG_OK || rc == CONFIG_NOTFOUND) && v != s->version;
 	config_pool_give(cc->pool, c);
 	/*
 	 * Another version: read it.  An error may be a table gone (a file
@@ -718,7 +732,59 @@ config_cache_job(struct config_cache *cc, const struct config_snap *s,
 		return rc;
 	if ((rr = refresh(cc)) != CONFIG_OK)
 		return rr;
-	return stale || !current(cc, s) ? CONFIG_STALE : rc;
+	return stale || current_version(cc) != s->version ? CONFIG_STALE : rc;
+}
+
+int64_t
+config_cache_defers(const struct config_cache *cc,
+    const struct config_snap *s)
+{
+	return cc->pg || s->single ? -1 : s->version;
+}
+
+void
+config_cache_jobs(struct config_cache *cc, struct config_ask *a, size_t n)
+{
+	struct config		*c;
+	enum config_status	 rc;
+	int64_t			 v;
+	size_t			 i;
+	int			 again = 0;
+
+	if ((c = config_pool_take(cc->pool, &rc)) == NULL) {
+		for (i = 0; i < n; i++)
+			a[i].status = rc;
+		return;
+	}
+	/*
+	 * One read transaction: one shared lock, one look at the header.
+	 * One statement needs none of its own.
+	 */
+	rc = n > 1 ? config_snapshot(c) : CONFIG_OK;
+	for (i = 0; i < n; i++) {
+		v = -1;
+		if ((a[i].status = rc) == CONFIG_OK)
+			a[i].status = version_job(c, a[i].tenant, a[i].job_id,
+			    &v, a[i].job);
+		if ((a[i].status == CONFIG_OK ||
+		    a[i].status == CONFIG_NOTFOUND) && v != a[i].version)
+			a[i].status = CONFIG_STALE;
+		again |= a[i].status == CONFIG_STALE ||
+		    a[i].status == CONFIG_ERROR;
+	}
+	config_release(c);
+	config_pool_give(cc->pool, c);
+	pthread_mutex_lock(&cc->lock);
+	cc->stats.batches++;
+	cc->stats.asked += (int64_t)n;
+	pthread_mutex_unlock(&cc->lock);
+	/* As config_cache_job() does, once for the batch. */
+	if (!again || refresh(cc) != CONFIG_OK)
+		return;
+	v = current_version(cc);
+	for (i = 0; i < n; i++)
+		if (a[i].status == CONFIG_ERROR && v != a[i].version)
+			a[i].status = CONFIG_STALE;
 }
 
 enum config_status
@@ -730,7 +796,7 @@ config_cache_check(struct config_cache *cc, const struct config_snap *s)
 		return CONFIG_OK;
 	if ((rc = refresh(cc)) != CONFIG_OK)
 		return rc;
-	return current(cc, s) ? CONFIG_OK : CONFIG_STALE;
+	return current_version(cc) == s->version ? CONFIG_OK : CONFIG_STALE;
 }
 
 void

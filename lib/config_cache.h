@@ -96,6 +96,36 @@ HB_API enum config_status config_cache_job(struct config_cache *,
     struct config_job *) HB_MUST_CHECK;
 
 /*
+ * Whether a request from snapshot s may leave its job to a batch's
+ * config_cache_jobs(): s's version (>= 0), or -1 when it reads the job
+ * itself with config_cache_job(): a snapshot read for one request; or
+ * PostgreSQL, where a batch's asks would be a round trip each, one after
+ * another, where each request's own statement runs beside the others'.
+ */
+HB_API int64_t config_cache_defers(const struct config_cache *,
+    const struct config_snap *s);
+
+/* One job a batch asks for: config_cache_jobs(). */
+struct config_ask {
+	const char		*tenant;
+	const char		*job_id;
+	int64_t			 version;	/* config_cache_defers()'s */
+	struct config_job	*job;		/* filled on CONFIG_OK */
+	enum config_status	 status;
+};
+
+/*
+ * The jobs of many requests, each with config.db's version, in one read
+ * transaction: a batch takes config.db's locks once, not once a member.
+ * Each ask ends CONFIG_OK, CONFIG_NOTFOUND (either way its snapshot is
+ * current), CONFIG_STALE (config.db holds another version, which has been
+ * read: its request starts again from config_cache_hold()), or the
+ * failure (CONFIG_BUSY, ...).
+ */
+HB_API void config_cache_jobs(struct config_cache *, struct config_ask *,
+    size_t n);
+
+/*
  * Is the snapshot current?  config.db's version is read once by a read
  * that starts after this call did, shared by every caller waiting at the
  * time: CONFIG_OK, CONFIG_STALE (as above) or the read's failure.  A
@@ -112,6 +142,8 @@ struct config_cache_stats {
 	int64_t	waiting;	/* callers waiting now for a read begun
 				   before they came */
 	int64_t	version;	/* the shared snapshot's version, or -1 */
+	int64_t	batches;	/* config_cache_jobs() calls */
+	int64_t	asked;		/* the jobs they looked up */
 };
 HB_API void config_cache_stats(struct config_cache *,
     struct config_cache_stats *);

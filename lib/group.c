@@ -22,7 +22,7 @@
  * need the group's lock to go on.
  */
 struct item {
-	const struct accept_prep	*prep;
+	struct accept_prep		*prep;
 	struct accept_res		*res;
 	struct item			*next;
 	int64_t				 at;	/* handed over, ms */
@@ -66,7 +66,9 @@ label(const struct item *it)
 
 /*
  * Counts the members' answers in memory, for the next batch: their
- * counts did not ride a COMMIT (it failed, or their own write did).
+ * counts did not ride a COMMIT (it failed, or their own write did).  A
+ * member that starts again (config_stale) is counted when it is
+ * answered.
  */
 static void
 count_answers(struct group *g, struct item *batch)
@@ -74,8 +76,9 @@ count_answers(struct group *g, struct item *batch)
 	struct item	*it;
 
 	for (it = batch; it != NULL; it = it->next)
-		metrics_add(g->opts.metrics, "requests", label(it),
-		    hb_result_name(it->res->result), 1);
+		if (!it->prep->config_stale)
+			metrics_add(g->opts.metrics, "requests", label(it),
+			    hb_result_name(it->res->result), 1);
 }
 
 /*
@@ -97,19 +100,26 @@ counts(struct group *g, struct item *batch)
 	if (metrics_take(g->opts.metrics, &g->flush) != 0)
 		return NULL;
 	for (it = batch; it != NULL; it = it->next)
-		if (metrics_set_add(&g->flush, "requests", label(it),
-		    hb_result_name(it->res->result), 1) != 0)
+		if (!it->prep->config_stale && metrics_set_add(&g->flush,
+		    "requests", label(it), hb_result_name(it->res->result),
+		    1) != 0)
 			return NULL;
 	return &g->flush;
 }
 
-/* Every member of a batch answered "try again": nothing of it is kept. */
+/*
+ * Every member of a batch answered "try again": nothing of it is kept.
+ * Those answered before its transaction (skip) keep their answers.
+ */
 static void
-fail_all(struct item *batch, enum store_status ss)
+fail_all(struct item *batch, const int *skip, enum store_status ss)
 {
 	struct item	*it;
+	size_t		 i;
 
-	for (it = batch; it != NULL; it = it->next) {
+	for (it = batch, i = 0; it != NULL; it = it->next, i++) {
+		if (skip[i])
+			continue;
 		memset(it->res, 0, sizeof(*it->res));
 		it->res->result = ss == STORE_NOMEM ? HB_NOMEM :
 		    HB_UNAVAILABLE;
@@ -161,6 +171,47 @@ end_failed(struct group *g, enum store_status ss)
 }
 
 /*
+ * The jobs of the members that want theirs, in one read of config.db:
+ * skip[i] set for a member answered here.  Returns how many are left to
+ * write.
+ */
+static size_t
+look_up_jobs(struct group *g, struct item *batch, int *skip)
+{
+	struct config_ask	 ask[GROUP_BATCH_MAX];
+	size_t			 at[GROUP_BATCH_MAX];
+	struct accept_prep	*p[GROUP_BATCH_MAX];
+	struct accept_res	*res[GROUP_BATCH_MAX];
+	struct item		*it;
+	size_t			 i, j, n, m = 0;
+
+	for (it = batch, n = 0; it != NULL && n < GROUP_BATCH_MAX;
+	    it = it->next, n++) {
+		skip[n] = 0;
+		p[n] = it->prep;
+		res[n] = it->res;
+		if (!p[n]->job_wanted)
+			continue;
+		ask[m].tenant = p[n]->job.tenant;
+		ask[m].job_id = p[n]->job.job_id;
+		ask[m].version = p[n]->version;
+		ask[m].job = &p[n]->job;
+		ask[m].status = CONFIG_ERROR;	/* no cache: a misuse */
+		at[m++] = n;
+	}
+	if (m > 0 && g->opts.configs != NULL)
+		config_cache_jobs(g->opts.configs, ask, m);
+	for (j = 0; j < m; j++) {
+		i = at[j];
+		if (accept_job_found(p[i], ask[j].status, res[i]) != 0) {
+			skip[i] = 1;
+			n--;
+		}
+	}
+	return n;
+}
+
+/*
  * One transaction for the whole batch, one savepoint per member.  Called
  * by the writer, or inline under the lock; touches only the items and
  * the connection.  Returns STORE_OK, or why nothing was committed.
@@ -170,6 +221,7 @@ run_batch(struct group *g, struct item *batch)
 {
 	const struct accept_prep	*p[GROUP_BATCH_MAX];
 	struct accept_res		*res[GROUP_BATCH_MAX];
+	int				 skip[GROUP_BATCH_MAX];
 	struct item			*it;
 	enum store_status		 ss;
 	struct metrics			*m = g->opts.metrics;
@@ -182,11 +234,16 @@ run_batch(struct group *g, struct item *batch)
 		p[n] = it->prep;
 		res[n] = it->res;
 	}
+	/* Nothing to write: counted in memory, as a refused request is. */
+	if (look_up_jobs(g, batch, skip) == 0) {
+		count_answers(g, batch);
+		return STORE_OK;
+	}
 	for (tries = 0;; tries++) {
 		if ((ss = begin(g)) != STORE_OK)
 			goto answer;
 		/* Its members that fail alone are answered "try again". */
-		if ((ss = accept_batch(g->st, n, p, res, NULL)) == STORE_OK)
+		if ((ss = accept_batch(g->st, n, p, res, skip)) == STORE_OK)
 			break;
 		/*
 		 * A connection lost while it waited is met by the batch's
@@ -210,7 +267,7 @@ run_batch(struct group *g, struct item *batch)
 	ss = store_metrics_commit(g->st, set, &counted);
 	kept = counted && store_committed(g->st);
 	if (ss != STORE_OK)
-		fail_all(batch, ss);
+		fail_all(batch, skip, ss);
 	if (!kept)
 		count_answers(g, batch);
 	if (m != NULL) {
@@ -223,7 +280,7 @@ run_batch(struct group *g, struct item *batch)
 fail:
 	end_failed(g, ss);
 answer:
-	fail_all(batch, ss);
+	fail_all(batch, skip, ss);
 	count_answers(g, batch);
 	return ss;
 }
@@ -429,7 +486,7 @@ group_free(struct group *g)
 }
 
 enum hb_result
-group_accept(struct group *g, const struct accept_prep *p,
+group_accept(struct group *g, struct accept_prep *p,
     struct accept_res *res)
 {
 	struct item		 it;

@@ -34,6 +34,7 @@
 #define HB_GROUP_H
 
 #include "accept.h"
+#include "config_cache.h"
 #include "metrics.h"
 
 struct group;
@@ -53,6 +54,15 @@ struct group_opts {
 	 * members of a batch that failed are counted here as unavailable.
 	 */
 	struct metrics	*metrics;
+	/*
+	 * Borrowed, may be NULL: where a member prepared without its job
+	 * (accept_prep's job_wanted) has it looked up, with the rest of
+	 * its batch's, in one read before the batch's transaction
+	 * (config_cache_jobs()).  A member whose job is not there, or
+	 * whose configuration is no longer current (config_stale), is
+	 * answered without a write.
+	 */
+	struct config_cache *configs;
 };
 
 /*
@@ -96,7 +106,7 @@ HB_API void group_free(struct group *);
  * rolled back): res holds the answer and the return value equals
  * res->result.  p is only borrowed for the call.
  */
-HB_API enum hb_result group_accept(struct group *, const struct accept_prep *p,
+HB_API enum hb_result group_accept(struct group *, struct accept_prep *p,
     struct accept_res *res) HB_MUST_CHECK;
 
 HB_API void group_stats(struct group *, struct group_stats *);

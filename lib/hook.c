@@ -48,6 +48,8 @@ struct hook_cfg {
 	struct config_snap	*snap;
 	enum config_status	 job;	/* the job look-up's status */
 	int			 confirmed;	/* by the job look-up */
+	int64_t			 defer;	/* the job left to the batch at
+					   this version; -1: looked up here */
 };
 
 static enum config_status
@@ -167,7 +169,8 @@ static int
 prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
     struct accept_res *res)
 {
-	const struct accept_config	 ac = { snap_tenant, snap_job, hc };
+	const struct accept_config	 ac = { snap_tenant,
+					    hc->defer >= 0 ? NULL : snap_job, hc };
 	struct config_endpoint		*ep = &h->ep;
 	struct config_secrets		 sec;
 	struct accept_req		 areq;
@@ -209,7 +212,13 @@ prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
 	areq.body = req->body;
 	areq.bodylen = req->bodylen;
 	areq.now_ms = req->now_ms;
-	return accept_prepare_from(&ac, &areq, &h->prep, res);
+	if (accept_prepare_from(&ac, &areq, &h->prep, res) != 0)
+		return -1;
+	/* The batch's look-up of the job confirms the snapshot. */
+	h->prep.version = hc->defer;
+	if (h->prep.job_wanted)
+		hc->confirmed = 1;
+	return 0;
 }
 
 /*
@@ -219,9 +228,13 @@ prepare(struct hook_cfg *hc, const struct hook_req *req, struct hook_obs *h,
  */
 #define HOOK_TRIES	4
 
-int
-hook_prepare(struct config_cache *cc, const struct hook_req *req,
-    struct hook_obs *h, struct accept_res *res)
+/*
+ * hook_prepare(), and with defer the job left to the batch's look-up
+ * where the cache allows it (config_cache_defers()).
+ */
+static int
+prepare_from_cache(struct config_cache *cc, const struct hook_req *req,
+    struct hook_obs *h, struct accept_res *res, int defer)
 {
 	struct hook_cfg		hc;
 	enum config_status	cs;
@@ -244,11 +257,12 @@ hook_prepare(struct config_cache *cc, const struct hook_req *req,
 			return config_failed(res, cs);
 		hc.job = CONFIG_OK;
 		hc.confirmed = 0;
+		hc.defer = defer ? config_cache_defers(cc, hc.snap) : -1;
 		rc = prepare(&hc, req, h, res);
 		/*
-		 * The job's statement read the version; any other answer
-		 * from the snapshot (but its own 503s) is confirmed by a
-		 * read of the version alone.
+		 * The job's statement read the version, or the batch's will;
+		 * any other answer from the snapshot (but its own 503s) is
+		 * confirmed by a read of the version alone.
 		 */
 		if ((cs = hc.job) == CONFIG_OK && !hc.confirmed && (rc == 0 ||
 		    (res->result != HB_UNAVAILABLE && res->result != HB_NOMEM)))
@@ -258,6 +272,31 @@ hook_prepare(struct config_cache *cc, const struct hook_req *req,
 			return rc;
 		if (cs != CONFIG_STALE)
 			return config_failed(res, cs);
+		if (tries == HOOK_TRIES)
+			return config_failed(res, CONFIG_BUSY);
+	}
+}
+
+int
+hook_prepare(struct config_cache *cc, const struct hook_req *req,
+    struct hook_obs *h, struct accept_res *res)
+{
+	return prepare_from_cache(cc, req, h, res, 0);
+}
+
+int
+hook_accept(struct config_cache *cc, struct group *g,
+    const struct hook_req *req, struct hook_obs *h, struct accept_res *res)
+{
+	int	tries;
+
+	for (tries = 1; ; tries++) {
+		if (prepare_from_cache(cc, req, h, res, 1) != 0)
+			return -1;
+		res->result = group_accept(g, &h->prep, res);
+		/* A change since the snapshot was read: from the new one. */
+		if (!h->prep.config_stale)
+			return 0;
 		if (tries == HOOK_TRIES)
 			return config_failed(res, CONFIG_BUSY);
 	}

@@ -28,6 +28,7 @@
 
 #include "accept.h"
 #include "config_cache.h"
+#include "group.h"
 
 #define HOOK_HMAC_HEADER	"X-Tornado-Signature"
 
@@ -64,5 +65,18 @@ struct hook_obs {
  */
 HB_API int hook_prepare(struct config_cache *, const struct hook_req *,
     struct hook_obs *h, struct accept_res *res) HB_MUST_CHECK;
+
+/*
+ * hook_prepare(), then group_accept() on g, which must have been made
+ * with the same cache (group_opts's configs): on SQLite the request's
+ * job is looked up with its batch's, in one read of config.db for the
+ * batch, which also confirms the snapshot; one that is no longer current
+ * starts the request again from the new one.  Returns 0 with the
+ * writer's answer in res (counted by the group), or -1 with an answer
+ * given before the writer was reached.
+ */
+HB_API int hook_accept(struct config_cache *, struct group *g,
+    const struct hook_req *, struct hook_obs *h, struct accept_res *res)
+    HB_MUST_CHECK;
 
 #endif

@@ -1149,7 +1149,7 @@ START_TEST(group_member_fails_alone)
 	gcall_prepare(&c[0], completed1);
 	gcall_prepare(&c[1], "{\"type\":\"job_completed\","
 	    "\"job_id\":\"job-3\",\"status\":\"completed\"}");
-	c[0].g = c[1].g = test_group_new(state_path, 1);
+	c[0].g = c[1].g = test_group_new(state_path, 1, NULL);
 	if (test_backend == TEST_POSTGRES) {
 		pg = pg_other(state_path);
 		ck_assert_int_eq(db_exec(pg, "BEGIN; SELECT"
@@ -1212,7 +1212,7 @@ START_TEST(write_flight_member_fails_alone)
 	gcall_prepare(&c[0], completed1);
 	gcall_prepare(&c[1], "{\"type\":\"job_completed\","
 	    "\"job_id\":\"job-3\",\"status\":\"completed\"}");
-	c[0].g = c[1].g = test_group_new(state_path, 1);
+	c[0].g = c[1].g = test_group_new(state_path, 1, NULL);
 	if (test_backend == TEST_SQLITE)
 		test_db_exec(state_path, "CREATE TRIGGER refuse BEFORE INSERT"
 		    " ON outbox WHEN NEW.action_id = 'acme:att-42:analyze-v1'"
@@ -1269,7 +1269,7 @@ START_TEST(cut_between_flights)
 	gcall_prepare(&c[0], completed1);
 	gcall_prepare(&c[1], "{\"type\":\"job_completed\","
 	    "\"job_id\":\"job-3\",\"status\":\"completed\"}");
-	c[0].g = c[1].g = test_group_new(state_path, 1);
+	c[0].g = c[1].g = test_group_new(state_path, 1, NULL);
 	fault_set(FAULT_LOOKED, cut, cuts);
 	gcall_batch(c, 2);
 	ck_assert_int_eq(cuts[1], 2);

@@ -3,8 +3,9 @@
  * real SQLite files.
  *
  * Each caller is a thread of its own that does what a serving thread
- * does: hook_prepare() from the process's configuration cache (which
- * takes a pooled config.db connection for each read), group_accept().
+ * does: hook_accept(), which prepares the request from the process's
+ * configuration cache and hands it to group_accept(); the batch looks up
+ * its members' jobs in one read of config.db.
  * A batch is formed on purpose: the writer is held at FAULT_GROUP_TAKE
  * until every caller's observation waits in its queue
  * (group_stats().waiting), so that one batch holds them all and the
@@ -49,7 +50,7 @@ struct call {
 	char			 job[32];	/* for the queries; "" when none */
 	const char		*endpoint;	/* NULL: "hook" */
 	const char		*key;		/* X-Hook-Key, or NULL */
-	int			 prepared;	/* hook_prepare() returned 0 */
+	int			 prepared;	/* answered by the writer */
 	struct accept_res	 res;
 	pthread_t		 tid;
 };
@@ -189,13 +190,7 @@ serve(struct call *c)
 	req.body = c->body;
 	req.bodylen = strlen(c->body);
 	req.now_ms = util_now_ms();
-	c->prepared = hook_prepare(cache, &req, &h, &c->res) == 0;
-	if (!c->prepared)
-		return;
-	/* Only the group may answer from here on. */
-	c->res.result = HB_RESULT__N;
-	if (group_accept(grp, &h.prep, &c->res) != c->res.result)
-		c->res.result = HB_RESULT__N;
+	c->prepared = hook_accept(cache, grp, &req, &h, &c->res) == 0;
 }
 
 static void *
@@ -377,7 +372,7 @@ setup(void)
 	ck_assert_int_lt(snprintf(cpath, sizeof(cpath), "%s",
 	    test_location(dir, "config.db")), (int)sizeof(cpath));
 	ck_assert_int_eq(config_cache_new(cpath, 2000, 4, &cache), 0);
-	grp = test_group_new(state_path, 1);
+	grp = test_group_new(state_path, 1, cache);
 	atomic_store(&joining, 0);
 }
 
@@ -408,6 +403,7 @@ START_TEST(one_action_from_one_batch)
 {
 	enum { N = 200 };
 	struct group_stats	st;
+	struct config_cache_stats cs;
 	int			i;
 
 	for (i = 0; i < N; i++)
@@ -434,6 +430,13 @@ START_TEST(one_action_from_one_batch)
 	ck_assert_int_eq(st.observations, N);
 	ck_assert_int_eq(st.failed, 0);
 	ck_assert_int_eq(st.waiting, 0);
+	/*
+	 * On SQLite their jobs were read in one read of config.db, the
+	 * batch's; on PostgreSQL each request read its own.
+	 */
+	config_cache_stats(cache, &cs);
+	ck_assert_int_eq(cs.batches, test_backend == TEST_SQLITE ? 1 : 0);
+	ck_assert_int_eq(cs.asked, test_backend == TEST_SQLITE ? N : 0);
 }
 END_TEST
 
@@ -557,6 +560,7 @@ counted_group(void)
 	o.busy_ms = 1000;
 	o.threaded = 1;
 	o.metrics = m;
+	o.configs = cache;
 	ck_assert_int_eq(group_new(&o, &grp), 0);
 	return m;
 }
@@ -951,6 +955,55 @@ START_TEST(malformed_never_reach_the_writer)
 }
 END_TEST
 
+/*
+ * The configuration changed while requests waited for the writer: on
+ * SQLite the batch looks their jobs up, so a job removed meanwhile is
+ * "unknown job" and nothing is written for it, and a key revoked
+ * meanwhile (a new version) sends its request back to the new snapshot,
+ * which refuses it.  On PostgreSQL each request read its job before it
+ * waited: the change is in force for the next request.
+ */
+START_TEST(changed_while_waiting)
+{
+	struct config_cache_stats	cs;
+	char				cpath[PATH_MAX];
+	atomic_int			go;
+	int				lite = test_backend == TEST_SQLITE;
+
+	ck_assert_int_lt(snprintf(cpath, sizeof(cpath), "%s",
+	    test_location(dir, "config.db")), (int)sizeof(cpath));
+	fresh(&calls[0], 0);
+	fresh(&calls[1], 1);
+	atomic_store(&go, 0);
+	hold_next(2, &go);
+	start_all(calls, 2);
+	wait_waiting(2);
+	test_db_exec(cpath, "DELETE FROM jobs WHERE job_id = 'f-001'");
+	atomic_store(&go, 1);
+	join_all(calls, 2);
+	ck_assert_int_eq(calls[0].res.result, HB_ACCEPTED);
+	ck_assert_int_eq(calls[1].res.result, lite ? HB_UNKNOWN_JOB :
+	    HB_ACCEPTED);
+	snapshot_is(state_path, lite ? "r1 j1 a1 o1 c0" : "r2 j2 a2 o2 c0");
+	settle(2);
+
+	fresh(&calls[2], 2);
+	atomic_store(&go, 0);
+	hold_next(1, &go);
+	start_all(&calls[2], 1);
+	wait_waiting(1);
+	test_db_exec(cpath, "DELETE FROM secrets WHERE endpoint = 'hook'");
+	atomic_store(&go, 1);
+	join_all(&calls[2], 1);
+	ck_assert_int_eq(calls[2].res.result, lite ? HB_UNAUTHORIZED :
+	    HB_ACCEPTED);
+	ck_assert_int_eq(calls[2].prepared, !lite);
+	snapshot_is(state_path, lite ? "r1 j1 a1 o1 c0" : "r3 j3 a3 o3 c0");
+	config_cache_stats(cache, &cs);
+	ck_assert_int_eq(cs.batches, lite ? 2 : 0);
+}
+END_TEST
+
 /* One observation after the other, on this thread, through g. */
 static void
 run_sequence(struct group *g, enum hb_result *got, char (*action)[64],
@@ -1011,7 +1064,7 @@ START_TEST(inline_matches_threaded)
 		return;
 	test_path(other, sizeof(other), dir, "inline.db");
 	state_create(other);
-	inl = test_group_new(other, 0);
+	inl = test_group_new(other, 0, cache);
 	run_sequence(inl, got_inline, act_inline, N, seq);
 	run_sequence(grp, got_threaded, act_threaded, N, seq);
 	for (i = 0; i < N; i++) {
@@ -1025,13 +1078,16 @@ START_TEST(inline_matches_threaded)
 	test_state_snapshot(state_path, b, sizeof(b));
 	ck_assert_str_eq(a, b);
 	ck_assert_str_eq(a, "r9 j3 a2 o2 c2");
-	/* One batch each: nine reached a writer, the unknown job did not. */
+	/*
+	 * One batch each: all ten reached a writer, the unknown job too:
+	 * its batch looked it up and wrote nothing for it.
+	 */
 	group_stats(inl, &st);
-	ck_assert_int_eq(st.batches, N - 1);
+	ck_assert_int_eq(st.batches, N);
 	ck_assert_int_eq(st.largest, 1);
 	ck_assert_int_eq(st.waiting, 0);
-	st = settle(N - 1);
-	ck_assert_int_eq(st.batches, N - 1);
+	st = settle(N);
+	ck_assert_int_eq(st.batches, N);
 	ck_assert_int_eq(st.largest, 1);
 	group_free(inl);
 }
@@ -1170,6 +1226,7 @@ group_suite(void)
 	tcase_add_test(tc, conflicts_in_a_batch);
 	tcase_add_test(tc, malformed_never_reach_the_writer);
 	tcase_add_test(tc, inline_matches_threaded);
+	tcase_add_test(tc, changed_while_waiting);
 	tcase_add_test(tc, state_file_replaced);
 	tcase_add_test(tc, free_answers_the_waiting);
 	suite_add_tcase(s, tc);

@@ -114,7 +114,7 @@ setup(void)
 	cfg = test_config_open(dir, CONFIG_READ, 1000);
 	ck_assert_int_eq(config_cache_new(test_location(dir, "config.db"), 1000,
 	    1, &cache), 0);
-	grp = test_group_new(state_path, 0);
+	grp = test_group_new(state_path, 0, NULL);
 }
 
 static void

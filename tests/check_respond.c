@@ -8,9 +8,9 @@
  *
  * The databases are real SQLite files made through the library's own
  * functions, bodies are signed with its own signing helpers.  The binary
- * is linked with --wrap=hook_prepare: the wrapper counts the calls (what
+ * is linked with --wrap=hook_accept: the wrapper counts the calls (what
  * the responder refuses by itself must never reach the library) and
- * passes them on to the real hook_prepare(), or, in one test, forces a
+ * passes them on to the real hook_accept(), or, in one test, forces a
  * result so that every value of enum hb_result is seen mapped to its
  * status.
  *
@@ -68,13 +68,13 @@ static struct resp_server	 srv;
 static sqlite3			*locker;
 
 /*
- * The library's entry point, wrapped (-Wl,--wrap=hook_prepare)
+ * The library's entry point, wrapped (-Wl,--wrap=hook_accept)
  */
 
-int __real_hook_prepare(struct config_cache *, const struct hook_req *,
-    struct hook_obs *, struct accept_res *);
-int __wrap_hook_prepare(struct config_cache *, const struct hook_req *,
-    struct hook_obs *, struct accept_res *);
+int __real_hook_accept(struct config_cache *, struct group *,
+    const struct hook_req *, struct hook_obs *, struct accept_res *);
+int __wrap_hook_accept(struct config_cache *, struct group *,
+    const struct hook_req *, struct hook_obs *, struct accept_res *);
 
 static atomic_int	hook_calls;
 static int		forcing;
@@ -82,12 +82,12 @@ static enum hb_result	forced;
 static int		in_respond;	/* set while respond() runs */
 
 int
-__wrap_hook_prepare(struct config_cache *c, const struct hook_req *req,
-    struct hook_obs *h, struct accept_res *res)
+__wrap_hook_accept(struct config_cache *c, struct group *g,
+    const struct hook_req *req, struct hook_obs *h, struct accept_res *res)
 {
 	hook_calls++;
 	if (!forcing)
-		return __real_hook_prepare(c, req, h, res);
+		return __real_hook_accept(c, g, req, h, res);
 	/* The final answer, as if the library had refused the request. */
 	memset(res, 0, sizeof(*res));
 	res->result = forced;

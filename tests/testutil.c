@@ -567,7 +567,8 @@ test_store_open(const char *dir, int busy_ms, int create)
 }
 
 struct group *
-test_group_new(const char *state_path, int threaded)
+test_group_new(const char *state_path, int threaded,
+    struct config_cache *configs)
 {
 	struct group		*g = NULL;
 	struct group_opts	 o;
@@ -576,6 +577,7 @@ test_group_new(const char *state_path, int threaded)
 	o.state_path = state_path;
 	o.busy_ms = 1000;
 	o.threaded = threaded;
+	o.configs = configs;
 	ck_assert_int_eq(group_new(&o, &g), 0);
 	ck_assert_ptr_nonnull(g);
 	return g;

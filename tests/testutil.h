@@ -171,7 +171,8 @@ extern const char test_unversion_pg[];
  */
 struct store *test_store_open(const char *dir, int busy_ms, int create);
 /* A group over state_path (busy 1000 ms); threaded or inline. */
-struct group *test_group_new(const char *state_path, int threaded);
+struct group *test_group_new(const char *state_path, int threaded,
+    struct config_cache *configs);
 
 /*
  * Accepts a status-API "Completed" document for job_id of tenant at now
