@@ -18,8 +18,8 @@
 #
 # Then the profile itself: the hot functions of the responder on the
 # mixed traffic at c64 (perf record, flat, by symbol), and the system
-# calls of one duplicate and one fresh request at c1 by name (perf trace
-# -s, the worker's threads summed).
+# calls by name (perf trace -s, the worker's threads summed) of duplicate
+# and fresh requests at c1 and of the mixed traffic at c64.
 #
 # Needs perf (linux-perf) and what bench/http.sh needs; as root it
 # installs what it misses.  KEEP=DIR keeps perf.data there.
@@ -85,6 +85,14 @@ sign_bodies 350000 99000 64 449900 "$tmp/mixed.txt"
 accept_dups "$base/hooks/tornado" "$tmp/mixed.txt"
 first=1
 
+# mixed_sent: after a mixed run, drops the new bodies it sent (about half
+# of its requests, wrk's count in $tmp/out), so that the next run's are new.
+mixed_sent() {
+	awk -F '\t' -v skip="$(awk '/ requests in / { print int($1 / 2) + 2 }' \
+	    "$tmp/out")" '$1 == "d" || ++n > skip' "$tmp/mixed.txt" \
+	    > "$tmp/mixed.next" && mv "$tmp/mixed.next" "$tmp/mixed.txt"
+}
+
 # measure PID URL SCRIPT: one wrk run under perf stat on the threads of
 # PID and its children;
 # prints "req/s cpu-ms syscalls/req switches/req".
@@ -130,10 +138,7 @@ for conns in 1 64; do
 	row fresh "$fcgi" "$base/hooks/keyed" "$tmp/fresh.lua"
 	mixed_lua "$tmp/mixed.txt" 2 > "$tmp/mixed.lua"
 	row mixed-50 "$fcgi" "$base/hooks/tornado" "$tmp/mixed.lua"
-	# The next run's new bodies: those this one did not send.
-	awk -F '\t' -v skip="$(awk '/ requests in / { print int($1 / 2) + 2 }' \
-	    "$tmp/out")" '$1 == "d" || ++n > skip' "$tmp/mixed.txt" \
-	    > "$tmp/mixed.next" && mv "$tmp/mixed.next" "$tmp/mixed.txt"
+	mixed_sent
 done
 
 echo
@@ -145,6 +150,7 @@ _pr=$!
 sleep 0.2
 rps "$base/hooks/tornado" "$tmp/mixed.lua" >/dev/null
 wait "$_pr" || true
+mixed_sent
 perf report -q -i "$tmp/perf.data" --no-children --sort dso,sym --stdio \
     2>/dev/null | awk 'NF > 0 && n++ < 25'
 echo
@@ -152,23 +158,16 @@ echo "by library:"
 perf report -q -i "$tmp/perf.data" --no-children --sort dso --stdio \
     2>/dev/null | awk 'NF > 0 && n++ < 10'
 
-# One request at a time, each kind: the worker's system calls by name.
-for kind in duplicate fresh; do
+# by_name LABEL URL SCRIPT: one wrk run on $conns connections under perf
+# trace -s; the worker's system calls by name, per request.
+by_name() {
 	echo
-	echo "system calls of $kind requests at c1 (perf trace -s, per request):"
-	conns=1
-	if [ "$kind" = duplicate ]; then
-		s="$tmp/dup.lua"
-	else
-		fresh_lua "$first" 50000 > "$tmp/fresh.lua"
-		first=$((first + 100000))
-		s="$tmp/fresh.lua"
-	fi
+	echo "system calls of $1 (perf trace -s, per request):"
 	perf trace -s -p "$worker" -o "$tmp/trace" -- sleep $((secs + 1)) \
 	    >/dev/null 2>&1 &
 	_pt=$!
 	sleep 0.2
-	set -- $(rps "$base/hooks/keyed" "$s")
+	set -- $(rps "$2" "$3")
 	wait "$_pt" || true
 	awk -v n="$5" '
 	$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ { c[$1] += $2 }
@@ -176,4 +175,12 @@ for kind in duplicate fresh; do
 		for (k in c) if (c[k] / n >= 0.05)
 			printf "  %-14s %6.2f\n", k, c[k] / n
 	}' "$tmp/trace" | sort -k2 -rn
-done
+}
+
+conns=1
+by_name "duplicate requests at c1" "$base/hooks/keyed" "$tmp/dup.lua"
+fresh_lua "$first" 50000 > "$tmp/fresh.lua"
+first=$((first + 100000))
+by_name "fresh requests at c1" "$base/hooks/keyed" "$tmp/fresh.lua"
+conns=64
+by_name "mixed-50 at c64" "$base/hooks/tornado" "$tmp/mixed.lua"

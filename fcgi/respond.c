@@ -22,6 +22,8 @@
 #include "util.h"
 
 #define HOOKS_PREFIX	"/hooks/"
+/* Health's and metrics' state.db page cache, KiB (SQLite's: 2000). */
+#define RESP_STATUS_CACHE_KIB	256
 
 /* What the responder answers before the library is asked. */
 enum reply {
@@ -317,6 +319,8 @@ lock_store(struct resp_server *srv)
 		/* Health must not wait: its write check is bounded. */
 		opts.busy_ms = srv->set.busy_ms < STATUS_BUSY_MS ?
 		    srv->set.busy_ms : STATUS_BUSY_MS;
+		/* A scrape now and then: its pages need not stay. */
+		opts.cache_kib = RESP_STATUS_CACHE_KIB;
 		opts.sync_normal = srv->set.sync_normal;
 		if (store_open(srv->set.state_path, &opts, &sh->st) !=
 		    STORE_OK) {

@@ -831,6 +831,15 @@ open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
 		return rc;
 	if (opts->checkpoint_pages > 0)
 		(void)db_checkpoint(s->db, opts->checkpoint_pages);
+	if (opts->cache_kib > 0) {
+		char	sql[64];
+
+		(void)snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
+		    opts->cache_kib);
+		if ((rc = store_status_of(s, db_exec(s->db, sql))) !=
+		    STORE_OK)
+			return rc;
+	}
 	return migrate(s);
 }
 
@@ -970,7 +979,7 @@ store_open(const char *path, const struct store_opts *opts,
     struct store **out)
 {
 	static const struct store_opts	 defaults = {
-		STORE_BUSY_MS_DEFAULT, 0, 0, 0
+		.busy_ms = STORE_BUSY_MS_DEFAULT
 	};
 	struct store			*s;
 	enum store_status		 rc;

@@ -50,6 +50,8 @@ struct store_opts {
 	 * another connection's store_checkpoint().
 	 */
 	int	checkpoint_pages;
+	/* SQLite's page cache, in KiB; 0: SQLite's default, 2000. */
+	int	cache_kib;
 };
 
 #define STORE_BUSY_MS_DEFAULT	5000

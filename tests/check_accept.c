@@ -972,8 +972,8 @@ START_TEST(denied_role_unavailable)
 	    role, role, role);
 	ck_assert_msg(db_exec(admin, sql) == DB_OK, "%s", db_errmsg(admin));
 	(void)snprintf(conn, sizeof(conn), "%s user=%s", state_path, role);
-	ck_assert_int_eq(store_open(conn, &(struct store_opts){ 1000, 0, 0,
-	    0 }, &s), STORE_OK);
+	ck_assert_int_eq(store_open(conn, &(struct store_opts){
+	    .busy_ms = 1000 }, &s), STORE_OK);
 	k = test_config_open(dir, CONFIG_READ, 1000);
 	ck_assert_int_eq(store_check_writable(s), STORE_IO);
 	ck_assert_msg(strstr(store_errmsg(s), "grant") != NULL, "%s",

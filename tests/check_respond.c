@@ -77,6 +77,8 @@ int __wrap_hook_accept(struct config_cache *, struct group *,
     const struct hook_req *, struct hook_obs *, struct accept_res *);
 
 static atomic_int	hook_calls;
+/* The page cache health's state.db connection was given, in KiB. */
+static atomic_int	status_cache_kib;
 static int		forcing;
 static enum hb_result	forced;
 static int		in_respond;	/* set while respond() runs */
@@ -1698,8 +1700,11 @@ START_TEST(health)
 {
 	struct answer	a;
 
+	status_cache_kib = 0;
 	ck_assert_int_eq(get("GET", "_health", &a), 200);
 	ck_assert_str_eq(a.body, "{\"status\":\"ok\"}\n");
+	/* Its connection keeps a small cache (the writer SQLite's own). */
+	ck_assert_int_eq(status_cache_kib, 256);
 	ck_assert_int_eq(get("HEAD", "_health", &a), 200);
 	/* Health takes the write lock and gives it back at once. */
 	lock_state();
@@ -2372,6 +2377,14 @@ int
 __wrap_sqlite3_exec(sqlite3 *db, const char *sql,
     int (*cb)(void *, int, char **, char **), void *arg, char **err)
 {
+	const char	*f = sqlite3_db_filename(db, "main");
+	size_t		 n = f != NULL ? strlen(f) : 0;
+	long long	 kib;
+
+	if (n >= 9 && strcmp(f + n - 9, "/state.db") == 0 &&
+	    strncmp(sql, "PRAGMA cache_size=-", 19) == 0 &&
+	    util_parse_num(sql + 19, 1, INT_MAX, &kib) == UTIL_NUM_OK)
+		status_cache_kib = (int)kib;
 	lite_trip(db);
 	return __real_sqlite3_exec(db, sql, cb, arg, err);
 }

@@ -2450,7 +2450,7 @@ END_TEST
  */
 START_TEST(migrate_previous_release)
 {
-	struct store_opts	 o = { TEST_BUSY_MS, 0, 0, 0 };
+	struct store_opts	 o = { .busy_ms = TEST_BUSY_MS };
 	struct store		*s = NULL;
 	char			 role[32], sql[1024];
 
@@ -2540,7 +2540,7 @@ END_TEST
  */
 START_TEST(pg_open_errors)
 {
-	struct store_opts	 o = { 1000, 0, 0, 0 };
+	struct store_opts	 o = { .busy_ms = 1000 };
 	struct store		*s = NULL;
 	struct db		*admin = NULL;
 	char			 why[256], conn[PATH_MAX + 64];
