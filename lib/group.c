@@ -17,9 +17,9 @@
 #include "util.h"
 
 /*
- * One waiting observation; it lives on its waiter's stack.  The writer
- * posts done once res is final: each waiter is woken alone, and does not
- * need the group's lock to go on.
+ * One waiting observation; it lives on its waiter's stack.  The thread
+ * that runs its batch posts done once res is final: each waiter is woken
+ * alone, and does not need the group's lock to go on.
  */
 struct item {
 	struct accept_prep		*prep;
@@ -42,11 +42,12 @@ struct item {
 struct group {
 	struct group_opts	 opts;
 	char			*path;
-	struct store		*st;	/* the writer's; NULL until opened */
+	struct store		*st;	/* the batches'; NULL until opened */
 	pthread_mutex_t		 lock;	/* everything below */
 	pthread_cond_t		 work;	/* the writer waits for items */
 	pthread_cond_t		 ckpt;	/* the checkpointer waits for a call */
 	struct item		*head, **tail;
+	int			 running;	/* a batch is in hand */
 	int			 stopping;
 	int64_t			 since_ckpt;	/* observations since a call */
 	int			 ckpt_due;
@@ -213,7 +214,7 @@ look_up_jobs(struct group *g, struct item *batch, int *skip)
 
 /*
  * One transaction for the whole batch, one savepoint per member.  Called
- * by the writer, or inline under the lock; touches only the items and
+ * by whichever thread has the batch in hand, or inline under the lock; touches only the items and
  * the connection.  Returns STORE_OK, or why nothing was committed.
  */
 static enum store_status
@@ -317,54 +318,71 @@ count(struct group *g, int64_t n, enum store_status ss, uint64_t trips)
 	g->stats.running_ms = 0;
 }
 
-static void *
-writer(void *arg)
+/*
+ * Under the lock, with running set by the caller: takes everything
+ * waiting (up to the cap, in arrival order), runs it with the lock let go,
+ * answers its members and counts it.  Returns with the lock held.
+ */
+static void
+run_next(struct group *g)
 {
-	struct group	*g = arg;
 	struct item		*batch, *it, *next, **cut;
 	int64_t			 n;
 	uint64_t		 trips;
 	enum store_status	 ss;
 
+#ifdef HB_FAULT
+	/* A test may hold the runner here while a batch forms. */
+	pthread_mutex_unlock(&g->lock);
+	(void)fault_fire(FAULT_GROUP_TAKE);
+	pthread_mutex_lock(&g->lock);
+#endif
+	batch = g->head;
+	for (n = 1, cut = &batch->next; *cut != NULL && n < GROUP_BATCH_MAX;
+	    n++)
+		cut = &(*cut)->next;
+	g->head = *cut;
+	if (g->head == NULL)
+		g->tail = &g->head;
+	*cut = NULL;
+	g->stats.waiting -= n;
+	g->stats.running_ms = util_now_ms();
+	pthread_mutex_unlock(&g->lock);
+
+	ss = run_counted(g, batch, &trips);
+
+	/* Once posted, an item may be gone: read next first. */
+	for (it = batch; it != NULL; it = next) {
+		next = it->next;
+		sem_post(&it->done);
+	}
+	pthread_mutex_lock(&g->lock);
+	count(g, n, ss, trips);
+	if ((g->since_ckpt += n) >= GROUP_CHECKPOINT_EVERY) {
+		g->since_ckpt = 0;
+		g->ckpt_due = 1;
+		pthread_cond_signal(&g->ckpt);
+	}
+}
+
+/*
+ * The writer: the batches that form while another runs.  It leaves
+ * once stopping, with nothing running and nothing waiting.
+ */
+static void *
+writer(void *arg)
+{
+	struct group	*g = arg;
+
 	pthread_mutex_lock(&g->lock);
 	for (;;) {
-		while (g->head == NULL && !g->stopping)
+		while (g->running || (g->head == NULL && !g->stopping))
 			pthread_cond_wait(&g->work, &g->lock);
 		if (g->head == NULL)
 			break;
-#ifdef HB_FAULT
-		/* A test may hold the writer here while a batch forms. */
-		pthread_mutex_unlock(&g->lock);
-		(void)fault_fire(FAULT_GROUP_TAKE);
-		pthread_mutex_lock(&g->lock);
-#endif
-		/* Everything waiting, up to the cap, in arrival order. */
-		batch = g->head;
-		for (n = 1, cut = &batch->next; *cut != NULL &&
-		    n < GROUP_BATCH_MAX; n++)
-			cut = &(*cut)->next;
-		g->head = *cut;
-		if (g->head == NULL)
-			g->tail = &g->head;
-		*cut = NULL;
-		g->stats.waiting -= n;
-		g->stats.running_ms = util_now_ms();
-		pthread_mutex_unlock(&g->lock);
-
-		ss = run_counted(g, batch, &trips);
-
-		/* Once posted, an item may be gone: read next first. */
-		for (it = batch; it != NULL; it = next) {
-			next = it->next;
-			sem_post(&it->done);
-		}
-		pthread_mutex_lock(&g->lock);
-		count(g, n, ss, trips);
-		if ((g->since_ckpt += n) >= GROUP_CHECKPOINT_EVERY) {
-			g->since_ckpt = 0;
-			g->ckpt_due = 1;
-			pthread_cond_signal(&g->ckpt);
-		}
+		g->running = 1;
+		run_next(g);
+		g->running = 0;
 	}
 	pthread_mutex_unlock(&g->lock);
 	return NULL;
@@ -510,7 +528,18 @@ group_accept(struct group *g, struct accept_prep *p,
 	*g->tail = &it;
 	g->tail = &it.next;
 	g->stats.waiting++;
-	pthread_cond_signal(&g->work);
+	if (!g->running) {
+		/*
+		 * No batch in hand: this thread runs the one that holds its
+		 * observation, with no hand-over to the writer and back.
+		 */
+		g->running = 1;
+		run_next(g);
+		g->running = 0;
+		/* What came meanwhile is the writer's. */
+		if (g->head != NULL || g->stopping)
+			pthread_cond_signal(&g->work);
+	}
 	pthread_mutex_unlock(&g->lock);
 	while (sem_wait(&it.done) != 0)
 		continue;	/* EINTR */

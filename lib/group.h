@@ -4,10 +4,11 @@
  *
  * Request threads prepare their observations (accept_prepare(), with no
  * state.db transaction open) and hand them to group_accept(), which waits.
- * One writer takes everything waiting, opens one transaction, applies
- * each observation in a savepoint of its own (accept_apply()), so that
- * one that fails is rolled back alone, commits once, and then releases
- * every waiter with its own answer.  The next batch forms while this one's
+ * A batch takes everything waiting, looks up the jobs its members left to
+ * it (group_opts's configs), opens one transaction, applies each
+ * observation in a savepoint of its own (accept_batch()), so that one
+ * that fails is rolled back alone, commits once, and then releases every
+ * waiter with its own answer.  The next batch forms while this one's
  * COMMIT waits for the disk: there is no fixed delay, and a lone request
  * is committed at once.
  *
@@ -17,10 +18,13 @@
  * same batch as the rest: its receipt costs no flush of its own.
  *
  * Two ways to run it:
- *  - threaded: a writer thread of its own; group_accept() is called from
- *    any number of threads.  A second thread, with its own connection,
- *    checkpoints the WAL every few hundred observations, so that no
- *    batch waits for a checkpoint;
+ *  - threaded: group_accept() is called from any number of threads.  One
+ *    batch is in hand at a time.  A request that finds none runs its own
+ *    batch on its own thread (what waits then, itself among it), with no
+ *    hand-over to another thread and back; what arrives while a batch is
+ *    in hand is the writer thread's next batch.  A second thread, with
+ *    its own connection, checkpoints the WAL every few hundred
+ *    observations, so that no batch waits for a checkpoint;
  *  - inline: no thread; the caller's thread runs a batch of one under a
  *    lock (a single-threaded worker, plain CGI, the tests).
  *
@@ -75,7 +79,7 @@ struct group_stats {
 	int64_t	observations;	/* observations in them */
 	int64_t	largest;	/* the most in one batch */
 	int64_t	failed;		/* batches whose COMMIT (or BEGIN) failed */
-	int64_t	waiting;	/* handed over, not yet taken by the writer */
+	int64_t	waiting;	/* handed over, not yet taken into a batch */
 	/* How the last batch ended: STORE_OK, or why it failed. */
 	enum store_status last;
 	int64_t	oldest_ms;	/* when the oldest waiting one came; 0: none */

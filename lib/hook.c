@@ -293,9 +293,12 @@ hook_accept(struct config_cache *cc, struct group *g,
 	for (tries = 1; ; tries++) {
 		if (prepare_from_cache(cc, req, h, res, 1) != 0)
 			return -1;
-		res->result = group_accept(g, &h->prep, res);
-		/* A change since the snapshot was read: from the new one. */
-		if (!h->prep.config_stale)
+		/*
+		 * The writer's answer is in res; a "try again" for a change
+		 * since the snapshot was read starts over from the new one.
+		 */
+		if (group_accept(g, &h->prep, res) != HB_UNAVAILABLE ||
+		    !h->prep.config_stale)
 			return 0;
 		if (tries == HOOK_TRIES)
 			return config_failed(res, CONFIG_BUSY);
