@@ -214,8 +214,8 @@ look_up_jobs(struct group *g, struct item *batch, int *skip)
 
 /*
  * One transaction for the whole batch, one savepoint per member.  Called
- * by whichever thread has the batch in hand, or inline under the lock; touches only the items and
- * the connection.  Returns STORE_OK, or why nothing was committed.
+ * by whichever thread has the batch in hand, or inline under the lock;
+ * touches only the items and the connection.  Returns STORE_OK, or why nothing was committed.
  */
 static enum store_status
 run_batch(struct group *g, struct item *batch)
