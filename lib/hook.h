@@ -13,7 +13,8 @@
  * The configuration comes from the shared snapshot (config_cache.h), and
  * no answer is given from it until config.db's version, read after the
  * request arrived, is the snapshot's: in the statement that looks up the
- * request's job, or, for an answer that needs no job (an unknown
+ * request's job (on SQLite, under hook_accept(), its batch's one read of
+ * every member's job), or, for an answer that needs no job (an unknown
  * endpoint, a bad signature, a body refused, an event without a job), in
  * a read of the version that the requests waiting at the time share.  A
  * changed version starts the request again from the new snapshot.
