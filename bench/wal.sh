@@ -1,0 +1,81 @@
+#!/bin/sh
+# bench/wal.sh [BUILD_DIR] [REQUESTS]
+#
+# What one observation writes to state.db's WAL, by table.  A responder
+# (one worker, its defaults) gets REQUESTS (default 2000) fresh keyed
+# callbacks first, so that the tables are not empty; then, one at a time
+# (each its own batch and COMMIT), one more fresh callback and the same
+# callback again (a duplicate).  After each, the WAL's frames are read
+# (each frame one page: a 24-byte header and the page) and every page is
+# named by its table or index (the dbstat table of the sqlite3 shell); a
+# checkpoint empties the WAL before the next.  Prints, for each kind, the
+# frames, the WAL bytes and the pages by table.
+#
+# At c64 a batch's members share the pages that land on the same place
+# (the end of receipts, of each outbox index, the metrics row): bench/
+# scale.sh prints the kB written per request there.
+set -eu
+build=$(cd "${1:-build}" && pwd)
+n=${2:-2000}
+top=$(cd "$(dirname "$0")/.." && pwd)
+HB="$build/hookbox"
+. "$top/bench/setup.sh"
+bench_need sqlite3 sqlite3
+bench_need cgi-fcgi libfcgi-bin
+bench_need python3 python3-minimal
+bench_load
+
+tmp=$(mktemp -d)
+export HOOKBOX_DIR="$tmp/data"
+cleanup() {
+	[ -n "${fcgi:-}" ] && kill "$fcgi" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+bench_data $((n + 10))
+sock="$tmp/fcgi.sock"
+"$build/hookbox-fcgi" -s "$sock" 2>/dev/null &
+fcgi=$!
+wait_for test -S "$sock"
+
+# send JOB: one keyed callback straight to the socket.
+send() {
+	body="{\"type\":\"job_completed\",\"job_id\":\"$1\",\"status\":\"completed\",\"key\":\"outputs/bench/$1.mp4\"}"
+	printf '%s' "$body" | env -i REQUEST_METHOD=POST \
+	    DOCUMENT_URI=/hooks/keyed CONTENT_TYPE=application/json \
+	    CONTENT_LENGTH=${#body} HTTP_X_HOOK_KEY=bench-shared-key \
+	    cgi-fcgi -bind -connect "$sock" >/dev/null
+}
+checkpoint() {
+	sqlite3 "$HOOKBOX_DIR/state.db" "PRAGMA wal_checkpoint(TRUNCATE)" \
+	    >/dev/null
+}
+
+i=0
+while [ $i -lt "$n" ]; do
+	send "job-$i"
+	i=$((i + 1))
+done
+checkpoint
+for kind in fresh duplicate; do
+	send "job-$n"
+	wal="$HOOKBOX_DIR/state.db-wal"
+	pages=$(python3 - "$wal" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+size = struct.unpack('>I', d[8:12])[0]
+off, out = 32, []
+while off + 24 + size <= len(d):
+    out.append(str(struct.unpack('>I', d[off:off + 4])[0]))
+    off += 24 + size
+print(' '.join(out))
+PY
+)
+	echo "$kind: $(echo "$pages" | wc -w) frames, $(wc -c < "$wal") bytes of WAL"
+	for p in $pages; do
+		sqlite3 "$HOOKBOX_DIR/state.db" \
+		    "SELECT name FROM dbstat WHERE pageno = $p"
+	done | sort | uniq -c | sort -rn | awk '{ printf "  %-28s %d\n", $2, $1 }'
+	checkpoint
+done
