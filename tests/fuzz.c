@@ -19,6 +19,7 @@
  * lib/json.c's.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
