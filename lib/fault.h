@@ -9,7 +9,8 @@
  * FAULT_ALLOC a malloc() that returned NULL).  The registry is not
  * thread-safe: tests arm points while no other thread runs the library,
  * and the callbacks must be safe on the thread that fires them (the
- * group's writer fires FAULT_GROUP_TAKE and the state.db points).
+ * thread that runs a group's batch, its writer or a request's, fires
+ * FAULT_GROUP_TAKE and the state.db points).
  *
  * Transactions: none; no database.
  */
@@ -25,7 +26,7 @@ enum fault_point {
 					   went through: the file check fails */
 	FAULT_ALLOC,			/* every cJSON allocation (json.c),
 					   and mapping.c's own */
-	FAULT_GROUP_TAKE,		/* group.c's writer, before it takes
+	FAULT_GROUP_TAKE,		/* group.c, before a batch takes
 					   what waits (a failure is ignored) */
 	FAULT_LOOKED,			/* accept.c, between a batch's look-up
 					   and its writes (a failure is
