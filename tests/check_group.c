@@ -6,8 +6,9 @@
  * does: hook_accept(), which prepares the request from the process's
  * configuration cache and hands it to group_accept(); the batch looks up
  * its members' jobs in one read of config.db.
- * A batch is formed on purpose: the writer is held at FAULT_GROUP_TAKE
- * until every caller's observation waits in its queue
+ * A batch is formed on purpose: the thread that runs it (the first
+ * caller's, or the writer) is held at FAULT_GROUP_TAKE until every
+ * caller's observation waits in its queue
  * (group_stats().waiting), so that one batch holds them all and the
  * assertions do not depend on timing.
  */
@@ -84,10 +85,10 @@ nap(void)
 }
 
 /*
- * The writer's hold (FAULT_GROUP_TAKE, on the writer's thread): the first
- * time only, waits until target observations wait and, when also is set,
- * until *also is non-zero.  Takes only the group's lock, through
- * group_stats(), and never while the writer needs it.
+ * The batch's hold (FAULT_GROUP_TAKE, on the thread that runs it): the
+ * first time only, waits until target observations wait and, when also
+ * is set, until *also is non-zero.  Takes only the group's lock, through
+ * group_stats(), and never while the batch's thread needs it.
  */
 struct hold {
 	struct group	*g;
