@@ -97,6 +97,11 @@ int db_conninfo_redact(const char *conninfo, char *buf, size_t len);
 #define DB_OPEN_READONLY	0x00000001
 #define DB_OPEN_READWRITE	0x00000002
 #define DB_OPEN_CREATE		0x00000004
+/*
+ * Not SQLite's: the connection will run at synchronous=FULL, and its WAL
+ * frames may be gathered into one write a transaction (db_walbuf.c).
+ */
+#define DB_OPEN_WAL_GATHER	0x40000000
 
 /*
  * Opens a SQLite file with DB_OPEN_* flags, with statement texts

@@ -15,6 +15,10 @@
 
 #include "db_int.h"
 
+_Static_assert((DB_OPEN_WAL_GATHER & (SQLITE_OPEN_READONLY |
+    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
+    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI)) == 0,
+    "DB_OPEN_WAL_GATHER is no SQLite flag");
 _Static_assert(DB_OPEN_READONLY == SQLITE_OPEN_READONLY &&
     DB_OPEN_READWRITE == SQLITE_OPEN_READWRITE &&
     DB_OPEN_CREATE == SQLITE_OPEN_CREATE, "db.h's flags are SQLite's");
@@ -108,10 +112,14 @@ lite_close(struct db *db)
  * that every connection of the process shares on every allocation, and
  * the threaded responder's connections would queue on it.
  */
+/* The VFS of DB_OPEN_WAL_GATHER, or NULL: SQLite's default. */
+static const char	*gather_vfs;
+
 static void
 lite_configure(void)
 {
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	gather_vfs = db_walbuf_vfs();
 }
 
 enum db_rc
@@ -133,8 +141,9 @@ db_open_sqlite(const char *path, int flags, const struct db_text *text,
 	}
 	l = lite_db(db);
 	/* One thread at a time uses a connection: no mutex of its own. */
-	rc = sqlite3_open_v2(path, &l->lite, flags | SQLITE_OPEN_NOFOLLOW |
-	    SQLITE_OPEN_NOMUTEX, NULL);
+	rc = sqlite3_open_v2(path, &l->lite, (flags & ~DB_OPEN_WAL_GATHER) |
+	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+	    flags & DB_OPEN_WAL_GATHER ? gather_vfs : NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_extended_result_codes(l->lite, 1);
 	/*

@@ -817,8 +817,10 @@ open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
 		return STORE_GONE;
 	if ((s->path = strdup(path)) == NULL)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(s, db_open_sqlite(path, DB_OPEN_READWRITE,
-	    sqltext, STORE_Q__N, &s->db))) != STORE_OK)
+	/* At FULL a commit's WAL frames can be one write (db.h). */
+	if ((rc = store_status_of(s, db_open_sqlite(path, DB_OPEN_READWRITE |
+	    (opts->sync_normal ? 0 : DB_OPEN_WAL_GATHER), sqltext, STORE_Q__N,
+	    &s->db))) != STORE_OK)
 		return rc;
 	db_busy(s->db, opts->busy_ms);
 	/* WAL is persistent in the file; synchronous is per connection. */

@@ -6,6 +6,8 @@
  *
  * Each PostgreSQL test works in a schema of its own.
  */
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <dlfcn.h>
@@ -1166,6 +1168,116 @@ START_TEST(test_pg_unreachable)
 }
 END_TEST
 
+/*
+ * DB_OPEN_WAL_GATHER (db_walbuf.c): a transaction's WAL frames written
+ * together.  Another connection, on SQLite's own VFS, reads what each
+ * COMMIT holds as soon as it returns: every frame was in the file by
+ * then.  The transactions are larger than one write gathers (more than
+ * 128 KiB), dirty more pages than the cache holds (SQLite writes frames
+ * before the COMMIT, then reads and rewrites some in place), and every
+ * fifth one starts on a WAL emptied by a checkpoint.
+ */
+static sqlite3_int64
+lite_scalar(sqlite3 *r, const char *sql)
+{
+	sqlite3_stmt	*st;
+	sqlite3_int64	 v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(r, sql, -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* A gathering connection to path, WAL, synchronous=FULL, a small cache. */
+static struct db *
+gather_open(const char *path)
+{
+	struct db	*db = NULL;
+
+	ck_assert_int_eq(db_open_sqlite(path, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | DB_OPEN_WAL_GATHER, texts, Q_N, &db), DB_OK);
+	ck_assert_int_eq(db_exec(db, "PRAGMA journal_mode=WAL"), DB_OK);
+	ck_assert_int_eq(db_exec(db, "PRAGMA synchronous=FULL"), DB_OK);
+	ck_assert_int_eq(db_exec(db, "PRAGMA cache_size=-64"), DB_OK);
+	ck_assert_int_eq(db_exec(db, "PRAGMA wal_autocheckpoint=0"), DB_OK);
+	return db;
+}
+
+START_TEST(test_wal_gather)
+{
+	char		 path[512], sql[256];
+	struct db	*db;
+	sqlite3		*r;
+	sqlite3_int64	 rows = 0;
+	struct rlimit	 rl;
+	struct stat	 sb;
+	pid_t		 pid;
+	int		 i, status;
+
+	test_path(path, sizeof(path), test_tmpdir(), "gather.db");
+	db = gather_open(path);
+	ck_assert_int_eq(db_exec(db, "CREATE TABLE g(a INTEGER PRIMARY KEY,"
+	    " b BLOB)"), DB_OK);
+	ck_assert_int_eq(sqlite3_open_v2(path, &r, SQLITE_OPEN_READWRITE,
+	    NULL), SQLITE_OK);
+	for (i = 0; i < 12; i++) {
+		if (i % 5 == 0)
+			ck_assert_int_eq(sqlite3_exec(r, "PRAGMA"
+			    " wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+			    SQLITE_OK);
+		ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+		(void)snprintf(sql, sizeof(sql), "WITH RECURSIVE n(k) AS"
+		    " (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 300)"
+		    " INSERT INTO g(b) SELECT randomblob(1000) FROM n");
+		ck_assert_int_eq(db_exec(db, sql), DB_OK);
+		/* Pages written before the COMMIT, dirtied again. */
+		ck_assert_int_eq(db_exec(db, "UPDATE g SET b = randomblob(900)"
+		    " WHERE a % 7 = 0"), DB_OK);
+		ck_assert_int_eq(db_exec(db, "COMMIT"), DB_OK);
+		rows += 300;
+		ck_assert_int_eq(lite_scalar(r, "SELECT count(*) FROM g"),
+		    rows);
+		ck_assert_int_eq(lite_scalar(r, "SELECT count(*) FROM g WHERE"
+		    " a % 7 = 0 AND length(b) != 900"), 0);
+	}
+	ck_assert_int_eq(lite_scalar(r, "SELECT count(*) FROM"
+	    " pragma_integrity_check WHERE integrity_check != 'ok'"), 0);
+	db_close(db);
+
+	/*
+	 * A write refused (the file size limit: EFBIG) fails its
+	 * transaction, whichever call writes the gathered frames; the
+	 * file keeps what was committed before.
+	 */
+	ck_assert_int_eq(sqlite3_exec(r, "PRAGMA wal_checkpoint(TRUNCATE)",
+	    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_gt(sb.st_size, 64 * 1024);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		db = gather_open(path);
+		/* The WAL is empty; the database file is not written. */
+		rl.rlim_cur = rl.rlim_max = 64 * 1024;
+		if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+			_exit(2);
+		if (db_exec(db, "BEGIN") != DB_OK || db_exec(db, "INSERT INTO"
+		    " g(b) SELECT randomblob(1000) FROM g LIMIT 400") != DB_OK)
+			_exit(0);	/* refused on the way */
+		_exit(db_exec(db, "COMMIT") == DB_OK ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(lite_scalar(r, "SELECT count(*) FROM g"), rows);
+	ck_assert_int_eq(lite_scalar(r, "SELECT count(*) FROM"
+	    " pragma_integrity_check WHERE integrity_check != 'ok'"), 0);
+	sqlite3_close(r);
+}
+END_TEST
+
 static Suite *
 db_suite(void)
 {
@@ -1198,6 +1310,7 @@ db_suite(void)
 			tcase_add_loop_test(tc, test_conninfo_redact, 0,
 			    (int)(sizeof(conncases) / sizeof(conncases[0])));
 			tcase_add_test(tc, test_conninfo_redact_short);
+			tcase_add_test(tc, test_wal_gather);
 		}
 		suite_add_tcase(s, tc);
 	}
