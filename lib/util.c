@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -24,8 +25,17 @@ util_init(void)
 void
 util_keep_heap(void)
 {
+	long	cores;
+
 #ifdef M_TRIM_THRESHOLD
 	(void)mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
+#endif
+#ifdef M_ARENA_MAX
+	if ((cores = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
+		cores = 1;
+	(void)mallopt(M_ARENA_MAX, (int)(cores < 8 ? cores : 8));
+#else
+	(void)cores;
 #endif
 }
 
