@@ -103,7 +103,6 @@ endif
 endif
 
 LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
-	   lib/db_walbuf.c \
 	   lib/db_pg.c lib/pg_schema.c lib/obs.c lib/tornado.c lib/auth.c \
 	   lib/config.c lib/config_admin.c lib/config_edit.c lib/config_bulk.c \
 	   lib/config_map.c \

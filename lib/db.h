@@ -99,7 +99,7 @@ int db_conninfo_redact(const char *conninfo, char *buf, size_t len);
 #define DB_OPEN_CREATE		0x00000004
 /*
  * Not SQLite's: the connection will run at synchronous=FULL, and its WAL
- * frames may be gathered into one write a transaction (db_walbuf.c).
+ * frames may be gathered into one write a transaction (db_sqlite.c).
  */
 #define DB_OPEN_WAL_GATHER	0x40000000
 

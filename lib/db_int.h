@@ -1,15 +1,13 @@
 /*
  * db_int.h: what db.c and its backends share, private to them (db.c,
- * db_sqlite.c, db_walbuf.c, db_pg.c): the table of operations a backend
- * fills, and the parts of a connection and a statement that every
- * backend has.
+ * db_sqlite.c, db_pg.c): the table of operations a backend fills, and
+ * the parts of a connection and a statement that every backend has.
  *
  * As SQLite's VFS does, a backend's connection and statement begin with
  * the shared part and go on with its own: db_new() allocates the sizes
  * its table names, and the backend reaches its own part by a cast.  db.c
  * calls through the table and never asks which backend it holds; only
- * db_sqlite.c and its VFS include <sqlite3.h>, only db_pg.c
- * <libpq-fe.h>.
+ * db_sqlite.c includes <sqlite3.h>, only db_pg.c <libpq-fe.h>.
  */
 #ifndef HB_DB_INT_H
 #define HB_DB_INT_H
@@ -112,12 +110,5 @@ struct db_stmt *db_stmt_at(struct db *db, size_t i);
 
 /* Milliseconds on the monotonic clock. */
 long long db_mono_ms(void);
-
-/*
- * SQLite: registers, once, the VFS that gathers a transaction's WAL
- * frames into one write (db_walbuf.c), and returns its name; NULL when it
- * cannot be registered.  Called before any connection is opened.
- */
-const char *db_walbuf_vfs(void);
 
 #endif /* HB_DB_INT_H */

@@ -1,9 +1,8 @@
 #!/bin/sh
 # scripts/includes.sh: fails when a header is included where it is not for.
 #
-#  - <sqlite3.h> is included by lib/db_sqlite.c and its VFS,
-#    lib/db_walbuf.c, alone, <libpq-fe.h> by lib/db_pg.c alone: each
-#    backend is a file of its own (lib/db.h);
+#  - <sqlite3.h> is included by lib/db_sqlite.c alone, <libpq-fe.h> by
+#    lib/db_pg.c alone: each backend is a file of its own (lib/db.h);
 #  - lib/db_int.h, the backends' table of operations, by lib/db*.c alone;
 #  - lib/db.h by no file outside lib/: the front ends (cli/, fcgi/) call
 #    the modules above it.
@@ -27,11 +26,9 @@ only() {
 	done
 }
 
-only sqlite3.h "lib/db_sqlite.c lib/db_walbuf.c" lib/*.[ch] cli/*.[ch] \
-    fcgi/*.[ch]
+only sqlite3.h lib/db_sqlite.c lib/*.[ch] cli/*.[ch] fcgi/*.[ch]
 only libpq-fe.h lib/db_pg.c lib/*.[ch] cli/*.[ch] fcgi/*.[ch]
-only db_int.h "lib/db.c lib/db_sqlite.c lib/db_walbuf.c lib/db_pg.c" \
-    lib/*.[ch] cli/*.[ch] \
+only db_int.h "lib/db.c lib/db_sqlite.c lib/db_pg.c" lib/*.[ch] cli/*.[ch] \
     fcgi/*.[ch]
 only db.h "" cli/*.[ch] fcgi/*.[ch]
 exit "$status"

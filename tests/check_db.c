@@ -1169,7 +1169,7 @@ START_TEST(test_pg_unreachable)
 END_TEST
 
 /*
- * DB_OPEN_WAL_GATHER (db_walbuf.c): a transaction's WAL frames written
+ * DB_OPEN_WAL_GATHER (db_sqlite.c): a transaction's WAL frames written
  * together.  Another connection, on SQLite's own VFS, reads what each
  * COMMIT holds as soon as it returns: every frame was in the file by
  * then.  The transactions are larger than one write gathers (more than
