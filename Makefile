@@ -111,7 +111,7 @@ LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
 	   lib/decide.c lib/group.c lib/hook.c lib/http.c lib/outbox.c \
 	   lib/poller.c lib/fault.c lib/json.c lib/settings.c lib/super.c \
 	   lib/log.c lib/metrics.c lib/access.c lib/mapping.c \
-	   lib/store_tenant.c lib/disorder.c lib/status.c
+	   lib/store_tenant.c lib/disorder.c lib/status.c lib/status_page.c
 LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/pg_schema.h lib/obs.h lib/tornado.h lib/auth.h lib/config.h \
 	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
@@ -122,7 +122,7 @@ LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/accept.h lib/decide.h lib/group.h lib/hook.h lib/http.h \
 	   lib/outbox.h lib/poller.h lib/fault.h lib/json.h lib/settings.h \
 	   lib/super.h lib/log.h lib/metrics.h lib/access.h lib/mapping.h \
-	   lib/store_tenant.h lib/disorder.h lib/status.h
+	   lib/store_tenant.h lib/disorder.h lib/status.h lib/status_page.h
 # The headers that make the library's public contract (not db.h,
 # db_int.h, pg_schema.h, json.h, store_int.h, config_int.h).
 PUB_HDRS = $(filter-out lib/db.h lib/db_int.h lib/pg_schema.h lib/json.h \
@@ -201,7 +201,7 @@ $(O)/libhookbox.so: $(LIB_OBJS)
 	    $(LDLIBS)
 
 $(O)/.exports: $(O)/libhookbox.so scripts/exports.sh $(PUB_HDRS)
-	sh scripts/exports.sh --max 15 $(O)/libhookbox.so $(PUB_HDRS)
+	sh scripts/exports.sh --max 20 $(O)/libhookbox.so $(PUB_HDRS)
 	@touch $@
 
 $(O)/libhookbox-fault.a: $(TLIB_OBJS) $(CJSON_OBJ)

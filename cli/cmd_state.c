@@ -18,6 +18,7 @@
 #include "util.h"
 
 #include "cli.h"
+#include "status.h"
 
 /* ---- observe ------------------------------------------------------ */
 
@@ -98,11 +99,12 @@ cmd_status(struct settings *e, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct store_counts	 c;
+	struct status_view	 v;
 	struct store		*st = NULL;
 	enum store_status	 src;
 	enum store_state	 i;
-	int64_t			 age;
+	cJSON			*doc;
+	char			*s;
 	int			 ch, json = 0, rc;
 
 	while ((ch = next_opt(argc, argv, opts)) != -1)
@@ -117,26 +119,29 @@ cmd_status(struct settings *e, int argc, char **argv)
 		return usage();
 	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	src = store_counts(st, &c);
+	src = status_read(st, NULL, util_now_ms(), &v);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
-	age = store_counts_age(&c, util_now_ms());
 	if (json) {
-		printf("{\"outbox\":{");
-		for (i = 0; i < STORE_STATE__N; i++)
-			printf("%s\"%s\":%lld", i > 0 ? "," : "",
-			    store_state_name(i), (long long)c.outbox[i]);
-		printf("},\"conflicts_open\":%lld,\"oldest_pending_age_s\":"
-		    "%lld}\n", (long long)c.conflicts_open, (long long)age);
-	} else {
-		printf("outbox:");
-		for (i = 0; i < STORE_STATE__N; i++)
-			printf("%s %lld %s", i > 0 ? "," : "",
-			    (long long)c.outbox[i], store_state_name(i));
-		printf("\nopen conflicts: %lld\noldest pending: %lld s\n",
-		    (long long)c.conflicts_open, (long long)age);
+		doc = status_json(&v);
+		s = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
+		cJSON_Delete(doc);
+		status_view_free(&v);
+		if (s == NULL)
+			return store_fail(e, STORE_NOMEM);
+		printf("%s\n", s);
+		cJSON_free(s);
+		return EXIT_OK;
 	}
+	printf("outbox:");
+	for (i = 0; i < STORE_STATE__N; i++)
+		printf("%s %lld %s", i > 0 ? "," : "",
+		    (long long)v.counts.outbox[i], store_state_name(i));
+	printf("\nopen conflicts: %lld\noldest pending: %lld s\n",
+	    (long long)v.counts.conflicts_open,
+	    (long long)store_counts_age(&v.counts, v.now_ms));
+	status_view_free(&v);
 	return EXIT_OK;
 }
 

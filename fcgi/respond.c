@@ -18,6 +18,7 @@
 #include "log.h"
 #include "respond.h"
 #include "status.h"
+#include "status_page.h"
 #include "text.h"
 #include "util.h"
 
@@ -117,7 +118,7 @@ out(const struct resp_io *io, const char *s, size_t len)
 static void
 head(struct rq *rq, int status, const char *type, const char *extra)
 {
-	char	buf[512];
+	char	buf[1024];
 	int	n;
 
 	rq->status = status;
@@ -476,6 +477,46 @@ health(struct resp_server *srv, struct store *st, struct rq *rq)
 		out(rq->io, body, strlen(body));
 }
 
+/* The status page (status_page.h): 200 whatever health says, or 503. */
+static void
+page(struct resp_server *srv, struct store *st, struct rq *rq)
+{
+	struct status_view	 v;
+	struct text		 t = { rq, 0 };
+	const char		*why;
+	char			 extra[384];
+	int64_t			 now = util_now_ms();
+
+	if (status_read(st, srv->shared->metrics, now, &v) != STORE_OK) {
+		unavailable(srv, rq, "state database unreadable");
+		return;
+	}
+	why = status_health(st, srv->shared->group, now);
+	(void)snprintf(extra, sizeof(extra), "Content-Security-Policy: %s\r\n"
+	    "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer"
+	    "\r\n", status_page_csp());
+	head(rq, 200, "text/html; charset=utf-8", extra);
+	rq->result = "ok";
+	t.headed = 1;
+	status_page(&v, why, put_text, &t);
+	status_view_free(&v);
+}
+
+/*
+ * The operator's routes, beside the hooks: read-only, GET, state.db
+ * through health's connection.  nginx admits the local monitoring only
+ * (nginx/hookbox.conf).
+ */
+static const struct {
+	const char	*path;
+	void		(*fn)(struct resp_server *, struct store *,
+			    struct rq *);
+} views[] = {
+	{ "_health", health },
+	{ "_metrics", metrics },
+	{ "_status", page },
+};
+
 /*
  * The request's id: nginx's $request_id when the snippet passes it
  * (fastcgi_param REQUEST_ID, a parameter no client header can set), else
@@ -632,6 +673,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	struct store		*st;
 	const char	*path;
 	char		 pathbuf[1024];
+	size_t		 i;
 	int		 get;
 
 	memset(&rq, 0, sizeof(rq));
@@ -656,9 +698,11 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		misdirected(&rq);
 		goto done;
 	}
-	if (strcmp(rq.path, "_health") == 0 ||
-	    strcmp(rq.path, "_metrics") == 0) {
-		rq.endpoint = rq.path[1] == 'h' ? "_health" : "_metrics";
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (strcmp(rq.path, views[i].path) == 0)
+			break;
+	if (i < sizeof(views) / sizeof(views[0])) {
+		rq.endpoint = views[i].path;
 		if (!get) {
 			head(&rq, 405, "application/json", "Allow: GET\r\n");
 			rq.result = "method_not_allowed";
@@ -666,10 +710,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		} else if ((st = lock_store(srv)) == NULL)
 			unavailable(srv, &rq, "cannot open the databases");
 		else {
-			if (rq.path[1] == 'h')
-				health(srv, st, &rq);
-			else
-				metrics(srv, st, &rq);
+			views[i].fn(srv, st, &rq);
 			unlock_store(srv);
 		}
 		goto done;
@@ -684,6 +725,6 @@ done:
 	 * (an unauthenticated request writes nothing by itself).
 	 */
 	if (!rq.counted && open_shared(srv) == 0)
-		metrics_add(srv->shared->metrics, "requests", rq.endpoint,
-		    rq.result != NULL ? rq.result : "none", 1);
+		metrics_count(srv->shared->metrics, "requests", rq.endpoint,
+		    rq.result != NULL ? rq.result : "none", util_now_ms());
 }

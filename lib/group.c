@@ -75,11 +75,12 @@ static void
 count_answers(struct group *g, struct item *batch)
 {
 	struct item	*it;
+	int64_t		 now = util_now_ms();
 
 	for (it = batch; it != NULL; it = it->next)
 		if (!it->prep->config_stale)
-			metrics_add(g->opts.metrics, "requests", label(it),
-			    hb_result_name(it->res->result), 1);
+			metrics_count(g->opts.metrics, "requests", label(it),
+			    hb_result_name(it->res->result), now);
 }
 
 /*
@@ -96,14 +97,15 @@ static const struct metrics_set *
 counts(struct group *g, struct item *batch)
 {
 	struct item	*it;
+	int64_t		 now = util_now_ms();
 
 	metrics_set_clear(&g->flush);
 	if (metrics_take(g->opts.metrics, &g->flush) != 0)
 		return NULL;
 	for (it = batch; it != NULL; it = it->next)
-		if (!it->prep->config_stale && metrics_set_add(&g->flush,
+		if (!it->prep->config_stale && metrics_set_count(&g->flush,
 		    "requests", label(it), hb_result_name(it->res->result),
-		    1) != 0)
+		    now) != 0)
 			return NULL;
 	return &g->flush;
 }

@@ -69,6 +69,32 @@ metrics_set_add(struct metrics_set *s, const char *name, const char *l1,
 }
 
 int
+metrics_keeps_max(const char *name)
+{
+	size_t	n = strlen(name);
+
+	return n > 3 && strcmp(name + n - 3, "_ms") == 0;
+}
+
+int
+metrics_set_count(struct metrics_set *s, const char *name, const char *l1,
+    const char *l2, int64_t now_ms)
+{
+	char	minute[METRICS_MINUTE_DIGITS + 1], what[METRICS_L2_MAX + 1];
+	int	rc;
+
+	rc = metrics_set_add(s, name, l1, l2, 1);
+	if (l1 == NULL || l1[0] == '_')
+		return rc;
+	if (snprintf(minute, sizeof(minute), "%0*lld", METRICS_MINUTE_DIGITS,
+	    (long long)(now_ms / 60000)) >= (int)sizeof(minute) ||
+	    snprintf(what, sizeof(what), "%s:%s", name, l2 != NULL ? l2 : "")
+	    >= (int)sizeof(what))
+		return -1;
+	return rc | metrics_set_add(s, "minute", minute, what, 1);
+}
+
+int
 metrics_set_max(struct metrics_set *s, const char *name, const char *l1,
     const char *l2, int64_t value)
 {
@@ -159,6 +185,17 @@ metrics_add(struct metrics *m, const char *name, const char *l1,
 	pthread_mutex_unlock(&m->lock);
 }
 
+void
+metrics_count(struct metrics *m, const char *name, const char *l1,
+    const char *l2, int64_t now_ms)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	(void)metrics_set_count(&m->pending, name, l1, l2, now_ms);
+	pthread_mutex_unlock(&m->lock);
+}
+
 /* Adds every row of from to to; 0, or -1. */
 static int
 merge(struct metrics_set *to, const struct metrics_set *from)
@@ -166,7 +203,7 @@ merge(struct metrics_set *to, const struct metrics_set *from)
 	int	i, rc = 0;
 
 	for (i = 0; i < from->n; i++)
-		rc |= strcmp(from->rows[i].name, "heartbeat_ms") == 0 ?
+		rc |= metrics_keeps_max(from->rows[i].name) ?
 		    metrics_set_max(to, from->rows[i].name, from->rows[i].l1,
 		    from->rows[i].l2, from->rows[i].value) :
 		    metrics_set_add(to, from->rows[i].name, from->rows[i].l1,

@@ -21,7 +21,15 @@
  *   delivery_sum_us	hookbox_delivery_duration_seconds_sum{destination}
  *   delivery_count	hookbox_delivery_duration_seconds_count{destination}
  *   heartbeat_ms	hookbox_dispatcher_heartbeat_timestamp_seconds
+ *   delivered_ms	a destination's last delivery, unix ms (the status page)
+ *   minute		per-minute counts for the status page's chart: l1 the
+ *			minute (unix minutes, METRICS_MINUTE_DIGITS digits,
+ *			so that they sort as text), l2 "requests:RESULT" or
+ *			"deliveries:OUTCOME"; kept METRICS_MINUTES minutes
+ *			(store_metrics.h prunes older ones)
  *
+ * The families named *_ms hold times and keep the larger value; the
+ * others add up.
  * Label values are bounded by the callers: configured names, "unknown",
  * result and outcome words.  A row past METRICS_ROWS_MAX is dropped.
  *
@@ -37,6 +45,8 @@
 #define METRICS_NAME_MAX	15
 #define METRICS_L2_MAX		31
 #define METRICS_ROWS_MAX	4096
+#define METRICS_MINUTES		60	/* the chart's window, minutes */
+#define METRICS_MINUTE_DIGITS	10
 
 /* One counter: its family, its two label values ("" when unused). */
 struct metrics_row {
@@ -58,6 +68,19 @@ HB_API int metrics_set_add(struct metrics_set *, const char *name,
 /* Keeps the larger value (the heartbeat), same returns. */
 HB_API int metrics_set_max(struct metrics_set *, const char *name,
     const char *l1, const char *l2, int64_t value);
+/* Non-zero when the family's rows keep their larger value (times). */
+HB_API int metrics_keeps_max(const char *name);
+
+/*
+ * One request (name "requests", l1 its endpoint label, l2 its result) or
+ * delivery attempt ("deliveries", destination, outcome) at now_ms: its
+ * counter, and its minute's count (none for the "_" routes: health,
+ * metrics and the status page are not traffic).  0, or -1 when out of
+ * memory/room.
+ */
+HB_API int metrics_set_count(struct metrics_set *, const char *name,
+    const char *l1, const char *l2, int64_t now_ms);
+
 /* Empties s (keeps its memory); metrics_set_free() releases it. */
 HB_API void metrics_set_clear(struct metrics_set *);
 HB_API void metrics_set_free(struct metrics_set *);
@@ -77,6 +100,9 @@ HB_API void metrics_free(struct metrics *);
 /* Counts delta, thread-safe. */
 HB_API void metrics_add(struct metrics *, const char *name, const char *l1,
     const char *l2, int64_t delta);
+/* metrics_set_count() on the process's counts, thread-safe. */
+HB_API void metrics_count(struct metrics *, const char *name,
+    const char *l1, const char *l2, int64_t now_ms);
 
 /*
  * For a flush: appends every pending count to out and marks it in

@@ -789,8 +789,11 @@ record(struct outbox *ob, int n)
 		it = &ob->items[ob->fin_item[i]];
 		dest = text_valid_name(f->lease->destination) ?
 		    f->lease->destination : "invalid";
-		(void)metrics_set_add(&ob->counts, "deliveries", dest,
-		    outbox_outcome_name(f->out), 1);
+		(void)metrics_set_count(&ob->counts, "deliveries", dest,
+		    outbox_outcome_name(f->out), f->ended);
+		if (f->out == STORE_OUT_DELIVERED)
+			(void)metrics_set_max(&ob->counts, "delivered_ms", dest,
+			    "", f->ended);
 		if (it->started > 0)
 			(void)metrics_set_observe_delivery(&ob->counts, dest,
 			    f->ended - it->started);

@@ -1,19 +1,22 @@
 /*
  * status.c: the metrics text and the health decision (status.h).
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "group.h"
 #include "metrics.h"
 #include "status.h"
 #include "store_metrics.h"
+#include "store_ops.h"
 #include "text.h"
 #include "util.h"
 
-#define DESTS_MAX	1000	/* destinations shown */
 
 struct out {
 	status_put_fn	 put;
@@ -83,8 +86,8 @@ destinations(struct store *st, const struct out *o)
 	size_t				 k;
 	int				 n, i;
 
-	if ((g = calloc(DESTS_MAX, sizeof(*g))) == NULL ||
-	    store_dest_gauges(st, g, DESTS_MAX, &n) != STORE_OK) {
+	if ((g = calloc(STATUS_DESTS_MAX, sizeof(*g))) == NULL ||
+	    store_dest_gauges(st, g, STATUS_DESTS_MAX, &n) != STORE_OK) {
 		outf(o, "# destinations unavailable: %s\n", g == NULL ?
 		    "out of memory" : "state database busy");
 		free(g);
@@ -203,4 +206,219 @@ status_health(struct store *st, struct group *grp, int64_t now)
 	if ((rc = store_check_writable(st)) != STORE_OK)
 		return store_strerror(rc);
 	return NULL;
+}
+
+/* ---- the operator's view ---- */
+
+/* d's entry in v, added (by name order later) when there is room. */
+static struct status_dest *
+view_dest(struct status_view *v, const char *d)
+{
+	struct status_dest	*e;
+	int			 i;
+
+	for (i = 0; i < v->ndests; i++)
+		if (strcmp(v->dests[i].g.destination, d) == 0)
+			return &v->dests[i];
+	if (v->ndests == STATUS_DESTS_MAX || strlen(d) > HB_ID_MAX)
+		return NULL;
+	e = &v->dests[v->ndests++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->g.destination, d, strlen(d) + 1);
+	return e;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct status_dest *)a)->g.destination,
+	    ((const struct status_dest *)b)->g.destination);
+}
+
+enum store_status
+status_read(struct store *st, struct metrics *m, int64_t now_ms,
+    struct status_view *v)
+{
+	struct store_dest_gauge		*g = NULL;
+	struct store_list_filter	 f;
+	struct status_dest		*e;
+	const struct metrics_row	*r;
+	enum store_status		 rc;
+	int				 n, i;
+
+	memset(v, 0, sizeof(*v));
+	v->now_ms = now_ms;
+	if ((v->dests = calloc(STATUS_DESTS_MAX, sizeof(*v->dests))) ==
+	    NULL || (g = calloc(STATUS_DESTS_MAX, sizeof(*g))) == NULL) {
+		free(g);
+		return STORE_NOMEM;
+	}
+	if ((rc = store_counts(st, &v->counts)) != STORE_OK ||
+	    (rc = store_dest_gauges(st, g, STATUS_DESTS_MAX, &n)) !=
+	    STORE_OK || (rc = store_dest_errors(st, g, n)) != STORE_OK)
+		goto fail;
+	for (i = 0; i < n; i++)
+		v->dests[i].g = g[i];
+	v->ndests = n;
+	memset(&f, 0, sizeof(f));
+	f.limit = STATUS_DEAD_MAX;
+	if ((rc = store_outbox_list_where(st, STORE_DEAD, &f, &v->dead)) !=
+	    STORE_OK)
+		goto fail;
+	if (m != NULL)
+		metrics_lock_commit(m);
+	rc = store_metrics_read(st, &v->counters);
+	if (rc == STORE_OK && m != NULL &&
+	    metrics_unflushed(m, &v->counters) != 0)
+		rc = STORE_NOMEM;
+	if (m != NULL)
+		metrics_unlock_commit(m);
+	if (rc != STORE_OK)
+		goto fail;
+	for (i = 0; i < v->counters.n; i++) {
+		r = &v->counters.rows[i];
+		if (strcmp(r->name, "heartbeat_ms") == 0)
+			v->heartbeat_ms = r->value;
+		else if (strcmp(r->name, "delivered_ms") == 0 &&
+		    (e = view_dest(v, r->l1)) != NULL)
+			e->delivered_ms = r->value;
+	}
+	qsort(v->dests, (size_t)v->ndests, sizeof(*v->dests), by_name);
+	free(g);
+	return STORE_OK;
+fail:
+	free(g);
+	status_view_free(v);
+	return rc;
+}
+
+void
+status_view_free(struct status_view *v)
+{
+	free(v->dests);
+	cJSON_Delete(v->dead);
+	metrics_set_free(&v->counters);
+	memset(v, 0, sizeof(*v));
+}
+
+void
+status_hour(const struct status_view *v, const char *kind,
+    struct status_hour *h)
+{
+	const struct metrics_row	*r;
+	long long			 min;
+	size_t				 k = strlen(kind);
+	int				 i, w;
+
+	memset(h, 0, sizeof(*h));
+	h->first = v->now_ms / 60000 - (METRICS_MINUTES - 1);
+	for (i = 0; i < v->counters.n; i++) {
+		r = &v->counters.rows[i];
+		if (strcmp(r->name, "minute") != 0 ||
+		    strncmp(r->l2, kind, k) != 0 || r->l2[k] != ':' ||
+		    util_parse_num(r->l1, 0, LLONG_MAX, &min) != UTIL_NUM_OK ||
+		    min < h->first || min >= h->first + METRICS_MINUTES)
+			continue;
+		for (w = 0; w < h->nwords &&
+		    strcmp(h->words[w], r->l2 + k + 1) != 0; w++)
+			continue;
+		if (w == h->nwords) {
+			if (w == STATUS_WORDS_MAX)
+				continue;
+			h->words[h->nwords++] = r->l2 + k + 1;
+		}
+		h->counts[min - h->first][w] += r->value;
+		h->total[w] += r->value;
+	}
+}
+
+/* ms as unix seconds, or JSON null when 0 (never). */
+static cJSON *
+json_time(int64_t ms)
+{
+	return ms > 0 ? cJSON_CreateNumber((double)(ms / 1000)) :
+	    cJSON_CreateNull();
+}
+
+/* The last hour's totals of kind, by word. */
+static cJSON *
+json_hour(const struct status_view *v, const char *kind)
+{
+	struct status_hour	*h;
+	cJSON			*o;
+	int			 w;
+
+	if ((h = malloc(sizeof(*h))) == NULL ||
+	    (o = cJSON_CreateObject()) == NULL) {
+		free(h);
+		return NULL;
+	}
+	status_hour(v, kind, h);
+	for (w = 0; w < h->nwords; w++)
+		(void)cJSON_AddNumberToObject(o, h->words[w],
+		    (double)h->total[w]);
+	free(h);
+	return o;
+}
+
+static cJSON *
+json_dest(const struct status_view *v, const struct status_dest *e)
+{
+	const struct store_dest_gauge	*g = &e->g;
+	cJSON				*o;
+	enum store_state		 i;
+
+	if ((o = cJSON_CreateObject()) == NULL)
+		return NULL;
+	(void)cJSON_AddStringToObject(o, "name", g->destination);
+	for (i = 0; i < STORE_STATE__N; i++)
+		if (i != STORE_DELIVERED)
+			(void)cJSON_AddNumberToObject(o, store_state_name(i),
+			    (double)g->n[i]);
+	(void)cJSON_AddNumberToObject(o, "backlog",
+	    (double)(g->n[STORE_PENDING] + g->n[STORE_LEASED]));
+	(void)cJSON_AddNumberToObject(o, "oldest_pending_age_s",
+	    g->oldest_ms > 0 && v->now_ms > g->oldest_ms ?
+	    (double)((v->now_ms - g->oldest_ms) / 1000) : 0);
+	cJSON_AddItemToObject(o, "last_delivery_at",
+	    json_time(e->delivered_ms));
+	cJSON_AddItemToObject(o, "last_error_at", json_time(g->error_ms));
+	if (g->error_ms > 0)
+		(void)cJSON_AddStringToObject(o, "last_error", g->error);
+	else
+		(void)cJSON_AddNullToObject(o, "last_error");
+	return o;
+}
+
+cJSON *
+status_json(const struct status_view *v)
+{
+	cJSON			*o, *a, *x;
+	enum store_state	 i;
+	int			 k;
+
+	if ((o = cJSON_CreateObject()) == NULL)
+		return NULL;
+	if ((a = cJSON_AddObjectToObject(o, "outbox")) != NULL)
+		for (i = 0; i < STORE_STATE__N; i++)
+			(void)cJSON_AddNumberToObject(a, store_state_name(i),
+			    (double)v->counts.outbox[i]);
+	(void)cJSON_AddNumberToObject(o, "conflicts_open",
+	    (double)v->counts.conflicts_open);
+	(void)cJSON_AddNumberToObject(o, "oldest_pending_age_s",
+	    (double)store_counts_age(&v->counts, v->now_ms));
+	cJSON_AddItemToObject(o, "heartbeat_at", json_time(v->heartbeat_ms));
+	if ((a = cJSON_AddArrayToObject(o, "destinations")) != NULL)
+		for (k = 0; k < v->ndests; k++)
+			if ((x = json_dest(v, &v->dests[k])) != NULL)
+				cJSON_AddItemToArray(a, x);
+	if ((x = cJSON_Duplicate(v->dead, 1)) != NULL)
+		cJSON_AddItemToObject(o, "dead", x);
+	if ((a = cJSON_AddObjectToObject(o, "last_hour")) != NULL) {
+		if ((x = json_hour(v, "requests")) != NULL)
+			cJSON_AddItemToObject(a, "requests", x);
+		if ((x = json_hour(v, "deliveries")) != NULL)
+			cJSON_AddItemToObject(a, "deliveries", x);
+	}
+	return o;
 }

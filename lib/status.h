@@ -12,10 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics.h"
 #include "store.h"
+#include "store_metrics.h"
 
+struct cJSON;
 struct group;
-struct metrics;
 
 /* Where the text goes: put(arg, s, len), a piece at a time. */
 typedef void (*status_put_fn)(void *arg, const char *s, size_t len);
@@ -49,5 +51,63 @@ HB_API enum store_status status_metrics(struct store *, struct group *g,
  */
 HB_API const char *status_health(struct store *st, struct group *g,
     int64_t now_ms);
+
+/* ---- what the status page and `hookbox status` show ---- */
+
+#define STATUS_DESTS_MAX	1000	/* destinations shown */
+#define STATUS_DEAD_MAX		20	/* dead actions listed */
+
+/* One destination: its undelivered rows, last error and last delivery. */
+struct status_dest {
+	struct store_dest_gauge	g;
+	int64_t			delivered_ms;	/* 0: none recorded */
+};
+
+/*
+ * One read of state.db for an operator: the outbox by state, the oldest
+ * pending, open conflicts, each destination (those with undelivered rows
+ * or a recorded delivery, by name), the oldest dead actions with their
+ * last error (dead: a JSON array, as store_outbox_list_where() makes
+ * it), and the counters (persisted, plus m's not yet committed when m is
+ * given), the per-minute counts and the heartbeat among them.
+ */
+struct status_view {
+	int64_t			 now_ms;
+	struct store_counts	 counts;
+	int64_t			 heartbeat_ms;	/* 0: no dispatcher yet */
+	struct status_dest	*dests;
+	int			 ndests;
+	struct cJSON		*dead;
+	struct metrics_set	 counters;
+};
+
+/*
+ * Reads v at now_ms.  STORE_OK; or the first read's failure, with v
+ * emptied.  status_view_free() either way.
+ */
+HB_API enum store_status status_read(struct store *, struct metrics *m,
+    int64_t now_ms, struct status_view *v) HB_MUST_CHECK;
+HB_API void status_view_free(struct status_view *);
+
+/*
+ * The last hour's counts, minute by minute: counts[i][w] for minute
+ * first + i (unix minutes, i < METRICS_MINUTES) and word w of kind
+ * ("requests" or "deliveries"), words[] the words seen (at most
+ * STATUS_WORDS_MAX, in order of first sight, kept in v).  Returns the
+ * number of words.
+ */
+#define STATUS_WORDS_MAX	16
+struct status_hour {
+	int64_t		 first;
+	const char	*words[STATUS_WORDS_MAX];
+	int64_t		 counts[METRICS_MINUTES][STATUS_WORDS_MAX];
+	int64_t		 total[STATUS_WORDS_MAX];
+	int		 nwords;
+};
+HB_API void status_hour(const struct status_view *, const char *kind,
+    struct status_hour *out);
+
+/* v as `hookbox status --json` prints it.  NULL when out of memory. */
+HB_API struct cJSON *status_json(const struct status_view *v);
 
 #endif

@@ -557,17 +557,35 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	 * of the names configured now) that are no longer configured.
 	 */
 	[STORE_Q_METRIC_FORGET] = { "DELETE FROM metrics WHERE (name ="
-	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics')"
-	    " AND l1 NOT IN (SELECT value FROM json_each(?1))) OR (name IN"
-	    " ('deliveries', 'delivery_le', 'delivery_sum_us',"
-	    " 'delivery_count') AND l1 NOT IN (SELECT value FROM"
-	    " json_each(?2)))",
-	    "DELETE FROM metrics WHERE (name ="
-	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics')"
-	    " AND l1 NOT IN (SELECT json_array_elements_text(?1::json)))"
+	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics',"
+	    " '_status') AND l1 NOT IN (SELECT value FROM json_each(?1)))"
 	    " OR (name IN ('deliveries', 'delivery_le', 'delivery_sum_us',"
-	    " 'delivery_count') AND l1 NOT IN (SELECT"
+	    " 'delivery_count', 'delivered_ms') AND l1 NOT IN (SELECT value"
+	    " FROM json_each(?2)))",
+	    "DELETE FROM metrics WHERE (name ="
+	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics',"
+	    " '_status') AND l1 NOT IN (SELECT"
+	    " json_array_elements_text(?1::json)))"
+	    " OR (name IN ('deliveries', 'delivery_le', 'delivery_sum_us',"
+	    " 'delivery_count', 'delivered_ms') AND l1 NOT IN (SELECT"
 	    " json_array_elements_text(?2::json)))" },
+	/* The status page's minutes before ?1 (text that sorts as time). */
+	[STORE_Q_MINUTE_PRUNE] = { "DELETE FROM metrics WHERE name = 'minute'"
+	    " AND l1 < ?1", "DELETE FROM metrics WHERE name = 'minute'"
+	    " AND l1 COLLATE \"C\" < ?1" },
+	/*
+	 * Each destination's latest error among its undelivered rows (the
+	 * rows index outbox_dest reads): SQLite's bare column takes the
+	 * max()'s row, PostgreSQL says so with DISTINCT ON.
+	 */
+	[STORE_Q_DEST_ERRORS] = { "SELECT destination, max(updated_at),"
+	    " last_error FROM outbox WHERE state IN"
+	    " ('pending','leased','dead','unknown') AND last_error IS NOT NULL"
+	    " GROUP BY destination",
+	    "SELECT DISTINCT ON (destination) destination, updated_at,"
+	    " last_error FROM outbox WHERE state IN"
+	    " ('pending','leased','dead','unknown') AND last_error IS NOT NULL"
+	    " ORDER BY destination, updated_at DESC" },
 	/* Index outbox_dest: the undelivered rows only. */
 	[STORE_Q_DEST_GAUGES] = { "SELECT destination, state, count(*),"
 	    " min(created_at) FROM outbox"

@@ -23,6 +23,8 @@ struct store {
 	/* The file as faccessat() last found it writable, when it did. */
 	struct stat	 granted;
 	int		 granted_ok;
+	/* Minute counts older than this were pruned (store_metrics.c). */
+	int64_t		 minute_pruned;
 	char		 err[256];	/* why an open failed */
 };
 
@@ -98,6 +100,8 @@ enum store_q {
 	STORE_Q_METRIC_MAX,
 	STORE_Q_METRIC_LIST,
 	STORE_Q_METRIC_FORGET,
+	STORE_Q_MINUTE_PRUNE,
+	STORE_Q_DEST_ERRORS,
 	STORE_Q_DEST_GAUGES,
 	STORE_Q_JOB_LOCK,
 	STORE_Q_JOB_TRYLOCK,

@@ -1,6 +1,8 @@
 /*
  * store_metrics.c: the metrics table and the per-destination gauges.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,13 +10,14 @@
 #include "store_flight.h"
 #include "store_int.h"
 #include "store_metrics.h"
+#include "util.h"
 
 static enum store_status
 put(struct store *s, const struct metrics_row *r)
 {
 	struct db_stmt	*st;
 
-	if ((st = store_stmt(s, strcmp(r->name, "heartbeat_ms") == 0 ?
+	if ((st = store_stmt(s, metrics_keeps_max(r->name) ?
 	    STORE_Q_METRIC_MAX : STORE_Q_METRIC_ADD)) == NULL)
 		return store_last(s);
 	/* "" is a label value here, not NULL (as db_bind_opt() has it). */
@@ -22,6 +25,38 @@ put(struct store *s, const struct metrics_row *r)
 	    db_bind_text(st, 2, r->l1) != DB_OK ||
 	    db_bind_text(st, 3, r->l2) != DB_OK ||
 	    db_bind_int64(st, 4, r->value) != DB_OK) {
+		db_reset(st);
+		return store_last(s);
+	}
+	return store_send(s, st);
+}
+
+/*
+ * The minutes past the chart's window, once a minute: m's latest minute
+ * moved since the last prune.  The rows are text of one width, so that
+ * "older" is "sorts before".
+ */
+static enum store_status
+prune_minutes(struct store *s, const struct metrics_set *m)
+{
+	struct db_stmt	*st;
+	char		 cut[METRICS_MINUTE_DIGITS + 1];
+	long long	 latest = 0, v;
+	int		 i;
+
+	for (i = 0; i < m->n; i++)
+		if (strcmp(m->rows[i].name, "minute") == 0 &&
+		    util_parse_num(m->rows[i].l1, 0, LLONG_MAX, &v) ==
+		    UTIL_NUM_OK && v > latest)
+			latest = v;
+	if (latest <= s->minute_pruned || snprintf(cut, sizeof(cut), "%0*lld",
+	    METRICS_MINUTE_DIGITS, latest - METRICS_MINUTES) >=
+	    (int)sizeof(cut))
+		return STORE_OK;
+	s->minute_pruned = latest;
+	if ((st = store_stmt(s, STORE_Q_MINUTE_PRUNE)) == NULL)
+		return store_last(s);
+	if (db_bind_text(st, 1, cut) != DB_OK) {
 		db_reset(st);
 		return store_last(s);
 	}
@@ -40,7 +75,8 @@ send_rows(struct store *s, const struct metrics_set *m, size_t *start,
 	int			i;
 
 	*start = store_sent(s);
-	rc = store_savepoint(s);
+	if ((rc = store_savepoint(s)) == STORE_OK)
+		rc = prune_minutes(s, m);
 	for (i = 0; i < m->n && rc == STORE_OK; i++)
 		if (m->rows[i].value != 0)
 			rc = put(s, &m->rows[i]);
@@ -160,7 +196,7 @@ store_metrics_read(struct store *s, struct metrics_set *out)
 		l2 = db_col_text(st, 2);
 		if (name == NULL || l1 == NULL || l2 == NULL)
 			continue;
-		if (strcmp(name, "heartbeat_ms") == 0)
+		if (metrics_keeps_max(name))
 			(void)metrics_set_max(out, name, l1, l2,
 			    db_col_int64(st, 3));
 		else
@@ -218,5 +254,30 @@ store_dest_gauges(struct store *s, struct store_dest_gauge *g, int max,
 	db_reset(st);
 	if (*n > 1)
 		qsort(g, (size_t)*n, sizeof(*g), by_dest);
+	return store_status_of(s, rc);
+}
+
+enum store_status
+store_dest_errors(struct store *s, struct store_dest_gauge *g, int n)
+{
+	struct db_stmt	*st;
+	const char	*dest, *err;
+	enum db_rc	 rc;
+	int		 i;
+
+	if ((st = store_stmt(s, STORE_Q_DEST_ERRORS)) == NULL)
+		return store_last(s);
+	while ((rc = db_step(st)) == DB_ROW) {
+		if ((dest = db_col_text(st, 0)) == NULL ||
+		    (err = db_col_text(st, 2)) == NULL)
+			continue;
+		for (i = 0; i < n && strcmp(g[i].destination, dest) != 0; i++)
+			continue;
+		if (i == n)
+			continue;
+		g[i].error_ms = db_col_int64(st, 1);
+		(void)snprintf(g[i].error, sizeof(g[i].error), "%s", err);
+	}
+	db_reset(st);
 	return store_status_of(s, rc);
 }

@@ -48,10 +48,14 @@ HB_API enum store_status store_metrics_forget(struct store *,
     HB_MUST_CHECK;
 
 /* One destination's undelivered rows. */
+#define STORE_DEST_ERROR_MAX	255
 struct store_dest_gauge {
 	char	destination[HB_ID_MAX + 1];
 	int64_t	n[STORE_STATE__N];	/* delivered stays 0 */
 	int64_t	oldest_ms;		/* pending or leased; 0: none */
+	/* store_dest_errors(): the latest error of an undelivered row. */
+	int64_t	error_ms;		/* its row's update; 0: none */
+	char	error[STORE_DEST_ERROR_MAX + 1];	/* cut to fit */
 };
 
 /*
@@ -61,5 +65,13 @@ struct store_dest_gauge {
  */
 HB_API enum store_status store_dest_gauges(struct store *,
     struct store_dest_gauge *g, int max, int *n) HB_MUST_CHECK;
+
+/*
+ * Fills the error fields of g's n destinations (from store_dest_gauges():
+ * only a destination with undelivered rows has one) with the latest
+ * last_error among those rows.  Reads only those rows.
+ */
+HB_API enum store_status store_dest_errors(struct store *,
+    struct store_dest_gauge *g, int n) HB_MUST_CHECK;
 
 #endif

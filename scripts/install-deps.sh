@@ -5,7 +5,8 @@
 # (the default) that and everything the tests use (Check, sqlite3,
 # spawn-fcgi, systemd-analyze, groff, ...; systemd-container's
 # systemd-nspawn and iproute2's ip for tests/units.sh, which boots the
-# units in a container and gives its network a link-local address).  A
+# units in a container and gives its network a link-local address;
+# chromium for tests/page.sh, which loads the status page in it).  A
 # no-op when everything is present.  Run as root (or with sudo on
 # PATH).  -l prints the set's packages, one a line, and installs nothing.
 set -eu
@@ -19,7 +20,7 @@ run_pkgs="gcc make pkg-config libc6-dev libsqlite3-dev libsodium-dev
 libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl"
 check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
 util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
-postgresql systemd-container iproute2"
+postgresql systemd-container iproute2 chromium"
 case "${1:-check}" in
 run) pkgs=$run_pkgs ;;
 check) pkgs=$check_pkgs ;;

@@ -89,7 +89,8 @@ scripts() {
 		for script in "cli.sh $build/hookbox" "admin.sh $build/hookbox" \
 		    "output.sh $build/hookbox" "e2e.sh $build" \
 		    "trust.sh $build" "dispatch.sh $build" \
-		    "internal.sh $build" "group.sh $build"; do
+		    "internal.sh $build" "group.sh $build" \
+		    "page.sh $build"; do
 			# shellcheck disable=SC2086
 			run "tests/$script" sh tests/$script
 		done

@@ -605,7 +605,13 @@ START_TEST(counts_ride_the_commit)
 	ck_assert_int_eq(persisted("unavailable"), N);
 	ck_assert_int_eq(persisted("accepted"), N);
 	/* One row per label set, however many members. */
-	ck_assert_int_eq(q("SELECT count(*) FROM metrics"), 3);
+	ck_assert_int_eq(q("SELECT count(*) FROM metrics"
+	    " WHERE name <> 'minute'"), 3);
+	/* And their minutes, for the status page: the same counts. */
+	ck_assert_int_eq(q("SELECT sum(value) FROM metrics WHERE name ="
+	    " 'minute' AND l2 = 'requests:accepted'"), N);
+	ck_assert_int_eq(q("SELECT sum(value) FROM metrics WHERE name ="
+	    " 'minute' AND l2 = 'requests:unavailable'"), N);
 	ck_assert_int_eq(unflushed(m, "unauthorized"), 0);
 	ck_assert_int_eq(unflushed(m, "accepted"), 0);
 	group_free(grp);

@@ -36,6 +36,7 @@
 #include "store_metrics.h"
 #include "store_ops.h"
 #include "store_outbox.h"
+#include "status.h"
 #include "testutil.h"
 #include "tornado.h"
 #include "util.h"
@@ -2191,6 +2192,102 @@ START_TEST(metrics_table)
 }
 END_TEST
 
+/* Flushes m in a transaction of its own. */
+static void
+flush(struct metrics_set *m)
+{
+	ck_assert_int_eq(store_begin(st), STORE_OK);
+	ck_assert_int_eq(store_metrics_add(st, m), STORE_OK);
+	ck_assert_int_eq(store_commit(st), STORE_OK);
+	metrics_set_clear(m);
+}
+
+/*
+ * What the status page shows: the minutes ride the flush and go once
+ * past the window (the operator's routes have none); each destination's
+ * latest error and delivery; the dead rows; the same in JSON.
+ */
+START_TEST(status_view)
+{
+	const int64_t		 now = 1800000000000LL;
+	struct metrics_set	 m;
+	struct status_view	 v;
+	struct status_hour	 h;
+	char			 a1[HB_ACTION_MAX + 1], a2[HB_ACTION_MAX + 1];
+	char			 a3[HB_ACTION_MAX + 1], dest[HB_ID_MAX + 1];
+	cJSON			*doc;
+	char			*js;
+
+	accept_named("a", 1, now - 5000, a1);
+	accept_named("a", 2, now - 5000, a2);
+	accept_named("a", 3, now - 5000, a3);
+	make_state(a1, STORE_DEAD, now - 4000);
+	make_state(a2, STORE_UNKNOWN, now - 3000);
+	make_state(a3, STORE_DELIVERED, now - 2000);
+	ck_assert_int_lt(snprintf(dest, sizeof(dest), "%s", qt("SELECT"
+	    " destination FROM outbox WHERE action_id = ?1", a1)),
+	    (int)sizeof(dest));
+
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(metrics_set_count(&m, "requests", "ep", "accepted",
+	    now - 2 * 3600 * 1000), 0);
+	flush(&m);
+	ck_assert_int_eq(qi("SELECT count(*) FROM metrics WHERE name ="
+	    " 'minute'", NULL), 1);
+	ck_assert_int_eq(metrics_set_count(&m, "requests", "ep", "accepted",
+	    now), 0);
+	ck_assert_int_eq(metrics_set_count(&m, "requests", "ep", "accepted",
+	    now - 60000), 0);
+	ck_assert_int_eq(metrics_set_count(&m, "requests", "_status", "ok",
+	    now), 0);
+	ck_assert_int_eq(metrics_set_count(&m, "deliveries", dest,
+	    "delivered", now - 2000), 0);
+	ck_assert_int_eq(metrics_set_max(&m, "delivered_ms", dest, "",
+	    now - 2000), 0);
+	flush(&m);
+	/* The two-hour-old minute is gone; the last two minutes stay. */
+	ck_assert_int_eq(qi("SELECT count(*) FROM metrics WHERE name ="
+	    " 'minute'", NULL), 3);
+	ck_assert_int_eq(qi("SELECT count(*) FROM metrics WHERE name ="
+	    " 'minute' AND l2 LIKE '%ok'", NULL), 0);
+
+	ck_assert_int_eq(status_read(st, NULL, now, &v), STORE_OK);
+	ck_assert_int_eq(v.counts.outbox[STORE_DEAD], 1);
+	ck_assert_int_eq(v.counts.outbox[STORE_UNKNOWN], 1);
+	ck_assert_int_eq(v.counts.outbox[STORE_DELIVERED], 1);
+	ck_assert_int_eq(v.ndests, 1);
+	ck_assert_str_eq(v.dests[0].g.destination, dest);
+	ck_assert_int_eq(v.dests[0].g.n[STORE_DEAD], 1);
+	ck_assert_int_eq(v.dests[0].g.n[STORE_UNKNOWN], 1);
+	/* The latest error of the undelivered rows: the unknown one's. */
+	ck_assert_int_eq(v.dests[0].g.error_ms, now - 3000);
+	ck_assert_str_eq(v.dests[0].g.error, "settled");
+	ck_assert_int_eq(v.dests[0].delivered_ms, now - 2000);
+	ck_assert_int_eq(cJSON_GetArraySize(v.dead), 1);
+	status_hour(&v, "requests", &h);
+	ck_assert_int_eq(h.nwords, 1);
+	ck_assert_str_eq(h.words[0], "accepted");
+	ck_assert_int_eq(h.total[0], 2);
+	ck_assert_int_eq(h.counts[METRICS_MINUTES - 1][0], 1);
+	ck_assert_int_eq(h.counts[METRICS_MINUTES - 2][0], 1);
+	status_hour(&v, "deliveries", &h);
+	ck_assert_int_eq(h.nwords, 1);
+	ck_assert_int_eq(h.total[0], 1);
+
+	ck_assert_ptr_nonnull(doc = status_json(&v));
+	ck_assert_ptr_nonnull(js = cJSON_PrintUnformatted(doc));
+	ck_assert_msg(strstr(js, "\"last_hour\":{\"requests\":{\"accepted\":2},"
+	    "\"deliveries\":{\"delivered\":1}}") != NULL, "%s", js);
+	ck_assert_msg(strstr(js, "\"backlog\":0,\"oldest_pending_age_s\":0,"
+	    "\"last_delivery_at\":1799999998,\"last_error_at\":1799999997,"
+	    "\"last_error\":\"settled\"}") != NULL, "%s", js);
+	cJSON_free(js);
+	cJSON_Delete(doc);
+	status_view_free(&v);
+	metrics_set_free(&m);
+}
+END_TEST
+
 /* The one vocabulary of states, and its negative cases. */
 START_TEST(state_names)
 {
@@ -2797,6 +2894,7 @@ store_suite(void)
 	tcase_add_test(ops, counts_by_state);
 	tcase_add_test(ops, destination_gauges);
 	tcase_add_test(ops, metrics_table);
+	tcase_add_test(ops, status_view);
 	tcase_add_test(ops, state_names);
 	tcase_add_test(ops, receipt_counts_by_result);
 	tcase_add_test(ops, list_where_filters);
