@@ -1,0 +1,225 @@
+#!/bin/sh
+# tests/upgrade.sh BUILD_DIR: an upgrade from release v0.9.0 to the build
+# in BUILD_DIR, as an administrator makes it (hookbox-fcgi(8),
+# UPGRADING).
+#
+# The files: config.db and state.db as v0.9.0 wrote them, restored with
+# sqlite3 from tests/fixtures/v0.9.0/*.sql (made by
+# tests/fixtures/make-v0.9.0.sh; no git tag needed), are opened by the
+# new build:
+#  - three `hookbox status` at once, the first opens of state.db, agree
+#    on what v0.9.0 left (3 pending, 2 delivered, 1 conflict) and leave
+#    its user_version at the one a file the new build makes has;
+#  - `hookbox init` upgrades config.db to the new build's version;
+#  - a second open changes neither schema nor version;
+#  - list and conflicts show the old rows; the responder answers the old
+#    callbacks as duplicates and accepts new ones for the old job and the
+#    mapped endpoint's subject; the dispatcher delivers every pending
+#    action, old and new, to a sink;
+#  - v0.9.0's own programs (when the tag is here to build them) refuse a
+#    file of a schema newer than theirs, or open it when the schema did
+#    not change, and change nothing.
+# The running service (root, systemd-nspawn and the tag v0.9.0 needed;
+# skipped otherwise): v0.9.0's `make install` is booted in a container
+# as tests/units.sh boots the new one, with its units enabled and state
+# on the fixtures; the new build's `make install` goes over it; the
+# running responder and dispatcher are still v0.9.0's deleted programs
+# until `systemctl daemon-reload` and `systemctl restart hookbox.service
+# hookbox-dispatch.service`; then the new build answers, logs its
+# version, and delivers.
+#
+# v0.9.0 is built from its tag, once, into BUILD_DIR/v0.9.0 (see
+# tests/fixtures/build-release.sh; `make clean` removes it).
+set -u
+build=$(cd "${1:?usage: upgrade.sh BUILD_DIR}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib.sh"
+. "$top/tests/fixtures/v0.9.0.sh"
+HB="$build/hookbox"
+FCGI="$build/hookbox-fcgi"
+fixtures="$top/tests/fixtures/v0.9.0"
+
+tmp=$(mktemp -d)
+chmod 0755 "$tmp"
+pids=""
+cleanup_local() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+cleanup() { cleanup_local; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+# uv FILE: its PRAGMA user_version.
+uv() { sqlite3 "file:$1?mode=ro" 'PRAGMA user_version'; }
+# schema DIR: both files' schema and versions, to compare two opens.
+schema() {
+	for _f in config state; do
+		echo "$_f $(uv "$1/$_f.db")"
+		sqlite3 "file:$1/$_f.db?mode=ro" \
+		    'SELECT type, name, sql FROM sqlite_master ORDER BY name'
+	done
+}
+# restore DIR: the v0.9.0 fixtures as config.db and state.db in DIR.
+restore() {
+	mkdir -p "$1" &&
+	    sqlite3 "$1/config.db" < "$fixtures/config.sql" &&
+	    sqlite3 "$1/state.db" < "$fixtures/state.sql"
+}
+# The versions in the fixtures, and those of a file the new build makes.
+old_state=$(sed -n 's/^PRAGMA user_version=\([0-9]*\);$/\1/p' \
+    "$fixtures/state.sql")
+old_config=$(sed -n 's/^PRAGMA user_version=\([0-9]*\);$/\1/p' \
+    "$fixtures/config.sql")
+"$HB" -d "$tmp/fresh" init > /dev/null || fail "init of a fresh directory"
+new_state=$(uv "$tmp/fresh/state.db")
+new_config=$(uv "$tmp/fresh/config.db")
+echo "upgrade: state.db $old_state -> $new_state," \
+    "config.db $old_config -> $new_config"
+for v in "$old_state" "$old_config" "$new_state" "$new_config"; do
+	case $v in
+	''|*[!0-9]*) fail "a version that is no number: '$v'" ;;
+	esac
+done
+eq "the new state schema is not older" 1 \
+    "$([ "${new_state:-0}" -ge "${old_state:-1}" ] && echo 1)"
+eq "the new config schema is not older" 1 \
+    "$([ "${new_config:-0}" -ge "${old_config:-1}" ] && echo 1)"
+
+# ---- v0.9.0's programs, built from the tag when it is here ----
+old="$build/v0.9.0"
+sh "$top/tests/fixtures/build-release.sh" v0.9.0 0.9.0 "$old" \
+    2> "$tmp/old.err"
+case $? in
+0) have_old=1 ;;
+3) have_old=0; echo "upgrade: $(cat "$tmp/old.err"): v0.9.0's" \
+    "programs are not run" ;;
+*) have_old=0; fail "building v0.9.0: $(cat "$tmp/old.err")" ;;
+esac
+
+# ---- the files: first opens, migrated once ----
+d="$tmp/data"
+restore "$d" || fail "restoring the fixtures"
+eq "restored as v0.9.0 wrote it" "$old_state $old_config" \
+    "$(uv "$d/state.db") $(uv "$d/config.db")"
+for i in 1 2 3; do
+	"$HB" -d "$d" status --json > "$tmp/status.$i" 2>&1 &
+	eval "st$i=\$!"
+done
+# shellcheck disable=SC2154
+for i in 1 2 3; do
+	eval "wait \$st$i"
+	rc=$?
+	eq "first open $i ($(cat "$tmp/status.$i"))" "0 3 2 1" "$rc $(jget \
+	    outbox.pending "$(cat "$tmp/status.$i")") $(jget outbox.delivered \
+	    "$(cat "$tmp/status.$i")") $(jget conflicts_open \
+	    "$(cat "$tmp/status.$i")")"
+done
+eq "state.db's user_version after the first open" "$new_state" \
+    "$(uv "$d/state.db")"
+"$HB" -d "$d" init > "$tmp/init.log" 2>&1
+eq "init upgrades config.db ($(cat "$tmp/init.log"))" 0 $?
+eq "config.db's user_version after init" "$new_config" "$(uv "$d/config.db")"
+schema "$d" > "$tmp/schema.1"
+"$HB" -d "$d" status > /dev/null 2>&1 && "$HB" -d "$d" init > /dev/null 2>&1
+eq "a second open and init" 0 $?
+schema "$d" > "$tmp/schema.2"
+eq "a second open changes no schema nor version" "" \
+    "$(diff "$tmp/schema.1" "$tmp/schema.2")"
+# What a file the new build makes has, the migrated one has too.
+(cd "$tmp/fresh" && schema .) | sed '/^sqlite_autoindex/d' | sort \
+    > "$tmp/schema.fresh"
+sed '/^sqlite_autoindex/d' "$tmp/schema.2" | sort > "$tmp/schema.mig"
+eq "the migrated files have every table and index of a new one" "" \
+    "$(comm -23 "$tmp/schema.fresh" "$tmp/schema.mig" | cut -d'|' -f1,2)"
+
+# ---- the old rows, read by the new build ----
+eq "list: v0.9.0's pending actions" \
+    "acme:a-1:2:publish acme:att-job-3:deliver-v1 acme:att-job-4:deliver-v1" \
+    "$("$HB" -d "$d" list --state pending --json |
+    grep -o '"acme:[^"]*"' | tr -d '"' | sort | tr '\n' ' ' | sed 's/ $//')"
+contains "list: v0.9.0's delivered actions" "acme:att-job-2:deliver-v1" \
+    "$("$HB" -d "$d" list --state delivered)"
+contains "conflicts: v0.9.0's" "job-1" "$("$HB" -d "$d" conflicts)"
+contains "tenant list" "acme" "$("$HB" -d "$d" tenant list)"
+contains "endpoint list: the mapped endpoint" "cms" \
+    "$("$HB" -d "$d" endpoint list)"
+
+# ---- the new responder on the old files ----
+sock="$tmp/fcgi.sock"
+"$FCGI" -d "$d" -s "$sock" -w 2 2> "$tmp/fcgi.log" &
+pids="$pids $!"
+until_true 60 test -S "$sock" || fail "responder: $(cat "$tmp/fcgi.log")"
+# post ENDPOINT BODY-NAME: the body signed, through the FastCGI socket;
+# prints the result.
+post() {
+	_b=$(fixture_body "$2")
+	_h=$(printf '%s' "$_b" | "$HB" -d "$d" sign --endpoint "$1")
+	printf '%s' "$_b" | env -i REQUEST_METHOD=POST \
+	    DOCUMENT_URI="/hooks/$1" CONTENT_TYPE=application/json \
+	    CONTENT_LENGTH=${#_b} \
+	    "HTTP_$(printf '%s' "${_h%%:*}" | tr 'a-z-' 'A-Z_')=${_h#*: }" \
+	    cgi-fcgi -bind -connect "$sock" 2>/dev/null |
+	    sed -n 's/.*"result":"\([a-z_]*\)".*/\1/p'
+}
+for b in completed-1 completed-2 completed-3 completed-4; do
+	eq "v0.9.0's $b again" duplicate "$(post tornado "$b")"
+done
+eq "v0.9.0's mapped event again" duplicate "$(post cms approved-a1)"
+eq "v0.9.0's conflicting failure again" conflict "$(post tornado failed-1)"
+eq "the conflict is the same one, seen twice" "1|2" "$(sqlite3 \
+    "file:$d/state.db?mode=ro" "SELECT count(*), max(seen) FROM conflicts")"
+eq "a new callback for v0.9.0's job" accepted "$(post tornado completed-5)"
+eq "a new version of v0.9.0's subject" accepted \
+    "$(post cms approved-a1-v3)"
+
+# ---- the new dispatcher delivers the old and the new ----
+"$build/tests/sink" -p 0 -l "$tmp/sink.log" -r "$tmp/sink.pid" \
+    > "$tmp/sink.port" 2> "$tmp/sink.err" &
+pids="$pids $!"
+until_true 60 test -s "$tmp/sink.port" || fail "sink: $(cat "$tmp/sink.err")"
+"$HB" -d "$d" destination set --tenant acme \
+    --url "http://127.0.0.1:$(head -n 1 "$tmp/sink.port")/hook" sink
+eq "destination set on the upgraded config.db" 0 $?
+"$HB" -d "$d" dispatch --once > "$tmp/dispatch.log" 2>&1
+eq "dispatch --once ($(tail -n 3 "$tmp/dispatch.log"))" 0 $?
+for a in acme:att-job-3:deliver-v1 acme:att-job-4:deliver-v1 \
+    acme:a-1:2:publish acme:att-job-5:deliver-v1 acme:a-1:3:publish; do
+	if grep -q "	POST	/hook	$a	" "$tmp/sink.log"; then
+		pass
+	else
+		fail "$a not delivered: $(cat "$tmp/sink.log")"
+	fi
+done
+eq "every action delivered" "0 7" "$(jget outbox.pending \
+    "$("$HB" -d "$d" status --json)") $(jget outbox.delivered \
+    "$("$HB" -d "$d" status --json)")"
+cleanup_local
+pids=""
+
+# ---- back to v0.9.0: a newer file refused, or opened when the same ----
+if [ "$have_old" = 1 ]; then
+	schema "$d" > "$tmp/schema.1"
+	"$old/hookbox" -d "$d" status > "$tmp/old.out" 2>&1
+	rc=$?
+	if [ "$new_state" -gt "$old_state" ]; then
+		eq "v0.9.0 refuses a newer state.db" 1 $rc
+		contains "v0.9.0 names the file it refuses" "state.db" \
+		    "$(cat "$tmp/old.out")"
+	else
+		eq "v0.9.0 opens state.db ($(cat "$tmp/old.out"))" 0 $rc
+	fi
+	"$old/hookbox" -d "$d" tenant list > "$tmp/old.out" 2>&1
+	rc=$?
+	if [ "$new_config" -gt "$old_config" ]; then
+		eq "v0.9.0 refuses a newer config.db" 1 $rc
+		contains "v0.9.0 names the file it refuses" "config.db" \
+		    "$(cat "$tmp/old.out")"
+	else
+		eq "v0.9.0 opens config.db ($(cat "$tmp/old.out"))" 0 $rc
+	fi
+	schema "$d" > "$tmp/schema.2"
+	eq "v0.9.0 changed no schema nor version" "" \
+	    "$(diff "$tmp/schema.1" "$tmp/schema.2")"
+fi
+
+finish upgrade
