@@ -222,4 +222,224 @@ if [ "$have_old" = 1 ]; then
 	    "$(diff "$tmp/schema.1" "$tmp/schema.2")"
 fi
 
+# ---- the running service: v0.9.0 booted, the new build installed ----
+# As tests/units.sh boots the new build: this machine's OS in a container
+# (systemd-nspawn --volatile=yes), here with the staged /usr/local bound
+# in (PREFIX=/usr/local, as `make install` defaults to), so that the
+# install on this side replaces what the container runs, as on a
+# server.  The test user is "hookbox" in there; the data directory is
+# the fixtures, set up by scripts/setup-server.sh.
+user=hookbox-up
+name=hookbox-upgrade-$$
+nspawn=""
+cg=""
+service_cleanup() {
+	[ -f "$tmp/sink.pid" ] && kill "$(cat "$tmp/sink.pid")" 2>/dev/null
+	if [ -n "$nspawn" ] && kill -0 "$nspawn" 2>/dev/null; then
+		kill -TERM "$nspawn" 2>/dev/null
+		until_true 30 sh -c "! kill -0 $nspawn 2>/dev/null" ||
+		    kill -KILL "$nspawn" 2>/dev/null
+	fi
+	wait 2>/dev/null
+	if [ -n "$cg" ]; then
+		for _h in /sys/fs/cgroup /sys/fs/cgroup/*; do
+			[ -d "$_h/$name" ] && find "$_h/$name" -depth -type d \
+			    -exec rmdir {} + 2>/dev/null
+		done
+	fi
+	rm -rf "/run/systemd/nspawn/propagate/$name"
+	userdel "$user" 2>/dev/null
+	groupdel "$user" 2>/dev/null
+}
+
+# service: the whole of it; returns at the first failure that stops it.
+service() {
+	userdel "$user" 2>/dev/null
+	groupdel "$user" 2>/dev/null
+	local_="$tmp/dest/usr/local"
+	srv="$tmp/srv"
+	sinkport=8701
+	mkdir -p "$local_" "$tmp/run" "$tmp/etc" "$tmp/units" &&
+	    cp -a "$old/stage/usr/local/." "$local_/" || {
+		fail "staging v0.9.0's install"; return; }
+	restore "$srv" || { fail "restoring the fixtures"; return; }
+	# The pending actions go to the sink, in the container's network.
+	"$old/hookbox" -d "$srv" destination set --tenant acme \
+	    --url "http://127.0.0.1:$sinkport/hook" sink ||
+	    { fail "destination set"; return; }
+	sh "$top/scripts/setup-server.sh" -u "$user" -d "$srv" \
+	    -b "$local_/bin" > "$tmp/setup.log" 2>&1 ||
+	    { fail "setup-server.sh: $(cat "$tmp/setup.log")"; return; }
+	grep -v "^hookbox:" /etc/passwd | sed "s/^$user:/hookbox:/" \
+	    > "$tmp/etc/passwd"
+	grep -v "^hookbox:" /etc/group | sed "s/^$user:/hookbox:/" \
+	    > "$tmp/etc/group"
+	printf 'passwd: files\ngroup: files\nhosts: files\n' \
+	    > "$tmp/etc/nsswitch.conf"
+	printf '[Unit]\nDescription=hookbox, as enabled\n%s\n' \
+	    'Wants=hookbox.socket' > "$tmp/units/hookbox-test.target"
+	ln -s /dev/null "$tmp/units/systemd-firstboot.service"
+
+	keep=""
+	if [ ! -d /run/systemd/system ]; then
+		for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+			if [ "$(stat -f -c %T "$m" 2>/dev/null)" = cgroup2fs ]
+			then
+				cg="$m/$name"
+				break
+			fi
+		done
+		[ -n "$cg" ] && mkdir "$cg"
+		keep="--keep-unit --register=no"
+	fi
+	# shellcheck disable=SC2086
+	SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 sh -c '
+		[ -z "$1" ] || echo $$ > "$1/cgroup.procs" || exit 1
+		shift
+		exec "$@"' sh "$cg" \
+	    systemd-nspawn -M "$name" -D / --volatile=yes $keep \
+	    --private-network --capability=CAP_BPF --system-call-filter=bpf \
+	    --console=pipe --bind="$local_:/usr/local" \
+	    --bind-ro="$tmp/etc/passwd:/etc/passwd" \
+	    --bind-ro="$tmp/etc/group:/etc/group" \
+	    --bind-ro="$tmp/etc/nsswitch.conf:/etc/nsswitch.conf" \
+	    --bind-ro="$tmp/units:/etc/systemd/system" \
+	    --bind="$srv:/var/lib/hookbox" --bind="$tmp/run:/run/hookbox" \
+	    -b -- systemd.unit=hookbox-test.target \
+	    < /dev/null > "$tmp/boot.log" 2>&1 &
+	nspawn=$!
+	leader=""
+	find_leader() {
+		for _p in $(pgrep -P "$nspawn"); do
+			if [ "$(cat "/proc/$_p/comm" 2>/dev/null)" = systemd ]
+			then
+				leader=$_p
+				return 0
+			fi
+		done
+		return 1
+	}
+	in_ct() { nsenter -t "$leader" -a "$@"; }
+	in_net() { nsenter -t "$leader" -n "$@"; }
+	booted() {
+		[ "$(in_ct systemctl is-active hookbox-test.target \
+		    2>/dev/null)" = active ]
+	}
+	if ! until_true 60 find_leader || ! until_true 60 booted; then
+		fail "the container did not boot: $(tail -n 40 "$tmp/boot.log")"
+		return
+	fi
+	journal() {
+		in_ct journalctl --no-pager -o cat -u "$1" 2>&1 | tail -n 20
+	}
+	# started UNIT: the version its last start line logged.
+	started() {
+		in_ct journalctl --no-pager -o cat -u "$1" 2>/dev/null |
+		    sed -n 's/.* event=start .*version=\([^ ]*\).*/\1/p' |
+		    tail -n 1 | tr -d '"'
+	}
+	# exe UNIT: its main process's program, as readlink shows it.
+	pid_of() { in_ct systemctl show -P MainPID "$1"; }
+	exe() { in_ct readlink "/proc/$(pid_of "$1")/exe"; }
+	# runs UNIT PROGRAM: the unit's main process runs PROGRAM's bytes.
+	runs() { in_ct cat "/proc/$(pid_of "$1")/exe" | cmp -s - "$2"; }
+	in_net "$build/tests/sink" -p "$sinkport" -l "$tmp/sink.log" \
+	    -r "$tmp/sink.pid" > "$tmp/sink.port" 2> "$tmp/sink.err" &
+	until_true 20 test -s "$tmp/sink.port" ||
+	    fail "sink: $(cat "$tmp/sink.err")"
+	sock="$tmp/run/hookbox.sock"
+	# health: the responder's answer to /hooks/_health, its first line.
+	health() {
+		env -i REQUEST_METHOD=GET DOCUMENT_URI=/hooks/_health \
+		    cgi-fcgi -bind -connect "$sock" 2>/dev/null | tr -d '\r' |
+		    grep -o '{"status":"[a-z]*"}'
+	}
+	d="$srv"
+	delivered() { grep -q "	POST	/hook	$1	" "$tmp/sink.log"; }
+
+	# v0.9.0 running: the responder by its socket, the dispatcher.
+	in_ct systemctl start hookbox-dispatch.service
+	eq "v0.9.0: health ($(journal hookbox.service))" '{"status":"ok"}' \
+	    "$(health)"
+	eq "v0.9.0 answers a duplicate" duplicate "$(post tornado completed-1)"
+	for a in acme:att-job-3:deliver-v1 acme:a-1:2:publish; do
+		until_true 30 delivered "$a" ||
+		    fail "v0.9.0 did not deliver $a: $(journal \
+		    hookbox-dispatch.service)"
+	done
+	for u in hookbox.service hookbox-dispatch.service; do
+		eq "$u: v0.9.0 started" 0.9.0 "$(started "$u")"
+	done
+	runs hookbox.service "$old/hookbox-fcgi" ||
+	    fail "hookbox.service does not run v0.9.0's hookbox-fcgi"
+	runs hookbox-dispatch.service "$old/hookbox" ||
+	    fail "hookbox-dispatch.service does not run v0.9.0's hookbox"
+	fcgi_pid=$(pid_of hookbox.service)
+	disp_pid=$(pid_of hookbox-dispatch.service)
+
+	# The new build installed over it: what runs is the old, deleted.
+	make -C "$top" install DESTDIR="$tmp/dest" PREFIX=/usr/local \
+	    O="$build" > "$tmp/make.log" 2>&1
+	eq "make install over v0.9.0 ($(tail -n 3 "$tmp/make.log"))" 0 $?
+	eq "the container sees the new hookbox" \
+	    "$("$build/hookbox" --version)" \
+	    "$(in_ct /usr/local/bin/hookbox --version)"
+	eq "after install: the same responder" "$fcgi_pid" \
+	    "$(pid_of hookbox.service)"
+	eq "after install: the responder runs a deleted program" \
+	    "/usr/local/bin/hookbox-fcgi (deleted)" "$(exe hookbox.service)"
+	eq "after install: the dispatcher runs a deleted program" \
+	    "/usr/local/bin/hookbox (deleted)" \
+	    "$(exe hookbox-dispatch.service)"
+	eq "after install: the running responder is v0.9.0" \
+	    "hookbox-fcgi 0.9.0" "$(in_ct "/proc/$fcgi_pid/exe" -V)"
+	eq "after install: the running dispatcher is v0.9.0" "hookbox 0.9.0" \
+	    "$(in_ct "/proc/$disp_pid/exe" --version)"
+
+	# The upgrade: reload the units, restart both.
+	in_ct systemctl daemon-reload &&
+	    in_ct systemctl restart hookbox.service hookbox-dispatch.service
+	eq "daemon-reload, restart" 0 $?
+	eq "restarted: health ($(journal hookbox.service))" \
+	    '{"status":"ok"}' "$(health)"
+	new_fcgi=$(pid_of hookbox.service)
+	new_disp=$(pid_of hookbox-dispatch.service)
+	eq "restarted: new processes" 1 "$([ "$new_fcgi" != "$fcgi_pid" ] &&
+	    [ "$new_disp" != "$disp_pid" ] && echo 1)"
+	eq "restarted: the responder's program" /usr/local/bin/hookbox-fcgi \
+	    "$(exe hookbox.service)"
+	eq "restarted: the dispatcher's program" /usr/local/bin/hookbox \
+	    "$(exe hookbox-dispatch.service)"
+	runs hookbox.service "$build/hookbox-fcgi" ||
+	    fail "hookbox.service does not run the new hookbox-fcgi"
+	runs hookbox-dispatch.service "$build/hookbox" ||
+	    fail "hookbox-dispatch.service does not run the new hookbox"
+	eq "restarted: the running responder's version" \
+	    "$("$build/hookbox-fcgi" -V)" \
+	    "$(in_ct "/proc/$new_fcgi/exe" -V)"
+	newv=$("$build/hookbox" --version | sed 's/^hookbox //')
+	for u in hookbox.service hookbox-dispatch.service; do
+		eq "$u: the version it logged at start" "$newv" \
+		    "$(started "$u")"
+	done
+	eq "a new callback, answered by the new responder" accepted \
+	    "$(post tornado completed-5)"
+	until_true 30 delivered acme:att-job-5:deliver-v1 ||
+	    fail "the new dispatcher did not deliver: $(journal \
+	    hookbox-dispatch.service)"
+	eq "state.db, migrated by the new programs" "$new_state" \
+	    "$(uv "$srv/state.db")"
+}
+if [ "$(id -u)" -ne 0 ]; then
+	echo "upgrade: the running service skipped (needs root)"
+elif [ "$have_old" != 1 ]; then
+	echo "upgrade: the running service skipped (no v0.9.0 build)"
+elif ! command -v systemd-nspawn > /dev/null 2>&1 ||
+    ! command -v cgi-fcgi > /dev/null 2>&1; then
+	fail "systemd-nspawn or cgi-fcgi not found (make deps installs them)"
+else
+	trap 'service_cleanup; cleanup' EXIT
+	service
+fi
+
 finish upgrade
