@@ -24,7 +24,8 @@
 # as tests/units.sh boots the new one, with its units enabled and state
 # on the fixtures; the new build's `make install` goes over it; the
 # running responder and dispatcher are still v0.9.0's deleted programs
-# until `systemctl daemon-reload` and `systemctl restart hookbox.service
+# until `hookbox init`, scripts/setup-server.sh, `systemctl
+# daemon-reload` and `systemctl restart hookbox.service
 # hookbox-dispatch.service`; then the new build answers, logs its
 # version, and delivers.
 #
@@ -396,7 +397,15 @@ service() {
 	eq "after install: the running dispatcher is v0.9.0" "hookbox 0.9.0" \
 	    "$(in_ct "/proc/$disp_pid/exe" --version)"
 
-	# The upgrade: reload the units, restart both.
+	# The upgrade, as hookbox-fcgi(8) says: init (config.db's upgrade,
+	# if any) as root, the owners put back, the units reloaded, the
+	# responder and the dispatcher restarted.
+	in_ct /usr/local/bin/hookbox -d /var/lib/hookbox init \
+	    > "$tmp/init.log" 2>&1
+	eq "init after install ($(cat "$tmp/init.log"))" 0 $?
+	sh "$top/scripts/setup-server.sh" -u "$user" -d "$srv" \
+	    -b "$local_/bin" > "$tmp/setup.log" 2>&1
+	eq "setup-server.sh after init ($(cat "$tmp/setup.log"))" 0 $?
 	in_ct systemctl daemon-reload &&
 	    in_ct systemctl restart hookbox.service hookbox-dispatch.service
 	eq "daemon-reload, restart" 0 $?
@@ -429,6 +438,11 @@ service() {
 	    hookbox-dispatch.service)"
 	eq "state.db, migrated by the new programs" "$new_state" \
 	    "$(uv "$srv/state.db")"
+	eq "config.db, upgraded by init" "$new_config" "$(uv "$srv/config.db")"
+	eq "the service user reads the upgraded files" 1 "$(jget \
+	    outbox.delivered "$(setpriv --reuid="$user" --regid="$user" \
+	    --init-groups -- "$local_/bin/hookbox" -d "$srv" status --json)" |
+	    awk '{ print ($1 >= 5) }')"
 }
 if [ "$(id -u)" -ne 0 ]; then
 	echo "upgrade: the running service skipped (needs root)"
