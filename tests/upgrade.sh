@@ -209,6 +209,14 @@ if [ "$have_old" = 1 ]; then
 	else
 		eq "v0.9.0 opens state.db ($(cat "$tmp/old.out"))" 0 $rc
 	fi
+	# Its responder answers 503 (the provider sends again), or serves.
+	r=$(fixture_cgi "$HB" "$old/hookbox-fcgi" "$d" tornado \
+	    "$(fixture_body completed-5)")
+	if [ "$new_state" -gt "$old_state" ]; then
+		eq "v0.9.0's responder: unavailable" unavailable "$r"
+	else
+		eq "v0.9.0's responder: a duplicate" duplicate "$r"
+	fi
 	"$old/hookbox" -d "$d" tenant list > "$tmp/old.out" 2>&1
 	rc=$?
 	if [ "$new_config" -gt "$old_config" ]; then
