@@ -6,7 +6,10 @@
 # programs are the built ones and that @BINDIR@ was replaced, and has
 # systemd-analyze verify every unit: exit 0 and nothing on stderr (an
 # unknown key is only a warning), and has systemd-analyze security rate
-# each service 2.0 or lower.  tests/units.sh starts them.
+# each service 2.0 or lower.  `make uninstall`, with a PREFIX and a
+# UNITDIR of its own, removes every file install put there and keeps a
+# data directory and the operator's files beside them.  tests/units.sh
+# starts the units; tests/upgrade.sh installs over a running release.
 set -u
 build=$(cd "${1:?usage: install.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
