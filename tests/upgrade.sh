@@ -102,6 +102,11 @@ d="$tmp/data"
 restore "$d" || fail "restoring the fixtures"
 eq "restored as v0.9.0 wrote it" "$old_state $old_config" \
     "$(uv "$d/state.db") $(uv "$d/config.db")"
+# The backup hookbox-fcgi(8) asks for first: the way back.
+mkdir "$tmp/bak"
+for f in config state; do
+	sqlite3 "$d/$f.db" ".backup '$tmp/bak/$f.db'" || fail "backup of $f.db"
+done
 for i in 1 2 3; do
 	"$HB" -d "$d" status --json > "$tmp/status.$i" 2>&1 &
 	eval "st$i=\$!"
@@ -229,6 +234,13 @@ if [ "$have_old" = 1 ]; then
 	schema "$d" > "$tmp/schema.2"
 	eq "v0.9.0 changed no schema nor version" "" \
 	    "$(diff "$tmp/schema.1" "$tmp/schema.2")"
+	# The backup, copied back, is v0.9.0's again.
+	"$old/hookbox" -d "$tmp/bak" status --json > "$tmp/old.out" 2>&1
+	eq "v0.9.0 opens the backup ($(cat "$tmp/old.out"))" "0 3" \
+	    "$? $(jget outbox.pending "$(cat "$tmp/old.out")")"
+	eq "v0.9.0's responder on the backup" duplicate \
+	    "$(fixture_cgi "$old/hookbox" "$old/hookbox-fcgi" "$tmp/bak" \
+	    tornado "$(fixture_body completed-1)")"
 fi
 
 # ---- the running service: v0.9.0 booted, the new build installed ----
@@ -268,9 +280,11 @@ service() {
 	local_="$tmp/dest/usr/local"
 	srv="$tmp/srv"
 	sinkport=8701
-	mkdir -p "$local_" "$tmp/run" "$tmp/etc" "$tmp/units" &&
-	    cp -a "$old/stage/usr/local/." "$local_/" || {
-		fail "staging v0.9.0's install"; return; }
+	if ! mkdir -p "$local_" "$tmp/run" "$tmp/etc" "$tmp/units" ||
+	    ! cp -a "$old/stage/usr/local/." "$local_/"; then
+		fail "staging v0.9.0's install"
+		return
+	fi
 	restore "$srv" || { fail "restoring the fixtures"; return; }
 	# The pending actions go to the sink, in the container's network.
 	"$old/hookbox" -d "$srv" destination set --tenant acme \
