@@ -10,6 +10,8 @@
 #   make install    install the programs, the systemd units and the nginx
 #                   snippet into $(DESTDIR)$(PREFIX) (needs no root with
 #                   DESTDIR)
+#   make uninstall  remove what `make install` installed (the same PREFIX,
+#                   DESTDIR and directories); never the data directory
 #
 # Local overrides go in config.mk (not tracked).
 
@@ -374,8 +376,38 @@ install: $(BINS)
 	install -m 0644 man/hookbox-fcgi.8 $(DESTDIR)$(MANDIR)/man8/hookbox-fcgi.8
 	install -m 0644 completion/hookbox.bash $(DESTDIR)$(COMPDIR)/hookbox
 
+# The files install puts there, by name, and hookbox's own directories
+# under DATADIR once empty; the shared ones (bin, man1, ...) stay.  What
+# the programs made or the operator wrote is not install's: the data
+# directory, /etc/hookbox, drop-ins and nginx's own configuration stay.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/hookbox $(DESTDIR)$(BINDIR)/hookbox-fcgi
+	for u in $(UNITS); do \
+		rm -f $(DESTDIR)$(UNITDIR)/$${u#systemd/} || exit 1; \
+	done
+	rm -f $(DESTDIR)$(DATADIR)/hookbox.conf
+	for p in presets/*.json; do \
+		rm -f $(DESTDIR)$(DATADIR)/$$p || exit 1; \
+	done
+	for d in $(DESTDIR)$(DATADIR)/presets $(DESTDIR)$(DATADIR); do \
+		[ ! -d $$d ] || rmdir $$d 2>/dev/null || \
+		    echo "uninstall: $$d kept: not empty"; \
+	done
+	rm -f $(DESTDIR)$(MANDIR)/man1/hookbox.1 \
+	    $(DESTDIR)$(MANDIR)/man8/hookbox-fcgi.8 $(DESTDIR)$(COMPDIR)/hookbox
+	@echo "uninstall: removed the programs, units, nginx snippet," \
+	    "presets, man pages and completion under $(DESTDIR)$(PREFIX)"
+	@echo "uninstall: kept the data directory (/var/lib/hookbox, or" \
+	    "\$$HOOKBOX_DIR or \$$HOOKBOX_DB's database: config.db and" \
+	    "state.db) and the operator's configuration (/etc/hookbox," \
+	    "unit drop-ins in /etc/systemd/system, nginx's site)"
+	@echo "uninstall: stop the units first (systemctl disable --now" \
+	    "hookbox.socket hookbox.service hookbox-dispatch.service" \
+	    "hookbox-poll.timer); remove the data with rm -r once it is" \
+	    "backed up"
+
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan build-fuzz
 
-.PHONY: all tests check deps run install clean fuzz
+.PHONY: all tests check deps run install uninstall clean fuzz
 .SECONDARY:

@@ -98,7 +98,7 @@ scripts() {
 	# `make install` and its systemd units (rated, then started in a
 	# container), and the server set-up script: the normal build's
 	# programs only.
-	for script in install setup run hosts pgfail units; do
+	for script in install upgrade setup run hosts pgfail units; do
 		run "tests/$script.sh build" sh "tests/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under

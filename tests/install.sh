@@ -6,7 +6,10 @@
 # programs are the built ones and that @BINDIR@ was replaced, and has
 # systemd-analyze verify every unit: exit 0 and nothing on stderr (an
 # unknown key is only a warning), and has systemd-analyze security rate
-# each service 2.0 or lower.  tests/units.sh starts them.
+# each service 2.0 or lower.  `make uninstall`, with a PREFIX and a
+# UNITDIR of its own, removes every file install put there and keeps a
+# data directory and the operator's files beside them.  tests/units.sh
+# starts the units; tests/upgrade.sh installs over a running release.
 set -u
 build=$(cd "${1:?usage: install.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -104,6 +107,59 @@ for u in hookbox.service hookbox-dispatch.service hookbox-poll.service; do
 	contains "$u ExecStart" "ExecStart=/usr/bin/hookbox" \
 	    "$(grep '^ExecStart=' "$unitdir/$u")"
 done
+
+# ---- make uninstall: what install put there, and nothing else ----
+# Installed into a DESTDIR of its own, with a PREFIX and a UNITDIR of
+# their own; beside it the data directory (config.db, state.db, the -wal
+# of a running server) and the operator's configuration, which stay.
+un="$tmp/un"
+unvars="DESTDIR=$un PREFIX=/opt/hb UNITDIR=/etc/systemd/system O=$build"
+# shellcheck disable=SC2086
+make -C "$top" install $unvars > "$tmp/make.log" 2>&1 ||
+    fail "make install (for uninstall) failed: $(cat "$tmp/make.log")"
+eq "installed under PREFIX and UNITDIR" $((11 + npresets)) \
+    "$(find "$un/opt/hb" "$un/etc/systemd/system" -type f | wc -l |
+    tr -d ' ')"
+mkdir -p "$un/var/lib/hookbox" "$un/etc/hookbox" \
+    "$un/etc/systemd/system/hookbox.service.d"
+"$build/hookbox" -d "$un/var/lib/hookbox" init > /dev/null ||
+    fail "hookbox init for the data directory"
+: > "$un/var/lib/hookbox/state.db-wal"
+echo "HOOKBOX_DB=dbname=hookbox" > "$un/etc/hookbox/env"
+printf '[Service]\nEnvironmentFile=/etc/hookbox/env\n' \
+    > "$un/etc/systemd/system/hookbox.service.d/env.conf"
+# A data file in the install's own directory is kept, and with it the
+# directory (said so).
+echo "local" > "$un/opt/hb/share/hookbox/local.conf"
+(cd "$un" && find . -type f ! -path './opt/hb/bin/*' \
+    ! -path './opt/hb/share/*' ! -name 'hookbox*.service' \
+    ! -name 'hookbox*.socket' ! -name 'hookbox*.timer' | sort) \
+    > "$tmp/kept.want"
+echo ./opt/hb/share/hookbox/local.conf >> "$tmp/kept.want"
+sort -o "$tmp/kept.want" "$tmp/kept.want"
+# shellcheck disable=SC2086
+make -C "$top" uninstall $unvars > "$tmp/un.log" 2>&1
+eq "make uninstall ($(tail -n 3 "$tmp/un.log"))" 0 $?
+eq "uninstall leaves only the data and the operator's files" \
+    "$(cat "$tmp/kept.want")" "$(cd "$un" && find . -type f | sort)"
+eq "kept: the data files" "config.db state.db state.db-wal" \
+    "$(ls "$un/var/lib/hookbox" | tr '\n' ' ' | sed 's/ $//')"
+contains "uninstall says the data directory is kept" \
+    "kept the data directory (/var/lib/hookbox" "$(cat "$tmp/un.log")"
+contains "uninstall says a directory with other files is kept" \
+    "$un/opt/hb/share/hookbox kept: not empty" "$(cat "$tmp/un.log")"
+eq "uninstall: the presets directory is gone" "" \
+    "$(find "$un" -path '*/share/hookbox/presets*')"
+# Without the stray file, share/hookbox goes too: every directory left
+# was there before install or is shared (bin, man1, ...).
+rm "$un/opt/hb/share/hookbox/local.conf"
+# shellcheck disable=SC2086
+make -C "$top" uninstall $unvars > "$tmp/un.log" 2>&1
+eq "make uninstall again" 0 $?
+eq "uninstall again: no hookbox directory left" "" \
+    "$(find "$un/opt" -name 'hookbox*')"
+lacks "uninstall again: nothing kept" \
+    "$un/opt/hb/share/hookbox kept" "$(cat "$tmp/un.log")"
 
 # ---- systemd-analyze verify ----
 # verify insists that ExecStart's program exists on this machine, and
