@@ -757,6 +757,9 @@ migrate(struct store *s)
 	db_reset(st);
 	if (v > SCHEMA_VERSION || v < 0) {
 		rc = STORE_ERROR;	/* written by a newer hookbox */
+		(void)snprintf(s->err, sizeof(s->err), "state schema version"
+		    " %d is not %d: a newer hookbox wrote it; run that"
+		    " release, or restore a backup", v, SCHEMA_VERSION);
 		goto out;
 	}
 	for (i = v; i < SCHEMA_VERSION; i++)

@@ -2630,6 +2630,30 @@ START_TEST(migrate_previous_release)
 }
 END_TEST
 
+
+/*
+ * A file a newer release migrated is refused, untouched, with what to
+ * do: run that release, or restore the backup taken before (SQLite; the
+ * PostgreSQL schema says the same in pg_open_errors).
+ */
+START_TEST(newer_schema_refused)
+{
+	struct store	*s = NULL;
+
+	if (test_backend != TEST_SQLITE)
+		return;
+	store_close(st);
+	st = NULL;
+	test_db_exec(state_path, "PRAGMA user_version = 99");
+	ck_assert_int_eq(store_open(state_path, NULL, &s), STORE_ERROR);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(store_errmsg(NULL), "version 99") != NULL &&
+	    strstr(store_errmsg(NULL), "a newer hookbox wrote it") != NULL,
+	    "%s", store_errmsg(NULL));
+	ck_assert_int_eq(test_db_int(state_path, "PRAGMA user_version"), 99);
+}
+END_TEST
+
 /*
  * PostgreSQL: without create, a database whose schema was never made is
  * refused with words that say what to do; and no message of a failed
@@ -2902,6 +2926,7 @@ store_suite(void)
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
 	tcase_add_test(ops, migrate_previous_release);
+	tcase_add_test(ops, newer_schema_refused);
 	tcase_add_test(ops, schema_agrees);
 	tcase_add_test(ops, sqlite_create_refuses_links);
 	/* The server's standby setting, reset after, even on a failure. */
