@@ -10,6 +10,8 @@
 # test runs, never from a stored list.
 # Usage: tests/mandrift.sh BUILD_DIR [MAN_DIR]
 set -u
+# Words are split on purpose below (a tag, a list of options); never globbed.
+set -f
 build=$(cd "${1:?usage: mandrift.sh BUILD_DIR [MAN_DIR]}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/lib.sh"
@@ -66,6 +68,7 @@ eq "hookbox(1) has command entries" 1 \
 # that starts with no command is documented behaviour the tool lacks.
 : > "$tmp/owned"
 while IFS='	' read -r tag body; do
+	# shellcheck disable=SC2086
 	set -- $tag
 	w1=${1:-}; w2=${2:-}
 	if grep -Fqx "$w1 $w2" "$tmp/commands"; then
