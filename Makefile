@@ -370,9 +370,10 @@ install: $(BINS)
 	install -m 0644 nginx/hookbox.conf $(DESTDIR)$(DATADIR)/hookbox.conf
 	install -d $(DESTDIR)$(DATADIR)/presets
 	install -m 0644 presets/*.json $(DESTDIR)$(DATADIR)/presets
-	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
-	    $(DESTDIR)$(COMPDIR)
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPDIR)
 	install -m 0644 man/hookbox.1 $(DESTDIR)$(MANDIR)/man1/hookbox.1
+	install -m 0644 man/hookbox.7 $(DESTDIR)$(MANDIR)/man7/hookbox.7
 	install -m 0644 man/hookbox-fcgi.8 $(DESTDIR)$(MANDIR)/man8/hookbox-fcgi.8
 	install -m 0644 completion/hookbox.bash $(DESTDIR)$(COMPDIR)/hookbox
 

@@ -96,9 +96,10 @@ scripts() {
 		done
 	done
 	# `make install` and its systemd units (rated, then started in a
-	# container), and the server set-up script: the normal build's
-	# programs only.
-	for script in install upgrade setup run hosts pgfail units; do
+	# container), an upgrade from the previous release, the server
+	# set-up script, and the manual pages against the programs' help:
+	# the normal build's programs only.
+	for script in install upgrade setup run hosts pgfail units mandrift; do
 		run "tests/$script.sh build" sh "tests/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under

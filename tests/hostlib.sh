@@ -14,15 +14,17 @@ unset HOOKBOX_DIR HOOKBOX_DB
 PGCONNECT_TIMEOUT=10
 export PGCONNECT_TIMEOUT
 
-# readme_roles: the SQL the README's "More than one server" section has a
-# superuser run to make the database and its two roles, as written there.
+# readme_roles: the SQL hookbox(7)'s "More than one server" section has a
+# superuser run to make the database and its two roles, as written there
+# (its example block, the page's escapes undone).
 readme_roles() {
 	sed -n '/^As a PostgreSQL superuser/,/^and let both roles in/p' \
-	    "$top/README.md" | sed -n 's/^    //p'
+	    "$top/man/hookbox.7" | sed -n '/^\.nf/,/^\.fi/p' |
+	    sed -e '/^\./d' -e 's/\\-/-/g' -e 's/\\e/\\/g'
 }
 
 # pg_up: the server in $tmp/pg; the database and the roles hookbox_admin
-# (its owner, no superuser) and hookbox_serve made by the README's own
+# (its owner, no superuser) and hookbox_serve made by hookbox(7)'s own
 # lines (no grants yet: `hookbox init --grant` gives them); and $admin,
 # $serve, $super (the server's superuser).
 pg_up() {
@@ -35,11 +37,11 @@ pg_up() {
 	admin="host=$pg_host user=hookbox_admin dbname=hookbox"
 	serve="host=$pg_host user=hookbox_serve dbname=hookbox"
 	[ -n "$(readme_roles)" ] ||
-	    { fail "the README's roles: no SQL found"; return 1; }
+	    { fail "hookbox(7)'s roles: no SQL found"; return 1; }
 	psql "$super" -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE hookbox" \
 	    >/dev/null &&
 	    readme_roles | psql "$super" -X -q -v ON_ERROR_STOP=1 >/dev/null ||
-	    { fail "the README's roles could not be made"; return 1; }
+	    { fail "hookbox(7)'s roles could not be made"; return 1; }
 }
 
 # q SQL: runs SQL as the admin; prints the rows, fields |-separated.

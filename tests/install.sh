@@ -57,6 +57,7 @@ for u in $units; do
 	mode "$u" 644 "$unitdir/$u"
 done
 mode "hookbox(1)" 644 "$dest/usr/share/man/man1/hookbox.1"
+mode "hookbox(7)" 644 "$dest/usr/share/man/man7/hookbox.7"
 mode "hookbox-fcgi(8)" 644 "$dest/usr/share/man/man8/hookbox-fcgi.8"
 mode "bash completion" 644 "$dest/usr/share/bash-completion/completions/hookbox"
 # The presets: each mapping and sample, as in the tree.
@@ -69,14 +70,14 @@ for f in "$top"/presets/*.json; do
 	else fail "preset $(basename "$f") differs from the tree's"; fi
 done
 eq "the presets: mappings and samples" 1 "$([ "$npresets" -ge 6 ] && echo 1)"
-eq "files installed" $((11 + npresets)) \
+eq "files installed" $((12 + npresets)) \
     "$(find "$dest" -type f | wc -l | tr -d ' ')"
 
 # ---- man pages: groff renders them with every warning on, silently ----
-for m in man1/hookbox.1 man8/hookbox-fcgi.8; do
+for m in man1/hookbox.1 man7/hookbox.7 man8/hookbox-fcgi.8; do
 	[ -f "$dest/usr/share/man/$m" ] || continue
 	eq "$m renders without a warning" "" \
-	    "$(groff -man -ww -z "$dest/usr/share/man/$m" 2>&1)"
+	    "$(groff -t -man -ww -z "$dest/usr/share/man/$m" 2>&1)"
 done
 # Every command the tool lists has its entry in hookbox(1).
 for c in $("$build/hookbox" help | awk '/^commands:/ { on = 1; next }
