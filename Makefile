@@ -395,6 +395,7 @@ uninstall:
 		    echo "uninstall: $$d kept: not empty"; \
 	done
 	rm -f $(DESTDIR)$(MANDIR)/man1/hookbox.1 \
+	    $(DESTDIR)$(MANDIR)/man7/hookbox.7 \
 	    $(DESTDIR)$(MANDIR)/man8/hookbox-fcgi.8 $(DESTDIR)$(COMPDIR)/hookbox
 	@echo "uninstall: removed the programs, units, nginx snippet," \
 	    "presets, man pages and completion under $(DESTDIR)$(PREFIX)"

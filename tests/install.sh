@@ -118,7 +118,7 @@ unvars="DESTDIR=$un PREFIX=/opt/hb UNITDIR=/etc/systemd/system O=$build"
 # shellcheck disable=SC2086
 make -C "$top" install $unvars > "$tmp/make.log" 2>&1 ||
     fail "make install (for uninstall) failed: $(cat "$tmp/make.log")"
-eq "installed under PREFIX and UNITDIR" $((11 + npresets)) \
+eq "installed under PREFIX and UNITDIR" $((12 + npresets)) \
     "$(find "$un/opt/hb" "$un/etc/systemd/system" -type f | wc -l |
     tr -d ' ')"
 mkdir -p "$un/var/lib/hookbox" "$un/etc/hookbox" \
