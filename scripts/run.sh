@@ -191,6 +191,8 @@ or sign at send time:
 then watch the action go pending -> delivered (the dispatcher is running):
   HOOKBOX_DIR=$HOOKBOX_DIR $HB status
   HOOKBOX_DIR=$HOOKBOX_DIR $HB list --state delivered
+or in a browser, the status page:
+  http://127.0.0.1:$port/hooks/_status
 Ctrl-C stops everything.
 EOT
 

@@ -123,6 +123,11 @@ until_true 60 delivered "$action1"
 eq "the dispatcher delivers it" delivered "$(state_of "$action1")"
 eq "health through the port" '{"status":"ok"}' \
     "$(curl -s "http://127.0.0.1:$port/hooks/_health")"
+contains "the status page it names" "http://127.0.0.1:$port/hooks/_status" \
+    "$(cat "$tmp/first.out")"
+contains "the status page shows the delivery" \
+    '<td id="outbox-delivered">1</td>' \
+    "$(curl -s "http://127.0.0.1:$port/hooks/_status")"
 ngx_pid=$(cat "$run/nginx/nginx.pid" 2>/dev/null)
 
 # ---- Ctrl-C: everything stops, exit 0 ----
