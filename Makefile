@@ -158,7 +158,8 @@ BINS	 = $(O)/hookbox $(O)/hookbox-fcgi
 MUTANT	 = $(O)/mutant
 # A scriptable HTTP server: the downstream consumer in dispatcher tests.
 SINK	 = $(O)/tests/sink
-# An LD_PRELOAD shim that slows each COMMIT: tests/group.sh's kill lands in it.
+# An LD_PRELOAD shim that slows each COMMIT: tests/e2e/group.sh kills
+# the responder inside it.
 SLOWCOMMIT = $(O)/tests/slowcommit.so
 
 all: $(O)/.banned $(O)/.includes $(BINS)
@@ -167,7 +168,7 @@ tests: all $(TEST_BINS) $(SINK) $(SLOWCOMMIT) \
     $(if $(filter 1,$(SAN) $(TSAN)),,$(O)/.exports $(MUTANT)/hookbox-fcgi)
 
 # No banned calls (sprintf, strcpy, atoi, ...) anywhere: see the script.
-C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*.c bench/*.c)
+C_SRCS = $(LIB_SRCS) $(CLI_SRCS) $(FCGI_SRCS) $(wildcard tests/*/*.c bench/*.c)
 $(O)/.banned: scripts/banned.sh $(C_SRCS)
 	@mkdir -p $(@D)
 	sh scripts/banned.sh $(C_SRCS)
@@ -234,7 +235,7 @@ $(O)/hookbox-fcgi: $(FCGI_OBJS) $(O)/libhookbox.a
 	$(CC) $(LDFLAGS) -o $@ $(FCGI_OBJS) $(O)/libhookbox.a $(FCGI_LIBS) \
 	    $(LDLIBS)
 
-# The test of the disorder tester (tests/run.sh): a demo whose responder
+# The test of the disorder tester (tests/e2e/run.sh): a demo whose responder
 # compares versions wrongly on purpose (an older event taken as newer),
 # which `hookbox disorder` must report.  The patch must apply: a decide.c
 # that no longer reads so fails the build, not the test.
@@ -253,7 +254,7 @@ $(MUTANT)/hookbox-fcgi: $(FCGI_OBJS) $(MUTANT)/decide.o $(O)/libhookbox.a \
 	    $(O)/libhookbox.a $(FCGI_LIBS) $(LDLIBS)
 	ln -sf ../hookbox $(MUTANT)/hookbox
 
-$(O)/tests/%.o: tests/%.c tests/testutil.h $(LIB_HDRS)
+$(O)/tests/%.o: tests/unit/%.c tests/unit/testutil.h $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT $(CHECK_CFLAGS) $(CFLAGS) -Itests \
 	    -Wno-missing-prototypes -c -o $@ $<
@@ -286,14 +287,14 @@ $(O)/tests/check_group: $(O)/tests/check_group.o $(TEST_COMMON) \
 
 # Not instrumented, whatever the build: it is loaded before the
 # sanitizers' runtimes.
-$(SLOWCOMMIT): tests/slowcommit.c
+$(SLOWCOMMIT): tests/helpers/slowcommit.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE -std=c11 $(OPT) $(WARN) -fPIC -shared -o $@ \
-	    tests/slowcommit.c -ldl
+	    tests/helpers/slowcommit.c -ldl
 
-$(SINK): tests/sink.c
+$(SINK): tests/helpers/sink.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ tests/sink.c
+	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ tests/helpers/sink.c
 
 $(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(O)/libhookbox-fault.a \
@@ -321,7 +322,7 @@ run:
 
 # Fuzzing (clang's libFuzzer): one target per parser, FUZZ_RUNS inputs each.
 # The library (and cJSON, see CJSON_SRC above) is compiled once into
-# build-fuzz/ and linked into each target; only tests/fuzz.c differs.
+# build-fuzz/ and linked into each target; only tests/fuzz/fuzz.c differs.
 FUZZ_CC	  ?= clang
 FUZZ_RUNS ?= 20000
 FUZZ_TARGETS = callback event status tsig sw mapping
@@ -339,14 +340,14 @@ build-fuzz/cjson/cJSON.o: $(CJSON_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $(CJSON_SRC)
 
-build-fuzz/fuzz_%: tests/fuzz.c $(FUZZ_OBJS)
+build-fuzz/fuzz_%: tests/fuzz/fuzz.c $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_$(shell echo $* | tr a-z A-Z) -o $@ \
-	    tests/fuzz.c $(FUZZ_OBJS) $(FUZZ_LIBS)
+	    tests/fuzz/fuzz.c $(FUZZ_OBJS) $(FUZZ_LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	for t in $(FUZZ_TARGETS); do \
 		mkdir -p build-fuzz/corpus_$$t; \
-		cp tests/fuzz-seeds/* build-fuzz/corpus_$$t/; \
+		cp tests/fuzz/seeds/* build-fuzz/corpus_$$t/; \
 		build-fuzz/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=4096 -seed=1 \
 		    -artifact_prefix=build-fuzz/fuzz_$$t- \
 		    build-fuzz/corpus_$$t > build-fuzz/fuzz_$$t.log 2>&1 || \

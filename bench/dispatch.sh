@@ -14,7 +14,7 @@
 # run starts from a copy of that data directory.
 #
 # BENCH_PG=1: the same on PostgreSQL, on a private server started here
-# (tests/pglib.sh: fsync on, synchronous_commit on); the template is a
+# (tests/helpers/pglib.sh: fsync on, synchronous_commit on); the template is a
 # database, and each run starts from CREATE DATABASE ... TEMPLATE.
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -34,7 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT
 if [ "$pg" = 1 ]; then
-	. "$top/tests/pglib.sh"
+	. "$top/tests/helpers/pglib.sh"
 	chmod 0755 "$tmp"
 	pg_start "$tmp/pg" >/dev/null || exit 1
 	unset HOOKBOX_DIR

@@ -14,7 +14,7 @@
 #               host, then two
 # A host is a responder (hookbox-fcgi with its defaults) behind its own
 # nginx on its own port; two hosts share the one database and are driven
-# at once, half the connections each, as tests/hosts.sh runs them.  (Two
+# at once, half the connections each, as tests/e2e/hosts.sh runs them.  (Two
 # hosts cannot share a SQLite file, so SQLite runs on one.)  The traffic,
 # each cell on the same responders, in this order:
 #   fresh       a new registered job completed on every request, to the
@@ -53,7 +53,7 @@
 # cells, under load (fresh traffic on one host, SELECT 1s 5 ms apart),
 # median and p99.  The load average is printed at the start and the end.
 #
-# PostgreSQL is a private server started here (tests/pglib.sh: fsync on,
+# PostgreSQL is a private server started here (tests/helpers/pglib.sh: fsync on,
 # synchronous_commit on).  Needs wrk, nginx, sqlite3, openssl, curl,
 # psql and PostgreSQL's server (scripts/install-deps.sh check), and
 # libpq's header to build bench/rtt.c; installs those of them that are
@@ -68,7 +68,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 HB="$build/hookbox"
 wrk_timeout=30s
 . "$top/bench/setup.sh"
-. "$top/tests/pglib.sh"
+. "$top/tests/helpers/pglib.sh"
 bench_need wrk wrk
 bench_need nginx nginx
 bench_need sqlite3 sqlite3

@@ -28,7 +28,7 @@
 # measure the opt-in synchronous=NORMAL.
 #
 # BENCH_PG=1: the same workload on PostgreSQL, a private server started
-# here (tests/pglib.sh: fsync on, synchronous_commit on), the responders
+# here (tests/helpers/pglib.sh: fsync on, synchronous_commit on), the responders
 # connecting over its unix socket; the commit baseline is then single-row
 # INSERT transactions per second measured by pgbench on that server.
 # BENCH_HOSTS=2 (with BENCH_PG=1): two responders, each behind its own
@@ -73,7 +73,7 @@ cleanup() {
 trap cleanup EXIT
 if [ "$pg" = 1 ]; then
 	bench_need pgbench postgresql-contrib
-	. "$top/tests/pglib.sh"
+	. "$top/tests/helpers/pglib.sh"
 	chmod 0755 "$tmp"
 	pg_start "$tmp/pg" >/dev/null || exit 1
 	unset HOOKBOX_DIR

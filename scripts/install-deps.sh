@@ -4,9 +4,9 @@
 # `make run` need (the compiler, the libraries, nginx, curl), `check`
 # (the default) that and everything the tests use (Check, sqlite3,
 # spawn-fcgi, systemd-analyze, groff, ...; systemd-container's
-# systemd-nspawn and iproute2's ip for tests/units.sh, which boots the
+# systemd-nspawn and iproute2's ip for tests/e2e/units.sh, which boots the
 # units in a container and gives its network a link-local address;
-# chromium for tests/page.sh, which loads the status page in it).  A
+# chromium for tests/e2e/page.sh, which loads the status page in it).  A
 # no-op when everything is present.  Run as root (or with sudo on
 # PATH).  -l prints the set's packages, one a line, and installs nothing.
 set -eu

@@ -41,10 +41,10 @@ run() {
 	rm -f "$log.one"
 }
 # A private PostgreSQL server for the suites that run on both backends
-# (tests/pglib.sh): its socket directory must be reachable by its owner.
+# (tests/helpers/pglib.sh): its socket directory must be reachable by its owner.
 pgtmp=$(mktemp -d)
 chmod 0755 "$pgtmp"
-. tests/pglib.sh
+. tests/helpers/pglib.sh
 trap 'pg_stop "$pgtmp/pg"; rm -rf "$log" "$log".* "$pgtmp"' EXIT
 status=0
 if pg_start "$pgtmp/pg" nosync; then
@@ -92,7 +92,7 @@ scripts() {
 		    "internal.sh $build" "group.sh $build" \
 		    "page.sh $build"; do
 			# shellcheck disable=SC2086
-			run "tests/$script" sh tests/$script
+			run "tests/e2e/$script" sh tests/e2e/$script
 		done
 	done
 	# `make install` and its systemd units (rated, then started in a
@@ -100,11 +100,11 @@ scripts() {
 	# set-up script, and the manual pages against the programs' help:
 	# the normal build's programs only.
 	for script in install upgrade setup run hosts pgfail units mandrift; do
-		run "tests/$script.sh build" sh "tests/$script.sh" build
+		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under
 	# ThreadSanitizer: group.sh looks for a report in the log.
-	run "tests/group.sh build-tsan" sh tests/group.sh build-tsan
+	run "tests/e2e/group.sh build-tsan" sh tests/e2e/group.sh build-tsan
 }
 
 # lane NAME FUNCTION: runs it with a log of its own; its output, failures

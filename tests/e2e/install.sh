@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/install.sh BUILD_DIR: `make install` into a staging directory.
+# tests/e2e/install.sh BUILD_DIR: `make install` into a staging directory.
 #
 # Installs the programs already built in BUILD_DIR (make's O=) with
 # DESTDIR and PREFIX=/usr, checks every file and its mode, that the
@@ -8,12 +8,12 @@
 # unknown key is only a warning), and has systemd-analyze security rate
 # each service 2.0 or lower.  `make uninstall`, with a PREFIX and a
 # UNITDIR of its own, removes every file install put there and keeps a
-# data directory and the operator's files beside them.  tests/units.sh
-# starts the units; tests/upgrade.sh installs over a running release.
+# data directory and the operator's files beside them.  tests/e2e/units.sh
+# starts the units; tests/e2e/upgrade.sh installs over a running release.
 set -u
 build=$(cd "${1:?usage: install.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

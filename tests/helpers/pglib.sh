@@ -1,4 +1,4 @@
-# tests/pglib.sh: a private PostgreSQL server for the tests (sourced).
+# tests/helpers/pglib.sh: a private PostgreSQL server for the tests (sourced).
 #
 # pg_start DIR [nosync] initialises a cluster in DIR/data with the distribution's
 # initdb, as an unprivileged user (postgres when run as root, else the
@@ -6,7 +6,7 @@
 # port, so it cannot clash with another server on this machine).  It sets
 #   pg_host   the socket directory (libpq's host=)
 #   pg_uri    a conninfo for the superuser "postgres" and database
-#             "hookbox" (tests/hostlib.sh makes the README's own roles)
+#             "hookbox" (tests/helpers/hostlib.sh makes the README's own roles)
 # With nosync the server runs with fsync=off: the suites create a database
 # per test, and each CREATE DATABASE flushes the new files; a crash of a
 # test server loses nothing anyone keeps.  Without it fsync stays on (a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/run.sh BUILD_DIR: the demo `make run` starts (scripts/run.sh), as a
+# tests/e2e/run.sh BUILD_DIR: the demo `make run` starts (scripts/run.sh), as a
 # user runs it, each time in a temporary directory on a free port.
 #
 # It comes up, and the curl line it prints answers `accepted`, then the
@@ -14,8 +14,8 @@
 # demo's package set leaves it out.
 set -u
 build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 
 tmp=$(mktemp -d)
 run="$tmp/run"
@@ -296,7 +296,7 @@ eq "SIGTERM: exit status" 0 "$rc"
 eq "SIGTERM: nothing left running" "" "$(leftovers)"
 
 # ---- the tester interrupted: the cases left are not run, all is removed ----
-# An instance that answers slowly (tests/sink.c, 2 s each): Ctrl-C once
+# An instance that answers slowly (tests/helpers/sink.c, 2 s each): Ctrl-C once
 # its tenant exists stops it after the case under way, exit 1.
 "$build/tests/sink" -p 0 -l "$tmp/slow.log" -s "slow:2000:200" \
     > "$tmp/slow.port" 2> "$tmp/slow.err" &

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/pgfail.sh BUILD_DIR: a responder behind nginx and a dispatcher on
+# tests/e2e/pgfail.sh BUILD_DIR: a responder behind nginx and a dispatcher on
 # a private PostgreSQL, and the database failing under them:
 #
 #  - the server stopped (pg_ctl stop -m fast) in the middle of a load:
@@ -20,11 +20,11 @@
 # Prints "pgfail: N passed, N failed".
 set -u
 build=$(cd "${1:?usage: pgfail.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
-. "$top/tests/pglib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
+. "$top/tests/helpers/pglib.sh"
 tmp=$(mktemp -d)
-. "$top/tests/hostlib.sh"
+. "$top/tests/helpers/hostlib.sh"
 export HOOKBOX_BACKOFF_MS=1
 export HOOKBOX_LEASE_MARGIN_MS=300
 

@@ -4,7 +4,7 @@
  * Webhooks signature it sends verified with the project's own verifier,
  * and the guards on the store's recovery moves (real SQLite files).  The
  * process-level windows (SIGKILL, two dispatchers, a locked config.db,
- * restart) are in tests/dispatch.sh.
+ * restart) are in tests/e2e/dispatch.sh.
  */
 #include <limits.h>
 #include <signal.h>
@@ -395,7 +395,7 @@ END_TEST
  * not internal.  The addresses are link-local ones no service is known
  * at: should the check fail, no metadata service of the machine running
  * the tests gets a request (check_util judges the metadata addresses on
- * paper; tests/internal.sh lets a request through to a link-local
+ * paper; tests/e2e/internal.sh lets a request through to a link-local
  * address of its own network namespace).
  */
 START_TEST(internal_refused)

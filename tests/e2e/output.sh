@@ -1,12 +1,12 @@
 #!/bin/sh
-# tests/output.sh: the tool's read-outs (tables, --json, filters, --limit,
+# tests/e2e/output.sh: the tool's read-outs (tables, --json, filters, --limit,
 # redaction, unknown rows), job import at volume, and prune of ended jobs,
 # on real files.
-# Usage: tests/output.sh PATH_TO_HOOKBOX
+# Usage: tests/e2e/output.sh PATH_TO_HOOKBOX
 set -u
 HB=$(readlink -f "${1:?usage: output.sh HOOKBOX}")
 here=$(dirname "$0")
-. "$here/lib.sh"
+. "$here/../helpers/lib.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

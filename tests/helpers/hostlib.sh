@@ -1,5 +1,5 @@
-# tests/hostlib.sh: what tests/hosts.sh and tests/pgfail.sh share
-# (sourced after tests/lib.sh and tests/pglib.sh): a private PostgreSQL
+# tests/helpers/hostlib.sh: what tests/e2e/hosts.sh and tests/e2e/pgfail.sh share
+# (sourced after tests/helpers/lib.sh and tests/helpers/pglib.sh): a private PostgreSQL
 # with an admin and a serving role, responders on their own sockets, signed
 # POSTs fired many at a time, and queries as the admin.
 #

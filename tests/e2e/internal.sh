@@ -1,7 +1,7 @@
 #!/bin/sh
-# tests/internal.sh BUILD_DIR: destinations at internal addresses, end to
+# tests/e2e/internal.sh BUILD_DIR: destinations at internal addresses, end to
 # end, with the real dispatcher, a real resolver and a real HTTP server
-# (tests/sink.c) listening on a link-local address.  A name that resolves
+# (tests/helpers/sink.c) listening on a link-local address.  A name that resolves
 # to a link-local address is refused when the dispatcher connects (the
 # server gets nothing, the attempt is recorded, the row is dead at once)
 # unless its destination allows internal addresses; a connection kept
@@ -15,7 +15,7 @@
 # namespaces are not permitted it says so and runs nothing.
 set -u
 build=$(cd "${1:?usage: internal.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [ "${HOOKBOX_TEST_NS:-}" != 1 ]; then
 	if ! unshare -rnm true 2>/dev/null; then
@@ -25,7 +25,7 @@ if [ "${HOOKBOX_TEST_NS:-}" != 1 ]; then
 	exec unshare -rnm env HOOKBOX_TEST_NS=1 sh "$0" "$build"
 fi
 
-. "$top/tests/lib.sh"
+. "$top/tests/helpers/lib.sh"
 HB="$build/hookbox"
 SINK="$build/tests/sink"
 LL=169.254.77.1

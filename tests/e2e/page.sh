@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/page.sh BUILD_DIR: the status page, in a real browser.
+# tests/e2e/page.sh BUILD_DIR: the status page, in a real browser.
 #
 # A live instance (the responder behind nginx, two destinations served by
 # tests/sink, the dispatcher run once) gets known traffic; then Debian's
@@ -12,8 +12,8 @@
 # and one that asks for an image from another host.
 set -u
 build=$(cd "${1:?usage: page.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 HB="$build/hookbox"
 FCGI="$build/hookbox-fcgi"
 SINK="$build/tests/sink"

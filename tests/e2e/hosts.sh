@@ -1,10 +1,10 @@
 #!/bin/sh
-# tests/hosts.sh BUILD_DIR: two hosts on one PostgreSQL, simulated on
-# loopback.  A private server (tests/pglib.sh) holds the configuration and
+# tests/e2e/hosts.sh BUILD_DIR: two hosts on one PostgreSQL, simulated on
+# loopback.  A private server (tests/helpers/pglib.sh) holds the configuration and
 # the state; `hookbox init --grant` makes the schemas and lets the role
 # hookbox_serve serve.  Each "host" is a responder on its own socket behind
 # its own nginx on its own port, and a dispatcher; all four connect as
-# hookbox_serve and deliver to one local HTTP sink (tests/sink.c).
+# hookbox_serve and deliver to one local HTTP sink (tests/helpers/sink.c).
 #
 # Proves, across the hosts: the three routes of one step (organization
 # webhook, per-job callback, poll) racing make one action; a change made
@@ -19,11 +19,11 @@
 # per scenario group, then "hosts: N passed, N failed".
 set -u
 build=$(cd "${1:?usage: hosts.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
-. "$top/tests/pglib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
+. "$top/tests/helpers/pglib.sh"
 tmp=$(mktemp -d)
-. "$top/tests/hostlib.sh"
+. "$top/tests/helpers/hostlib.sh"
 export HOOKBOX_BACKOFF_MS=1		# retries at once
 export HOOKBOX_LEASE_MARGIN_MS=300	# a dead owner's lease expires soon
 export HOOKBOX_RECHECK_MS=1000

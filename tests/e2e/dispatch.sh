@@ -1,11 +1,11 @@
 #!/bin/sh
-# tests/dispatch.sh BUILD_DIR: the outbox dispatcher against real local
-# HTTP servers (tests/sink.c, scripted per request), with real processes
+# tests/e2e/dispatch.sh BUILD_DIR: the outbox dispatcher against real local
+# HTTP servers (tests/helpers/sink.c, scripted per request), with real processes
 # killed with SIGKILL.  Every scenario of DESIGN.md section 7.
 set -u
 build=$(cd "${1:?usage: dispatch.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 HB="$build/hookbox"
 SINK="$build/tests/sink"
 

@@ -1,10 +1,10 @@
 #!/bin/sh
-# tests/cli.sh: the hookbox tool end to end, on real files.
-# Usage: tests/cli.sh PATH_TO_HOOKBOX
+# tests/e2e/cli.sh: the hookbox tool end to end, on real files.
+# Usage: tests/e2e/cli.sh PATH_TO_HOOKBOX
 set -u
 HB=$(readlink -f "${1:?usage: cli.sh HOOKBOX}")
 here=$(dirname "$0")
-. "$here/lib.sh"
+. "$here/../helpers/lib.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

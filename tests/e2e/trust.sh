@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/trust.sh BUILD_DIR: the responder's trust boundaries, tried the way
+# tests/e2e/trust.sh BUILD_DIR: the responder's trust boundaries, tried the way
 # another process on the same host would.
 #
 # The responder runs as an unprivileged user made for the test (root can
@@ -18,8 +18,8 @@
 #    exit code (these need no root).
 set -u
 build=$(cd "${1:?usage: trust.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 HB="$build/hookbox"
 FCGI="$build/hookbox-fcgi"
 user=hookbox-test

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/units.sh BUILD_DIR: the systemd units as `make install` puts them,
+# tests/e2e/units.sh BUILD_DIR: the systemd units as `make install` puts them,
 # started by a real systemd and used.
 #
 # This machine's own OS is booted in a container (systemd-nspawn
@@ -11,7 +11,7 @@
 # applied by systemd.  The data directory is made by
 # scripts/setup-server.sh for a user made for the test, which the
 # container knows as "hookbox".  The container has a network of its
-# own; nginx (the site snippet), tests/sink.c and curl run in it.  Then:
+# own; nginx (the site snippet), tests/helpers/sink.c and curl run in it.  Then:
 #  - a signed callback through nginx and hookbox.socket is accepted;
 #  - the dispatcher delivers it to the sink, by a name with an IPv4 and
 #    an IPv6 address (getaddrinfo() without AF_NETLINK);
@@ -35,13 +35,13 @@
 # not run), the lines no probe looks at one by one (ProtectKernel*=,
 # ProtectClock=, ProtectHostname=, PrivateDevices=, RestrictNamespaces=,
 # RestrictRealtime=, LockPersonality=, RemoveIPC=: systemd applies them,
-# tests/install.sh rates them), hookbox-poll.timer firing (only seen
+# tests/e2e/install.sh rates them), hookbox-poll.timer firing (only seen
 # active), and PostgreSQL, over TCP or not.  Needs root; skipped
 # otherwise.
 set -u
 build=$(cd "${1:?usage: units.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "units: skipped (needs root to boot a container)"
@@ -372,7 +372,7 @@ done
 # ---- the probe, under each service's own lines ----
 # Each line of the unit that the probe can see, and what it must see.
 # Every service must have every line: dropping one fails here as well
-# as (perhaps) in tests/install.sh's rating.
+# as (perhaps) in tests/e2e/install.sh's rating.
 cat > "$tmp/effects" <<EOF
 User=hookbox|uid=$uid
 CapabilityBoundingSet=|CapBnd=0000000000000000 CapEff=0000000000000000

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/mandrift.sh: the manual pages against the programs' own help, so
+# tests/e2e/mandrift.sh: the manual pages against the programs' own help, so
 # that neither drifts from the other.  Every command `hookbox --help`
 # lists has its entry in man/hookbox.1 (an indented tag in COMMANDS whose
 # leading words are the command), every option `hookbox COMMAND --help`
@@ -8,13 +8,13 @@
 # the page is one some help prints.  The same for `hookbox-fcgi -h`
 # against the OPTIONS of man/hookbox-fcgi.8.  The help is read when the
 # test runs, never from a stored list.
-# Usage: tests/mandrift.sh BUILD_DIR [MAN_DIR]
+# Usage: tests/e2e/mandrift.sh BUILD_DIR [MAN_DIR]
 set -u
 # Words are split on purpose below (a tag, a list of options); never globbed.
 set -f
 build=$(cd "${1:?usage: mandrift.sh BUILD_DIR [MAN_DIR]}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 mandir=${2:-$top/man}
 hb=$build/hookbox
 fcgi=$build/hookbox-fcgi

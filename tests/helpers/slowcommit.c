@@ -1,5 +1,5 @@
 /*
- * slowcommit.c: an LD_PRELOAD shim for tests/group.sh.  The first write
+ * slowcommit.c: an LD_PRELOAD shim for tests/e2e/group.sh.  The first write
  * after each fsync() or fdatasync() (SQLite's pwrite64()) waits SLOW_MS
  * first: a COMMIT's first write to the WAL, so that a writer committing
  * batch after batch spends most of its time inside COMMIT with nothing

@@ -1,4 +1,4 @@
-# tests/lib.sh: assertions for the shell test scripts (sourced).
+# tests/helpers/lib.sh: assertions for the shell test scripts (sourced).
 # Each script calls ok/fail through these and ends with `finish NAME`,
 # which prints "NAME: N passed, N failed" and sets the exit status.
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/e2e.sh BUILD_DIR: the responder end to end, through a real nginx.
+# tests/e2e/e2e.sh BUILD_DIR: the responder end to end, through a real nginx.
 #
 # Starts hookbox-fcgi on its own unix socket with three workers, and nginx
 # on a loopback port with the site snippet from nginx/, then checks every
@@ -7,8 +7,8 @@
 # mode, spawn-fcgi mode and a write-locked state file.
 set -u
 build=$(cd "${1:?usage: e2e.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 HB="$build/hookbox"
 FCGI="$build/hookbox-fcgi"
 export HOOKBOX="$HB"
@@ -495,7 +495,7 @@ eq "mapped: three actions, each with its version" "3" \
     json_extract(payload, '$.version') IN (2, 3)")"
 
 # ---- the Mux preset: its mapping and sample bodies from presets/ ----
-presets="$(dirname "$0")/../presets"
+presets="$(dirname "$0")/../../presets"
 "$HB" destination add downstream --tenant acme \
     --url http://127.0.0.1:9/sink >/dev/null
 "$HB" endpoint add mux-assets --tenant acme --kind mapped \

@@ -1,12 +1,12 @@
 #!/bin/sh
-# tests/admin.sh: configuring hookbox with its tool, on a real config.db:
+# tests/e2e/admin.sh: configuring hookbox with its tool, on a real config.db:
 # what add refuses (and how it says so), set, an endpoint's secrets by id
 # (add, list, revoke, --retire-others-after) and that a revoked or
 # expired secret is refused by the responder itself; endpoints of kind
 # mapped (a mapping file checked, stored, shown back, replaced); and a
 # config.db of the previous schema, upgraded by init (one made by hand,
 # and one made by the previous release).
-# Usage: tests/admin.sh PATH_TO_HOOKBOX (hookbox-fcgi is looked for beside
+# Usage: tests/e2e/admin.sh PATH_TO_HOOKBOX (hookbox-fcgi is looked for beside
 # it; the previous release's tool in $HOOKBOX_OLD is optional: with it,
 # a config.db that release made is configured with this one, and read
 # back by it).
@@ -15,7 +15,7 @@ HB=$(readlink -f "${1:?usage: admin.sh HOOKBOX}")
 FCGI=$(dirname "$HB")/hookbox-fcgi
 OLD=${HOOKBOX_OLD:-}
 here=$(dirname "$0")
-. "$here/lib.sh"
+. "$here/../helpers/lib.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/upgrade.sh BUILD_DIR: an upgrade from release v0.9.0 to the build
+# tests/e2e/upgrade.sh BUILD_DIR: an upgrade from release v0.9.0 to the build
 # in BUILD_DIR, as an administrator makes it (hookbox-fcgi(8),
 # UPGRADING).
 #
@@ -21,7 +21,7 @@
 #    not change, and change nothing.
 # The running service (root, systemd-nspawn and the tag v0.9.0 needed;
 # skipped otherwise): v0.9.0's `make install` is booted in a container
-# as tests/units.sh boots the new one, with its units enabled and state
+# as tests/e2e/units.sh boots the new one, with its units enabled and state
 # on the fixtures; the new build's `make install` goes over it; the
 # running responder and dispatcher are still v0.9.0's deleted programs
 # until `hookbox init`, scripts/setup-server.sh, `systemctl
@@ -33,8 +33,8 @@
 # tests/fixtures/build-release.sh; `make clean` removes it).
 set -u
 build=$(cd "${1:?usage: upgrade.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 . "$top/tests/fixtures/v0.9.0.sh"
 HB="$build/hookbox"
 FCGI="$build/hookbox-fcgi"
@@ -244,7 +244,7 @@ if [ "$have_old" = 1 ]; then
 fi
 
 # ---- the running service: v0.9.0 booted, the new build installed ----
-# As tests/units.sh boots the new build: this machine's OS in a container
+# As tests/e2e/units.sh boots the new build: this machine's OS in a container
 # (systemd-nspawn --volatile=yes), here with the staged /usr/local bound
 # in (PREFIX=/usr/local, as `make install` defaults to), so that the
 # install on this side replaces what the container runs, as on a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/group.sh BUILD_DIR: group commit end to end: the responder's
+# tests/e2e/group.sh BUILD_DIR: group commit end to end: the responder's
 # worker killed with SIGKILL while hundreds of callbacks are in flight.
 #
 # A real nginx in front of hookbox-fcgi as deployed (one worker, its
@@ -19,8 +19,8 @@
 # counted and printed, never asserted.
 set -u
 build=$(cd "${1:?usage: group.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 HB="$build/hookbox"
 FCGI="$build/hookbox-fcgi"
 N=${GROUP_CALLBACKS:-500}
@@ -58,7 +58,7 @@ eq "jobs registered" "$N" \
     "$(sqlite3 "$HOOKBOX_DIR/config.db" 'SELECT count(*) FROM jobs')"
 
 # ---- the responder with its defaults, then nginx in front ----
-# Each COMMIT slowed before its first write (tests/slowcommit.c), so that
+# Each COMMIT slowed before its first write (tests/helpers/slowcommit.c), so that
 # the writer is mostly inside COMMIT with nothing of its batch written,
 # and the kill lands there; the sanitizers' runtimes are then not the
 # first library loaded, which ASan must be told is fine.

@@ -1,12 +1,12 @@
 #!/bin/sh
-# tests/setup.sh BUILD_DIR: scripts/setup-server.sh, as root, with real
+# tests/e2e/setup.sh BUILD_DIR: scripts/setup-server.sh, as root, with real
 # users made for the test (removed after): the files' owners and modes,
 # and what the service user can and cannot do with them.  Skipped (with a
 # line saying so) when not root.
 set -u
 build=$(cd "${1:?usage: setup.sh BUILD_DIR}" && pwd)
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/tests/lib.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/helpers/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "setup: skipped (needs root to make users)"
