@@ -246,7 +246,7 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 		return rc;
 	f.since = o.since;
 	f.limit = o.limit + 1;	/* one more says more exist */
-	src = store_outbox_list_where(st, state, &f, &arr);
+	src = store_outbox_list(st, state, &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
@@ -285,7 +285,7 @@ cmd_attempts(struct settings *e, int argc, char **argv)
 	f.limit = o.limit + 1;
 	if ((src = store_action_state(st, argv[optind], &state, &found)) ==
 	    STORE_OK && found)
-		src = store_attempts_list_where(st, argv[optind], &f, &arr);
+		src = store_attempts_list(st, argv[optind], &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
@@ -407,7 +407,7 @@ cmd_conflicts(struct settings *e, int argc, char **argv)
 		return rc;
 	f.since = o.since;
 	f.limit = o.limit + 1;
-	src = store_conflicts_list_where(st, all, &f, &arr);
+	src = store_conflicts_list(st, all, &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);

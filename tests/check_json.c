@@ -21,7 +21,7 @@
 #include <sqlite3.h>
 
 #include "accept.h"
-#include "store_ops.h"
+#include "store_outbox.h"
 #include "config_admin.h"
 #include "db.h"
 #include "fault.h"
@@ -374,7 +374,7 @@ START_TEST(readouts_nomem)
 	for (f.n = 0;; f.n++) {
 		arm(&f, f.n, _i);
 		arr = (cJSON *)&f;	/* proves *out is written */
-		ss = store_outbox_list(st, STORE_PENDING, 10, &arr);
+		ss = store_outbox_list(st, STORE_PENDING, NULL, &arr);
 		disarm();
 		if (!f.fired)
 			break;

@@ -2277,7 +2277,7 @@ rows_of(enum store_status rc, struct cJSON *arr)
 /* The rows a read-out call puts in arr (the call runs first). */
 #define ROWS(call)	(src = (call), rows_of(src, arr))
 
-START_TEST(list_where_filters)
+START_TEST(list_filters)
 {
 	struct store_list_filter	 f;
 	struct cJSON			*arr = NULL;
@@ -2287,54 +2287,54 @@ START_TEST(list_where_filters)
 	accept_at("a", 2, T0 + 10);
 	accept_at("b", 1, T0 + 20);
 	memset(&f, 0, sizeof(f));
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    NULL, &arr)), 3);
 	f.tenant = "a";
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 2);
 	f.tenant = NULL;
 	f.since = T0 + 10;
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 2);
 	f.since = 0;
 	f.limit = 1;
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 1);
 	f.limit = 0;
 	f.destination = "sink";
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 3);
 	f.destination = "nosuch";
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 0);
 
 	/* Attempts: since and limit. */
 	make_state(ACT("a", 1), STORE_DEAD, T0 + 100);
 	memset(&f, 0, sizeof(f));
-	ck_assert_int_ge(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	ck_assert_int_ge(ROWS(store_attempts_list(st, ACT("a", 1),
 	    &f, &arr)), 1);
 	f.limit = 1;
-	ck_assert_int_eq(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	ck_assert_int_eq(ROWS(store_attempts_list(st, ACT("a", 1),
 	    &f, &arr)), 1);
 	f.limit = 0;
 	f.since = T0 + 1000000000;
-	ck_assert_int_eq(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	ck_assert_int_eq(ROWS(store_attempts_list(st, ACT("a", 1),
 	    &f, &arr)), 0);
 
 	/* Conflicts: a failure after a completion, for tenant a. */
 	ck_assert_int_eq(observe("a", "{\"id\":\"j2\",\"status\":\"Failed\"}",
 	    T0 + 200), HB_CONFLICT);
 	memset(&f, 0, sizeof(f));
-	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 0, &f, &arr)), 1);
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, &f, &arr)), 1);
 	f.tenant = "b";
-	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 0, &f, &arr)), 0);
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, &f, &arr)), 0);
 	f.tenant = "a";
 	f.since = T0 + 201;
-	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 1, &f, &arr)), 0);
-	/* The old calls are the same with no filter. */
-	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, &arr)), 1);
-	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING, 1,
-	    &arr)), 1);
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 1, &f, &arr)), 0);
+	/* No filter (NULL) shows all. */
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, NULL, &arr)), 1);
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING, NULL,
+	    &arr)), 2);
 	no_lock_held();
 }
 END_TEST
@@ -2799,7 +2799,7 @@ store_suite(void)
 	tcase_add_test(ops, metrics_table);
 	tcase_add_test(ops, state_names);
 	tcase_add_test(ops, receipt_counts_by_result);
-	tcase_add_test(ops, list_where_filters);
+	tcase_add_test(ops, list_filters);
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
