@@ -140,7 +140,8 @@ outbox_backoff(const struct outbox_opts *o, int attempt,
 	return delay;
 }
 
-const char *
+/* "delivered", "retry", "dead", "unknown": static storage. */
+static const char *
 outbox_outcome_name(enum store_outcome o)
 {
 	switch (o) {
