@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "accept.h"
+#include "config_bulk.h"
 #include "store_metrics.h"
 #include "store_ops.h"
 #include "store_outbox.h"
@@ -535,7 +536,7 @@ configured_names(struct config *cfg, enum config_table t, char **out)
 	enum config_status	 rc;
 
 	*out = NULL;
-	if ((rc = config_list(cfg, t, &rows)) != CONFIG_OK)
+	if ((rc = config_list(cfg, t, NULL, &rows)) != CONFIG_OK)
 		return rc;
 	if ((names = cJSON_CreateArray()) == NULL) {
 		cJSON_Delete(rows);
