@@ -105,7 +105,7 @@ endif
 LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
 	   lib/db_pg.c lib/pg_schema.c lib/obs.c lib/tornado.c lib/auth.c \
 	   lib/config.c lib/config_admin.c lib/config_edit.c lib/config_bulk.c \
-	   lib/config_map.c \
+	   lib/config_map.c lib/config_check.c \
 	   lib/config_pool.c lib/config_cache.c lib/store.c lib/store_accept.c \
 	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c lib/accept.c \
 	   lib/decide.c lib/group.c lib/hook.c lib/http.c lib/outbox.c \
@@ -115,7 +115,7 @@ LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
 LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
 	   lib/pg_schema.h lib/obs.h lib/tornado.h lib/auth.h lib/config.h \
 	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
-	   lib/config_map.h \
+	   lib/config_map.h lib/config_check.h \
 	   lib/config_int.h lib/config_pool.h lib/config_cache.h lib/store.h \
 	   lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
 	   lib/store_metrics.h lib/store_flight.h lib/store_int.h \

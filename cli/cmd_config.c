@@ -17,6 +17,7 @@
 #include "access.h"
 #include "config_admin.h"
 #include "config_bulk.h"
+#include "config_check.h"
 #include "config_edit.h"
 #include "config_map.h"
 #include "hook.h"

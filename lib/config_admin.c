@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cJSON.h>
 #include <sodium.h>
 
 #include "config_admin.h"

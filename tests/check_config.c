@@ -39,6 +39,7 @@
 #include "pg_schema.h"
 #include "config_edit.h"
 #include "config_bulk.h"
+#include "config_check.h"
 #include "config_map.h"
 #include "mapping.h"
 #include "util.h"
