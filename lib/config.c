@@ -13,7 +13,6 @@
 #include <sodium.h>
 
 #include "config_int.h"
-#include "config_map.h"
 #include "mapping.h"
 #include "pg_schema.h"
 #include "text.h"
