@@ -799,7 +799,7 @@ record(struct outbox *ob, int n)
 	now = util_now_ms();
 	(void)metrics_set_max(&ob->counts, "heartbeat_ms", "", "", now);
 	do {
-		rc = store_outbox_finish_counted(ob->st, ob->fin, m, ob->owner,
+		rc = store_outbox_finish(ob->st, ob->fin, m, ob->owner,
 		    &ob->counts);
 	} while (rc == STORE_BUSY && util_now_ms() < last);
 	if (rc == STORE_OK) {

@@ -494,13 +494,6 @@ finish_keys(const struct store_finish *f, int n, char **ends, char **moves,
 
 enum store_status
 store_outbox_finish(struct store *s, struct store_finish *f, int n,
-    const char *owner)
-{
-	return store_outbox_finish_counted(s, f, n, owner, NULL);
-}
-
-enum store_status
-store_outbox_finish_counted(struct store *s, struct store_finish *f, int n,
     const char *owner, const struct metrics_set *m)
 {
 	struct db_stmt		*st = NULL, *moved = NULL;

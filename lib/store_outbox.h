@@ -124,18 +124,13 @@ struct store_finish {
  * same owner and attempt number).  Where it did not (the lease had
  * expired and was recovered), lost is set and nothing but the attempt's
  * end is written, except that an attempt that delivered settles a row
- * that recovery left unknown or dead as delivered all the same.  On a
- * failure nothing is written and every lost is 0.
- */
-HB_API enum store_status store_outbox_finish(struct store *,
-    struct store_finish *f, int n, const char *owner) HB_MUST_CHECK;
-
-/*
- * The same, with m's counts (metrics.h; may be NULL) added in the same
- * transaction: they are in state.db exactly when the outcomes are.
+ * that recovery left unknown or dead as delivered all the same.  m's
+ * counts (metrics.h; NULL for none) are added in the same transaction:
+ * they are in state.db exactly when the outcomes are.  On a failure
+ * nothing is written and every lost is 0.
  */
 struct metrics_set;
-HB_API enum store_status store_outbox_finish_counted(struct store *,
+HB_API enum store_status store_outbox_finish(struct store *,
     struct store_finish *f, int n, const char *owner,
     const struct metrics_set *m) HB_MUST_CHECK;
 

@@ -1139,7 +1139,7 @@ START_TEST(claim_and_record_two_round_trips)
 	    STORE_OK);
 	f[0].lease = &c[0].lease;
 	f[0].ended = T0 + 20;
-	ck_assert_int_eq(store_outbox_finish_counted(st, f, 1, "w1", &m),
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", &m),
 	    STORE_OK);
 	store_lease_clear(&c[0].lease);
 	for (i = 0; i < N; i++) {
@@ -1166,7 +1166,7 @@ START_TEST(claim_and_record_two_round_trips)
 		    i % 2 == 0 ? "delivered" : "retry", 1), 0);
 	}
 	t = store_round_trips(st);
-	ck_assert_int_eq(store_outbox_finish_counted(st, f, N, "w1", &m),
+	ck_assert_int_eq(store_outbox_finish(st, f, N, "w1", &m),
 	    STORE_OK);
 	if (test_backend == TEST_POSTGRES)
 		ck_assert_uint_le(store_round_trips(st) - t, 2);
@@ -1233,7 +1233,8 @@ START_TEST(finish_batch)
 	/* A commit that fails writes nothing. */
 	sig(ACT("b", 1), before, sizeof(before));
 	fault_set(FAULT_BEFORE_COMMIT, fail_commit, NULL);
-	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_IO);
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL),
+	    STORE_IO);
 	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(f[i].lost, 0);
@@ -1243,7 +1244,8 @@ START_TEST(finish_batch)
 	ck_assert_str_eq(state_of(ACT("c", 1)), "unknown");
 	no_lock_held();
 
-	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_OK);
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL),
+	    STORE_OK);
 	ck_assert_int_eq(f[0].lost, 0);
 	ck_assert_int_eq(f[1].lost, 0);
 	ck_assert_int_eq(f[2].lost, 1);
@@ -1268,7 +1270,8 @@ START_TEST(finish_batch)
 
 	/* Again (a retried record): every lease is gone now, nothing moves. */
 	sig(ACT("a", 1), before, sizeof(before));
-	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1"), STORE_OK);
+	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1", NULL),
+	    STORE_OK);
 	ck_assert_int_eq(f[0].lost, 1);
 	ck_assert_int_eq(f[1].lost, 1);
 	sig(ACT("a", 1), after, sizeof(after));
@@ -1276,7 +1279,8 @@ START_TEST(finish_batch)
 	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
 	/* An outcome out of range is refused before anything is written. */
 	f[0].out = (enum store_outcome)9;
-	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1"), STORE_ERROR);
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", NULL),
+	    STORE_ERROR);
 	for (i = 0; i < 4; i++)
 		store_lease_clear(&l[i]);
 	no_lock_held();
