@@ -16,6 +16,8 @@
 
 #include "access.h"
 #include "config_admin.h"
+#include "config_bulk.h"
+#include "config_check.h"
 #include "config_edit.h"
 #include "config_map.h"
 #include "hook.h"
@@ -801,7 +803,7 @@ cmd_endpoint_show(struct settings *e, int argc, char **argv)
 			puts(text);
 		goto out;
 	}
-	if ((rc = config_done(config_list(cfg, CONFIG_ENDPOINTS, &arr),
+	if ((rc = config_done(config_list(cfg, CONFIG_ENDPOINTS, NULL, &arr),
 	    name, NULL)) != EXIT_OK)
 		goto out;
 	cJSON_ArrayForEach(row, arr) {

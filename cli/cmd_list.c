@@ -239,7 +239,7 @@ known_destination(struct config *cfg, const char *tenant, const char *name)
 
 	memset(&f, 0, sizeof(f));
 	f.tenant = tenant;
-	if ((rc = config_done(config_list_where(cfg, CONFIG_DESTINATIONS, &f,
+	if ((rc = config_done(config_list(cfg, CONFIG_DESTINATIONS, &f,
 	    &arr), "destination", NULL)) != EXIT_OK)
 		return rc;
 	rc = EXIT_FAIL;
@@ -363,7 +363,7 @@ cmd_list(struct settings *e, int argc, char **argv)
 	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
 	if (f.tenant == NULL || (rc = known_tenant(cfg, f.tenant)) == EXIT_OK)
-		rc = config_done(config_list_where(cfg, t, &f, &arr),
+		rc = config_done(config_list(cfg, t, &f, &arr),
 		    cli_cmd->name, NULL);
 	config_close(cfg);
 	if (rc != EXIT_OK)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "accept.h"
+#include "config_bulk.h"
 #include "store_metrics.h"
 #include "store_ops.h"
 #include "store_outbox.h"
@@ -251,7 +252,7 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 		return rc;
 	f.since = o.since;
 	f.limit = o.limit + 1;	/* one more says more exist */
-	src = store_outbox_list_where(st, state, &f, &arr);
+	src = store_outbox_list(st, state, &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
@@ -290,7 +291,7 @@ cmd_attempts(struct settings *e, int argc, char **argv)
 	f.limit = o.limit + 1;
 	if ((src = store_action_state(st, argv[optind], &state, &found)) ==
 	    STORE_OK && found)
-		src = store_attempts_list_where(st, argv[optind], &f, &arr);
+		src = store_attempts_list(st, argv[optind], &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
@@ -412,7 +413,7 @@ cmd_conflicts(struct settings *e, int argc, char **argv)
 		return rc;
 	f.since = o.since;
 	f.limit = o.limit + 1;
-	src = store_conflicts_list_where(st, all, &f, &arr);
+	src = store_conflicts_list(st, all, &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
 		return store_fail(e, src);
@@ -540,7 +541,7 @@ configured_names(struct config *cfg, enum config_table t, char **out)
 	enum config_status	 rc;
 
 	*out = NULL;
-	if ((rc = config_list(cfg, t, &rows)) != CONFIG_OK)
+	if ((rc = config_list(cfg, t, NULL, &rows)) != CONFIG_OK)
 		return rc;
 	if ((names = cJSON_CreateArray()) == NULL) {
 		cJSON_Delete(rows);

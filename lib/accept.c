@@ -12,6 +12,7 @@
 #include "fault.h"
 #include "json.h"
 #include "store_flight.h"
+#include "store_outbox.h"
 #include "text.h"
 #include "util.h"
 

@@ -5,6 +5,7 @@
  * writes, which run these statements by their enum, are in
  * config_admin.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,7 +13,7 @@
 #include <sodium.h>
 
 #include "config_int.h"
-#include "config_map.h"
+#include "mapping.h"
 #include "pg_schema.h"
 #include "text.h"
 #include "util.h"
@@ -1341,4 +1342,70 @@ config_pollable_jobs(struct config *c,
 		status = config_status_of(c, rc);
 	db_reset(st);
 	return status;
+}
+
+/* What mapping_parse() says when it ran out of memory (mapping.h). */
+#define PARSE_NOMEM	"out of memory"
+
+/* mapping_parse(), its failure as a status (see config_int.h). */
+struct mapping *
+config_mapping_parse(const char *text, size_t len, enum config_status *rc,
+    char *why, size_t whylen)
+{
+	struct mapping	*m;
+	char		 buf[256];
+
+	*rc = CONFIG_OK;
+	if (len > MAPPING_TEXT_MAX) {
+		(void)snprintf(why, whylen, "longer than %d bytes",
+		    MAPPING_TEXT_MAX);
+		*rc = CONFIG_INVALID;
+		return NULL;
+	}
+	if ((m = mapping_parse(text, len, buf, sizeof(buf))) == NULL) {
+		*rc = strcmp(buf, PARSE_NOMEM) == 0 ? CONFIG_NOMEM :
+		    CONFIG_INVALID;
+		(void)snprintf(why, whylen, "%s", buf);
+	}
+	return m;
+}
+
+/* Which mapped endpoint names a destination (see config_int.h). */
+enum config_status
+config_dest_mapped_by(struct config *c, const char *tenant, const char *dest,
+    char *name, size_t len)
+{
+	struct mapping		*m;
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	enum db_rc		 drc;
+	const char		*t;
+	char			 why[256];
+	int			 hit;
+
+	if ((st = config_stmt(c, CONFIG_Q_MAPPED_OF_TENANT, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, tenant) != DB_OK)
+		return CONFIG_NOMEM;
+	while ((drc = db_step(st)) == DB_ROW) {
+		t = db_col_text(st, 1);
+		if ((m = config_mapping_parse(t, strlen(t), &rc, why,
+		    sizeof(why))) == NULL) {
+			if (rc == CONFIG_NOMEM)
+				break;
+			continue;
+		}
+		hit = strcmp(mapping_destination(m), dest) == 0;
+		mapping_free(m);
+		if (hit) {
+			rc = db_col_copy(st, 0, name, len) != 0 ?
+			    CONFIG_ERROR : CONFIG_OK;
+			break;
+		}
+	}
+	if (drc == DB_ROW) {
+		db_reset(st);
+		return rc;
+	}
+	return drc == DB_DONE ? CONFIG_NOTFOUND : config_status_of(c, drc);
 }

@@ -3,7 +3,8 @@
  * responder, the dispatcher, the poller) see it.
  *
  * Transactions: reads only; each look-up is self-contained, or inside
- * one config_snapshot().
+ * one config_snapshot().  config_upgrade(), its owner's change of the
+ * schema, is self-contained, on connections of its own.
  *
  * It is a SQLite file, config.db, or the schema hookbox_config of a
  * PostgreSQL database when the path is a conninfo or a postgresql:// URI
@@ -119,7 +120,7 @@ HB_API const char *config_strerror(enum config_status);
  * Opens config.db.  *out is freed with config_close().  busy_ms bounds
  * the wait for a writer's lock (on PostgreSQL: the connection and every
  * statement).  The schema of an older release is CONFIG_OLD, in either
- * mode: only config_upgrade() (config_map.h) changes it.  A schema of
+ * mode: only config_upgrade() changes it.  A schema of
  * another version, or none, is CONFIG_ERROR; a path that is a symbolic
  * link is refused (CONFIG_ERROR).  On PostgreSQL
  * the connection's options are replaced by the session's own.
@@ -127,6 +128,24 @@ HB_API const char *config_strerror(enum config_status);
 HB_API enum config_status config_open(const char *path, enum config_mode,
     int busy_ms, struct config **out) HB_MUST_CHECK;
 HB_API void config_close(struct config *);
+
+/* The schema this release opens (PRAGMA user_version of config.db). */
+#define CONFIG_SCHEMA_VERSION	2
+
+/*
+ * Upgrades the configuration at path (config.db, or the schema
+ * hookbox_config) to the schema this release opens: from version 1, the
+ * previous release's, whose endpoints could not be mapped.  Run by its
+ * owner (`hookbox init`): a serving role cannot alter a table, and
+ * config_open() refuses the older schema (CONFIG_OLD) in either mode.
+ * Nothing else changes: every row is kept as it was.  The previous
+ * release no longer opens it after.  *from is the version it was of,
+ * CONFIG_SCHEMA_VERSION when there was nothing to do.  busy_ms as for
+ * config_open().  A version newer than this release's, or none:
+ * CONFIG_ERROR.
+ */
+HB_API enum config_status config_upgrade(const char *path, int busy_ms,
+    int *from) HB_MUST_CHECK;
 
 /*
  * Non-zero while the open config.db is still the file at its path.  A

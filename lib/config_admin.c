@@ -8,11 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cJSON.h>
 #include <sodium.h>
 
 #include "config_admin.h"
-#include "config_bulk.h"
 #include "config_int.h"
 #include "pg_schema.h"
 #include "util.h"
@@ -402,10 +400,4 @@ config_remove(struct config *c, enum config_table t, const char *key,
 	if ((rc = config_write(c, st)) != CONFIG_OK)
 		return rc;
 	return db_changes(st) > 0 ? CONFIG_OK : CONFIG_NOTFOUND;
-}
-
-enum config_status
-config_list(struct config *c, enum config_table t, cJSON **out)
-{
-	return config_list_where(c, t, NULL, out);
 }

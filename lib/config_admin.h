@@ -77,13 +77,4 @@ enum config_table {
 HB_API enum config_status config_remove(struct config *, enum config_table,
     const char *key, const char *key2) HB_MUST_CHECK;
 
-/*
- * Lists a table as a JSON array of objects (never with secrets; an
- * endpoint shows its count of active secrets; times in unix ms).  *out
- * is freed with cJSON_Delete().  The same as config_list_where() with no
- * filter (config_bulk.h).
- */
-HB_API enum config_status config_list(struct config *, enum config_table,
-    struct cJSON **out) HB_MUST_CHECK;
-
 #endif

@@ -1,6 +1,6 @@
 /*
- * config_bulk.c: config.db in bulk, for the admin tool: the lists with
- * filters (their SQL is in config.c, run by statement enum) and the job
+ * config_bulk.c: config.db in bulk, for the admin tool: the lists, whole
+ * or filtered (their SQL is in config.c, run by statement enum) and the job
  * import's parser and writes.
  */
 #include <stdio.h>
@@ -66,7 +66,7 @@ mapping_field(cJSON *row)
 }
 
 enum config_status
-config_list_where(struct config *c, enum config_table t,
+config_list(struct config *c, enum config_table t,
     const struct config_list_filter *f, cJSON **out)
 {
 	static const enum config_q	 list[] = { CONFIG_Q_TENANT_LIST,

@@ -1,6 +1,6 @@
 /*
- * config_bulk.h: config.db in bulk, for the admin tool: lists with
- * filters, and importing jobs many at a time.
+ * config_bulk.h: config.db in bulk, for the admin tool: a table listed,
+ * whole or filtered, and jobs imported many at a time.
  *
  * Transactions: the lists are reads, each self-contained; the import's
  * writes are caller-owned, between config_begin() and config_commit()
@@ -13,7 +13,7 @@
 
 struct cJSON;
 
-/* What config_list_where() shows: every field 0 or NULL shows all. */
+/* What config_list() shows: every field 0 or NULL shows all. */
 struct config_list_filter {
 	const char	*tenant;	/* one tenant's rows (a tenant: itself) */
 	int64_t		 since_ms;	/* rows created at or after (unix ms) */
@@ -21,13 +21,14 @@ struct config_list_filter {
 };
 
 /*
- * config_list() with a filter (NULL: none), oldest-first order as
- * config_list().  Every time in the rows is in unix milliseconds; a
- * destination's url and status_url have their credentials masked
- * (text_url_redact()); an endpoint's mapping is its JSON (null for the
- * kinds that have none).  *out is freed with cJSON_Delete().
+ * Lists a table's rows as the filter shows them (NULL: all), oldest
+ * first, as a JSON array of objects, never with secrets: an endpoint
+ * shows its count of active secrets and its mapping as JSON (null for
+ * the kinds that have none); a destination's url and status_url have
+ * their credentials masked (text_url_redact()).  Every time in the rows
+ * is in unix milliseconds.  *out is freed with cJSON_Delete().
  */
-HB_API enum config_status config_list_where(struct config *,
+HB_API enum config_status config_list(struct config *,
     enum config_table, const struct config_list_filter *,
     struct cJSON **out) HB_MUST_CHECK;
 

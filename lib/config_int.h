@@ -148,10 +148,20 @@ int config_versioned(struct config *c, enum config_status *rc);
  * The first mapped endpoint of tenant (by name) whose mapping sends its
  * actions to destination dest, into name (len bytes): CONFIG_OK, or
  * CONFIG_NOTFOUND when none does.  A mapping that does not parse names
- * nothing.  (config_map.c.)
+ * nothing.  (config.c: config_admin.c's removals and config_edit.c's
+ * look-ups ask it, below config_map.c.)
  */
 enum config_status config_dest_mapped_by(struct config *c, const char *tenant,
     const char *dest, char *name, size_t len);
+
+/*
+ * mapping_parse() (mapping.h) of text (len bytes, at most
+ * MAPPING_TEXT_MAX), its failure as a status: a mapping (the caller
+ * frees it with mapping_free()), or NULL with *rc CONFIG_INVALID or
+ * CONFIG_NOMEM and why (whylen bytes) saying what is wrong.
+ */
+struct mapping *config_mapping_parse(const char *text, size_t len,
+    enum config_status *rc, char *why, size_t whylen);
 
 /* The status of c's last failure (db_last()). */
 enum config_status config_last(const struct config *c);
@@ -187,6 +197,7 @@ const char *config_job_invalid(const struct config_job *);
  * The tool's policy for a destination it writes, beyond the validators:
  * its URL and status URL may not be internal addresses (addr.h) unless
  * it allows them.  Returns what is refused (static storage), or NULL.
+ * (config_check.c.)
  */
 const char *config_destination_refused(const struct config_destination *);
 /* Non-zero for an API key that can go into a header: printable ASCII,

@@ -2,7 +2,9 @@
  * config_map.c: mapped endpoints in config.db (config_map.h): their
  * mapping checked, written and read.  The SQL it runs is config.c's, by
  * statement enum; config_upgrade() is config.c's too, beside
- * config_open().
+ * config_open(), and so is the look-up of the endpoints whose mapping
+ * names a destination (config_dest_mapped_by(), config_int.h), which the
+ * removals below this module ask.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,32 +15,6 @@
 #include "config_map.h"
 #include "mapping.h"
 #include "text.h"
-
-/* What mapping_parse() says when it ran out of memory (mapping.h). */
-#define PARSE_NOMEM	"out of memory"
-
-/* mapping_parse(), its failure as a status: a mapping, or NULL. */
-static struct mapping *
-parse(const char *text, size_t len, enum config_status *rc, char *why,
-    size_t whylen)
-{
-	struct mapping	*m;
-	char		 buf[256];
-
-	*rc = CONFIG_OK;
-	if (len > MAPPING_TEXT_MAX) {
-		(void)snprintf(why, whylen, "longer than %d bytes",
-		    MAPPING_TEXT_MAX);
-		*rc = CONFIG_INVALID;
-		return NULL;
-	}
-	if ((m = mapping_parse(text, len, buf, sizeof(buf))) == NULL) {
-		*rc = strcmp(buf, PARSE_NOMEM) == 0 ? CONFIG_NOMEM :
-		    CONFIG_INVALID;
-		(void)snprintf(why, whylen, "%s", buf);
-	}
-	return m;
-}
 
 /*
  * The mapping text (len bytes) for an endpoint of tenant, checked: it
@@ -62,7 +38,7 @@ check(struct config *c, const char *tenant, const char *text, size_t len,
 	}
 	if (rc != CONFIG_OK)
 		return rc;
-	if ((m = parse(text, len, &rc, why, whylen)) == NULL)
+	if ((m = config_mapping_parse(text, len, &rc, why, whylen)) == NULL)
 		return rc;
 	rc = config_destination_get(c, tenant, mapping_destination(m), &d);
 	if (rc == CONFIG_NOTFOUND) {
@@ -170,49 +146,12 @@ config_endpoint_mapping(struct config *c, const char *endpoint, char **text)
 	if ((rc = config_row_endpoint(st, &e)) == CONFIG_OK &&
 	    e.kind == CONFIG_KIND_MAPPED) {
 		t = db_col_text(st, 6);
-		if ((m = parse(t, strlen(t), &rc, why, sizeof(why))) != NULL &&
+		if ((m = config_mapping_parse(t, strlen(t), &rc, why,
+		    sizeof(why))) != NULL &&
 		    (*text = mapping_text(m)) == NULL)
 			rc = CONFIG_NOMEM;
 		mapping_free(m);
 	}
 	db_reset(st);
 	return rc;
-}
-
-enum config_status
-config_dest_mapped_by(struct config *c, const char *tenant, const char *dest,
-    char *name, size_t len)
-{
-	struct mapping		*m;
-	struct db_stmt		*st;
-	enum config_status	 rc;
-	enum db_rc		 drc;
-	const char		*t;
-	char			 why[256];
-	int			 hit;
-
-	if ((st = config_stmt(c, CONFIG_Q_MAPPED_OF_TENANT, &rc)) == NULL)
-		return rc;
-	if (db_bind_opt(st, 1, tenant) != DB_OK)
-		return CONFIG_NOMEM;
-	while ((drc = db_step(st)) == DB_ROW) {
-		t = db_col_text(st, 1);
-		if ((m = parse(t, strlen(t), &rc, why, sizeof(why))) == NULL) {
-			if (rc == CONFIG_NOMEM)
-				break;
-			continue;
-		}
-		hit = strcmp(mapping_destination(m), dest) == 0;
-		mapping_free(m);
-		if (hit) {
-			rc = db_col_copy(st, 0, name, len) != 0 ?
-			    CONFIG_ERROR : CONFIG_OK;
-			break;
-		}
-	}
-	if (drc == DB_ROW) {
-		db_reset(st);
-		return rc;
-	}
-	return drc == DB_DONE ? CONFIG_NOTFOUND : config_status_of(c, drc);
 }

@@ -1,14 +1,13 @@
 /*
  * config_map.h: endpoints of kind mapped, whose format is a declared
  * mapping (mapping.h; DESIGN.md section 3b), in config.db: adding one,
- * changing and reading its mapping; and the upgrade of a configuration
- * made before there were any.
+ * changing and reading its mapping.  A configuration made before there
+ * were any is upgraded by config_upgrade() (config.h).
  *
  * Transactions: each write is self-contained, or caller-owned between
  * config_begin() and config_commit() (config_admin.h), its checks and
  * its write in that one transaction; a read is self-contained, or inside
- * config_snapshot(); config_upgrade() is self-contained, on connections
- * of its own.
+ * config_snapshot().
  *
  * A mapping is stored as its canonical text (mapping_text()) in the
  * endpoints' column mapping: there for kind mapped, and only for it.
@@ -27,24 +26,6 @@
 #include <stddef.h>
 
 #include "config.h"
-
-/* The schema this release opens (PRAGMA user_version of config.db). */
-#define CONFIG_SCHEMA_VERSION	2
-
-/*
- * Upgrades the configuration at path (config.db, or the schema
- * hookbox_config) to the schema this release opens: from version 1, the
- * previous release's, whose endpoints could not be mapped.  Run by its
- * owner (`hookbox init`): a serving role cannot alter a table, and
- * config_open() refuses the older schema (CONFIG_OLD) in either mode.
- * Nothing else changes: every row is kept as it was.  The previous
- * release no longer opens it after.  *from is the version it was of,
- * CONFIG_SCHEMA_VERSION when there was nothing to do.  busy_ms as for
- * config_open().  A version newer than this release's, or none:
- * CONFIG_ERROR.
- */
-HB_API enum config_status config_upgrade(const char *path, int busy_ms,
-    int *from) HB_MUST_CHECK;
 
 /*
  * Adds an endpoint (CONFIG_WRITE only) as config_endpoint_add() does,

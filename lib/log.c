@@ -21,7 +21,8 @@ log_set_fd(int fd)
 	return old;
 }
 
-const char *
+/* "info", "warn", "error". */
+static const char *
 log_level_name(enum log_level lv)
 {
 	switch (lv) {
@@ -90,7 +91,8 @@ bare(const unsigned char *s, size_t n)
 	return 1;
 }
 
-void
+/* Adds key=value from the first n bytes of val (which may hold a NUL). */
+static void
 log_strn(struct log_line *l, const char *key, const char *val, size_t n)
 {
 	const unsigned char	*s = (const unsigned char *)val;

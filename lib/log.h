@@ -43,18 +43,11 @@ struct log_line {
 	int	full;		/* a key was left out */
 };
 
-/* "info", "warn", "error". */
-HB_API const char *log_level_name(enum log_level);
-
 /* Starts a line: ts=, level= and event= (a constant, written as is). */
 HB_API void log_begin(struct log_line *, enum log_level, const char *event);
 
 /* Adds key=value, escaped; a NULL value is left out. */
 HB_API void log_str(struct log_line *, const char *key, const char *val);
-
-/* Adds key=value from the first n bytes of val (which may hold a NUL). */
-HB_API void log_strn(struct log_line *, const char *key, const char *val,
-    size_t n);
 
 HB_API void log_int(struct log_line *, const char *key, long long val);
 

@@ -140,7 +140,8 @@ outbox_backoff(const struct outbox_opts *o, int attempt,
 	return delay;
 }
 
-const char *
+/* "delivered", "retry", "dead", "unknown": static storage. */
+static const char *
 outbox_outcome_name(enum store_outcome o)
 {
 	switch (o) {
@@ -801,7 +802,7 @@ record(struct outbox *ob, int n)
 	now = util_now_ms();
 	(void)metrics_set_max(&ob->counts, "heartbeat_ms", "", "", now);
 	do {
-		rc = store_outbox_finish_counted(ob->st, ob->fin, m, ob->owner,
+		rc = store_outbox_finish(ob->st, ob->fin, m, ob->owner,
 		    &ob->counts);
 	} while (rc == STORE_BUSY && util_now_ms() < last);
 	if (rc == STORE_OK) {

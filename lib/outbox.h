@@ -113,8 +113,6 @@ struct outbox_stats {
 };
 HB_API void outbox_stats(const struct outbox *, struct outbox_stats *);
 
-/* "delivered", "retry", "dead", "unknown": static storage. */
-HB_API const char *outbox_outcome_name(enum store_outcome);
 
 /* Milliseconds until something may be due (at most max_ms). */
 HB_API int64_t outbox_idle_ms(struct outbox *, int64_t max_ms);

@@ -167,7 +167,8 @@ static const char *const dir_msgs[] = {
 	[SETTINGS_DIR_ERROR] = "cannot be examined",
 };
 
-const char *
+/* A sentence for st (static storage). */
+static const char *
 settings_dir_strerror(enum settings_dir st)
 {
 	if ((unsigned)st >= sizeof(dir_msgs) / sizeof(dir_msgs[0]))

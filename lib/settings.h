@@ -97,7 +97,4 @@ enum settings_dir {
 HB_API enum settings_dir settings_check_dir(const struct settings *s,
     int need, char *why, size_t len) HB_MUST_CHECK;
 
-/* A sentence for st (static storage). */
-HB_API const char *settings_dir_strerror(enum settings_dir st);
-
 #endif

@@ -13,7 +13,7 @@
 #include "metrics.h"
 #include "status.h"
 #include "store_metrics.h"
-#include "store_ops.h"
+#include "store_outbox.h"
 #include "text.h"
 #include "util.h"
 
@@ -262,7 +262,7 @@ status_read(struct store *st, struct metrics *m, int64_t now_ms,
 	v->ndests = n;
 	memset(&f, 0, sizeof(f));
 	f.limit = STATUS_DEAD_MAX;
-	if ((rc = store_outbox_list_where(st, STORE_DEAD, &f, &v->dead)) !=
+	if ((rc = store_outbox_list(st, STORE_DEAD, &f, &v->dead)) !=
 	    STORE_OK)
 		goto fail;
 	if (m != NULL)

@@ -67,7 +67,7 @@ struct status_dest {
  * One read of state.db for an operator: the outbox by state, the oldest
  * pending, open conflicts, each destination (those with undelivered rows
  * or a recorded delivery, by name), the oldest dead actions with their
- * last error (dead: a JSON array, as store_outbox_list_where() makes
+ * last error (dead: a JSON array, as store_outbox_list() makes
  * it), and the counters (persisted, plus m's not yet committed when m is
  * given), the per-minute counts and the heartbeat among them.
  */

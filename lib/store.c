@@ -681,10 +681,25 @@ store_stmt(struct store *s, enum store_q q)
 	return db_stmt(s->db, q);
 }
 
-enum store_status
+/* Steps a bound statement expected to return no row. */
+static enum store_status
 store_done(struct store *s, struct db_stmt *st)
 {
 	return store_status_of(s, db_step_done(st));
+}
+
+static const struct store_list_filter	no_filter;
+
+const struct store_list_filter *
+store_filter(const struct store_list_filter *f)
+{
+	return f != NULL ? f : &no_filter;
+}
+
+int64_t
+store_filter_limit(const struct store_list_filter *f)
+{
+	return f->limit > 0 ? f->limit : -1;
 }
 
 enum store_status
@@ -1146,7 +1161,7 @@ store_rollback(struct store *s)
 }
 
 /* Steps a one-row, one-integer query. */
-enum store_status
+static enum store_status
 store_scalar(struct store *s, enum store_q q, int64_t *out)
 {
 	struct db_stmt	*st;

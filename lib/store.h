@@ -137,6 +137,19 @@ struct store_counts {
 					   or leased row, 0 when none */
 };
 
+/*
+ * What an operator's read-out shows (store_outbox_list(),
+ * store_attempts_list(), store_conflicts_list()): every field 0 or NULL
+ * shows all; a NULL filter is the same.
+ */
+struct store_list_filter {
+	const char	*tenant;	/* one tenant's rows (not attempts) */
+	const char	*destination;	/* one destination's (outbox only) */
+	int64_t		 since;		/* created (an attempt: started) at or
+					   after, unix ms */
+	int		 limit;		/* at most this many; 0: no limit */
+};
+
 /* Seconds since the oldest pending or leased row was created; 0: none. */
 HB_API int64_t store_counts_age(const struct store_counts *, int64_t now_ms);
 

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
 #include "json.h"
 #include "store_accept.h"
 #include "store_flight.h"
@@ -366,24 +365,6 @@ store_action_claim(struct store *s, const struct store_action *a)
 	    db_bind_opt(st, 4, a->step) != DB_OK ||
 	    db_bind_opt(st, 5, a->job_id) != DB_OK ||
 	    db_bind_int64(st, 6, a->now) != DB_OK)
-		return STORE_NOMEM;
-	return store_send(s, st);
-}
-
-enum store_status
-store_outbox_add(struct store *s, const struct store_action *a)
-{
-	struct db_stmt	*st;
-
-	if (fault_fire(FAULT_OUTBOX_INSERT))
-		return STORE_IO;
-	if ((st = store_stmt(s, STORE_Q_OUTBOX_ADD)) == NULL)
-		return store_last(s);
-	if (db_bind_opt(st, 1, a->id) != DB_OK ||
-	    db_bind_opt(st, 2, a->tenant) != DB_OK ||
-	    db_bind_opt(st, 3, a->destination) != DB_OK ||
-	    db_bind_opt(st, 4, a->payload) != DB_OK ||
-	    db_bind_int64(st, 5, a->now) != DB_OK)
 		return STORE_NOMEM;
 	return store_send(s, st);
 }

@@ -4,7 +4,9 @@
  * Transactions: caller-owned: every function here runs between
  * store_begin() and store_commit(); a failing call leaves it to the
  * caller to store_rollback().  (store_job_get() alone may also be asked
- * outside one, as a single read: the poller skips finished jobs.)
+ * outside one, as a single read: the poller skips finished jobs.)  The
+ * outbox row the transaction adds is store_outbox_add()'s, in
+ * store_outbox.h, under the same promise.
  */
 #ifndef HB_STORE_ACCEPT_H
 #define HB_STORE_ACCEPT_H
@@ -159,10 +161,6 @@ struct store_action {
  * STORE_CONSTRAINT.
  */
 HB_API enum store_status store_action_claim(struct store *,
-    const struct store_action *) HB_MUST_CHECK;
-
-/* Adds the outbox row, pending and due now, for a claimed action. */
-HB_API enum store_status store_outbox_add(struct store *,
     const struct store_action *) HB_MUST_CHECK;
 
 /*

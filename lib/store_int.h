@@ -123,14 +123,13 @@ enum store_status store_last(struct store *);
 /* Steps a statement that takes no binding and returns no row. */
 enum store_status store_run(struct store *, enum store_q);
 
-/* Steps a one-row, one-integer query. */
-enum store_status store_scalar(struct store *, enum store_q, int64_t *out);
-
 /* The statement for q, ready to bind; NULL with store_last() saying why. */
 struct db_stmt *store_stmt(struct store *, enum store_q);
 
-/* Steps a bound statement expected to return no row. */
-enum store_status store_done(struct store *, struct db_stmt *);
+/* A read-out's filter: f, or one that shows all when f is NULL. */
+const struct store_list_filter *store_filter(const struct store_list_filter *);
+/* A filter's row limit as LIMIT takes it (-1: none). */
+int64_t store_filter_limit(const struct store_list_filter *);
 
 /*
  * Sends a bound statement, or q's, in the connection's flight (db.h's

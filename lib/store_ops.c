@@ -18,29 +18,6 @@ json_rows(struct store *s, struct db_stmt *st, cJSON **out)
 }
 
 enum store_status
-store_outbox_list(struct store *s, enum store_state state, int limit,
-    cJSON **out)
-{
-	struct store_list_filter	f;
-
-	memset(&f, 0, sizeof(f));
-	f.limit = limit;
-	return store_outbox_list_where(s, state, &f, out);
-}
-
-enum store_status
-store_attempts_list(struct store *s, const char *action, cJSON **out)
-{
-	return store_attempts_list_where(s, action, NULL, out);
-}
-
-enum store_status
-store_conflicts_list(struct store *s, int all, cJSON **out)
-{
-	return store_conflicts_list_where(s, all, NULL, out);
-}
-
-enum store_status
 store_conflict_resolve(struct store *s, int64_t id, const char *note,
     int64_t now, int *changed)
 {
@@ -137,68 +114,35 @@ store_poll_mark(struct store *s, const char *tenant, const char *job_id,
 
 /* ---- filters, unknown rows, and jobs that ended ---- */
 
-static const struct store_list_filter	no_filter;
-
-/* A filter's row limit as SQLite's LIMIT takes it (-1: none). */
-static int
-limit_of(const struct store_list_filter *f)
-{
-	return f->limit > 0 ? f->limit : -1;
-}
-
 enum store_status
-store_outbox_list_where(struct store *s, enum store_state state,
+store_attempts_list(struct store *s, const char *action,
     const struct store_list_filter *f, cJSON **out)
 {
 	struct db_stmt	*st;
 
 	*out = NULL;
-	if (f == NULL)
-		f = &no_filter;
-	if (store_state_name(state) == NULL)
-		return STORE_ERROR;
-	if ((st = store_stmt(s, STORE_Q_LIST_STATE)) == NULL)
-		return store_last(s);
-	if (db_bind_opt(st, 1, store_state_name(state)) != DB_OK ||
-	    db_bind_int64(st, 2, limit_of(f)) != DB_OK ||
-	    db_bind_opt(st, 3, f->destination) != DB_OK ||
-	    db_bind_opt(st, 4, f->tenant) != DB_OK ||
-	    db_bind_int64(st, 5, f->since) != DB_OK)
-		return STORE_NOMEM;
-	return json_rows(s, st, out);
-}
-
-enum store_status
-store_attempts_list_where(struct store *s, const char *action,
-    const struct store_list_filter *f, cJSON **out)
-{
-	struct db_stmt	*st;
-
-	*out = NULL;
-	if (f == NULL)
-		f = &no_filter;
+	f = store_filter(f);
 	if ((st = store_stmt(s, STORE_Q_LIST_ATTEMPTS)) == NULL)
 		return store_last(s);
 	if (db_bind_opt(st, 1, action) != DB_OK ||
-	    db_bind_int64(st, 2, limit_of(f)) != DB_OK ||
+	    db_bind_int64(st, 2, store_filter_limit(f)) != DB_OK ||
 	    db_bind_int64(st, 3, f->since) != DB_OK)
 		return STORE_NOMEM;
 	return json_rows(s, st, out);
 }
 
 enum store_status
-store_conflicts_list_where(struct store *s, int all,
+store_conflicts_list(struct store *s, int all,
     const struct store_list_filter *f, cJSON **out)
 {
 	struct db_stmt	*st;
 
 	*out = NULL;
-	if (f == NULL)
-		f = &no_filter;
+	f = store_filter(f);
 	if ((st = store_stmt(s, STORE_Q_LIST_CONFLICTS)) == NULL)
 		return store_last(s);
 	if (db_bind_int64(st, 1, all ? 1 : 0) != DB_OK ||
-	    db_bind_int64(st, 2, limit_of(f)) != DB_OK ||
+	    db_bind_int64(st, 2, store_filter_limit(f)) != DB_OK ||
 	    db_bind_opt(st, 3, f->tenant) != DB_OK ||
 	    db_bind_int64(st, 4, f->since) != DB_OK)
 		return STORE_NOMEM;

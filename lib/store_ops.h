@@ -1,6 +1,8 @@
 /*
- * store_ops.h: state.db for the operator's read-outs and prune (the
- * hookbox tool) and the poller's memory (lib/poller.c).
+ * store_ops.h: state.db for the operator's read-outs of attempts and
+ * conflicts, a conflict's resolution, an action's state and prune (the
+ * hookbox tool), and the poller's memory (lib/poller.c).  The outbox's
+ * own list and moves are in store_outbox.h.
  *
  * Transactions: self-contained: each function is one statement or its
  * own transaction.
@@ -19,19 +21,21 @@ HB_API enum store_status store_poll_last(struct store *, const char *tenant,
 HB_API enum store_status store_poll_mark(struct store *, const char *tenant,
     const char *job_id, int64_t now) HB_MUST_CHECK;
 
-/* ---- operator read-outs: JSON arrays, freed with cJSON_Delete() ---- */
+/*
+ * ---- operator read-outs: JSON arrays, freed with cJSON_Delete(), as
+ * the filter (store.h; NULL: none) shows them, times in unix ms; the
+ * outbox's own is store_outbox_list() (store_outbox.h) ----
+ */
 
 struct cJSON;
 
-/* Outbox rows in one state, oldest first, at most limit. */
-HB_API enum store_status store_outbox_list(struct store *,
-    enum store_state, int limit, struct cJSON **out) HB_MUST_CHECK;
 /* The attempts of one action, oldest first. */
 HB_API enum store_status store_attempts_list(struct store *,
-    const char *action, struct cJSON **out) HB_MUST_CHECK;
-/* Open conflicts (all of them with all set). */
-HB_API enum store_status store_conflicts_list(struct store *, int all,
+    const char *action, const struct store_list_filter *,
     struct cJSON **out) HB_MUST_CHECK;
+/* Open conflicts (all of them with all set), oldest first. */
+HB_API enum store_status store_conflicts_list(struct store *, int all,
+    const struct store_list_filter *, struct cJSON **out) HB_MUST_CHECK;
 /* Marks an open conflict resolved with a note; *changed 0 if none. */
 HB_API enum store_status store_conflict_resolve(struct store *, int64_t id,
     const char *note, int64_t now, int *changed) HB_MUST_CHECK;
@@ -47,27 +51,7 @@ struct store_pruned {
 HB_API enum store_status store_prune(struct store *, int64_t receipts_before,
     int64_t actions_before, struct store_pruned *) HB_MUST_CHECK;
 
-/* ---- filters, unknown rows, and jobs that ended ---- */
-
-/* What a read-out shows: every field 0 or NULL shows all. */
-struct store_list_filter {
-	const char	*tenant;	/* one tenant's rows (not attempts) */
-	const char	*destination;	/* one destination's (outbox only) */
-	int64_t		 since;		/* created (an attempt: started) at or
-					   after, unix ms */
-	int		 limit;		/* at most this many; 0: no limit */
-};
-
-/* store_outbox_list(), store_attempts_list(), store_conflicts_list() with
-   a filter (NULL: none); times in unix ms. */
-HB_API enum store_status store_outbox_list_where(struct store *,
-    enum store_state, const struct store_list_filter *, struct cJSON **out)
-    HB_MUST_CHECK;
-HB_API enum store_status store_attempts_list_where(struct store *,
-    const char *action, const struct store_list_filter *,
-    struct cJSON **out) HB_MUST_CHECK;
-HB_API enum store_status store_conflicts_list_where(struct store *, int all,
-    const struct store_list_filter *, struct cJSON **out) HB_MUST_CHECK;
+/* ---- an action's and a conflict's state, and jobs that ended ---- */
 
 /* An action's outbox state; *found 0 when it has no outbox row. */
 HB_API enum store_status store_action_state(struct store *,

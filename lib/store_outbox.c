@@ -1,5 +1,6 @@
 /*
- * store_outbox.c: the dispatcher's leases, attempts, recovery and moves (see
+ * store_outbox.c: the outbox: an accepted action's row, the dispatcher's
+ * leases, attempts, recovery and moves, the operator's list (see
  * store_outbox.h).
  */
 #include <stdarg.h>
@@ -8,11 +9,52 @@
 
 #include <cJSON.h>
 
+#include "fault.h"
+#include "store_accept.h"
 #include "store_flight.h"
 #include "store_int.h"
 #include "store_metrics.h"
 #include "store_outbox.h"
 
+
+enum store_status
+store_outbox_add(struct store *s, const struct store_action *a)
+{
+	struct db_stmt	*st;
+
+	if (fault_fire(FAULT_OUTBOX_INSERT))
+		return STORE_IO;
+	if ((st = store_stmt(s, STORE_Q_OUTBOX_ADD)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, a->id) != DB_OK ||
+	    db_bind_opt(st, 2, a->tenant) != DB_OK ||
+	    db_bind_opt(st, 3, a->destination) != DB_OK ||
+	    db_bind_opt(st, 4, a->payload) != DB_OK ||
+	    db_bind_int64(st, 5, a->now) != DB_OK)
+		return STORE_NOMEM;
+	return store_send(s, st);
+}
+
+enum store_status
+store_outbox_list(struct store *s, enum store_state state,
+    const struct store_list_filter *f, cJSON **out)
+{
+	struct db_stmt	*st;
+
+	*out = NULL;
+	f = store_filter(f);
+	if (store_state_name(state) == NULL)
+		return STORE_ERROR;
+	if ((st = store_stmt(s, STORE_Q_LIST_STATE)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, store_state_name(state)) != DB_OK ||
+	    db_bind_int64(st, 2, store_filter_limit(f)) != DB_OK ||
+	    db_bind_opt(st, 3, f->destination) != DB_OK ||
+	    db_bind_opt(st, 4, f->tenant) != DB_OK ||
+	    db_bind_int64(st, 5, f->since) != DB_OK)
+		return STORE_NOMEM;
+	return store_status_of(s, db_json_rows(st, out));
+}
 
 void
 store_lease_clear(struct store_lease *l)
@@ -452,13 +494,6 @@ finish_keys(const struct store_finish *f, int n, char **ends, char **moves,
 
 enum store_status
 store_outbox_finish(struct store *s, struct store_finish *f, int n,
-    const char *owner)
-{
-	return store_outbox_finish_counted(s, f, n, owner, NULL);
-}
-
-enum store_status
-store_outbox_finish_counted(struct store *s, struct store_finish *f, int n,
     const char *owner, const struct metrics_set *m)
 {
 	struct db_stmt		*st = NULL, *moved = NULL;

@@ -1,18 +1,40 @@
 /*
- * store_outbox.h: state.db for the dispatcher (lib/outbox.c): leases,
- * attempts, recovery and reconciliation, and the moves an operator makes.
+ * store_outbox.h: state.db's outbox: the row an accepted action adds
+ * (lib/accept.c), the dispatcher's leases, attempts, recovery and
+ * reconciliation (lib/outbox.c), and what an operator lists and moves.
  *
- * Transactions: self-contained: each function is one statement or its
- * own transaction (a batch's claim, a batch's outcomes: one each; a
- * pick: reads only, holding nothing between them), and every move is
- * guarded (it changes a row only if the row is still as the caller saw
- * it).  Nothing here calls back into the caller: it reads what it needs
- * first, then asks for a move.
+ * Transactions: self-contained, but for store_outbox_add(), which is
+ * caller-owned (it runs inside the acceptance transaction, between
+ * store_begin() and store_commit(), store_accept.h): each other function
+ * is one statement or its own transaction (a batch's claim, a batch's
+ * outcomes: one each; a pick, a list: reads only, holding nothing between
+ * them), and every move is guarded (it changes a row only if the row is
+ * still as the caller saw it).  Nothing here calls back into the caller:
+ * it reads what it needs first, then asks for a move.
  */
 #ifndef HB_STORE_OUTBOX_H
 #define HB_STORE_OUTBOX_H
 
 #include "store.h"
+
+struct cJSON;
+struct store_action;
+
+/*
+ * Adds the outbox row, pending and due now, for a claimed action
+ * (store_action_claim(), store_accept.h).  Caller-owned: inside the
+ * acceptance transaction.
+ */
+HB_API enum store_status store_outbox_add(struct store *,
+    const struct store_action *) HB_MUST_CHECK;
+
+/*
+ * Outbox rows in one state, oldest first, as the filter shows them
+ * (store.h; NULL: all), times in unix ms: a JSON array into *out, freed
+ * with cJSON_Delete().  A read.
+ */
+HB_API enum store_status store_outbox_list(struct store *, enum store_state,
+    const struct store_list_filter *, struct cJSON **out) HB_MUST_CHECK;
 
 /* One leased row: the dispatcher owns it until lease_until. */
 struct store_lease {
@@ -102,18 +124,13 @@ struct store_finish {
  * same owner and attempt number).  Where it did not (the lease had
  * expired and was recovered), lost is set and nothing but the attempt's
  * end is written, except that an attempt that delivered settles a row
- * that recovery left unknown or dead as delivered all the same.  On a
- * failure nothing is written and every lost is 0.
- */
-HB_API enum store_status store_outbox_finish(struct store *,
-    struct store_finish *f, int n, const char *owner) HB_MUST_CHECK;
-
-/*
- * The same, with m's counts (metrics.h; may be NULL) added in the same
- * transaction: they are in state.db exactly when the outcomes are.
+ * that recovery left unknown or dead as delivered all the same.  m's
+ * counts (metrics.h; NULL for none) are added in the same transaction:
+ * they are in state.db exactly when the outcomes are.  On a failure
+ * nothing is written and every lost is 0.
  */
 struct metrics_set;
-HB_API enum store_status store_outbox_finish_counted(struct store *,
+HB_API enum store_status store_outbox_finish(struct store *,
     struct store_finish *f, int n, const char *owner,
     const struct metrics_set *m) HB_MUST_CHECK;
 

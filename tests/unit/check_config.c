@@ -39,6 +39,7 @@
 #include "pg_schema.h"
 #include "config_edit.h"
 #include "config_bulk.h"
+#include "config_check.h"
 #include "config_map.h"
 #include "mapping.h"
 #include "util.h"
@@ -123,7 +124,7 @@ count(struct config *c, enum config_table t)
 	cJSON	*arr;
 	int	 n;
 
-	ck_assert_int_eq(config_list(c, t, &arr), CONFIG_OK);
+	ck_assert_int_eq(config_list(c, t, NULL, &arr), CONFIG_OK);
 	ck_assert_ptr_nonnull(arr);
 	ck_assert(cJSON_IsArray(arr));
 	n = cJSON_GetArraySize(arr);
@@ -896,7 +897,8 @@ listed_allow(struct config *c, const char *name)
 	const cJSON	*n;
 	int		 found = -1;
 
-	ck_assert_int_eq(config_list(c, CONFIG_DESTINATIONS, &arr), CONFIG_OK);
+	ck_assert_int_eq(config_list(c, CONFIG_DESTINATIONS, NULL,
+	    &arr), CONFIG_OK);
 	cJSON_ArrayForEach(row, arr) {
 		n = cJSON_GetObjectItemCaseSensitive(row, "name");
 		if (!cJSON_IsString(n) || strcmp(n->valuestring, name) != 0)
@@ -1658,7 +1660,8 @@ START_TEST(test_key_hashed)
 
 	/* Nor in a listing, in clear or as hex. */
 	ck_assert_int_eq(config_open(dbpath, CONFIG_READ, 0, &w), CONFIG_OK);
-	ck_assert_int_eq(config_list(w, CONFIG_ENDPOINTS, &arr), CONFIG_OK);
+	ck_assert_int_eq(config_list(w, CONFIG_ENDPOINTS, NULL,
+	    &arr), CONFIG_OK);
 	json = cJSON_PrintUnformatted(arr);
 	ck_assert_ptr_nonnull(json);
 	ck_assert_ptr_null(strstr(json, KEY_SECRET));
@@ -2309,7 +2312,7 @@ START_TEST(test_list)
 	for (k = 0; k < 2; k++) {
 		c = k == 0 ? w : r;
 
-		ck_assert_int_eq(config_list(c, CONFIG_TENANTS, &arr),
+		ck_assert_int_eq(config_list(c, CONFIG_TENANTS, NULL, &arr),
 		    CONFIG_OK);
 		ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
 		o = cJSON_GetArrayItem(arr, 0);
@@ -2324,7 +2327,7 @@ START_TEST(test_list)
 		ck_assert_int_eq(yes(o, "api_key"), 0);
 		cJSON_Delete(arr);
 
-		ck_assert_int_eq(config_list(c, CONFIG_ENDPOINTS, &arr),
+		ck_assert_int_eq(config_list(c, CONFIG_ENDPOINTS, NULL, &arr),
 		    CONFIG_OK);
 		ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
 		o = cJSON_GetArrayItem(arr, 0);
@@ -2342,7 +2345,8 @@ START_TEST(test_list)
 		ck_assert(num(o, "secrets") == 1);
 		cJSON_Delete(arr);
 
-		ck_assert_int_eq(config_list(c, CONFIG_DESTINATIONS, &arr),
+		ck_assert_int_eq(config_list(c, CONFIG_DESTINATIONS, NULL,
+		    &arr),
 		    CONFIG_OK);
 		ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
 		o = cJSON_GetArrayItem(arr, 0);
@@ -2356,7 +2360,8 @@ START_TEST(test_list)
 		ck_assert_int_eq(yes(o, "signed"), 0);
 		cJSON_Delete(arr);
 
-		ck_assert_int_eq(config_list(c, CONFIG_JOBS, &arr), CONFIG_OK);
+		ck_assert_int_eq(config_list(c, CONFIG_JOBS, NULL,
+		    &arr), CONFIG_OK);
 		ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
 		o = cJSON_GetArrayItem(arr, 0);
 		ck_assert_str_eq(str(o, "tenant"), "acme");
@@ -2368,7 +2373,7 @@ START_TEST(test_list)
 
 		/* No secret, in any table's listing. */
 		for (i = 0; i < NELEM(tables); i++) {
-			ck_assert_int_eq(config_list(c, tables[i], &arr),
+			ck_assert_int_eq(config_list(c, tables[i], NULL, &arr),
 			    CONFIG_OK);
 			json = cJSON_PrintUnformatted(arr);
 			ck_assert_ptr_nonnull(json);
@@ -2381,7 +2386,7 @@ START_TEST(test_list)
 		}
 	}
 	arr = (cJSON *)&arr;
-	ck_assert_int_ne(config_list(r, (enum config_table)9, &arr),
+	ck_assert_int_ne(config_list(r, (enum config_table)9, NULL, &arr),
 	    CONFIG_OK);
 	ck_assert_ptr_null(arr);
 	config_close(r);
@@ -2822,7 +2827,7 @@ END_TEST
 
 /* ---- listing with filters, importing jobs ---- */
 
-START_TEST(test_list_where)
+START_TEST(test_list_filter)
 {
 	struct config_destination	 d;
 	struct config_list_filter	 f;
@@ -2842,7 +2847,7 @@ START_TEST(test_list_where)
 	test_add_job(w, "beta", "j3", "a3", "plain");
 
 	/* No filter: all, times in unix ms (the row was made just now). */
-	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, NULL, &arr),
+	ck_assert_int_eq(config_list(w, CONFIG_JOBS, NULL, &arr),
 	    CONFIG_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 3);
 	v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 0),
@@ -2854,32 +2859,32 @@ START_TEST(test_list_where)
 
 	memset(&f, 0, sizeof(f));
 	f.tenant = "beta";
-	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	ck_assert_int_eq(config_list(w, CONFIG_JOBS, &f, &arr),
 	    CONFIG_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
 	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetArrayItem(arr, 0), "job_id")->valuestring, "j3");
 	cJSON_Delete(arr);
-	ck_assert_int_eq(config_list_where(w, CONFIG_TENANTS, &f, &arr),
+	ck_assert_int_eq(config_list(w, CONFIG_TENANTS, &f, &arr),
 	    CONFIG_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
 	cJSON_Delete(arr);
 
 	memset(&f, 0, sizeof(f));
 	f.limit = 2;
-	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	ck_assert_int_eq(config_list(w, CONFIG_JOBS, &f, &arr),
 	    CONFIG_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 2);
 	cJSON_Delete(arr);
 
 	f.limit = 0;
 	f.since_ms = now + 60000;
-	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	ck_assert_int_eq(config_list(w, CONFIG_JOBS, &f, &arr),
 	    CONFIG_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 0);
 	cJSON_Delete(arr);
 	f.since_ms = now - 60000;
-	ck_assert_int_eq(config_list_where(w, CONFIG_JOBS, &f, &arr),
+	ck_assert_int_eq(config_list(w, CONFIG_JOBS, &f, &arr),
 	    CONFIG_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 3);
 	cJSON_Delete(arr);
@@ -2887,7 +2892,7 @@ START_TEST(test_list_where)
 	/* Credentials in URLs never leave config_list(). */
 	memset(&f, 0, sizeof(f));
 	f.tenant = "acme";
-	ck_assert_int_eq(config_list_where(w, CONFIG_DESTINATIONS, &f, &arr),
+	ck_assert_int_eq(config_list(w, CONFIG_DESTINATIONS, &f, &arr),
 	    CONFIG_OK);
 	ck_assert_int_eq(cJSON_GetArraySize(arr), 1);
 	row = cJSON_GetArrayItem(arr, 0);
@@ -2896,7 +2901,8 @@ START_TEST(test_list_where)
 	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(row,
 	    "status_url")->valuestring, "https://host/s?api_key=***&page=2");
 	cJSON_Delete(arr);
-	ck_assert_int_eq(config_list(w, CONFIG_DESTINATIONS, &arr), CONFIG_OK);
+	ck_assert_int_eq(config_list(w, CONFIG_DESTINATIONS, NULL,
+	    &arr), CONFIG_OK);
 	row = cJSON_GetArrayItem(arr, 0);
 	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(row,
 	    "url")->valuestring, "https://***@host/x?token=***&a=1");
@@ -3631,7 +3637,8 @@ listed_mapping(struct config *c, const char *name, cJSON **arr)
 {
 	cJSON	*row;
 
-	ck_assert_int_eq(config_list(c, CONFIG_ENDPOINTS, arr), CONFIG_OK);
+	ck_assert_int_eq(config_list(c, CONFIG_ENDPOINTS, NULL,
+	    arr), CONFIG_OK);
 	cJSON_ArrayForEach(row, *arr)
 		if (strcmp(str(row, "name"), name) == 0)
 			return cJSON_GetObjectItemCaseSensitive(row,
@@ -4550,7 +4557,7 @@ config_suite(void)
 	tc = tcase_create("list_import");
 	tcase_add_unchecked_fixture(tc, test_case_setup, test_case_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_list_where);
+	tcase_add_test(tc, test_list_filter);
 	tcase_add_loop_test(tc, test_job_parse, 0, (int)NELEM(parsecases));
 	tcase_add_test(tc, test_job_parse_output);
 	tcase_add_test(tc, test_job_import);

@@ -21,8 +21,9 @@
 #include <sqlite3.h>
 
 #include "accept.h"
-#include "store_ops.h"
+#include "store_outbox.h"
 #include "config_admin.h"
+#include "config_bulk.h"
 #include "db.h"
 #include "fault.h"
 #include "hook.h"
@@ -374,7 +375,7 @@ START_TEST(readouts_nomem)
 	for (f.n = 0;; f.n++) {
 		arm(&f, f.n, _i);
 		arr = (cJSON *)&f;	/* proves *out is written */
-		ss = store_outbox_list(st, STORE_PENDING, 10, &arr);
+		ss = store_outbox_list(st, STORE_PENDING, NULL, &arr);
 		disarm();
 		if (!f.fired)
 			break;
@@ -391,7 +392,7 @@ START_TEST(readouts_nomem)
 
 	for (f.n = 0, fired = 0;; f.n++) {
 		arm(&f, f.n, _i);
-		cs = config_list(cfg, CONFIG_JOBS, &arr);
+		cs = config_list(cfg, CONFIG_JOBS, NULL, &arr);
 		disarm();
 		if (!f.fired)
 			break;

@@ -1140,7 +1140,7 @@ START_TEST(claim_and_record_two_round_trips)
 	    STORE_OK);
 	f[0].lease = &c[0].lease;
 	f[0].ended = T0 + 20;
-	ck_assert_int_eq(store_outbox_finish_counted(st, f, 1, "w1", &m),
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", &m),
 	    STORE_OK);
 	store_lease_clear(&c[0].lease);
 	for (i = 0; i < N; i++) {
@@ -1167,7 +1167,7 @@ START_TEST(claim_and_record_two_round_trips)
 		    i % 2 == 0 ? "delivered" : "retry", 1), 0);
 	}
 	t = store_round_trips(st);
-	ck_assert_int_eq(store_outbox_finish_counted(st, f, N, "w1", &m),
+	ck_assert_int_eq(store_outbox_finish(st, f, N, "w1", &m),
 	    STORE_OK);
 	if (test_backend == TEST_POSTGRES)
 		ck_assert_uint_le(store_round_trips(st) - t, 2);
@@ -1234,7 +1234,8 @@ START_TEST(finish_batch)
 	/* A commit that fails writes nothing. */
 	sig(ACT("b", 1), before, sizeof(before));
 	fault_set(FAULT_BEFORE_COMMIT, fail_commit, NULL);
-	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_IO);
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL),
+	    STORE_IO);
 	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(f[i].lost, 0);
@@ -1244,7 +1245,8 @@ START_TEST(finish_batch)
 	ck_assert_str_eq(state_of(ACT("c", 1)), "unknown");
 	no_lock_held();
 
-	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1"), STORE_OK);
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL),
+	    STORE_OK);
 	ck_assert_int_eq(f[0].lost, 0);
 	ck_assert_int_eq(f[1].lost, 0);
 	ck_assert_int_eq(f[2].lost, 1);
@@ -1269,7 +1271,8 @@ START_TEST(finish_batch)
 
 	/* Again (a retried record): every lease is gone now, nothing moves. */
 	sig(ACT("a", 1), before, sizeof(before));
-	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1"), STORE_OK);
+	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1", NULL),
+	    STORE_OK);
 	ck_assert_int_eq(f[0].lost, 1);
 	ck_assert_int_eq(f[1].lost, 1);
 	sig(ACT("a", 1), after, sizeof(after));
@@ -1277,7 +1280,8 @@ START_TEST(finish_batch)
 	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
 	/* An outcome out of range is refused before anything is written. */
 	f[0].out = (enum store_outcome)9;
-	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1"), STORE_ERROR);
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", NULL),
+	    STORE_ERROR);
 	for (i = 0; i < 4; i++)
 		store_lease_clear(&l[i]);
 	no_lock_held();
@@ -2374,7 +2378,7 @@ rows_of(enum store_status rc, struct cJSON *arr)
 /* The rows a read-out call puts in arr (the call runs first). */
 #define ROWS(call)	(src = (call), rows_of(src, arr))
 
-START_TEST(list_where_filters)
+START_TEST(list_filters)
 {
 	struct store_list_filter	 f;
 	struct cJSON			*arr = NULL;
@@ -2384,54 +2388,54 @@ START_TEST(list_where_filters)
 	accept_at("a", 2, T0 + 10);
 	accept_at("b", 1, T0 + 20);
 	memset(&f, 0, sizeof(f));
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    NULL, &arr)), 3);
 	f.tenant = "a";
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 2);
 	f.tenant = NULL;
 	f.since = T0 + 10;
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 2);
 	f.since = 0;
 	f.limit = 1;
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 1);
 	f.limit = 0;
 	f.destination = "sink";
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 3);
 	f.destination = "nosuch";
-	ck_assert_int_eq(ROWS(store_outbox_list_where(st, STORE_PENDING,
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
 	    &f, &arr)), 0);
 
 	/* Attempts: since and limit. */
 	make_state(ACT("a", 1), STORE_DEAD, T0 + 100);
 	memset(&f, 0, sizeof(f));
-	ck_assert_int_ge(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	ck_assert_int_ge(ROWS(store_attempts_list(st, ACT("a", 1),
 	    &f, &arr)), 1);
 	f.limit = 1;
-	ck_assert_int_eq(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	ck_assert_int_eq(ROWS(store_attempts_list(st, ACT("a", 1),
 	    &f, &arr)), 1);
 	f.limit = 0;
 	f.since = T0 + 1000000000;
-	ck_assert_int_eq(ROWS(store_attempts_list_where(st, ACT("a", 1),
+	ck_assert_int_eq(ROWS(store_attempts_list(st, ACT("a", 1),
 	    &f, &arr)), 0);
 
 	/* Conflicts: a failure after a completion, for tenant a. */
 	ck_assert_int_eq(observe("a", "{\"id\":\"j2\",\"status\":\"Failed\"}",
 	    T0 + 200), HB_CONFLICT);
 	memset(&f, 0, sizeof(f));
-	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 0, &f, &arr)), 1);
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, &f, &arr)), 1);
 	f.tenant = "b";
-	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 0, &f, &arr)), 0);
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, &f, &arr)), 0);
 	f.tenant = "a";
 	f.since = T0 + 201;
-	ck_assert_int_eq(ROWS(store_conflicts_list_where(st, 1, &f, &arr)), 0);
-	/* The old calls are the same with no filter. */
-	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, &arr)), 1);
-	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING, 1,
-	    &arr)), 1);
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 1, &f, &arr)), 0);
+	/* No filter (NULL) shows all. */
+	ck_assert_int_eq(ROWS(store_conflicts_list(st, 0, NULL, &arr)), 1);
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING, NULL,
+	    &arr)), 2);
 	no_lock_held();
 }
 END_TEST
@@ -2921,7 +2925,7 @@ store_suite(void)
 	tcase_add_test(ops, status_view);
 	tcase_add_test(ops, state_names);
 	tcase_add_test(ops, receipt_counts_by_result);
-	tcase_add_test(ops, list_where_filters);
+	tcase_add_test(ops, list_filters);
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);

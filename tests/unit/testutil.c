@@ -647,7 +647,7 @@ test_finish1(struct store *s, const struct store_lease *l, const char *owner,
 	f.next_at = next_at;
 	f.http_status = http_status;
 	f.error = error;
-	rc = store_outbox_finish(s, &f, 1, owner);
+	rc = store_outbox_finish(s, &f, 1, owner, NULL);
 	*lost = f.lost;
 	return rc;
 }
