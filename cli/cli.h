@@ -12,6 +12,7 @@
 #define HB_CLI_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -87,20 +88,83 @@ int	table_of(const char *, enum config_table *);
 int	list_done(const struct settings *, struct store *, enum store_status,
 	    cJSON *);
 
+/* ---- options as a table, and the config.db edits (common.c) ---- */
+
+#define CLI_OPTS_MAX	24	/* the rows one table may hold */
+
+/* How an option fills its field in the struct a table describes. */
+enum cli_arg {
+	CLI_FLAG = 0,	/* no argument: the int becomes val */
+	CLI_ONE,	/* no argument: the int (-1 until given) becomes val;
+			   the pair's other value given too is a usage error */
+	CLI_PTR,	/* the argument itself, a const char * into argv */
+	CLI_TEXT,	/* a copy in a char[len]; a longer one: usage error */
+	CLI_INT,	/* a whole number min..max, in an int or an int64_t
+			   (len says which) */
+	CLI_FN		/* fn(argument, the struct): 0, or -1 (reported) */
+};
+
+#define CLI_REQUIRED	0x1	/* must be given (a CLI_TEXT not "") */
+
+/*
+ * One option of an entity's table: its name, the commands that take it
+ * (a mask of the table's own bits), and the field it fills.  A name may
+ * stand twice, with different commands, where they take it differently.
+ */
+struct cli_opt {
+	const char	*name;	/* without "--"; an operand's: its word */
+	unsigned	 cmds;
+	enum cli_arg	 arg;
+	size_t		 off;	/* the field: its offset in the struct */
+	size_t		 len;	/* and its size */
+	long long	 val;	/* CLI_FLAG, CLI_ONE: the value; CLI_INT: min */
+	long long	 max;	/* CLI_INT */
+	int		 flags;	/* CLI_REQUIRED */
+	const char	*as;	/* the name messages give, when not --name */
+	int		(*fn)(const char *, void *);	/* CLI_FN */
+};
+
+/* A row's field, for a struct cli_opt: its offset and its size. */
+#define CLI_FIELD(type, f)	offsetof(type, f), sizeof(((type *)0)->f)
+
+/* Reads argv's options into a struct, by the rows of one command. */
+int	cli_parse(int, char **, const struct cli_opt *, size_t, unsigned,
+	    void *, int *);
+
+/*
+ * One command that edits config.db, as a table: its options and operands
+ * are read into a struct, checked, then written in one transaction (begin,
+ * work, commit or roll back, close); on success a line on stdout says what
+ * it did.
+ */
+struct cli_edit {
+	const char		*name, *sub;	/* its words; name NULL: any */
+	const struct cli_opt	*opts;		/* the entity's options */
+	size_t			 nopts;
+	unsigned		 cmd;		/* this command's bit in them */
+	struct cli_opt		 operand;	/* the first: PTR or TEXT */
+	int			 noperands;
+	int			 change;	/* needs one not required */
+	const char		*done;		/* "added": the line's verb */
+	/* Each may be NULL but work; each gets the struct. */
+	void		(*init)(void *);	/* defaults, before argv */
+	int		(*check)(void *, char **);	/* the operands */
+	int		(*work)(struct config *, void *);
+	const char	*(*tenant)(const void *);	/* the line's tenant */
+	int		(*said)(const void *);	/* its own line: non-zero */
+	void		(*clear)(void *);
+};
+
+int	cli_edit(struct settings *, int, char **, const struct cli_edit *,
+	    void *, size_t);
+
 /* The commands. */
 int	cmd_init(struct settings *, int, char **);
 int	cmd_grants(struct settings *, int, char **);
-int	cmd_tenant_add(struct settings *, int, char **);
-int	cmd_tenant_set(struct settings *, int, char **);
-int	cmd_endpoint_set(struct settings *, int, char **);
-int	cmd_destination_set(struct settings *, int, char **);
-int	cmd_endpoint_add(struct settings *, int, char **);
+int	cmd_edit(struct settings *, int, char **);
 int	cmd_endpoint_secret(struct settings *, int, char **);
 int	cmd_endpoint_show(struct settings *, int, char **);
-int	cmd_destination_add(struct settings *, int, char **);
-int	cmd_job_add(struct settings *, int, char **);
 int	cmd_list(struct settings *, int, char **);
-int	cmd_remove(struct settings *, int, char **);
 int	cmd_sign(struct settings *, int, char **);
 int	cmd_observe(struct settings *, int, char **);
 int	cmd_status(struct settings *, int, char **);

@@ -304,169 +304,151 @@ need_tenant(struct config *cfg, const char *id)
 	return config_done(rc, id, NULL);
 }
 
-/* Commits cfg's transaction when rc is EXIT_OK, else rolls it back. */
-static int
-finish(struct config *cfg, int rc, const char *what)
-{
-	if (rc == EXIT_OK)
-		rc = config_done(config_commit(cfg), what, NULL);
-	if (rc != EXIT_OK)
-		config_rollback(cfg);
-	config_close(cfg);
-	return rc;
-}
+/* ---- the option tables ------------------------------------------- */
 
-/* Opens config.db for writing and starts its transaction. */
-static int
-begin(struct settings *e, struct config **cfg, const char *what)
-{
-	int	rc;
+/*
+ * The commands an entity's option rows name (bits).  Every add, set and
+ * remove is one struct cli_edit (cli.h) at the end of its entity's
+ * section: its options, its checks, its work, and cmd_edit() runs it.
+ */
+#define ADD		0x01
+#define SET		0x02
+#define REMOVE		0x04
+#define SECRET_ADD	0x08
+#define SECRET_REVOKE	0x10
 
-	if ((rc = open_config(e, CONFIG_WRITE, cfg)) != EXIT_OK)
-		return rc;
-	if ((rc = config_done(config_begin(*cfg), what, NULL)) != EXIT_OK) {
-		config_close(*cfg);
-		*cfg = NULL;
-	}
-	return rc;
-}
+/* A row of the table of the struct named EDIT (defined around a table). */
+#define FIELD(f)		CLI_FIELD(EDIT, f)
+#define OPT_FLAG(n, c, f, v) \
+	{ n, c, CLI_FLAG, FIELD(f), v, 0, 0, NULL, NULL }
+#define OPT_ONE(n, c, f, v)	{ n, c, CLI_ONE, FIELD(f), v, 0, 0, NULL, NULL }
+#define OPT_PTR(n, c, f, fl) \
+	{ n, c, CLI_PTR, FIELD(f), 0, 0, fl, NULL, NULL }
+#define OPT_TEXT(n, c, f, fl, as) \
+	{ n, c, CLI_TEXT, FIELD(f), 0, 0, fl, as, NULL }
+#define OPT_INT(n, c, f, lo, hi) \
+	{ n, c, CLI_INT, FIELD(f), lo, hi, 0, NULL, NULL }
+#define OPT_FN(n, c, fn)	{ n, c, CLI_FN, 0, 0, 0, 0, 0, NULL, fn }
+#define OPTIONS(a)		.opts = (a), .nopts = sizeof(a) / sizeof((a)[0])
 
 /* ---- tenant ------------------------------------------------------- */
 
-int
-cmd_tenant_add(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "inactive", no_argument, NULL, 'i' },
-		{ "status-base", required_argument, NULL, 'b' },
-		{ "api-key-file", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 }
-	};
+/* What tenant add and set read. */
+struct tenant_edit {
 	struct config_tenant	 t;
-	struct config		*cfg = NULL;
+	const char		*id;		/* set: the operand */
+	const char		*base;		/* set: --status-base */
+	const char		*keyfile;
+	int			 active;	/* -1: not given */
 	unsigned char		 key[CONFIG_SECRET_MAX + 1];
-	ssize_t			 keylen = 0;
-	const char		*keyfile = NULL, *why = NULL;
-	int			 ch, rc;
+	ssize_t			 keylen;
+};
 
-	memset(&t, 0, sizeof(t));
-	t.active = 1;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'i':
-			t.active = 0;
-			break;
-		case 'b':
-			if (set_field(t.status_base, sizeof(t.status_base),
-			    optarg, "--status-base") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'k':
-			keyfile = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 ||
-	    set_field(t.id, sizeof(t.id), argv[optind], "tenant") != 0)
-		return usage();
-	if ((rc = check_name("tenant ID", t.id)) != EXIT_OK ||
-	    (t.status_base[0] != '\0' &&
-	    (rc = check_url("--status-base", t.status_base)) != EXIT_OK))
-		return rc;
-	if (keyfile != NULL &&
-	    (keylen = get_secret("--api-key-file", keyfile, key,
-	    CONFIG_SECRET_MAX)) < 0)
-		return EXIT_FAIL;
-	if (keylen > 0 && (why = config_check_api_key(key,
-	    (size_t)keylen)) != NULL) {
-		rc = refuse("--api-key-file", keyfile, why);
-		goto out;
-	}
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
-		rc = config_done(config_tenant_add(cfg, &t, keylen > 0 ? key :
-		    NULL, (size_t)keylen, &why), t.id, &why);
-		config_close(cfg);
-	}
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+#define EDIT	struct tenant_edit
+static const struct cli_opt tenant_opts[] = {
+	OPT_ONE("active", SET, active, 1),
+	OPT_ONE("inactive", ADD | SET, active, 0),
+	/* add copies it at once; set keeps it for the row it reads. */
+	OPT_TEXT("status-base", ADD, t.status_base, 0, NULL),
+	OPT_PTR("status-base", SET, base, 0),
+	OPT_PTR("api-key-file", ADD | SET, keyfile, 0),
+};
+
+static void
+tenant_init(void *p)
+{
+	struct tenant_edit	*a = p;
+
+	a->active = -1;
 }
 
-int
-cmd_tenant_set(struct settings *e, int argc, char **argv)
+/* Reads and checks --api-key-file's key, when given. */
+static int
+tenant_key(struct tenant_edit *a)
 {
-	static const struct option opts[] = {
-		{ "active", no_argument, NULL, 'a' },
-		{ "inactive", no_argument, NULL, 'i' },
-		{ "status-base", required_argument, NULL, 'b' },
-		{ "api-key-file", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_tenant	 t;
-	struct config		*cfg = NULL;
-	unsigned char		 key[CONFIG_SECRET_MAX + 1];
-	ssize_t			 keylen = 0;
-	const char		*keyfile = NULL, *base = NULL, *why = NULL;
-	const char		*id;
+	const char	*why;
+
+	if (a->keyfile != NULL && (a->keylen = get_secret("--api-key-file",
+	    a->keyfile, a->key, CONFIG_SECRET_MAX)) < 0)
+		return EXIT_FAIL;
+	if (a->keylen > 0 && (why = config_check_api_key(a->key,
+	    (size_t)a->keylen)) != NULL)
+		return refuse("--api-key-file", a->keyfile, why);
+	return EXIT_OK;
+}
+
+static int
+tenant_add_check(void *p, char **operands)
+{
+	struct tenant_edit	*a = p;
+	int			 rc;
+
+	(void)operands;
+	a->t.active = a->active != 0;
+	if ((rc = check_name("tenant ID", a->t.id)) != EXIT_OK ||
+	    (a->t.status_base[0] != '\0' &&
+	    (rc = check_url("--status-base", a->t.status_base)) != EXIT_OK))
+		return rc;
+	return tenant_key(a);
+}
+
+static int
+tenant_add_work(struct config *cfg, void *p)
+{
+	struct tenant_edit	*a = p;
+	const char		*why = NULL;
+
+	return config_done(config_tenant_add(cfg, &a->t, a->keylen > 0 ?
+	    a->key : NULL, (size_t)a->keylen, &why), a->t.id, &why);
+}
+
+static int
+tenant_set_check(void *p, char **operands)
+{
+	struct tenant_edit	*a = p;
+	int			 rc;
+
+	(void)operands;
+	if (a->base != NULL &&
+	    (rc = check_url("--status-base", a->base)) != EXIT_OK)
+		return rc;
+	return tenant_key(a);
+}
+
+static int
+tenant_set_work(struct config *cfg, void *p)
+{
+	struct tenant_edit	*a = p;
 	enum config_status	 crc;
-	int			 ch, rc, active = -1;
+	const char		*why = NULL;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'a':
-		case 'i':
-			if (active != -1 && active != (ch == 'a')) {
-				cli_warn("--active and --inactive: one or"
-				    " the other");
-				return EXIT_USAGE;
-			}
-			active = ch == 'a';
-			break;
-		case 'b':
-			base = optarg;
-			break;
-		case 'k':
-			keyfile = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || (active == -1 && base == NULL &&
-	    keyfile == NULL))
-		return usage();
-	id = argv[optind];
-	if (base != NULL && (rc = check_url("--status-base", base)) != EXIT_OK)
+	if ((crc = config_tenant_get(cfg, a->id, &a->t)) == CONFIG_NOTFOUND)
+		return no_such("tenant", a->id, NULL);
+	if ((rc = config_done(crc, a->id, NULL)) != EXIT_OK)
 		return rc;
-	if (keyfile != NULL &&
-	    (keylen = get_secret("--api-key-file", keyfile, key,
-	    CONFIG_SECRET_MAX)) < 0)
-		return EXIT_FAIL;
-	if (keylen > 0 && (why = config_check_api_key(key,
-	    (size_t)keylen)) != NULL) {
-		rc = refuse("--api-key-file", keyfile, why);
-		goto out;
-	}
-	if ((rc = begin(e, &cfg, id)) != EXIT_OK)
-		goto out;
-	if ((crc = config_tenant_get(cfg, id, &t)) == CONFIG_NOTFOUND)
-		rc = no_such("tenant", id, NULL);
-	else if ((rc = config_done(crc, id, NULL)) == EXIT_OK) {
-		if (active != -1)
-			t.active = active;
-		if (base != NULL && set_field(t.status_base,
-		    sizeof(t.status_base), base, "--status-base") != 0)
-			rc = EXIT_USAGE;
-		else
-			rc = config_done(config_tenant_update(cfg, &t,
-			    keylen > 0 ? key : NULL, (size_t)keylen, &why),
-			    id, &why);
-	}
-	rc = finish(cfg, rc, id);
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+	if (a->active != -1)
+		a->t.active = a->active;
+	if (a->base != NULL && set_field(a->t.status_base,
+	    sizeof(a->t.status_base), a->base, "--status-base") != 0)
+		return EXIT_USAGE;
+	return config_done(config_tenant_update(cfg, &a->t, a->keylen > 0 ?
+	    a->key : NULL, (size_t)a->keylen, &why), a->id, &why);
 }
+
+static const struct cli_edit tenant_add = {
+	"tenant", "add", OPTIONS(tenant_opts), .cmd = ADD,
+	.operand = OPT_TEXT("tenant", 0, t.id, 0, NULL), .noperands = 1,
+	.init = tenant_init, .check = tenant_add_check,
+	.work = tenant_add_work,
+};
+static const struct cli_edit tenant_set = {
+	"tenant", "set", OPTIONS(tenant_opts), .cmd = SET,
+	.operand = OPT_PTR("tenant", 0, id, 0), .noperands = 1, .change = 1,
+	.init = tenant_init, .check = tenant_set_check,
+	.work = tenant_set_work,
+};
+#undef EDIT
 
 /* ---- endpoint ----------------------------------------------------- */
 
@@ -538,220 +520,266 @@ add_secret(struct config *cfg, const char *endpoint, enum config_auth a,
 	return rc;
 }
 
-int
-cmd_endpoint_add(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "kind", required_argument, NULL, 'k' },
-		{ "mapping", required_argument, NULL, 'M' },
-		{ "auth", required_argument, NULL, 'a' },
-		{ "header", required_argument, NULL, 'h' },
-		{ "key-header", required_argument, NULL, 'h' },
-		{ "tolerance", required_argument, NULL, 'T' },
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "expires", required_argument, NULL, 'x' },
-		{ NULL, 0, NULL, 0 }
-	};
+/* What endpoint add and set, and endpoint secret add and revoke, read. */
+struct endpoint_edit {
 	struct config_endpoint	 ep;
-	struct config		*cfg = NULL;
-	struct mapping		*m = NULL;
-	const char		*secret = NULL, *why = NULL, *exp = NULL;
-	const char		*mapfile = NULL;
-	char			*map = NULL, mwhy[512];
-	size_t			 maplen = 0;
-	long long		 v;
-	int64_t			 expires = 0;
-	int			 ch, rc, kind = 0;
+	const char		*name;		/* but add's: the operand */
+	const char		*secret, *exp, *mapfile;
+	const char		*header;	/* set: --header */
+	int64_t			 tolerance;	/* 0: not given */
+	int64_t			 now, expires, retire;
+	int			 kind;		/* --kind given */
+	char			*map;		/* the mapping's text */
+	size_t			 maplen;
+	struct mapping		*m;
+	long long		 id;		/* revoke: the secret */
+	int64_t			 last;		/* secret add: the new one */
+	int			 retired;	/* and the others retired */
+};
 
-	memset(&ep, 0, sizeof(ep));
-	ep.kind = CONFIG_KIND_JOB;
-	ep.auth = CONFIG_AUTH_HMAC;
-	ep.tolerance = AUTH_TOLERANCE_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			if (set_field(ep.tenant, sizeof(ep.tenant), optarg,
-			    "--tenant") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'k':
-			if (config_kind_parse(optarg, &ep.kind) != 0) {
-				cli_warn("--kind \"%s\": expected tornado-job,"
-				    " tornado-org or mapped", optarg);
-				return EXIT_USAGE;
-			}
-			kind = 1;
-			break;
-		case 'M':
-			mapfile = optarg;
-			break;
-		case 'a':
-			if (config_auth_parse(optarg, &ep.auth) != 0) {
-				cli_warn("--auth \"%s\": expected hmac, key or"
-				    " standard", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			if (set_field(ep.key_header, sizeof(ep.key_header),
-			    optarg, "--header") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 86400, "--tolerance", &v) != 0)
-				return EXIT_USAGE;
-			ep.tolerance = v;
-			break;
-		case 's':
-			secret = optarg;
-			break;
-		case 'x':
-			exp = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || ep.tenant[0] == '\0' || secret == NULL ||
-	    set_field(ep.name, sizeof(ep.name), argv[optind], "endpoint") != 0)
-		return usage();
+static int
+endpoint_kind(const char *arg, void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	if (config_kind_parse(arg, &a->ep.kind) != 0) {
+		cli_warn("--kind \"%s\": expected tornado-job, tornado-org or"
+		    " mapped", arg);
+		return -1;
+	}
+	a->kind = 1;
+	return 0;
+}
+
+static int
+endpoint_auth(const char *arg, void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	if (config_auth_parse(arg, &a->ep.auth) != 0) {
+		cli_warn("--auth \"%s\": expected hmac, key or standard", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --retire-others-after: a duration, the +DURATION form of a time. */
+static int
+endpoint_retire(const char *arg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	char			 buf[64], esc[64];
+
+	if (arg[0] == '+' || (size_t)snprintf(buf, sizeof(buf), "+%s", arg) >=
+	    sizeof(buf) || util_parse_time(buf, a->now, &a->retire) != 0) {
+		cli_warn("--retire-others-after \"%s\": expected N followed by"
+		    " s, m, h or d", text_escape(arg, (size_t)-1, esc,
+		    sizeof(esc)));
+		return -1;
+	}
+	/* "0": at once, which an expiry of now means. */
+	return 0;
+}
+
+#define EDIT	struct endpoint_edit
+static const struct cli_opt endpoint_opts[] = {
+	OPT_TEXT("tenant", ADD, ep.tenant, CLI_REQUIRED, NULL),
+	OPT_FN("kind", ADD, endpoint_kind),
+	OPT_PTR("mapping", ADD | SET, mapfile, 0),
+	OPT_FN("auth", ADD, endpoint_auth),
+	/* add copies it at once; set keeps it for the row it reads. */
+	OPT_TEXT("header", ADD, ep.key_header, 0, "--header"),
+	OPT_TEXT("key-header", ADD, ep.key_header, 0, "--header"),
+	OPT_PTR("header", SET, header, 0),
+	OPT_PTR("key-header", SET, header, 0),
+	OPT_INT("tolerance", ADD | SET, tolerance, 1, 86400),
+	OPT_PTR("secret-file", ADD | SECRET_ADD, secret, CLI_REQUIRED),
+	OPT_PTR("expires", ADD | SECRET_ADD, exp, 0),
+	OPT_FN("retire-others-after", SECRET_ADD, endpoint_retire),
+};
+
+static void
+endpoint_init(void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	a->ep.kind = CONFIG_KIND_JOB;
+	a->ep.auth = CONFIG_AUTH_HMAC;
+	a->ep.tolerance = AUTH_TOLERANCE_DEFAULT;
+	a->now = util_now();
+}
+
+/* Reads and parses --mapping's file, when given. */
+static int
+endpoint_mapping(struct endpoint_edit *a)
+{
+	if (a->mapfile == NULL)
+		return EXIT_OK;
+	return get_mapping(a->mapfile, &a->map, &a->maplen, &a->m);
+}
+
+static void
+endpoint_clear(void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	mapping_free(a->m);
+	free(a->map);
+}
+
+static int
+endpoint_add_check(void *p, char **operands)
+{
+	struct endpoint_edit	*a = p;
+	const char		*why;
+	int			 rc;
+
+	(void)operands;
+	if (a->tolerance != 0)
+		a->ep.tolerance = a->tolerance;
 	/* A mapping says the kind; a kind mapped needs one. */
-	if (mapfile != NULL && !kind)
-		ep.kind = CONFIG_KIND_MAPPED;
-	if (ep.kind == CONFIG_KIND_MAPPED && mapfile == NULL) {
+	if (a->mapfile != NULL && !a->kind)
+		a->ep.kind = CONFIG_KIND_MAPPED;
+	if (a->ep.kind == CONFIG_KIND_MAPPED && a->mapfile == NULL) {
 		cli_warn("--kind mapped needs --mapping FILE");
 		return EXIT_USAGE;
 	}
-	if (ep.kind != CONFIG_KIND_MAPPED && mapfile != NULL) {
+	if (a->ep.kind != CONFIG_KIND_MAPPED && a->mapfile != NULL) {
 		cli_warn("--mapping: only for --kind mapped, not %s",
-		    config_kind_name(ep.kind));
+		    config_kind_name(a->ep.kind));
 		return EXIT_USAGE;
 	}
-	if (mapfile != NULL && strcmp(mapfile, "-") == 0 &&
-	    strcmp(secret, "-") == 0) {
+	if (a->mapfile != NULL && strcmp(a->mapfile, "-") == 0 &&
+	    strcmp(a->secret, "-") == 0) {
 		cli_warn("--mapping - and --secret-file -: standard input can"
 		    " be only one of them");
 		return EXIT_USAGE;
 	}
-	if (ep.auth == CONFIG_AUTH_KEY && ep.key_header[0] == '\0') {
+	if (a->ep.auth == CONFIG_AUTH_KEY && a->ep.key_header[0] == '\0') {
 		cli_warn("--auth key needs --header");
 		return EXIT_USAGE;
 	}
-	if (exp != NULL &&
-	    (rc = parse_expiry(exp, util_now(), &expires)) != EXIT_OK)
+	if (a->exp != NULL &&
+	    (rc = parse_expiry(a->exp, util_now(), &a->expires)) != EXIT_OK)
 		return rc;
-	if ((why = config_check_endpoint_name(ep.name)) != NULL)
-		return refuse("endpoint NAME", ep.name, why);
-	if ((rc = check_name("--tenant", ep.tenant)) != EXIT_OK)
+	if ((why = config_check_endpoint_name(a->ep.name)) != NULL)
+		return refuse("endpoint NAME", a->ep.name, why);
+	if ((rc = check_name("--tenant", a->ep.tenant)) != EXIT_OK)
 		return rc;
-	if (mapfile != NULL &&
-	    (rc = get_mapping(mapfile, &map, &maplen, &m)) != EXIT_OK)
-		return rc;
-	/* The endpoint and its first secret commit together or not at all. */
-	if ((rc = begin(e, &cfg, ep.name)) != EXIT_OK)
-		goto out;
-	if ((rc = need_tenant(cfg, ep.tenant)) == EXIT_OK) {
-		if (m != NULL)
-			rc = mapping_done(config_endpoint_add_mapped(cfg, &ep,
-			    map, maplen, mwhy, sizeof(mwhy)), ep.name, mapfile,
-			    mwhy);
-		else
-			rc = config_done(config_endpoint_add(cfg, &ep, &why),
-			    ep.name, &why);
-	}
-	if (rc == EXIT_OK)
-		rc = add_secret(cfg, ep.name, ep.auth, secret, expires);
-	if ((rc = finish(cfg, rc, ep.name)) == EXIT_OK && m != NULL)
-		printf("endpoint %s added: kind mapped, its actions to"
-		    " destination %s\n", ep.name, mapping_destination(m));
-out:
-	mapping_free(m);
-	free(map);
-	return rc;
+	return endpoint_mapping(a);
 }
 
-int
-cmd_endpoint_set(struct settings *e, int argc, char **argv)
+/* The endpoint and its first secret commit together or not at all. */
+static int
+endpoint_add_work(struct config *cfg, void *p)
 {
-	static const struct option opts[] = {
-		{ "header", required_argument, NULL, 'h' },
-		{ "key-header", required_argument, NULL, 'h' },
-		{ "tolerance", required_argument, NULL, 'T' },
-		{ "mapping", required_argument, NULL, 'M' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_endpoint	 ep;
-	struct config		*cfg = NULL;
-	struct mapping		*m = NULL;
-	const char		*header = NULL, *name, *why = NULL;
-	const char		*mapfile = NULL;
-	char			*map = NULL, mwhy[512];
-	size_t			 maplen = 0;
-	enum config_status	 crc;
-	long long		 v;
-	int64_t			 tolerance = 0;
-	int			 ch, rc;
+	struct endpoint_edit	*a = p;
+	const char		*why = NULL;
+	char			 mwhy[512];
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'h':
-			header = optarg;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 86400, "--tolerance", &v) != 0)
-				return EXIT_USAGE;
-			tolerance = v;
-			break;
-		case 'M':
-			mapfile = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || (header == NULL && tolerance == 0 &&
-	    mapfile == NULL))
-		return usage();
-	name = argv[optind];
-	if (mapfile != NULL &&
-	    (rc = get_mapping(mapfile, &map, &maplen, &m)) != EXIT_OK)
+	if ((rc = need_tenant(cfg, a->ep.tenant)) != EXIT_OK)
 		return rc;
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		goto out;
-	if ((crc = config_endpoint_get(cfg, name, &ep)) == CONFIG_NOTFOUND)
-		rc = no_such("endpoint", name, NULL);
-	else if ((rc = config_done(crc, name, NULL)) != EXIT_OK)
-		;
-	else if (header != NULL && ep.auth == CONFIG_AUTH_STANDARD)
-		rc = refuse("--header", header, "a standard endpoint takes"
-		    " none (it reads webhook-id, webhook-timestamp and"
-		    " webhook-signature)");
-	else if (m != NULL && ep.kind != CONFIG_KIND_MAPPED) {
-		(void)snprintf(mwhy, sizeof(mwhy), "endpoint %s is of kind %s:"
-		    " only kind mapped has a mapping", name,
-		    config_kind_name(ep.kind));
-		rc = refuse("--mapping", mapfile, mwhy);
-	} else if (header != NULL && set_field(ep.key_header,
-	    sizeof(ep.key_header), header, "--header") != 0)
-		rc = EXIT_USAGE;
-	else {
-		if (tolerance != 0)
-			ep.tolerance = tolerance;
-		if (header != NULL || tolerance != 0)
-			rc = config_done(config_endpoint_update(cfg, &ep,
-			    &why), name, &why);
-		if (rc == EXIT_OK && m != NULL)
-			rc = mapping_done(config_endpoint_set_mapping(cfg,
-			    name, map, maplen, mwhy, sizeof(mwhy)), name,
-			    mapfile, mwhy);
-	}
-	if ((rc = finish(cfg, rc, name)) == EXIT_OK && m != NULL)
-		printf("endpoint %s: mapping replaced, its actions to"
-		    " destination %s\n", name, mapping_destination(m));
-out:
-	mapping_free(m);
-	free(map);
+	if (a->m != NULL)
+		rc = mapping_done(config_endpoint_add_mapped(cfg, &a->ep,
+		    a->map, a->maplen, mwhy, sizeof(mwhy)), a->ep.name,
+		    a->mapfile, mwhy);
+	else
+		rc = config_done(config_endpoint_add(cfg, &a->ep, &why),
+		    a->ep.name, &why);
+	if (rc == EXIT_OK)
+		rc = add_secret(cfg, a->ep.name, a->ep.auth, a->secret,
+		    a->expires);
 	return rc;
 }
+
+/* A mapped endpoint's line names where its actions go. */
+static int
+endpoint_add_said(const void *p)
+{
+	const struct endpoint_edit	*a = p;
+
+	if (a->m == NULL)
+		return 0;
+	printf("endpoint %s added: kind mapped, its actions to destination"
+	    " %s\n", a->ep.name, mapping_destination(a->m));
+	return 1;
+}
+
+static int
+endpoint_set_check(void *p, char **operands)
+{
+	(void)operands;
+	return endpoint_mapping(p);
+}
+
+static int
+endpoint_set_work(struct config *cfg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	enum config_status	 crc;
+	const char		*why = NULL;
+	char			 mwhy[512];
+	int			 rc;
+
+	if ((crc = config_endpoint_get(cfg, a->name, &a->ep)) ==
+	    CONFIG_NOTFOUND)
+		return no_such("endpoint", a->name, NULL);
+	if ((rc = config_done(crc, a->name, NULL)) != EXIT_OK)
+		return rc;
+	if (a->header != NULL && a->ep.auth == CONFIG_AUTH_STANDARD)
+		return refuse("--header", a->header, "a standard endpoint"
+		    " takes none (it reads webhook-id, webhook-timestamp and"
+		    " webhook-signature)");
+	if (a->m != NULL && a->ep.kind != CONFIG_KIND_MAPPED) {
+		(void)snprintf(mwhy, sizeof(mwhy), "endpoint %s is of kind %s:"
+		    " only kind mapped has a mapping", a->name,
+		    config_kind_name(a->ep.kind));
+		return refuse("--mapping", a->mapfile, mwhy);
+	}
+	if (a->header != NULL && set_field(a->ep.key_header,
+	    sizeof(a->ep.key_header), a->header, "--header") != 0)
+		return EXIT_USAGE;
+	if (a->tolerance != 0)
+		a->ep.tolerance = a->tolerance;
+	if ((a->header != NULL || a->tolerance != 0) &&
+	    (rc = config_done(config_endpoint_update(cfg, &a->ep, &why),
+	    a->name, &why)) != EXIT_OK)
+		return rc;
+	if (a->m != NULL)
+		rc = mapping_done(config_endpoint_set_mapping(cfg, a->name,
+		    a->map, a->maplen, mwhy, sizeof(mwhy)), a->name,
+		    a->mapfile, mwhy);
+	return rc;
+}
+
+/* A new mapping's line names where the actions go now. */
+static int
+endpoint_set_said(const void *p)
+{
+	const struct endpoint_edit	*a = p;
+
+	if (a->m == NULL)
+		return 0;
+	printf("endpoint %s: mapping replaced, its actions to destination"
+	    " %s\n", a->name, mapping_destination(a->m));
+	return 1;
+}
+
+static const struct cli_edit endpoint_add = {
+	"endpoint", "add", OPTIONS(endpoint_opts), .cmd = ADD,
+	.operand = OPT_TEXT("endpoint", 0, ep.name, 0, NULL),
+	.noperands = 1, .init = endpoint_init, .check = endpoint_add_check,
+	.work = endpoint_add_work, .said = endpoint_add_said,
+	.clear = endpoint_clear,
+};
+static const struct cli_edit endpoint_set = {
+	"endpoint", "set", OPTIONS(endpoint_opts), .cmd = SET,
+	.operand = OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
+	.change = 1, .init = endpoint_init, .check = endpoint_set_check,
+	.work = endpoint_set_work, .said = endpoint_set_said,
+	.clear = endpoint_clear,
+};
 
 /*
  * endpoint show [--mapping] NAME: the endpoint as one JSON object (the
@@ -905,79 +933,120 @@ walk_secrets(struct config *cfg, const char *name, struct secret_walk *w)
 }
 
 static int
-secret_add(struct settings *e, int argc, char **argv)
+secret_add_check(void *p, char **operands)
 {
-	static const struct option opts[] = {
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "expires", required_argument, NULL, 'x' },
-		{ "retire-others-after", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_endpoint	 ep;
-	struct secret_walk	 w;
-	struct config		*cfg = NULL;
-	const char		*secret = NULL, *exp = NULL, *name;
-	char			 buf[64], when[32], esc[64];
-	enum config_status	 crc;
-	int64_t			 now = util_now(), expires = 0, retire = 0;
-	int			 ch, rc, n = 0;
+	struct endpoint_edit	*a = p;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 's':
-			secret = optarg;
-			break;
-		case 'x':
-			exp = optarg;
-			break;
-		case 'r':
-			/* A duration: the +DURATION form of a time. */
-			if (optarg[0] == '+' || (size_t)snprintf(buf,
-			    sizeof(buf), "+%s", optarg) >= sizeof(buf) ||
-			    util_parse_time(buf, now, &retire) != 0) {
-				cli_warn("--retire-others-after \"%s\":"
-				    " expected N followed by s, m, h or d",
-				    text_escape(optarg, (size_t)-1, esc,
-				    sizeof(esc)));
-				return EXIT_USAGE;
-			}
-			/* "0": at once, which an expiry of now means. */
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || secret == NULL)
-		return usage();
-	name = argv[optind];
-	if (exp != NULL && (rc = parse_expiry(exp, now, &expires)) != EXIT_OK)
-		return rc;
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		return rc;
-	if ((crc = config_endpoint_get(cfg, name, &ep)) == CONFIG_NOTFOUND) {
-		rc = no_such("endpoint", name, NULL);
-		goto out;
-	}
-	if ((rc = config_done(crc, name, NULL)) != EXIT_OK)
-		goto out;
-	/* The others first: the new one must not retire itself. */
-	if (retire != 0 && (rc = config_done(config_secret_retire(cfg, name,
-	    retire, &n), name, NULL)) != EXIT_OK)
-		goto out;
-	if ((rc = add_secret(cfg, name, ep.auth, secret, expires)) != EXIT_OK)
-		goto out;
-	memset(&w, 0, sizeof(w));
-	w.now = now;
-	if ((rc = walk_secrets(cfg, name, &w)) != EXIT_OK)
-		goto out;
-	printf("endpoint %s: secret %lld added, expires %s\n", name,
-	    (long long)w.last, secret_time(expires, buf, sizeof(buf)));
-	if (retire != 0)
-		printf("endpoint %s: %d other secret%s now expire%s at %s\n",
-		    name, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
-		    secret_time(retire, when, sizeof(when)));
-out:
-	return finish(cfg, rc, name);
+	(void)operands;
+	if (a->exp == NULL)
+		return EXIT_OK;
+	return parse_expiry(a->exp, a->now, &a->expires);
 }
+
+static int
+secret_add_work(struct config *cfg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	struct secret_walk	 w;
+	enum config_status	 crc;
+	int			 rc;
+
+	if ((crc = config_endpoint_get(cfg, a->name, &a->ep)) ==
+	    CONFIG_NOTFOUND)
+		return no_such("endpoint", a->name, NULL);
+	if ((rc = config_done(crc, a->name, NULL)) != EXIT_OK)
+		return rc;
+	/* The others first: the new one must not retire itself. */
+	if (a->retire != 0 && (rc = config_done(config_secret_retire(cfg,
+	    a->name, a->retire, &a->retired), a->name, NULL)) != EXIT_OK)
+		return rc;
+	if ((rc = add_secret(cfg, a->name, a->ep.auth, a->secret,
+	    a->expires)) != EXIT_OK)
+		return rc;
+	memset(&w, 0, sizeof(w));
+	w.now = a->now;
+	if ((rc = walk_secrets(cfg, a->name, &w)) == EXIT_OK)
+		a->last = w.last;
+	return rc;
+}
+
+static int
+secret_add_said(const void *p)
+{
+	const struct endpoint_edit	*a = p;
+	char				 buf[32];
+	int				 n = a->retired;
+
+	printf("endpoint %s: secret %lld added, expires %s\n", a->name,
+	    (long long)a->last, secret_time(a->expires, buf, sizeof(buf)));
+	if (a->retire != 0)
+		printf("endpoint %s: %d other secret%s now expire%s at %s\n",
+		    a->name, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+		    secret_time(a->retire, buf, sizeof(buf)));
+	return 1;
+}
+
+static int
+secret_revoke_check(void *p, char **operands)
+{
+	struct endpoint_edit	*a = p;
+
+	if (parse_int(operands[1], 1, INT64_MAX, "secret ID", &a->id) != 0)
+		return EXIT_USAGE;
+	return EXIT_OK;
+}
+
+static int
+secret_revoke_work(struct config *cfg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	struct secret_walk	 w;
+	int			 rc;
+
+	memset(&w, 0, sizeof(w));
+	w.now = util_now();
+	w.find = a->id;
+	if ((rc = walk_secrets(cfg, a->name, &w)) != EXIT_OK)
+		return rc;
+	if (!w.found) {
+		cli_warn("endpoint secret revoke: endpoint %s has no secret"
+		    " %lld (see endpoint secret list %s)", a->name, a->id,
+		    a->name);
+		return EXIT_FAIL;
+	}
+	if (w.found_active && w.active == 1) {
+		/* Revoking it would refuse every request: say so instead. */
+		cli_warn("endpoint secret revoke: secret %lld is the only"
+		    " active secret of endpoint %s; add another first, or"
+		    " remove the endpoint", a->id, a->name);
+		return EXIT_FAIL;
+	}
+	return config_done(config_secret_revoke(cfg, a->name, a->id),
+	    a->name, NULL);
+}
+
+static int
+secret_revoke_said(const void *p)
+{
+	const struct endpoint_edit	*a = p;
+
+	printf("endpoint %s: secret %lld revoked\n", a->name, a->id);
+	return 1;
+}
+
+static const struct cli_edit secret_add = {
+	"endpoint", "secret", OPTIONS(endpoint_opts), .cmd = SECRET_ADD,
+	.operand = OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
+	.init = endpoint_init, .check = secret_add_check,
+	.work = secret_add_work, .said = secret_add_said,
+};
+static const struct cli_edit secret_revoke = {
+	"endpoint", "secret", OPTIONS(endpoint_opts), .cmd = SECRET_REVOKE,
+	.operand = OPT_PTR("endpoint", 0, name, 0), .noperands = 2,
+	.check = secret_revoke_check, .work = secret_revoke_work,
+	.said = secret_revoke_said,
+};
+#undef EDIT
 
 static int
 secret_list(struct settings *e, int argc, char **argv)
@@ -1025,50 +1094,6 @@ secret_list(struct settings *e, int argc, char **argv)
 	return rc;
 }
 
-static int
-secret_revoke(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ NULL, 0, NULL, 0 }
-	};
-	struct secret_walk	 w;
-	struct config		*cfg = NULL;
-	const char		*name;
-	long long		 id;
-	int			 rc;
-
-	/* No options: any is a usage error. */
-	if (next_opt(argc, argv, opts) != -1 || argc - optind != 2)
-		return usage();
-	name = argv[optind];
-	if (parse_int(argv[optind + 1], 1, INT64_MAX, "secret ID", &id) != 0)
-		return EXIT_USAGE;
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		return rc;
-	memset(&w, 0, sizeof(w));
-	w.now = util_now();
-	w.find = id;
-	if ((rc = walk_secrets(cfg, name, &w)) != EXIT_OK)
-		goto out;
-	if (!w.found) {
-		cli_warn("endpoint secret revoke: endpoint %s has no secret"
-		    " %lld (see endpoint secret list %s)", name, id, name);
-		rc = EXIT_FAIL;
-	} else if (w.found_active && w.active == 1) {
-		/* Revoking it would refuse every request: say so instead. */
-		cli_warn("endpoint secret revoke: secret %lld is the only"
-		    " active secret of endpoint %s; add another first, or"
-		    " remove the endpoint", id, name);
-		rc = EXIT_FAIL;
-	} else
-		rc = config_done(config_secret_revoke(cfg, name, id), name,
-		    NULL);
-	if (rc == EXIT_OK)
-		printf("endpoint %s: secret %lld revoked\n", name, id);
-out:
-	return finish(cfg, rc, name);
-}
-
 /*
  * endpoint secret add|list|revoke ...; and the older spelling
  * "endpoint secret --secret-file FILE NAME", which is add.
@@ -1076,13 +1101,17 @@ out:
 int
 cmd_endpoint_secret(struct settings *e, int argc, char **argv)
 {
+	struct endpoint_edit	a;
+
 	if (argc >= 2 && strcmp(argv[1], "add") == 0)
-		return secret_add(e, argc - 1, argv + 1);
+		return cli_edit(e, argc - 1, argv + 1, &secret_add, &a,
+		    sizeof(a));
 	if (argc >= 2 && strcmp(argv[1], "list") == 0)
 		return secret_list(e, argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
-		return secret_revoke(e, argc - 1, argv + 1);
-	return secret_add(e, argc, argv);
+		return cli_edit(e, argc - 1, argv + 1, &secret_revoke, &a,
+		    sizeof(a));
+	return cli_edit(e, argc, argv, &secret_add, &a, sizeof(a));
 }
 
 /* ---- destination -------------------------------------------------- */
@@ -1136,374 +1165,340 @@ check_internal(const struct config_destination *d)
 	return EXIT_OK;
 }
 
-int
-cmd_destination_add(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "idempotent", no_argument, NULL, 'i' },
-		{ "status-url", required_argument, NULL, 'S' },
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "timeout-ms", required_argument, NULL, 'T' },
-		{ "max-attempts", required_argument, NULL, 'm' },
-		{ "allow-internal", no_argument, NULL, 'A' },
-		{ NULL, 0, NULL, 0 }
-	};
+/* What destination add and set read. */
+struct dest_edit {
 	struct config_destination	 d;
-	struct config			*cfg = NULL;
+	const char			*name;	/* set: the operand */
+	const char			*tenant, *url, *surl;	/* set's */
+	const char			*keyfile;
+	int				 idem, internal; /* -1: not given */
+	int				 nosurl, timeout, attempts;
 	unsigned char			 key[CONFIG_SECRET_MAX + 1];
-	ssize_t				 keylen = 0;
-	const char			*keyfile = NULL, *why = NULL;
-	long long			 v;
-	int				 ch, rc;
+	ssize_t				 keylen;
+};
 
-	memset(&d, 0, sizeof(d));
-	d.timeout_ms = DEST_TIMEOUT_MS_DEFAULT;
-	d.max_attempts = DEST_ATTEMPTS_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			if (set_field(d.tenant, sizeof(d.tenant), optarg,
-			    "--tenant") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'u':
-			if (set_field(d.url, sizeof(d.url), optarg,
-			    "--url") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'i':
-			d.idempotent = 1;
-			break;
-		case 'S':
-			if (set_field(d.status_url, sizeof(d.status_url),
-			    optarg, "--status-url") != 0)
-				return EXIT_USAGE;
-			break;
-		case 's':
-			keyfile = optarg;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 600000, "--timeout-ms",
-			    &v) != 0)
-				return EXIT_USAGE;
-			d.timeout_ms = (int)v;
-			break;
-		case 'm':
-			if (parse_int(optarg, 1, 1000, "--max-attempts",
-			    &v) != 0)
-				return EXIT_USAGE;
-			d.max_attempts = (int)v;
-			break;
-		case 'A':
-			d.allow_internal = 1;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || d.tenant[0] == '\0' || d.url[0] == '\0' ||
-	    set_field(d.name, sizeof(d.name), argv[optind], "destination") != 0)
-		return usage();
-	if ((rc = check_name("destination NAME", d.name)) != EXIT_OK ||
-	    (rc = check_name("--tenant", d.tenant)) != EXIT_OK ||
-	    (rc = check_url("--url", d.url)) != EXIT_OK ||
-	    (d.status_url[0] != '\0' &&
-	    (rc = check_url("--status-url", d.status_url)) != EXIT_OK) ||
-	    (rc = check_internal(&d)) != EXIT_OK)
-		return rc;
-	if (keyfile != NULL && (keylen = dest_secret(keyfile, key)) < 0) {
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	if ((rc = begin(e, &cfg, d.name)) != EXIT_OK)
-		goto out;
-	if ((rc = need_tenant(cfg, d.tenant)) == EXIT_OK)
-		rc = config_done(config_destination_add(cfg, &d,
-		    keylen > 0 ? key : NULL, (size_t)keylen, &why), d.name,
-		    &why);
-	rc = finish(cfg, rc, d.name);
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+#define EDIT	struct dest_edit
+static const struct cli_opt dest_opts[] = {
+	/* add copies them at once; set keeps them for the row it reads. */
+	OPT_TEXT("tenant", ADD, d.tenant, CLI_REQUIRED, NULL),
+	OPT_PTR("tenant", SET, tenant, CLI_REQUIRED),
+	OPT_TEXT("url", ADD, d.url, CLI_REQUIRED, NULL),
+	OPT_PTR("url", SET, url, 0),
+	OPT_ONE("idempotent", ADD | SET, idem, 1),
+	OPT_ONE("not-idempotent", SET, idem, 0),
+	OPT_TEXT("status-url", ADD, d.status_url, 0, NULL),
+	OPT_PTR("status-url", SET, surl, 0),
+	OPT_FLAG("no-status-url", SET, nosurl, 1),
+	OPT_PTR("secret-file", ADD | SET, keyfile, 0),
+	OPT_INT("timeout-ms", ADD | SET, timeout, 1, 600000),
+	OPT_INT("max-attempts", ADD | SET, attempts, 1, 1000),
+	OPT_ONE("allow-internal", ADD | SET, internal, 1),
+	OPT_ONE("no-allow-internal", SET, internal, 0),
+};
+
+static void
+dest_init(void *p)
+{
+	struct dest_edit	*a = p;
+
+	a->idem = a->internal = -1;
 }
 
-int
-cmd_destination_set(struct settings *e, int argc, char **argv)
+/* Reads and checks --secret-file's key, when given. */
+static int
+dest_key(struct dest_edit *a)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "idempotent", no_argument, NULL, 'i' },
-		{ "not-idempotent", no_argument, NULL, 'I' },
-		{ "status-url", required_argument, NULL, 'S' },
-		{ "no-status-url", no_argument, NULL, 'N' },
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "timeout-ms", required_argument, NULL, 'T' },
-		{ "max-attempts", required_argument, NULL, 'm' },
-		{ "allow-internal", no_argument, NULL, 'A' },
-		{ "no-allow-internal", no_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_destination	 d;
-	struct config			*cfg = NULL;
-	unsigned char			 key[CONFIG_SECRET_MAX + 1];
-	ssize_t				 keylen = 0;
-	const char			*keyfile = NULL, *why = NULL;
-	const char			*tenant = NULL, *url = NULL, *surl = NULL;
-	const char			*name;
-	enum config_status		 crc;
-	long long			 v;
-	int				 ch, rc, idem = -1, timeout = 0;
-	int				 attempts = 0, nosurl = 0;
-	int				 internal = -1;
+	if (a->keyfile != NULL &&
+	    (a->keylen = dest_secret(a->keyfile, a->key)) < 0)
+		return EXIT_FAIL;
+	return EXIT_OK;
+}
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			tenant = optarg;
-			break;
-		case 'u':
-			url = optarg;
-			break;
-		case 'i':
-		case 'I':
-			if (idem != -1 && idem != (ch == 'i')) {
-				cli_warn("--idempotent and --not-idempotent:"
-				    " one or the other");
-				return EXIT_USAGE;
-			}
-			idem = ch == 'i';
-			break;
-		case 'S':
-			surl = optarg;
-			break;
-		case 'N':
-			nosurl = 1;
-			break;
-		case 's':
-			keyfile = optarg;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 600000, "--timeout-ms",
-			    &v) != 0)
-				return EXIT_USAGE;
-			timeout = (int)v;
-			break;
-		case 'm':
-			if (parse_int(optarg, 1, 1000, "--max-attempts",
-			    &v) != 0)
-				return EXIT_USAGE;
-			attempts = (int)v;
-			break;
-		case 'A':
-		case 'n':
-			if (internal != -1 && internal != (ch == 'A')) {
-				cli_warn("--allow-internal and"
-				    " --no-allow-internal: one or the other");
-				return EXIT_USAGE;
-			}
-			internal = ch == 'A';
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || tenant == NULL || (url == NULL &&
-	    idem == -1 && surl == NULL && !nosurl && keyfile == NULL &&
-	    timeout == 0 && attempts == 0 && internal == -1))
-		return usage();
-	if (surl != NULL && nosurl) {
+static const char *
+dest_tenant(const void *p)
+{
+	return ((const struct dest_edit *)p)->d.tenant;
+}
+
+static int
+dest_add_check(void *p, char **operands)
+{
+	struct dest_edit		*a = p;
+	struct config_destination	*d = &a->d;
+	int				 rc;
+
+	(void)operands;
+	d->idempotent = a->idem == 1;
+	d->allow_internal = a->internal == 1;
+	d->timeout_ms = a->timeout != 0 ? a->timeout :
+	    DEST_TIMEOUT_MS_DEFAULT;
+	d->max_attempts = a->attempts != 0 ? a->attempts :
+	    DEST_ATTEMPTS_DEFAULT;
+	if ((rc = check_name("destination NAME", d->name)) != EXIT_OK ||
+	    (rc = check_name("--tenant", d->tenant)) != EXIT_OK ||
+	    (rc = check_url("--url", d->url)) != EXIT_OK ||
+	    (d->status_url[0] != '\0' &&
+	    (rc = check_url("--status-url", d->status_url)) != EXIT_OK) ||
+	    (rc = check_internal(d)) != EXIT_OK)
+		return rc;
+	return dest_key(a);
+}
+
+static int
+dest_add_work(struct config *cfg, void *p)
+{
+	struct dest_edit	*a = p;
+	const char		*why = NULL;
+	int			 rc;
+
+	if ((rc = need_tenant(cfg, a->d.tenant)) != EXIT_OK)
+		return rc;
+	return config_done(config_destination_add(cfg, &a->d, a->keylen > 0 ?
+	    a->key : NULL, (size_t)a->keylen, &why), a->d.name, &why);
+}
+
+static int
+dest_set_check(void *p, char **operands)
+{
+	struct dest_edit	*a = p;
+	int			 rc;
+
+	(void)operands;
+	if (a->surl != NULL && a->nosurl) {
 		cli_warn("--status-url and --no-status-url: one or the other");
 		return EXIT_USAGE;
 	}
-	name = argv[optind];
-	if ((url != NULL && (rc = check_url("--url", url)) != EXIT_OK) ||
-	    (surl != NULL && (rc = check_url("--status-url", surl)) !=
+	if ((a->url != NULL && (rc = check_url("--url", a->url)) != EXIT_OK) ||
+	    (a->surl != NULL && (rc = check_url("--status-url", a->surl)) !=
 	    EXIT_OK))
 		return rc;
-	if (keyfile != NULL && (keylen = dest_secret(keyfile, key)) < 0) {
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		goto out;
-	if ((crc = config_destination_get(cfg, tenant, name, &d)) ==
-	    CONFIG_NOTFOUND)
-		rc = no_such("destination", name, tenant);
-	else if ((rc = config_done(crc, name, NULL)) == EXIT_OK) {
-		if ((url != NULL && set_field(d.url, sizeof(d.url), url,
-		    "--url") != 0) || (surl != NULL && set_field(d.status_url,
-		    sizeof(d.status_url), surl, "--status-url") != 0))
-			rc = EXIT_USAGE;
-		else {
-			if (nosurl)
-				d.status_url[0] = '\0';
-			if (idem != -1)
-				d.idempotent = idem;
-			if (timeout != 0)
-				d.timeout_ms = timeout;
-			if (attempts != 0)
-				d.max_attempts = attempts;
-			if (internal != -1)
-				d.allow_internal = internal;
-			/* The row as it will be: a URL kept is judged too. */
-			if ((rc = check_internal(&d)) == EXIT_OK)
-				rc = config_done(config_destination_update(cfg,
-				    &d, keylen > 0 ? key : NULL,
-				    (size_t)keylen, &why), name, &why);
-		}
-	}
-	rc = finish(cfg, rc, name);
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+	return dest_key(a);
 }
+
+static int
+dest_set_work(struct config *cfg, void *p)
+{
+	struct dest_edit		*a = p;
+	struct config_destination	*d = &a->d;
+	enum config_status		 crc;
+	const char			*why = NULL;
+	int				 rc;
+
+	if ((crc = config_destination_get(cfg, a->tenant, a->name, d)) ==
+	    CONFIG_NOTFOUND)
+		return no_such("destination", a->name, a->tenant);
+	if ((rc = config_done(crc, a->name, NULL)) != EXIT_OK)
+		return rc;
+	if ((a->url != NULL && set_field(d->url, sizeof(d->url), a->url,
+	    "--url") != 0) || (a->surl != NULL && set_field(d->status_url,
+	    sizeof(d->status_url), a->surl, "--status-url") != 0))
+		return EXIT_USAGE;
+	if (a->nosurl)
+		d->status_url[0] = '\0';
+	if (a->idem != -1)
+		d->idempotent = a->idem;
+	if (a->timeout != 0)
+		d->timeout_ms = a->timeout;
+	if (a->attempts != 0)
+		d->max_attempts = a->attempts;
+	if (a->internal != -1)
+		d->allow_internal = a->internal;
+	/* The row as it will be: a URL kept is judged too. */
+	if ((rc = check_internal(d)) != EXIT_OK)
+		return rc;
+	return config_done(config_destination_update(cfg, d, a->keylen > 0 ?
+	    a->key : NULL, (size_t)a->keylen, &why), a->name, &why);
+}
+
+static const struct cli_edit dest_add = {
+	"destination", "add", OPTIONS(dest_opts), .cmd = ADD,
+	.operand = OPT_TEXT("destination", 0, d.name, 0, NULL),
+	.noperands = 1, .init = dest_init, .check = dest_add_check,
+	.work = dest_add_work, .tenant = dest_tenant,
+};
+static const struct cli_edit dest_set = {
+	"destination", "set", OPTIONS(dest_opts), .cmd = SET,
+	.operand = OPT_PTR("destination", 0, name, 0), .noperands = 1,
+	.change = 1, .init = dest_init, .check = dest_set_check,
+	.work = dest_set_work, .tenant = dest_tenant,
+};
+#undef EDIT
 
 /* ---- job ---------------------------------------------------------- */
 
-int
-cmd_job_add(struct settings *e, int argc, char **argv)
+#define EDIT	struct config_job
+static const struct cli_opt job_opts[] = {
+	OPT_TEXT("tenant", ADD, tenant, CLI_REQUIRED, NULL),
+	OPT_TEXT("attempt", ADD, attempt, CLI_REQUIRED, NULL),
+	OPT_TEXT("step", ADD, step, CLI_REQUIRED, NULL),
+	OPT_TEXT("destination", ADD, destination, CLI_REQUIRED, NULL),
+	OPT_TEXT("source-url", ADD, source_url, 0, NULL),
+	OPT_TEXT("output", ADD, output, 0, NULL),
+};
+
+static const char *
+job_tenant(const void *p)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "attempt", required_argument, NULL, 'a' },
-		{ "step", required_argument, NULL, 's' },
-		{ "destination", required_argument, NULL, 'D' },
-		{ "source-url", required_argument, NULL, 'u' },
-		{ "output", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_job		 j;
+	return ((const struct config_job *)p)->tenant;
+}
+
+static int
+job_add_check(void *p, char **operands)
+{
+	struct config_job	*j = p;
+	const char		*why;
+	int			 rc;
+
+	(void)operands;
+	if ((rc = check_name("--tenant", j->tenant)) != EXIT_OK ||
+	    (rc = check_name("--attempt", j->attempt)) != EXIT_OK ||
+	    (rc = check_name("--step", j->step)) != EXIT_OK ||
+	    (rc = check_name("--destination", j->destination)) != EXIT_OK)
+		return rc;
+	if (j->output[0] != '\0' &&
+	    (why = config_check_output(j->output)) != NULL)
+		return refuse("--output", j->output, why);
+	return EXIT_OK;
+}
+
+static int
+job_add_work(struct config *cfg, void *p)
+{
+	struct config_job		*j = p;
 	struct config_destination	 d;
-	struct config			*cfg = NULL;
 	const char			*why = NULL;
 	char				 other[HB_ID_MAX + 1];
 	enum config_status		 crc;
-	int				 ch, rc;
+	int				 rc;
 
-	memset(&j, 0, sizeof(j));
-	while ((ch = next_opt(argc, argv, opts)) != -1) {
-		switch (ch) {
-		case 't':
-			rc = set_field(j.tenant, sizeof(j.tenant), optarg,
-			    "--tenant");
-			break;
-		case 'a':
-			rc = set_field(j.attempt, sizeof(j.attempt), optarg,
-			    "--attempt");
-			break;
-		case 's':
-			rc = set_field(j.step, sizeof(j.step), optarg,
-			    "--step");
-			break;
-		case 'D':
-			rc = set_field(j.destination, sizeof(j.destination),
-			    optarg, "--destination");
-			break;
-		case 'u':
-			rc = set_field(j.source_url, sizeof(j.source_url),
-			    optarg, "--source-url");
-			break;
-		case 'o':
-			rc = set_field(j.output, sizeof(j.output), optarg,
-			    "--output");
-			break;
-		default:
-			return usage();
-		}
-		if (rc != 0)
-			return EXIT_USAGE;
-	}
-	if (argc - optind != 1 || j.tenant[0] == '\0' ||
-	    j.attempt[0] == '\0' || j.step[0] == '\0' ||
-	    j.destination[0] == '\0' ||
-	    set_field(j.job_id, sizeof(j.job_id), argv[optind], "job") != 0)
-		return usage();
-	if ((rc = check_name("--tenant", j.tenant)) != EXIT_OK ||
-	    (rc = check_name("--attempt", j.attempt)) != EXIT_OK ||
-	    (rc = check_name("--step", j.step)) != EXIT_OK ||
-	    (rc = check_name("--destination", j.destination)) != EXIT_OK)
+	if ((rc = need_tenant(cfg, j->tenant)) != EXIT_OK)
 		return rc;
-	if (j.output[0] != '\0' && (why = config_check_output(j.output)) != NULL)
-		return refuse("--output", j.output, why);
-	if ((rc = begin(e, &cfg, j.job_id)) != EXIT_OK)
+	if ((crc = config_destination_get(cfg, j->tenant, j->destination,
+	    &d)) == CONFIG_NOTFOUND)
+		return no_such("destination", j->destination, j->tenant);
+	if ((rc = config_done(crc, j->destination, NULL)) != EXIT_OK)
 		return rc;
-	if ((rc = need_tenant(cfg, j.tenant)) != EXIT_OK)
-		goto out;
-	if ((crc = config_destination_get(cfg, j.tenant, j.destination, &d)) ==
-	    CONFIG_NOTFOUND) {
-		rc = no_such("destination", j.destination, j.tenant);
-		goto out;
-	}
-	if ((rc = config_done(crc, j.destination, NULL)) != EXIT_OK)
-		goto out;
 	/* One job per action id: a second would only ever conflict. */
-	crc = config_job_of_action(cfg, j.tenant, j.attempt, j.step, other,
-	    sizeof(other));
-	if (crc == CONFIG_OK && strcmp(other, j.job_id) != 0) {
+	crc = config_job_of_action(cfg, j->tenant, j->attempt, j->step,
+	    other, sizeof(other));
+	if (crc == CONFIG_OK && strcmp(other, j->job_id) != 0) {
 		cli_warn("job add: attempt %s and step %s of tenant %s already"
-		    " belong to job %s (action %s:%s:%s)", j.attempt, j.step,
-		    j.tenant, other, j.tenant, j.attempt, j.step);
-		rc = EXIT_FAIL;
-		goto out;
+		    " belong to job %s (action %s:%s:%s)", j->attempt, j->step,
+		    j->tenant, other, j->tenant, j->attempt, j->step);
+		return EXIT_FAIL;
 	}
-	if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND) {
-		rc = config_done(crc, j.job_id, NULL);
-		goto out;
-	}
-	rc = config_done(config_job_add(cfg, &j, &why), j.job_id, &why);
-out:
-	return finish(cfg, rc, j.job_id);
+	if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND)
+		return config_done(crc, j->job_id, NULL);
+	return config_done(config_job_add(cfg, j, &why), j->job_id, &why);
 }
+
+static const struct cli_edit job_add = {
+	"job", "add", OPTIONS(job_opts), .cmd = ADD,
+	.operand = OPT_TEXT("job", 0, job_id, 0, NULL), .noperands = 1,
+	.check = job_add_check, .work = job_add_work, .tenant = job_tenant,
+};
+#undef EDIT
 
 /* ---- remove, for every table ------------------------------------ */
 
-int
-cmd_remove(struct settings *e, int argc, char **argv)
+/* What remove reads: --tenant for a destination or a job, else none. */
+struct remove_edit {
+	const char	*key, *tenant;
+};
+
+#define EDIT	struct remove_edit
+static const struct cli_opt remove_opts[] = {
+	OPT_PTR("tenant", REMOVE, tenant, 0),
+};
+
+/* The table the command's word names, and whether --tenant scopes it. */
+static int
+remove_scoped(enum config_table *t)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config		*cfg = NULL;
+	if (table_of(cli_cmd->name, t) != 0)
+		return -1;
+	return *t == CONFIG_DESTINATIONS || *t == CONFIG_JOBS;
+}
+
+static int
+remove_check(void *p, char **operands)
+{
+	struct remove_edit	*a = p;
+	enum config_table	 t;
+
+	(void)operands;
+	if (remove_scoped(&t) != (a->tenant != NULL))
+		return usage();
+	return EXIT_OK;
+}
+
+static int
+remove_work(struct config *cfg, void *p)
+{
+	struct remove_edit	*a = p;
 	enum config_table	 t;
 	enum config_status	 crc;
-	const char		*tenant = NULL, *kind = NULL, *key;
+	const char		*kind = NULL, *key = a->key;
 	char			 by[HB_ID_MAX + 1];
-	int			 ch, rc, scoped;
+	int			 scoped = remove_scoped(&t);
 
-	if (table_of(cli_cmd->name, &t) != 0)
-		return usage();
-	scoped = t == CONFIG_DESTINATIONS || t == CONFIG_JOBS;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			tenant = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || (scoped != (tenant != NULL)))
-		return usage();
-	key = argv[optind];
-	if ((rc = begin(e, &cfg, key)) != EXIT_OK)
-		return rc;
-	crc = scoped ? config_remove(cfg, t, tenant, key) :
+	crc = scoped ? config_remove(cfg, t, a->tenant, key) :
 	    config_remove(cfg, t, key, NULL);
 	if (crc == CONFIG_NOTFOUND)
-		rc = no_such(cli_cmd->name, key, tenant);
-	else if (crc == CONFIG_REFUSED &&
+		return no_such(cli_cmd->name, key, a->tenant);
+	if (crc == CONFIG_REFUSED &&
 	    (t == CONFIG_TENANTS || t == CONFIG_DESTINATIONS) &&
-	    config_referrer(cfg, t, scoped ? tenant : key, scoped ? key : NULL,
-	    &kind, by, sizeof(by)) == CONFIG_OK) {
-		/* Name the row that holds it: the operator removes that first. */
+	    config_referrer(cfg, t, scoped ? a->tenant : key, scoped ? key :
+	    NULL, &kind, by, sizeof(by)) == CONFIG_OK) {
+		/* Name the row that holds it: it is to be removed first. */
 		cli_warn("%s %s%s%s: still referenced by %s %s", cli_cmd->name,
-		    key, scoped ? " of tenant " : "", scoped ? tenant : "",
+		    key, scoped ? " of tenant " : "", scoped ? a->tenant : "",
 		    kind, by);
-		rc = EXIT_FAIL;
-	} else
-		rc = config_done(crc, key, NULL);
-	return finish(cfg, rc, key);
+		return EXIT_FAIL;
+	}
+	return config_done(crc, key, NULL);
+}
+
+/* Any entity's remove: the command's first word says which. */
+static const struct cli_edit remove_row = {
+	NULL, "remove", OPTIONS(remove_opts), .cmd = REMOVE,
+	.operand = OPT_PTR("key", 0, key, 0), .noperands = 1,
+	.check = remove_check, .work = remove_work,
+};
+#undef EDIT
+
+/* ---- the edits' one entry --------------------------------------- */
+
+/* What any edit reads. */
+union edit_args {
+	struct tenant_edit	t;
+	struct endpoint_edit	ep;
+	struct dest_edit	d;
+	struct config_job	j;
+	struct remove_edit	r;
+};
+
+/*
+ * tenant, endpoint, destination and job add, set and remove: the edit
+ * its words name, run by cli_edit().
+ */
+int
+cmd_edit(struct settings *e, int argc, char **argv)
+{
+	static const struct cli_edit *const edits[] = {
+		&tenant_add, &tenant_set, &endpoint_add, &endpoint_set,
+		&dest_add, &dest_set, &job_add, &remove_row,
+	};
+	union edit_args	a;
+	size_t		i;
+
+	for (i = 0; i < sizeof(edits) / sizeof(edits[0]); i++)
+		if ((edits[i]->name == NULL ||
+		    strcmp(edits[i]->name, cli_cmd->name) == 0) &&
+		    strcmp(edits[i]->sub, cli_cmd->sub) == 0)
+			return cli_edit(e, argc, argv, edits[i], &a,
+			    sizeof(a));
+	return usage();
 }
 
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "access.h"
 #include "text.h"
 #include "util.h"
@@ -326,5 +328,215 @@ out:
 		free(*text);
 		*text = NULL;
 	}
+	return rc;
+}
+
+/* ---- options as a table, and the config.db edits ------------------ */
+
+/* getopt_long's value for row i: above every character it returns. */
+#define OPT_VAL	0x100
+
+/* How messages name option o: o->as, else "--" and its name. */
+static const char *
+opt_name(const struct cli_opt *o, char *buf, size_t len)
+{
+	if (o->as != NULL)
+		return o->as;
+	(void)snprintf(buf, len, "--%s", o->name);
+	return buf;
+}
+
+/*
+ * Fills o's field in args from arg (NULL for an option without one).
+ * EXIT_OK, or EXIT_USAGE reported.
+ */
+static int
+opt_fill(const struct cli_opt *opts, size_t n, const struct cli_opt *o,
+    const char *arg, void *args)
+{
+	char		*f = (char *)args + o->off, name[64];
+	long long	 v;
+	size_t		 i;
+
+	switch (o->arg) {
+	case CLI_ONE:
+		if (*(int *)f != -1 && *(int *)f != (int)o->val) {
+			/* The pair's names, the one that says 1 first. */
+			for (i = 0; i < n; i++)
+				if (opts[i].arg == CLI_ONE &&
+				    opts[i].off == o->off &&
+				    opts[i].val != o->val)
+					break;
+			cli_warn("--%s and --%s: one or the other",
+			    o->val ? o->name : opts[i].name,
+			    o->val ? opts[i].name : o->name);
+			return EXIT_USAGE;
+		}
+		/* FALLTHROUGH */
+	case CLI_FLAG:
+		*(int *)f = (int)o->val;
+		return EXIT_OK;
+	case CLI_PTR:
+		*(const char **)f = arg;
+		return EXIT_OK;
+	case CLI_TEXT:
+		return set_field(f, o->len, arg, opt_name(o, name,
+		    sizeof(name))) == 0 ? EXIT_OK : EXIT_USAGE;
+	case CLI_INT:
+		if (parse_int(arg, o->val, o->max, opt_name(o, name,
+		    sizeof(name)), &v) != 0)
+			return EXIT_USAGE;
+		if (o->len == sizeof(int))
+			*(int *)f = (int)v;
+		else
+			*(int64_t *)f = v;
+		return EXIT_OK;
+	case CLI_FN:
+		return o->fn(arg, args) == 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	return EXIT_USAGE;
+}
+
+/*
+ * getopt_long over argv (argv[0] is the subcommand) against the rows of
+ * opts that take command cmd, each filling its field in args; optind is
+ * then the first operand.  *given counts the options given that are not
+ * CLI_REQUIRED.  EXIT_OK, or EXIT_USAGE reported (an unknown option: the
+ * usage line).
+ */
+int
+cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n,
+    unsigned cmd, void *args, int *given)
+{
+	struct option	lo[CLI_OPTS_MAX + 1];
+	size_t		i, k = 0;
+	int		ch, rc;
+
+	*given = 0;
+	memset(lo, 0, sizeof(lo));
+	for (i = 0; i < n && k < CLI_OPTS_MAX; i++) {
+		if ((opts[i].cmds & cmd) == 0)
+			continue;
+		lo[k].name = opts[i].name;
+		lo[k].has_arg = opts[i].arg == CLI_FLAG ||
+		    opts[i].arg == CLI_ONE ? no_argument : required_argument;
+		lo[k++].val = OPT_VAL + (int)i;
+	}
+	while ((ch = next_opt(argc, argv, lo)) != -1) {
+		if (ch < OPT_VAL)
+			return usage();
+		i = (size_t)(ch - OPT_VAL);
+		if ((rc = opt_fill(opts, n, &opts[i], optarg, args)) !=
+		    EXIT_OK)
+			return rc;
+		if ((opts[i].flags & CLI_REQUIRED) == 0)
+			(*given)++;
+	}
+	return EXIT_OK;
+}
+
+/* Whether a required row of command cmd's was not given. */
+static int
+opt_missing(const struct cli_opt *opts, size_t n, unsigned cmd,
+    const void *args)
+{
+	const char	*f;
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		if ((opts[i].cmds & cmd) == 0 ||
+		    (opts[i].flags & CLI_REQUIRED) == 0)
+			continue;
+		f = (const char *)args + opts[i].off;
+		if (opts[i].arg == CLI_TEXT ? f[0] == '\0' :
+		    *(const char *const *)f == NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/* Fills operand o's field in args from arg; -1 when too long (reported). */
+static int
+operand_fill(const struct cli_opt *o, const char *arg, void *args)
+{
+	char	*f = (char *)args + o->off;
+
+	if (o->arg == CLI_TEXT)
+		return set_field(f, o->len, arg, o->name);
+	*(const char **)f = arg;
+	return 0;
+}
+
+/* Opens config.db for writing and starts its transaction. */
+static int
+edit_begin(struct settings *e, struct config **cfg, const char *what)
+{
+	int	rc;
+
+	if ((rc = open_config(e, CONFIG_WRITE, cfg)) != EXIT_OK)
+		return rc;
+	if ((rc = config_done(config_begin(*cfg), what, NULL)) != EXIT_OK) {
+		config_close(*cfg);
+		*cfg = NULL;
+	}
+	return rc;
+}
+
+/* Commits cfg's transaction when rc is EXIT_OK, else rolls it back. */
+static int
+edit_finish(struct config *cfg, int rc, const char *what)
+{
+	if (rc == EXIT_OK)
+		rc = config_done(config_commit(cfg), what, NULL);
+	if (rc != EXIT_OK)
+		config_rollback(cfg);
+	config_close(cfg);
+	return rc;
+}
+
+/*
+ * Runs edit c over argv into args (size bytes, the struct its rows
+ * describe; wiped at the end, secrets and all): the options; the
+ * operands, a missing required option or nothing to change being the
+ * usage line; c->check; c->work inside one transaction; then the line
+ * that says it was done.  Returns an exit code, reported.
+ */
+int
+cli_edit(struct settings *e, int argc, char **argv, const struct cli_edit *c,
+    void *args, size_t size)
+{
+	struct config	*cfg = NULL;
+	const char	*what, *tenant;
+	int		 rc, given;
+
+	memset(args, 0, size);
+	if (c->init != NULL)
+		c->init(args);
+	if ((rc = cli_parse(argc, argv, c->opts, c->nopts, c->cmd, args,
+	    &given)) != EXIT_OK)
+		goto out;
+	if (argc - optind != c->noperands ||
+	    opt_missing(c->opts, c->nopts, c->cmd, args) ||
+	    (c->change && given == 0) ||
+	    operand_fill(&c->operand, argv[optind], args) != 0) {
+		rc = usage();
+		goto out;
+	}
+	what = argv[optind];
+	if (c->check != NULL && (rc = c->check(args, argv + optind)) !=
+	    EXIT_OK)
+		goto out;
+	if ((rc = edit_begin(e, &cfg, what)) != EXIT_OK)
+		goto out;
+	if ((rc = edit_finish(cfg, c->work(cfg, args), what)) != EXIT_OK ||
+	    (c->said != NULL && c->said(args)) || c->done == NULL)
+		goto out;
+	tenant = c->tenant != NULL ? c->tenant(args) : NULL;
+	printf("%s %s%s%s %s\n", cli_cmd->name, what, tenant != NULL ?
+	    " of tenant " : "", tenant != NULL ? tenant : "", c->done);
+out:
+	if (c->clear != NULL)
+		c->clear(args);
+	sodium_memzero(args, size);
 	return rc;
 }

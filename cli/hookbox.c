@@ -72,7 +72,7 @@ static const struct cmd cmds[] = {
 	    " dispatcher\n"
 	    "                         connect as; prints its GRANT lines for"
 	    " a DBA to run\n" },
-	{ "tenant", "add", cmd_tenant_add, W_CONFIG,
+	{ "tenant", "add", cmd_edit, W_CONFIG,
 	    "[--inactive] [--status-base URL] [--api-key-file FILE|-] ID",
 	    "  --inactive             add the tenant inactive (default active)\n"
 	    "  --status-base URL      base of the provider's status API, for"
@@ -80,7 +80,7 @@ static const struct cmd cmds[] = {
 	    "  --api-key-file FILE|-  the status API's key, from a file or"
 	    " standard input\n"
 	    "                         (default none)\n" },
-	{ "tenant", "set", cmd_tenant_set, W_CONFIG,
+	{ "tenant", "set", cmd_edit, W_CONFIG,
 	    "[--active|--inactive] [--status-base URL]"
 	    " [--api-key-file FILE|-] ID",
 	    "  --active, --inactive   let it in, or refuse its requests"
@@ -95,9 +95,9 @@ static const struct cmd cmds[] = {
 	{ "tenant", "list", cmd_list, R_CONFIG, "[--tenant ID] " LIST_USAGE,
 	    "  --tenant ID            only that tenant (default all)\n"
 	    LIST_HELP },
-	{ "tenant", "remove", cmd_remove, W_CONFIG, "ID",
+	{ "tenant", "remove", cmd_edit, W_CONFIG, "ID",
 	    "" },
-	{ "endpoint", "add", cmd_endpoint_add, W_CONFIG,
+	{ "endpoint", "add", cmd_edit, W_CONFIG,
 	    "--tenant T\n"
 	    "       [--kind tornado-job|tornado-org|mapped]"
 	    " [--mapping FILE|-]\n"
@@ -134,7 +134,7 @@ static const struct cmd cmds[] = {
 	    "                         +90m (default never)\n"
 	    "  NAME                   not starting with '_' (_health and"
 	    " _metrics are taken)\n" },
-	{ "endpoint", "set", cmd_endpoint_set, W_CONFIG,
+	{ "endpoint", "set", cmd_edit, W_CONFIG,
 	    "[--tolerance S] [--header H]\n"
 	    "       [--mapping FILE|-] NAME",
 	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
@@ -184,9 +184,9 @@ static const struct cmd cmds[] = {
 	    "  --mapping              its mapping alone, canonical, as"
 	    " --mapping takes it\n"
 	    "                         (default the whole endpoint)\n" },
-	{ "endpoint", "remove", cmd_remove, W_CONFIG, "NAME",
+	{ "endpoint", "remove", cmd_edit, W_CONFIG, "NAME",
 	    "" },
-	{ "destination", "add", cmd_destination_add, W_CONFIG,
+	{ "destination", "add", cmd_edit, W_CONFIG,
 	    "--tenant T --url URL [--idempotent] [--status-url URL]\n"
 	    "       [--secret-file FILE|-] [--timeout-ms N]"
 	    " [--max-attempts N]\n"
@@ -216,7 +216,7 @@ static const struct cmd cmds[] = {
 	    " metadata.google.internal...)\n"
 	    "                         (default refused; loopback is always"
 	    " allowed)\n" },
-	{ "destination", "set", cmd_destination_set, W_CONFIG,
+	{ "destination", "set", cmd_edit, W_CONFIG,
 	    "--tenant T [--url URL] [--timeout-ms N] [--max-attempts N]\n"
 	    "       [--idempotent|--not-idempotent]"
 	    " [--status-url URL|--no-status-url]\n"
@@ -245,9 +245,9 @@ static const struct cmd cmds[] = {
 	    },
 	{ "destination", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
 	    TENANT_FILTER_HELP LIST_HELP },
-	{ "destination", "remove", cmd_remove, W_CONFIG, "--tenant T NAME",
+	{ "destination", "remove", cmd_edit, W_CONFIG, "--tenant T NAME",
 	    "  --tenant T             the tenant it belongs to (required)\n" },
-	{ "job", "add", cmd_job_add, W_CONFIG,
+	{ "job", "add", cmd_edit, W_CONFIG,
 	    "--tenant T --attempt A --step S --destination D\n"
 	    "       [--source-url URL] [--output JSON] JOB_ID",
 	    "  --tenant T             the tenant that owns the job (required)\n"
@@ -276,7 +276,7 @@ static const struct cmd cmds[] = {
 	    " (default " HB_STR(IMPORT_BATCH_DEFAULT) ")\n"
 	    "                         a bad line is reported and skipped;"
 	    " exit 1 if any\n" },
-	{ "job", "remove", cmd_remove, W_CONFIG, "--tenant T JOB_ID",
+	{ "job", "remove", cmd_edit, W_CONFIG, "--tenant T JOB_ID",
 	    "  --tenant T             the tenant that owns the job"
 	    " (required)\n" },
 	{ "observe", NULL, cmd_observe, R_CONFIG | W_STATE,
