@@ -439,13 +439,13 @@ tenant_set_work(struct config *cfg, void *p)
 static const struct cli_edit tenant_add = {
 	"tenant", "add", OPTIONS(tenant_opts), .cmd = ADD,
 	.operand = OPT_TEXT("tenant", 0, t.id, 0, NULL), .noperands = 1,
-	.init = tenant_init, .check = tenant_add_check,
+	.done = "added", .init = tenant_init, .check = tenant_add_check,
 	.work = tenant_add_work,
 };
 static const struct cli_edit tenant_set = {
 	"tenant", "set", OPTIONS(tenant_opts), .cmd = SET,
 	.operand = OPT_PTR("tenant", 0, id, 0), .noperands = 1, .change = 1,
-	.init = tenant_init, .check = tenant_set_check,
+	.done = "updated", .init = tenant_init, .check = tenant_set_check,
 	.work = tenant_set_work,
 };
 #undef EDIT
@@ -769,15 +769,17 @@ endpoint_set_said(const void *p)
 static const struct cli_edit endpoint_add = {
 	"endpoint", "add", OPTIONS(endpoint_opts), .cmd = ADD,
 	.operand = OPT_TEXT("endpoint", 0, ep.name, 0, NULL),
-	.noperands = 1, .init = endpoint_init, .check = endpoint_add_check,
-	.work = endpoint_add_work, .said = endpoint_add_said,
+	.noperands = 1, .done = "added", .init = endpoint_init,
+	.check = endpoint_add_check, .work = endpoint_add_work,
+	.said = endpoint_add_said,
 	.clear = endpoint_clear,
 };
 static const struct cli_edit endpoint_set = {
 	"endpoint", "set", OPTIONS(endpoint_opts), .cmd = SET,
 	.operand = OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
-	.change = 1, .init = endpoint_init, .check = endpoint_set_check,
-	.work = endpoint_set_work, .said = endpoint_set_said,
+	.change = 1, .done = "updated", .init = endpoint_init,
+	.check = endpoint_set_check, .work = endpoint_set_work,
+	.said = endpoint_set_said,
 	.clear = endpoint_clear,
 };
 
@@ -1313,14 +1315,15 @@ dest_set_work(struct config *cfg, void *p)
 static const struct cli_edit dest_add = {
 	"destination", "add", OPTIONS(dest_opts), .cmd = ADD,
 	.operand = OPT_TEXT("destination", 0, d.name, 0, NULL),
-	.noperands = 1, .init = dest_init, .check = dest_add_check,
+	.noperands = 1, .done = "added", .init = dest_init,
+	.check = dest_add_check,
 	.work = dest_add_work, .tenant = dest_tenant,
 };
 static const struct cli_edit dest_set = {
 	"destination", "set", OPTIONS(dest_opts), .cmd = SET,
 	.operand = OPT_PTR("destination", 0, name, 0), .noperands = 1,
-	.change = 1, .init = dest_init, .check = dest_set_check,
-	.work = dest_set_work, .tenant = dest_tenant,
+	.change = 1, .done = "updated", .init = dest_init,
+	.check = dest_set_check, .work = dest_set_work, .tenant = dest_tenant,
 };
 #undef EDIT
 
@@ -1395,7 +1398,8 @@ job_add_work(struct config *cfg, void *p)
 static const struct cli_edit job_add = {
 	"job", "add", OPTIONS(job_opts), .cmd = ADD,
 	.operand = OPT_TEXT("job", 0, job_id, 0, NULL), .noperands = 1,
-	.check = job_add_check, .work = job_add_work, .tenant = job_tenant,
+	.done = "added", .check = job_add_check, .work = job_add_work,
+	.tenant = job_tenant,
 };
 #undef EDIT
 

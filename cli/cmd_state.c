@@ -331,10 +331,14 @@ move(struct settings *e, const char *action, enum store_move m,
 int
 cmd_requeue(struct settings *e, int argc, char **argv)
 {
+	int	rc;
+
 	if (argc != 2)
 		return usage();
-	return move(e, argv[1], STORE_MOVE_REQUEUE, "requeued by an operator",
-	    "dead or unknown");
+	if ((rc = move(e, argv[1], STORE_MOVE_REQUEUE,
+	    "requeued by an operator", "dead or unknown")) == EXIT_OK)
+		printf("action %s requeued\n", argv[1]);
+	return rc;
 }
 
 int
