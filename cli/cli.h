@@ -43,7 +43,7 @@
 #define RESOLVE_NOTE_DEFAULT		"resolved by an operator"
 
 /* One command: its words, its function, its usage line and its help. */
-struct cmd {
+struct cli_command {
 	const char	*name;
 	const char	*sub;	/* NULL for single-word commands */
 	int		(*fn)(struct settings *, int, char **);
@@ -53,25 +53,25 @@ struct cmd {
 };
 
 /* The command being run (set by main). */
-extern const struct cmd	*cli_cmd;
+extern const struct cli_command	*cli_cmd;
 
 void	cli_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	print_usage(FILE *, const char *, const struct cmd *);
-int	usage_of(const struct cmd *);
-int	usage(void);
+void	cli_print_usage(FILE *, const char *, const struct cli_command *);
+int	cli_usage_of(const struct cli_command *);
+int	cli_usage(void);
 
-int	config_exit(enum config_status);
-int	store_exit(enum store_status);
-int	store_fail(const struct settings *, enum store_status);
+int	cli_config_exit(enum config_status);
+int	cli_store_exit(enum store_status);
+int	cli_store_fail(const struct settings *, enum store_status);
 int	cli_pg_unreachable(const struct settings *);
-int	config_done(enum config_status, const char *, const char *const *);
+int	cli_config_done(enum config_status, const char *, const char *const *);
 
-int	parse_int(const char *, long long, long long, const char *,
+int	cli_parse_int(const char *, long long, long long, const char *,
 	    long long *);
-int	set_field(char *, size_t, const char *, const char *);
-int	next_opt(int, char **, const struct option *);
-ssize_t	read_bounded(int, char *, size_t);
-ssize_t	read_secret(const char *, unsigned char *, size_t);
+int	cli_set_field(char *, size_t, const char *, const char *);
+int	cli_next_opt(int, char **, const struct option *);
+ssize_t	cli_read_bounded(int, char *, size_t);
+ssize_t	cli_read_secret(const char *, unsigned char *, size_t);
 /*
  * Reads the file named by option opt (path, or "-" for standard input),
  * at most max bytes, into *text (NUL-terminated, free()) and *len.
@@ -80,13 +80,13 @@ ssize_t	read_secret(const char *, unsigned char *, size_t);
  */
 int	cli_read_file(const char *, const char *, size_t, char **, size_t *);
 
-int	open_config(struct settings *, enum config_mode, struct config **);
-int	open_store(struct settings *, int, struct store **);
+int	cli_open_config(struct settings *, enum config_mode, struct config **);
+int	cli_open_store(struct settings *, int, struct store **);
 
-int	print_json(cJSON *);
-int	table_of(const char *, enum config_table *);
-int	list_done(const struct settings *, struct store *, enum store_status,
-	    cJSON *);
+int	cli_print_json(cJSON *);
+int	cli_table_of(const char *, enum config_table *);
+int	cli_list_done(const struct settings *, struct store *,
+	    enum store_status, cJSON *);
 
 /* ---- options as a table, and the config.db edits (common.c) ---- */
 
@@ -184,33 +184,33 @@ int	cmd_disorder(struct settings *, int, char **);
 #define LIST_LIMIT_MAX	1000000
 
 /* How a column shows its JSON value. */
-enum list_kind {
-	LIST_TEXT = 0,	/* strings as they are; true/false as yes/no */
-	LIST_NUMBER,	/* right-aligned */
-	LIST_TIME	/* unix ms as "YYYY-MM-DD HH:MM:SSZ", UTC */
+enum cli_list_kind {
+	CLI_LIST_TEXT = 0,	/* strings as they are; true/false as yes/no */
+	CLI_LIST_NUMBER,	/* right-aligned */
+	CLI_LIST_TIME	/* unix ms as "YYYY-MM-DD HH:MM:SSZ", UTC */
 };
 
 /* One column of a read-out's table: its JSON key, heading and width. */
-struct list_col {
+struct cli_list_col {
 	const char	*key;
 	const char	*head;
-	enum list_kind	 kind;
+	enum cli_list_kind	 kind;
 	size_t		 max;	/* 0: as wide as its widest cell */
 };
 
 /* The options every read-out takes: --json, --limit N, --since WHEN. */
-struct list_opts {
+struct cli_list_opts {
 	int	json;
 	int	limit;
 	int64_t	since;	/* unix ms; 0: all */
 };
 
-void	list_time(int64_t, char *, size_t);
-int	parse_since(const char *, int64_t, int64_t *);
-int	list_opt(int, struct list_opts *);
-int	list_print(cJSON *, const struct list_col *, size_t, int, int);
-int	known_tenant(struct config *, const char *);
-int	known_destination(struct config *, const char *, const char *);
+void	cli_list_time(int64_t, char *, size_t);
+int	cli_parse_since(const char *, int64_t, int64_t *);
+int	cli_list_opt(int, struct cli_list_opts *);
+int	cli_list_print(cJSON *, const struct cli_list_col *, size_t, int, int);
+int	cli_known_tenant(struct config *, const char *);
+int	cli_known_destination(struct config *, const char *, const char *);
 
 /* ---- job import (cmd_jobs.c) ---- */
 

@@ -94,7 +94,7 @@ upgrade(const struct settings *e)
 			    " %s%s", settings_config_name(e),
 			    config_strerror(rc), e->pg ? " (as the schema's"
 			    " owner, the admin role?)" : "");
-		return config_exit(rc);
+		return cli_config_exit(rc);
 	}
 	if (from != CONFIG_SCHEMA_VERSION)
 		printf("upgraded %s: configuration schema version %d to %d\n",
@@ -120,23 +120,23 @@ cmd_init(struct settings *e, int argc, char **argv)
 	char			 text[GRANTS_LEN];
 	int			 ch, rc, i, nroles = 0;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'g':
 			if (nroles == GRANTS_MAX) {
 				cli_warn("--grant: at most %d roles",
 				    GRANTS_MAX);
-				return usage();
+				return cli_usage();
 			}
 			if (grants_of(optarg, text, sizeof(text)) != 0)
-				return usage();
+				return cli_usage();
 			roles[nroles++] = optarg;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (optind != argc)
-		return usage();
+		return cli_usage();
 	if (nroles > 0 && !e->pg) {
 		cli_warn("--grant: only for a PostgreSQL database; a"
 		    " directory's files are guarded by their modes");
@@ -151,12 +151,12 @@ cmd_init(struct settings *e, int argc, char **argv)
 		if (!e->pg || crc == CONFIG_NOMEM || !cli_pg_unreachable(e))
 			cli_warn("%s: %s", settings_config_name(e),
 			    config_strerror(crc));
-		return config_exit(crc);
+		return cli_config_exit(crc);
 	}
 	/* There already: brought up to this release's schema. */
 	if (crc == CONFIG_EXISTS && (rc = upgrade(e)) != EXIT_OK)
 		return rc;
-	if ((rc = open_store(e, 1, &st)) != EXIT_OK)
+	if ((rc = cli_open_store(e, 1, &st)) != EXIT_OK)
 		return rc;
 	store_close(st);
 	printf("initialised %s\n", e->shown);
@@ -177,7 +177,7 @@ cmd_grants(struct settings *e, int argc, char **argv)
 
 	(void)e;
 	if (argc != 2 || argv[1][0] == '-')
-		return usage();
+		return cli_usage();
 	if (grants_of(argv[1], text, sizeof(text)) != 0)
 		return EXIT_USAGE;
 	/* One statement a line: the text is one line, ';' between them. */
@@ -253,7 +253,7 @@ get_secret(const char *opt, const char *path, unsigned char *buf,
 		    " should be mode 0600 (chmod 600)", opt,
 		    text_escape(path, (size_t)-1, esc, sizeof(esc)),
 		    (sb.st_mode & S_IROTH) != 0 ? "others" : "its group");
-	return read_secret(path, buf, max);
+	return cli_read_secret(path, buf, max);
 }
 
 #define TIME_EXPECTED	"expected UNIXTIME, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ" \
@@ -301,7 +301,7 @@ need_tenant(struct config *cfg, const char *id)
 
 	if ((rc = config_tenant_get(cfg, id, &t)) == CONFIG_NOTFOUND)
 		return no_such("tenant", id, NULL);
-	return config_done(rc, id, NULL);
+	return cli_config_done(rc, id, NULL);
 }
 
 /* ---- the option tables ------------------------------------------- */
@@ -398,7 +398,7 @@ tenant_add_work(struct config *cfg, void *p)
 	struct tenant_edit	*a = p;
 	const char		*why = NULL;
 
-	return config_done(config_tenant_add(cfg, &a->t, a->keylen > 0 ?
+	return cli_config_done(config_tenant_add(cfg, &a->t, a->keylen > 0 ?
 	    a->key : NULL, (size_t)a->keylen, &why), a->t.id, &why);
 }
 
@@ -425,14 +425,14 @@ tenant_set_work(struct config *cfg, void *p)
 
 	if ((crc = config_tenant_get(cfg, a->id, &a->t)) == CONFIG_NOTFOUND)
 		return no_such("tenant", a->id, NULL);
-	if ((rc = config_done(crc, a->id, NULL)) != EXIT_OK)
+	if ((rc = cli_config_done(crc, a->id, NULL)) != EXIT_OK)
 		return rc;
 	if (a->active != -1)
 		a->t.active = a->active;
-	if (a->base != NULL && set_field(a->t.status_base,
+	if (a->base != NULL && cli_set_field(a->t.status_base,
 	    sizeof(a->t.status_base), a->base, "--status-base") != 0)
 		return EXIT_USAGE;
-	return config_done(config_tenant_update(cfg, &a->t, a->keylen > 0 ?
+	return cli_config_done(config_tenant_update(cfg, &a->t, a->keylen > 0 ?
 	    a->key : NULL, (size_t)a->keylen, &why), a->id, &why);
 }
 
@@ -484,7 +484,7 @@ get_mapping(const char *path, char **text, size_t *len, struct mapping **m)
 /*
  * Reports config_endpoint_add_mapped()'s or
  * config_endpoint_set_mapping()'s outcome: a refused mapping with its
- * file and why, anything else as config_done() does.
+ * file and why, anything else as cli_config_done() does.
  */
 static int
 mapping_done(enum config_status rc, const char *name, const char *file,
@@ -492,7 +492,7 @@ mapping_done(enum config_status rc, const char *name, const char *file,
 {
 	if ((rc == CONFIG_INVALID || rc == CONFIG_REFUSED) && why[0] != '\0')
 		return refuse("--mapping", file, why);
-	return config_done(rc, name, NULL);
+	return cli_config_done(rc, name, NULL);
 }
 
 /*
@@ -514,7 +514,7 @@ add_secret(struct config *cfg, const char *endpoint, enum config_auth a,
 	if ((why = config_check_secret(a, buf, (size_t)n)) != NULL)
 		rc = refuse("--secret-file", file, why);
 	else
-		rc = config_done(config_secret_add(cfg, endpoint, buf,
+		rc = cli_config_done(config_secret_add(cfg, endpoint, buf,
 		    (size_t)n, expires, &why), endpoint, &why);
 	sodium_memzero(buf, sizeof(buf));
 	return rc;
@@ -685,7 +685,7 @@ endpoint_add_work(struct config *cfg, void *p)
 		    a->map, a->maplen, mwhy, sizeof(mwhy)), a->ep.name,
 		    a->mapfile, mwhy);
 	else
-		rc = config_done(config_endpoint_add(cfg, &a->ep, &why),
+		rc = cli_config_done(config_endpoint_add(cfg, &a->ep, &why),
 		    a->ep.name, &why);
 	if (rc == EXIT_OK)
 		rc = add_secret(cfg, a->ep.name, a->ep.auth, a->secret,
@@ -725,7 +725,7 @@ endpoint_set_work(struct config *cfg, void *p)
 	if ((crc = config_endpoint_get(cfg, a->name, &a->ep)) ==
 	    CONFIG_NOTFOUND)
 		return no_such("endpoint", a->name, NULL);
-	if ((rc = config_done(crc, a->name, NULL)) != EXIT_OK)
+	if ((rc = cli_config_done(crc, a->name, NULL)) != EXIT_OK)
 		return rc;
 	if (a->header != NULL && a->ep.auth == CONFIG_AUTH_STANDARD)
 		return refuse("--header", a->header, "a standard endpoint"
@@ -737,13 +737,13 @@ endpoint_set_work(struct config *cfg, void *p)
 		    config_kind_name(a->ep.kind));
 		return refuse("--mapping", a->mapfile, mwhy);
 	}
-	if (a->header != NULL && set_field(a->ep.key_header,
+	if (a->header != NULL && cli_set_field(a->ep.key_header,
 	    sizeof(a->ep.key_header), a->header, "--header") != 0)
 		return EXIT_USAGE;
 	if (a->tolerance != 0)
 		a->ep.tolerance = a->tolerance;
 	if ((a->header != NULL || a->tolerance != 0) &&
-	    (rc = config_done(config_endpoint_update(cfg, &a->ep, &why),
+	    (rc = cli_config_done(config_endpoint_update(cfg, &a->ep, &why),
 	    a->name, &why)) != EXIT_OK)
 		return rc;
 	if (a->m != NULL)
@@ -803,25 +803,25 @@ cmd_endpoint_show(struct settings *e, int argc, char **argv)
 	char			*text = NULL, *out = NULL;
 	int			 ch, rc, only = 0;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'M':
 			only = 1;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc - optind != 1)
-		return usage();
+		return cli_usage();
 	name = argv[optind];
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
 	if (only) {
 		if ((crc = config_endpoint_get(cfg, name, &ep)) ==
 		    CONFIG_NOTFOUND)
 			rc = no_such("endpoint", name, NULL);
-		else if ((rc = config_done(crc, name, NULL)) == EXIT_OK &&
-		    (rc = config_done(config_endpoint_mapping(cfg, name,
+		else if ((rc = cli_config_done(crc, name, NULL)) == EXIT_OK &&
+		    (rc = cli_config_done(config_endpoint_mapping(cfg, name,
 		    &text), name, NULL)) == EXIT_OK && text == NULL) {
 			cli_warn("endpoint show: endpoint %s is of kind %s: it"
 			    " has no mapping", name, config_kind_name(ep.kind));
@@ -831,7 +831,7 @@ cmd_endpoint_show(struct settings *e, int argc, char **argv)
 			puts(text);
 		goto out;
 	}
-	if ((rc = config_done(config_list(cfg, CONFIG_ENDPOINTS, &arr),
+	if ((rc = cli_config_done(config_list(cfg, CONFIG_ENDPOINTS, &arr),
 	    name, NULL)) != EXIT_OK)
 		goto out;
 	cJSON_ArrayForEach(row, arr) {
@@ -862,7 +862,7 @@ secret_time(int64_t t, char *buf, size_t len)
 {
 	if (t == 0)
 		return "never";
-	list_time(t * 1000, buf, len);
+	cli_list_time(t * 1000, buf, len);
 	return buf;
 }
 
@@ -931,7 +931,7 @@ walk_secrets(struct config *cfg, const char *name, struct secret_walk *w)
 	rc = config_secret_each(cfg, name, walk_secret, w);
 	if (rc == CONFIG_NOTFOUND)
 		return no_such("endpoint", name, NULL);
-	return config_done(rc, name, NULL);
+	return cli_config_done(rc, name, NULL);
 }
 
 static int
@@ -956,10 +956,10 @@ secret_add_work(struct config *cfg, void *p)
 	if ((crc = config_endpoint_get(cfg, a->name, &a->ep)) ==
 	    CONFIG_NOTFOUND)
 		return no_such("endpoint", a->name, NULL);
-	if ((rc = config_done(crc, a->name, NULL)) != EXIT_OK)
+	if ((rc = cli_config_done(crc, a->name, NULL)) != EXIT_OK)
 		return rc;
 	/* The others first: the new one must not retire itself. */
-	if (a->retire != 0 && (rc = config_done(config_secret_retire(cfg,
+	if (a->retire != 0 && (rc = cli_config_done(config_secret_retire(cfg,
 	    a->name, a->retire, &a->retired), a->name, NULL)) != EXIT_OK)
 		return rc;
 	if ((rc = add_secret(cfg, a->name, a->ep.auth, a->secret,
@@ -993,7 +993,7 @@ secret_revoke_check(void *p, char **operands)
 {
 	struct endpoint_edit	*a = p;
 
-	if (parse_int(operands[1], 1, INT64_MAX, "secret ID", &a->id) != 0)
+	if (cli_parse_int(operands[1], 1, INT64_MAX, "secret ID", &a->id) != 0)
 		return EXIT_USAGE;
 	return EXIT_OK;
 }
@@ -1023,7 +1023,7 @@ secret_revoke_work(struct config *cfg, void *p)
 		    " remove the endpoint", a->id, a->name);
 		return EXIT_FAIL;
 	}
-	return config_done(config_secret_revoke(cfg, a->name, a->id),
+	return cli_config_done(config_secret_revoke(cfg, a->name, a->id),
 	    a->name, NULL);
 }
 
@@ -1065,16 +1065,16 @@ secret_list(struct settings *e, int argc, char **argv)
 	struct config		*cfg = NULL;
 	int			 ch, rc, json = 0;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'j':
 			json = 1;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc - optind != 1)
-		return usage();
+		return cli_usage();
 	memset(&w, 0, sizeof(w));
 	w.now = util_now();
 	if (json ? (w.arr = cJSON_CreateArray()) == NULL :
@@ -1082,12 +1082,12 @@ secret_list(struct settings *e, int argc, char **argv)
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) == EXIT_OK) {
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) == EXIT_OK) {
 		rc = walk_secrets(cfg, argv[optind], &w);
 		config_close(cfg);
 	}
 	if (rc == EXIT_OK && json) {
-		rc = print_json(w.arr);
+		rc = cli_print_json(w.arr);
 		w.arr = NULL;
 	} else if (rc == EXIT_OK)
 		table_print(w.tab, stdout);
@@ -1255,8 +1255,9 @@ dest_add_work(struct config *cfg, void *p)
 
 	if ((rc = need_tenant(cfg, a->d.tenant)) != EXIT_OK)
 		return rc;
-	return config_done(config_destination_add(cfg, &a->d, a->keylen > 0 ?
-	    a->key : NULL, (size_t)a->keylen, &why), a->d.name, &why);
+	return cli_config_done(config_destination_add(cfg, &a->d,
+	    a->keylen > 0 ? a->key : NULL, (size_t)a->keylen, &why), a->d.name,
+	    &why);
 }
 
 static int
@@ -1289,10 +1290,10 @@ dest_set_work(struct config *cfg, void *p)
 	if ((crc = config_destination_get(cfg, a->tenant, a->name, d)) ==
 	    CONFIG_NOTFOUND)
 		return no_such("destination", a->name, a->tenant);
-	if ((rc = config_done(crc, a->name, NULL)) != EXIT_OK)
+	if ((rc = cli_config_done(crc, a->name, NULL)) != EXIT_OK)
 		return rc;
-	if ((a->url != NULL && set_field(d->url, sizeof(d->url), a->url,
-	    "--url") != 0) || (a->surl != NULL && set_field(d->status_url,
+	if ((a->url != NULL && cli_set_field(d->url, sizeof(d->url), a->url,
+	    "--url") != 0) || (a->surl != NULL && cli_set_field(d->status_url,
 	    sizeof(d->status_url), a->surl, "--status-url") != 0))
 		return EXIT_USAGE;
 	if (a->nosurl)
@@ -1308,7 +1309,7 @@ dest_set_work(struct config *cfg, void *p)
 	/* The row as it will be: a URL kept is judged too. */
 	if ((rc = check_internal(d)) != EXIT_OK)
 		return rc;
-	return config_done(config_destination_update(cfg, d, a->keylen > 0 ?
+	return cli_config_done(config_destination_update(cfg, d, a->keylen > 0 ?
 	    a->key : NULL, (size_t)a->keylen, &why), a->name, &why);
 }
 
@@ -1379,7 +1380,7 @@ job_add_work(struct config *cfg, void *p)
 	if ((crc = config_destination_get(cfg, j->tenant, j->destination,
 	    &d)) == CONFIG_NOTFOUND)
 		return no_such("destination", j->destination, j->tenant);
-	if ((rc = config_done(crc, j->destination, NULL)) != EXIT_OK)
+	if ((rc = cli_config_done(crc, j->destination, NULL)) != EXIT_OK)
 		return rc;
 	/* One job per action id: a second would only ever conflict. */
 	crc = config_job_of_action(cfg, j->tenant, j->attempt, j->step,
@@ -1391,8 +1392,8 @@ job_add_work(struct config *cfg, void *p)
 		return EXIT_FAIL;
 	}
 	if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND)
-		return config_done(crc, j->job_id, NULL);
-	return config_done(config_job_add(cfg, j, &why), j->job_id, &why);
+		return cli_config_done(crc, j->job_id, NULL);
+	return cli_config_done(config_job_add(cfg, j, &why), j->job_id, &why);
 }
 
 static const struct cli_edit job_add = {
@@ -1419,7 +1420,7 @@ static const struct cli_opt remove_opts[] = {
 static int
 remove_scoped(enum config_table *t)
 {
-	if (table_of(cli_cmd->name, t) != 0)
+	if (cli_table_of(cli_cmd->name, t) != 0)
 		return -1;
 	return *t == CONFIG_DESTINATIONS || *t == CONFIG_JOBS;
 }
@@ -1432,7 +1433,7 @@ remove_check(void *p, char **operands)
 
 	(void)operands;
 	if (remove_scoped(&t) != (a->tenant != NULL))
-		return usage();
+		return cli_usage();
 	return EXIT_OK;
 }
 
@@ -1460,7 +1461,7 @@ remove_work(struct config *cfg, void *p)
 		    kind, by);
 		return EXIT_FAIL;
 	}
-	return config_done(crc, key, NULL);
+	return cli_config_done(crc, key, NULL);
 }
 
 /* Any entity's remove: the command's first word says which. */
@@ -1502,7 +1503,7 @@ cmd_edit(struct settings *e, int argc, char **argv)
 		    strcmp(edits[i]->sub, cli_cmd->sub) == 0)
 			return cli_edit(e, argc, argv, edits[i], &a,
 			    sizeof(a));
-	return usage();
+	return cli_usage();
 }
 
 
@@ -1528,37 +1529,38 @@ cmd_sign(struct settings *e, int argc, char **argv)
 	int			 ch, rc;
 
 	memset(&sec, 0, sizeof(sec));
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'e':
 			name = optarg;
 			break;
 		case 't':
-			if (parse_int(optarg, 0, INT64_MAX / 1000,
+			if (cli_parse_int(optarg, 0, INT64_MAX / 1000,
 			    "--timestamp", &v) != 0)
 				return EXIT_USAGE;
 			t = v;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc != optind || name == NULL)
-		return usage();
+		return cli_usage();
 	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	if ((len = read_bounded(STDIN_FILENO, body, HB_BODY_MAX_DEFAULT)) < 0) {
+	if ((len = cli_read_bounded(STDIN_FILENO, body,
+	    HB_BODY_MAX_DEFAULT)) < 0) {
 		cli_warn("standard input: unreadable or over %d bytes",
 		    HB_BODY_MAX_DEFAULT);
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		goto out;
-	if ((rc = config_done(config_endpoint_get(cfg, name, &ep), name,
+	if ((rc = cli_config_done(config_endpoint_get(cfg, name, &ep), name,
 	    NULL)) != EXIT_OK ||
-	    (rc = config_done(config_endpoint_secrets(cfg, name, now, &sec),
+	    (rc = cli_config_done(config_endpoint_secrets(cfg, name, now, &sec),
 	    name, NULL)) != EXIT_OK)
 		goto out;
 	rc = EXIT_FAIL;

@@ -39,22 +39,23 @@ cmd_observe(struct settings *e, int argc, char **argv)
 	enum tornado_err	 perr;
 	int			 ch, rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 't':
 			tenant = optarg;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc != optind || tenant == NULL)
-		return usage();
+		return cli_usage();
 	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
 	memset(&res, 0, sizeof(res));
-	if ((len = read_bounded(STDIN_FILENO, body, HB_BODY_MAX_DEFAULT)) < 0) {
+	if ((len = cli_read_bounded(STDIN_FILENO, body,
+	    HB_BODY_MAX_DEFAULT)) < 0) {
 		cli_warn("standard input: unreadable or over %d bytes",
 		    HB_BODY_MAX_DEFAULT);
 		rc = EXIT_FAIL;
@@ -65,8 +66,8 @@ cmd_observe(struct settings *e, int argc, char **argv)
 		res.result = perr == TORNADO_NOMEM ? HB_NOMEM : HB_MALFORMED;
 		res.detail = res.why;
 	} else {
-		if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
-		    (rc = open_store(e, 0, &st)) != EXIT_OK)
+		if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+		    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 			goto out;
 		memset(&req, 0, sizeof(req));
 		req.tenant = tenant;
@@ -105,22 +106,22 @@ cmd_status(struct settings *e, int argc, char **argv)
 	int64_t			 age;
 	int			 ch, json = 0, rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'j':
 			json = 1;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc != optind)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return cli_usage();
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_counts(st, &c);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	age = store_counts_age(&c, util_now_ms());
 	if (json) {
 		printf("{\"outbox\":{");
@@ -142,35 +143,35 @@ cmd_status(struct settings *e, int argc, char **argv)
 
 /* ---- operator read-outs and moves ---------------------------------- */
 
-static const struct list_col outbox_cols[] = {
-	{ "action", "ACTION", LIST_TEXT, 0 },
-	{ "destination", "DESTINATION", LIST_TEXT, 0 },
-	{ "state", "STATE", LIST_TEXT, 0 },
-	{ "attempts", "ATTEMPTS", LIST_NUMBER, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
-	{ "next_at", "NEXT", LIST_TIME, 0 },
-	{ "last_status", "STATUS", LIST_NUMBER, 0 },
-	{ "last_error", "LAST ERROR", LIST_TEXT, 60 },
+static const struct cli_list_col outbox_cols[] = {
+	{ "action", "ACTION", CLI_LIST_TEXT, 0 },
+	{ "destination", "DESTINATION", CLI_LIST_TEXT, 0 },
+	{ "state", "STATE", CLI_LIST_TEXT, 0 },
+	{ "attempts", "ATTEMPTS", CLI_LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
+	{ "next_at", "NEXT", CLI_LIST_TIME, 0 },
+	{ "last_status", "STATUS", CLI_LIST_NUMBER, 0 },
+	{ "last_error", "LAST ERROR", CLI_LIST_TEXT, 60 },
 };
-static const struct list_col attempt_cols[] = {
-	{ "n", "N", LIST_NUMBER, 0 },
-	{ "owner", "OWNER", LIST_TEXT, 0 },
-	{ "started_at", "STARTED", LIST_TIME, 0 },
-	{ "ended_at", "ENDED", LIST_TIME, 0 },
-	{ "http_status", "STATUS", LIST_NUMBER, 0 },
-	{ "error", "ERROR", LIST_TEXT, 60 },
+static const struct cli_list_col attempt_cols[] = {
+	{ "n", "N", CLI_LIST_NUMBER, 0 },
+	{ "owner", "OWNER", CLI_LIST_TEXT, 0 },
+	{ "started_at", "STARTED", CLI_LIST_TIME, 0 },
+	{ "ended_at", "ENDED", CLI_LIST_TIME, 0 },
+	{ "http_status", "STATUS", CLI_LIST_NUMBER, 0 },
+	{ "error", "ERROR", CLI_LIST_TEXT, 60 },
 };
-static const struct list_col conflict_cols[] = {
-	{ "id", "ID", LIST_NUMBER, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
-	{ "tenant", "TENANT", LIST_TEXT, 0 },
-	{ "job_id", "JOB", LIST_TEXT, 40 },
-	{ "kind", "KIND", LIST_TEXT, 0 },
-	{ "recorded", "RECORDED", LIST_TEXT, 30 },
-	{ "observed", "OBSERVED", LIST_TEXT, 30 },
-	{ "seen", "SEEN", LIST_NUMBER, 0 },
-	{ "resolved_at", "RESOLVED", LIST_TIME, 0 },
-	{ "action", "ACTION", LIST_TEXT, 0 },
+static const struct cli_list_col conflict_cols[] = {
+	{ "id", "ID", CLI_LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
+	{ "tenant", "TENANT", CLI_LIST_TEXT, 0 },
+	{ "job_id", "JOB", CLI_LIST_TEXT, 40 },
+	{ "kind", "KIND", CLI_LIST_TEXT, 0 },
+	{ "recorded", "RECORDED", CLI_LIST_TEXT, 30 },
+	{ "observed", "OBSERVED", CLI_LIST_TEXT, 30 },
+	{ "seen", "SEEN", CLI_LIST_NUMBER, 0 },
+	{ "resolved_at", "RESOLVED", CLI_LIST_TIME, 0 },
+	{ "action", "ACTION", CLI_LIST_TEXT, 0 },
 };
 
 #define NCOLS(a)	(sizeof(a) / sizeof((a)[0]))
@@ -187,11 +188,12 @@ known_names(struct settings *e, const char *tenant, const char *destination)
 
 	if (tenant == NULL && destination == NULL)
 		return EXIT_OK;
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
-	if ((tenant == NULL || (rc = known_tenant(cfg, tenant)) == EXIT_OK) &&
+	if ((tenant == NULL ||
+	    (rc = cli_known_tenant(cfg, tenant)) == EXIT_OK) &&
 	    destination != NULL)
-		rc = known_destination(cfg, tenant, destination);
+		rc = cli_known_destination(cfg, tenant, destination);
 	config_close(cfg);
 	return rc;
 }
@@ -209,7 +211,7 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct store_list_filter	 f;
-	struct list_opts		 o;
+	struct cli_list_opts		 o;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
@@ -220,7 +222,7 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	memset(&o, 0, sizeof(o));
 	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 's':
 			name = optarg;
@@ -232,25 +234,25 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 			f.destination = optarg;
 			break;
 		default:
-			if (list_opt(ch, &o) != 0)
+			if (cli_list_opt(ch, &o) != 0)
 				return EXIT_USAGE;
 		}
 	if (argc != optind || name == NULL)
-		return usage();
+		return cli_usage();
 	if (store_state_parse(name, &state) != 0) {
 		cli_warn("--state: pending, leased, delivered, dead or unknown");
 		return EXIT_USAGE;
 	}
 	if ((rc = known_names(e, f.tenant, f.destination)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	f.since = o.since;
 	f.limit = o.limit + 1;	/* one more says more exist */
 	src = store_outbox_list_where(st, state, &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
-	return list_print(arr, outbox_cols, NCOLS(outbox_cols), o.json,
+		return cli_store_fail(e, src);
+	return cli_list_print(arr, outbox_cols, NCOLS(outbox_cols), o.json,
 	    o.limit);
 }
 
@@ -264,7 +266,7 @@ cmd_attempts(struct settings *e, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct store_list_filter	 f;
-	struct list_opts		 o;
+	struct cli_list_opts		 o;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
@@ -274,12 +276,12 @@ cmd_attempts(struct settings *e, int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	memset(&o, 0, sizeof(o));
 	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		if (list_opt(ch, &o) != 0)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
+		if (cli_list_opt(ch, &o) != 0)
 			return EXIT_USAGE;
 	if (argc - optind != 1)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return cli_usage();
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	f.since = o.since;
 	f.limit = o.limit + 1;
@@ -288,12 +290,12 @@ cmd_attempts(struct settings *e, int argc, char **argv)
 		src = store_attempts_list_where(st, argv[optind], &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	if (!found) {
 		cli_warn("action %s: no such action", argv[optind]);
 		return EXIT_FAIL;
 	}
-	return list_print(arr, attempt_cols, NCOLS(attempt_cols), o.json,
+	return cli_list_print(arr, attempt_cols, NCOLS(attempt_cols), o.json,
 	    o.limit);
 }
 
@@ -307,7 +309,7 @@ move(struct settings *e, const char *action, enum store_move m,
 	enum store_state	 state;
 	int			 changed, found = 1, rc;
 
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_outbox_move(st, action, m, util_now_ms(), 0, note,
 	    &changed);
@@ -315,7 +317,7 @@ move(struct settings *e, const char *action, enum store_move m,
 		src = store_action_state(st, action, &state, &found);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	if (!found) {
 		cli_warn("action %s: no such action", action);
 		return EXIT_FAIL;
@@ -334,7 +336,7 @@ cmd_requeue(struct settings *e, int argc, char **argv)
 	int	rc;
 
 	if (argc != 2)
-		return usage();
+		return cli_usage();
 	if ((rc = move(e, argv[1], STORE_MOVE_REQUEUE,
 	    "requeued by an operator", "dead or unknown")) == EXIT_OK)
 		printf("action %s requeued\n", argv[1]);
@@ -351,19 +353,19 @@ cmd_reconcile(struct settings *e, int argc, char **argv)
 	};
 	int	ch, how = 0;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'd':
 		case 'r':
 			if (how != 0)
-				return usage();
+				return cli_usage();
 			how = ch;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc - optind != 1 || how == 0)
-		return usage();
+		return cli_usage();
 	if (how == 'd')
 		return move(e, argv[optind], STORE_MOVE_DELIVERED,
 		    "reconciled by an operator: delivered", "unknown or dead");
@@ -383,7 +385,7 @@ cmd_conflicts(struct settings *e, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct store_list_filter	 f;
-	struct list_opts		 o;
+	struct cli_list_opts		 o;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
@@ -392,7 +394,7 @@ cmd_conflicts(struct settings *e, int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	memset(&o, 0, sizeof(o));
 	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'a':
 			all = 1;
@@ -401,21 +403,21 @@ cmd_conflicts(struct settings *e, int argc, char **argv)
 			f.tenant = optarg;
 			break;
 		default:
-			if (list_opt(ch, &o) != 0)
+			if (cli_list_opt(ch, &o) != 0)
 				return EXIT_USAGE;
 		}
 	if (argc != optind)
-		return usage();
+		return cli_usage();
 	if ((rc = known_names(e, f.tenant, NULL)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	f.since = o.since;
 	f.limit = o.limit + 1;
 	src = store_conflicts_list_where(st, all, &f, &arr);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
-	return list_print(arr, conflict_cols, NCOLS(conflict_cols), o.json,
+		return cli_store_fail(e, src);
+	return cli_list_print(arr, conflict_cols, NCOLS(conflict_cols), o.json,
 	    o.limit);
 }
 
@@ -432,7 +434,7 @@ cmd_resolve(struct settings *e, int argc, char **argv)
 	long long		 id;
 	int			 ch, changed, found = 1, resolved = 0, rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'n':
 			if (!text_valid(optarg, HB_TEXT_MAX)) {
@@ -442,19 +444,19 @@ cmd_resolve(struct settings *e, int argc, char **argv)
 			note = optarg;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc - optind != 1 ||
-	    parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	    cli_parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
+		return cli_usage();
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_conflict_resolve(st, id, note, util_now_ms(), &changed);
 	if (src == STORE_OK && !changed)
 		src = store_conflict_state(st, id, &found, &resolved);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	if (!found) {
 		cli_warn("conflict %lld: no such conflict", id);
 		return EXIT_FAIL;
@@ -491,13 +493,13 @@ prune_jobs(struct settings *e, struct store *st, int64_t before,
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
 		goto out;
 	for (;;) {
 		if ((src = store_jobs_ended(st, before, refs, PRUNE_JOBS_BATCH,
 		    &n)) != STORE_OK || n == 0)
 			break;
-		if ((rc = config_done(config_begin(cfg), "jobs", NULL)) !=
+		if ((rc = cli_config_done(config_begin(cfg), "jobs", NULL)) !=
 		    EXIT_OK)
 			goto out;
 		for (i = 0; i < n; i++) {
@@ -505,11 +507,11 @@ prune_jobs(struct settings *e, struct store *st, int64_t before,
 			    refs[i].job_id);
 			if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND) {
 				config_rollback(cfg);
-				rc = config_done(crc, refs[i].job_id, NULL);
+				rc = cli_config_done(crc, refs[i].job_id, NULL);
 				goto out;
 			}
 		}
-		if ((rc = config_done(config_commit(cfg), "jobs", NULL)) !=
+		if ((rc = cli_config_done(config_commit(cfg), "jobs", NULL)) !=
 		    EXIT_OK) {
 			config_rollback(cfg);
 			goto out;
@@ -521,7 +523,7 @@ prune_jobs(struct settings *e, struct store *st, int64_t before,
 			break;
 	}
 	if (src != STORE_OK)
-		rc = store_fail(e, src);
+		rc = cli_store_fail(e, src);
 out:
 	config_close(cfg);
 	free(refs);
@@ -575,15 +577,15 @@ prune_series(struct settings *e, struct store *st, int64_t *n)
 	int			 rc;
 
 	*n = 0;
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
 	if ((crc = configured_names(cfg, CONFIG_ENDPOINTS, &eps)) ==
 	    CONFIG_OK)
 		crc = configured_names(cfg, CONFIG_DESTINATIONS, &dests);
 	config_close(cfg);
-	if ((rc = config_done(crc, "config.db", NULL)) == EXIT_OK &&
+	if ((rc = cli_config_done(crc, "config.db", NULL)) == EXIT_OK &&
 	    (src = store_metrics_forget(st, eps, dests, n)) != STORE_OK)
-		rc = store_fail(e, src);
+		rc = cli_store_fail(e, src);
 	cJSON_free(eps);
 	cJSON_free(dests);
 	return rc;
@@ -607,15 +609,15 @@ cmd_prune(struct settings *e, int argc, char **argv)
 	int64_t			 jobs = 0, polls = 0, series = 0;
 	int			 ch, keep_jobs = 0, rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'r':
-			if (parse_int(optarg, 0, 36500, "--receipts-days",
+			if (cli_parse_int(optarg, 0, 36500, "--receipts-days",
 			    &rdays) != 0)
 				return EXIT_USAGE;
 			break;
 		case 'a':
-			if (parse_int(optarg, 1, 36500, "--actions-days",
+			if (cli_parse_int(optarg, 1, 36500, "--actions-days",
 			    &adays) != 0)
 				return EXIT_USAGE;
 			break;
@@ -623,16 +625,16 @@ cmd_prune(struct settings *e, int argc, char **argv)
 			keep_jobs = 1;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc != optind)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+		return cli_usage();
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_prune(st, now - rdays * day, now - adays * day, &p);
 	if (src != STORE_OK) {
 		store_close(st);
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	}
 	if (!keep_jobs && (rc = prune_jobs(e, st, now - adays * day, &jobs,
 	    &polls)) != EXIT_OK)

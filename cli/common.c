@@ -18,7 +18,7 @@
 
 #include "cli.h"
 
-const struct cmd	*cli_cmd;
+const struct cli_command	*cli_cmd;
 
 void
 cli_warn(const char *fmt, ...)
@@ -34,7 +34,7 @@ cli_warn(const char *fmt, ...)
 
 /* c's usage line to f, after lead ("usage:"). */
 void
-print_usage(FILE *f, const char *lead, const struct cmd *c)
+cli_print_usage(FILE *f, const char *lead, const struct cli_command *c)
 {
 	fprintf(f, "%s hookbox [-d DIR] %s%s%s%s%s\n", lead, c->name,
 	    c->sub != NULL ? " " : "", c->sub != NULL ? c->sub : "",
@@ -42,28 +42,28 @@ print_usage(FILE *f, const char *lead, const struct cmd *c)
 }
 
 int
-usage_of(const struct cmd *c)
+cli_usage_of(const struct cli_command *c)
 {
-	print_usage(stderr, "usage:", c);
+	cli_print_usage(stderr, "usage:", c);
 	return EXIT_USAGE;
 }
 
 int
-usage(void)
+cli_usage(void)
 {
-	return usage_of(cli_cmd);
+	return cli_usage_of(cli_cmd);
 }
 
 /* Exit code for a configuration status. */
 int
-config_exit(enum config_status s)
+cli_config_exit(enum config_status s)
 {
 	return s == CONFIG_OK ? EXIT_OK : s == CONFIG_BUSY ? EXIT_TEMPFAIL :
 	    EXIT_FAIL;
 }
 
 int
-store_exit(enum store_status s)
+cli_store_exit(enum store_status s)
 {
 	return s == STORE_OK ? EXIT_OK : s == STORE_BUSY ? EXIT_TEMPFAIL :
 	    EXIT_FAIL;
@@ -97,11 +97,11 @@ cli_pg_unreachable(const struct settings *e)
 
 /* Reports a state.db failure; returns its exit code. */
 int
-store_fail(const struct settings *e, enum store_status s)
+cli_store_fail(const struct settings *e, enum store_status s)
 {
 	if (s == STORE_OK || s == STORE_NOMEM || !cli_pg_unreachable(e))
 		cli_warn("%s: %s", settings_state_name(e), store_strerror(s));
-	return store_exit(s);
+	return cli_store_exit(s);
 }
 
 /* Reports a store_open() failure, with the store's reason. */
@@ -109,14 +109,14 @@ static int
 store_open_fail(const struct settings *e, enum store_status s)
 {
 	if (s == STORE_NOMEM)
-		return store_fail(e, s);
+		return cli_store_fail(e, s);
 	cli_warn("%s: %s", e->pg ? e->shown : settings_state_name(e),
 	    store_errmsg(NULL));
-	return store_exit(s);
+	return cli_store_exit(s);
 }
 
 int
-parse_int(const char *s, long long min, long long max, const char *what,
+cli_parse_int(const char *s, long long min, long long max, const char *what,
     long long *out)
 {
 	const char	*err;
@@ -134,7 +134,7 @@ parse_int(const char *s, long long min, long long max, const char *what,
  * -1 on error or when there is more than max.
  */
 ssize_t
-read_bounded(int fd, char *buf, size_t max)
+cli_read_bounded(int fd, char *buf, size_t max)
 {
 	size_t	used = 0;
 	ssize_t	n;
@@ -160,7 +160,7 @@ read_bounded(int fd, char *buf, size_t max)
  * trailing newline is dropped.  Returns its length, or -1 (reported).
  */
 ssize_t
-read_secret(const char *path, unsigned char *buf, size_t max)
+cli_read_secret(const char *path, unsigned char *buf, size_t max)
 {
 	ssize_t	n;
 	int	fd;
@@ -171,7 +171,7 @@ read_secret(const char *path, unsigned char *buf, size_t max)
 		cli_warn("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	n = read_bounded(fd, (char *)buf, max);
+	n = cli_read_bounded(fd, (char *)buf, max);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (n < 0) {
@@ -190,7 +190,7 @@ read_secret(const char *path, unsigned char *buf, size_t max)
 }
 
 int
-open_config(struct settings *e, enum config_mode mode, struct config **cfg)
+cli_open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 {
 	enum config_status	rc;
 
@@ -199,13 +199,14 @@ open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 		if (rc == CONFIG_NOMEM || !pg_explain(e, ACCESS_CONFIG))
 			cli_warn("%s: %s", settings_config_name(e),
 			    config_strerror(rc));
-		return config_exit(rc) == EXIT_OK ? EXIT_FAIL : config_exit(rc);
+		return cli_config_exit(rc) == EXIT_OK ? EXIT_FAIL :
+		    cli_config_exit(rc);
 	}
 	return EXIT_OK;
 }
 
 int
-open_store(struct settings *e, int create, struct store **st)
+cli_open_store(struct settings *e, int create, struct store **st)
 {
 	struct store_opts	opts;
 	enum store_status	rc;
@@ -221,7 +222,7 @@ open_store(struct settings *e, int create, struct store **st)
 
 /* Reports a configuration write's outcome. */
 int
-config_done(enum config_status rc, const char *what,
+cli_config_done(enum config_status rc, const char *what,
     const char *const *why)
 {
 	if (rc == CONFIG_OK)
@@ -231,12 +232,12 @@ config_done(enum config_status rc, const char *what,
 		cli_warn("%s: invalid %s", what, *why);
 	else
 		cli_warn("%s: %s", what, config_strerror(rc));
-	return config_exit(rc);
+	return cli_config_exit(rc);
 }
 
 /* Copies an argument into a bounded field, or fails loudly. */
 int
-set_field(char *dst, size_t len, const char *src, const char *what)
+cli_set_field(char *dst, size_t len, const char *src, const char *what)
 {
 	if (strlen(src) >= len) {
 		cli_warn("%s: too long (at most %zu bytes)", what, len - 1);
@@ -251,14 +252,14 @@ set_field(char *dst, size_t len, const char *src, const char *what)
  * Resets getopt's state for each use.
  */
 int
-next_opt(int argc, char **argv, const struct option *opts)
+cli_next_opt(int argc, char **argv, const struct option *opts)
 {
 	return getopt_long(argc, argv, "", opts, NULL);
 }
 
 /* Prints a JSON array and frees it. */
 int
-print_json(cJSON *arr)
+cli_print_json(cJSON *arr)
 {
 	char	*s;
 
@@ -275,13 +276,13 @@ print_json(cJSON *arr)
 
 /* Closes state.db after a read-out, then reports or prints its result. */
 int
-list_done(const struct settings *e, struct store *st, enum store_status src,
+cli_list_done(const struct settings *e, struct store *st, enum store_status src,
     cJSON *arr)
 {
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
-	return print_json(arr);
+		return cli_store_fail(e, src);
+	return cli_print_json(arr);
 }
 
 int
@@ -306,9 +307,9 @@ cli_read_file(const char *opt, const char *path, size_t max, char **text,
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	/* read_bounded() says -1 for both; only a failed read sets errno. */
+	/* cli_read_bounded() says -1 for both; only a failed read: errno. */
 	errno = 0;
-	if ((n = read_bounded(fd, *text, max)) < 0) {
+	if ((n = cli_read_bounded(fd, *text, max)) < 0) {
 		if (errno != 0) {
 			cli_warn("%s \"%s\": %s", opt, esc, strerror(errno));
 			rc = EXIT_FAIL;
@@ -380,10 +381,10 @@ opt_fill(const struct cli_opt *opts, size_t n, const struct cli_opt *o,
 		*(const char **)f = arg;
 		return EXIT_OK;
 	case CLI_TEXT:
-		return set_field(f, o->len, arg, opt_name(o, name,
+		return cli_set_field(f, o->len, arg, opt_name(o, name,
 		    sizeof(name))) == 0 ? EXIT_OK : EXIT_USAGE;
 	case CLI_INT:
-		if (parse_int(arg, o->val, o->max, opt_name(o, name,
+		if (cli_parse_int(arg, o->val, o->max, opt_name(o, name,
 		    sizeof(name)), &v) != 0)
 			return EXIT_USAGE;
 		if (o->len == sizeof(int))
@@ -422,9 +423,9 @@ cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n,
 		    opts[i].arg == CLI_ONE ? no_argument : required_argument;
 		lo[k++].val = OPT_VAL + (int)i;
 	}
-	while ((ch = next_opt(argc, argv, lo)) != -1) {
+	while ((ch = cli_next_opt(argc, argv, lo)) != -1) {
 		if (ch < OPT_VAL)
-			return usage();
+			return cli_usage();
 		i = (size_t)(ch - OPT_VAL);
 		if ((rc = opt_fill(opts, n, &opts[i], optarg, args)) !=
 		    EXIT_OK)
@@ -462,7 +463,7 @@ operand_fill(const struct cli_opt *o, const char *arg, void *args)
 	char	*f = (char *)args + o->off;
 
 	if (o->arg == CLI_TEXT)
-		return set_field(f, o->len, arg, o->name);
+		return cli_set_field(f, o->len, arg, o->name);
 	*(const char **)f = arg;
 	return 0;
 }
@@ -473,9 +474,9 @@ edit_begin(struct settings *e, struct config **cfg, const char *what)
 {
 	int	rc;
 
-	if ((rc = open_config(e, CONFIG_WRITE, cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_WRITE, cfg)) != EXIT_OK)
 		return rc;
-	if ((rc = config_done(config_begin(*cfg), what, NULL)) != EXIT_OK) {
+	if ((rc = cli_config_done(config_begin(*cfg), what, NULL)) != EXIT_OK) {
 		config_close(*cfg);
 		*cfg = NULL;
 	}
@@ -487,7 +488,7 @@ static int
 edit_finish(struct config *cfg, int rc, const char *what)
 {
 	if (rc == EXIT_OK)
-		rc = config_done(config_commit(cfg), what, NULL);
+		rc = cli_config_done(config_commit(cfg), what, NULL);
 	if (rc != EXIT_OK)
 		config_rollback(cfg);
 	config_close(cfg);
@@ -519,7 +520,7 @@ cli_edit(struct settings *e, int argc, char **argv, const struct cli_edit *c,
 	    opt_missing(c->opts, c->nopts, c->cmd, args) ||
 	    (c->change && given == 0) ||
 	    operand_fill(&c->operand, argv[optind], args) != 0) {
-		rc = usage();
+		rc = cli_usage();
 		goto out;
 	}
 	what = argv[optind];

@@ -56,7 +56,7 @@
 /* endpoint add's help says the most a mapping file holds. */
 _Static_assert(MAPPING_TEXT_MAX == 16 * 1024, "endpoint add's help");
 
-static const struct cmd cmds[] = {
+static const struct cli_command cmds[] = {
 	{ "init", NULL, cmd_init, NONE, "[--grant ROLE]...",
 	    "  --grant ROLE           PostgreSQL: let ROLE serve (read"
 	    " hookbox_config, write\n"
@@ -423,9 +423,9 @@ main_usage(void)
 
 /* c's help: its usage, then every option with its default, to stdout. */
 static int
-cmd_help(const struct cmd *c)
+cmd_help(const struct cli_command *c)
 {
-	print_usage(stdout, "usage:", c);
+	cli_print_usage(stdout, "usage:", c);
 	printf("\noptions:\n%s%s", c->help, COMMON_HELP);
 	return EXIT_OK;
 }
@@ -452,7 +452,7 @@ group_usage(FILE *f, const char *name)
 	for (i = 0; i < NCMDS; i++) {
 		if (cmds[i].sub == NULL || strcmp(cmds[i].name, name) != 0)
 			continue;
-		print_usage(f, first ? "usage:" : "      ", &cmds[i]);
+		cli_print_usage(f, first ? "usage:" : "      ", &cmds[i]);
 		first = 0;
 	}
 	fprintf(f, "\n`hookbox %s COMMAND --help` shows its options.\n", name);
@@ -462,7 +462,7 @@ group_usage(FILE *f, const char *name)
  * The command that argv's first words name (argv[0], and argv[1] for a
  * two-word command), or NULL; *words is how many it took.
  */
-static const struct cmd *
+static const struct cli_command *
 find_cmd(int argc, char **argv, int *words)
 {
 	size_t	i;
@@ -494,7 +494,7 @@ unknown(int argc, char **argv)
 
 /* Non-zero for `endpoint secret`'s third word (help shows them all). */
 static int
-is_secret_verb(const struct cmd *c, const char *w)
+is_secret_verb(const struct cli_command *c, const char *w)
 {
 	return c->fn == cmd_endpoint_secret && (strcmp(w, "add") == 0 ||
 	    strcmp(w, "list") == 0 || strcmp(w, "revoke") == 0);
@@ -504,7 +504,7 @@ is_secret_verb(const struct cmd *c, const char *w)
 static int
 help(int argc, char **argv)
 {
-	const struct cmd	*c;
+	const struct cli_command	*c;
 	int			 words;
 
 	if (argc == 0 || strcmp(argv[0], "help") == 0 ||
@@ -591,7 +591,7 @@ env_setup(struct settings *e, const char *dir, int need_dir)
  * where its siblings add and revoke write.
  */
 static int
-check_dir(const struct settings *e, const struct cmd *c, int argc,
+check_dir(const struct settings *e, const struct cli_command *c, int argc,
     char **argv)
 {
 	char	why[PATH_MAX + 128];
@@ -657,7 +657,7 @@ main(int argc, char *argv[])
 	if (wants_help(argc, argv))
 		return cmd_help(cli_cmd);
 	if ((argc = take_dir(argc, argv, &dir)) < 0)
-		return usage();
+		return cli_usage();
 	if (util_init() != 0) {
 		cli_warn("libsodium failed to initialise");
 		return EXIT_FAIL;
