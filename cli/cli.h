@@ -85,8 +85,6 @@ int	cli_open_store(struct settings *, int, struct store **);
 
 int	cli_print_json(cJSON *);
 int	cli_table_of(const char *, enum config_table *);
-int	cli_list_done(const struct settings *, struct store *,
-	    enum store_status, cJSON *);
 
 /* ---- options as a table, and the config.db edits (common.c) ---- */
 

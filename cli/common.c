@@ -274,17 +274,6 @@ cli_print_json(cJSON *arr)
 	return EXIT_OK;
 }
 
-/* Closes state.db after a read-out, then reports or prints its result. */
-int
-cli_list_done(const struct settings *e, struct store *st, enum store_status src,
-    cJSON *arr)
-{
-	store_close(st);
-	if (src != STORE_OK)
-		return cli_store_fail(e, src);
-	return cli_print_json(arr);
-}
-
 int
 cli_read_file(const char *opt, const char *path, size_t max, char **text,
     size_t *len)
