@@ -72,6 +72,7 @@ int	cli_set_field(char *, size_t, const char *, const char *);
 int	cli_next_opt(int, char **, const struct option *);
 ssize_t	cli_read_bounded(int, char *, size_t);
 ssize_t	cli_read_secret(const char *, unsigned char *, size_t);
+int	cli_read_body(char **, size_t *);
 /*
  * Reads the file named by option opt (path, or "-" for standard input),
  * at most max bytes, into *text (NUL-terminated, free()) and *len.
@@ -99,6 +100,7 @@ enum cli_arg {
 	CLI_TEXT,	/* a copy in a char[len]; a longer one: usage error */
 	CLI_INT,	/* a whole number min..max, in an int or an int64_t
 			   (len says which) */
+	CLI_SINCE,	/* --since's forms (cli_parse_since()): int64_t ms */
 	CLI_FN		/* fn(argument, the struct): 0, or -1 (reported) */
 };
 
@@ -125,9 +127,35 @@ struct cli_opt {
 /* A row's field, for a struct cli_opt: its offset and its size. */
 #define CLI_FIELD(type, f)	offsetof(type, f), sizeof(((type *)0)->f)
 
-/* Reads argv's options into a struct, by the rows of one command. */
+/*
+ * Rows of a table: name, commands, then the field f of the struct the
+ * file names CLI_ROWS_OF where it writes the table.
+ */
+#define CLI_OPT_FLAG(n, c, f, v) \
+	{ n, c, CLI_FLAG, CLI_FIELD(CLI_ROWS_OF, f), v, 0, 0, NULL, NULL }
+#define CLI_OPT_ONE(n, c, f, v) \
+	{ n, c, CLI_ONE, CLI_FIELD(CLI_ROWS_OF, f), v, 0, 0, NULL, NULL }
+#define CLI_OPT_PTR(n, c, f, fl) \
+	{ n, c, CLI_PTR, CLI_FIELD(CLI_ROWS_OF, f), 0, 0, fl, NULL, NULL }
+#define CLI_OPT_TEXT(n, c, f, fl, as) \
+	{ n, c, CLI_TEXT, CLI_FIELD(CLI_ROWS_OF, f), 0, 0, fl, as, NULL }
+#define CLI_OPT_INT(n, c, f, lo, hi) \
+	{ n, c, CLI_INT, CLI_FIELD(CLI_ROWS_OF, f), lo, hi, 0, NULL, NULL }
+#define CLI_OPT_FN(n, c, fn)	{ n, c, CLI_FN, 0, 0, 0, 0, 0, NULL, fn }
+/* --json, --limit N and --since WHEN, into the struct cli_list_opts f. */
+#define CLI_OPT_LIST(c, f) \
+	CLI_OPT_FLAG("json", c, f.json, 1), \
+	CLI_OPT_INT("limit", c, f.limit, 1, LIST_LIMIT_MAX), \
+	{ "since", c, CLI_SINCE, CLI_FIELD(CLI_ROWS_OF, f.since), 0, 0, 0, \
+	    NULL, NULL }
+/* A table's rows and their count, for a struct cli_edit. */
+#define CLI_OPTIONS(a)	.opts = (a), .nopts = sizeof(a) / sizeof((a)[0])
+
+/* Reads argv's options into a struct, by the rows of command cmd. */
 int	cli_parse(int, char **, const struct cli_opt *, size_t, unsigned,
-	    void *, int *);
+	    void *, int *, int);
+/* The rows of a table, for cli_parse(). */
+#define CLI_ROWS(a)	(a), sizeof(a) / sizeof((a)[0])
 
 /*
  * One command that edits config.db, as a table: its options and operands
@@ -205,7 +233,6 @@ struct cli_list_opts {
 
 void	cli_list_time(int64_t, char *, size_t);
 int	cli_parse_since(const char *, int64_t, int64_t *);
-int	cli_list_opt(int, struct cli_list_opts *);
 int	cli_list_print(cJSON *, const struct cli_list_col *, size_t, int, int);
 int	cli_known_tenant(struct config *, const char *);
 int	cli_known_destination(struct config *, const char *, const char *);

@@ -28,6 +28,22 @@
 #include "cli.h"
 #include "table.h"
 
+/*
+ * The commands the option rows name (bits).  Every add, set and remove is
+ * one struct cli_edit (cli.h) at the end of its entity's section: its
+ * options, its checks, its work; cmd_edit() runs it.  The others read
+ * theirs by other_rows.
+ */
+#define ADD		0x001
+#define SET		0x002
+#define REMOVE		0x004
+#define SECRET_ADD	0x008
+#define SECRET_REVOKE	0x010
+#define INIT		0x020
+#define SHOW		0x040
+#define SECRET_LIST	0x080
+#define SIGN		0x100
+
 /* ---- init and grants ---------------------------------------------- */
 
 /* The most --grant options one init takes. */
@@ -49,6 +65,52 @@ grants_of(const char *role, char *buf, size_t len)
 	cli_warn("role \"%s\": expected 1..63 of a-z 0-9 _, not starting with"
 	    " a digit", text_escape(role, (size_t)-1, esc, sizeof(esc)));
 	return -1;
+}
+
+/* What the commands that are not edits read from their options. */
+struct other_opts {
+	const char	*roles[GRANTS_MAX];	/* init --grant */
+	int		 nroles;
+	int		 only;		/* endpoint show --mapping */
+	int		 json;		/* endpoint secret list --json */
+	const char	*endpoint;	/* sign --endpoint */
+	int64_t		 t;		/* sign --timestamp */
+};
+
+/* --grant ROLE: at most GRANTS_MAX, each a plain role name. */
+static int
+init_grant(const char *role, void *p)
+{
+	struct other_opts	*a = p;
+	char			 text[GRANTS_LEN];
+
+	if (a->nroles == GRANTS_MAX)
+		cli_warn("--grant: at most %d roles", GRANTS_MAX);
+	else if (grants_of(role, text, sizeof(text)) == 0) {
+		a->roles[a->nroles++] = role;
+		return 0;
+	}
+	cli_usage();
+	return -1;
+}
+
+#define CLI_ROWS_OF	struct other_opts
+static const struct cli_opt other_rows[] = {
+	CLI_OPT_FN("grant", INIT, init_grant),
+	CLI_OPT_FLAG("mapping", SHOW, only, 1),
+	CLI_OPT_FLAG("json", SECRET_LIST, json, 1),
+	CLI_OPT_PTR("endpoint", SIGN, endpoint, 0),
+	CLI_OPT_INT("timestamp", SIGN, t, 0, INT64_MAX / 1000),
+};
+#undef CLI_ROWS_OF
+
+/* Reads command cmd's options into *a; then n operands must follow. */
+static int
+other_args(int argc, char **argv, unsigned cmd, int n, struct other_opts *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->t = util_now();
+	return cli_parse(argc, argv, CLI_ROWS(other_rows), cmd, a, NULL, n);
 }
 
 /*
@@ -110,34 +172,14 @@ upgrade(const struct settings *e)
 int
 cmd_init(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "grant", required_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct other_opts	 a;
 	struct store		*st = NULL;
 	enum config_status	 crc;
-	const char		*roles[GRANTS_MAX];
-	char			 text[GRANTS_LEN];
-	int			 ch, rc, i, nroles = 0;
+	int			 rc, i;
 
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'g':
-			if (nroles == GRANTS_MAX) {
-				cli_warn("--grant: at most %d roles",
-				    GRANTS_MAX);
-				return cli_usage();
-			}
-			if (grants_of(optarg, text, sizeof(text)) != 0)
-				return cli_usage();
-			roles[nroles++] = optarg;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (optind != argc)
-		return cli_usage();
-	if (nroles > 0 && !e->pg) {
+	if ((rc = other_args(argc, argv, INIT, 0, &a)) != EXIT_OK)
+		return rc;
+	if (a.nroles > 0 && !e->pg) {
 		cli_warn("--grant: only for a PostgreSQL database; a"
 		    " directory's files are guarded by their modes");
 		return EXIT_FAIL;
@@ -160,8 +202,8 @@ cmd_init(struct settings *e, int argc, char **argv)
 		return rc;
 	store_close(st);
 	printf("initialised %s\n", e->shown);
-	for (i = 0; i < nroles; i++)
-		if ((rc = grant(e, roles[i])) != EXIT_OK)
+	for (i = 0; i < a.nroles; i++)
+		if ((rc = grant(e, a.roles[i])) != EXIT_OK)
 			return rc;
 	return EXIT_OK;
 }
@@ -304,32 +346,6 @@ need_tenant(struct config *cfg, const char *id)
 	return cli_config_done(rc, id, NULL);
 }
 
-/* ---- the option tables ------------------------------------------- */
-
-/*
- * The commands an entity's option rows name (bits).  Every add, set and
- * remove is one struct cli_edit (cli.h) at the end of its entity's
- * section: its options, its checks, its work, and cmd_edit() runs it.
- */
-#define ADD		0x01
-#define SET		0x02
-#define REMOVE		0x04
-#define SECRET_ADD	0x08
-#define SECRET_REVOKE	0x10
-
-/* A row of the table of the struct named EDIT (defined around a table). */
-#define FIELD(f)		CLI_FIELD(EDIT, f)
-#define OPT_FLAG(n, c, f, v) \
-	{ n, c, CLI_FLAG, FIELD(f), v, 0, 0, NULL, NULL }
-#define OPT_ONE(n, c, f, v)	{ n, c, CLI_ONE, FIELD(f), v, 0, 0, NULL, NULL }
-#define OPT_PTR(n, c, f, fl) \
-	{ n, c, CLI_PTR, FIELD(f), 0, 0, fl, NULL, NULL }
-#define OPT_TEXT(n, c, f, fl, as) \
-	{ n, c, CLI_TEXT, FIELD(f), 0, 0, fl, as, NULL }
-#define OPT_INT(n, c, f, lo, hi) \
-	{ n, c, CLI_INT, FIELD(f), lo, hi, 0, NULL, NULL }
-#define OPT_FN(n, c, fn)	{ n, c, CLI_FN, 0, 0, 0, 0, 0, NULL, fn }
-#define OPTIONS(a)		.opts = (a), .nopts = sizeof(a) / sizeof((a)[0])
 
 /* ---- tenant ------------------------------------------------------- */
 
@@ -344,14 +360,14 @@ struct tenant_edit {
 	ssize_t			 keylen;
 };
 
-#define EDIT	struct tenant_edit
+#define CLI_ROWS_OF	struct tenant_edit
 static const struct cli_opt tenant_opts[] = {
-	OPT_ONE("active", SET, active, 1),
-	OPT_ONE("inactive", ADD | SET, active, 0),
+	CLI_OPT_ONE("active", SET, active, 1),
+	CLI_OPT_ONE("inactive", ADD | SET, active, 0),
 	/* add copies it at once; set keeps it for the row it reads. */
-	OPT_TEXT("status-base", ADD, t.status_base, 0, NULL),
-	OPT_PTR("status-base", SET, base, 0),
-	OPT_PTR("api-key-file", ADD | SET, keyfile, 0),
+	CLI_OPT_TEXT("status-base", ADD, t.status_base, 0, NULL),
+	CLI_OPT_PTR("status-base", SET, base, 0),
+	CLI_OPT_PTR("api-key-file", ADD | SET, keyfile, 0),
 };
 
 static void
@@ -437,18 +453,18 @@ tenant_set_work(struct config *cfg, void *p)
 }
 
 static const struct cli_edit tenant_add = {
-	"tenant", "add", OPTIONS(tenant_opts), .cmd = ADD,
-	.operand = OPT_TEXT("tenant", 0, t.id, 0, NULL), .noperands = 1,
+	"tenant", "add", CLI_OPTIONS(tenant_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("tenant", 0, t.id, 0, NULL), .noperands = 1,
 	.done = "added", .init = tenant_init, .check = tenant_add_check,
 	.work = tenant_add_work,
 };
 static const struct cli_edit tenant_set = {
-	"tenant", "set", OPTIONS(tenant_opts), .cmd = SET,
-	.operand = OPT_PTR("tenant", 0, id, 0), .noperands = 1, .change = 1,
+	"tenant", "set", CLI_OPTIONS(tenant_opts), .cmd = SET,
+	.operand = CLI_OPT_PTR("tenant", 0, id, 0), .noperands = 1, .change = 1,
 	.done = "updated", .init = tenant_init, .check = tenant_set_check,
 	.work = tenant_set_work,
 };
-#undef EDIT
+#undef CLI_ROWS_OF
 
 /* ---- endpoint ----------------------------------------------------- */
 
@@ -581,21 +597,21 @@ endpoint_retire(const char *arg, void *p)
 	return 0;
 }
 
-#define EDIT	struct endpoint_edit
+#define CLI_ROWS_OF	struct endpoint_edit
 static const struct cli_opt endpoint_opts[] = {
-	OPT_TEXT("tenant", ADD, ep.tenant, CLI_REQUIRED, NULL),
-	OPT_FN("kind", ADD, endpoint_kind),
-	OPT_PTR("mapping", ADD | SET, mapfile, 0),
-	OPT_FN("auth", ADD, endpoint_auth),
+	CLI_OPT_TEXT("tenant", ADD, ep.tenant, CLI_REQUIRED, NULL),
+	CLI_OPT_FN("kind", ADD, endpoint_kind),
+	CLI_OPT_PTR("mapping", ADD | SET, mapfile, 0),
+	CLI_OPT_FN("auth", ADD, endpoint_auth),
 	/* add copies it at once; set keeps it for the row it reads. */
-	OPT_TEXT("header", ADD, ep.key_header, 0, "--header"),
-	OPT_TEXT("key-header", ADD, ep.key_header, 0, "--header"),
-	OPT_PTR("header", SET, header, 0),
-	OPT_PTR("key-header", SET, header, 0),
-	OPT_INT("tolerance", ADD | SET, tolerance, 1, 86400),
-	OPT_PTR("secret-file", ADD | SECRET_ADD, secret, CLI_REQUIRED),
-	OPT_PTR("expires", ADD | SECRET_ADD, exp, 0),
-	OPT_FN("retire-others-after", SECRET_ADD, endpoint_retire),
+	CLI_OPT_TEXT("header", ADD, ep.key_header, 0, "--header"),
+	CLI_OPT_TEXT("key-header", ADD, ep.key_header, 0, "--header"),
+	CLI_OPT_PTR("header", SET, header, 0),
+	CLI_OPT_PTR("key-header", SET, header, 0),
+	CLI_OPT_INT("tolerance", ADD | SET, tolerance, 1, 86400),
+	CLI_OPT_PTR("secret-file", ADD | SECRET_ADD, secret, CLI_REQUIRED),
+	CLI_OPT_PTR("expires", ADD | SECRET_ADD, exp, 0),
+	CLI_OPT_FN("retire-others-after", SECRET_ADD, endpoint_retire),
 };
 
 static void
@@ -693,16 +709,19 @@ endpoint_add_work(struct config *cfg, void *p)
 	return rc;
 }
 
-/* A mapped endpoint's line names where its actions go. */
+/* A mapping's line (add's, set's) names where the actions go. */
 static int
-endpoint_add_said(const void *p)
+endpoint_said(const void *p)
 {
 	const struct endpoint_edit	*a = p;
 
 	if (a->m == NULL)
 		return 0;
-	printf("endpoint %s added: kind mapped, its actions to destination"
-	    " %s\n", a->ep.name, mapping_destination(a->m));
+	/* add: the name is the row's; set: the operand. */
+	printf("endpoint %s%s, its actions to destination %s\n",
+	    a->name == NULL ? a->ep.name : a->name, a->name == NULL ?
+	    " added: kind mapped" : ": mapping replaced",
+	    mapping_destination(a->m));
 	return 1;
 }
 
@@ -753,33 +772,20 @@ endpoint_set_work(struct config *cfg, void *p)
 	return rc;
 }
 
-/* A new mapping's line names where the actions go now. */
-static int
-endpoint_set_said(const void *p)
-{
-	const struct endpoint_edit	*a = p;
-
-	if (a->m == NULL)
-		return 0;
-	printf("endpoint %s: mapping replaced, its actions to destination"
-	    " %s\n", a->name, mapping_destination(a->m));
-	return 1;
-}
-
 static const struct cli_edit endpoint_add = {
-	"endpoint", "add", OPTIONS(endpoint_opts), .cmd = ADD,
-	.operand = OPT_TEXT("endpoint", 0, ep.name, 0, NULL),
+	"endpoint", "add", CLI_OPTIONS(endpoint_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("endpoint", 0, ep.name, 0, NULL),
 	.noperands = 1, .done = "added", .init = endpoint_init,
 	.check = endpoint_add_check, .work = endpoint_add_work,
-	.said = endpoint_add_said,
+	.said = endpoint_said,
 	.clear = endpoint_clear,
 };
 static const struct cli_edit endpoint_set = {
-	"endpoint", "set", OPTIONS(endpoint_opts), .cmd = SET,
-	.operand = OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
+	"endpoint", "set", CLI_OPTIONS(endpoint_opts), .cmd = SET,
+	.operand = CLI_OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
 	.change = 1, .done = "updated", .init = endpoint_init,
 	.check = endpoint_set_check, .work = endpoint_set_work,
-	.said = endpoint_set_said,
+	.said = endpoint_said,
 	.clear = endpoint_clear,
 };
 
@@ -791,32 +797,21 @@ static const struct cli_edit endpoint_set = {
 int
 cmd_endpoint_show(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "mapping", no_argument, NULL, 'M' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct other_opts	 a;
 	struct config_endpoint	 ep;
 	struct config		*cfg = NULL;
 	cJSON			*arr = NULL, *row, *v;
 	enum config_status	 crc;
 	const char		*name;
 	char			*text = NULL, *out = NULL;
-	int			 ch, rc, only = 0;
+	int			 rc;
 
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'M':
-			only = 1;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (argc - optind != 1)
-		return cli_usage();
+	if ((rc = other_args(argc, argv, SHOW, 1, &a)) != EXIT_OK)
+		return rc;
 	name = argv[optind];
 	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
-	if (only) {
+	if (a.only) {
 		if ((crc = config_endpoint_get(cfg, name, &ep)) ==
 		    CONFIG_NOTFOUND)
 			rc = no_such("endpoint", name, NULL);
@@ -1037,47 +1032,36 @@ secret_revoke_said(const void *p)
 }
 
 static const struct cli_edit secret_add = {
-	"endpoint", "secret", OPTIONS(endpoint_opts), .cmd = SECRET_ADD,
-	.operand = OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
+	"endpoint", "secret", CLI_OPTIONS(endpoint_opts), .cmd = SECRET_ADD,
+	.operand = CLI_OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
 	.init = endpoint_init, .check = secret_add_check,
 	.work = secret_add_work, .said = secret_add_said,
 };
 static const struct cli_edit secret_revoke = {
-	"endpoint", "secret", OPTIONS(endpoint_opts), .cmd = SECRET_REVOKE,
-	.operand = OPT_PTR("endpoint", 0, name, 0), .noperands = 2,
+	"endpoint", "secret", CLI_OPTIONS(endpoint_opts), .cmd = SECRET_REVOKE,
+	.operand = CLI_OPT_PTR("endpoint", 0, name, 0), .noperands = 2,
 	.check = secret_revoke_check, .work = secret_revoke_work,
 	.said = secret_revoke_said,
 };
-#undef EDIT
+#undef CLI_ROWS_OF
 
 static int
 secret_list(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 }
-	};
 	static const struct table_col cols[] = {
 		{ "ID", TABLE_RIGHT, 0 }, { "CREATED", TABLE_LEFT, 0 },
 		{ "EXPIRES", TABLE_LEFT, 0 }, { "ACTIVE", TABLE_LEFT, 0 },
 	};
+	struct other_opts	 a;
 	struct secret_walk	 w;
 	struct config		*cfg = NULL;
-	int			 ch, rc, json = 0;
+	int			 rc;
 
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'j':
-			json = 1;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (argc - optind != 1)
-		return cli_usage();
+	if ((rc = other_args(argc, argv, SECRET_LIST, 1, &a)) != EXIT_OK)
+		return rc;
 	memset(&w, 0, sizeof(w));
 	w.now = util_now();
-	if (json ? (w.arr = cJSON_CreateArray()) == NULL :
+	if (a.json ? (w.arr = cJSON_CreateArray()) == NULL :
 	    (w.tab = table_new(cols, 4)) == NULL) {
 		cli_warn("out of memory");
 		return EXIT_FAIL;
@@ -1086,7 +1070,7 @@ secret_list(struct settings *e, int argc, char **argv)
 		rc = walk_secrets(cfg, argv[optind], &w);
 		config_close(cfg);
 	}
-	if (rc == EXIT_OK && json) {
+	if (rc == EXIT_OK && a.json) {
 		rc = cli_print_json(w.arr);
 		w.arr = NULL;
 	} else if (rc == EXIT_OK)
@@ -1179,23 +1163,23 @@ struct dest_edit {
 	ssize_t				 keylen;
 };
 
-#define EDIT	struct dest_edit
+#define CLI_ROWS_OF	struct dest_edit
 static const struct cli_opt dest_opts[] = {
 	/* add copies them at once; set keeps them for the row it reads. */
-	OPT_TEXT("tenant", ADD, d.tenant, CLI_REQUIRED, NULL),
-	OPT_PTR("tenant", SET, tenant, CLI_REQUIRED),
-	OPT_TEXT("url", ADD, d.url, CLI_REQUIRED, NULL),
-	OPT_PTR("url", SET, url, 0),
-	OPT_ONE("idempotent", ADD | SET, idem, 1),
-	OPT_ONE("not-idempotent", SET, idem, 0),
-	OPT_TEXT("status-url", ADD, d.status_url, 0, NULL),
-	OPT_PTR("status-url", SET, surl, 0),
-	OPT_FLAG("no-status-url", SET, nosurl, 1),
-	OPT_PTR("secret-file", ADD | SET, keyfile, 0),
-	OPT_INT("timeout-ms", ADD | SET, timeout, 1, 600000),
-	OPT_INT("max-attempts", ADD | SET, attempts, 1, 1000),
-	OPT_ONE("allow-internal", ADD | SET, internal, 1),
-	OPT_ONE("no-allow-internal", SET, internal, 0),
+	CLI_OPT_TEXT("tenant", ADD, d.tenant, CLI_REQUIRED, NULL),
+	CLI_OPT_PTR("tenant", SET, tenant, CLI_REQUIRED),
+	CLI_OPT_TEXT("url", ADD, d.url, CLI_REQUIRED, NULL),
+	CLI_OPT_PTR("url", SET, url, 0),
+	CLI_OPT_ONE("idempotent", ADD | SET, idem, 1),
+	CLI_OPT_ONE("not-idempotent", SET, idem, 0),
+	CLI_OPT_TEXT("status-url", ADD, d.status_url, 0, NULL),
+	CLI_OPT_PTR("status-url", SET, surl, 0),
+	CLI_OPT_FLAG("no-status-url", SET, nosurl, 1),
+	CLI_OPT_PTR("secret-file", ADD | SET, keyfile, 0),
+	CLI_OPT_INT("timeout-ms", ADD | SET, timeout, 1, 600000),
+	CLI_OPT_INT("max-attempts", ADD | SET, attempts, 1, 1000),
+	CLI_OPT_ONE("allow-internal", ADD | SET, internal, 1),
+	CLI_OPT_ONE("no-allow-internal", SET, internal, 0),
 };
 
 static void
@@ -1314,30 +1298,30 @@ dest_set_work(struct config *cfg, void *p)
 }
 
 static const struct cli_edit dest_add = {
-	"destination", "add", OPTIONS(dest_opts), .cmd = ADD,
-	.operand = OPT_TEXT("destination", 0, d.name, 0, NULL),
+	"destination", "add", CLI_OPTIONS(dest_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("destination", 0, d.name, 0, NULL),
 	.noperands = 1, .done = "added", .init = dest_init,
 	.check = dest_add_check,
 	.work = dest_add_work, .tenant = dest_tenant,
 };
 static const struct cli_edit dest_set = {
-	"destination", "set", OPTIONS(dest_opts), .cmd = SET,
-	.operand = OPT_PTR("destination", 0, name, 0), .noperands = 1,
+	"destination", "set", CLI_OPTIONS(dest_opts), .cmd = SET,
+	.operand = CLI_OPT_PTR("destination", 0, name, 0), .noperands = 1,
 	.change = 1, .done = "updated", .init = dest_init,
 	.check = dest_set_check, .work = dest_set_work, .tenant = dest_tenant,
 };
-#undef EDIT
+#undef CLI_ROWS_OF
 
 /* ---- job ---------------------------------------------------------- */
 
-#define EDIT	struct config_job
+#define CLI_ROWS_OF	struct config_job
 static const struct cli_opt job_opts[] = {
-	OPT_TEXT("tenant", ADD, tenant, CLI_REQUIRED, NULL),
-	OPT_TEXT("attempt", ADD, attempt, CLI_REQUIRED, NULL),
-	OPT_TEXT("step", ADD, step, CLI_REQUIRED, NULL),
-	OPT_TEXT("destination", ADD, destination, CLI_REQUIRED, NULL),
-	OPT_TEXT("source-url", ADD, source_url, 0, NULL),
-	OPT_TEXT("output", ADD, output, 0, NULL),
+	CLI_OPT_TEXT("tenant", ADD, tenant, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("attempt", ADD, attempt, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("step", ADD, step, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("destination", ADD, destination, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("source-url", ADD, source_url, 0, NULL),
+	CLI_OPT_TEXT("output", ADD, output, 0, NULL),
 };
 
 static const char *
@@ -1397,12 +1381,12 @@ job_add_work(struct config *cfg, void *p)
 }
 
 static const struct cli_edit job_add = {
-	"job", "add", OPTIONS(job_opts), .cmd = ADD,
-	.operand = OPT_TEXT("job", 0, job_id, 0, NULL), .noperands = 1,
+	"job", "add", CLI_OPTIONS(job_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("job", 0, job_id, 0, NULL), .noperands = 1,
 	.done = "added", .check = job_add_check, .work = job_add_work,
 	.tenant = job_tenant,
 };
-#undef EDIT
+#undef CLI_ROWS_OF
 
 /* ---- remove, for every table ------------------------------------ */
 
@@ -1411,9 +1395,9 @@ struct remove_edit {
 	const char	*key, *tenant;
 };
 
-#define EDIT	struct remove_edit
+#define CLI_ROWS_OF	struct remove_edit
 static const struct cli_opt remove_opts[] = {
-	OPT_PTR("tenant", REMOVE, tenant, 0),
+	CLI_OPT_PTR("tenant", REMOVE, tenant, 0),
 };
 
 /* The table the command's word names, and whether --tenant scopes it. */
@@ -1466,11 +1450,11 @@ remove_work(struct config *cfg, void *p)
 
 /* Any entity's remove: the command's first word says which. */
 static const struct cli_edit remove_row = {
-	NULL, "remove", OPTIONS(remove_opts), .cmd = REMOVE,
-	.operand = OPT_PTR("key", 0, key, 0), .noperands = 1,
+	NULL, "remove", CLI_OPTIONS(remove_opts), .cmd = REMOVE,
+	.operand = CLI_OPT_PTR("key", 0, key, 0), .noperands = 1,
 	.check = remove_check, .work = remove_work,
 };
-#undef EDIT
+#undef CLI_ROWS_OF
 
 /* ---- the edits' one entry --------------------------------------- */
 
@@ -1512,50 +1496,25 @@ cmd_edit(struct settings *e, int argc, char **argv)
 int
 cmd_sign(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "endpoint", required_argument, NULL, 'e' },
-		{ "timestamp", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct other_opts	 a;
 	struct config_endpoint	 ep;
 	struct config_secrets	 sec;
 	struct config		*cfg = NULL;
-	const char		*name = NULL, *hname;
+	const char		*name, *hname;
 	char			*body = NULL, sig[AUTH_HEADER_MAX], id[40];
 	unsigned char		 rnd[12];
-	ssize_t			 len;
-	long long		 v;
-	int64_t			 now = util_now(), t = now;
-	int			 ch, rc;
+	size_t			 len;
+	int64_t			 now = util_now(), t;
+	int			 rc;
 
 	memset(&sec, 0, sizeof(sec));
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'e':
-			name = optarg;
-			break;
-		case 't':
-			if (cli_parse_int(optarg, 0, INT64_MAX / 1000,
-			    "--timestamp", &v) != 0)
-				return EXIT_USAGE;
-			t = v;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (argc != optind || name == NULL)
+	if ((rc = other_args(argc, argv, SIGN, 0, &a)) != EXIT_OK)
+		return rc;
+	if ((name = a.endpoint) == NULL)
 		return cli_usage();
-	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
-		cli_warn("out of memory");
-		return EXIT_FAIL;
-	}
-	if ((len = cli_read_bounded(STDIN_FILENO, body,
-	    HB_BODY_MAX_DEFAULT)) < 0) {
-		cli_warn("standard input: unreadable or over %d bytes",
-		    HB_BODY_MAX_DEFAULT);
-		rc = EXIT_FAIL;
+	t = a.t;
+	if ((rc = cli_read_body(&body, &len)) != EXIT_OK)
 		goto out;
-	}
 	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		goto out;
 	if ((rc = cli_config_done(config_endpoint_get(cfg, name, &ep), name,
@@ -1573,7 +1532,7 @@ cmd_sign(struct settings *e, int argc, char **argv)
 		hname = ep.key_header[0] != '\0' ? ep.key_header :
 		    HOOK_HMAC_HEADER;
 		if (auth_sign_tsig(sec.s, sec.n, now, t,
-		    (const unsigned char *)body, (size_t)len, sig,
+		    (const unsigned char *)body, len, sig,
 		    sizeof(sig)) != 0) {
 			cli_warn("%s: no active secret", name);
 			goto out;
@@ -1586,7 +1545,7 @@ cmd_sign(struct settings *e, int argc, char **argv)
 		sodium_bin2hex(id + 4, sizeof(id) - 4, rnd, sizeof(rnd));
 		if (sec.n == 0 || auth_sign_stdwebhooks(sec.s[0].key,
 		    sec.s[0].keylen, id, t, (const unsigned char *)body,
-		    (size_t)len, sig, sizeof(sig)) != 0) {
+		    len, sig, sizeof(sig)) != 0) {
 			cli_warn("%s: no active secret that decodes", name);
 			goto out;
 		}

@@ -254,31 +254,6 @@ cli_known_destination(struct config *cfg, const char *tenant, const char *name)
 	return rc;
 }
 
-/* ---- the options every read-out takes ----------------------------- */
-
-/* Takes --json, --limit and --since; -1 (usage reported) otherwise. */
-int
-cli_list_opt(int ch, struct cli_list_opts *o)
-{
-	long long	v;
-
-	switch (ch) {
-	case 'j':
-		o->json = 1;
-		return 0;
-	case 'l':
-		if (cli_parse_int(optarg, 1, LIST_LIMIT_MAX, "--limit",
-		    &v) != 0)
-			return -1;
-		o->limit = (int)v;
-		return 0;
-	case 'S':
-		return cli_parse_since(optarg, util_now_ms(), &o->since);
-	}
-	cli_usage();
-	return -1;
-}
-
 /* ---- tenant, endpoint, destination, job list ---------------------- */
 
 static const struct cli_list_col tenant_cols[] = {
@@ -321,16 +296,22 @@ static const struct cli_list_col job_cols[] = {
 	{ "output", "OUTPUT", CLI_LIST_TEXT, 40 },
 };
 
+/* What the lists read from their options. */
+struct list_args {
+	struct cli_list_opts	 o;
+	const char		*tenant;
+};
+
+#define CLI_ROWS_OF	struct list_args
+static const struct cli_opt list_rows[] = {
+	CLI_OPT_LIST(1, o),
+	CLI_OPT_PTR("tenant", 1, tenant, 0),
+};
+#undef CLI_ROWS_OF
+
 int
 cmd_list(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "tenant", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
 	static const struct {
 		const struct cli_list_col	*cols;
 		size_t			 n;
@@ -343,24 +324,23 @@ cmd_list(struct settings *e, int argc, char **argv)
 #undef VIEW
 	};
 	struct config_list_filter	 f;
-	struct cli_list_opts		 o;
+	struct list_args		 a;
 	struct config			*cfg = NULL;
 	cJSON				*arr = NULL;
 	enum config_table		 t;
-	int				 ch, rc;
+	int				 rc;
 
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	memset(&f, 0, sizeof(f));
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		if (ch == 't')
-			f.tenant = optarg;
-		else if (cli_list_opt(ch, &o) != 0)
-			return EXIT_USAGE;
-	if (argc != optind || cli_table_of(cli_cmd->name, &t) != 0)
+	memset(&a, 0, sizeof(a));
+	a.o.limit = LIST_LIMIT_DEFAULT;
+	if ((rc = cli_parse(argc, argv, CLI_ROWS(list_rows), 1, &a, NULL,
+	    0)) != EXIT_OK)
+		return rc;
+	if (cli_table_of(cli_cmd->name, &t) != 0)
 		return cli_usage();
-	f.since_ms = o.since;
-	f.limit = o.limit + 1;	/* one more says more exist */
+	memset(&f, 0, sizeof(f));
+	f.tenant = a.tenant;
+	f.since_ms = a.o.since;
+	f.limit = a.o.limit + 1;	/* one more says more exist */
 	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
 	if (f.tenant == NULL ||
@@ -370,5 +350,6 @@ cmd_list(struct settings *e, int argc, char **argv)
 	config_close(cfg);
 	if (rc != EXIT_OK)
 		return rc;
-	return cli_list_print(arr, views[t].cols, views[t].n, o.json, o.limit);
+	return cli_list_print(arr, views[t].cols, views[t].n, a.o.json,
+	    a.o.limit);
 }

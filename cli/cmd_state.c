@@ -19,49 +19,96 @@
 
 #include "cli.h"
 
+/* ---- the options, one table for every command here ---------------- */
+
+/* What the commands here read from their options. */
+struct state_opts {
+	struct cli_list_opts	 o;
+	const char		*tenant, *destination, *state;
+	const char		*note;		/* RESOLVE_NOTE_DEFAULT */
+	int			 all, keep_jobs;
+	int64_t			 rdays, adays;	/* prune: days kept */
+};
+
+/* The commands the rows name (bits). */
+#define OBSERVE		0x01
+#define STATUS		0x02
+#define LIST		0x04
+#define ATTEMPTS	0x08
+#define CONFLICTS	0x10
+#define RESOLVE		0x20
+#define PRUNE		0x40
+
+static int	state_note(const char *, void *);
+
+#define CLI_ROWS_OF	struct state_opts
+static const struct cli_opt state_rows[] = {
+	CLI_OPT_PTR("state", LIST, state, CLI_REQUIRED),
+	CLI_OPT_FLAG("all", CONFLICTS, all, 1),
+	CLI_OPT_PTR("tenant", OBSERVE | LIST | CONFLICTS, tenant, 0),
+	CLI_OPT_PTR("destination", LIST, destination, 0),
+	CLI_OPT_FLAG("json", STATUS, o.json, 1),
+	CLI_OPT_LIST(LIST | ATTEMPTS | CONFLICTS, o),
+	CLI_OPT_FN("note", RESOLVE, state_note),
+	CLI_OPT_INT("receipts-days", PRUNE, rdays, 0, 36500),
+	CLI_OPT_INT("actions-days", PRUNE, adays, 1, 36500),
+	CLI_OPT_FLAG("keep-jobs", PRUNE, keep_jobs, 1),
+};
+#undef CLI_ROWS_OF
+
+/* --note: a line of text, bounded. */
+static int
+state_note(const char *arg, void *p)
+{
+	struct state_opts	*a = p;
+
+	if (!text_valid(arg, HB_TEXT_MAX)) {
+		cli_warn("--note: too long or not UTF-8");
+		return -1;
+	}
+	a->note = arg;
+	return 0;
+}
+
+/*
+ * Reads command cmd's options into *a, the read-outs' defaults first;
+ * then exactly n operands must follow.  EXIT_OK, or EXIT_USAGE reported.
+ */
+static int
+state_args(int argc, char **argv, unsigned cmd, int n, struct state_opts *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->o.limit = LIST_LIMIT_DEFAULT;
+	a->note = RESOLVE_NOTE_DEFAULT;
+	a->rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
+	a->adays = PRUNE_ACTIONS_DAYS_DEFAULT;
+	return cli_parse(argc, argv, CLI_ROWS(state_rows), cmd, a, NULL, n);
+}
+
 /* ---- observe ------------------------------------------------------ */
 
 int
 cmd_observe(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct accept_req	 req;
 	struct accept_res	 res;
 	struct obs		 o;
 	struct config		*cfg = NULL;
 	struct store		*st = NULL;
 	char			*body = NULL, out[1024];
-	const char		*tenant = NULL;
-	ssize_t			 len;
+	size_t			 len;
 	enum tornado_err	 perr;
-	int			 ch, rc;
+	int			 rc;
 
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			tenant = optarg;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (argc != optind || tenant == NULL)
+	if ((rc = state_args(argc, argv, OBSERVE, 0, &a)) != EXIT_OK)
+		return rc;
+	if (a.tenant == NULL)
 		return cli_usage();
-	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
-		cli_warn("out of memory");
-		return EXIT_FAIL;
-	}
 	memset(&res, 0, sizeof(res));
-	if ((len = cli_read_bounded(STDIN_FILENO, body,
-	    HB_BODY_MAX_DEFAULT)) < 0) {
-		cli_warn("standard input: unreadable or over %d bytes",
-		    HB_BODY_MAX_DEFAULT);
-		rc = EXIT_FAIL;
+	if ((rc = cli_read_body(&body, &len)) != EXIT_OK)
 		goto out;
-	}
-	if ((perr = tornado_parse_status(body, (size_t)len, &o, res.why,
+	if ((perr = tornado_parse_status(body, len, &o, res.why,
 	    sizeof(res.why))) != TORNADO_OK) {
 		res.result = perr == TORNADO_NOMEM ? HB_NOMEM : HB_MALFORMED;
 		res.detail = res.why;
@@ -70,10 +117,10 @@ cmd_observe(struct settings *e, int argc, char **argv)
 		    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 			goto out;
 		memset(&req, 0, sizeof(req));
-		req.tenant = tenant;
+		req.tenant = a.tenant;
 		req.obs = &o;
 		req.body = body;
-		req.bodylen = (size_t)len;
+		req.bodylen = len;
 		req.now_ms = util_now_ms();
 		if (accept_observation(st, cfg, &req, &res) == HB_UNAVAILABLE)
 			cli_warn("%s: %s", settings_state_name(e),
@@ -95,35 +142,23 @@ out:
 int
 cmd_status(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct store_counts	 c;
 	struct store		*st = NULL;
 	enum store_status	 src;
 	enum store_state	 i;
 	int64_t			 age;
-	int			 ch, json = 0, rc;
+	int			 rc;
 
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'j':
-			json = 1;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (argc != optind)
-		return cli_usage();
-	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, STATUS, 0, &a)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_counts(st, &c);
 	store_close(st);
 	if (src != STORE_OK)
 		return cli_store_fail(e, src);
 	age = store_counts_age(&c, util_now_ms());
-	if (json) {
+	if (a.o.json) {
 		printf("{\"outbox\":{");
 		for (i = 0; i < STORE_STATE__N; i++)
 			printf("%s\"%s\":%lld", i > 0 ? "," : "",
@@ -198,105 +233,85 @@ known_names(struct settings *e, const char *tenant, const char *destination)
 	return rc;
 }
 
+/* f with a read-out's --since and --limit (one more says more exist). */
+static struct store_list_filter *
+list_filter(struct store_list_filter *f, const struct cli_list_opts *o)
+{
+	f->since = o->since;
+	f->limit = o->limit + 1;
+	return f;
+}
+
+/* Closes state.db after a read-out, then reports or prints its rows. */
+static int
+state_print(struct settings *e, struct store *st, enum store_status src,
+    cJSON *arr, const struct cli_list_col *cols, size_t n,
+    const struct cli_list_opts *o)
+{
+	store_close(st);
+	if (src != STORE_OK) {
+		cJSON_Delete(arr);
+		return cli_store_fail(e, src);
+	}
+	return cli_list_print(arr, cols, n, o->json, o->limit);
+}
+
 int
 cmd_list_state(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
-		{ "tenant", required_argument, NULL, 't' },
-		{ "destination", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct store_list_filter	 f;
-	struct cli_list_opts		 o;
+	struct state_opts		 a;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
 	enum store_state		 state;
-	const char			*name = NULL;
-	int				 ch, rc;
+	int				 rc;
 
-	memset(&f, 0, sizeof(f));
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 's':
-			name = optarg;
-			break;
-		case 't':
-			f.tenant = optarg;
-			break;
-		case 'D':
-			f.destination = optarg;
-			break;
-		default:
-			if (cli_list_opt(ch, &o) != 0)
-				return EXIT_USAGE;
-		}
-	if (argc != optind || name == NULL)
+	if ((rc = state_args(argc, argv, LIST, 0, &a)) != EXIT_OK)
+		return rc;
+	if (a.state == NULL)
 		return cli_usage();
-	if (store_state_parse(name, &state) != 0) {
+	if (store_state_parse(a.state, &state) != 0) {
 		cli_warn("--state: pending, leased, delivered, dead or unknown");
 		return EXIT_USAGE;
 	}
-	if ((rc = known_names(e, f.tenant, f.destination)) != EXIT_OK ||
+	if ((rc = known_names(e, a.tenant, a.destination)) != EXIT_OK ||
 	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	f.since = o.since;
-	f.limit = o.limit + 1;	/* one more says more exist */
-	src = store_outbox_list_where(st, state, &f, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return cli_store_fail(e, src);
-	return cli_list_print(arr, outbox_cols, NCOLS(outbox_cols), o.json,
-	    o.limit);
+	memset(&f, 0, sizeof(f));
+	f.tenant = a.tenant;
+	f.destination = a.destination;
+	src = store_outbox_list_where(st, state, list_filter(&f, &a.o), &arr);
+	return state_print(e, st, src, arr, outbox_cols, NCOLS(outbox_cols),
+	    &a.o);
 }
 
 int
 cmd_attempts(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct store_list_filter	 f;
-	struct cli_list_opts		 o;
+	struct state_opts		 a;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
 	enum store_state		 state;
-	int				 ch, found, rc;
+	int				 found, rc;
 
-	memset(&f, 0, sizeof(f));
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		if (cli_list_opt(ch, &o) != 0)
-			return EXIT_USAGE;
-	if (argc - optind != 1)
-		return cli_usage();
-	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, ATTEMPTS, 1, &a)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	f.since = o.since;
-	f.limit = o.limit + 1;
+	memset(&f, 0, sizeof(f));
 	if ((src = store_action_state(st, argv[optind], &state, &found)) ==
 	    STORE_OK && found)
-		src = store_attempts_list_where(st, argv[optind], &f, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return cli_store_fail(e, src);
-	if (!found) {
+		src = store_attempts_list_where(st, argv[optind],
+		    list_filter(&f, &a.o), &arr);
+	if (src == STORE_OK && !found) {
+		store_close(st);
 		cli_warn("action %s: no such action", argv[optind]);
 		return EXIT_FAIL;
 	}
-	return cli_list_print(arr, attempt_cols, NCOLS(attempt_cols), o.json,
-	    o.limit);
+	return state_print(e, st, src, arr, attempt_cols, NCOLS(attempt_cols),
+	    &a.o);
 }
 
 /* Applies one operator move to an action; 1 when it was not applicable. */
@@ -376,82 +391,41 @@ cmd_reconcile(struct settings *e, int argc, char **argv)
 int
 cmd_conflicts(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "tenant", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct store_list_filter	 f;
-	struct cli_list_opts		 o;
+	struct state_opts		 a;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
-	int				 ch, all = 0, rc;
+	int				 rc;
 
-	memset(&f, 0, sizeof(f));
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'a':
-			all = 1;
-			break;
-		case 't':
-			f.tenant = optarg;
-			break;
-		default:
-			if (cli_list_opt(ch, &o) != 0)
-				return EXIT_USAGE;
-		}
-	if (argc != optind)
-		return cli_usage();
-	if ((rc = known_names(e, f.tenant, NULL)) != EXIT_OK ||
+	if ((rc = state_args(argc, argv, CONFLICTS, 0, &a)) != EXIT_OK ||
+	    (rc = known_names(e, a.tenant, NULL)) != EXIT_OK ||
 	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	f.since = o.since;
-	f.limit = o.limit + 1;
-	src = store_conflicts_list_where(st, all, &f, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return cli_store_fail(e, src);
-	return cli_list_print(arr, conflict_cols, NCOLS(conflict_cols), o.json,
-	    o.limit);
+	memset(&f, 0, sizeof(f));
+	f.tenant = a.tenant;
+	src = store_conflicts_list_where(st, a.all, list_filter(&f, &a.o),
+	    &arr);
+	return state_print(e, st, src, arr, conflict_cols,
+	    NCOLS(conflict_cols), &a.o);
 }
 
 int
 cmd_resolve(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "note", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct store		*st = NULL;
 	enum store_status	 src;
-	const char		*note = RESOLVE_NOTE_DEFAULT;
 	long long		 id;
-	int			 ch, changed, found = 1, resolved = 0, rc;
+	int			 changed, found = 1, resolved = 0, rc;
 
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'n':
-			if (!text_valid(optarg, HB_TEXT_MAX)) {
-				cli_warn("--note: too long or not UTF-8");
-				return EXIT_USAGE;
-			}
-			note = optarg;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (argc - optind != 1 ||
-	    cli_parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
+	if ((rc = state_args(argc, argv, RESOLVE, 1, &a)) != EXIT_OK)
+		return rc;
+	if (cli_parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
 		return cli_usage();
 	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	src = store_conflict_resolve(st, id, note, util_now_ms(), &changed);
+	src = store_conflict_resolve(st, id, a.note, util_now_ms(), &changed);
 	if (src == STORE_OK && !changed)
 		src = store_conflict_state(st, id, &found, &resolved);
 	store_close(st);
@@ -594,50 +568,24 @@ prune_series(struct settings *e, struct store *st, int64_t *n)
 int
 cmd_prune(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "receipts-days", required_argument, NULL, 'r' },
-		{ "actions-days", required_argument, NULL, 'a' },
-		{ "keep-jobs", no_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct store_pruned	 p;
 	struct store		*st = NULL;
 	enum store_status	 src;
-	long long		 rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
-	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
 	int64_t			 now = util_now_ms(), day = 86400000;
 	int64_t			 jobs = 0, polls = 0, series = 0;
-	int			 ch, keep_jobs = 0, rc;
+	int			 rc;
 
-	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'r':
-			if (cli_parse_int(optarg, 0, 36500, "--receipts-days",
-			    &rdays) != 0)
-				return EXIT_USAGE;
-			break;
-		case 'a':
-			if (cli_parse_int(optarg, 1, 36500, "--actions-days",
-			    &adays) != 0)
-				return EXIT_USAGE;
-			break;
-		case 'k':
-			keep_jobs = 1;
-			break;
-		default:
-			return cli_usage();
-		}
-	if (argc != optind)
-		return cli_usage();
-	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, PRUNE, 0, &a)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	src = store_prune(st, now - rdays * day, now - adays * day, &p);
+	src = store_prune(st, now - a.rdays * day, now - a.adays * day, &p);
 	if (src != STORE_OK) {
 		store_close(st);
 		return cli_store_fail(e, src);
 	}
-	if (!keep_jobs && (rc = prune_jobs(e, st, now - adays * day, &jobs,
-	    &polls)) != EXIT_OK)
+	if (!a.keep_jobs && (rc = prune_jobs(e, st, now - a.adays * day,
+	    &jobs, &polls)) != EXIT_OK)
 		cli_warn("ended jobs not pruned: config.db must be writable"
 		    " (run as its owner), or give --keep-jobs");
 	/* Series are a nicety: a config.db it cannot read only leaves them. */

@@ -156,6 +156,31 @@ cli_read_bounded(int fd, char *buf, size_t max)
 }
 
 /*
+ * Reads standard input, a request's body: at most HB_BODY_MAX_DEFAULT
+ * bytes, into *body (free(), even on failure) and *len.  EXIT_OK, or
+ * EXIT_FAIL reported.
+ */
+int
+cli_read_body(char **body, size_t *len)
+{
+	ssize_t	n;
+
+	*len = 0;
+	if ((*body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
+		cli_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	if ((n = cli_read_bounded(STDIN_FILENO, *body,
+	    HB_BODY_MAX_DEFAULT)) < 0) {
+		cli_warn("standard input: unreadable or over %d bytes",
+		    HB_BODY_MAX_DEFAULT);
+		return EXIT_FAIL;
+	}
+	*len = (size_t)n;
+	return EXIT_OK;
+}
+
+/*
  * Reads a secret from a file, or standard input for "-", into buf; one
  * trailing newline is dropped.  Returns its length, or -1 (reported).
  */
@@ -381,6 +406,9 @@ opt_fill(const struct cli_opt *opts, size_t n, const struct cli_opt *o,
 		else
 			*(int64_t *)f = v;
 		return EXIT_OK;
+	case CLI_SINCE:
+		return cli_parse_since(arg, util_now_ms(), (int64_t *)f) == 0 ?
+		    EXIT_OK : EXIT_USAGE;
 	case CLI_FN:
 		return o->fn(arg, args) == 0 ? EXIT_OK : EXIT_USAGE;
 	}
@@ -390,19 +418,21 @@ opt_fill(const struct cli_opt *opts, size_t n, const struct cli_opt *o,
 /*
  * getopt_long over argv (argv[0] is the subcommand) against the rows of
  * opts that take command cmd, each filling its field in args; optind is
- * then the first operand.  *given counts the options given that are not
- * CLI_REQUIRED.  EXIT_OK, or EXIT_USAGE reported (an unknown option: the
+ * then the first operand, and noperands (unless -1) must follow.  *given
+ * (unless NULL) counts the options given that are not CLI_REQUIRED.
+ * EXIT_OK, or EXIT_USAGE reported (an unknown option, the operands: the
  * usage line).
  */
 int
 cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n,
-    unsigned cmd, void *args, int *given)
+    unsigned cmd, void *args, int *given, int noperands)
 {
 	struct option	lo[CLI_OPTS_MAX + 1];
 	size_t		i, k = 0;
 	int		ch, rc;
 
-	*given = 0;
+	if (given != NULL)
+		*given = 0;
 	memset(lo, 0, sizeof(lo));
 	for (i = 0; i < n && k < CLI_OPTS_MAX; i++) {
 		if ((opts[i].cmds & cmd) == 0)
@@ -419,9 +449,11 @@ cli_parse(int argc, char **argv, const struct cli_opt *opts, size_t n,
 		if ((rc = opt_fill(opts, n, &opts[i], optarg, args)) !=
 		    EXIT_OK)
 			return rc;
-		if ((opts[i].flags & CLI_REQUIRED) == 0)
+		if ((opts[i].flags & CLI_REQUIRED) == 0 && given != NULL)
 			(*given)++;
 	}
+	if (noperands != -1 && argc - optind != noperands)
+		return cli_usage();
 	return EXIT_OK;
 }
 
@@ -503,10 +535,9 @@ cli_edit(struct settings *e, int argc, char **argv, const struct cli_edit *c,
 	if (c->init != NULL)
 		c->init(args);
 	if ((rc = cli_parse(argc, argv, c->opts, c->nopts, c->cmd, args,
-	    &given)) != EXIT_OK)
+	    &given, c->noperands)) != EXIT_OK)
 		goto out;
-	if (argc - optind != c->noperands ||
-	    opt_missing(c->opts, c->nopts, c->cmd, args) ||
+	if (opt_missing(c->opts, c->nopts, c->cmd, args) ||
 	    (c->change && given == 0) ||
 	    operand_fill(&c->operand, argv[optind], args) != 0) {
 		rc = cli_usage();
