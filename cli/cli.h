@@ -1,7 +1,9 @@
 /*
  * The command-line tool's shared parts: exit codes, the defaults its help
  * states, the command table's entry, and the helpers every command uses
- * (messages, option parsing, secrets, opening the two databases).
+ * (messages, option parsing, secrets, opening the two databases); options
+ * read by a table of them (cli_parse()), and config.db's edits run by one
+ * driver (cli_edit()).
  *
  * The commands themselves live by subject: cmd_config.c (config.db),
  * cmd_list.c (the config.db lists), cmd_state.c (state.db read-outs and
@@ -104,7 +106,8 @@ enum cli_arg {
 	CLI_FN		/* fn(argument, the struct): 0, or -1 (reported) */
 };
 
-#define CLI_REQUIRED	0x1	/* must be given (a CLI_TEXT not "") */
+/* Must be given (a CLI_TEXT not ""): cli_edit() checks it. */
+#define CLI_REQUIRED	0x1
 
 /*
  * One option of an entity's table: its name, the commands that take it
@@ -177,7 +180,7 @@ struct cli_edit {
 	int		(*check)(void *, char **);	/* the operands */
 	int		(*work)(struct config *, void *);
 	const char	*(*tenant)(const void *);	/* the line's tenant */
-	int		(*said)(const void *);	/* its own line: non-zero */
+	int		(*said)(const void *);	/* printed its own: 1 */
 	void		(*clear)(void *);
 };
 
