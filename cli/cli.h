@@ -1,7 +1,9 @@
 /*
  * The command-line tool's shared parts: exit codes, the defaults its help
  * states, the command table's entry, and the helpers every command uses
- * (messages, option parsing, secrets, opening the two databases).
+ * (messages, option parsing, secrets, opening the two databases); options
+ * read by a table of them (cli_parse()), and config.db's edits run by one
+ * driver (cli_edit()).
  *
  * The commands themselves live by subject: cmd_config.c (config.db),
  * cmd_list.c (the config.db lists), cmd_state.c (state.db read-outs and
@@ -12,6 +14,7 @@
 #define HB_CLI_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -42,7 +45,7 @@
 #define RESOLVE_NOTE_DEFAULT		"resolved by an operator"
 
 /* One command: its words, its function, its usage line and its help. */
-struct cmd {
+struct cli_command {
 	const char	*name;
 	const char	*sub;	/* NULL for single-word commands */
 	int		(*fn)(struct settings *, int, char **);
@@ -52,25 +55,26 @@ struct cmd {
 };
 
 /* The command being run (set by main). */
-extern const struct cmd	*cli_cmd;
+extern const struct cli_command	*cli_cmd;
 
 void	cli_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	print_usage(FILE *, const char *, const struct cmd *);
-int	usage_of(const struct cmd *);
-int	usage(void);
+void	cli_print_usage(FILE *, const char *, const struct cli_command *);
+int	cli_usage_of(const struct cli_command *);
+int	cli_usage(void);
 
-int	config_exit(enum config_status);
-int	store_exit(enum store_status);
-int	store_fail(const struct settings *, enum store_status);
+int	cli_config_exit(enum config_status);
+int	cli_store_exit(enum store_status);
+int	cli_store_fail(const struct settings *, enum store_status);
 int	cli_pg_unreachable(const struct settings *);
-int	config_done(enum config_status, const char *, const char *const *);
+int	cli_config_done(enum config_status, const char *, const char *const *);
 
-int	parse_int(const char *, long long, long long, const char *,
+int	cli_parse_int(const char *, long long, long long, const char *,
 	    long long *);
-int	set_field(char *, size_t, const char *, const char *);
-int	next_opt(int, char **, const struct option *);
-ssize_t	read_bounded(int, char *, size_t);
-ssize_t	read_secret(const char *, unsigned char *, size_t);
+int	cli_set_field(char *, size_t, const char *, const char *);
+int	cli_next_opt(int, char **, const struct option *);
+ssize_t	cli_read_bounded(int, char *, size_t);
+ssize_t	cli_read_secret(const char *, unsigned char *, size_t);
+int	cli_read_body(char **, size_t *);
 /*
  * Reads the file named by option opt (path, or "-" for standard input),
  * at most max bytes, into *text (NUL-terminated, free()) and *len.
@@ -79,28 +83,117 @@ ssize_t	read_secret(const char *, unsigned char *, size_t);
  */
 int	cli_read_file(const char *, const char *, size_t, char **, size_t *);
 
-int	open_config(struct settings *, enum config_mode, struct config **);
-int	open_store(struct settings *, int, struct store **);
+int	cli_open_config(struct settings *, enum config_mode, struct config **);
+int	cli_open_store(struct settings *, int, struct store **);
 
-int	print_json(cJSON *);
-int	table_of(const char *, enum config_table *);
-int	list_done(const struct settings *, struct store *, enum store_status,
-	    cJSON *);
+int	cli_print_json(cJSON *);
+int	cli_table_of(const char *, enum config_table *);
+
+/* ---- options as a table, and the config.db edits (common.c) ---- */
+
+#define CLI_OPTS_MAX	24	/* the rows one table may hold */
+
+/* How an option fills its field in the struct a table describes. */
+enum cli_arg {
+	CLI_FLAG = 0,	/* no argument: the int becomes val */
+	CLI_ONE,	/* no argument: the int (-1 until given) becomes val;
+			   the pair's other value given too is a usage error */
+	CLI_PTR,	/* the argument itself, a const char * into argv */
+	CLI_TEXT,	/* a copy in a char[len]; a longer one: usage error */
+	CLI_INT,	/* a whole number min..max, in an int or an int64_t
+			   (len says which) */
+	CLI_SINCE,	/* --since's forms (cli_parse_since()): int64_t ms */
+	CLI_FN		/* fn(argument, the struct): 0, or -1 (reported) */
+};
+
+/* Must be given (a CLI_TEXT not ""): cli_edit() checks it. */
+#define CLI_REQUIRED	0x1
+
+/*
+ * One option of an entity's table: its name, the commands that take it
+ * (a mask of the table's own bits), and the field it fills.  A name may
+ * stand twice, with different commands, where they take it differently.
+ */
+struct cli_opt {
+	const char	*name;	/* without "--"; an operand's: its word */
+	unsigned	 cmds;
+	enum cli_arg	 arg;
+	size_t		 off;	/* the field: its offset in the struct */
+	size_t		 len;	/* and its size */
+	long long	 val;	/* CLI_FLAG, CLI_ONE: the value; CLI_INT: min */
+	long long	 max;	/* CLI_INT */
+	int		 flags;	/* CLI_REQUIRED */
+	const char	*as;	/* the name messages give, when not --name */
+	int		(*fn)(const char *, void *);	/* CLI_FN */
+};
+
+/* A row's field, for a struct cli_opt: its offset and its size. */
+#define CLI_FIELD(type, f)	offsetof(type, f), sizeof(((type *)0)->f)
+
+/*
+ * Rows of a table: name, commands, then the field f of the struct the
+ * file names CLI_ROWS_OF where it writes the table.
+ */
+#define CLI_OPT_FLAG(n, c, f, v) \
+	{ n, c, CLI_FLAG, CLI_FIELD(CLI_ROWS_OF, f), v, 0, 0, NULL, NULL }
+#define CLI_OPT_ONE(n, c, f, v) \
+	{ n, c, CLI_ONE, CLI_FIELD(CLI_ROWS_OF, f), v, 0, 0, NULL, NULL }
+#define CLI_OPT_PTR(n, c, f, fl) \
+	{ n, c, CLI_PTR, CLI_FIELD(CLI_ROWS_OF, f), 0, 0, fl, NULL, NULL }
+#define CLI_OPT_TEXT(n, c, f, fl, as) \
+	{ n, c, CLI_TEXT, CLI_FIELD(CLI_ROWS_OF, f), 0, 0, fl, as, NULL }
+#define CLI_OPT_INT(n, c, f, lo, hi) \
+	{ n, c, CLI_INT, CLI_FIELD(CLI_ROWS_OF, f), lo, hi, 0, NULL, NULL }
+#define CLI_OPT_FN(n, c, fn)	{ n, c, CLI_FN, 0, 0, 0, 0, 0, NULL, fn }
+/* --json, --limit N and --since WHEN, into the struct cli_list_opts f. */
+#define CLI_OPT_LIST(c, f) \
+	CLI_OPT_FLAG("json", c, f.json, 1), \
+	CLI_OPT_INT("limit", c, f.limit, 1, LIST_LIMIT_MAX), \
+	{ "since", c, CLI_SINCE, CLI_FIELD(CLI_ROWS_OF, f.since), 0, 0, 0, \
+	    NULL, NULL }
+/* A table's rows and their count, for a struct cli_edit. */
+#define CLI_OPTIONS(a)	.opts = (a), .nopts = sizeof(a) / sizeof((a)[0])
+
+/* Reads argv's options into a struct, by the rows of command cmd. */
+int	cli_parse(int, char **, const struct cli_opt *, size_t, unsigned,
+	    void *, int *, int);
+/* The rows of a table, for cli_parse(). */
+#define CLI_ROWS(a)	(a), sizeof(a) / sizeof((a)[0])
+
+/*
+ * One command that edits config.db, as a table: its options and operands
+ * are read into a struct, checked, then written in one transaction (begin,
+ * work, commit or roll back, close); on success a line on stdout says what
+ * it did.
+ */
+struct cli_edit {
+	const char		*name, *sub;	/* its words; name NULL: any */
+	const struct cli_opt	*opts;		/* the entity's options */
+	size_t			 nopts;
+	unsigned		 cmd;		/* this command's bit in them */
+	struct cli_opt		 operand;	/* the first: PTR or TEXT */
+	int			 noperands;
+	int			 change;	/* needs one not required */
+	const char		*done;		/* "added": the line's verb */
+	/* Each may be NULL but work; each gets the struct. */
+	void		(*init)(void *);	/* defaults, before argv */
+	int		(*check)(void *, char **);	/* the operands */
+	int		(*work)(struct config *, void *);
+	const char	*(*tenant)(const void *);	/* the line's tenant */
+	int		(*said)(const void *);	/* printed its own: 1 */
+	void		(*clear)(void *);
+};
+
+int	cli_edit(struct settings *, int, char **, const struct cli_edit *,
+	    void *, size_t);
 
 /* The commands. */
 int	cmd_init(struct settings *, int, char **);
 int	cmd_grants(struct settings *, int, char **);
-int	cmd_tenant_add(struct settings *, int, char **);
-int	cmd_tenant_set(struct settings *, int, char **);
-int	cmd_endpoint_set(struct settings *, int, char **);
-int	cmd_destination_set(struct settings *, int, char **);
-int	cmd_endpoint_add(struct settings *, int, char **);
+int	cmd_edit(struct settings *, int, char **);
 int	cmd_endpoint_secret(struct settings *, int, char **);
 int	cmd_endpoint_show(struct settings *, int, char **);
-int	cmd_destination_add(struct settings *, int, char **);
-int	cmd_job_add(struct settings *, int, char **);
 int	cmd_list(struct settings *, int, char **);
-int	cmd_remove(struct settings *, int, char **);
 int	cmd_sign(struct settings *, int, char **);
 int	cmd_observe(struct settings *, int, char **);
 int	cmd_status(struct settings *, int, char **);
@@ -120,33 +213,32 @@ int	cmd_disorder(struct settings *, int, char **);
 #define LIST_LIMIT_MAX	1000000
 
 /* How a column shows its JSON value. */
-enum list_kind {
-	LIST_TEXT = 0,	/* strings as they are; true/false as yes/no */
-	LIST_NUMBER,	/* right-aligned */
-	LIST_TIME	/* unix ms as "YYYY-MM-DD HH:MM:SSZ", UTC */
+enum cli_list_kind {
+	CLI_LIST_TEXT = 0,	/* strings as they are; true/false as yes/no */
+	CLI_LIST_NUMBER,	/* right-aligned */
+	CLI_LIST_TIME	/* unix ms as "YYYY-MM-DD HH:MM:SSZ", UTC */
 };
 
 /* One column of a read-out's table: its JSON key, heading and width. */
-struct list_col {
+struct cli_list_col {
 	const char	*key;
 	const char	*head;
-	enum list_kind	 kind;
+	enum cli_list_kind	 kind;
 	size_t		 max;	/* 0: as wide as its widest cell */
 };
 
 /* The options every read-out takes: --json, --limit N, --since WHEN. */
-struct list_opts {
+struct cli_list_opts {
 	int	json;
 	int	limit;
 	int64_t	since;	/* unix ms; 0: all */
 };
 
-void	list_time(int64_t, char *, size_t);
-int	parse_since(const char *, int64_t, int64_t *);
-int	list_opt(int, struct list_opts *);
-int	list_print(cJSON *, const struct list_col *, size_t, int, int);
-int	known_tenant(struct config *, const char *);
-int	known_destination(struct config *, const char *, const char *);
+void	cli_list_time(int64_t, char *, size_t);
+int	cli_parse_since(const char *, int64_t, int64_t *);
+int	cli_list_print(cJSON *, const struct cli_list_col *, size_t, int, int);
+int	cli_known_tenant(struct config *, const char *);
+int	cli_known_destination(struct config *, const char *, const char *);
 
 /* ---- job import (cmd_jobs.c) ---- */
 

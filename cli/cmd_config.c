@@ -30,6 +30,22 @@
 #include "cli.h"
 #include "table.h"
 
+/*
+ * The commands the option rows name (bits).  Every add, set and remove is
+ * one struct cli_edit (cli.h) at the end of its entity's section: its
+ * options, its checks, its work; cmd_edit() runs it.  The others read
+ * theirs by other_rows.
+ */
+#define ADD		0x001
+#define SET		0x002
+#define REMOVE		0x004
+#define SECRET_ADD	0x008
+#define SECRET_REVOKE	0x010
+#define INIT		0x020
+#define SHOW		0x040
+#define SECRET_LIST	0x080
+#define SIGN		0x100
+
 /* ---- init and grants ---------------------------------------------- */
 
 /* The most --grant options one init takes. */
@@ -51,6 +67,52 @@ grants_of(const char *role, char *buf, size_t len)
 	cli_warn("role \"%s\": expected 1..63 of a-z 0-9 _, not starting with"
 	    " a digit", text_escape(role, (size_t)-1, esc, sizeof(esc)));
 	return -1;
+}
+
+/* What the commands that are not edits read from their options. */
+struct other_opts {
+	const char	*roles[GRANTS_MAX];	/* init --grant */
+	int		 nroles;
+	int		 only;		/* endpoint show --mapping */
+	int		 json;		/* endpoint secret list --json */
+	const char	*endpoint;	/* sign --endpoint */
+	int64_t		 t;		/* sign --timestamp */
+};
+
+/* --grant ROLE: at most GRANTS_MAX, each a plain role name. */
+static int
+init_grant(const char *role, void *p)
+{
+	struct other_opts	*a = p;
+	char			 text[GRANTS_LEN];
+
+	if (a->nroles == GRANTS_MAX)
+		cli_warn("--grant: at most %d roles", GRANTS_MAX);
+	else if (grants_of(role, text, sizeof(text)) == 0) {
+		a->roles[a->nroles++] = role;
+		return 0;
+	}
+	cli_usage();
+	return -1;
+}
+
+#define CLI_ROWS_OF	struct other_opts
+static const struct cli_opt other_rows[] = {
+	CLI_OPT_FN("grant", INIT, init_grant),
+	CLI_OPT_FLAG("mapping", SHOW, only, 1),
+	CLI_OPT_FLAG("json", SECRET_LIST, json, 1),
+	CLI_OPT_PTR("endpoint", SIGN, endpoint, 0),
+	CLI_OPT_INT("timestamp", SIGN, t, 0, INT64_MAX / 1000),
+};
+#undef CLI_ROWS_OF
+
+/* Reads command cmd's options into *a; then n operands must follow. */
+static int
+other_args(int argc, char **argv, unsigned cmd, int n, struct other_opts *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->t = util_now();
+	return cli_parse(argc, argv, CLI_ROWS(other_rows), cmd, a, NULL, n);
 }
 
 /*
@@ -96,7 +158,7 @@ upgrade(const struct settings *e)
 			    " %s%s", settings_config_name(e),
 			    config_strerror(rc), e->pg ? " (as the schema's"
 			    " owner, the admin role?)" : "");
-		return config_exit(rc);
+		return cli_config_exit(rc);
 	}
 	if (from != CONFIG_SCHEMA_VERSION)
 		printf("upgraded %s: configuration schema version %d to %d\n",
@@ -112,34 +174,14 @@ upgrade(const struct settings *e)
 int
 cmd_init(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "grant", required_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct other_opts	 a;
 	struct store		*st = NULL;
 	enum config_status	 crc;
-	const char		*roles[GRANTS_MAX];
-	char			 text[GRANTS_LEN];
-	int			 ch, rc, i, nroles = 0;
+	int			 rc, i;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'g':
-			if (nroles == GRANTS_MAX) {
-				cli_warn("--grant: at most %d roles",
-				    GRANTS_MAX);
-				return usage();
-			}
-			if (grants_of(optarg, text, sizeof(text)) != 0)
-				return usage();
-			roles[nroles++] = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (optind != argc)
-		return usage();
-	if (nroles > 0 && !e->pg) {
+	if ((rc = other_args(argc, argv, INIT, 0, &a)) != EXIT_OK)
+		return rc;
+	if (a.nroles > 0 && !e->pg) {
 		cli_warn("--grant: only for a PostgreSQL database; a"
 		    " directory's files are guarded by their modes");
 		return EXIT_FAIL;
@@ -153,17 +195,17 @@ cmd_init(struct settings *e, int argc, char **argv)
 		if (!e->pg || crc == CONFIG_NOMEM || !cli_pg_unreachable(e))
 			cli_warn("%s: %s", settings_config_name(e),
 			    config_strerror(crc));
-		return config_exit(crc);
+		return cli_config_exit(crc);
 	}
 	/* There already: brought up to this release's schema. */
 	if (crc == CONFIG_EXISTS && (rc = upgrade(e)) != EXIT_OK)
 		return rc;
-	if ((rc = open_store(e, 1, &st)) != EXIT_OK)
+	if ((rc = cli_open_store(e, 1, &st)) != EXIT_OK)
 		return rc;
 	store_close(st);
 	printf("initialised %s\n", e->shown);
-	for (i = 0; i < nroles; i++)
-		if ((rc = grant(e, roles[i])) != EXIT_OK)
+	for (i = 0; i < a.nroles; i++)
+		if ((rc = grant(e, a.roles[i])) != EXIT_OK)
 			return rc;
 	return EXIT_OK;
 }
@@ -179,7 +221,7 @@ cmd_grants(struct settings *e, int argc, char **argv)
 
 	(void)e;
 	if (argc != 2 || argv[1][0] == '-')
-		return usage();
+		return cli_usage();
 	if (grants_of(argv[1], text, sizeof(text)) != 0)
 		return EXIT_USAGE;
 	/* One statement a line: the text is one line, ';' between them. */
@@ -255,7 +297,7 @@ get_secret(const char *opt, const char *path, unsigned char *buf,
 		    " should be mode 0600 (chmod 600)", opt,
 		    text_escape(path, (size_t)-1, esc, sizeof(esc)),
 		    (sb.st_mode & S_IROTH) != 0 ? "others" : "its group");
-	return read_secret(path, buf, max);
+	return cli_read_secret(path, buf, max);
 }
 
 #define TIME_EXPECTED	"expected UNIXTIME, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ" \
@@ -303,172 +345,128 @@ need_tenant(struct config *cfg, const char *id)
 
 	if ((rc = config_tenant_get(cfg, id, &t)) == CONFIG_NOTFOUND)
 		return no_such("tenant", id, NULL);
-	return config_done(rc, id, NULL);
+	return cli_config_done(rc, id, NULL);
 }
 
-/* Commits cfg's transaction when rc is EXIT_OK, else rolls it back. */
-static int
-finish(struct config *cfg, int rc, const char *what)
-{
-	if (rc == EXIT_OK)
-		rc = config_done(config_commit(cfg), what, NULL);
-	if (rc != EXIT_OK)
-		config_rollback(cfg);
-	config_close(cfg);
-	return rc;
-}
-
-/* Opens config.db for writing and starts its transaction. */
-static int
-begin(struct settings *e, struct config **cfg, const char *what)
-{
-	int	rc;
-
-	if ((rc = open_config(e, CONFIG_WRITE, cfg)) != EXIT_OK)
-		return rc;
-	if ((rc = config_done(config_begin(*cfg), what, NULL)) != EXIT_OK) {
-		config_close(*cfg);
-		*cfg = NULL;
-	}
-	return rc;
-}
 
 /* ---- tenant ------------------------------------------------------- */
 
-int
-cmd_tenant_add(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "inactive", no_argument, NULL, 'i' },
-		{ "status-base", required_argument, NULL, 'b' },
-		{ "api-key-file", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 }
-	};
+/* What tenant add and set read. */
+struct tenant_edit {
 	struct config_tenant	 t;
-	struct config		*cfg = NULL;
+	const char		*id;		/* set: the operand */
+	const char		*base;		/* set: --status-base */
+	const char		*keyfile;
+	int			 active;	/* -1: not given */
 	unsigned char		 key[CONFIG_SECRET_MAX + 1];
-	ssize_t			 keylen = 0;
-	const char		*keyfile = NULL, *why = NULL;
-	int			 ch, rc;
+	ssize_t			 keylen;
+};
 
-	memset(&t, 0, sizeof(t));
-	t.active = 1;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'i':
-			t.active = 0;
-			break;
-		case 'b':
-			if (set_field(t.status_base, sizeof(t.status_base),
-			    optarg, "--status-base") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'k':
-			keyfile = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 ||
-	    set_field(t.id, sizeof(t.id), argv[optind], "tenant") != 0)
-		return usage();
-	if ((rc = check_name("tenant ID", t.id)) != EXIT_OK ||
-	    (t.status_base[0] != '\0' &&
-	    (rc = check_url("--status-base", t.status_base)) != EXIT_OK))
-		return rc;
-	if (keyfile != NULL &&
-	    (keylen = get_secret("--api-key-file", keyfile, key,
-	    CONFIG_SECRET_MAX)) < 0)
-		return EXIT_FAIL;
-	if (keylen > 0 && (why = config_check_api_key(key,
-	    (size_t)keylen)) != NULL) {
-		rc = refuse("--api-key-file", keyfile, why);
-		goto out;
-	}
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) == EXIT_OK) {
-		rc = config_done(config_tenant_add(cfg, &t, keylen > 0 ? key :
-		    NULL, (size_t)keylen, &why), t.id, &why);
-		config_close(cfg);
-	}
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+#define CLI_ROWS_OF	struct tenant_edit
+static const struct cli_opt tenant_opts[] = {
+	CLI_OPT_ONE("active", SET, active, 1),
+	CLI_OPT_ONE("inactive", ADD | SET, active, 0),
+	/* add copies it at once; set keeps it for the row it reads. */
+	CLI_OPT_TEXT("status-base", ADD, t.status_base, 0, NULL),
+	CLI_OPT_PTR("status-base", SET, base, 0),
+	CLI_OPT_PTR("api-key-file", ADD | SET, keyfile, 0),
+};
+
+static void
+tenant_init(void *p)
+{
+	struct tenant_edit	*a = p;
+
+	a->active = -1;
 }
 
-int
-cmd_tenant_set(struct settings *e, int argc, char **argv)
+/* Reads and checks --api-key-file's key, when given. */
+static int
+tenant_key(struct tenant_edit *a)
 {
-	static const struct option opts[] = {
-		{ "active", no_argument, NULL, 'a' },
-		{ "inactive", no_argument, NULL, 'i' },
-		{ "status-base", required_argument, NULL, 'b' },
-		{ "api-key-file", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_tenant	 t;
-	struct config		*cfg = NULL;
-	unsigned char		 key[CONFIG_SECRET_MAX + 1];
-	ssize_t			 keylen = 0;
-	const char		*keyfile = NULL, *base = NULL, *why = NULL;
-	const char		*id;
+	const char	*why;
+
+	if (a->keyfile != NULL && (a->keylen = get_secret("--api-key-file",
+	    a->keyfile, a->key, CONFIG_SECRET_MAX)) < 0)
+		return EXIT_FAIL;
+	if (a->keylen > 0 && (why = config_check_api_key(a->key,
+	    (size_t)a->keylen)) != NULL)
+		return refuse("--api-key-file", a->keyfile, why);
+	return EXIT_OK;
+}
+
+static int
+tenant_add_check(void *p, char **operands)
+{
+	struct tenant_edit	*a = p;
+	int			 rc;
+
+	(void)operands;
+	a->t.active = a->active != 0;
+	if ((rc = check_name("tenant ID", a->t.id)) != EXIT_OK ||
+	    (a->t.status_base[0] != '\0' &&
+	    (rc = check_url("--status-base", a->t.status_base)) != EXIT_OK))
+		return rc;
+	return tenant_key(a);
+}
+
+static int
+tenant_add_work(struct config *cfg, void *p)
+{
+	struct tenant_edit	*a = p;
+	const char		*why = NULL;
+
+	return cli_config_done(config_tenant_add(cfg, &a->t, a->keylen > 0 ?
+	    a->key : NULL, (size_t)a->keylen, &why), a->t.id, &why);
+}
+
+static int
+tenant_set_check(void *p, char **operands)
+{
+	struct tenant_edit	*a = p;
+	int			 rc;
+
+	(void)operands;
+	if (a->base != NULL &&
+	    (rc = check_url("--status-base", a->base)) != EXIT_OK)
+		return rc;
+	return tenant_key(a);
+}
+
+static int
+tenant_set_work(struct config *cfg, void *p)
+{
+	struct tenant_edit	*a = p;
 	enum config_status	 crc;
-	int			 ch, rc, active = -1;
+	const char		*why = NULL;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'a':
-		case 'i':
-			if (active != -1 && active != (ch == 'a')) {
-				cli_warn("--active and --inactive: one or"
-				    " the other");
-				return EXIT_USAGE;
-			}
-			active = ch == 'a';
-			break;
-		case 'b':
-			base = optarg;
-			break;
-		case 'k':
-			keyfile = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || (active == -1 && base == NULL &&
-	    keyfile == NULL))
-		return usage();
-	id = argv[optind];
-	if (base != NULL && (rc = check_url("--status-base", base)) != EXIT_OK)
+	if ((crc = config_tenant_get(cfg, a->id, &a->t)) == CONFIG_NOTFOUND)
+		return no_such("tenant", a->id, NULL);
+	if ((rc = cli_config_done(crc, a->id, NULL)) != EXIT_OK)
 		return rc;
-	if (keyfile != NULL &&
-	    (keylen = get_secret("--api-key-file", keyfile, key,
-	    CONFIG_SECRET_MAX)) < 0)
-		return EXIT_FAIL;
-	if (keylen > 0 && (why = config_check_api_key(key,
-	    (size_t)keylen)) != NULL) {
-		rc = refuse("--api-key-file", keyfile, why);
-		goto out;
-	}
-	if ((rc = begin(e, &cfg, id)) != EXIT_OK)
-		goto out;
-	if ((crc = config_tenant_get(cfg, id, &t)) == CONFIG_NOTFOUND)
-		rc = no_such("tenant", id, NULL);
-	else if ((rc = config_done(crc, id, NULL)) == EXIT_OK) {
-		if (active != -1)
-			t.active = active;
-		if (base != NULL && set_field(t.status_base,
-		    sizeof(t.status_base), base, "--status-base") != 0)
-			rc = EXIT_USAGE;
-		else
-			rc = config_done(config_tenant_update(cfg, &t,
-			    keylen > 0 ? key : NULL, (size_t)keylen, &why),
-			    id, &why);
-	}
-	rc = finish(cfg, rc, id);
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+	if (a->active != -1)
+		a->t.active = a->active;
+	if (a->base != NULL && cli_set_field(a->t.status_base,
+	    sizeof(a->t.status_base), a->base, "--status-base") != 0)
+		return EXIT_USAGE;
+	return cli_config_done(config_tenant_update(cfg, &a->t, a->keylen > 0 ?
+	    a->key : NULL, (size_t)a->keylen, &why), a->id, &why);
 }
+
+static const struct cli_edit tenant_add = {
+	"tenant", "add", CLI_OPTIONS(tenant_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("tenant", 0, t.id, 0, NULL), .noperands = 1,
+	.done = "added", .init = tenant_init, .check = tenant_add_check,
+	.work = tenant_add_work,
+};
+static const struct cli_edit tenant_set = {
+	"tenant", "set", CLI_OPTIONS(tenant_opts), .cmd = SET,
+	.operand = CLI_OPT_PTR("tenant", 0, id, 0), .noperands = 1, .change = 1,
+	.done = "updated", .init = tenant_init, .check = tenant_set_check,
+	.work = tenant_set_work,
+};
+#undef CLI_ROWS_OF
 
 /* ---- endpoint ----------------------------------------------------- */
 
@@ -504,7 +502,7 @@ get_mapping(const char *path, char **text, size_t *len, struct mapping **m)
 /*
  * Reports config_endpoint_add_mapped()'s or
  * config_endpoint_set_mapping()'s outcome: a refused mapping with its
- * file and why, anything else as config_done() does.
+ * file and why, anything else as cli_config_done() does.
  */
 static int
 mapping_done(enum config_status rc, const char *name, const char *file,
@@ -512,7 +510,7 @@ mapping_done(enum config_status rc, const char *name, const char *file,
 {
 	if ((rc == CONFIG_INVALID || rc == CONFIG_REFUSED) && why[0] != '\0')
 		return refuse("--mapping", file, why);
-	return config_done(rc, name, NULL);
+	return cli_config_done(rc, name, NULL);
 }
 
 /*
@@ -534,226 +532,264 @@ add_secret(struct config *cfg, const char *endpoint, enum config_auth a,
 	if ((why = config_check_secret(a, buf, (size_t)n)) != NULL)
 		rc = refuse("--secret-file", file, why);
 	else
-		rc = config_done(config_secret_add(cfg, endpoint, buf,
+		rc = cli_config_done(config_secret_add(cfg, endpoint, buf,
 		    (size_t)n, expires, &why), endpoint, &why);
 	sodium_memzero(buf, sizeof(buf));
 	return rc;
 }
 
-int
-cmd_endpoint_add(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "kind", required_argument, NULL, 'k' },
-		{ "mapping", required_argument, NULL, 'M' },
-		{ "auth", required_argument, NULL, 'a' },
-		{ "header", required_argument, NULL, 'h' },
-		{ "key-header", required_argument, NULL, 'h' },
-		{ "tolerance", required_argument, NULL, 'T' },
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "expires", required_argument, NULL, 'x' },
-		{ NULL, 0, NULL, 0 }
-	};
+/* What endpoint add and set, and endpoint secret add and revoke, read. */
+struct endpoint_edit {
 	struct config_endpoint	 ep;
-	struct config		*cfg = NULL;
-	struct mapping		*m = NULL;
-	const char		*secret = NULL, *why = NULL, *exp = NULL;
-	const char		*mapfile = NULL;
-	char			*map = NULL, mwhy[512];
-	size_t			 maplen = 0;
-	long long		 v;
-	int64_t			 expires = 0;
-	int			 ch, rc, kind = 0;
+	const char		*name;		/* but add's: the operand */
+	const char		*secret, *exp, *mapfile;
+	const char		*header;	/* set: --header */
+	int64_t			 tolerance;	/* 0: not given */
+	int64_t			 now, expires, retire;
+	int			 kind;		/* --kind given */
+	char			*map;		/* the mapping's text */
+	size_t			 maplen;
+	struct mapping		*m;
+	long long		 id;		/* revoke: the secret */
+	int64_t			 last;		/* secret add: the new one */
+	int			 retired;	/* and the others retired */
+};
 
-	memset(&ep, 0, sizeof(ep));
-	ep.kind = CONFIG_KIND_JOB;
-	ep.auth = CONFIG_AUTH_HMAC;
-	ep.tolerance = AUTH_TOLERANCE_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			if (set_field(ep.tenant, sizeof(ep.tenant), optarg,
-			    "--tenant") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'k':
-			if (config_kind_parse(optarg, &ep.kind) != 0) {
-				cli_warn("--kind \"%s\": expected tornado-job,"
-				    " tornado-org or mapped", optarg);
-				return EXIT_USAGE;
-			}
-			kind = 1;
-			break;
-		case 'M':
-			mapfile = optarg;
-			break;
-		case 'a':
-			if (config_auth_parse(optarg, &ep.auth) != 0) {
-				cli_warn("--auth \"%s\": expected hmac, key or"
-				    " standard", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			if (set_field(ep.key_header, sizeof(ep.key_header),
-			    optarg, "--header") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 86400, "--tolerance", &v) != 0)
-				return EXIT_USAGE;
-			ep.tolerance = v;
-			break;
-		case 's':
-			secret = optarg;
-			break;
-		case 'x':
-			exp = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || ep.tenant[0] == '\0' || secret == NULL ||
-	    set_field(ep.name, sizeof(ep.name), argv[optind], "endpoint") != 0)
-		return usage();
+static int
+endpoint_kind(const char *arg, void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	if (config_kind_parse(arg, &a->ep.kind) != 0) {
+		cli_warn("--kind \"%s\": expected tornado-job, tornado-org or"
+		    " mapped", arg);
+		return -1;
+	}
+	a->kind = 1;
+	return 0;
+}
+
+static int
+endpoint_auth(const char *arg, void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	if (config_auth_parse(arg, &a->ep.auth) != 0) {
+		cli_warn("--auth \"%s\": expected hmac, key or standard", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --retire-others-after: a duration, the +DURATION form of a time. */
+static int
+endpoint_retire(const char *arg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	char			 buf[64], esc[64];
+
+	if (arg[0] == '+' || (size_t)snprintf(buf, sizeof(buf), "+%s", arg) >=
+	    sizeof(buf) || util_parse_time(buf, a->now, &a->retire) != 0) {
+		cli_warn("--retire-others-after \"%s\": expected N followed by"
+		    " s, m, h or d", text_escape(arg, (size_t)-1, esc,
+		    sizeof(esc)));
+		return -1;
+	}
+	/* "0": at once, which an expiry of now means. */
+	return 0;
+}
+
+#define CLI_ROWS_OF	struct endpoint_edit
+static const struct cli_opt endpoint_opts[] = {
+	CLI_OPT_TEXT("tenant", ADD, ep.tenant, CLI_REQUIRED, NULL),
+	CLI_OPT_FN("kind", ADD, endpoint_kind),
+	CLI_OPT_PTR("mapping", ADD | SET, mapfile, 0),
+	CLI_OPT_FN("auth", ADD, endpoint_auth),
+	/* add copies it at once; set keeps it for the row it reads. */
+	CLI_OPT_TEXT("header", ADD, ep.key_header, 0, "--header"),
+	CLI_OPT_TEXT("key-header", ADD, ep.key_header, 0, "--header"),
+	CLI_OPT_PTR("header", SET, header, 0),
+	CLI_OPT_PTR("key-header", SET, header, 0),
+	CLI_OPT_INT("tolerance", ADD | SET, tolerance, 1, 86400),
+	CLI_OPT_PTR("secret-file", ADD | SECRET_ADD, secret, CLI_REQUIRED),
+	CLI_OPT_PTR("expires", ADD | SECRET_ADD, exp, 0),
+	CLI_OPT_FN("retire-others-after", SECRET_ADD, endpoint_retire),
+};
+
+static void
+endpoint_init(void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	a->ep.kind = CONFIG_KIND_JOB;
+	a->ep.auth = CONFIG_AUTH_HMAC;
+	a->ep.tolerance = AUTH_TOLERANCE_DEFAULT;
+	a->now = util_now();
+}
+
+/* Reads and parses --mapping's file, when given. */
+static int
+endpoint_mapping(struct endpoint_edit *a)
+{
+	if (a->mapfile == NULL)
+		return EXIT_OK;
+	return get_mapping(a->mapfile, &a->map, &a->maplen, &a->m);
+}
+
+static void
+endpoint_clear(void *p)
+{
+	struct endpoint_edit	*a = p;
+
+	mapping_free(a->m);
+	free(a->map);
+}
+
+static int
+endpoint_add_check(void *p, char **operands)
+{
+	struct endpoint_edit	*a = p;
+	const char		*why;
+	int			 rc;
+
+	(void)operands;
+	if (a->tolerance != 0)
+		a->ep.tolerance = a->tolerance;
 	/* A mapping says the kind; a kind mapped needs one. */
-	if (mapfile != NULL && !kind)
-		ep.kind = CONFIG_KIND_MAPPED;
-	if (ep.kind == CONFIG_KIND_MAPPED && mapfile == NULL) {
+	if (a->mapfile != NULL && !a->kind)
+		a->ep.kind = CONFIG_KIND_MAPPED;
+	if (a->ep.kind == CONFIG_KIND_MAPPED && a->mapfile == NULL) {
 		cli_warn("--kind mapped needs --mapping FILE");
 		return EXIT_USAGE;
 	}
-	if (ep.kind != CONFIG_KIND_MAPPED && mapfile != NULL) {
+	if (a->ep.kind != CONFIG_KIND_MAPPED && a->mapfile != NULL) {
 		cli_warn("--mapping: only for --kind mapped, not %s",
-		    config_kind_name(ep.kind));
+		    config_kind_name(a->ep.kind));
 		return EXIT_USAGE;
 	}
-	if (mapfile != NULL && strcmp(mapfile, "-") == 0 &&
-	    strcmp(secret, "-") == 0) {
+	if (a->mapfile != NULL && strcmp(a->mapfile, "-") == 0 &&
+	    strcmp(a->secret, "-") == 0) {
 		cli_warn("--mapping - and --secret-file -: standard input can"
 		    " be only one of them");
 		return EXIT_USAGE;
 	}
-	if (ep.auth == CONFIG_AUTH_KEY && ep.key_header[0] == '\0') {
+	if (a->ep.auth == CONFIG_AUTH_KEY && a->ep.key_header[0] == '\0') {
 		cli_warn("--auth key needs --header");
 		return EXIT_USAGE;
 	}
-	if (exp != NULL &&
-	    (rc = parse_expiry(exp, util_now(), &expires)) != EXIT_OK)
+	if (a->exp != NULL &&
+	    (rc = parse_expiry(a->exp, util_now(), &a->expires)) != EXIT_OK)
 		return rc;
-	if ((why = config_check_endpoint_name(ep.name)) != NULL)
-		return refuse("endpoint NAME", ep.name, why);
-	if ((rc = check_name("--tenant", ep.tenant)) != EXIT_OK)
+	if ((why = config_check_endpoint_name(a->ep.name)) != NULL)
+		return refuse("endpoint NAME", a->ep.name, why);
+	if ((rc = check_name("--tenant", a->ep.tenant)) != EXIT_OK)
 		return rc;
-	if (mapfile != NULL &&
-	    (rc = get_mapping(mapfile, &map, &maplen, &m)) != EXIT_OK)
-		return rc;
-	/* The endpoint and its first secret commit together or not at all. */
-	if ((rc = begin(e, &cfg, ep.name)) != EXIT_OK)
-		goto out;
-	if ((rc = need_tenant(cfg, ep.tenant)) == EXIT_OK) {
-		if (m != NULL)
-			rc = mapping_done(config_endpoint_add_mapped(cfg, &ep,
-			    map, maplen, mwhy, sizeof(mwhy)), ep.name, mapfile,
-			    mwhy);
-		else
-			rc = config_done(config_endpoint_add(cfg, &ep, &why),
-			    ep.name, &why);
-	}
-	if (rc == EXIT_OK)
-		rc = add_secret(cfg, ep.name, ep.auth, secret, expires);
-	if ((rc = finish(cfg, rc, ep.name)) == EXIT_OK && m != NULL)
-		printf("endpoint %s added: kind mapped, its actions to"
-		    " destination %s\n", ep.name, mapping_destination(m));
-out:
-	mapping_free(m);
-	free(map);
-	return rc;
+	return endpoint_mapping(a);
 }
 
-int
-cmd_endpoint_set(struct settings *e, int argc, char **argv)
+/* The endpoint and its first secret commit together or not at all. */
+static int
+endpoint_add_work(struct config *cfg, void *p)
 {
-	static const struct option opts[] = {
-		{ "header", required_argument, NULL, 'h' },
-		{ "key-header", required_argument, NULL, 'h' },
-		{ "tolerance", required_argument, NULL, 'T' },
-		{ "mapping", required_argument, NULL, 'M' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_endpoint	 ep;
-	struct config		*cfg = NULL;
-	struct mapping		*m = NULL;
-	const char		*header = NULL, *name, *why = NULL;
-	const char		*mapfile = NULL;
-	char			*map = NULL, mwhy[512];
-	size_t			 maplen = 0;
-	enum config_status	 crc;
-	long long		 v;
-	int64_t			 tolerance = 0;
-	int			 ch, rc;
+	struct endpoint_edit	*a = p;
+	const char		*why = NULL;
+	char			 mwhy[512];
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'h':
-			header = optarg;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 86400, "--tolerance", &v) != 0)
-				return EXIT_USAGE;
-			tolerance = v;
-			break;
-		case 'M':
-			mapfile = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || (header == NULL && tolerance == 0 &&
-	    mapfile == NULL))
-		return usage();
-	name = argv[optind];
-	if (mapfile != NULL &&
-	    (rc = get_mapping(mapfile, &map, &maplen, &m)) != EXIT_OK)
+	if ((rc = need_tenant(cfg, a->ep.tenant)) != EXIT_OK)
 		return rc;
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		goto out;
-	if ((crc = config_endpoint_get(cfg, name, &ep)) == CONFIG_NOTFOUND)
-		rc = no_such("endpoint", name, NULL);
-	else if ((rc = config_done(crc, name, NULL)) != EXIT_OK)
-		;
-	else if (header != NULL && ep.auth == CONFIG_AUTH_STANDARD)
-		rc = refuse("--header", header, "a standard endpoint takes"
-		    " none (it reads webhook-id, webhook-timestamp and"
-		    " webhook-signature)");
-	else if (m != NULL && ep.kind != CONFIG_KIND_MAPPED) {
-		(void)snprintf(mwhy, sizeof(mwhy), "endpoint %s is of kind %s:"
-		    " only kind mapped has a mapping", name,
-		    config_kind_name(ep.kind));
-		rc = refuse("--mapping", mapfile, mwhy);
-	} else if (header != NULL && set_field(ep.key_header,
-	    sizeof(ep.key_header), header, "--header") != 0)
-		rc = EXIT_USAGE;
-	else {
-		if (tolerance != 0)
-			ep.tolerance = tolerance;
-		if (header != NULL || tolerance != 0)
-			rc = config_done(config_endpoint_update(cfg, &ep,
-			    &why), name, &why);
-		if (rc == EXIT_OK && m != NULL)
-			rc = mapping_done(config_endpoint_set_mapping(cfg,
-			    name, map, maplen, mwhy, sizeof(mwhy)), name,
-			    mapfile, mwhy);
-	}
-	if ((rc = finish(cfg, rc, name)) == EXIT_OK && m != NULL)
-		printf("endpoint %s: mapping replaced, its actions to"
-		    " destination %s\n", name, mapping_destination(m));
-out:
-	mapping_free(m);
-	free(map);
+	if (a->m != NULL)
+		rc = mapping_done(config_endpoint_add_mapped(cfg, &a->ep,
+		    a->map, a->maplen, mwhy, sizeof(mwhy)), a->ep.name,
+		    a->mapfile, mwhy);
+	else
+		rc = cli_config_done(config_endpoint_add(cfg, &a->ep, &why),
+		    a->ep.name, &why);
+	if (rc == EXIT_OK)
+		rc = add_secret(cfg, a->ep.name, a->ep.auth, a->secret,
+		    a->expires);
 	return rc;
 }
+
+/* A mapping's line (add's, set's) names where the actions go. */
+static int
+endpoint_said(const void *p)
+{
+	const struct endpoint_edit	*a = p;
+
+	if (a->m == NULL)
+		return 0;
+	/* add: the name is the row's; set: the operand. */
+	printf("endpoint %s%s, its actions to destination %s\n",
+	    a->name == NULL ? a->ep.name : a->name, a->name == NULL ?
+	    " added: kind mapped" : ": mapping replaced",
+	    mapping_destination(a->m));
+	return 1;
+}
+
+static int
+endpoint_set_check(void *p, char **operands)
+{
+	(void)operands;
+	return endpoint_mapping(p);
+}
+
+static int
+endpoint_set_work(struct config *cfg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	enum config_status	 crc;
+	const char		*why = NULL;
+	char			 mwhy[512];
+	int			 rc;
+
+	if ((crc = config_endpoint_get(cfg, a->name, &a->ep)) ==
+	    CONFIG_NOTFOUND)
+		return no_such("endpoint", a->name, NULL);
+	if ((rc = cli_config_done(crc, a->name, NULL)) != EXIT_OK)
+		return rc;
+	if (a->header != NULL && a->ep.auth == CONFIG_AUTH_STANDARD)
+		return refuse("--header", a->header, "a standard endpoint"
+		    " takes none (it reads webhook-id, webhook-timestamp and"
+		    " webhook-signature)");
+	if (a->m != NULL && a->ep.kind != CONFIG_KIND_MAPPED) {
+		(void)snprintf(mwhy, sizeof(mwhy), "endpoint %s is of kind %s:"
+		    " only kind mapped has a mapping", a->name,
+		    config_kind_name(a->ep.kind));
+		return refuse("--mapping", a->mapfile, mwhy);
+	}
+	if (a->header != NULL && cli_set_field(a->ep.key_header,
+	    sizeof(a->ep.key_header), a->header, "--header") != 0)
+		return EXIT_USAGE;
+	if (a->tolerance != 0)
+		a->ep.tolerance = a->tolerance;
+	if ((a->header != NULL || a->tolerance != 0) &&
+	    (rc = cli_config_done(config_endpoint_update(cfg, &a->ep, &why),
+	    a->name, &why)) != EXIT_OK)
+		return rc;
+	if (a->m != NULL)
+		rc = mapping_done(config_endpoint_set_mapping(cfg, a->name,
+		    a->map, a->maplen, mwhy, sizeof(mwhy)), a->name,
+		    a->mapfile, mwhy);
+	return rc;
+}
+
+static const struct cli_edit endpoint_add = {
+	"endpoint", "add", CLI_OPTIONS(endpoint_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("endpoint", 0, ep.name, 0, NULL),
+	.noperands = 1, .done = "added", .init = endpoint_init,
+	.check = endpoint_add_check, .work = endpoint_add_work,
+	.said = endpoint_said,
+	.clear = endpoint_clear,
+};
+static const struct cli_edit endpoint_set = {
+	"endpoint", "set", CLI_OPTIONS(endpoint_opts), .cmd = SET,
+	.operand = CLI_OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
+	.change = 1, .done = "updated", .init = endpoint_init,
+	.check = endpoint_set_check, .work = endpoint_set_work,
+	.said = endpoint_said,
+	.clear = endpoint_clear,
+};
 
 /*
  * endpoint show [--mapping] NAME: the endpoint as one JSON object (the
@@ -763,37 +799,26 @@ out:
 int
 cmd_endpoint_show(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "mapping", no_argument, NULL, 'M' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct other_opts	 a;
 	struct config_endpoint	 ep;
 	struct config		*cfg = NULL;
 	cJSON			*arr = NULL, *row, *v;
 	enum config_status	 crc;
 	const char		*name;
 	char			*text = NULL, *out = NULL;
-	int			 ch, rc, only = 0;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'M':
-			only = 1;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1)
-		return usage();
-	name = argv[optind];
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = other_args(argc, argv, SHOW, 1, &a)) != EXIT_OK)
 		return rc;
-	if (only) {
+	name = argv[optind];
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	if (a.only) {
 		if ((crc = config_endpoint_get(cfg, name, &ep)) ==
 		    CONFIG_NOTFOUND)
 			rc = no_such("endpoint", name, NULL);
-		else if ((rc = config_done(crc, name, NULL)) == EXIT_OK &&
-		    (rc = config_done(config_endpoint_mapping(cfg, name,
+		else if ((rc = cli_config_done(crc, name, NULL)) == EXIT_OK &&
+		    (rc = cli_config_done(config_endpoint_mapping(cfg, name,
 		    &text), name, NULL)) == EXIT_OK && text == NULL) {
 			cli_warn("endpoint show: endpoint %s is of kind %s: it"
 			    " has no mapping", name, config_kind_name(ep.kind));
@@ -803,8 +828,8 @@ cmd_endpoint_show(struct settings *e, int argc, char **argv)
 			puts(text);
 		goto out;
 	}
-	if ((rc = config_done(config_list(cfg, CONFIG_ENDPOINTS, NULL, &arr),
-	    name, NULL)) != EXIT_OK)
+	if ((rc = cli_config_done(config_list(cfg, CONFIG_ENDPOINTS, NULL,
+	    &arr), name, NULL)) != EXIT_OK)
 		goto out;
 	cJSON_ArrayForEach(row, arr) {
 		v = cJSON_GetObjectItemCaseSensitive(row, "name");
@@ -834,7 +859,7 @@ secret_time(int64_t t, char *buf, size_t len)
 {
 	if (t == 0)
 		return "never";
-	list_time(t * 1000, buf, len);
+	cli_list_time(t * 1000, buf, len);
 	return buf;
 }
 
@@ -903,172 +928,158 @@ walk_secrets(struct config *cfg, const char *name, struct secret_walk *w)
 	rc = config_secret_each(cfg, name, walk_secret, w);
 	if (rc == CONFIG_NOTFOUND)
 		return no_such("endpoint", name, NULL);
-	return config_done(rc, name, NULL);
+	return cli_config_done(rc, name, NULL);
 }
 
 static int
-secret_add(struct settings *e, int argc, char **argv)
+secret_add_check(void *p, char **operands)
 {
-	static const struct option opts[] = {
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "expires", required_argument, NULL, 'x' },
-		{ "retire-others-after", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_endpoint	 ep;
-	struct secret_walk	 w;
-	struct config		*cfg = NULL;
-	const char		*secret = NULL, *exp = NULL, *name;
-	char			 buf[64], when[32], esc[64];
-	enum config_status	 crc;
-	int64_t			 now = util_now(), expires = 0, retire = 0;
-	int			 ch, rc, n = 0;
+	struct endpoint_edit	*a = p;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 's':
-			secret = optarg;
-			break;
-		case 'x':
-			exp = optarg;
-			break;
-		case 'r':
-			/* A duration: the +DURATION form of a time. */
-			if (optarg[0] == '+' || (size_t)snprintf(buf,
-			    sizeof(buf), "+%s", optarg) >= sizeof(buf) ||
-			    util_parse_time(buf, now, &retire) != 0) {
-				cli_warn("--retire-others-after \"%s\":"
-				    " expected N followed by s, m, h or d",
-				    text_escape(optarg, (size_t)-1, esc,
-				    sizeof(esc)));
-				return EXIT_USAGE;
-			}
-			/* "0": at once, which an expiry of now means. */
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || secret == NULL)
-		return usage();
-	name = argv[optind];
-	if (exp != NULL && (rc = parse_expiry(exp, now, &expires)) != EXIT_OK)
-		return rc;
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		return rc;
-	if ((crc = config_endpoint_get(cfg, name, &ep)) == CONFIG_NOTFOUND) {
-		rc = no_such("endpoint", name, NULL);
-		goto out;
-	}
-	if ((rc = config_done(crc, name, NULL)) != EXIT_OK)
-		goto out;
-	/* The others first: the new one must not retire itself. */
-	if (retire != 0 && (rc = config_done(config_secret_retire(cfg, name,
-	    retire, &n), name, NULL)) != EXIT_OK)
-		goto out;
-	if ((rc = add_secret(cfg, name, ep.auth, secret, expires)) != EXIT_OK)
-		goto out;
-	memset(&w, 0, sizeof(w));
-	w.now = now;
-	if ((rc = walk_secrets(cfg, name, &w)) != EXIT_OK)
-		goto out;
-	printf("endpoint %s: secret %lld added, expires %s\n", name,
-	    (long long)w.last, secret_time(expires, buf, sizeof(buf)));
-	if (retire != 0)
-		printf("endpoint %s: %d other secret%s now expire%s at %s\n",
-		    name, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
-		    secret_time(retire, when, sizeof(when)));
-out:
-	return finish(cfg, rc, name);
+	(void)operands;
+	if (a->exp == NULL)
+		return EXIT_OK;
+	return parse_expiry(a->exp, a->now, &a->expires);
 }
+
+static int
+secret_add_work(struct config *cfg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	struct secret_walk	 w;
+	enum config_status	 crc;
+	int			 rc;
+
+	if ((crc = config_endpoint_get(cfg, a->name, &a->ep)) ==
+	    CONFIG_NOTFOUND)
+		return no_such("endpoint", a->name, NULL);
+	if ((rc = cli_config_done(crc, a->name, NULL)) != EXIT_OK)
+		return rc;
+	/* The others first: the new one must not retire itself. */
+	if (a->retire != 0 && (rc = cli_config_done(config_secret_retire(cfg,
+	    a->name, a->retire, &a->retired), a->name, NULL)) != EXIT_OK)
+		return rc;
+	if ((rc = add_secret(cfg, a->name, a->ep.auth, a->secret,
+	    a->expires)) != EXIT_OK)
+		return rc;
+	memset(&w, 0, sizeof(w));
+	w.now = a->now;
+	if ((rc = walk_secrets(cfg, a->name, &w)) == EXIT_OK)
+		a->last = w.last;
+	return rc;
+}
+
+static int
+secret_add_said(const void *p)
+{
+	const struct endpoint_edit	*a = p;
+	char				 buf[32];
+	int				 n = a->retired;
+
+	printf("endpoint %s: secret %lld added, expires %s\n", a->name,
+	    (long long)a->last, secret_time(a->expires, buf, sizeof(buf)));
+	if (a->retire != 0)
+		printf("endpoint %s: %d other secret%s now expire%s at %s\n",
+		    a->name, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+		    secret_time(a->retire, buf, sizeof(buf)));
+	return 1;
+}
+
+static int
+secret_revoke_check(void *p, char **operands)
+{
+	struct endpoint_edit	*a = p;
+
+	if (cli_parse_int(operands[1], 1, INT64_MAX, "secret ID", &a->id) != 0)
+		return EXIT_USAGE;
+	return EXIT_OK;
+}
+
+static int
+secret_revoke_work(struct config *cfg, void *p)
+{
+	struct endpoint_edit	*a = p;
+	struct secret_walk	 w;
+	int			 rc;
+
+	memset(&w, 0, sizeof(w));
+	w.now = util_now();
+	w.find = a->id;
+	if ((rc = walk_secrets(cfg, a->name, &w)) != EXIT_OK)
+		return rc;
+	if (!w.found) {
+		cli_warn("endpoint secret revoke: endpoint %s has no secret"
+		    " %lld (see endpoint secret list %s)", a->name, a->id,
+		    a->name);
+		return EXIT_FAIL;
+	}
+	if (w.found_active && w.active == 1) {
+		/* Revoking it would refuse every request: say so instead. */
+		cli_warn("endpoint secret revoke: secret %lld is the only"
+		    " active secret of endpoint %s; add another first, or"
+		    " remove the endpoint", a->id, a->name);
+		return EXIT_FAIL;
+	}
+	return cli_config_done(config_secret_revoke(cfg, a->name, a->id),
+	    a->name, NULL);
+}
+
+static int
+secret_revoke_said(const void *p)
+{
+	const struct endpoint_edit	*a = p;
+
+	printf("endpoint %s: secret %lld revoked\n", a->name, a->id);
+	return 1;
+}
+
+static const struct cli_edit secret_add = {
+	"endpoint", "secret", CLI_OPTIONS(endpoint_opts), .cmd = SECRET_ADD,
+	.operand = CLI_OPT_PTR("endpoint", 0, name, 0), .noperands = 1,
+	.init = endpoint_init, .check = secret_add_check,
+	.work = secret_add_work, .said = secret_add_said,
+};
+static const struct cli_edit secret_revoke = {
+	"endpoint", "secret", CLI_OPTIONS(endpoint_opts), .cmd = SECRET_REVOKE,
+	.operand = CLI_OPT_PTR("endpoint", 0, name, 0), .noperands = 2,
+	.check = secret_revoke_check, .work = secret_revoke_work,
+	.said = secret_revoke_said,
+};
+#undef CLI_ROWS_OF
 
 static int
 secret_list(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 }
-	};
 	static const struct table_col cols[] = {
 		{ "ID", TABLE_RIGHT, 0 }, { "CREATED", TABLE_LEFT, 0 },
 		{ "EXPIRES", TABLE_LEFT, 0 }, { "ACTIVE", TABLE_LEFT, 0 },
 	};
+	struct other_opts	 a;
 	struct secret_walk	 w;
 	struct config		*cfg = NULL;
-	int			 ch, rc, json = 0;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'j':
-			json = 1;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1)
-		return usage();
+	if ((rc = other_args(argc, argv, SECRET_LIST, 1, &a)) != EXIT_OK)
+		return rc;
 	memset(&w, 0, sizeof(w));
 	w.now = util_now();
-	if (json ? (w.arr = cJSON_CreateArray()) == NULL :
+	if (a.json ? (w.arr = cJSON_CreateArray()) == NULL :
 	    (w.tab = table_new(cols, 4)) == NULL) {
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) == EXIT_OK) {
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) == EXIT_OK) {
 		rc = walk_secrets(cfg, argv[optind], &w);
 		config_close(cfg);
 	}
-	if (rc == EXIT_OK && json) {
-		rc = print_json(w.arr);
+	if (rc == EXIT_OK && a.json) {
+		rc = cli_print_json(w.arr);
 		w.arr = NULL;
 	} else if (rc == EXIT_OK)
 		table_print(w.tab, stdout);
 	cJSON_Delete(w.arr);
 	table_free(w.tab);
 	return rc;
-}
-
-static int
-secret_revoke(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ NULL, 0, NULL, 0 }
-	};
-	struct secret_walk	 w;
-	struct config		*cfg = NULL;
-	const char		*name;
-	long long		 id;
-	int			 rc;
-
-	/* No options: any is a usage error. */
-	if (next_opt(argc, argv, opts) != -1 || argc - optind != 2)
-		return usage();
-	name = argv[optind];
-	if (parse_int(argv[optind + 1], 1, INT64_MAX, "secret ID", &id) != 0)
-		return EXIT_USAGE;
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		return rc;
-	memset(&w, 0, sizeof(w));
-	w.now = util_now();
-	w.find = id;
-	if ((rc = walk_secrets(cfg, name, &w)) != EXIT_OK)
-		goto out;
-	if (!w.found) {
-		cli_warn("endpoint secret revoke: endpoint %s has no secret"
-		    " %lld (see endpoint secret list %s)", name, id, name);
-		rc = EXIT_FAIL;
-	} else if (w.found_active && w.active == 1) {
-		/* Revoking it would refuse every request: say so instead. */
-		cli_warn("endpoint secret revoke: secret %lld is the only"
-		    " active secret of endpoint %s; add another first, or"
-		    " remove the endpoint", id, name);
-		rc = EXIT_FAIL;
-	} else
-		rc = config_done(config_secret_revoke(cfg, name, id), name,
-		    NULL);
-	if (rc == EXIT_OK)
-		printf("endpoint %s: secret %lld revoked\n", name, id);
-out:
-	return finish(cfg, rc, name);
 }
 
 /*
@@ -1078,13 +1089,17 @@ out:
 int
 cmd_endpoint_secret(struct settings *e, int argc, char **argv)
 {
+	struct endpoint_edit	a;
+
 	if (argc >= 2 && strcmp(argv[1], "add") == 0)
-		return secret_add(e, argc - 1, argv + 1);
+		return cli_edit(e, argc - 1, argv + 1, &secret_add, &a,
+		    sizeof(a));
 	if (argc >= 2 && strcmp(argv[1], "list") == 0)
 		return secret_list(e, argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
-		return secret_revoke(e, argc - 1, argv + 1);
-	return secret_add(e, argc, argv);
+		return cli_edit(e, argc - 1, argv + 1, &secret_revoke, &a,
+		    sizeof(a));
+	return cli_edit(e, argc, argv, &secret_add, &a, sizeof(a));
 }
 
 /* ---- destination -------------------------------------------------- */
@@ -1138,374 +1153,343 @@ check_internal(const struct config_destination *d)
 	return EXIT_OK;
 }
 
-int
-cmd_destination_add(struct settings *e, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "idempotent", no_argument, NULL, 'i' },
-		{ "status-url", required_argument, NULL, 'S' },
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "timeout-ms", required_argument, NULL, 'T' },
-		{ "max-attempts", required_argument, NULL, 'm' },
-		{ "allow-internal", no_argument, NULL, 'A' },
-		{ NULL, 0, NULL, 0 }
-	};
+/* What destination add and set read. */
+struct dest_edit {
 	struct config_destination	 d;
-	struct config			*cfg = NULL;
+	const char			*name;	/* set: the operand */
+	const char			*tenant, *url, *surl;	/* set's */
+	const char			*keyfile;
+	int				 idem, internal; /* -1: not given */
+	int				 nosurl, timeout, attempts;
 	unsigned char			 key[CONFIG_SECRET_MAX + 1];
-	ssize_t				 keylen = 0;
-	const char			*keyfile = NULL, *why = NULL;
-	long long			 v;
-	int				 ch, rc;
+	ssize_t				 keylen;
+};
 
-	memset(&d, 0, sizeof(d));
-	d.timeout_ms = DEST_TIMEOUT_MS_DEFAULT;
-	d.max_attempts = DEST_ATTEMPTS_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			if (set_field(d.tenant, sizeof(d.tenant), optarg,
-			    "--tenant") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'u':
-			if (set_field(d.url, sizeof(d.url), optarg,
-			    "--url") != 0)
-				return EXIT_USAGE;
-			break;
-		case 'i':
-			d.idempotent = 1;
-			break;
-		case 'S':
-			if (set_field(d.status_url, sizeof(d.status_url),
-			    optarg, "--status-url") != 0)
-				return EXIT_USAGE;
-			break;
-		case 's':
-			keyfile = optarg;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 600000, "--timeout-ms",
-			    &v) != 0)
-				return EXIT_USAGE;
-			d.timeout_ms = (int)v;
-			break;
-		case 'm':
-			if (parse_int(optarg, 1, 1000, "--max-attempts",
-			    &v) != 0)
-				return EXIT_USAGE;
-			d.max_attempts = (int)v;
-			break;
-		case 'A':
-			d.allow_internal = 1;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || d.tenant[0] == '\0' || d.url[0] == '\0' ||
-	    set_field(d.name, sizeof(d.name), argv[optind], "destination") != 0)
-		return usage();
-	if ((rc = check_name("destination NAME", d.name)) != EXIT_OK ||
-	    (rc = check_name("--tenant", d.tenant)) != EXIT_OK ||
-	    (rc = check_url("--url", d.url)) != EXIT_OK ||
-	    (d.status_url[0] != '\0' &&
-	    (rc = check_url("--status-url", d.status_url)) != EXIT_OK) ||
-	    (rc = check_internal(&d)) != EXIT_OK)
-		return rc;
-	if (keyfile != NULL && (keylen = dest_secret(keyfile, key)) < 0) {
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	if ((rc = begin(e, &cfg, d.name)) != EXIT_OK)
-		goto out;
-	if ((rc = need_tenant(cfg, d.tenant)) == EXIT_OK)
-		rc = config_done(config_destination_add(cfg, &d,
-		    keylen > 0 ? key : NULL, (size_t)keylen, &why), d.name,
-		    &why);
-	rc = finish(cfg, rc, d.name);
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+#define CLI_ROWS_OF	struct dest_edit
+static const struct cli_opt dest_opts[] = {
+	/* add copies them at once; set keeps them for the row it reads. */
+	CLI_OPT_TEXT("tenant", ADD, d.tenant, CLI_REQUIRED, NULL),
+	CLI_OPT_PTR("tenant", SET, tenant, CLI_REQUIRED),
+	CLI_OPT_TEXT("url", ADD, d.url, CLI_REQUIRED, NULL),
+	CLI_OPT_PTR("url", SET, url, 0),
+	CLI_OPT_ONE("idempotent", ADD | SET, idem, 1),
+	CLI_OPT_ONE("not-idempotent", SET, idem, 0),
+	CLI_OPT_TEXT("status-url", ADD, d.status_url, 0, NULL),
+	CLI_OPT_PTR("status-url", SET, surl, 0),
+	CLI_OPT_FLAG("no-status-url", SET, nosurl, 1),
+	CLI_OPT_PTR("secret-file", ADD | SET, keyfile, 0),
+	CLI_OPT_INT("timeout-ms", ADD | SET, timeout, 1, 600000),
+	CLI_OPT_INT("max-attempts", ADD | SET, attempts, 1, 1000),
+	CLI_OPT_ONE("allow-internal", ADD | SET, internal, 1),
+	CLI_OPT_ONE("no-allow-internal", SET, internal, 0),
+};
+
+static void
+dest_init(void *p)
+{
+	struct dest_edit	*a = p;
+
+	a->idem = a->internal = -1;
 }
 
-int
-cmd_destination_set(struct settings *e, int argc, char **argv)
+/* Reads and checks --secret-file's key, when given. */
+static int
+dest_key(struct dest_edit *a)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "idempotent", no_argument, NULL, 'i' },
-		{ "not-idempotent", no_argument, NULL, 'I' },
-		{ "status-url", required_argument, NULL, 'S' },
-		{ "no-status-url", no_argument, NULL, 'N' },
-		{ "secret-file", required_argument, NULL, 's' },
-		{ "timeout-ms", required_argument, NULL, 'T' },
-		{ "max-attempts", required_argument, NULL, 'm' },
-		{ "allow-internal", no_argument, NULL, 'A' },
-		{ "no-allow-internal", no_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_destination	 d;
-	struct config			*cfg = NULL;
-	unsigned char			 key[CONFIG_SECRET_MAX + 1];
-	ssize_t				 keylen = 0;
-	const char			*keyfile = NULL, *why = NULL;
-	const char			*tenant = NULL, *url = NULL, *surl = NULL;
-	const char			*name;
-	enum config_status		 crc;
-	long long			 v;
-	int				 ch, rc, idem = -1, timeout = 0;
-	int				 attempts = 0, nosurl = 0;
-	int				 internal = -1;
+	if (a->keyfile != NULL &&
+	    (a->keylen = dest_secret(a->keyfile, a->key)) < 0)
+		return EXIT_FAIL;
+	return EXIT_OK;
+}
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			tenant = optarg;
-			break;
-		case 'u':
-			url = optarg;
-			break;
-		case 'i':
-		case 'I':
-			if (idem != -1 && idem != (ch == 'i')) {
-				cli_warn("--idempotent and --not-idempotent:"
-				    " one or the other");
-				return EXIT_USAGE;
-			}
-			idem = ch == 'i';
-			break;
-		case 'S':
-			surl = optarg;
-			break;
-		case 'N':
-			nosurl = 1;
-			break;
-		case 's':
-			keyfile = optarg;
-			break;
-		case 'T':
-			if (parse_int(optarg, 1, 600000, "--timeout-ms",
-			    &v) != 0)
-				return EXIT_USAGE;
-			timeout = (int)v;
-			break;
-		case 'm':
-			if (parse_int(optarg, 1, 1000, "--max-attempts",
-			    &v) != 0)
-				return EXIT_USAGE;
-			attempts = (int)v;
-			break;
-		case 'A':
-		case 'n':
-			if (internal != -1 && internal != (ch == 'A')) {
-				cli_warn("--allow-internal and"
-				    " --no-allow-internal: one or the other");
-				return EXIT_USAGE;
-			}
-			internal = ch == 'A';
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || tenant == NULL || (url == NULL &&
-	    idem == -1 && surl == NULL && !nosurl && keyfile == NULL &&
-	    timeout == 0 && attempts == 0 && internal == -1))
-		return usage();
-	if (surl != NULL && nosurl) {
+static const char *
+dest_tenant(const void *p)
+{
+	return ((const struct dest_edit *)p)->d.tenant;
+}
+
+static int
+dest_add_check(void *p, char **operands)
+{
+	struct dest_edit		*a = p;
+	struct config_destination	*d = &a->d;
+	int				 rc;
+
+	(void)operands;
+	d->idempotent = a->idem == 1;
+	d->allow_internal = a->internal == 1;
+	d->timeout_ms = a->timeout != 0 ? a->timeout :
+	    DEST_TIMEOUT_MS_DEFAULT;
+	d->max_attempts = a->attempts != 0 ? a->attempts :
+	    DEST_ATTEMPTS_DEFAULT;
+	if ((rc = check_name("destination NAME", d->name)) != EXIT_OK ||
+	    (rc = check_name("--tenant", d->tenant)) != EXIT_OK ||
+	    (rc = check_url("--url", d->url)) != EXIT_OK ||
+	    (d->status_url[0] != '\0' &&
+	    (rc = check_url("--status-url", d->status_url)) != EXIT_OK) ||
+	    (rc = check_internal(d)) != EXIT_OK)
+		return rc;
+	return dest_key(a);
+}
+
+static int
+dest_add_work(struct config *cfg, void *p)
+{
+	struct dest_edit	*a = p;
+	const char		*why = NULL;
+	int			 rc;
+
+	if ((rc = need_tenant(cfg, a->d.tenant)) != EXIT_OK)
+		return rc;
+	return cli_config_done(config_destination_add(cfg, &a->d,
+	    a->keylen > 0 ? a->key : NULL, (size_t)a->keylen, &why), a->d.name,
+	    &why);
+}
+
+static int
+dest_set_check(void *p, char **operands)
+{
+	struct dest_edit	*a = p;
+	int			 rc;
+
+	(void)operands;
+	if (a->surl != NULL && a->nosurl) {
 		cli_warn("--status-url and --no-status-url: one or the other");
 		return EXIT_USAGE;
 	}
-	name = argv[optind];
-	if ((url != NULL && (rc = check_url("--url", url)) != EXIT_OK) ||
-	    (surl != NULL && (rc = check_url("--status-url", surl)) !=
+	if ((a->url != NULL && (rc = check_url("--url", a->url)) != EXIT_OK) ||
+	    (a->surl != NULL && (rc = check_url("--status-url", a->surl)) !=
 	    EXIT_OK))
 		return rc;
-	if (keyfile != NULL && (keylen = dest_secret(keyfile, key)) < 0) {
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	if ((rc = begin(e, &cfg, name)) != EXIT_OK)
-		goto out;
-	if ((crc = config_destination_get(cfg, tenant, name, &d)) ==
-	    CONFIG_NOTFOUND)
-		rc = no_such("destination", name, tenant);
-	else if ((rc = config_done(crc, name, NULL)) == EXIT_OK) {
-		if ((url != NULL && set_field(d.url, sizeof(d.url), url,
-		    "--url") != 0) || (surl != NULL && set_field(d.status_url,
-		    sizeof(d.status_url), surl, "--status-url") != 0))
-			rc = EXIT_USAGE;
-		else {
-			if (nosurl)
-				d.status_url[0] = '\0';
-			if (idem != -1)
-				d.idempotent = idem;
-			if (timeout != 0)
-				d.timeout_ms = timeout;
-			if (attempts != 0)
-				d.max_attempts = attempts;
-			if (internal != -1)
-				d.allow_internal = internal;
-			/* The row as it will be: a URL kept is judged too. */
-			if ((rc = check_internal(&d)) == EXIT_OK)
-				rc = config_done(config_destination_update(cfg,
-				    &d, keylen > 0 ? key : NULL,
-				    (size_t)keylen, &why), name, &why);
-		}
-	}
-	rc = finish(cfg, rc, name);
-out:
-	sodium_memzero(key, sizeof(key));
-	return rc;
+	return dest_key(a);
 }
+
+static int
+dest_set_work(struct config *cfg, void *p)
+{
+	struct dest_edit		*a = p;
+	struct config_destination	*d = &a->d;
+	enum config_status		 crc;
+	const char			*why = NULL;
+	int				 rc;
+
+	if ((crc = config_destination_get(cfg, a->tenant, a->name, d)) ==
+	    CONFIG_NOTFOUND)
+		return no_such("destination", a->name, a->tenant);
+	if ((rc = cli_config_done(crc, a->name, NULL)) != EXIT_OK)
+		return rc;
+	if ((a->url != NULL && cli_set_field(d->url, sizeof(d->url), a->url,
+	    "--url") != 0) || (a->surl != NULL && cli_set_field(d->status_url,
+	    sizeof(d->status_url), a->surl, "--status-url") != 0))
+		return EXIT_USAGE;
+	if (a->nosurl)
+		d->status_url[0] = '\0';
+	if (a->idem != -1)
+		d->idempotent = a->idem;
+	if (a->timeout != 0)
+		d->timeout_ms = a->timeout;
+	if (a->attempts != 0)
+		d->max_attempts = a->attempts;
+	if (a->internal != -1)
+		d->allow_internal = a->internal;
+	/* The row as it will be: a URL kept is judged too. */
+	if ((rc = check_internal(d)) != EXIT_OK)
+		return rc;
+	return cli_config_done(config_destination_update(cfg, d, a->keylen > 0 ?
+	    a->key : NULL, (size_t)a->keylen, &why), a->name, &why);
+}
+
+static const struct cli_edit dest_add = {
+	"destination", "add", CLI_OPTIONS(dest_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("destination", 0, d.name, 0, NULL),
+	.noperands = 1, .done = "added", .init = dest_init,
+	.check = dest_add_check,
+	.work = dest_add_work, .tenant = dest_tenant,
+};
+static const struct cli_edit dest_set = {
+	"destination", "set", CLI_OPTIONS(dest_opts), .cmd = SET,
+	.operand = CLI_OPT_PTR("destination", 0, name, 0), .noperands = 1,
+	.change = 1, .done = "updated", .init = dest_init,
+	.check = dest_set_check, .work = dest_set_work, .tenant = dest_tenant,
+};
+#undef CLI_ROWS_OF
 
 /* ---- job ---------------------------------------------------------- */
 
-int
-cmd_job_add(struct settings *e, int argc, char **argv)
+#define CLI_ROWS_OF	struct config_job
+static const struct cli_opt job_opts[] = {
+	CLI_OPT_TEXT("tenant", ADD, tenant, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("attempt", ADD, attempt, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("step", ADD, step, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("destination", ADD, destination, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("source-url", ADD, source_url, 0, NULL),
+	CLI_OPT_TEXT("output", ADD, output, 0, NULL),
+};
+
+static const char *
+job_tenant(const void *p)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ "attempt", required_argument, NULL, 'a' },
-		{ "step", required_argument, NULL, 's' },
-		{ "destination", required_argument, NULL, 'D' },
-		{ "source-url", required_argument, NULL, 'u' },
-		{ "output", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config_job		 j;
+	return ((const struct config_job *)p)->tenant;
+}
+
+static int
+job_add_check(void *p, char **operands)
+{
+	struct config_job	*j = p;
+	const char		*why;
+	int			 rc;
+
+	(void)operands;
+	if ((rc = check_name("--tenant", j->tenant)) != EXIT_OK ||
+	    (rc = check_name("--attempt", j->attempt)) != EXIT_OK ||
+	    (rc = check_name("--step", j->step)) != EXIT_OK ||
+	    (rc = check_name("--destination", j->destination)) != EXIT_OK)
+		return rc;
+	if (j->output[0] != '\0' &&
+	    (why = config_check_output(j->output)) != NULL)
+		return refuse("--output", j->output, why);
+	return EXIT_OK;
+}
+
+static int
+job_add_work(struct config *cfg, void *p)
+{
+	struct config_job		*j = p;
 	struct config_destination	 d;
-	struct config			*cfg = NULL;
 	const char			*why = NULL;
 	char				 other[HB_ID_MAX + 1];
 	enum config_status		 crc;
-	int				 ch, rc;
+	int				 rc;
 
-	memset(&j, 0, sizeof(j));
-	while ((ch = next_opt(argc, argv, opts)) != -1) {
-		switch (ch) {
-		case 't':
-			rc = set_field(j.tenant, sizeof(j.tenant), optarg,
-			    "--tenant");
-			break;
-		case 'a':
-			rc = set_field(j.attempt, sizeof(j.attempt), optarg,
-			    "--attempt");
-			break;
-		case 's':
-			rc = set_field(j.step, sizeof(j.step), optarg,
-			    "--step");
-			break;
-		case 'D':
-			rc = set_field(j.destination, sizeof(j.destination),
-			    optarg, "--destination");
-			break;
-		case 'u':
-			rc = set_field(j.source_url, sizeof(j.source_url),
-			    optarg, "--source-url");
-			break;
-		case 'o':
-			rc = set_field(j.output, sizeof(j.output), optarg,
-			    "--output");
-			break;
-		default:
-			return usage();
-		}
-		if (rc != 0)
-			return EXIT_USAGE;
-	}
-	if (argc - optind != 1 || j.tenant[0] == '\0' ||
-	    j.attempt[0] == '\0' || j.step[0] == '\0' ||
-	    j.destination[0] == '\0' ||
-	    set_field(j.job_id, sizeof(j.job_id), argv[optind], "job") != 0)
-		return usage();
-	if ((rc = check_name("--tenant", j.tenant)) != EXIT_OK ||
-	    (rc = check_name("--attempt", j.attempt)) != EXIT_OK ||
-	    (rc = check_name("--step", j.step)) != EXIT_OK ||
-	    (rc = check_name("--destination", j.destination)) != EXIT_OK)
+	if ((rc = need_tenant(cfg, j->tenant)) != EXIT_OK)
 		return rc;
-	if (j.output[0] != '\0' && (why = config_check_output(j.output)) != NULL)
-		return refuse("--output", j.output, why);
-	if ((rc = begin(e, &cfg, j.job_id)) != EXIT_OK)
+	if ((crc = config_destination_get(cfg, j->tenant, j->destination,
+	    &d)) == CONFIG_NOTFOUND)
+		return no_such("destination", j->destination, j->tenant);
+	if ((rc = cli_config_done(crc, j->destination, NULL)) != EXIT_OK)
 		return rc;
-	if ((rc = need_tenant(cfg, j.tenant)) != EXIT_OK)
-		goto out;
-	if ((crc = config_destination_get(cfg, j.tenant, j.destination, &d)) ==
-	    CONFIG_NOTFOUND) {
-		rc = no_such("destination", j.destination, j.tenant);
-		goto out;
-	}
-	if ((rc = config_done(crc, j.destination, NULL)) != EXIT_OK)
-		goto out;
 	/* One job per action id: a second would only ever conflict. */
-	crc = config_job_of_action(cfg, j.tenant, j.attempt, j.step, other,
-	    sizeof(other));
-	if (crc == CONFIG_OK && strcmp(other, j.job_id) != 0) {
+	crc = config_job_of_action(cfg, j->tenant, j->attempt, j->step,
+	    other, sizeof(other));
+	if (crc == CONFIG_OK && strcmp(other, j->job_id) != 0) {
 		cli_warn("job add: attempt %s and step %s of tenant %s already"
-		    " belong to job %s (action %s:%s:%s)", j.attempt, j.step,
-		    j.tenant, other, j.tenant, j.attempt, j.step);
-		rc = EXIT_FAIL;
-		goto out;
+		    " belong to job %s (action %s:%s:%s)", j->attempt, j->step,
+		    j->tenant, other, j->tenant, j->attempt, j->step);
+		return EXIT_FAIL;
 	}
-	if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND) {
-		rc = config_done(crc, j.job_id, NULL);
-		goto out;
-	}
-	rc = config_done(config_job_add(cfg, &j, &why), j.job_id, &why);
-out:
-	return finish(cfg, rc, j.job_id);
+	if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND)
+		return cli_config_done(crc, j->job_id, NULL);
+	return cli_config_done(config_job_add(cfg, j, &why), j->job_id, &why);
 }
+
+static const struct cli_edit job_add = {
+	"job", "add", CLI_OPTIONS(job_opts), .cmd = ADD,
+	.operand = CLI_OPT_TEXT("job", 0, job_id, 0, NULL), .noperands = 1,
+	.done = "added", .check = job_add_check, .work = job_add_work,
+	.tenant = job_tenant,
+};
+#undef CLI_ROWS_OF
 
 /* ---- remove, for every table ------------------------------------ */
 
-int
-cmd_remove(struct settings *e, int argc, char **argv)
+/* What remove reads: --tenant for a destination or a job, else none. */
+struct remove_edit {
+	const char	*key, *tenant;
+};
+
+#define CLI_ROWS_OF	struct remove_edit
+static const struct cli_opt remove_opts[] = {
+	CLI_OPT_PTR("tenant", REMOVE, tenant, 0),
+};
+
+/* The table the command's word names, and whether --tenant scopes it. */
+static int
+remove_scoped(enum config_table *t)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct config		*cfg = NULL;
+	if (cli_table_of(cli_cmd->name, t) != 0)
+		return -1;
+	return *t == CONFIG_DESTINATIONS || *t == CONFIG_JOBS;
+}
+
+static int
+remove_check(void *p, char **operands)
+{
+	struct remove_edit	*a = p;
+	enum config_table	 t;
+
+	(void)operands;
+	if (remove_scoped(&t) != (a->tenant != NULL))
+		return cli_usage();
+	return EXIT_OK;
+}
+
+static int
+remove_work(struct config *cfg, void *p)
+{
+	struct remove_edit	*a = p;
 	enum config_table	 t;
 	enum config_status	 crc;
-	const char		*tenant = NULL, *kind = NULL, *key;
+	const char		*kind = NULL, *key = a->key;
 	char			 by[HB_ID_MAX + 1];
-	int			 ch, rc, scoped;
+	int			 scoped = remove_scoped(&t);
 
-	if (table_of(cli_cmd->name, &t) != 0)
-		return usage();
-	scoped = t == CONFIG_DESTINATIONS || t == CONFIG_JOBS;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			tenant = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 || (scoped != (tenant != NULL)))
-		return usage();
-	key = argv[optind];
-	if ((rc = begin(e, &cfg, key)) != EXIT_OK)
-		return rc;
-	crc = scoped ? config_remove(cfg, t, tenant, key) :
+	crc = scoped ? config_remove(cfg, t, a->tenant, key) :
 	    config_remove(cfg, t, key, NULL);
 	if (crc == CONFIG_NOTFOUND)
-		rc = no_such(cli_cmd->name, key, tenant);
-	else if (crc == CONFIG_REFUSED &&
+		return no_such(cli_cmd->name, key, a->tenant);
+	if (crc == CONFIG_REFUSED &&
 	    (t == CONFIG_TENANTS || t == CONFIG_DESTINATIONS) &&
-	    config_referrer(cfg, t, scoped ? tenant : key, scoped ? key : NULL,
-	    &kind, by, sizeof(by)) == CONFIG_OK) {
-		/* Name the row that holds it: the operator removes that first. */
+	    config_referrer(cfg, t, scoped ? a->tenant : key, scoped ? key :
+	    NULL, &kind, by, sizeof(by)) == CONFIG_OK) {
+		/* Name the row that holds it: it is to be removed first. */
 		cli_warn("%s %s%s%s: still referenced by %s %s", cli_cmd->name,
-		    key, scoped ? " of tenant " : "", scoped ? tenant : "",
+		    key, scoped ? " of tenant " : "", scoped ? a->tenant : "",
 		    kind, by);
-		rc = EXIT_FAIL;
-	} else
-		rc = config_done(crc, key, NULL);
-	return finish(cfg, rc, key);
+		return EXIT_FAIL;
+	}
+	return cli_config_done(crc, key, NULL);
+}
+
+/* Any entity's remove: the command's first word says which. */
+static const struct cli_edit remove_row = {
+	NULL, "remove", CLI_OPTIONS(remove_opts), .cmd = REMOVE,
+	.operand = CLI_OPT_PTR("key", 0, key, 0), .noperands = 1,
+	.check = remove_check, .work = remove_work,
+};
+#undef CLI_ROWS_OF
+
+/* ---- the edits' one entry --------------------------------------- */
+
+/* What any edit reads. */
+union edit_args {
+	struct tenant_edit	t;
+	struct endpoint_edit	ep;
+	struct dest_edit	d;
+	struct config_job	j;
+	struct remove_edit	r;
+};
+
+/*
+ * tenant, endpoint, destination and job add, set and remove: the edit
+ * its words name, run by cli_edit().
+ */
+int
+cmd_edit(struct settings *e, int argc, char **argv)
+{
+	static const struct cli_edit *const edits[] = {
+		&tenant_add, &tenant_set, &endpoint_add, &endpoint_set,
+		&dest_add, &dest_set, &job_add, &remove_row,
+	};
+	union edit_args	a;
+	size_t		i;
+
+	for (i = 0; i < sizeof(edits) / sizeof(edits[0]); i++)
+		if ((edits[i]->name == NULL ||
+		    strcmp(edits[i]->name, cli_cmd->name) == 0) &&
+		    strcmp(edits[i]->sub, cli_cmd->sub) == 0)
+			return cli_edit(e, argc, argv, edits[i], &a,
+			    sizeof(a));
+	return cli_usage();
 }
 
 
@@ -1514,54 +1498,30 @@ cmd_remove(struct settings *e, int argc, char **argv)
 int
 cmd_sign(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "endpoint", required_argument, NULL, 'e' },
-		{ "timestamp", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct other_opts	 a;
 	struct config_endpoint	 ep;
 	struct config_secrets	 sec;
 	struct config		*cfg = NULL;
-	const char		*name = NULL, *hname;
+	const char		*name, *hname;
 	char			*body = NULL, sig[AUTH_HEADER_MAX], id[40];
 	unsigned char		 rnd[12];
-	ssize_t			 len;
-	long long		 v;
-	int64_t			 now = util_now(), t = now;
-	int			 ch, rc;
+	size_t			 len;
+	int64_t			 now = util_now(), t;
+	int			 rc;
 
 	memset(&sec, 0, sizeof(sec));
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'e':
-			name = optarg;
-			break;
-		case 't':
-			if (parse_int(optarg, 0, INT64_MAX / 1000,
-			    "--timestamp", &v) != 0)
-				return EXIT_USAGE;
-			t = v;
-			break;
-		default:
-			return usage();
-		}
-	if (argc != optind || name == NULL)
-		return usage();
-	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
-		cli_warn("out of memory");
-		return EXIT_FAIL;
-	}
-	if ((len = read_bounded(STDIN_FILENO, body, HB_BODY_MAX_DEFAULT)) < 0) {
-		cli_warn("standard input: unreadable or over %d bytes",
-		    HB_BODY_MAX_DEFAULT);
-		rc = EXIT_FAIL;
+	if ((rc = other_args(argc, argv, SIGN, 0, &a)) != EXIT_OK)
+		return rc;
+	if ((name = a.endpoint) == NULL)
+		return cli_usage();
+	t = a.t;
+	if ((rc = cli_read_body(&body, &len)) != EXIT_OK)
 		goto out;
-	}
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		goto out;
-	if ((rc = config_done(config_endpoint_get(cfg, name, &ep), name,
+	if ((rc = cli_config_done(config_endpoint_get(cfg, name, &ep), name,
 	    NULL)) != EXIT_OK ||
-	    (rc = config_done(config_endpoint_secrets(cfg, name, now, &sec),
+	    (rc = cli_config_done(config_endpoint_secrets(cfg, name, now, &sec),
 	    name, NULL)) != EXIT_OK)
 		goto out;
 	rc = EXIT_FAIL;
@@ -1574,7 +1534,7 @@ cmd_sign(struct settings *e, int argc, char **argv)
 		hname = ep.key_header[0] != '\0' ? ep.key_header :
 		    HOOK_HMAC_HEADER;
 		if (auth_sign_tsig(sec.s, sec.n, now, t,
-		    (const unsigned char *)body, (size_t)len, sig,
+		    (const unsigned char *)body, len, sig,
 		    sizeof(sig)) != 0) {
 			cli_warn("%s: no active secret", name);
 			goto out;
@@ -1587,7 +1547,7 @@ cmd_sign(struct settings *e, int argc, char **argv)
 		sodium_bin2hex(id + 4, sizeof(id) - 4, rnd, sizeof(rnd));
 		if (sec.n == 0 || auth_sign_stdwebhooks(sec.s[0].key,
 		    sec.s[0].keylen, id, t, (const unsigned char *)body,
-		    (size_t)len, sig, sizeof(sig)) != 0) {
+		    len, sig, sizeof(sig)) != 0) {
 			cli_warn("%s: no active secret that decodes", name);
 			goto out;
 		}

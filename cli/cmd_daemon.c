@@ -84,8 +84,8 @@ dispatcher_open(struct settings *e, const struct outbox_opts *opts,
 	    config_same_file(d->cfg))
 		return EXIT_OK;
 	dispatcher_close(d, total);
-	if ((rc = open_config(e, CONFIG_READ, &d->cfg)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &d->st)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &d->cfg)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &d->st)) != EXIT_OK)
 		goto fail;
 	if ((d->ob = outbox_new(d->st, d->cfg, opts)) == NULL) {
 		cli_warn("out of memory");
@@ -205,21 +205,21 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	long long		 workers = 1;
 	int			 ch, once = 0;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'o':
 			once = 1;
 			break;
 		case 'w':
-			if (parse_int(optarg, 1, SUPER_WORKERS_MAX, "--workers",
-			    &workers) != 0)
+			if (cli_parse_int(optarg, 1, SUPER_WORKERS_MAX,
+			    "--workers", &workers) != 0)
 				return EXIT_USAGE;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc != optind)
-		return usage();
+		return cli_usage();
 	if (http_global_init() != 0) {
 		cli_warn("libcurl failed to initialise");
 		return EXIT_FAIL;
@@ -295,28 +295,29 @@ cmd_poll(struct settings *e, int argc, char **argv)
 	long long		 timeout = POLL_TIMEOUT_MS_DEFAULT;
 	int			 ch, rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'l':
-			if (parse_int(optarg, 1, 100000, "--limit", &limit) != 0)
+			if (cli_parse_int(optarg, 1, 100000, "--limit",
+			    &limit) != 0)
 				return EXIT_USAGE;
 			break;
 		case 'T':
-			if (parse_int(optarg, 1, 600000, "--timeout-ms",
+			if (cli_parse_int(optarg, 1, 600000, "--timeout-ms",
 			    &timeout) != 0)
 				return EXIT_USAGE;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc != optind)
-		return usage();
+		return cli_usage();
 	if (http_global_init() != 0 || (http = http_new()) == NULL) {
 		cli_warn("libcurl failed to initialise");
 		return EXIT_FAIL;
 	}
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		goto out;
 	src = poller_run(st, cfg, http, (int)limit, (long)timeout, poll_report,
 	    NULL, &ps);
@@ -328,7 +329,7 @@ cmd_poll(struct settings *e, int argc, char **argv)
 	log_int(&l, "unavailable", ps.unavailable);
 	log_end(&l);
 	if (src != STORE_OK)
-		rc = store_fail(e, src);
+		rc = cli_store_fail(e, src);
 	else
 		rc = ps.unavailable > 0 ? EXIT_TEMPFAIL : EXIT_OK;
 out:

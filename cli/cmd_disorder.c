@@ -90,7 +90,7 @@ cmd_disorder(struct settings *e, int argc, char **argv)
 	o.at_once = DISORDER_AT_ONCE_DEFAULT;
 	o.timeout_ms = DISORDER_TIMEOUT_MS_DEFAULT;
 	o.stop = stop_asked;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'e':
 			o.endpoint = optarg;
@@ -108,23 +108,23 @@ cmd_disorder(struct settings *e, int argc, char **argv)
 			o.sink = optarg;
 			break;
 		case 'n':
-			if (parse_int(optarg, 2, HTTP_BATCH_MAX, "--at-once",
-			    &v) != 0)
+			if (cli_parse_int(optarg, 2, HTTP_BATCH_MAX,
+			    "--at-once", &v) != 0)
 				return EXIT_USAGE;
 			o.at_once = (int)v;
 			break;
 		case 't':
-			if (parse_int(optarg, 1, 600000, "--timeout-ms",
+			if (cli_parse_int(optarg, 1, 600000, "--timeout-ms",
 			    &v) != 0)
 				return EXIT_USAGE;
 			o.timeout_ms = (long)v;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc != optind || o.endpoint == NULL || o.base == NULL ||
 	    (undo != NULL && sample == NULL))
-		return usage();
+		return cli_usage();
 	if ((sample != NULL && (rc = cli_read_file("--sample", sample,
 	    HB_BODY_MAX_DEFAULT, &stext, &o.samplelen)) != EXIT_OK) ||
 	    (undo != NULL && (rc = cli_read_file("--undo", undo,
@@ -137,8 +137,8 @@ cmd_disorder(struct settings *e, int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		goto out;
 	/*
 	 * What the run makes is removed before it exits: a signal is held

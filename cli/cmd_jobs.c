@@ -55,7 +55,7 @@ static int
 failed(const struct import *im, enum config_status rc)
 {
 	cli_warn("%s: line %lld: %s", im->name, im->line, config_strerror(rc));
-	return config_exit(rc);
+	return cli_config_exit(rc);
 }
 
 /* A job id fit for a message: one with a control character is not echoed. */
@@ -84,7 +84,7 @@ one(struct import *im, const char *line, size_t len)
 		return EXIT_OK;
 	}
 	if (rc != CONFIG_OK)
-		return config_done(rc, im->name, NULL);
+		return cli_config_done(rc, im->name, NULL);
 	/* One job per action id, as job add has it (and earlier lines too). */
 	rc = config_job_of_action(im->cfg, j.tenant, j.attempt, j.step, other,
 	    sizeof(other));
@@ -137,7 +137,7 @@ commit(struct import *im)
 
 	if (im->in_tx == 0)
 		return EXIT_OK;
-	if ((rc = config_done(config_commit(im->cfg), im->name, NULL)) !=
+	if ((rc = cli_config_done(config_commit(im->cfg), im->name, NULL)) !=
 	    EXIT_OK)
 		return rc;
 	im->imported += im->tx_imported;
@@ -194,8 +194,8 @@ import(struct import *im, FILE *in, long long batch)
 		}
 		if (blank(buf, len))
 			continue;
-		if (im->in_tx == 0 && (rc = config_done(config_begin(im->cfg),
-		    im->name, NULL)) != EXIT_OK)
+		if (im->in_tx == 0 && (rc = cli_config_done(
+		    config_begin(im->cfg), im->name, NULL)) != EXIT_OK)
 			break;
 		if ((rc = one(im, buf, len)) == EXIT_OK &&
 		    ++im->in_tx >= batch)
@@ -226,21 +226,21 @@ cmd_job_import(struct settings *e, int argc, char **argv)
 
 	memset(&im, 0, sizeof(im));
 	im.name = "standard input";
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 't':
 			im.tenant = optarg;
 			break;
 		case 'b':
-			if (parse_int(optarg, 1, IMPORT_BATCH_MAX, "--batch",
-			    &batch) != 0)
+			if (cli_parse_int(optarg, 1, IMPORT_BATCH_MAX,
+			    "--batch", &batch) != 0)
 				return EXIT_USAGE;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc - optind > 1)
-		return usage();
+		return cli_usage();
 	if (argc - optind == 1 && strcmp(argv[optind], "-") != 0) {
 		im.name = argv[optind];
 		if ((in = fopen(im.name, "r")) == NULL) {
@@ -248,9 +248,9 @@ cmd_job_import(struct settings *e, int argc, char **argv)
 			return EXIT_FAIL;
 		}
 	}
-	if ((rc = open_config(e, CONFIG_WRITE, &im.cfg)) == EXIT_OK) {
+	if ((rc = cli_open_config(e, CONFIG_WRITE, &im.cfg)) == EXIT_OK) {
 		if (im.tenant == NULL ||
-		    (rc = known_tenant(im.cfg, im.tenant)) == EXIT_OK)
+		    (rc = cli_known_tenant(im.cfg, im.tenant)) == EXIT_OK)
 			rc = import(&im, in, batch);
 		if (rc != EXIT_OK)
 			config_rollback(im.cfg);

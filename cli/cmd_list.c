@@ -17,7 +17,7 @@
 
 /* The config.db table a command's first word names. */
 int
-table_of(const char *name, enum config_table *t)
+cli_table_of(const char *name, enum config_table *t)
 {
 	static const char *const names[] = {
 		[CONFIG_TENANTS] = "tenant",
@@ -39,7 +39,7 @@ table_of(const char *name, enum config_table *t)
 
 /* "2026-11-30 21:04:05Z" for unix ms, UTC. */
 void
-list_time(int64_t ms, char *buf, size_t len)
+cli_list_time(int64_t ms, char *buf, size_t len)
 {
 	struct tm	tm;
 	time_t		t = (time_t)(ms / 1000);
@@ -70,7 +70,7 @@ digits(const char *s, size_t n, int *v)
  * Into unix ms; -1 (reported) when it is neither.
  */
 int
-parse_since(const char *s, int64_t now_ms, int64_t *out)
+cli_parse_since(const char *s, int64_t now_ms, int64_t *out)
 {
 	static const struct { char c; int64_t ms; } units[] = {
 		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 },
@@ -123,7 +123,7 @@ parse_since(const char *s, int64_t now_ms, int64_t *out)
 
 /* A cell's text for one JSON value (buf: room for numbers and times). */
 static const char *
-cell_text(const cJSON *v, enum list_kind k, char *buf, size_t len)
+cell_text(const cJSON *v, enum cli_list_kind k, char *buf, size_t len)
 {
 	char	*p;
 
@@ -133,8 +133,8 @@ cell_text(const cJSON *v, enum list_kind k, char *buf, size_t len)
 	if (cJSON_IsBool(v))
 		return cJSON_IsTrue(v) ? "yes" : "no";
 	if (cJSON_IsNumber(v)) {
-		if (k == LIST_TIME)
-			list_time((int64_t)v->valuedouble, buf, len);
+		if (k == CLI_LIST_TIME)
+			cli_list_time((int64_t)v->valuedouble, buf, len);
 		else
 			snprintf(buf, len, "%.0f", v->valuedouble);
 		return buf;
@@ -155,7 +155,7 @@ cell_text(const cJSON *v, enum list_kind k, char *buf, size_t len)
  * one only says that more exist, which a note on stderr states.
  */
 int
-list_print(cJSON *arr, const struct list_col *cols, size_t n, int json,
+cli_list_print(cJSON *arr, const struct cli_list_col *cols, size_t n, int json,
     int limit)
 {
 	struct table_col	 tc[TABLE_COLS_MAX];
@@ -172,7 +172,7 @@ list_print(cJSON *arr, const struct list_col *cols, size_t n, int json,
 		more = 1;
 	}
 	if (json) {
-		rc = print_json(arr);
+		rc = cli_print_json(arr);
 		arr = NULL;
 		goto out;
 	}
@@ -180,7 +180,7 @@ list_print(cJSON *arr, const struct list_col *cols, size_t n, int json,
 		goto out;
 	for (i = 0; i < n; i++) {
 		tc[i].head = cols[i].head;
-		tc[i].align = cols[i].kind == LIST_NUMBER ? TABLE_RIGHT :
+		tc[i].align = cols[i].kind == CLI_LIST_NUMBER ? TABLE_RIGHT :
 		    TABLE_LEFT;
 		tc[i].max = cols[i].max;
 		if ((bufs[i] = malloc(HB_TEXT_MAX + 1)) == NULL)
@@ -216,7 +216,7 @@ out:
 
 /* EXIT_OK when the tenant exists, else reported. */
 int
-known_tenant(struct config *cfg, const char *tenant)
+cli_known_tenant(struct config *cfg, const char *tenant)
 {
 	struct config_tenant	t;
 	enum config_status	rc;
@@ -225,12 +225,12 @@ known_tenant(struct config *cfg, const char *tenant)
 		cli_warn("tenant %s: no such tenant", tenant);
 		return EXIT_FAIL;
 	}
-	return config_done(rc, tenant, NULL);
+	return cli_config_done(rc, tenant, NULL);
 }
 
 /* EXIT_OK when a destination of that name exists (for tenant, if given). */
 int
-known_destination(struct config *cfg, const char *tenant, const char *name)
+cli_known_destination(struct config *cfg, const char *tenant, const char *name)
 {
 	struct config_list_filter	 f;
 	cJSON				*arr = NULL;
@@ -239,8 +239,8 @@ known_destination(struct config *cfg, const char *tenant, const char *name)
 
 	memset(&f, 0, sizeof(f));
 	f.tenant = tenant;
-	if ((rc = config_done(config_list(cfg, CONFIG_DESTINATIONS, &f,
-	    &arr), "destination", NULL)) != EXIT_OK)
+	if ((rc = cli_config_done(config_list(cfg, CONFIG_DESTINATIONS,
+	    &f, &arr), "destination", NULL)) != EXIT_OK)
 		return rc;
 	rc = EXIT_FAIL;
 	cJSON_ArrayForEach(row, arr) {
@@ -254,84 +254,66 @@ known_destination(struct config *cfg, const char *tenant, const char *name)
 	return rc;
 }
 
-/* ---- the options every read-out takes ----------------------------- */
-
-/* Takes --json, --limit and --since; -1 (usage reported) otherwise. */
-int
-list_opt(int ch, struct list_opts *o)
-{
-	long long	v;
-
-	switch (ch) {
-	case 'j':
-		o->json = 1;
-		return 0;
-	case 'l':
-		if (parse_int(optarg, 1, LIST_LIMIT_MAX, "--limit", &v) != 0)
-			return -1;
-		o->limit = (int)v;
-		return 0;
-	case 'S':
-		return parse_since(optarg, util_now_ms(), &o->since);
-	}
-	usage();
-	return -1;
-}
-
 /* ---- tenant, endpoint, destination, job list ---------------------- */
 
-static const struct list_col tenant_cols[] = {
-	{ "id", "ID", LIST_TEXT, 0 },
-	{ "active", "ACTIVE", LIST_TEXT, 0 },
-	{ "status_base", "STATUS BASE", LIST_TEXT, 50 },
-	{ "api_key", "API KEY", LIST_TEXT, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
+static const struct cli_list_col tenant_cols[] = {
+	{ "id", "ID", CLI_LIST_TEXT, 0 },
+	{ "active", "ACTIVE", CLI_LIST_TEXT, 0 },
+	{ "status_base", "STATUS BASE", CLI_LIST_TEXT, 50 },
+	{ "api_key", "API KEY", CLI_LIST_TEXT, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
 };
-static const struct list_col endpoint_cols[] = {
-	{ "name", "NAME", LIST_TEXT, 0 },
-	{ "tenant", "TENANT", LIST_TEXT, 0 },
-	{ "kind", "KIND", LIST_TEXT, 0 },
-	{ "auth", "AUTH", LIST_TEXT, 0 },
-	{ "key_header", "HEADER", LIST_TEXT, 30 },
-	{ "tolerance_s", "TOLERANCE_S", LIST_NUMBER, 0 },
-	{ "secrets", "SECRETS", LIST_NUMBER, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
+static const struct cli_list_col endpoint_cols[] = {
+	{ "name", "NAME", CLI_LIST_TEXT, 0 },
+	{ "tenant", "TENANT", CLI_LIST_TEXT, 0 },
+	{ "kind", "KIND", CLI_LIST_TEXT, 0 },
+	{ "auth", "AUTH", CLI_LIST_TEXT, 0 },
+	{ "key_header", "HEADER", CLI_LIST_TEXT, 30 },
+	{ "tolerance_s", "TOLERANCE_S", CLI_LIST_NUMBER, 0 },
+	{ "secrets", "SECRETS", CLI_LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
 };
-static const struct list_col destination_cols[] = {
-	{ "tenant", "TENANT", LIST_TEXT, 0 },
-	{ "name", "NAME", LIST_TEXT, 0 },
-	{ "url", "URL", LIST_TEXT, 60 },
-	{ "idempotent", "IDEMPOTENT", LIST_TEXT, 0 },
-	{ "signed", "SIGNED", LIST_TEXT, 0 },
-	{ "allow_internal", "INTERNAL", LIST_TEXT, 0 },
-	{ "timeout_ms", "TIMEOUT_MS", LIST_NUMBER, 0 },
-	{ "max_attempts", "ATTEMPTS", LIST_NUMBER, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
-	{ "status_url", "STATUS URL", LIST_TEXT, 60 },
+static const struct cli_list_col destination_cols[] = {
+	{ "tenant", "TENANT", CLI_LIST_TEXT, 0 },
+	{ "name", "NAME", CLI_LIST_TEXT, 0 },
+	{ "url", "URL", CLI_LIST_TEXT, 60 },
+	{ "idempotent", "IDEMPOTENT", CLI_LIST_TEXT, 0 },
+	{ "signed", "SIGNED", CLI_LIST_TEXT, 0 },
+	{ "allow_internal", "INTERNAL", CLI_LIST_TEXT, 0 },
+	{ "timeout_ms", "TIMEOUT_MS", CLI_LIST_NUMBER, 0 },
+	{ "max_attempts", "ATTEMPTS", CLI_LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
+	{ "status_url", "STATUS URL", CLI_LIST_TEXT, 60 },
 };
-static const struct list_col job_cols[] = {
-	{ "tenant", "TENANT", LIST_TEXT, 0 },
-	{ "job_id", "JOB", LIST_TEXT, 40 },
-	{ "attempt", "ATTEMPT", LIST_TEXT, 0 },
-	{ "step", "STEP", LIST_TEXT, 0 },
-	{ "destination", "DESTINATION", LIST_TEXT, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
-	{ "source_url", "SOURCE URL", LIST_TEXT, 40 },
-	{ "output", "OUTPUT", LIST_TEXT, 40 },
+static const struct cli_list_col job_cols[] = {
+	{ "tenant", "TENANT", CLI_LIST_TEXT, 0 },
+	{ "job_id", "JOB", CLI_LIST_TEXT, 40 },
+	{ "attempt", "ATTEMPT", CLI_LIST_TEXT, 0 },
+	{ "step", "STEP", CLI_LIST_TEXT, 0 },
+	{ "destination", "DESTINATION", CLI_LIST_TEXT, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
+	{ "source_url", "SOURCE URL", CLI_LIST_TEXT, 40 },
+	{ "output", "OUTPUT", CLI_LIST_TEXT, 40 },
 };
+
+/* What the lists read from their options. */
+struct list_args {
+	struct cli_list_opts	 o;
+	const char		*tenant;
+};
+
+#define CLI_ROWS_OF	struct list_args
+static const struct cli_opt list_rows[] = {
+	CLI_OPT_LIST(1, o),
+	CLI_OPT_PTR("tenant", 1, tenant, 0),
+};
+#undef CLI_ROWS_OF
 
 int
 cmd_list(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "tenant", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
 	static const struct {
-		const struct list_col	*cols;
+		const struct cli_list_col	*cols;
 		size_t			 n;
 	} views[] = {
 #define VIEW(c)	{ (c), sizeof(c) / sizeof((c)[0]) }
@@ -342,31 +324,32 @@ cmd_list(struct settings *e, int argc, char **argv)
 #undef VIEW
 	};
 	struct config_list_filter	 f;
-	struct list_opts		 o;
+	struct list_args		 a;
 	struct config			*cfg = NULL;
 	cJSON				*arr = NULL;
 	enum config_table		 t;
-	int				 ch, rc;
+	int				 rc;
 
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	memset(&f, 0, sizeof(f));
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		if (ch == 't')
-			f.tenant = optarg;
-		else if (list_opt(ch, &o) != 0)
-			return EXIT_USAGE;
-	if (argc != optind || table_of(cli_cmd->name, &t) != 0)
-		return usage();
-	f.since_ms = o.since;
-	f.limit = o.limit + 1;	/* one more says more exist */
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	memset(&a, 0, sizeof(a));
+	a.o.limit = LIST_LIMIT_DEFAULT;
+	if ((rc = cli_parse(argc, argv, CLI_ROWS(list_rows), 1, &a, NULL,
+	    0)) != EXIT_OK)
 		return rc;
-	if (f.tenant == NULL || (rc = known_tenant(cfg, f.tenant)) == EXIT_OK)
-		rc = config_done(config_list(cfg, t, &f, &arr),
+	if (cli_table_of(cli_cmd->name, &t) != 0)
+		return cli_usage();
+	memset(&f, 0, sizeof(f));
+	f.tenant = a.tenant;
+	f.since_ms = a.o.since;
+	f.limit = a.o.limit + 1;	/* one more says more exist */
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	if (f.tenant == NULL ||
+	    (rc = cli_known_tenant(cfg, f.tenant)) == EXIT_OK)
+		rc = cli_config_done(config_list(cfg, t, &f, &arr),
 		    cli_cmd->name, NULL);
 	config_close(cfg);
 	if (rc != EXIT_OK)
 		return rc;
-	return list_print(arr, views[t].cols, views[t].n, o.json, o.limit);
+	return cli_list_print(arr, views[t].cols, views[t].n, a.o.json,
+	    a.o.limit);
 }

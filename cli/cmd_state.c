@@ -21,60 +21,108 @@
 #include "cli.h"
 #include "status.h"
 
+/* ---- the options, one table for every command here ---------------- */
+
+/* What the commands here read from their options. */
+struct state_opts {
+	struct cli_list_opts	 o;
+	const char		*tenant, *destination, *state;
+	const char		*note;		/* RESOLVE_NOTE_DEFAULT */
+	int			 all, keep_jobs;
+	int64_t			 rdays, adays;	/* prune: days kept */
+};
+
+/* The commands the rows name (bits). */
+#define OBSERVE		0x01
+#define STATUS		0x02
+#define LIST		0x04
+#define ATTEMPTS	0x08
+#define CONFLICTS	0x10
+#define RESOLVE		0x20
+#define PRUNE		0x40
+
+static int	state_note(const char *, void *);
+
+#define CLI_ROWS_OF	struct state_opts
+static const struct cli_opt state_rows[] = {
+	CLI_OPT_PTR("state", LIST, state, CLI_REQUIRED),
+	CLI_OPT_FLAG("all", CONFLICTS, all, 1),
+	CLI_OPT_PTR("tenant", OBSERVE | LIST | CONFLICTS, tenant, 0),
+	CLI_OPT_PTR("destination", LIST, destination, 0),
+	CLI_OPT_FLAG("json", STATUS, o.json, 1),
+	CLI_OPT_LIST(LIST | ATTEMPTS | CONFLICTS, o),
+	CLI_OPT_FN("note", RESOLVE, state_note),
+	CLI_OPT_INT("receipts-days", PRUNE, rdays, 0, 36500),
+	CLI_OPT_INT("actions-days", PRUNE, adays, 1, 36500),
+	CLI_OPT_FLAG("keep-jobs", PRUNE, keep_jobs, 1),
+};
+#undef CLI_ROWS_OF
+
+/* --note: a line of text, bounded. */
+static int
+state_note(const char *arg, void *p)
+{
+	struct state_opts	*a = p;
+
+	if (!text_valid(arg, HB_TEXT_MAX)) {
+		cli_warn("--note: too long or not UTF-8");
+		return -1;
+	}
+	a->note = arg;
+	return 0;
+}
+
+/*
+ * Reads command cmd's options into *a, the read-outs' defaults first;
+ * then exactly n operands must follow.  EXIT_OK, or EXIT_USAGE reported.
+ */
+static int
+state_args(int argc, char **argv, unsigned cmd, int n, struct state_opts *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->o.limit = LIST_LIMIT_DEFAULT;
+	a->note = RESOLVE_NOTE_DEFAULT;
+	a->rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
+	a->adays = PRUNE_ACTIONS_DAYS_DEFAULT;
+	return cli_parse(argc, argv, CLI_ROWS(state_rows), cmd, a, NULL, n);
+}
+
 /* ---- observe ------------------------------------------------------ */
 
 int
 cmd_observe(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "tenant", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct accept_req	 req;
 	struct accept_res	 res;
 	struct obs		 o;
 	struct config		*cfg = NULL;
 	struct store		*st = NULL;
 	char			*body = NULL, out[1024];
-	const char		*tenant = NULL;
-	ssize_t			 len;
+	size_t			 len;
 	enum tornado_err	 perr;
-	int			 ch, rc;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 't':
-			tenant = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc != optind || tenant == NULL)
-		return usage();
-	if ((body = malloc(HB_BODY_MAX_DEFAULT)) == NULL) {
-		cli_warn("out of memory");
-		return EXIT_FAIL;
-	}
+	if ((rc = state_args(argc, argv, OBSERVE, 0, &a)) != EXIT_OK)
+		return rc;
+	if (a.tenant == NULL)
+		return cli_usage();
 	memset(&res, 0, sizeof(res));
-	if ((len = read_bounded(STDIN_FILENO, body, HB_BODY_MAX_DEFAULT)) < 0) {
-		cli_warn("standard input: unreadable or over %d bytes",
-		    HB_BODY_MAX_DEFAULT);
-		rc = EXIT_FAIL;
+	if ((rc = cli_read_body(&body, &len)) != EXIT_OK)
 		goto out;
-	}
-	if ((perr = tornado_parse_status(body, (size_t)len, &o, res.why,
+	if ((perr = tornado_parse_status(body, len, &o, res.why,
 	    sizeof(res.why))) != TORNADO_OK) {
 		res.result = perr == TORNADO_NOMEM ? HB_NOMEM : HB_MALFORMED;
 		res.detail = res.why;
 	} else {
-		if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
-		    (rc = open_store(e, 0, &st)) != EXIT_OK)
+		if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK ||
+		    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 			goto out;
 		memset(&req, 0, sizeof(req));
-		req.tenant = tenant;
+		req.tenant = a.tenant;
 		req.obs = &o;
 		req.body = body;
-		req.bodylen = (size_t)len;
+		req.bodylen = len;
 		req.now_ms = util_now_ms();
 		if (accept_observation(st, cfg, &req, &res) == HB_UNAVAILABLE)
 			cli_warn("%s: %s", settings_state_name(e),
@@ -96,41 +144,29 @@ out:
 int
 cmd_status(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct status_view	 v;
 	struct store		*st = NULL;
 	enum store_status	 src;
 	enum store_state	 i;
 	cJSON			*doc;
 	char			*s;
-	int			 ch, json = 0, rc;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'j':
-			json = 1;
-			break;
-		default:
-			return usage();
-		}
-	if (argc != optind)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, STATUS, 0, &a)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = status_read(st, NULL, util_now_ms(), &v);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
-	if (json) {
+		return cli_store_fail(e, src);
+	if (a.o.json) {
 		doc = status_json(&v);
 		s = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
 		cJSON_Delete(doc);
 		status_view_free(&v);
 		if (s == NULL)
-			return store_fail(e, STORE_NOMEM);
+			return cli_store_fail(e, STORE_NOMEM);
 		printf("%s\n", s);
 		cJSON_free(s);
 		return EXIT_OK;
@@ -148,35 +184,35 @@ cmd_status(struct settings *e, int argc, char **argv)
 
 /* ---- operator read-outs and moves ---------------------------------- */
 
-static const struct list_col outbox_cols[] = {
-	{ "action", "ACTION", LIST_TEXT, 0 },
-	{ "destination", "DESTINATION", LIST_TEXT, 0 },
-	{ "state", "STATE", LIST_TEXT, 0 },
-	{ "attempts", "ATTEMPTS", LIST_NUMBER, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
-	{ "next_at", "NEXT", LIST_TIME, 0 },
-	{ "last_status", "STATUS", LIST_NUMBER, 0 },
-	{ "last_error", "LAST ERROR", LIST_TEXT, 60 },
+static const struct cli_list_col outbox_cols[] = {
+	{ "action", "ACTION", CLI_LIST_TEXT, 0 },
+	{ "destination", "DESTINATION", CLI_LIST_TEXT, 0 },
+	{ "state", "STATE", CLI_LIST_TEXT, 0 },
+	{ "attempts", "ATTEMPTS", CLI_LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
+	{ "next_at", "NEXT", CLI_LIST_TIME, 0 },
+	{ "last_status", "STATUS", CLI_LIST_NUMBER, 0 },
+	{ "last_error", "LAST ERROR", CLI_LIST_TEXT, 60 },
 };
-static const struct list_col attempt_cols[] = {
-	{ "n", "N", LIST_NUMBER, 0 },
-	{ "owner", "OWNER", LIST_TEXT, 0 },
-	{ "started_at", "STARTED", LIST_TIME, 0 },
-	{ "ended_at", "ENDED", LIST_TIME, 0 },
-	{ "http_status", "STATUS", LIST_NUMBER, 0 },
-	{ "error", "ERROR", LIST_TEXT, 60 },
+static const struct cli_list_col attempt_cols[] = {
+	{ "n", "N", CLI_LIST_NUMBER, 0 },
+	{ "owner", "OWNER", CLI_LIST_TEXT, 0 },
+	{ "started_at", "STARTED", CLI_LIST_TIME, 0 },
+	{ "ended_at", "ENDED", CLI_LIST_TIME, 0 },
+	{ "http_status", "STATUS", CLI_LIST_NUMBER, 0 },
+	{ "error", "ERROR", CLI_LIST_TEXT, 60 },
 };
-static const struct list_col conflict_cols[] = {
-	{ "id", "ID", LIST_NUMBER, 0 },
-	{ "created_at", "CREATED", LIST_TIME, 0 },
-	{ "tenant", "TENANT", LIST_TEXT, 0 },
-	{ "job_id", "JOB", LIST_TEXT, 40 },
-	{ "kind", "KIND", LIST_TEXT, 0 },
-	{ "recorded", "RECORDED", LIST_TEXT, 30 },
-	{ "observed", "OBSERVED", LIST_TEXT, 30 },
-	{ "seen", "SEEN", LIST_NUMBER, 0 },
-	{ "resolved_at", "RESOLVED", LIST_TIME, 0 },
-	{ "action", "ACTION", LIST_TEXT, 0 },
+static const struct cli_list_col conflict_cols[] = {
+	{ "id", "ID", CLI_LIST_NUMBER, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
+	{ "tenant", "TENANT", CLI_LIST_TEXT, 0 },
+	{ "job_id", "JOB", CLI_LIST_TEXT, 40 },
+	{ "kind", "KIND", CLI_LIST_TEXT, 0 },
+	{ "recorded", "RECORDED", CLI_LIST_TEXT, 30 },
+	{ "observed", "OBSERVED", CLI_LIST_TEXT, 30 },
+	{ "seen", "SEEN", CLI_LIST_NUMBER, 0 },
+	{ "resolved_at", "RESOLVED", CLI_LIST_TIME, 0 },
+	{ "action", "ACTION", CLI_LIST_TEXT, 0 },
 };
 
 #define NCOLS(a)	(sizeof(a) / sizeof((a)[0]))
@@ -193,114 +229,95 @@ known_names(struct settings *e, const char *tenant, const char *destination)
 
 	if (tenant == NULL && destination == NULL)
 		return EXIT_OK;
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
-	if ((tenant == NULL || (rc = known_tenant(cfg, tenant)) == EXIT_OK) &&
+	if ((tenant == NULL ||
+	    (rc = cli_known_tenant(cfg, tenant)) == EXIT_OK) &&
 	    destination != NULL)
-		rc = known_destination(cfg, tenant, destination);
+		rc = cli_known_destination(cfg, tenant, destination);
 	config_close(cfg);
 	return rc;
+}
+
+/* f with a read-out's --since and --limit (one more says more exist). */
+static struct store_list_filter *
+list_filter(struct store_list_filter *f, const struct cli_list_opts *o)
+{
+	f->since = o->since;
+	f->limit = o->limit + 1;
+	return f;
+}
+
+/* Closes state.db after a read-out, then reports or prints its rows. */
+static int
+state_print(struct settings *e, struct store *st, enum store_status src,
+    cJSON *arr, const struct cli_list_col *cols, size_t n,
+    const struct cli_list_opts *o)
+{
+	store_close(st);
+	if (src != STORE_OK) {
+		cJSON_Delete(arr);
+		return cli_store_fail(e, src);
+	}
+	return cli_list_print(arr, cols, n, o->json, o->limit);
 }
 
 int
 cmd_list_state(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
-		{ "tenant", required_argument, NULL, 't' },
-		{ "destination", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct store_list_filter	 f;
-	struct list_opts		 o;
+	struct state_opts		 a;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
 	enum store_state		 state;
-	const char			*name = NULL;
-	int				 ch, rc;
+	int				 rc;
 
-	memset(&f, 0, sizeof(f));
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 's':
-			name = optarg;
-			break;
-		case 't':
-			f.tenant = optarg;
-			break;
-		case 'D':
-			f.destination = optarg;
-			break;
-		default:
-			if (list_opt(ch, &o) != 0)
-				return EXIT_USAGE;
-		}
-	if (argc != optind || name == NULL)
-		return usage();
-	if (store_state_parse(name, &state) != 0) {
+	if ((rc = state_args(argc, argv, LIST, 0, &a)) != EXIT_OK)
+		return rc;
+	if (a.state == NULL)
+		return cli_usage();
+	if (store_state_parse(a.state, &state) != 0) {
 		cli_warn("--state: pending, leased, delivered, dead or unknown");
 		return EXIT_USAGE;
 	}
-	if ((rc = known_names(e, f.tenant, f.destination)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = known_names(e, a.tenant, a.destination)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	f.since = o.since;
-	f.limit = o.limit + 1;	/* one more says more exist */
-	src = store_outbox_list(st, state, &f, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return store_fail(e, src);
-	return list_print(arr, outbox_cols, NCOLS(outbox_cols), o.json,
-	    o.limit);
+	memset(&f, 0, sizeof(f));
+	f.tenant = a.tenant;
+	f.destination = a.destination;
+	src = store_outbox_list(st, state, list_filter(&f, &a.o), &arr);
+	return state_print(e, st, src, arr, outbox_cols, NCOLS(outbox_cols),
+	    &a.o);
 }
 
 int
 cmd_attempts(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct store_list_filter	 f;
-	struct list_opts		 o;
+	struct state_opts		 a;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
 	enum store_state		 state;
-	int				 ch, found, rc;
+	int				 found, rc;
 
-	memset(&f, 0, sizeof(f));
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		if (list_opt(ch, &o) != 0)
-			return EXIT_USAGE;
-	if (argc - optind != 1)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, ATTEMPTS, 1, &a)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	f.since = o.since;
-	f.limit = o.limit + 1;
+	memset(&f, 0, sizeof(f));
 	if ((src = store_action_state(st, argv[optind], &state, &found)) ==
 	    STORE_OK && found)
-		src = store_attempts_list(st, argv[optind], &f, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return store_fail(e, src);
-	if (!found) {
+		src = store_attempts_list(st, argv[optind],
+		    list_filter(&f, &a.o), &arr);
+	if (src == STORE_OK && !found) {
+		store_close(st);
 		cli_warn("action %s: no such action", argv[optind]);
 		return EXIT_FAIL;
 	}
-	return list_print(arr, attempt_cols, NCOLS(attempt_cols), o.json,
-	    o.limit);
+	return state_print(e, st, src, arr, attempt_cols, NCOLS(attempt_cols),
+	    &a.o);
 }
 
 /* Applies one operator move to an action; 1 when it was not applicable. */
@@ -313,7 +330,7 @@ move(struct settings *e, const char *action, enum store_move m,
 	enum store_state	 state;
 	int			 changed, found = 1, rc;
 
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
 	src = store_outbox_move(st, action, m, util_now_ms(), 0, note,
 	    &changed);
@@ -321,7 +338,7 @@ move(struct settings *e, const char *action, enum store_move m,
 		src = store_action_state(st, action, &state, &found);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	if (!found) {
 		cli_warn("action %s: no such action", action);
 		return EXIT_FAIL;
@@ -337,10 +354,14 @@ move(struct settings *e, const char *action, enum store_move m,
 int
 cmd_requeue(struct settings *e, int argc, char **argv)
 {
+	int	rc;
+
 	if (argc != 2)
-		return usage();
-	return move(e, argv[1], STORE_MOVE_REQUEUE, "requeued by an operator",
-	    "dead or unknown");
+		return cli_usage();
+	if ((rc = move(e, argv[1], STORE_MOVE_REQUEUE,
+	    "requeued by an operator", "dead or unknown")) == EXIT_OK)
+		printf("action %s requeued\n", argv[1]);
+	return rc;
 }
 
 int
@@ -353,19 +374,19 @@ cmd_reconcile(struct settings *e, int argc, char **argv)
 	};
 	int	ch, how = 0;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
 		case 'd':
 		case 'r':
 			if (how != 0)
-				return usage();
+				return cli_usage();
 			how = ch;
 			break;
 		default:
-			return usage();
+			return cli_usage();
 		}
 	if (argc - optind != 1 || how == 0)
-		return usage();
+		return cli_usage();
 	if (how == 'd')
 		return move(e, argv[optind], STORE_MOVE_DELIVERED,
 		    "reconciled by an operator: delivered", "unknown or dead");
@@ -376,87 +397,46 @@ cmd_reconcile(struct settings *e, int argc, char **argv)
 int
 cmd_conflicts(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "tenant", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "since", required_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct store_list_filter	 f;
-	struct list_opts		 o;
+	struct state_opts		 a;
 	struct store			*st = NULL;
 	cJSON				*arr = NULL;
 	enum store_status		 src;
-	int				 ch, all = 0, rc;
+	int				 rc;
 
-	memset(&f, 0, sizeof(f));
-	memset(&o, 0, sizeof(o));
-	o.limit = LIST_LIMIT_DEFAULT;
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'a':
-			all = 1;
-			break;
-		case 't':
-			f.tenant = optarg;
-			break;
-		default:
-			if (list_opt(ch, &o) != 0)
-				return EXIT_USAGE;
-		}
-	if (argc != optind)
-		return usage();
-	if ((rc = known_names(e, f.tenant, NULL)) != EXIT_OK ||
-	    (rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, CONFLICTS, 0, &a)) != EXIT_OK ||
+	    (rc = known_names(e, a.tenant, NULL)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	f.since = o.since;
-	f.limit = o.limit + 1;
-	src = store_conflicts_list(st, all, &f, &arr);
-	store_close(st);
-	if (src != STORE_OK)
-		return store_fail(e, src);
-	return list_print(arr, conflict_cols, NCOLS(conflict_cols), o.json,
-	    o.limit);
+	memset(&f, 0, sizeof(f));
+	f.tenant = a.tenant;
+	src = store_conflicts_list(st, a.all, list_filter(&f, &a.o),
+	    &arr);
+	return state_print(e, st, src, arr, conflict_cols,
+	    NCOLS(conflict_cols), &a.o);
 }
 
 int
 cmd_resolve(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "note", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct store		*st = NULL;
 	enum store_status	 src;
-	const char		*note = RESOLVE_NOTE_DEFAULT;
 	long long		 id;
-	int			 ch, changed, found = 1, resolved = 0, rc;
+	int			 changed, found = 1, resolved = 0, rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'n':
-			if (!text_valid(optarg, HB_TEXT_MAX)) {
-				cli_warn("--note: too long or not UTF-8");
-				return EXIT_USAGE;
-			}
-			note = optarg;
-			break;
-		default:
-			return usage();
-		}
-	if (argc - optind != 1 ||
-	    parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, RESOLVE, 1, &a)) != EXIT_OK)
 		return rc;
-	src = store_conflict_resolve(st, id, note, util_now_ms(), &changed);
+	if (cli_parse_int(argv[optind], 1, INT64_MAX, "ID", &id) != 0)
+		return cli_usage();
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_conflict_resolve(st, id, a.note, util_now_ms(), &changed);
 	if (src == STORE_OK && !changed)
 		src = store_conflict_state(st, id, &found, &resolved);
 	store_close(st);
 	if (src != STORE_OK)
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	if (!found) {
 		cli_warn("conflict %lld: no such conflict", id);
 		return EXIT_FAIL;
@@ -493,13 +473,13 @@ prune_jobs(struct settings *e, struct store *st, int64_t before,
 		cli_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	if ((rc = open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_WRITE, &cfg)) != EXIT_OK)
 		goto out;
 	for (;;) {
 		if ((src = store_jobs_ended(st, before, refs, PRUNE_JOBS_BATCH,
 		    &n)) != STORE_OK || n == 0)
 			break;
-		if ((rc = config_done(config_begin(cfg), "jobs", NULL)) !=
+		if ((rc = cli_config_done(config_begin(cfg), "jobs", NULL)) !=
 		    EXIT_OK)
 			goto out;
 		for (i = 0; i < n; i++) {
@@ -507,11 +487,11 @@ prune_jobs(struct settings *e, struct store *st, int64_t before,
 			    refs[i].job_id);
 			if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND) {
 				config_rollback(cfg);
-				rc = config_done(crc, refs[i].job_id, NULL);
+				rc = cli_config_done(crc, refs[i].job_id, NULL);
 				goto out;
 			}
 		}
-		if ((rc = config_done(config_commit(cfg), "jobs", NULL)) !=
+		if ((rc = cli_config_done(config_commit(cfg), "jobs", NULL)) !=
 		    EXIT_OK) {
 			config_rollback(cfg);
 			goto out;
@@ -523,7 +503,7 @@ prune_jobs(struct settings *e, struct store *st, int64_t before,
 			break;
 	}
 	if (src != STORE_OK)
-		rc = store_fail(e, src);
+		rc = cli_store_fail(e, src);
 out:
 	config_close(cfg);
 	free(refs);
@@ -577,15 +557,15 @@ prune_series(struct settings *e, struct store *st, int64_t *n)
 	int			 rc;
 
 	*n = 0;
-	if ((rc = open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
 		return rc;
 	if ((crc = configured_names(cfg, CONFIG_ENDPOINTS, &eps)) ==
 	    CONFIG_OK)
 		crc = configured_names(cfg, CONFIG_DESTINATIONS, &dests);
 	config_close(cfg);
-	if ((rc = config_done(crc, "config.db", NULL)) == EXIT_OK &&
+	if ((rc = cli_config_done(crc, "config.db", NULL)) == EXIT_OK &&
 	    (src = store_metrics_forget(st, eps, dests, n)) != STORE_OK)
-		rc = store_fail(e, src);
+		rc = cli_store_fail(e, src);
 	cJSON_free(eps);
 	cJSON_free(dests);
 	return rc;
@@ -594,50 +574,24 @@ prune_series(struct settings *e, struct store *st, int64_t *n)
 int
 cmd_prune(struct settings *e, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "receipts-days", required_argument, NULL, 'r' },
-		{ "actions-days", required_argument, NULL, 'a' },
-		{ "keep-jobs", no_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct state_opts	 a;
 	struct store_pruned	 p;
 	struct store		*st = NULL;
 	enum store_status	 src;
-	long long		 rdays = PRUNE_RECEIPTS_DAYS_DEFAULT;
-	long long		 adays = PRUNE_ACTIONS_DAYS_DEFAULT;
 	int64_t			 now = util_now_ms(), day = 86400000;
 	int64_t			 jobs = 0, polls = 0, series = 0;
-	int			 ch, keep_jobs = 0, rc;
+	int			 rc;
 
-	while ((ch = next_opt(argc, argv, opts)) != -1)
-		switch (ch) {
-		case 'r':
-			if (parse_int(optarg, 0, 36500, "--receipts-days",
-			    &rdays) != 0)
-				return EXIT_USAGE;
-			break;
-		case 'a':
-			if (parse_int(optarg, 1, 36500, "--actions-days",
-			    &adays) != 0)
-				return EXIT_USAGE;
-			break;
-		case 'k':
-			keep_jobs = 1;
-			break;
-		default:
-			return usage();
-		}
-	if (argc != optind)
-		return usage();
-	if ((rc = open_store(e, 0, &st)) != EXIT_OK)
+	if ((rc = state_args(argc, argv, PRUNE, 0, &a)) != EXIT_OK ||
+	    (rc = cli_open_store(e, 0, &st)) != EXIT_OK)
 		return rc;
-	src = store_prune(st, now - rdays * day, now - adays * day, &p);
+	src = store_prune(st, now - a.rdays * day, now - a.adays * day, &p);
 	if (src != STORE_OK) {
 		store_close(st);
-		return store_fail(e, src);
+		return cli_store_fail(e, src);
 	}
-	if (!keep_jobs && (rc = prune_jobs(e, st, now - adays * day, &jobs,
-	    &polls)) != EXIT_OK)
+	if (!a.keep_jobs && (rc = prune_jobs(e, st, now - a.adays * day,
+	    &jobs, &polls)) != EXIT_OK)
 		cli_warn("ended jobs not pruned: config.db must be writable"
 		    " (run as its owner), or give --keep-jobs");
 	/* Series are a nicety: a config.db it cannot read only leaves them. */

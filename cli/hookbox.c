@@ -56,7 +56,7 @@
 /* endpoint add's help says the most a mapping file holds. */
 _Static_assert(MAPPING_TEXT_MAX == 16 * 1024, "endpoint add's help");
 
-static const struct cmd cmds[] = {
+static const struct cli_command cmds[] = {
 	{ "init", NULL, cmd_init, NONE, "[--grant ROLE]...",
 	    "  --grant ROLE           PostgreSQL: let ROLE serve (read"
 	    " hookbox_config, write\n"
@@ -72,7 +72,7 @@ static const struct cmd cmds[] = {
 	    " dispatcher\n"
 	    "                         connect as; prints its GRANT lines for"
 	    " a DBA to run\n" },
-	{ "tenant", "add", cmd_tenant_add, W_CONFIG,
+	{ "tenant", "add", cmd_edit, W_CONFIG,
 	    "[--inactive] [--status-base URL] [--api-key-file FILE|-] ID",
 	    "  --inactive             add the tenant inactive (default active)\n"
 	    "  --status-base URL      base of the provider's status API, for"
@@ -80,7 +80,7 @@ static const struct cmd cmds[] = {
 	    "  --api-key-file FILE|-  the status API's key, from a file or"
 	    " standard input\n"
 	    "                         (default none)\n" },
-	{ "tenant", "set", cmd_tenant_set, W_CONFIG,
+	{ "tenant", "set", cmd_edit, W_CONFIG,
 	    "[--active|--inactive] [--status-base URL]"
 	    " [--api-key-file FILE|-] ID",
 	    "  --active, --inactive   let it in, or refuse its requests"
@@ -95,9 +95,9 @@ static const struct cmd cmds[] = {
 	{ "tenant", "list", cmd_list, R_CONFIG, "[--tenant ID] " LIST_USAGE,
 	    "  --tenant ID            only that tenant (default all)\n"
 	    LIST_HELP },
-	{ "tenant", "remove", cmd_remove, W_CONFIG, "ID",
+	{ "tenant", "remove", cmd_edit, W_CONFIG, "ID",
 	    "" },
-	{ "endpoint", "add", cmd_endpoint_add, W_CONFIG,
+	{ "endpoint", "add", cmd_edit, W_CONFIG,
 	    "--tenant T\n"
 	    "       [--kind tornado-job|tornado-org|mapped]"
 	    " [--mapping FILE|-]\n"
@@ -134,7 +134,7 @@ static const struct cmd cmds[] = {
 	    "                         +90m (default never)\n"
 	    "  NAME                   not starting with '_' (_health and"
 	    " _metrics are taken)\n" },
-	{ "endpoint", "set", cmd_endpoint_set, W_CONFIG,
+	{ "endpoint", "set", cmd_edit, W_CONFIG,
 	    "[--tolerance S] [--header H]\n"
 	    "       [--mapping FILE|-] NAME",
 	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
@@ -184,9 +184,9 @@ static const struct cmd cmds[] = {
 	    "  --mapping              its mapping alone, canonical, as"
 	    " --mapping takes it\n"
 	    "                         (default the whole endpoint)\n" },
-	{ "endpoint", "remove", cmd_remove, W_CONFIG, "NAME",
+	{ "endpoint", "remove", cmd_edit, W_CONFIG, "NAME",
 	    "" },
-	{ "destination", "add", cmd_destination_add, W_CONFIG,
+	{ "destination", "add", cmd_edit, W_CONFIG,
 	    "--tenant T --url URL [--idempotent] [--status-url URL]\n"
 	    "       [--secret-file FILE|-] [--timeout-ms N]"
 	    " [--max-attempts N]\n"
@@ -216,7 +216,7 @@ static const struct cmd cmds[] = {
 	    " metadata.google.internal...)\n"
 	    "                         (default refused; loopback is always"
 	    " allowed)\n" },
-	{ "destination", "set", cmd_destination_set, W_CONFIG,
+	{ "destination", "set", cmd_edit, W_CONFIG,
 	    "--tenant T [--url URL] [--timeout-ms N] [--max-attempts N]\n"
 	    "       [--idempotent|--not-idempotent]"
 	    " [--status-url URL|--no-status-url]\n"
@@ -245,9 +245,9 @@ static const struct cmd cmds[] = {
 	    },
 	{ "destination", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
 	    TENANT_FILTER_HELP LIST_HELP },
-	{ "destination", "remove", cmd_remove, W_CONFIG, "--tenant T NAME",
+	{ "destination", "remove", cmd_edit, W_CONFIG, "--tenant T NAME",
 	    "  --tenant T             the tenant it belongs to (required)\n" },
-	{ "job", "add", cmd_job_add, W_CONFIG,
+	{ "job", "add", cmd_edit, W_CONFIG,
 	    "--tenant T --attempt A --step S --destination D\n"
 	    "       [--source-url URL] [--output JSON] JOB_ID",
 	    "  --tenant T             the tenant that owns the job (required)\n"
@@ -276,7 +276,7 @@ static const struct cmd cmds[] = {
 	    " (default " HB_STR(IMPORT_BATCH_DEFAULT) ")\n"
 	    "                         a bad line is reported and skipped;"
 	    " exit 1 if any\n" },
-	{ "job", "remove", cmd_remove, W_CONFIG, "--tenant T JOB_ID",
+	{ "job", "remove", cmd_edit, W_CONFIG, "--tenant T JOB_ID",
 	    "  --tenant T             the tenant that owns the job"
 	    " (required)\n" },
 	{ "observe", NULL, cmd_observe, R_CONFIG | W_STATE,
@@ -423,9 +423,9 @@ main_usage(void)
 
 /* c's help: its usage, then every option with its default, to stdout. */
 static int
-cmd_help(const struct cmd *c)
+cmd_help(const struct cli_command *c)
 {
-	print_usage(stdout, "usage:", c);
+	cli_print_usage(stdout, "usage:", c);
 	printf("\noptions:\n%s%s", c->help, COMMON_HELP);
 	return EXIT_OK;
 }
@@ -452,7 +452,7 @@ group_usage(FILE *f, const char *name)
 	for (i = 0; i < NCMDS; i++) {
 		if (cmds[i].sub == NULL || strcmp(cmds[i].name, name) != 0)
 			continue;
-		print_usage(f, first ? "usage:" : "      ", &cmds[i]);
+		cli_print_usage(f, first ? "usage:" : "      ", &cmds[i]);
 		first = 0;
 	}
 	fprintf(f, "\n`hookbox %s COMMAND --help` shows its options.\n", name);
@@ -462,7 +462,7 @@ group_usage(FILE *f, const char *name)
  * The command that argv's first words name (argv[0], and argv[1] for a
  * two-word command), or NULL; *words is how many it took.
  */
-static const struct cmd *
+static const struct cli_command *
 find_cmd(int argc, char **argv, int *words)
 {
 	size_t	i;
@@ -494,7 +494,7 @@ unknown(int argc, char **argv)
 
 /* Non-zero for `endpoint secret`'s third word (help shows them all). */
 static int
-is_secret_verb(const struct cmd *c, const char *w)
+is_secret_verb(const struct cli_command *c, const char *w)
 {
 	return c->fn == cmd_endpoint_secret && (strcmp(w, "add") == 0 ||
 	    strcmp(w, "list") == 0 || strcmp(w, "revoke") == 0);
@@ -504,7 +504,7 @@ is_secret_verb(const struct cmd *c, const char *w)
 static int
 help(int argc, char **argv)
 {
-	const struct cmd	*c;
+	const struct cli_command	*c;
 	int			 words;
 
 	if (argc == 0 || strcmp(argv[0], "help") == 0 ||
@@ -591,7 +591,7 @@ env_setup(struct settings *e, const char *dir, int need_dir)
  * where its siblings add and revoke write.
  */
 static int
-check_dir(const struct settings *e, const struct cmd *c, int argc,
+check_dir(const struct settings *e, const struct cli_command *c, int argc,
     char **argv)
 {
 	char	why[PATH_MAX + 128];
@@ -657,7 +657,7 @@ main(int argc, char *argv[])
 	if (wants_help(argc, argv))
 		return cmd_help(cli_cmd);
 	if ((argc = take_dir(argc, argv, &dir)) < 0)
-		return usage();
+		return cli_usage();
 	if (util_init() != 0) {
 		cli_warn("libsodium failed to initialise");
 		return EXIT_FAIL;

@@ -76,12 +76,6 @@ table_add(struct table *t, const char *const *cells)
 	return 0;
 }
 
-size_t
-table_rows(const struct table *t)
-{
-	return t->nrows;
-}
-
 /* Prints one cell padded to w (with pad: not for the line's last cell). */
 static void
 cell(FILE *f, const char *s, const struct table_col *c, size_t w, int pad)

@@ -28,8 +28,6 @@ struct table;
 struct table	*table_new(const struct table_col *cols, size_t n);
 /* Appends a row of the table's n cells (NULL prints empty); -1 when out of memory. */
 int		 table_add(struct table *, const char *const *cells);
-/* The number of rows added. */
-size_t		 table_rows(const struct table *);
 /* Prints the header line and every row to f. */
 void		 table_print(const struct table *, FILE *f);
 void		 table_free(struct table *);

@@ -205,6 +205,15 @@ eq "completed then failed: conflict" conflict "$(jget result "$out")"
 st=$("$HB" status --json)
 eq "conflict counted" 1 "$(jget conflicts_open "$st")"
 eq "still one pending" 1 "$(jget outbox.pending "$st")"
+# requeue says what it did in one line; a refused one says nothing there.
+a=acme:att-42:analyze-v1
+out=$("$HB" requeue "$a" 2>/dev/null); eq "requeue of a pending action" 1 $?
+eq "a refused requeue prints nothing" "" "$out"
+sqlite3 "$HOOKBOX_DIR/state.db" \
+    "UPDATE outbox SET state = 'dead' WHERE action_id = '$a'"
+out=$("$HB" requeue "$a"); eq "requeue of a dead action" 0 $?
+eq "requeue says so" "action $a requeued" "$out"
+eq "requeued: pending again" 1 "$(jget outbox.pending "$("$HB" status --json)")"
 
 out=$(printf '%s' '{"id":"job-x","status":"Completed"}' |
     "$HB" observe --tenant acme); rc=$?
@@ -306,6 +315,54 @@ eq "dispatch --once on a new DIR" 0 $?
 contains "dispatch start line" \
     " level=info event=start program=\"hookbox dispatch\" version=$ver dir=$tmp/blank " \
     "$(cat "$tmp/err")"
+
+# ---- each add and set says what it did, in one line; a failure, nothing ----
+c="$tmp/confirm"
+"$HB" -d "$c" init >/dev/null
+# confirm WHAT EXPECTED ARGS...: the command succeeds and prints EXPECTED.
+confirm() {
+	_what=$1 _want=$2
+	shift 2
+	_out=$("$HB" -d "$c" "$@"); eq "$_what: exit" 0 $?
+	eq "$_what: says so" "$_want" "$_out"
+}
+# silent WHAT RC ARGS...: the command fails with RC and prints nothing.
+silent() {
+	_what=$1 _want=$2
+	shift 2
+	_out=$("$HB" -d "$c" "$@" 2>/dev/null); eq "$_what: exit" "$_want" $?
+	eq "$_what: prints nothing" "" "$_out"
+}
+confirm "tenant add" "tenant t1 added" tenant add t1
+silent "tenant add twice" 1 tenant add t1
+silent "tenant add without an ID" 2 tenant add
+confirm "tenant set" "tenant t1 updated" tenant set --inactive t1
+silent "tenant set of no tenant" 1 tenant set --active nobody
+silent "tenant set with nothing to change" 2 tenant set t1
+confirm "endpoint add" "endpoint e1 added" endpoint add e1 --tenant t1 \
+    --secret-file "$tmp/secret"
+silent "endpoint add twice" 1 endpoint add e1 --tenant t1 \
+    --secret-file "$tmp/secret"
+confirm "endpoint set" "endpoint e1 updated" endpoint set --tolerance 60 e1
+silent "endpoint set of no endpoint" 1 endpoint set --tolerance 60 nobody
+confirm "destination add" "destination d1 of tenant t1 added" \
+    destination add d1 --tenant t1 --url http://127.0.0.1:9/d1
+silent "destination add of a bad URL" 1 destination add d2 --tenant t1 \
+    --url ftp://x
+confirm "destination set" "destination d1 of tenant t1 updated" \
+    destination set d1 --tenant t1 --timeout-ms 500
+silent "destination set of no destination" 1 destination set nobody \
+    --tenant t1 --timeout-ms 500
+confirm "job add" "job j1 of tenant t1 added" job add j1 --tenant t1 \
+    --attempt a1 --step s1 --destination d1
+silent "job add of a taken action" 1 job add j2 --tenant t1 --attempt a1 \
+    --step s1 --destination d1
+confirm "endpoint secret add" "endpoint e1: secret 2 added, expires never" \
+    endpoint secret add --secret-file "$tmp/secret" e1
+confirm "endpoint secret revoke" "endpoint e1: secret 1 revoked" \
+    endpoint secret revoke e1 1
+silent "endpoint secret revoke of the last" 1 endpoint secret revoke e1 2
+contains "a confirmed job is there" "j1" "$("$HB" -d "$c" job list)"
 
 # ---- disorder: its refusals, before anything is made ----
 d="$tmp/blank"
