@@ -16,7 +16,7 @@
 
 /* The release, for --version; the Makefile's HB_VERSION overrides it. */
 #ifndef HB_VERSION
-#define HB_VERSION	"0.9.0"
+#define HB_VERSION	"0.10.0"
 #endif
 
 /* A macro's value as a string literal: HB_STR(300) is "300" (help texts). */
