@@ -235,10 +235,14 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 			if (list_opt(ch, &o) != 0)
 				return EXIT_USAGE;
 		}
-	if (argc != optind || name == NULL)
+	if (argc != optind)
 		return usage();
-	if (store_state_parse(name, &state) != 0) {
-		cli_warn("--state: pending, leased, delivered, dead or unknown");
+	/* No --state, or "all": every state (STORE_STATE__N). */
+	state = STORE_STATE__N;
+	if (name != NULL && strcmp(name, "all") != 0 &&
+	    store_state_parse(name, &state) != 0) {
+		cli_warn("--state: pending, leased, delivered, dead, unknown"
+		    " or all");
 		return EXIT_USAGE;
 	}
 	if ((rc = known_names(e, f.tenant, f.destination)) != EXIT_OK ||

@@ -459,6 +459,24 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " WHERE state = ?1 AND (?3::text IS NULL OR destination = ?3)"
 	    " AND (?4::text IS NULL OR tenant = ?4) AND created_at >= ?5"
 	    " ORDER BY created_at LIMIT nullif(?2::bigint, -1)" },
+	/* STORE_Q_LIST_STATE's in every state: ?1 is NULL. */
+	[STORE_Q_LIST_ALL] = { "SELECT json_object('action', action_id, 'tenant',"
+	    " tenant, 'destination', destination, 'state', state, 'attempts',"
+	    " attempts, 'next_at', next_at, 'lease_owner', lease_owner,"
+	    " 'lease_until', lease_until, 'created_at', created_at,"
+	    " 'updated_at', updated_at, 'last_status', last_status,"
+	    " 'last_error', last_error) FROM outbox WHERE ?1 IS NULL"
+	    " AND (?3 IS NULL OR destination = ?3) AND (?4 IS NULL OR"
+	    " tenant = ?4) AND created_at >= ?5 ORDER BY created_at LIMIT ?2",
+	    "SELECT json_build_object('action', action_id,"
+	    " 'tenant', tenant, 'destination', destination, 'state', state,"
+	    " 'attempts', attempts, 'next_at', next_at, 'lease_owner',"
+	    " lease_owner, 'lease_until', lease_until, 'created_at',"
+	    " created_at, 'updated_at', updated_at, 'last_status',"
+	    " last_status, 'last_error', last_error) FROM outbox"
+	    " WHERE ?1::text IS NULL AND (?3::text IS NULL OR destination = ?3)"
+	    " AND (?4::text IS NULL OR tenant = ?4) AND created_at >= ?5"
+	    " ORDER BY created_at LIMIT nullif(?2::bigint, -1)" },
 	[STORE_Q_LIST_ATTEMPTS] = { "SELECT json_object('n', n, 'owner', owner,"
 	    " 'started_at', started_at, 'ended_at', ended_at, 'http_status',"
 	    " http_status, 'error', error) FROM attempts WHERE action_id = ?1"

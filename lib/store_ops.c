@@ -155,10 +155,12 @@ store_outbox_list_where(struct store *s, enum store_state state,
 	*out = NULL;
 	if (f == NULL)
 		f = &no_filter;
-	if (store_state_name(state) == NULL)
+	if (state != STORE_STATE__N && store_state_name(state) == NULL)
 		return STORE_ERROR;
-	if ((st = store_stmt(s, STORE_Q_LIST_STATE)) == NULL)
+	if ((st = store_stmt(s, state == STORE_STATE__N ? STORE_Q_LIST_ALL :
+	    STORE_Q_LIST_STATE)) == NULL)
 		return store_last(s);
+	/* NULL for STORE_STATE__N: every state. */
 	if (db_bind_opt(st, 1, store_state_name(state)) != DB_OK ||
 	    db_bind_int64(st, 2, limit_of(f)) != DB_OK ||
 	    db_bind_opt(st, 3, f->destination) != DB_OK ||

@@ -59,7 +59,8 @@ struct store_list_filter {
 };
 
 /* store_outbox_list(), store_attempts_list(), store_conflicts_list() with
-   a filter (NULL: none); times in unix ms. */
+   a filter (NULL: none); times in unix ms.  The outbox's state
+   STORE_STATE__N lists every state, oldest first. */
 HB_API enum store_status store_outbox_list_where(struct store *,
     enum store_state, const struct store_list_filter *, struct cJSON **out)
     HB_MUST_CHECK;
