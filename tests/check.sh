@@ -95,9 +95,9 @@ scripts() {
 		done
 	done
 	# `make install` and its systemd units (rated, then started in a
-	# container), and the server set-up script: the normal build's
-	# programs only.
-	for script in install setup run hosts pgfail units; do
+	# container), the server set-up script, and the bash completion:
+	# the normal build's programs only.
+	for script in install setup run hosts pgfail units completion; do
 		run "tests/$script.sh build" sh "tests/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under
