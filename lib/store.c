@@ -303,16 +303,24 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " lease_until = t.u, attempts = o.attempts + 1, updated_at = ?3"
 	    " FROM t WHERE o.action_id = t.action_id"
 	    " RETURNING o.action_id, o.payload, o.lease_until" },
-	/* In the order picked: the attempts' ids say the tenants' turns. */
+	/*
+	 * In the order picked: the attempts' ids say the tenants' turns.
+	 * n goes on from the action's last attempt, across a requeue, which
+	 * sets outbox.attempts (the backoff's and max_attempts' count) back
+	 * to 0; without one the two are equal.
+	 */
 	[STORE_Q_ATTEMPT_START] = { "INSERT INTO attempts(action_id, n, owner,"
-	    " started_at) SELECT o.action_id, o.attempts, CAST(?2 AS TEXT),"
+	    " started_at) SELECT o.action_id, coalesce((SELECT max(a.n) FROM"
+	    " attempts a WHERE a.action_id = o.action_id), 0) + 1,"
+	    " CAST(?2 AS TEXT),"
 	    " CAST(?3 AS BIGINT) FROM json_each(?1) k JOIN outbox o"
 	    " ON o.action_id = json_extract(k.value, '$[0]')"
 	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"
 	    " AND o.updated_at = ?3 ORDER BY k.key"
 	    " RETURNING action_id, id",
 	    "INSERT INTO attempts(action_id, n, owner, started_at)"
-	    " SELECT o.action_id, o.attempts, CAST(?2 AS TEXT),"
+	    " SELECT o.action_id, coalesce((SELECT max(a.n) FROM attempts a"
+	    " WHERE a.action_id = o.action_id), 0) + 1, CAST(?2 AS TEXT),"
 	    " CAST(?3 AS BIGINT) FROM json_array_elements(?1::json)"
 	    " WITH ORDINALITY k(v, i) JOIN outbox o ON o.action_id = k.v->>0"
 	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"

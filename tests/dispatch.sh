@@ -195,6 +195,13 @@ eq "status counts the dead" 1 "$(jget outbox.dead "$st")"
 "$HB" dispatch --once
 eq "requeued: delivered" delivered "$(state_of "$a")"
 eq "same key after requeue" "$a " "$(keys bad)"
+# The history numbers on across the requeue; the outbox's count, which
+# the backoff and --max-attempts go by, started again.
+eq "attempts after requeue: 1 then 2" "1 2" "$("$HB" attempts --json "$a" |
+    sed -n 's/.*"n":[[:space:]]*\([0-9]*\).*/\1/p' | tr '\n' ' ' |
+    sed 's/ $//')"
+eq "the count since the requeue" 1 \
+    "$(sq "SELECT attempts FROM outbox WHERE action_id = '$a'")"
 
 # ---- max attempts: dead ----
 sink down 503
