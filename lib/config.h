@@ -45,9 +45,9 @@ enum config_status {
 				   (config_cache.h) */
 	CONFIG_OLD,		/* the schema of an older release: `hookbox
 				   init` upgrades it (config_map.h) */
-	CONFIG_DENIED		/* not this user's or role's to do: a file or
-				   directory read-only to it (SQLite), no
-				   grant (PostgreSQL's insufficient_privilege) */
+	CONFIG_DENIED		/* not this user's or role's to do: a
+				   file or directory read-only to it
+				   (SQLite), no grant (PostgreSQL) */
 };
 
 enum config_mode { CONFIG_READ, CONFIG_WRITE };

@@ -468,8 +468,9 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " AND (?4::text IS NULL OR tenant = ?4) AND created_at >= ?5"
 	    " ORDER BY created_at LIMIT nullif(?2::bigint, -1)" },
 	/* STORE_Q_LIST_STATE's in every state: ?1 is NULL. */
-	[STORE_Q_LIST_ALL] = { "SELECT json_object('action', action_id, 'tenant',"
-	    " tenant, 'destination', destination, 'state', state, 'attempts',"
+	[STORE_Q_LIST_ALL] = { "SELECT json_object('action', action_id,"
+	    " 'tenant', tenant, 'destination', destination, 'state', state,"
+	    " 'attempts',"
 	    " attempts, 'next_at', next_at, 'lease_owner', lease_owner,"
 	    " 'lease_until', lease_until, 'created_at', created_at,"
 	    " 'updated_at', updated_at, 'last_status', last_status,"
