@@ -454,8 +454,8 @@ config_strerror(enum config_status s)
 		return "configuration database of an older hookbox: run"
 		    " `hookbox init` to upgrade it";
 	case CONFIG_DENIED:
-		return "permission denied: the configuration is read-only to"
-		    " this user or role";
+		return "permission denied to this user or role (a read-only"
+		    " file or directory, or a missing grant)";
 	}
 	return "unknown error";
 }
