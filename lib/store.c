@@ -317,7 +317,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " ON o.action_id = json_extract(k.value, '$[0]')"
 	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"
 	    " AND o.updated_at = ?3 ORDER BY k.key"
-	    " RETURNING action_id, id",
+	    " RETURNING action_id, id, n",
 	    "INSERT INTO attempts(action_id, n, owner, started_at)"
 	    " SELECT o.action_id, coalesce((SELECT max(a.n) FROM attempts a"
 	    " WHERE a.action_id = o.action_id), 0) + 1, CAST(?2 AS TEXT),"
@@ -325,7 +325,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " WITH ORDINALITY k(v, i) JOIN outbox o ON o.action_id = k.v->>0"
 	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"
 	    " AND o.updated_at = ?3 ORDER BY k.i"
-	    " RETURNING action_id, id" },
+	    " RETURNING action_id, id, n" },
 	/*
 	 * A record, set-based (store_outbox_finish()): ?1 the attempts'
 	 * ends as [[attempt id, ended, status, error], ...].

@@ -311,7 +311,7 @@ read_leases(struct store *s, struct db_stmt *st, struct store_claim_row *c,
 	return store_status_of(s, rc);
 }
 
-/* Files the attempts' ids (action, id) in the leases of c. */
+/* Files the attempts' ids and numbers (action, id, n) in c's leases. */
 static enum store_status
 read_attempts(struct store *s, struct db_stmt *st, struct store_claim_row *c,
     int n)
@@ -325,6 +325,7 @@ read_attempts(struct store *s, struct db_stmt *st, struct store_claim_row *c,
 			    strcmp(c[i].lease.action, db_col_text(st, 0)) ==
 			    0) {
 				c[i].lease.attempt_id = db_col_int64(st, 1);
+				c[i].lease.n = (int)db_col_int64(st, 2);
 				got++;
 				break;
 			}

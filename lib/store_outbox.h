@@ -20,8 +20,12 @@ struct store_lease {
 	char	 tenant[HB_ID_MAX + 1];
 	char	 destination[HB_ID_MAX + 1];
 	char	*payload;		/* owned: store_lease_clear() */
-	int	 attempt;		/* this attempt's number, from 1 */
+	int	 attempt;		/* the row's count of attempts with this
+					   one, from 1 (again after a
+					   requeue): the backoff's */
 	int64_t	 attempt_id;		/* its row in attempts */
+	int	 n;			/* that row's number: from 1, on
+					   across a requeue */
 	int64_t	 lease_until;
 };
 

@@ -654,6 +654,7 @@ START_TEST(claim_records_attempt)
 	ck_assert_str_eq(l.tenant, "a");
 	ck_assert_str_eq(l.destination, "sink");
 	ck_assert_int_eq(l.attempt, 1);
+	ck_assert_int_eq(l.n, 1);
 	ck_assert_int_eq(l.lease_until, T0 + 30005);
 	ck_assert_ptr_nonnull(l.payload);
 	ck_assert_str_eq(l.payload, qt("SELECT payload FROM outbox"
@@ -2296,6 +2297,7 @@ START_TEST(requeue_numbers_go_on)
 	/* The lease says the count; the attempt's row, its number. */
 	claim(ACT("a", 1), "w1", T0 + 40, T0 + 30040, &l);
 	ck_assert_int_eq(l.attempt, 1);
+	ck_assert_int_eq(l.n, 3);
 	store_lease_clear(&l);
 	ck_assert_int_eq(attempts_of(ACT("a", 1)), 1);
 	ck_assert_str_eq(qt2("SELECT group_concat(n, ',') FROM"
