@@ -275,10 +275,12 @@ cmd_list_state(struct settings *e, int argc, char **argv)
 
 	if ((rc = state_args(argc, argv, LIST, 0, &a)) != EXIT_OK)
 		return rc;
-	if (a.state == NULL)
-		return cli_usage();
-	if (store_state_parse(a.state, &state) != 0) {
-		cli_warn("--state: pending, leased, delivered, dead or unknown");
+	/* No --state, or "all": every state (STORE_STATE__N). */
+	state = STORE_STATE__N;
+	if (a.state != NULL && strcmp(a.state, "all") != 0 &&
+	    store_state_parse(a.state, &state) != 0) {
+		cli_warn("--state: pending, leased, delivered, dead, unknown"
+		    " or all");
 		return EXIT_USAGE;
 	}
 	if ((rc = known_names(e, a.tenant, a.destination)) != EXIT_OK ||

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,9 @@
 #include "cli.h"
 
 const struct cli_command	*cli_cmd;
+
+/* The settings open_config() last opened with, for config_done(). */
+static const struct settings	*config_env;
 
 void
 cli_warn(const char *fmt, ...)
@@ -219,6 +223,7 @@ cli_open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 {
 	enum config_status	rc;
 
+	config_env = e;
 	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
 	    CONFIG_OK) {
 		if (rc == CONFIG_NOMEM || !pg_explain(e, ACCESS_CONFIG))
@@ -245,6 +250,32 @@ cli_open_store(struct settings *e, int create, struct store **st)
 	return EXIT_OK;
 }
 
+/*
+ * A write the configuration refused to this user or role (CONFIG_DENIED):
+ * which file, and for whom, or which role.
+ */
+static void
+config_denied(const char *what)
+{
+	struct passwd	*pw;
+	uid_t		 uid = geteuid();
+
+	if (config_env == NULL)
+		cli_warn("%s: %s", what, config_strerror(CONFIG_DENIED));
+	else if (config_env->pg)
+		cli_warn("%s: the PostgreSQL role of %s has no write permission"
+		    " on the configuration (hookbox_config): it may not change"
+		    " it", what, settings_config_name(config_env));
+	else if ((pw = getpwuid(uid)) != NULL && pw->pw_name != NULL)
+		cli_warn("%s: %s is read-only for user %s, who may not change"
+		    " the configuration", what,
+		    settings_config_name(config_env), pw->pw_name);
+	else
+		cli_warn("%s: %s is read-only for uid %lu, who may not change"
+		    " the configuration", what,
+		    settings_config_name(config_env), (unsigned long)uid);
+}
+
 /* Reports a configuration write's outcome. */
 int
 cli_config_done(enum config_status rc, const char *what,
@@ -255,6 +286,8 @@ cli_config_done(enum config_status rc, const char *what,
 	/* why by address: it is set by the call that is our first argument. */
 	if (rc == CONFIG_INVALID && why != NULL && *why != NULL)
 		cli_warn("%s: invalid %s", what, *why);
+	else if (rc == CONFIG_DENIED)
+		config_denied(what);
 	else
 		cli_warn("%s: %s", what, config_strerror(rc));
 	return cli_config_exit(rc);

@@ -323,10 +323,11 @@ static const struct cli_command cmds[] = {
 	    "  --timeout-ms N         per-request timeout, 1..600000 (default "
 	    HB_STR(POLL_TIMEOUT_MS_DEFAULT) ")\n" },
 	{ "list", NULL, cmd_list_state, W_STATE,
-	    "--state pending|leased|delivered|dead|unknown [--tenant T]\n"
-	    "       [--destination D] " LIST_USAGE,
-	    "  --state S              pending, leased, delivered, dead or"
-	    " unknown (required)\n"
+	    "[--state pending|leased|delivered|dead|unknown|all]\n"
+	    "       [--tenant T] [--destination D] " LIST_USAGE,
+	    "  --state S              pending, leased, delivered, dead,"
+	    " unknown or all\n"
+	    "                         (default all)\n"
 	    TENANT_FILTER_HELP
 	    "  --destination D        only actions for destination D"
 	    " (default all)\n"

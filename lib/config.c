@@ -454,6 +454,9 @@ config_strerror(enum config_status s)
 	case CONFIG_OLD:
 		return "configuration database of an older hookbox: run"
 		    " `hookbox init` to upgrade it";
+	case CONFIG_DENIED:
+		return "permission denied to this user or role (a read-only"
+		    " file or directory, or a missing grant)";
 	}
 	return "unknown error";
 }
@@ -510,6 +513,15 @@ config_status_of(const struct config *c, enum db_rc rc)
 		return CONFIG_NOMEM;
 	case DB_CONSTRAINT:
 		return c != NULL ? constraint_of(c) : CONFIG_INVALID;
+	case DB_DENIED:
+		return CONFIG_DENIED;
+	case DB_READONLY:
+		/*
+		 * SQLite's: the file or its directory is not this user's to
+		 * write.  PostgreSQL's is a standby's, no one's to write.
+		 */
+		return c != NULL && db_kind(c->db) == DB_POSTGRES ?
+		    CONFIG_ERROR : CONFIG_DENIED;
 	default:
 		return CONFIG_ERROR;
 	}

@@ -40,12 +40,15 @@ enum config_status {
 	CONFIG_INVALID,		/* a value failed validation (see *why) */
 	CONFIG_REFUSED,		/* still referenced, or refers to nothing */
 	CONFIG_BUSY,		/* locked past the busy timeout */
-	CONFIG_ERROR,		/* I/O, corruption, wrong schema, read-only */
+	CONFIG_ERROR,		/* I/O, corruption, wrong schema */
 	CONFIG_NOMEM,
 	CONFIG_STALE,		/* changed since the snapshot
 				   (config_cache.h) */
-	CONFIG_OLD		/* the schema of an older release: `hookbox
+	CONFIG_OLD,		/* the schema of an older release: `hookbox
 				   init` upgrades it (config_map.h) */
+	CONFIG_DENIED		/* not this user's or role's to do: a
+				   file or directory read-only to it
+				   (SQLite), no grant (PostgreSQL) */
 };
 
 enum config_mode { CONFIG_READ, CONFIG_WRITE };

@@ -726,7 +726,8 @@ log_attempt(struct outbox *ob, const struct store_finish *f,
 	log_str(&l, "action", f->lease->action);
 	log_str(&l, "tenant", f->lease->tenant);
 	log_str(&l, "destination", f->lease->destination);
-	log_int(&l, "attempt", f->lease->attempt);
+	/* As `hookbox attempts` numbers it. */
+	log_int(&l, "attempt", f->lease->n);
 	log_str(&l, "outcome", outbox_outcome_name(f->out));
 	log_int(&l, "status", f->http_status);
 	log_int(&l, "duration_ms", it->started > 0 ? f->ended - it->started :

@@ -203,6 +203,25 @@ dir_denied(const char *path, char *why, size_t len)
 	return SETTINGS_DIR_DENIED;
 }
 
+/*
+ * "PATH is read-only for user NAME, ..." into why: config.db that the
+ * user may read but not write.
+ */
+static enum settings_dir
+config_readonly(const char *path, char *why, size_t len)
+{
+	struct passwd	*pw;
+	uid_t		 uid = geteuid();
+
+	if ((pw = getpwuid(uid)) != NULL && pw->pw_name != NULL)
+		snprintf(why, len, "%s is read-only for user %s, who may not"
+		    " change the configuration", path, pw->pw_name);
+	else
+		snprintf(why, len, "%s is read-only for uid %lu, who may not"
+		    " change the configuration", path, (unsigned long)uid);
+	return SETTINGS_DIR_DENIED;
+}
+
 /* 0 when the effective user has mode on path, else errno. */
 static int
 may(const char *path, int mode)
@@ -264,7 +283,9 @@ settings_check_dir(const struct settings *s, int need, char *why,
 		return dir_denied(s->config_path, why, len);
 	if ((need & SETTINGS_NEED_CONFIG_WRITE) &&
 	    may(s->config_path, R_OK | W_OK) != 0)
-		return dir_denied(s->config_path, why, len);
+		return may(s->config_path, R_OK) == 0 ?
+		    config_readonly(s->config_path, why, len) :
+		    dir_denied(s->config_path, why, len);
 	if (need & SETTINGS_NEED_STATE_WRITE) {
 		if (may(s->state_path, R_OK | W_OK) != 0)
 			return dir_denied(s->state_path, why, len);

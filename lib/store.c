@@ -303,21 +303,29 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " lease_until = t.u, attempts = o.attempts + 1, updated_at = ?3"
 	    " FROM t WHERE o.action_id = t.action_id"
 	    " RETURNING o.action_id, o.payload, o.lease_until" },
-	/* In the order picked: the attempts' ids say the tenants' turns. */
+	/*
+	 * In the order picked: the attempts' ids say the tenants' turns.
+	 * n goes on from the action's last attempt, across a requeue, which
+	 * sets outbox.attempts (the backoff's and max_attempts' count) back
+	 * to 0; without one the two are equal.
+	 */
 	[STORE_Q_ATTEMPT_START] = { "INSERT INTO attempts(action_id, n, owner,"
-	    " started_at) SELECT o.action_id, o.attempts, CAST(?2 AS TEXT),"
+	    " started_at) SELECT o.action_id, coalesce((SELECT max(a.n) FROM"
+	    " attempts a WHERE a.action_id = o.action_id), 0) + 1,"
+	    " CAST(?2 AS TEXT),"
 	    " CAST(?3 AS BIGINT) FROM json_each(?1) k JOIN outbox o"
 	    " ON o.action_id = json_extract(k.value, '$[0]')"
 	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"
 	    " AND o.updated_at = ?3 ORDER BY k.key"
-	    " RETURNING action_id, id",
+	    " RETURNING action_id, id, n",
 	    "INSERT INTO attempts(action_id, n, owner, started_at)"
-	    " SELECT o.action_id, o.attempts, CAST(?2 AS TEXT),"
+	    " SELECT o.action_id, coalesce((SELECT max(a.n) FROM attempts a"
+	    " WHERE a.action_id = o.action_id), 0) + 1, CAST(?2 AS TEXT),"
 	    " CAST(?3 AS BIGINT) FROM json_array_elements(?1::json)"
 	    " WITH ORDINALITY k(v, i) JOIN outbox o ON o.action_id = k.v->>0"
 	    " WHERE o.state = 'leased' AND o.lease_owner = ?2"
 	    " AND o.updated_at = ?3 ORDER BY k.i"
-	    " RETURNING action_id, id" },
+	    " RETURNING action_id, id, n" },
 	/*
 	 * A record, set-based (store_outbox_finish()): ?1 the attempts'
 	 * ends as [[attempt id, ended, status, error], ...].
@@ -457,6 +465,25 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " created_at, 'updated_at', updated_at, 'last_status',"
 	    " last_status, 'last_error', last_error) FROM outbox"
 	    " WHERE state = ?1 AND (?3::text IS NULL OR destination = ?3)"
+	    " AND (?4::text IS NULL OR tenant = ?4) AND created_at >= ?5"
+	    " ORDER BY created_at LIMIT nullif(?2::bigint, -1)" },
+	/* STORE_Q_LIST_STATE's in every state: ?1 is NULL. */
+	[STORE_Q_LIST_ALL] = { "SELECT json_object('action', action_id,"
+	    " 'tenant', tenant, 'destination', destination, 'state', state,"
+	    " 'attempts',"
+	    " attempts, 'next_at', next_at, 'lease_owner', lease_owner,"
+	    " 'lease_until', lease_until, 'created_at', created_at,"
+	    " 'updated_at', updated_at, 'last_status', last_status,"
+	    " 'last_error', last_error) FROM outbox WHERE ?1 IS NULL"
+	    " AND (?3 IS NULL OR destination = ?3) AND (?4 IS NULL OR"
+	    " tenant = ?4) AND created_at >= ?5 ORDER BY created_at LIMIT ?2",
+	    "SELECT json_build_object('action', action_id,"
+	    " 'tenant', tenant, 'destination', destination, 'state', state,"
+	    " 'attempts', attempts, 'next_at', next_at, 'lease_owner',"
+	    " lease_owner, 'lease_until', lease_until, 'created_at',"
+	    " created_at, 'updated_at', updated_at, 'last_status',"
+	    " last_status, 'last_error', last_error) FROM outbox"
+	    " WHERE ?1::text IS NULL AND (?3::text IS NULL OR destination = ?3)"
 	    " AND (?4::text IS NULL OR tenant = ?4) AND created_at >= ?5"
 	    " ORDER BY created_at LIMIT nullif(?2::bigint, -1)" },
 	[STORE_Q_LIST_ATTEMPTS] = { "SELECT json_object('n', n, 'owner', owner,"

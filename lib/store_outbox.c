@@ -43,10 +43,12 @@ store_outbox_list(struct store *s, enum store_state state,
 
 	*out = NULL;
 	f = store_filter(f);
-	if (store_state_name(state) == NULL)
+	if (state != STORE_STATE__N && store_state_name(state) == NULL)
 		return STORE_ERROR;
-	if ((st = store_stmt(s, STORE_Q_LIST_STATE)) == NULL)
+	if ((st = store_stmt(s, state == STORE_STATE__N ? STORE_Q_LIST_ALL :
+	    STORE_Q_LIST_STATE)) == NULL)
 		return store_last(s);
+	/* NULL for STORE_STATE__N: every state. */
 	if (db_bind_opt(st, 1, store_state_name(state)) != DB_OK ||
 	    db_bind_int64(st, 2, store_filter_limit(f)) != DB_OK ||
 	    db_bind_opt(st, 3, f->destination) != DB_OK ||
@@ -353,7 +355,7 @@ read_leases(struct store *s, struct db_stmt *st, struct store_claim_row *c,
 	return store_status_of(s, rc);
 }
 
-/* Files the attempts' ids (action, id) in the leases of c. */
+/* Files the attempts' ids and numbers (action, id, n) in c's leases. */
 static enum store_status
 read_attempts(struct store *s, struct db_stmt *st, struct store_claim_row *c,
     int n)
@@ -367,6 +369,7 @@ read_attempts(struct store *s, struct db_stmt *st, struct store_claim_row *c,
 			    strcmp(c[i].lease.action, db_col_text(st, 0)) ==
 			    0) {
 				c[i].lease.attempt_id = db_col_int64(st, 1);
+				c[i].lease.n = (int)db_col_int64(st, 2);
 				got++;
 				break;
 			}

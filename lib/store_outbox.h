@@ -29,9 +29,9 @@ HB_API enum store_status store_outbox_add(struct store *,
     const struct store_action *) HB_MUST_CHECK;
 
 /*
- * Outbox rows in one state, oldest first, as the filter shows them
- * (store.h; NULL: all), times in unix ms: a JSON array into *out, freed
- * with cJSON_Delete().  A read.
+ * Outbox rows in one state (STORE_STATE__N: every state), oldest first,
+ * as the filter shows them (store.h; NULL: all), times in unix ms: a
+ * JSON array into *out, freed with cJSON_Delete().  A read.
  */
 HB_API enum store_status store_outbox_list(struct store *, enum store_state,
     const struct store_list_filter *, struct cJSON **out) HB_MUST_CHECK;
@@ -42,8 +42,12 @@ struct store_lease {
 	char	 tenant[HB_ID_MAX + 1];
 	char	 destination[HB_ID_MAX + 1];
 	char	*payload;		/* owned: store_lease_clear() */
-	int	 attempt;		/* this attempt's number, from 1 */
+	int	 attempt;		/* the row's count of attempts with this
+					   one, from 1 (again after a
+					   requeue): the backoff's */
 	int64_t	 attempt_id;		/* its row in attempts */
+	int	 n;			/* that row's number: from 1, on
+					   across a requeue */
 	int64_t	 lease_until;
 };
 

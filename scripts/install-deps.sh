@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/install-deps.sh [-l] [run|check]
 # Installs the Debian packages hookbox needs: `run` what `make` and
-# `make run` need (the compiler, the libraries, nginx, curl), `check`
+# `make run` need (the compiler, the libraries, nginx, curl, and
+# bash-completion, which loads what `make install` puts in COMPDIR), `check`
 # (the default) that and everything the tests use (Check, sqlite3,
 # spawn-fcgi, systemd-analyze, groff, ...; systemd-container's
 # systemd-nspawn and iproute2's ip for tests/e2e/units.sh, which boots the
@@ -17,7 +18,8 @@ if [ "${1:-}" = -l ]; then
 	shift
 fi
 run_pkgs="gcc make pkg-config libc6-dev libsqlite3-dev libsodium-dev
-libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl"
+libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl
+bash-completion"
 check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
 util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
 postgresql systemd-container iproute2 chromium"

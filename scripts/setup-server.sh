@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/setup-server.sh [-u USER] [-w WEBGROUP] [-d DIR] [-b BINDIR]
+# scripts/setup-server.sh [-h] [-u USER] [-w WEBGROUP] [-d DIR] [-b BINDIR]
 #
 # Sets up a server for hookbox, as root, and can be run again at any
 # time (it changes only what is not as it should be):
@@ -23,16 +23,34 @@
 # is changed as USER, who can change nothing it does not own.
 set -eu
 user=hookbox web=www-data dir=/var/lib/hookbox bindir=""
-while getopts u:w:d:b: ch; do
+usage() {
+	echo "usage: setup-server.sh [-h] [-u USER] [-w WEBGROUP] [-d DIR]" \
+	    "[-b BINDIR]"
+	echo "  -u USER      the service user and group (default hookbox)"
+	echo "  -w WEBGROUP  the web server's group, checked to exist" \
+	    "(default www-data)"
+	echo "  -d DIR       the data directory (default /var/lib/hookbox)"
+	echo "  -b BINDIR    where hookbox is (default: on PATH)"
+	echo "  -h, --help   print this and exit"
+}
+[ "${1:-}" = --help ] && { usage; exit 0; }
+# The leading ':' leaves the messages to us: the usage, not "Illegal
+# option".
+while getopts :hu:w:d:b: ch; do
 	case $ch in
+	h) usage; exit 0 ;;
 	u) user=$OPTARG ;;
 	w) web=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	b) bindir=$OPTARG ;;
-	*) echo "usage: setup-server.sh [-u USER] [-w WEBGROUP] [-d DIR]" \
-	    "[-b BINDIR]" >&2; exit 2 ;;
+	:) echo "setup-server.sh: -$OPTARG needs a value" >&2
+	   usage >&2; exit 2 ;;
+	*) echo "setup-server.sh: unknown option -$OPTARG" >&2
+	   usage >&2; exit 2 ;;
 	esac
 done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { usage >&2; exit 2; }
 hb=${bindir:+$bindir/}hookbox
 say() { echo "setup-server: $*"; }
 die() { echo "setup-server: $*" >&2; exit 1; }

@@ -97,9 +97,10 @@ scripts() {
 	done
 	# `make install` and its systemd units (rated, then started in a
 	# container), an upgrade from the previous release, the server
-	# set-up script, and the manual pages against the programs' help:
-	# the normal build's programs only.
-	for script in install upgrade setup run hosts pgfail units mandrift; do
+	# set-up script, the manual pages against the programs' help, and
+	# the bash completion: the normal build's programs only.
+	for script in install upgrade setup run hosts pgfail units mandrift \
+	    completion; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under

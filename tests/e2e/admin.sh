@@ -545,6 +545,31 @@ refused "--retire-others-after in weeks" 2 "--retire-others-after \"1w\"" \
 refused "set with an unknown option" 2 "usage:" \
     "$HB" destination set --tenant acme sink --frobnicate
 
+# ---- sign with two active secrets: the newest (the last added) ----
+# v1 as a provider holding only SECRET_FILE would make it, for t=$t.
+t=1700000000
+mac_of() {
+	printf '%s.%s' "$t" '{"k":1}' |
+	    openssl dgst -sha256 -hmac "$(cat "$1")" -r | cut -d' ' -f1
+}
+signed() {	# the v1 of `hookbox sign --endpoint signer`, for t=$t
+	printf '%s' '{"k":1}' | "$HB" sign --endpoint signer --timestamp "$t" |
+	    sed -n 's/^X-Tornado-Signature: t=[0-9]*,v1=//p'
+}
+"$HB" endpoint add signer --tenant acme --secret-file "$tmp/hmac" >/dev/null
+eq "one secret: sign uses it" "$(mac_of "$tmp/hmac")" "$(signed)"
+# The newer one signs although it expires and the older does not.
+"$HB" endpoint secret add --secret-file "$tmp/hmac3" --expires +1h signer \
+    >/dev/null
+eq "two active: sign uses the newest" "$(mac_of "$tmp/hmac3")" "$(signed)"
+[ "$(mac_of "$tmp/hmac")" != "$(signed)" ]
+eq "two active: not the older" 0 $?
+"$HB" endpoint secret revoke signer \
+    "$(q "SELECT max(id) FROM secrets WHERE endpoint = 'signer'")" >/dev/null
+eq "the newest revoked: the older signs again" "$(mac_of "$tmp/hmac")" \
+    "$(signed)"
+"$HB" endpoint remove signer >/dev/null
+
 # ---- help: the new commands are in the table ----
 out=$("$HB" help endpoint secret)
 for o in --retire-others-after --expires --json revoke list; do

@@ -192,9 +192,19 @@ st=$("$HB" status --json)
 eq "status counts the dead" 1 "$(jget outbox.dead "$st")"
 "$HB" requeue "$a"; eq "requeue" 0 $?
 "$HB" requeue "$a" 2>/dev/null; eq "requeue of a pending row refused" 1 $?
-"$HB" dispatch --once
+"$HB" dispatch --once 2>"$tmp/requeued.log"
 eq "requeued: delivered" delivered "$(state_of "$a")"
+contains "requeued: the log numbers the attempt as the history does" \
+    " event=delivery action=$a tenant=acme destination=bad attempt=2 outcome=delivered" \
+    "$(cat "$tmp/requeued.log")"
 eq "same key after requeue" "$a " "$(keys bad)"
+# The history numbers on across the requeue; the outbox's count, which
+# the backoff and --max-attempts go by, started again.
+eq "attempts after requeue: 1 then 2" "1 2" "$("$HB" attempts --json "$a" |
+    sed -n 's/.*"n":[[:space:]]*\([0-9]*\).*/\1/p' | tr '\n' ' ' |
+    sed 's/ $//')"
+eq "the count since the requeue" 1 \
+    "$(sq "SELECT attempts FROM outbox WHERE action_id = '$a'")"
 
 # ---- max attempts: dead ----
 sink down 503

@@ -110,6 +110,13 @@ contains "job list" '"cli-1"' "$("$HB" job list --json)"
 printf '{"id":"cli-1","status":"Completed"}' |
     HOOKBOX_DB=$serve "$HB" observe --tenant acme > "$tmp/out"
 eq "observe as the serving role" "accepted" "$(jget result "$(cat "$tmp/out")")"
+# The serving role reads the configuration and may not change it: said
+# so, not "configuration database error".
+HOOKBOX_DB=$serve "$HB" tenant add intruder 2>"$tmp/err"
+eq "tenant add as the serving role: exit 1" 1 $?
+contains "tenant add as the serving role: says why" \
+    "intruder: the PostgreSQL role of user=hookbox_serve dbname=hookbox host=$pg_host has no write permission on the configuration (hookbox_config): it may not change it" \
+    "$(cat "$tmp/err")"
 eq "status: one pending" 1 "$(jget outbox.pending "$("$HB" status --json)")"
 HOOKBOX_DB=$serve "$HB" dispatch --once 2>"$tmp/once.log"
 eq "dispatch --once as the serving role" 0 $?

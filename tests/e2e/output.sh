@@ -391,4 +391,45 @@ contains "after the rest" "pruned 0 receipts" "$out"
 "$HB" prune --keep-jobs >/dev/null; eq "--keep-jobs needs no config.db" 0 $?
 mv "$tmp/config.db" "$HOOKBOX_DIR/config.db"
 
+# ---- list without --state: every state, filters kept ------------------
+export HOOKBOX_DIR="$tmp/all"
+"$HB" init >/dev/null
+"$HB" tenant add acme
+"$HB" tenant add other
+"$HB" destination add once --tenant acme --url http://127.0.0.1:9/x \
+    --max-attempts 1
+"$HB" destination add osink --tenant other --url http://127.0.0.1:9/o
+"$HB" job add d1 --tenant acme --attempt a1 --step s --destination once
+"$HB" job add o1 --tenant other --attempt o1 --step s --destination osink
+printf '%s' '{"id":"d1","status":"Completed"}' |
+    "$HB" observe --tenant acme >/dev/null
+"$HB" dispatch --once >/dev/null 2>&1
+printf '%s' '{"id":"o1","status":"Completed"}' |
+    "$HB" observe --tenant other >/dev/null
+eq "list --state dead: the refused one" 1 \
+    "$("$HB" list --state dead --json | grep -c '"acme:a1:s"')"
+"$HB" list --json > "$tmp/json"; eq "list without --state: exit" 0 $?
+eq "list without --state: both rows" 2 "$(json_len)"
+contains "list without --state: the dead one" '"state":	"dead"' \
+    "$(cat "$tmp/json")"
+contains "list without --state: the pending one" '"state":	"pending"' \
+    "$(cat "$tmp/json")"
+eq "list --state all: the same" "$(cat "$tmp/json")" \
+    "$("$HB" list --state all --json)"
+out=$("$HB" list)
+contains "list without --state: a table" "other:o1:s" "$out"
+contains "list without --state: the state column" "dead" "$out"
+out=$("$HB" list --tenant other --json)
+contains "list --tenant: its action" "other:o1:s" "$out"
+lacks "list --tenant: no other tenant's" "acme:a1:s" "$out"
+out=$("$HB" list --state all --destination once --json)
+contains "list --destination: its action" "acme:a1:s" "$out"
+lacks "list --destination: no other's" "other:o1:s" "$out"
+"$HB" list --limit 1 >/dev/null 2>"$tmp/err"
+contains "list --limit 1: stated" "(1 rows shown" "$(cat "$tmp/err")"
+eq "list --since a later date: none" "[]" \
+    "$("$HB" list --since 2099-01-01 --json)"
+"$HB" list --state bogus 2>"$tmp/err"; eq "list --state bogus" 2 $?
+contains "list --state bogus: names all" "unknown or all" "$(cat "$tmp/err")"
+
 finish output

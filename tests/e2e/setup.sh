@@ -34,6 +34,28 @@ as() {
 	setpriv --reuid="$user" --regid="$user" --init-groups -- "$@"
 }
 
+# -h and --help: the usage on standard output, exit 0, nothing done; an
+# unknown option: the usage on standard error, exit 2.
+for h in -h --help; do
+	out=$(sh "$top/scripts/setup-server.sh" $h 2>"$tmp/err"); rc=$?
+	eq "$h: exit 0" 0 $rc
+	contains "$h: the usage" "usage: setup-server.sh [-h] [-u USER]" "$out"
+	contains "$h: the options explained" "-d DIR       the data directory" \
+	    "$out"
+	eq "$h: nothing on standard error" "" "$(cat "$tmp/err")"
+done
+out=$(sh "$top/scripts/setup-server.sh" -x 2>"$tmp/err"); rc=$?
+eq "-x: exit 2" 2 $rc
+eq "-x: nothing on standard output" "" "$out"
+contains "-x: says which" "unknown option -x" "$(cat "$tmp/err")"
+contains "-x: the usage on standard error" "usage: setup-server.sh" \
+    "$(cat "$tmp/err")"
+lacks "-x: not the shell's words" "llegal" "$(cat "$tmp/err")"
+sh "$top/scripts/setup-server.sh" -d 2>"$tmp/err"
+eq "-d without a value: exit 2" 2 $?
+contains "-d without a value: says so" "-d needs a value" "$(cat "$tmp/err")"
+[ -e "$data" ]; eq "no option above made anything" 1 $?
+
 out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" -d "$data" \
     -b "$build" 2>&1)
 eq "set up" 0 $?
@@ -174,7 +196,9 @@ contains "service user: the secret's row" "never" "$out"
 out=$(as "$build/hookbox" -d "$data" endpoint secret add \
     --secret-file - tornado-acme < "$tmp/secret" 2>&1)
 eq "service user: secret add refused" 1 $?
-contains "service user: secret add says why" "permission denied" "$out"
+contains "service user: secret add says why" \
+    "$data/config.db is read-only for user $user, who may not change the configuration" \
+    "$out"
 
 # Refusals.
 out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w nosuchgroup-st \

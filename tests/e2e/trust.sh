@@ -232,10 +232,24 @@ contains "status, state.db not writable: said" \
 as_user -d "$tmp/rootstate" tenant add other
 eq "tenant add, config.db read-only for the user: exit 1" 1 $?
 eq "tenant add, config.db read-only for the user: said" \
-    "hookbox: $tmp/rootstate/config.db: permission denied for user $user" \
+    "hookbox: $tmp/rootstate/config.db is read-only for user $user, who may not change the configuration" \
     "$(cat "$tmp/tool.err")"
 as_user -d "$tmp/rootstate" tenant list >/dev/null
 eq "tenant list needs only to read config.db" 0 $?
+# config.db the user may write, in a directory it may not (where the
+# journal goes): the write itself is refused, and said the same way, not
+# as "configuration database error".
+mkdir "$tmp/rodir"
+"$HB" -d "$tmp/rodir" init >/dev/null
+chmod 0755 "$tmp/rodir"
+chown "$user" "$tmp/rodir/config.db" "$tmp/rodir/state.db"
+as_user -d "$tmp/rodir" tenant add other
+eq "tenant add, directory read-only for the user: exit 1" 1 $?
+eq "tenant add, directory read-only for the user: said" \
+    "hookbox: other: $tmp/rodir/config.db is read-only for user $user, who may not change the configuration" \
+    "$(cat "$tmp/tool.err")"
+eq "tenant add, directory read-only: nothing added" "" \
+    "$(as_user -d "$tmp/rodir" tenant list --json | grep '"other"')"
 
 port=$(( (($(od -An -N2 -tu2 /dev/urandom) % 20000)) + 20000 ))
 "$FCGI" -d "$tmp/data" -s ":$port" -w 1 2> "$tmp/wild.log" &

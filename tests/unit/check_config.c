@@ -625,14 +625,17 @@ START_TEST(test_pg_grants)
 	ck_assert_int_eq(count(r, CONFIG_TENANTS), 1);
 	config_close(r);
 
-	/* A writer's handle opens (it reads the version) and writes nothing. */
+	/*
+	 * A writer's handle opens (it reads the version) and writes nothing:
+	 * denied, told apart from an error.
+	 */
 	ck_assert_int_eq(config_open(info, CONFIG_WRITE, BUSY_MS, &c),
 	    CONFIG_OK);
 	t = test_tenant("evil");
 	ck_assert_int_eq(config_tenant_add(c, &t, NULL, 0, &whyc),
-	    CONFIG_ERROR);
+	    CONFIG_DENIED);
 	ck_assert_int_eq(config_remove(c, CONFIG_TENANTS, "acme", NULL),
-	    CONFIG_ERROR);
+	    CONFIG_DENIED);
 	config_close(c);
 
 	ck_assert_msg(db_open_pg(info, 5000, 0, none, 1, &db, why,
@@ -2401,7 +2404,8 @@ START_TEST(test_names)
 {
 	static const enum config_status	 all[] = { CONFIG_OK, CONFIG_NOTFOUND,
 	    CONFIG_EXISTS, CONFIG_INVALID, CONFIG_REFUSED, CONFIG_BUSY,
-	    CONFIG_ERROR, CONFIG_NOMEM, CONFIG_STALE, CONFIG_OLD };
+	    CONFIG_ERROR, CONFIG_NOMEM, CONFIG_STALE, CONFIG_OLD,
+	    CONFIG_DENIED };
 	enum config_kind		 k;
 	enum config_auth		 a;
 	size_t				 i, j;
@@ -2411,6 +2415,10 @@ START_TEST(test_names)
 			ck_assert_str_ne(config_strerror(all[i]),
 			    config_strerror(all[j]));
 	ck_assert_ptr_nonnull(config_strerror((enum config_status)99));
+	/* A write this user or role may not make is told apart. */
+	ck_assert_int_eq(config_status_of(NULL, DB_DENIED), CONFIG_DENIED);
+	ck_assert_int_eq(config_status_of(NULL, DB_READONLY), CONFIG_DENIED);
+	ck_assert_int_eq(config_status_of(NULL, DB_ERROR), CONFIG_ERROR);
 
 	ck_assert_str_eq(config_kind_name(CONFIG_KIND_JOB), "tornado-job");
 	ck_assert_str_eq(config_kind_name(CONFIG_KIND_ORG), "tornado-org");

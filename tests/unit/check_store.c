@@ -655,6 +655,7 @@ START_TEST(claim_records_attempt)
 	ck_assert_str_eq(l.tenant, "a");
 	ck_assert_str_eq(l.destination, "sink");
 	ck_assert_int_eq(l.attempt, 1);
+	ck_assert_int_eq(l.n, 1);
 	ck_assert_int_eq(l.lease_until, T0 + 30005);
 	ck_assert_ptr_nonnull(l.payload);
 	ck_assert_str_eq(l.payload, qt("SELECT payload FROM outbox"
@@ -2378,6 +2379,41 @@ rows_of(enum store_status rc, struct cJSON *arr)
 /* The rows a read-out call puts in arr (the call runs first). */
 #define ROWS(call)	(src = (call), rows_of(src, arr))
 
+/*
+ * An action's attempts are numbered 1, 2, 3 across a requeue, while the
+ * outbox's count, which the backoff and max_attempts go by, starts again.
+ */
+START_TEST(requeue_numbers_go_on)
+{
+	struct store_lease	l;
+	int			changed;
+
+	accept_at("a", 1, T0);
+	settle(ACT("a", 1), STORE_OUT_RETRY, T0 + 10, T0 + 10);
+	settle(ACT("a", 1), STORE_OUT_DEAD, T0 + 20, T0 + 20);
+	ck_assert_int_eq(store_outbox_move(st, ACT("a", 1), STORE_MOVE_REQUEUE,
+	    T0 + 30, 0, "requeue", &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_int_eq(attempts_of(ACT("a", 1)), 0);
+	/* The lease says the count; the attempt's row, its number. */
+	claim(ACT("a", 1), "w1", T0 + 40, T0 + 30040, &l);
+	ck_assert_int_eq(l.attempt, 1);
+	ck_assert_int_eq(l.n, 3);
+	store_lease_clear(&l);
+	ck_assert_int_eq(attempts_of(ACT("a", 1)), 1);
+	ck_assert_str_eq(qt2("SELECT group_concat(n, ',') FROM"
+	    " (SELECT n FROM attempts WHERE action_id = ?1 ORDER BY id)",
+	    "SELECT string_agg(n::text, ',' ORDER BY id) FROM attempts"
+	    " WHERE action_id = ?1", ACT("a", 1)), "1,2,3");
+	/* Another action's numbers are its own. */
+	accept_at("b", 1, T0);
+	settle(ACT("b", 1), STORE_OUT_RETRY, T0 + 50, T0 + 50);
+	ck_assert_str_eq(qt("SELECT CAST(max(n) AS TEXT) FROM attempts"
+	    " WHERE action_id = ?1", ACT("b", 1)), "1");
+	no_lock_held();
+}
+END_TEST
+
 START_TEST(list_filters)
 {
 	struct store_list_filter	 f;
@@ -2411,6 +2447,25 @@ START_TEST(list_filters)
 
 	/* Attempts: since and limit. */
 	make_state(ACT("a", 1), STORE_DEAD, T0 + 100);
+	/* STORE_STATE__N: every state, filters kept. */
+	memset(&f, 0, sizeof(f));
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_PENDING,
+	    &f, &arr)), 2);
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_STATE__N,
+	    &f, &arr)), 3);
+	f.tenant = "a";
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_STATE__N,
+	    &f, &arr)), 2);
+	f.tenant = NULL;
+	f.destination = "nosuch";
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_STATE__N,
+	    &f, &arr)), 0);
+	f.destination = NULL;
+	f.limit = 1;
+	ck_assert_int_eq(ROWS(store_outbox_list(st, STORE_STATE__N,
+	    &f, &arr)), 1);
+	ck_assert_int_eq(store_outbox_list(st, STORE_STATE__N + 1, &f,
+	    &arr), STORE_ERROR);
 	memset(&f, 0, sizeof(f));
 	ck_assert_int_ge(ROWS(store_attempts_list(st, ACT("a", 1),
 	    &f, &arr)), 1);
@@ -2925,6 +2980,7 @@ store_suite(void)
 	tcase_add_test(ops, status_view);
 	tcase_add_test(ops, state_names);
 	tcase_add_test(ops, receipt_counts_by_result);
+	tcase_add_test(ops, requeue_numbers_go_on);
 	tcase_add_test(ops, list_filters);
 	tcase_add_test(ops, unknown_rows);
 	tcase_add_test(ops, jobs_ended_forget);
