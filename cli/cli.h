@@ -59,11 +59,9 @@ extern const struct cli_command	*cli_cmd;
 
 void	cli_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	cli_print_usage(FILE *, const char *, const struct cli_command *);
-int	cli_usage_of(const struct cli_command *);
 int	cli_usage(void);
 
 int	cli_config_exit(enum config_status);
-int	cli_store_exit(enum store_status);
 int	cli_store_fail(const struct settings *, enum store_status);
 int	cli_pg_unreachable(const struct settings *);
 int	cli_config_done(enum config_status, const char *, const char *const *);

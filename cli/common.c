@@ -45,8 +45,8 @@ cli_print_usage(FILE *f, const char *lead, const struct cli_command *c)
 	    c->usage[0] != '\0' ? " " : "", c->usage);
 }
 
-int
-cli_usage_of(const struct cli_command *c)
+static int
+usage_of(const struct cli_command *c)
 {
 	cli_print_usage(stderr, "usage:", c);
 	return EXIT_USAGE;
@@ -55,7 +55,7 @@ cli_usage_of(const struct cli_command *c)
 int
 cli_usage(void)
 {
-	return cli_usage_of(cli_cmd);
+	return usage_of(cli_cmd);
 }
 
 /* Exit code for a configuration status. */
@@ -66,8 +66,9 @@ cli_config_exit(enum config_status s)
 	    EXIT_FAIL;
 }
 
-int
-cli_store_exit(enum store_status s)
+/* Exit code for a state.db status. */
+static int
+store_exit(enum store_status s)
 {
 	return s == STORE_OK ? EXIT_OK : s == STORE_BUSY ? EXIT_TEMPFAIL :
 	    EXIT_FAIL;
@@ -105,7 +106,7 @@ cli_store_fail(const struct settings *e, enum store_status s)
 {
 	if (s == STORE_OK || s == STORE_NOMEM || !cli_pg_unreachable(e))
 		cli_warn("%s: %s", settings_state_name(e), store_strerror(s));
-	return cli_store_exit(s);
+	return store_exit(s);
 }
 
 /* Reports a store_open() failure, with the store's reason. */
@@ -116,7 +117,7 @@ store_open_fail(const struct settings *e, enum store_status s)
 		return cli_store_fail(e, s);
 	cli_warn("%s: %s", e->pg ? e->shown : settings_state_name(e),
 	    store_errmsg(NULL));
-	return cli_store_exit(s);
+	return store_exit(s);
 }
 
 int
