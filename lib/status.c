@@ -1,5 +1,6 @@
 /*
- * status.c: the metrics text and the health decision (status.h).
+ * status.c: the metrics text, the health decision and the operator's view
+ * (status.h).
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -18,19 +19,10 @@
 #include "util.h"
 
 
-struct out {
-	status_put_fn	 put;
-	void		*arg;
-};
-
-static void outf(const struct out *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* One bounded line at a time; a longer one is not written. */
-static void
-outf(const struct out *o, const char *fmt, ...)
+void
+status_outf(const struct status_out *o, const char *fmt, ...)
 {
-	char	line[256];
+	char	line[512];
 	va_list	ap;
 	int	n;
 
@@ -43,10 +35,10 @@ outf(const struct out *o, const char *fmt, ...)
 
 /* HELP and TYPE of one metric. */
 static void
-family(const struct out *o, const char *name, const char *type,
+family(const struct status_out *o, const char *name, const char *type,
     const char *help)
 {
-	outf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	status_outf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /*
@@ -56,7 +48,7 @@ family(const struct out *o, const char *name, const char *type,
  * show once committed.
  */
 static void
-counters(struct store *st, struct metrics *m, const struct out *o)
+counters(struct store *st, struct metrics *m, const struct status_out *o)
 {
 	struct metrics_set	s;
 
@@ -64,7 +56,7 @@ counters(struct store *st, struct metrics *m, const struct out *o)
 	metrics_lock_commit(m);
 	if (store_metrics_read(st, &s) != STORE_OK) {
 		metrics_unlock_commit(m);
-		outf(o, "# counters unavailable: state database busy\n");
+		status_outf(o, "# counters unavailable: state database busy\n");
 		metrics_set_free(&s);
 		return;
 	}
@@ -76,7 +68,7 @@ counters(struct store *st, struct metrics *m, const struct out *o)
 
 /* What to alert on per destination: backlog, its age, dead and unknown. */
 static void
-destinations(struct store *st, const struct out *o)
+destinations(struct store *st, const struct status_out *o)
 {
 	static const enum store_state	 states[] = { STORE_PENDING,
 	    STORE_LEASED, STORE_DEAD, STORE_UNKNOWN };
@@ -88,7 +80,7 @@ destinations(struct store *st, const struct out *o)
 
 	if ((g = calloc(STATUS_DESTS_MAX, sizeof(*g))) == NULL ||
 	    store_dest_gauges(st, g, STATUS_DESTS_MAX, &n) != STORE_OK) {
-		outf(o, "# destinations unavailable: %s\n", g == NULL ?
+		status_outf(o, "# destinations unavailable: %s\n", g == NULL ?
 		    "out of memory" : "state database busy");
 		free(g);
 		return;
@@ -100,7 +92,7 @@ destinations(struct store *st, const struct out *o)
 		d = text_valid_name(g[i].destination) ? g[i].destination :
 		    "invalid";
 		for (k = 0; k < sizeof(states) / sizeof(states[0]); k++)
-			outf(o, "hookbox_destination_actions{destination="
+			status_outf(o, "hookbox_destination_actions{destination="
 			    "\"%s\",state=\"%s\"} %lld\n", d,
 			    store_state_name(states[k]),
 			    (long long)g[i].n[states[k]]);
@@ -108,7 +100,7 @@ destinations(struct store *st, const struct out *o)
 	family(o, "hookbox_destination_backlog", "gauge",
 	    "Pending and leased rows by destination.");
 	for (i = 0; i < n; i++)
-		outf(o, "hookbox_destination_backlog{destination=\"%s\"}"
+		status_outf(o, "hookbox_destination_backlog{destination=\"%s\"}"
 		    " %lld\n", text_valid_name(g[i].destination) ?
 		    g[i].destination : "invalid",
 		    (long long)(g[i].n[STORE_PENDING] + g[i].n[STORE_LEASED]));
@@ -118,7 +110,7 @@ destinations(struct store *st, const struct out *o)
 	for (i = 0; i < n; i++) {
 		age = g[i].oldest_ms > 0 && now > g[i].oldest_ms ?
 		    (now - g[i].oldest_ms) / 1000 : 0;
-		outf(o, "hookbox_destination_oldest_pending_age_seconds"
+		status_outf(o, "hookbox_destination_oldest_pending_age_seconds"
 		    "{destination=\"%s\"} %lld\n",
 		    text_valid_name(g[i].destination) ? g[i].destination :
 		    "invalid", (long long)age);
@@ -130,7 +122,7 @@ enum store_status
 status_metrics(struct store *st, struct group *grp, struct metrics *m,
     status_put_fn put, void *arg)
 {
-	struct out		o = { put, arg };
+	struct status_out		o = { put, arg };
 	struct store_counts	c;
 	struct store_receipts	rc;
 	struct group_stats	gs;
@@ -141,48 +133,48 @@ status_metrics(struct store *st, struct group *grp, struct metrics *m,
 	if ((rs = store_counts(st, &c)) != STORE_OK)
 		return rs;
 	family(&o, "hookbox_build_info", "gauge", "The responder's version.");
-	outf(&o, "hookbox_build_info{version=\"%s\"} 1\n", HB_VERSION);
+	status_outf(&o, "hookbox_build_info{version=\"%s\"} 1\n", HB_VERSION);
 	family(&o, "hookbox_outbox_actions", "gauge",
 	    "Outbox rows by delivery state.");
 	for (i = 0; i < STORE_STATE__N; i++)
-		outf(&o, "hookbox_outbox_actions{state=\"%s\"} %lld\n",
+		status_outf(&o, "hookbox_outbox_actions{state=\"%s\"} %lld\n",
 		    store_state_name(i), (long long)c.outbox[i]);
 	family(&o, "hookbox_conflicts_open", "gauge",
 	    "Conflicts awaiting reconciliation.");
-	outf(&o, "hookbox_conflicts_open %lld\n", (long long)c.conflicts_open);
+	status_outf(&o, "hookbox_conflicts_open %lld\n", (long long)c.conflicts_open);
 	family(&o, "hookbox_oldest_pending_age_seconds", "gauge",
 	    "Age of the oldest undelivered action.");
-	outf(&o, "hookbox_oldest_pending_age_seconds %lld\n",
+	status_outf(&o, "hookbox_oldest_pending_age_seconds %lld\n",
 	    (long long)store_counts_age(&c, util_now_ms()));
 	group_stats(grp, &gs);
 	family(&o, "hookbox_commits_total", "counter", "Acceptance"
 	    " transactions committed (or tried) by this process's writer"
 	    " since it started.");
-	outf(&o, "hookbox_commits_total %lld\n", (long long)gs.batches);
+	status_outf(&o, "hookbox_commits_total %lld\n", (long long)gs.batches);
 	family(&o, "hookbox_commit_failures_total", "counter",
 	    "Of those, the ones that failed.");
-	outf(&o, "hookbox_commit_failures_total %lld\n", (long long)gs.failed);
+	status_outf(&o, "hookbox_commit_failures_total %lld\n", (long long)gs.failed);
 	family(&o, "hookbox_committed_observations_total", "counter",
 	    "Observations those transactions held: divided by"
 	    " hookbox_commits_total, the mean group size.");
-	outf(&o, "hookbox_committed_observations_total %lld\n",
+	status_outf(&o, "hookbox_committed_observations_total %lld\n",
 	    (long long)gs.observations);
 	family(&o, "hookbox_db_round_trips_total", "counter", "Round trips"
 	    " that writer made to the state database (PostgreSQL; 0 on"
 	    " SQLite).");
-	outf(&o, "hookbox_db_round_trips_total{db=\"state\"} %lld\n",
+	status_outf(&o, "hookbox_db_round_trips_total{db=\"state\"} %lld\n",
 	    (long long)gs.round_trips);
 	counters(st, m, &o);
 	destinations(st, &o);
 	family(&o, "hookbox_receipts", "gauge",
 	    "Notifications retained, by result.");
 	if (store_receipt_counts(st, &rc) != STORE_OK) {
-		outf(&o, "# receipts unavailable: state database busy\n");
+		status_outf(&o, "# receipts unavailable: state database busy\n");
 		return STORE_OK;
 	}
 	for (r = 0; r < HB_RESULT__N; r++)
 		if (rc.n[r] > 0)
-			outf(&o, "hookbox_receipts{result=\"%s\"} %lld\n",
+			status_outf(&o, "hookbox_receipts{result=\"%s\"} %lld\n",
 			    hb_result_name(r), (long long)rc.n[r]);
 	return STORE_OK;
 }

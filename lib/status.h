@@ -1,7 +1,8 @@
 /*
  * status.h: what an operator watches, as the responder serves it: the
  * Prometheus text of the pending work and the counters (its metrics
- * route), and whether a callback can be accepted now (its health route).
+ * route), whether a callback can be accepted now (its health route), and
+ * the view its status page (status_page.h) and `hookbox status` share.
  * The responder maps the outcomes to statuses; the policy is here.
  *
  * Transactions: state.db reads, each its own statement.
@@ -21,6 +22,14 @@ struct group;
 
 /* Where the text goes: put(arg, s, len), a piece at a time. */
 typedef void (*status_put_fn)(void *arg, const char *s, size_t len);
+struct status_out {
+	status_put_fn	 put;
+	void		*arg;
+};
+/* printf through o, one piece of at most 511 bytes (a longer one is
+   not written: never a line cut short). */
+HB_API void status_outf(const struct status_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * The exposition (text format 0.0.4): the build, the outbox by state, open

@@ -2,7 +2,6 @@
  * status_page.c: the status page (status_page.h).
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,32 +42,9 @@ static const struct {
 #define CHART_W		720	/* 60 bars of 12 */
 #define CHART_H		120
 
-struct page {
-	status_put_fn	 put;
-	void		*arg;
-};
-
-static void pf(const struct page *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Markup and numbers only: never a string from a database. */
-static void
-pf(const struct page *p, const char *fmt, ...)
-{
-	char	buf[512];
-	va_list	ap;
-	int	n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0 && (size_t)n < sizeof(buf))
-		p->put(p->arg, buf, (size_t)n);
-}
-
 /* s as text or an attribute's value: every markup character escaped. */
 static void
-esc(const struct page *p, const char *s)
+esc(const struct status_out *p, const char *s)
 {
 	const char	*e;
 	size_t		 n;
@@ -95,7 +71,7 @@ esc(const struct page *p, const char *s)
 
 /* ms as "2026-12-02 13:45:07Z", or "never" for 0. */
 static void
-when(const struct page *p, int64_t ms)
+when(const struct status_out *p, int64_t ms)
 {
 	struct tm	tm;
 	time_t		t = (time_t)(ms / 1000);
@@ -103,10 +79,10 @@ when(const struct page *p, int64_t ms)
 
 	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
 	    strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%SZ", &tm) == 0) {
-		pf(p, "<span class=\"muted\">never</span>");
+		status_outf(p, "<span class=\"muted\">never</span>");
 		return;
 	}
-	pf(p, "<time>%s</time>", buf);
+	status_outf(p, "<time>%s</time>", buf);
 }
 
 static const char *
@@ -147,73 +123,73 @@ status_page_csp(void)
 }
 
 static void
-health(const struct page *p, const struct status_view *v, const char *why)
+health(const struct status_out *p, const struct status_view *v, const char *why)
 {
 	int64_t	age;
 
-	pf(p, "<h2>Health</h2><p>Callbacks: ");
+	status_outf(p, "<h2>Health</h2><p>Callbacks: ");
 	if (why == NULL)
-		pf(p, "<span id=\"health\" class=\"ok\">ok</span>");
+		status_outf(p, "<span id=\"health\" class=\"ok\">ok</span>");
 	else {
-		pf(p, "<span id=\"health\" class=\"bad\">unavailable</span>: ");
+		status_outf(p, "<span id=\"health\" class=\"bad\">unavailable</span>: ");
 		esc(p, why);
 	}
-	pf(p, "</p><p>Dispatcher heartbeat: ");
+	status_outf(p, "</p><p>Dispatcher heartbeat: ");
 	when(p, v->heartbeat_ms);
 	if (v->heartbeat_ms > 0) {
 		age = v->now_ms > v->heartbeat_ms ?
 		    (v->now_ms - v->heartbeat_ms) / 1000 : 0;
-		pf(p, " (<span id=\"heartbeat-age\">%lld</span> s ago%s)",
+		status_outf(p, " (<span id=\"heartbeat-age\">%lld</span> s ago%s)",
 		    (long long)age, age > 60 ? ", <span class=\"bad\">no"
 		    " dispatcher is recording</span>" : "");
 	}
-	pf(p, "</p>\n");
+	status_outf(p, "</p>\n");
 }
 
 static void
-actions(const struct page *p, const struct status_view *v)
+actions(const struct status_out *p, const struct status_view *v)
 {
 	const struct store_counts	*c = &v->counts;
 	enum store_state		 i;
 
-	pf(p, "<h2>Actions</h2><table><tr>");
+	status_outf(p, "<h2>Actions</h2><table><tr>");
 	for (i = 0; i < STORE_STATE__N; i++)
-		pf(p, "<th>%s</th>", store_state_name(i));
-	pf(p, "<th>oldest pending</th><th>open conflicts</th></tr><tr>");
+		status_outf(p, "<th>%s</th>", store_state_name(i));
+	status_outf(p, "<th>oldest pending</th><th>open conflicts</th></tr><tr>");
 	for (i = 0; i < STORE_STATE__N; i++)
-		pf(p, "<td id=\"outbox-%s\">%lld</td>", store_state_name(i),
+		status_outf(p, "<td id=\"outbox-%s\">%lld</td>", store_state_name(i),
 		    (long long)c->outbox[i]);
-	pf(p, "<td><span id=\"oldest-pending\">%lld</span> s</td>"
+	status_outf(p, "<td><span id=\"oldest-pending\">%lld</span> s</td>"
 	    "<td id=\"conflicts-open\">%lld</td></tr></table>\n",
 	    (long long)store_counts_age(c, v->now_ms),
 	    (long long)c->conflicts_open);
-	pf(p, "<p>Unknown outcomes awaiting reconciliation: <span"
+	status_outf(p, "<p>Unknown outcomes awaiting reconciliation: <span"
 	    " id=\"unknown-outcomes\"%s>%lld</span>.</p>\n",
 	    c->outbox[STORE_UNKNOWN] > 0 ? " class=\"bad\"" : "",
 	    (long long)c->outbox[STORE_UNKNOWN]);
 }
 
 static void
-destinations(const struct page *p, const struct status_view *v)
+destinations(const struct status_out *p, const struct status_view *v)
 {
 	const struct store_dest_gauge	*g;
 	int				 i;
 
-	pf(p, "<h2>Destinations</h2>");
+	status_outf(p, "<h2>Destinations</h2>");
 	if (v->ndests == 0) {
-		pf(p, "<p class=\"muted\">None with actions or deliveries"
+		status_outf(p, "<p class=\"muted\">None with actions or deliveries"
 		    " yet.</p>\n");
 		return;
 	}
-	pf(p, "<table><tr><th class=\"t\">destination</th><th>backlog</th>"
+	status_outf(p, "<table><tr><th class=\"t\">destination</th><th>backlog</th>"
 	    "<th>oldest pending</th><th>unknown</th><th>dead</th>"
 	    "<th class=\"t\">last delivery</th><th class=\"t\">last error"
 	    "</th></tr>\n");
 	for (i = 0; i < v->ndests; i++) {
 		g = &v->dests[i].g;
-		pf(p, "<tr><td class=\"t\" id=\"dest-%d-name\">", i);
+		status_outf(p, "<tr><td class=\"t\" id=\"dest-%d-name\">", i);
 		esc(p, g->destination);
-		pf(p, "</td><td id=\"dest-%d-backlog\">%lld</td>"
+		status_outf(p, "</td><td id=\"dest-%d-backlog\">%lld</td>"
 		    "<td><span id=\"dest-%d-oldest\">%lld</span> s</td>"
 		    "<td id=\"dest-%d-unknown\">%lld</td>"
 		    "<td id=\"dest-%d-dead\">%lld</td><td class=\"t\">", i,
@@ -223,16 +199,16 @@ destinations(const struct page *p, const struct status_view *v)
 		    (long long)g->n[STORE_UNKNOWN], i,
 		    (long long)g->n[STORE_DEAD]);
 		when(p, v->dests[i].delivered_ms);
-		pf(p, "</td><td class=\"t err\" id=\"dest-%d-error\">", i);
+		status_outf(p, "</td><td class=\"t err\" id=\"dest-%d-error\">", i);
 		if (g->error_ms > 0) {
 			esc(p, g->error);
-			pf(p, " <span class=\"muted\">(");
+			status_outf(p, " <span class=\"muted\">(");
 			when(p, g->error_ms);
-			pf(p, ")</span>");
+			status_outf(p, ")</span>");
 		}
-		pf(p, "</td></tr>\n");
+		status_outf(p, "</td></tr>\n");
 	}
-	pf(p, "</table>\n");
+	status_outf(p, "</table>\n");
 }
 
 /* A string member of a JSON row, or "". */
@@ -245,17 +221,17 @@ str(const cJSON *row, const char *name)
 }
 
 static void
-dead(const struct page *p, const struct status_view *v)
+dead(const struct status_out *p, const struct status_view *v)
 {
 	const cJSON	*row, *n;
 	int		 i = 0;
 
-	pf(p, "<h2>Dead actions</h2>");
+	status_outf(p, "<h2>Dead actions</h2>");
 	if (cJSON_GetArraySize(v->dead) == 0) {
-		pf(p, "<p class=\"muted\">None.</p>\n");
+		status_outf(p, "<p class=\"muted\">None.</p>\n");
 		return;
 	}
-	pf(p, "<p>The oldest %d of %lld (<code>hookbox list --state dead"
+	status_outf(p, "<p>The oldest %d of %lld (<code>hookbox list --state dead"
 	    "</code> lists them all; <code>hookbox requeue</code> sends one"
 	    " again).</p><table><tr><th class=\"t\">action</th>"
 	    "<th class=\"t\">destination</th><th>attempts</th>"
@@ -264,23 +240,23 @@ dead(const struct page *p, const struct status_view *v)
 	    (long long)v->counts.outbox[STORE_DEAD]);
 	cJSON_ArrayForEach(row, v->dead) {
 		n = cJSON_GetObjectItemCaseSensitive(row, "attempts");
-		pf(p, "<tr><td class=\"t\" id=\"dead-%d-action\">", i);
+		status_outf(p, "<tr><td class=\"t\" id=\"dead-%d-action\">", i);
 		esc(p, str(row, "action"));
-		pf(p, "</td><td class=\"t\">");
+		status_outf(p, "</td><td class=\"t\">");
 		esc(p, str(row, "destination"));
-		pf(p, "</td><td>%lld</td><td class=\"t err\""
+		status_outf(p, "</td><td>%lld</td><td class=\"t err\""
 		    " id=\"dead-%d-error\">", cJSON_IsNumber(n) ?
 		    (long long)n->valuedouble : 0LL, i);
 		esc(p, str(row, "last_error"));
-		pf(p, "</td></tr>\n");
+		status_outf(p, "</td></tr>\n");
 		i++;
 	}
-	pf(p, "</table>\n");
+	status_outf(p, "</table>\n");
 }
 
 /* One stacked bar per minute of kind's words, and a key with totals. */
 static void
-chart(const struct page *p, const struct status_view *v, const char *kind,
+chart(const struct status_out *p, const struct status_view *v, const char *kind,
     const char *title)
 {
 	struct status_hour	*h;
@@ -299,8 +275,8 @@ chart(const struct page *p, const struct status_view *v, const char *kind,
 		if (sum > top)
 			top = sum;
 	}
-	pf(p, "<h3>%s per minute</h3>", title);
-	pf(p, "<svg id=\"chart-%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0"
+	status_outf(p, "<h3>%s per minute</h3>", title);
+	status_outf(p, "<svg id=\"chart-%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0"
 	    " %d %d\" role=\"img\" aria-label=\"%s per minute, the last"
 	    " hour\"><rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\""
 	    " fill=\"#fafafa\" stroke=\"#ddd\"/>", kind, CHART_W, CHART_H + 16,
@@ -318,30 +294,30 @@ chart(const struct page *p, const struct status_view *v, const char *kind,
 			if (bar < 1)
 				bar = 1;
 			y -= bar;
-			pf(p, "<rect x=\"%d\" y=\"%d\" width=\"10\""
+			status_outf(p, "<rect x=\"%d\" y=\"%d\" width=\"10\""
 			    " height=\"%d\" fill=\"%s\"><title>%s ", i * 12 + 1,
 			    y, bar, colour(h->words[w]), hm);
 			esc(p, h->words[w]);
-			pf(p, ": %lld</title></rect>",
+			status_outf(p, ": %lld</title></rect>",
 			    (long long)h->counts[i][w]);
 		}
 	}
-	pf(p, "<text x=\"0\" y=\"%d\" font-size=\"11\">-60 min</text>"
+	status_outf(p, "<text x=\"0\" y=\"%d\" font-size=\"11\">-60 min</text>"
 	    "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">"
 	    "now (top: %lld)</text></svg>\n<p>", CHART_H + 13, CHART_W,
 	    CHART_H + 13, (long long)top);
 	if (h->nwords == 0)
-		pf(p, "<span class=\"muted\">None in the last hour.</span>");
+		status_outf(p, "<span class=\"muted\">None in the last hour.</span>");
 	for (w = 0; w < h->nwords; w++) {
-		pf(p, "<span class=\"key\"><svg width=\"10\" height=\"10\""
+		status_outf(p, "<span class=\"key\"><svg width=\"10\" height=\"10\""
 		    "><rect width=\"10\" height=\"10\""
 		    " fill=\"%s\"/></svg>", colour(h->words[w]));
 		esc(p, h->words[w]);
-		pf(p, ": <span id=\"%s-", kind);
+		status_outf(p, ": <span id=\"%s-", kind);
 		esc(p, h->words[w]);
-		pf(p, "\">%lld</span></span>", (long long)h->total[w]);
+		status_outf(p, "\">%lld</span></span>", (long long)h->total[w]);
 	}
-	pf(p, "</p>\n");
+	status_outf(p, "</p>\n");
 	free(h);
 }
 
@@ -349,23 +325,23 @@ void
 status_page(const struct status_view *v, const char *why, status_put_fn put,
     void *arg)
 {
-	const struct page	 p = { put, arg };
+	const struct status_out	 p = { put, arg };
 
-	pf(&p, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta"
+	status_outf(&p, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta"
 	    " charset=\"utf-8\"><meta name=\"viewport\" content=\"width="
 	    "device-width\"><meta http-equiv=\"refresh\" content=\"30\">"
 	    "<title>hookbox status</title><style>");
 	put(arg, style, sizeof(style) - 1);
-	pf(&p, "</style></head><body>\n<h1>hookbox %s</h1><p class=\"muted\">"
+	status_outf(&p, "</style></head><body>\n<h1>hookbox %s</h1><p class=\"muted\">"
 	    "As of ", HB_VERSION);
 	when(&p, v->now_ms);
-	pf(&p, "; this page refreshes every 30 s.</p>\n");
+	status_outf(&p, "; this page refreshes every 30 s.</p>\n");
 	health(&p, v, why);
 	actions(&p, v);
 	destinations(&p, v);
 	dead(&p, v);
-	pf(&p, "<h2>The last hour</h2>");
+	status_outf(&p, "<h2>The last hour</h2>");
 	chart(&p, v, "requests", "Requests by result");
 	chart(&p, v, "deliveries", "Deliveries by outcome");
-	pf(&p, "</body></html>\n");
+	status_outf(&p, "</body></html>\n");
 }
