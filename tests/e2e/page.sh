@@ -148,7 +148,8 @@ eq "nothing loaded from elsewhere" "" "$(foreign "$tmp/p")"
 contains "the page itself was loaded" "$base/hooks/_status" \
     "$(cat "$tmp/p/urls")"
 if [ -s "$build/status-page.png" ]; then
-	pass "screenshot: $build/status-page.png"
+	pass "screenshot"
+	echo "page: screenshot kept as $build/status-page.png"
 else
 	fail "no screenshot"
 fi

@@ -25,7 +25,7 @@
 # the scenario removes it.
 
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../lib.sh"
+. "$here/../helpers/lib.sh"
 
 usage="usage: $0 BASE_URL (with HOOKBOX_DIR set)"
 base=${1:?$usage}
