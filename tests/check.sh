@@ -57,8 +57,9 @@ fi
 # Two lanes at once, so that the waits of one (a script's nginx, a lease
 # that must expire) are the other's time: the Check suites of the three
 # builds, one at a time, for they share this PostgreSQL server (a suite
-# may set its synchronous standby); and the shell tests, one at a time,
-# each starting what it needs (its own nginx, its own server).  Each
+# may set its synchronous standby), then a few scripts; and the other
+# shell tests, one at a time, each starting what it needs (its own
+# nginx, its own server, its own container or namespace).  Each
 # lane's output, log and failures go to its own files, printed in turn
 # once both are done.
 suites() {
@@ -82,25 +83,35 @@ suites() {
 	for t in check_group check_accept check_respond check_json; do
 		run "build-tsan/tests/$t" "build-tsan/tests/$t"
 	done
-}
-
-scripts() {
+	# Then the scripts that need neither PostgreSQL nor a network of
+	# their own, so that the two lanes take about as long: the tool's
+	# commands and read-outs, the status page in Chromium, and (the
+	# normal build only) the install, the manual pages and completion.
 	for build in build build-san; do
-		for script in "cli.sh $build/hookbox" "admin.sh $build/hookbox" \
-		    "output.sh $build/hookbox" "e2e.sh $build" \
-		    "trust.sh $build" "dispatch.sh $build" \
-		    "internal.sh $build" "group.sh $build" \
-		    "page.sh $build"; do
+		for script in "cli.sh $build/hookbox" \
+		    "output.sh $build/hookbox" "page.sh $build"; do
 			# shellcheck disable=SC2086
 			run "tests/e2e/$script" sh tests/e2e/$script
 		done
 	done
-	# `make install` and its systemd units (rated, then started in a
-	# container), an upgrade from the previous release, the server
-	# set-up script, the manual pages against the programs' help, and
-	# the bash completion: the normal build's programs only.
-	for script in install upgrade setup run hosts pgfail units mandrift \
-	    completion; do
+	for script in install mandrift completion; do
+		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
+	done
+}
+
+scripts() {
+	for build in build build-san; do
+		for script in "admin.sh $build/hookbox" "e2e.sh $build" \
+		    "trust.sh $build" "dispatch.sh $build" \
+		    "internal.sh $build" "group.sh $build"; do
+			# shellcheck disable=SC2086
+			run "tests/e2e/$script" sh tests/e2e/$script
+		done
+	done
+	# The systemd units started in a container, an upgrade from the
+	# previous release, the server set-up script, the demo, and two
+	# hosts on one PostgreSQL: the normal build's programs only.
+	for script in upgrade setup run hosts pgfail units; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under
