@@ -37,6 +37,7 @@
 #include "store_ops.h"
 #include "store_outbox.h"
 #include "status.h"
+#include "status_page.h"
 #include "testutil.h"
 #include "tornado.h"
 #include "util.h"
@@ -2197,6 +2198,25 @@ START_TEST(metrics_table)
 }
 END_TEST
 
+/* What status_page() writes, gathered. */
+struct page {
+	char	*s;
+	size_t	 n;
+};
+
+static void
+collect(void *arg, const char *s, size_t len)
+{
+	struct page	*p = arg;
+	char		*t;
+
+	ck_assert_ptr_nonnull(t = realloc(p->s, p->n + len + 1));
+	memcpy(t + p->n, s, len);
+	p->n += len;
+	t[p->n] = '\0';
+	p->s = t;
+}
+
 /* Flushes m in a transaction of its own. */
 static void
 flush(struct metrics_set *m)
@@ -2218,6 +2238,7 @@ START_TEST(status_view)
 	struct metrics_set	 m;
 	struct status_view	 v;
 	struct status_hour	 h;
+	struct page		 page;
 	char			 a1[HB_ACTION_MAX + 1], a2[HB_ACTION_MAX + 1];
 	char			 a3[HB_ACTION_MAX + 1], dest[HB_ID_MAX + 1];
 	cJSON			*doc;
@@ -2288,6 +2309,32 @@ START_TEST(status_view)
 	    "\"last_error\":\"settled\"}") != NULL, "%s", js);
 	cJSON_free(js);
 	cJSON_Delete(doc);
+
+	/*
+	 * The page (tests/e2e/page.sh loads it in a browser): its figures
+	 * by id, and a name and an error holding markup as text.
+	 */
+	memset(&page, 0, sizeof(page));
+	memcpy(v.dests[0].g.destination, "<b>d</b>", sizeof("<b>d</b>"));
+	memcpy(v.dests[0].g.error, "<script>x('\"&')</script>",
+	    sizeof("<script>x('\"&')</script>"));
+	status_page(&v, "disk <full>", collect, &page);
+	ck_assert_ptr_nonnull(page.s);
+	ck_assert_ptr_nonnull(strstr(page.s, "<td id=\"outbox-dead\">1</td>"));
+	ck_assert_ptr_nonnull(strstr(page.s,
+	    "<span id=\"requests-accepted\">2</span>"));
+	ck_assert_ptr_nonnull(strstr(page.s,
+	    "<span id=\"deliveries-delivered\">1</span>"));
+	ck_assert_ptr_nonnull(strstr(page.s, ">&lt;b&gt;d&lt;/b&gt;</td>"));
+	ck_assert_ptr_nonnull(strstr(page.s,
+	    "&lt;script&gt;x(&#39;&quot;&amp;&#39;)&lt;/script&gt;"));
+	ck_assert_ptr_nonnull(strstr(page.s, "unavailable</span>: disk"
+	    " &lt;full&gt;"));
+	ck_assert_ptr_null(strstr(page.s, "<b>"));
+	ck_assert_ptr_null(strstr(page.s, "<script"));
+	ck_assert_ptr_nonnull(strstr(status_page_csp(),
+	    "default-src 'none'; style-src 'sha256-"));
+	free(page.s);
 	status_view_free(&v);
 	metrics_set_free(&m);
 }
