@@ -108,8 +108,7 @@ destinations(struct store *st, const struct status_out *o)
 	    "Age of the destination's oldest undelivered pending or leased"
 	    " action.");
 	for (i = 0; i < n; i++) {
-		age = g[i].oldest_ms > 0 && now > g[i].oldest_ms ?
-		    (now - g[i].oldest_ms) / 1000 : 0;
+		age = store_age(g[i].oldest_ms, now);
 		status_outf(o, "hookbox_destination_oldest_pending_age_seconds"
 		    "{destination=\"%s\"} %lld\n",
 		    text_valid_name(g[i].destination) ? g[i].destination :
@@ -370,8 +369,7 @@ json_dest(const struct status_view *v, const struct status_dest *e)
 	(void)cJSON_AddNumberToObject(o, "backlog",
 	    (double)(g->n[STORE_PENDING] + g->n[STORE_LEASED]));
 	(void)cJSON_AddNumberToObject(o, "oldest_pending_age_s",
-	    g->oldest_ms > 0 && v->now_ms > g->oldest_ms ?
-	    (double)((v->now_ms - g->oldest_ms) / 1000) : 0);
+	    (double)store_age(g->oldest_ms, v->now_ms));
 	cJSON_AddItemToObject(o, "last_delivery_at",
 	    json_time(e->delivered_ms));
 	cJSON_AddItemToObject(o, "last_error_at", json_time(g->error_ms));

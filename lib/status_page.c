@@ -137,8 +137,7 @@ health(const struct status_out *p, const struct status_view *v, const char *why)
 	status_outf(p, "</p><p>Dispatcher heartbeat: ");
 	when(p, v->heartbeat_ms);
 	if (v->heartbeat_ms > 0) {
-		age = v->now_ms > v->heartbeat_ms ?
-		    (v->now_ms - v->heartbeat_ms) / 1000 : 0;
+		age = store_age(v->heartbeat_ms, v->now_ms);
 		status_outf(p, " (<span id=\"heartbeat-age\">%lld</span> s ago%s)",
 		    (long long)age, age > 60 ? ", <span class=\"bad\">no"
 		    " dispatcher is recording</span>" : "");
@@ -194,8 +193,7 @@ destinations(const struct status_out *p, const struct status_view *v)
 		    "<td id=\"dest-%d-unknown\">%lld</td>"
 		    "<td id=\"dest-%d-dead\">%lld</td><td class=\"t\">", i,
 		    (long long)(g->n[STORE_PENDING] + g->n[STORE_LEASED]), i,
-		    (long long)(g->oldest_ms > 0 && v->now_ms > g->oldest_ms ?
-		    (v->now_ms - g->oldest_ms) / 1000 : 0), i,
+		    (long long)store_age(g->oldest_ms, v->now_ms), i,
 		    (long long)g->n[STORE_UNKNOWN], i,
 		    (long long)g->n[STORE_DEAD]);
 		when(p, v->dests[i].delivered_ms);

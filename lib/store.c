@@ -1233,11 +1233,17 @@ store_state_parse(const char *s, enum store_state *out)
 }
 
 int64_t
+store_age(int64_t since_ms, int64_t now_ms)
+{
+	if (since_ms <= 0 || now_ms <= since_ms)
+		return 0;
+	return (now_ms - since_ms) / 1000;
+}
+
+int64_t
 store_counts_age(const struct store_counts *c, int64_t now_ms)
 {
-	if (c->oldest_pending_ms <= 0 || now_ms <= c->oldest_pending_ms)
-		return 0;
-	return (now_ms - c->oldest_pending_ms) / 1000;
+	return store_age(c->oldest_pending_ms, now_ms);
 }
 
 enum store_status

@@ -152,6 +152,9 @@ struct store_list_filter {
 
 /* Seconds since the oldest pending or leased row was created; 0: none. */
 HB_API int64_t store_counts_age(const struct store_counts *, int64_t now_ms);
+/* Whole seconds from since_ms to now_ms; 0 when since_ms is 0 (none)
+   or not before now_ms. */
+HB_API int64_t store_age(int64_t since_ms, int64_t now_ms);
 
 HB_API enum store_status store_counts(struct store *, struct store_counts *)
     HB_MUST_CHECK;
