@@ -35,7 +35,7 @@ config_failure(enum config_status s)
 
 /*
  * A subject's action: what the downstream needs to compare versions as
- * hookbox did (DESIGN.md section 3b).  NULL when out of memory.
+ * hookbox did (hookbox(7), The action payload).  NULL when out of memory.
  */
 static char *
 subject_payload(const char *action, const struct config_job *job,

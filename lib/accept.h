@@ -4,10 +4,10 @@
  *
  * Given an authenticated, parsed observation for a tenant, it resolves
  * the job in config.db, decides what the observation means for the job's
- * recorded state (DESIGN.md section 4) and commits, in one state.db
- * transaction, the receipt, the job-state change, the accepted row and,
- * only when that row was new, the outbox row.  It returns only after
- * COMMIT succeeded, or after everything was rolled back.
+ * recorded state (hookbox(7), ACCEPTANCE RULES) and commits, in one
+ * state.db transaction, the receipt, the job-state change, the accepted
+ * row and, only when that row was new, the outbox row.  It returns only
+ * after COMMIT succeeded, or after everything was rolled back.
  *
  * It comes in two halves so that many observations can share one
  * COMMIT (group.h): accept_prepare() reads config.db and builds what will

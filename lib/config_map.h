@@ -1,8 +1,8 @@
 /*
  * config_map.h: endpoints of kind mapped, whose format is a declared
- * mapping (mapping.h; DESIGN.md section 3b), in config.db: adding one,
- * changing and reading its mapping.  A configuration made before there
- * were any is upgraded by config_upgrade() (config.h).
+ * mapping (mapping.h; hookbox(1), MAPPED ENDPOINTS), in config.db: adding
+ * one, changing and reading its mapping.  A configuration made before
+ * there were any is upgraded by config_upgrade() (config.h).
  *
  * Transactions: each write is self-contained, or caller-owned between
  * config_begin() and config_commit() (config_admin.h), its checks and

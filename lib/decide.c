@@ -144,7 +144,10 @@ claim(const struct accept_prep *p, const struct store_found *r,
 	}
 }
 
-/* A job's observation against its recorded state (DESIGN.md section 4). */
+/*
+ * A job's observation against its recorded state
+ * (hookbox(7), ACCEPTANCE RULES).
+ */
 static void
 job(const struct accept_prep *p, const struct store_found *r,
     struct decide_out *o)

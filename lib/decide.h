@@ -1,5 +1,5 @@
 /*
- * decide.h: the acceptance rules (DESIGN.md sections 1, 4 and 5), once,
+ * decide.h: the acceptance rules (hookbox(7), ACCEPTANCE RULES), once,
  * as a pure function over what was read and the observations themselves.
  *
  * Acceptance runs in phases: read what the observations need from the
@@ -41,7 +41,7 @@ struct decide_out {
 
 /*
  * A subject's event (OBS_EV_SUBJECT) against its subject's recorded
- * state, by (version, occurrence), DESIGN.md section 3b:
+ * state, by (version, occurrence), hookbox(7), Versioned events:
  *
  *   recorded	incoming (version, occurrence)	result
  *   none	any				takes effect

@@ -1,5 +1,5 @@
 /*
- * disorder.h: the delivery-disorder tester (DESIGN.md section 3b): sends
+ * disorder.h: the delivery-disorder tester (hookbox(1), DISORDER): sends
  * a running instance the disorder its providers cause, and checks, in
  * state.db, that it made of it what it promises.
  *

@@ -3,8 +3,9 @@
  * limits, and the result of handling one observation.
  *
  * The result enum is the library's answer for every row of the HTTP table
- * in DESIGN.md section 6.  The library knows nothing of HTTP: the responder
- * maps results to status codes, the command line to exit codes.
+ * in hookbox-fcgi(8), HTTP CONTRACT.  The library knows nothing of HTTP:
+ * the responder maps results to status codes, the command line to exit
+ * codes.
  *
  * Transactions: none (names, limits and the result table only).
  */

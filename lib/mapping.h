@@ -1,6 +1,6 @@
 /*
  * mapping.h: a provider's event format, declared as configuration rather
- * than compiled in (DESIGN.md section 3b).
+ * than compiled in (hookbox(1), MAPPED ENDPOINTS).
  *
  * A mapping says where in a request each field of a versioned event is
  * (a JSON pointer into the body, RFC 6901, or a header name) and what

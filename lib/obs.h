@@ -63,10 +63,10 @@ struct obs {
 	char		 file_url[HB_TEXT_MAX + 1];
 	char		 error[HB_TEXT_MAX + 1];	/* error or skip reason */
 	/*
-	 * OBS_EV_SUBJECT (DESIGN.md section 3b): job_id holds the subject,
-	 * delivery_id the event id, type the event type; the event takes
-	 * effect for step, or (undo) undoes the subject's state and makes
-	 * step's action.  Ordered by (version, occurred_ms).
+	 * OBS_EV_SUBJECT (hookbox(7), Versioned events): job_id holds the
+	 * subject, delivery_id the event id, type the event type; the event
+	 * takes effect for step, or (undo) undoes the subject's state and
+	 * makes step's action.  Ordered by (version, occurred_ms).
 	 */
 	int64_t		 version;
 	int64_t		 occurred_ms;

@@ -1,6 +1,6 @@
 /*
  * outbox.h: the dispatcher.  Delivers accepted actions downstream with a
- * recovery contract (DESIGN.md section 7):
+ * recovery contract (hookbox(1), DELIVERING ACTIONS):
  *
  *  - rows go in batches of up to OUTBOX_BATCH: claimed in one state.db
  *    transaction, sent all at once, their outcomes recorded in one

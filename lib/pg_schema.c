@@ -140,7 +140,7 @@ const char pg_schema_config_v2[] =
 	" ADD" MAPPING_CHECK_PG ";"
 	"UPDATE hookbox_config.schema_version SET version = 2;";
 
-/* Versioned subjects (DESIGN.md section 3b): store.c's migration 4 -> 5. */
+/* Versioned subjects (hookbox(7), DATA MODEL): store.c's migration 4 -> 5. */
 #define SUBJECTS_PG \
 	"CREATE TABLE hookbox_state.subjects(" \
 	" tenant text NOT NULL," \

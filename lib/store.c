@@ -123,9 +123,10 @@ static const char *const migrations[] = {
 	" PRIMARY KEY(name, l1, l2)) WITHOUT ROWID;"
 	"CREATE INDEX outbox_dest ON outbox(state, destination, created_at);",
 	/*
-	 * 4 -> 5: versioned subjects (DESIGN.md section 3b): each one's
-	 * newest event that took effect, the version and occurrence of
-	 * each receipt, and conflicts between two events of one version.
+	 * 4 -> 5: versioned subjects (hookbox(7), DATA MODEL and
+	 * Versioned events): each one's newest event that took effect,
+	 * the version and occurrence of each receipt, and conflicts
+	 * between two events of one version.
 	 * SQLite cannot change a CHECK: conflicts is made again.
 	 */
 	"CREATE TABLE subjects("

@@ -56,9 +56,9 @@ struct store_job {
 };
 
 /*
- * The recorded state of one subject (DESIGN.md section 3b): the newest
- * event that took effect, by (version, occurrence).  A subject never
- * seen has seen 0.
+ * The recorded state of one subject (hookbox(7), Versioned events): the
+ * newest event that took effect, by (version, occurrence).  A subject
+ * never seen has seen 0.
  */
 struct store_subject {
 	int	 seen;

@@ -23,8 +23,8 @@ HB_API enum store_status store_tenant_tally(struct store *,
     const char *tenant, struct store_tally *) HB_MUST_CHECK;
 
 /*
- * A subject's recorded state (DESIGN.md section 3b): the newest event
- * that took effect.  *found 0 when the subject has none.
+ * A subject's recorded state (hookbox(7), Versioned events): the newest
+ * event that took effect.  *found 0 when the subject has none.
  */
 HB_API enum store_status store_subject_get(struct store *,
     const char *tenant, const char *subject, struct store_subject *,

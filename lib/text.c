@@ -171,11 +171,12 @@ job_action(const char *s)
 }
 
 /*
- * tenant:subject:version:step: a subject's (DESIGN.md section 3b).  The
- * subject is its provider's id and may hold ':' itself; the tenant and
- * the step are names and the version digits, which hold none, so it is
- * read from both ends and has one reading.  "subject:version" is the
- * action's attempt, at most HB_ID_MAX bytes.
+ * tenant:subject:version:step: a subject's
+ * (hookbox(7), Versioned events).  The subject is its provider's id and
+ * may hold ':' itself; the tenant and the step are names and the version
+ * digits, which hold none, so it is read from both ends and has one
+ * reading.  "subject:version" is the action's attempt, at most HB_ID_MAX
+ * bytes.
  */
 static int
 subject_action(const char *s)

@@ -9,7 +9,7 @@
  * acknowledged.  On error, why receives a short sentence naming the field
  * (never the field's value).
  *
- * Malformed, whatever the field (DESIGN.md section 6):
+ * Malformed, whatever the field (hookbox-fcgi(8), HTTP CONTRACT):
  *  - a raw byte below 0x20 inside a string, or one between tokens that is
  *    not JSON white space (TORNADO_NOT_JSON);
  *  - the escape \u0000 in any string, a key named twice in any object at

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/e2e/dispatch.sh BUILD_DIR: the outbox dispatcher against real local
 # HTTP servers (tests/helpers/sink.c, scripted per request), with real processes
-# killed with SIGKILL.  Every scenario of DESIGN.md section 7.
+# killed with SIGKILL.  Every scenario of hookbox(1), DELIVERING ACTIONS.
 set -u
 build=$(cd "${1:?usage: dispatch.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -449,7 +449,7 @@ out=$(printf '%s' "$body" | env -i REQUEST_METHOD=POST \
     cgi-fcgi -bind -connect "$sock2" 2>/dev/null)
 contains "spawn-fcgi answers" '"result":"duplicate"' "$out"
 
-# ---- an endpoint whose format is declared: a mapping (DESIGN.md 3b) ----
+# ---- an endpoint whose format is declared (hookbox(1), MAPPED ENDPOINTS) ----
 printf '%s\n' '{"destination": "sink", "event_id": "/id",' \
     ' "subject": "/data/asset_id", "version": "/data/version",' \
     ' "type": "/type", "occurred": "/created_at",' \

@@ -12,11 +12,11 @@
  * Beyond not crashing (ASan, UBSan; cJSON itself is compiled in with the
  * same instrumentation when Debian's source could be had, see the
  * Makefile), each checks the parser's promises: whatever it accepts is
- * typed, bounded and valid UTF-8, and (DESIGN.md section 6) came from a
- * body with no raw byte below 0x20 inside a string and no object naming
- * a key twice, and holds no control character in any string.  Those two
- * body properties are checked here by code of the harness's own, not by
- * lib/json.c's.
+ * typed, bounded and valid UTF-8, and (hookbox-fcgi(8), HTTP CONTRACT)
+ * came from a body with no raw byte below 0x20 inside a string and no
+ * object naming a key twice, and holds no control character in any
+ * string.  Those two body properties are checked here by code of the
+ * harness's own, not by lib/json.c's.
  */
 #include <stdint.h>
 #include <stdio.h>

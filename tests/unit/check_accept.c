@@ -1,6 +1,6 @@
 /*
  * check_accept.c: the acceptance routine against real databases, and
- * every library failure window of DESIGN.md section 9: the whole suite
+ * every library failure window tests/README.md lists: the whole suite
  * runs on SQLite files, then on PostgreSQL databases (test_run_backends()),
  * where a window needs another means (another connection's lock instead
  * of a file's) the test says so; and PostgreSQL's own windows: a role
@@ -193,8 +193,8 @@ START_TEST(same_event_twice)
 END_TEST
 
 /*
- * A subject's event (DESIGN.md section 3b), as a mapped endpoint "cms"
- * gives it: subject a-1 of tenant acme, its actions to "sink".
+ * A subject's event (hookbox(7), Versioned events), as a mapped endpoint
+ * "cms" gives it: subject a-1 of tenant acme, its actions to "sink".
  */
 static enum hb_result
 event(const char *id, int64_t v, int64_t t, int undo, const char *step,

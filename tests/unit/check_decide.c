@@ -95,9 +95,9 @@ struct member {
 };
 
 /*
- * Subjects (DESIGN.md section 3b): one event of subject a-1 against its
- * recorded state, every row of decide.h's table.  Steps: publish and
- * thumb are done, unpublish undoes.
+ * Subjects (hookbox(7), Versioned events): one event of subject a-1
+ * against its recorded state, every row of decide.h's table.  Steps:
+ * publish and thumb are done, unpublish undoes.
  */
 #define S	DECIDE_SUBJECT
 #define DO	0

@@ -1,10 +1,10 @@
 /*
  * check_json.c: tests of lib/json.c, the library's one door to cJSON,
- * and of every JSON path of the library when memory runs out (DESIGN.md
- * section 6: out of memory is "unavailable", never "malformed", and
- * nothing is half-written): the parse of a webhook through hook_prepare(),
- * the action payload built inside the acceptance transaction, the JSON
- * read-outs, and the answer document.
+ * and of every JSON path of the library when memory runs out
+ * (hookbox-fcgi(8), HTTP CONTRACT: out of memory is "unavailable", never
+ * "malformed", and nothing is half-written): the parse of a webhook
+ * through hook_prepare(), the action payload built inside the acceptance
+ * transaction, the JSON read-outs, and the answer document.
  *
  * Allocation failures come from the test build's fault point FAULT_ALLOC,
  * which every cJSON allocation passes once util_init() installed the

@@ -2,9 +2,9 @@
  * check_respond.c: the responder's request path, fcgi/respond.c, driven
  * in-process through its transport table (struct resp_io), the way kcgi
  * tests its request parsing: no nginx, no socket.  Every row of the HTTP
- * table of DESIGN.md section 6, the checks made before a byte of the
- * body is read, the answer's format, health and metrics, and a transport
- * whose writes fail.
+ * table of hookbox-fcgi(8), HTTP CONTRACT, the checks made before a byte
+ * of the body is read, the answer's format, health and metrics, and a
+ * transport whose writes fail.
  *
  * The databases are real SQLite files made through the library's own
  * functions, bodies are signed with its own signing helpers.  The binary
@@ -1573,8 +1573,9 @@ END_TEST
  */
 
 /*
- * DESIGN.md section 6.  No default: a result added to enum hb_result
- * without a row here fails to compile (-Wswitch), as respond.c's own map.
+ * hookbox-fcgi(8), HTTP CONTRACT.  No default: a result added to enum
+ * hb_result without a row here fails to compile (-Wswitch), as
+ * respond.c's own map.
  */
 static int
 want_status(enum hb_result r)

@@ -1,7 +1,7 @@
 /*
  * check_tornado.c: tests of lib/tornado.c, every payload shape of the
- * Tornado provider (DESIGN.md section 3), valid and broken, through the
- * three parsers.
+ * Tornado provider (hookbox-fcgi(8), Formats), valid and broken, through
+ * the three parsers.
  *
  * Every body is handed to the parser in an exact-size heap copy, not
  * NUL-terminated, so that the sanitizer build catches a read past len.
@@ -1227,7 +1227,7 @@ START_TEST(test_escaped_backslash_u0000)
 END_TEST
 
 /*
- * Raw control bytes (DESIGN.md section 6)
+ * Raw control bytes (hookbox-fcgi(8), HTTP CONTRACT)
  */
 
 /*
@@ -1529,7 +1529,7 @@ START_TEST(test_decoded_control_text)
 END_TEST
 
 /*
- * Duplicate keys (DESIGN.md section 6)
+ * Duplicate keys (hookbox-fcgi(8), HTTP CONTRACT)
  */
 
 /*
@@ -1664,7 +1664,7 @@ START_TEST(test_dup_keys_many)
 END_TEST
 
 /*
- * Out of memory (DESIGN.md section 6)
+ * Out of memory (hookbox-fcgi(8), HTTP CONTRACT)
  */
 
 /* Fails allocation number n (from 0) that reaches FAULT_ALLOC. */

@@ -693,7 +693,7 @@ END_TEST
 
 START_TEST(test_stage_order)
 {
-	/* DESIGN.md section 3, parsed from the names. */
+	/* hookbox(7), ACCEPTANCE RULES (Ordering), parsed from the names. */
 	static const char *const order[] = { "downloading",
 	    "download_complete", "muxing", "mux_complete", "uploading",
 	    "completed" };
