@@ -63,7 +63,7 @@ int	cli_usage(void);
 
 int	cli_config_exit(enum config_status);
 int	cli_store_fail(const struct settings *, enum store_status);
-int	cli_pg_unreachable(const struct settings *);
+int	cli_server_unreachable(const struct settings *);
 int	cli_config_done(enum config_status, const char *, const char *const *);
 
 int	cli_parse_int(const char *, long long, long long, const char *,

@@ -153,10 +153,10 @@ upgrade(const struct settings *e)
 
 	if ((rc = config_upgrade(e->config_path, e->busy_ms, &from)) !=
 	    CONFIG_OK) {
-		if (!e->pg || rc == CONFIG_NOMEM || !cli_pg_unreachable(e))
+		if (rc == CONFIG_NOMEM || !cli_server_unreachable(e))
 			cli_warn("%s: upgrading the configuration's schema:"
 			    " %s%s", settings_config_name(e),
-			    config_strerror(rc), e->pg ? " (as the schema's"
+			    config_strerror(rc), e->server ? " (as the schema's"
 			    " owner, the admin role?)" : "");
 		return cli_config_exit(rc);
 	}
@@ -181,18 +181,18 @@ cmd_init(struct settings *e, int argc, char **argv)
 
 	if ((rc = other_args(argc, argv, INIT, 0, &a)) != EXIT_OK)
 		return rc;
-	if (a.nroles > 0 && !e->pg) {
+	if (a.nroles > 0 && !e->server) {
 		cli_warn("--grant: only for a PostgreSQL database; a"
 		    " directory's files are guarded by their modes");
 		return EXIT_FAIL;
 	}
-	if (!e->pg && mkdir(e->dir, 0750) != 0 && errno != EEXIST) {
+	if (!e->server && mkdir(e->dir, 0750) != 0 && errno != EEXIST) {
 		cli_warn("%s: %s", e->dir, strerror(errno));
 		return EXIT_FAIL;
 	}
 	crc = config_create(e->config_path);
 	if (crc != CONFIG_OK && crc != CONFIG_EXISTS) {
-		if (!e->pg || crc == CONFIG_NOMEM || !cli_pg_unreachable(e))
+		if (crc == CONFIG_NOMEM || !cli_server_unreachable(e))
 			cli_warn("%s: %s", settings_config_name(e),
 			    config_strerror(crc));
 		return cli_config_exit(crc);

@@ -241,7 +241,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	log_str(&l, "program", "hookbox dispatch");
 	log_str(&l, "version", HB_VERSION);
 	log_str(&l, "dir", e->shown);
-	log_str(&l, "backend", e->pg ? "postgresql" : "sqlite");
+	log_str(&l, "backend", e->backend);
 	log_int(&l, "workers", workers);
 	log_str(&l, "once", once ? "yes" : "no");
 	log_end(&l);

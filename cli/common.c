@@ -75,15 +75,15 @@ store_exit(enum store_status s)
 }
 
 /*
- * PostgreSQL: why a connection or its first statement failed, in the
- * words of libpq or the server (host, socket, role, the relation or
- * schema refused; never the password), where a status's sentence would
- * only say "database error".  One more connection, on a failure path
- * only: the server cannot be reached, or the role cannot do need.
- * Returns non-zero when it reported.
+ * A server's location: why a connection or its first statement failed,
+ * in the words of libpq or the server (host, socket, role, the relation
+ * or schema refused; never the password), where a status's sentence
+ * would only say "database error".  One more connection, on a failure
+ * path only: the server cannot be reached, or the role cannot do need.
+ * Returns non-zero when it reported; a directory's never does.
  */
 static int
-pg_explain(const struct settings *e, enum access_need need)
+server_explain(const struct settings *e, enum access_need need)
 {
 	char	why[512];
 
@@ -95,16 +95,16 @@ pg_explain(const struct settings *e, enum access_need need)
 }
 
 int
-cli_pg_unreachable(const struct settings *e)
+cli_server_unreachable(const struct settings *e)
 {
-	return pg_explain(e, ACCESS_CONNECT);
+	return server_explain(e, ACCESS_CONNECT);
 }
 
 /* Reports a state.db failure; returns its exit code. */
 int
 cli_store_fail(const struct settings *e, enum store_status s)
 {
-	if (s == STORE_OK || s == STORE_NOMEM || !cli_pg_unreachable(e))
+	if (s == STORE_OK || s == STORE_NOMEM || !cli_server_unreachable(e))
 		cli_warn("%s: %s", settings_state_name(e), store_strerror(s));
 	return store_exit(s);
 }
@@ -115,8 +115,7 @@ store_open_fail(const struct settings *e, enum store_status s)
 {
 	if (s == STORE_NOMEM)
 		return cli_store_fail(e, s);
-	cli_warn("%s: %s", e->pg ? e->shown : settings_state_name(e),
-	    store_errmsg(NULL));
+	cli_warn("%s: %s", settings_state_name(e), store_errmsg(NULL));
 	return store_exit(s);
 }
 
@@ -227,7 +226,7 @@ cli_open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 	config_env = e;
 	if ((rc = config_open(e->config_path, mode, e->busy_ms, cfg)) !=
 	    CONFIG_OK) {
-		if (rc == CONFIG_NOMEM || !pg_explain(e, ACCESS_CONFIG))
+		if (rc == CONFIG_NOMEM || !server_explain(e, ACCESS_CONFIG))
 			cli_warn("%s: %s", settings_config_name(e),
 			    config_strerror(rc));
 		return cli_config_exit(rc) == EXIT_OK ? EXIT_FAIL :
@@ -263,7 +262,7 @@ config_denied(const char *what)
 
 	if (config_env == NULL)
 		cli_warn("%s: %s", what, config_strerror(CONFIG_DENIED));
-	else if (config_env->pg)
+	else if (config_env->server)
 		cli_warn("%s: the PostgreSQL role of %s has no write permission"
 		    " on the configuration (hookbox_config): it may not change"
 		    " it", what, settings_config_name(config_env));

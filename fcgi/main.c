@@ -445,13 +445,13 @@ start_line(const struct resp_server *srv, const char *sock,
 	log_str(&l, "program", "hookbox-fcgi");
 	log_str(&l, "version", HB_VERSION);
 	log_str(&l, "dir", srv->set.shown);
-	log_str(&l, "backend", srv->set.pg ? "postgresql" : "sqlite");
+	log_str(&l, "backend", srv->set.backend);
 	log_str(&l, "socket", sock != NULL ? sock : "fd0");
 	log_int(&l, "workers", workers);
 	log_int(&l, "threads", threads);
 	/* What the database must allow for this responder (README). */
 	log_int(&l, "connections", workers *
-	    respond_connections((int)threads, srv->set.pg));
+	    respond_connections((int)threads, srv->set.server));
 	log_end(&l);
 }
 

@@ -260,12 +260,12 @@ respond_shared_new(const struct settings *set, int threads,
 }
 
 int
-respond_connections(int threads, int pg)
+respond_connections(int threads, int server)
 {
 	if (threads <= 1)
 		return 3;	/* a pool of one, the inline writer, health */
 	return (threads < RESP_CONFIGS ? threads : RESP_CONFIGS) +
-	    (pg ? 2 : 3);
+	    (server ? 2 : 3);
 }
 
 void

@@ -41,11 +41,12 @@ int respond_shared_new(const struct settings *, int threads,
 /*
  * The most database connections one process with that many threads
  * opens: the config pool (at most RESP_CONFIGS), the writer, its
- * checkpointer when threaded on SQLite (PostgreSQL checkpoints by
- * itself), and health's.  Serving threads hold none of their own, so more
- * threads cost no connections past RESP_CONFIGS.
+ * checkpointer when threaded on files (a server checkpoints by itself),
+ * and health's.  Serving threads hold none of their own, so more threads
+ * cost no connections past RESP_CONFIGS.  server: the location's
+ * (struct settings).
  */
-int respond_connections(int threads, int pg);
+int respond_connections(int threads, int server);
 
 /* Waits for the writer to answer what it holds, then frees.  NULL: no-op. */
 void respond_shared_free(struct resp_shared *);

@@ -67,7 +67,7 @@ access_probe(const char *location, int busy_ms, enum access_need need,
 
 	if (len > 0)
 		why[0] = '\0';
-	if (!db_is_postgres(location))
+	if (!(db_location_caps(location) & DB_CAP_SERVER))
 		return ACCESS_OK;
 	if (need == ACCESS_CONFIG)
 		text = pg_schema_probe_config;
@@ -84,7 +84,7 @@ access_grant(const char *location, int busy_ms, const char *role,
 
 	if (len > 0)
 		why[0] = '\0';
-	if (!db_is_postgres(location)) {
+	if (!(db_location_caps(location) & DB_CAP_SERVER)) {
 		(void)snprintf(why, len, "not a PostgreSQL database");
 		return ACCESS_REFUSED;
 	}

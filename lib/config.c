@@ -350,8 +350,9 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " AND step = ?3 ORDER BY job_id COLLATE \"C\" LIMIT 1" },
 	[CONFIG_Q_VERSION] = { "PRAGMA user_version",
 	    "SELECT version FROM hookbox_config.schema_version" },
-	/* PostgreSQL's only: is the schema there (config_create())? */
-	[CONFIG_Q_SCHEMA] = { "SELECT 1",
+	/* Is the schema there (config_create())? */
+	[CONFIG_Q_SCHEMA] = { "SELECT count(*) FROM sqlite_master"
+	    " WHERE type = 'table' AND name = 'tenants'",
 	    "SELECT count(*) FROM pg_namespace"
 	    " WHERE nspname = 'hookbox_config'" },
 	/* A reader's: PostgreSQL's snapshot is the transaction's. */
@@ -472,29 +473,6 @@ config_name_parse(const char *s, const char *const *names, size_t n)
 	return -1;
 }
 
-/*
- * Which constraint a row broke: the connection's message names it.
- * SQLite's words are fixed; PostgreSQL's are its own (in English unless
- * the server speaks another language: then a key taken is told by the
- * INSERTs' ON CONFLICT instead, and what is left is a reference).
- */
-static enum config_status
-constraint_of(const struct config *c)
-{
-	const char	*m = db_errmsg(c->db);
-
-	if (strncmp(m, "UNIQUE", 6) == 0 || strstr(m, "duplicate key") != NULL)
-		return CONFIG_EXISTS;
-	if (strncmp(m, "FOREIGN KEY", 11) == 0 ||
-	    strstr(m, "foreign key") != NULL)
-		return CONFIG_REFUSED;
-	if (strncmp(m, "CHECK", 5) == 0 || strncmp(m, "NOT NULL", 8) == 0 ||
-	    strstr(m, "check constraint") != NULL ||
-	    strstr(m, "not-null") != NULL)
-		return CONFIG_INVALID;
-	return db_kind(c->db) == DB_POSTGRES ? CONFIG_REFUSED : CONFIG_INVALID;
-}
-
 enum config_status
 config_status_of(const struct config *c, enum db_rc rc)
 {
@@ -504,25 +482,22 @@ config_status_of(const struct config *c, enum db_rc rc)
 	case DB_ROW:
 		return CONFIG_OK;
 	case DB_BUSY:
+	case DB_GONE:		/* a server out of reach: worth a retry */
 		return CONFIG_BUSY;
-	case DB_GONE:
-		/* A server out of reach is worth a retry; a file, not. */
-		return c != NULL && db_kind(c->db) == DB_POSTGRES ?
-		    CONFIG_BUSY : CONFIG_ERROR;
 	case DB_NOMEM:
 		return CONFIG_NOMEM;
 	case DB_CONSTRAINT:
-		return c != NULL ? constraint_of(c) : CONFIG_INVALID;
+		switch (c != NULL ? db_constraint(c->db) : DB_C_CHECK) {
+		case DB_C_UNIQUE:
+			return CONFIG_EXISTS;
+		case DB_C_REFERENCE:
+			return CONFIG_REFUSED;
+		default:
+			return CONFIG_INVALID;
+		}
 	case DB_DENIED:
 		return CONFIG_DENIED;
-	case DB_READONLY:
-		/*
-		 * SQLite's: the file or its directory is not this user's to
-		 * write.  PostgreSQL's is a standby's, no one's to write.
-		 */
-		return c != NULL && db_kind(c->db) == DB_POSTGRES ?
-		    CONFIG_ERROR : CONFIG_DENIED;
-	default:
+	default:		/* a read-only database is no one's to write */
 		return CONFIG_ERROR;
 	}
 }
@@ -548,89 +523,29 @@ enum config_status
 config_write(struct config *c, struct db_stmt *st)
 {
 	enum db_rc	rc;
-	int		sp;
 
-	sp = db_kind(c->db) == DB_POSTGRES && db_in_tx(c->db);
-	if (sp && (rc = db_exec(c->db, "SAVEPOINT config_write")) != DB_OK)
-		return config_status_of(c, rc);
-	if ((rc = db_step_done(st)) == DB_DONE) {
-		if (sp && (rc = db_exec(c->db,
-		    "RELEASE SAVEPOINT config_write")) != DB_OK)
-			return config_status_of(c, rc);
-		return CONFIG_OK;
-	}
-	/* The statement's own status, not the savepoint's. */
-	if (sp && db_exec(c->db, "ROLLBACK TO SAVEPOINT config_write;"
-	    " RELEASE SAVEPOINT config_write") != DB_OK)
-		return CONFIG_ERROR;
-	return config_status_of(c, rc);
+	return (rc = db_step_alone(st)) == DB_DONE ? CONFIG_OK :
+	    config_status_of(c, rc);
 }
 
 /* A reader's page cache, in KiB (SQLite's default is 2000). */
-#define CONFIG_READ_CACHE_KIB	"256"
+#define CONFIG_READ_CACHE_KIB	256
 
 /*
- * The PostgreSQL session's settings, given as the connection's options
- * so that a connection opened again after a loss (db.c does that by
- * itself) has them too: the names without their schema and, for a
- * reader, transactions that cannot write (db_open_pg() adds the busy
- * budget's timeouts).  A reader is thus read-only by construction, whatever its
- * role's grants would allow.  Options the location held are replaced.
+ * How config.db is opened: a server's connection finds the names in its
+ * schemas, and a reader's transactions cannot write there (db.h); a
+ * reader of a file looks up a few rows per request, and the kernel's
+ * page cache holds the file already: a small cache of its own keeps a
+ * process with several connections small.
  */
-static int
-pg_location(const char *path, int readonly, char *buf, size_t len)
+void
+config_conf(struct db_conf *conf, int writable, int busy_ms)
 {
-	char		 opt[160], enc[480];
-	const char	*p;
-	size_t		 o = 0;
-	int		 n, uri;
-
-	/* The timeouts are db_open_pg()'s, from the same budget. */
-	n = snprintf(opt, sizeof(opt), "-c search_path=hookbox_config,"
-	    "hookbox_state%s",
-	    readonly ? " -c default_transaction_read_only=on" : "");
-	if (n < 0 || (size_t)n >= sizeof(opt))
-		return -1;
-	uri = strncmp(path, "postgresql://", 13) == 0 ||
-	    strncmp(path, "postgres://", 11) == 0;
-	if (!uri)
-		n = snprintf(buf, len, "%s options='%s'", path, opt);
-	else {
-		/* A URI's query: spaces, '=' and ',' percent-encoded. */
-		for (p = opt; *p != '\0' && o + 4 < sizeof(enc); p++)
-			if (*p == ' ' || *p == '=' || *p == ',')
-				o += (size_t)snprintf(enc + o, sizeof(enc) - o,
-				    "%%%02X", (unsigned char)*p);
-			else
-				enc[o++] = *p;
-		enc[o] = '\0';
-		n = snprintf(buf, len, "%s%coptions=%s", path,
-		    strchr(path, '?') != NULL ? '&' : '?', enc);
-	}
-	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-enum config_status
-config_pg_connect(struct config *c, const char *path, int busy_ms)
-{
-	char		*loc;
-	char		 why[256];
-	size_t		 len = strlen(path) + 600;
-	enum db_rc	 rc;
-
-	if ((loc = malloc(len)) == NULL)
-		return CONFIG_NOMEM;
-	if (pg_location(path, !c->writable, loc, len) != 0) {
-		free(loc);
-		return CONFIG_ERROR;
-	}
-	rc = db_open_pg(loc, busy_ms, busy_ms, config_text, CONFIG_Q__N, &c->db,
-	    why, sizeof(why));
-	/* It may hold a password. */
-	sodium_memzero(loc, len);
-	free(loc);
-	return rc == DB_OK ? CONFIG_OK : rc == DB_NOMEM ? CONFIG_NOMEM :
-	    rc == DB_GONE || rc == DB_BUSY ? CONFIG_BUSY : CONFIG_ERROR;
+	memset(conf, 0, sizeof(*conf));
+	conf->flags = writable ? DB_OPEN_READWRITE : DB_OPEN_READONLY;
+	conf->busy_ms = conf->connect_ms = busy_ms;
+	conf->schemas = "hookbox_config,hookbox_state";
+	conf->cache_kib = writable ? 0 : CONFIG_READ_CACHE_KIB;
 }
 
 enum config_status
@@ -656,41 +571,56 @@ config_dest_q(struct config *c, enum config_q q, enum config_q old,
 }
 
 /*
- * A writer adds destinations.allow_internal to a file made before it, in
- * a transaction of its own that looks again under the lock (another
- * writer may have added it meanwhile).  PostgreSQL's ADD COLUMN IF NOT
- * EXISTS looks again itself.
+ * A writer's additions to a schema made before them (add_allow_col(),
+ * add_version()), and config_upgrade(), are made one at a time where
+ * writers work at once (db_begin()): any fixed keys.
+ */
+#define ADD_LOCK	INT64_C(7312455311853453102)
+#define UPGRADE_LOCK	INT64_C(7312455311853453103)
+
+/* The additions in each dialect ("": nothing to do there). */
+static const struct db_text	allow_col_text = {
+	DEST_ALLOW_COL_LITE, DEST_ALLOW_COL_PG
+};
+static const struct db_text	version_text = {
+	VERSION_TABLE_LITE, pg_schema_config_version
+};
+/* A server's index is made with its schema. */
+static const struct db_text	jobs_index_text = { JOBS_ACTION_INDEX, "" };
+static const struct db_text	migrate_v2_text = {
+	MIGRATE_V2_LITE, pg_schema_config_v2
+};
+
+/*
+ * A writer adds destinations.allow_internal to a database made before
+ * it, in a transaction of its own that looks again under the lock
+ * (another writer may have added it meanwhile).
  */
 static enum config_status
 add_allow_col(struct config *c)
 {
 	enum config_q		q;
 	enum config_status	rc;
-	int			lite = db_kind(c->db) == DB_SQLITE;
 
 	if ((rc = config_dest_q(c, CONFIG_Q_DEST_GET, CONFIG_Q_DEST_GET_OLD,
 	    &q)) != CONFIG_OK || c->allow_col)
 		return rc;
-	if (lite && (rc = config_status_of(c, db_exec(c->db,
-	    "BEGIN IMMEDIATE"))) != CONFIG_OK)
+	if ((rc = config_status_of(c, db_begin(c->db, DB_BEGIN_WRITE,
+	    ADD_LOCK))) != CONFIG_OK)
 		goto out;
-	if (lite && (rc = config_dest_q(c, CONFIG_Q_DEST_GET,
-	    CONFIG_Q_DEST_GET_OLD, &q)) != CONFIG_OK)
+	if ((rc = config_dest_q(c, CONFIG_Q_DEST_GET, CONFIG_Q_DEST_GET_OLD,
+	    &q)) != CONFIG_OK)
 		goto out;
-	if (!c->allow_col && (rc = config_status_of(c, db_exec(c->db, lite ?
-	    DEST_ALLOW_COL_LITE : DEST_ALLOW_COL_PG))) != CONFIG_OK)
+	if (!c->allow_col && (rc = config_status_of(c, db_exec_text(c->db,
+	    &allow_col_text))) != CONFIG_OK)
 		goto out;
-	if (lite)
-		rc = config_status_of(c, db_exec(c->db, "COMMIT"));
+	rc = config_status_of(c, db_exec(c->db, "COMMIT"));
 out:
 	if (rc != CONFIG_OK && db_in_tx(c->db))
 		(void)db_exec(c->db, "ROLLBACK");
 	c->allow_col = rc == CONFIG_OK;
 	return rc;
 }
-
-/* Serialises add_version() across PostgreSQL sessions: any fixed key. */
-#define VERSION_LOCK_PG	"7312455311853453102"
 
 int
 config_versioned(struct config *c, enum config_status *rc)
@@ -723,18 +653,17 @@ static enum config_status
 add_version(struct config *c)
 {
 	enum config_status	rc = CONFIG_OK;
-	int			lite = db_kind(c->db) == DB_SQLITE, n;
+	int			n;
 
 	if ((n = config_versioned(c, &rc)) != 0)
 		return n > 0 ? CONFIG_OK : rc;
-	if ((rc = config_status_of(c, db_exec(c->db, lite ? "BEGIN IMMEDIATE" :
-	    "BEGIN; SELECT pg_advisory_xact_lock(" VERSION_LOCK_PG ")"))) !=
-	    CONFIG_OK)
+	if ((rc = config_status_of(c, db_begin(c->db, DB_BEGIN_WRITE,
+	    ADD_LOCK))) != CONFIG_OK)
 		goto out;
 	if ((n = config_versioned(c, &rc)) < 0)
 		goto out;
-	if (n == 0 && (rc = config_status_of(c, db_exec(c->db, lite ?
-	    VERSION_TABLE_LITE : pg_schema_config_version))) != CONFIG_OK)
+	if (n == 0 && (rc = config_status_of(c, db_exec_text(c->db,
+	    &version_text))) != CONFIG_OK)
 		goto out;
 	rc = config_status_of(c, db_exec(c->db, "COMMIT"));
 out:
@@ -762,39 +691,30 @@ schema_version(struct config *c, int64_t *v)
 
 /*
  * Opens path's database as config_open() does, up to its version, into
- * *out (freed with config_close(), NULL on failure) and *v.
+ * *out (freed with config_close(), NULL on failure) and *v; flags are
+ * added to the connection's (DB_OPEN_FKEYS).
  */
 static enum config_status
-connect_db(const char *path, int writable, int busy_ms, struct config **out,
-    int64_t *v)
+connect_db(const char *path, int writable, int flags, int busy_ms,
+    struct config **out, int64_t *v)
 {
 	struct config		*c;
+	struct db_conf		 conf;
 	enum config_status	 rc = CONFIG_OK;
 	enum db_rc		 drc;
+	char			 why[256];
 
 	*out = NULL;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return CONFIG_NOMEM;
 	c->writable = writable;
-	if (db_is_postgres(path)) {
-		if ((rc = config_pg_connect(c, path, busy_ms)) != CONFIG_OK)
-			goto out;
-	} else if ((drc = db_open_sqlite(path, writable ? DB_OPEN_READWRITE :
-	    DB_OPEN_READONLY, config_text, CONFIG_Q__N, &c->db)) != DB_OK) {
+	config_conf(&conf, writable, busy_ms);
+	conf.flags |= flags;
+	if ((drc = db_open(path, &conf, config_text, CONFIG_Q__N, &c->db, why,
+	    sizeof(why))) != DB_OK) {
 		rc = config_status_of(NULL, drc);
 		goto out;
 	}
-	db_busy(c->db, busy_ms);
-	/*
-	 * A reader looks up a few rows per request, and the kernel's page
-	 * cache holds the file already: a small cache of its own keeps a
-	 * process with several connections small.  SQLite's alone: its
-	 * cache is the server's on PostgreSQL.
-	 */
-	if (db_kind(c->db) == DB_SQLITE && !writable &&
-	    (rc = config_status_of(c, db_exec(c->db,
-	    "PRAGMA cache_size=-" CONFIG_READ_CACHE_KIB))) != CONFIG_OK)
-		goto out;
 	rc = schema_version(c, v);
 out:
 	if (rc != CONFIG_OK)
@@ -813,26 +733,21 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	int64_t			 v = 0;
 
 	*out = NULL;
-	if ((rc = connect_db(path, mode == CONFIG_WRITE, busy_ms, &c, &v)) !=
-	    CONFIG_OK)
+	/* A writer's foreign keys are enforced. */
+	if ((rc = connect_db(path, mode == CONFIG_WRITE, mode == CONFIG_WRITE ?
+	    DB_OPEN_FKEYS : 0, busy_ms, &c, &v)) != CONFIG_OK)
 		return rc;
 	/* An older schema is upgraded by config_upgrade() alone. */
 	if (v != CONFIG_VERSION)
 		rc = v >= 1 && v < CONFIG_VERSION ? CONFIG_OLD : CONFIG_ERROR;
 	/*
-	 * SQLite's alone: PostgreSQL's foreign keys hold always, and its
-	 * index is made with the schema.
-	 */
-	if (rc == CONFIG_OK && db_kind(c->db) == DB_SQLITE && c->writable)
-		rc = config_status_of(c, db_exec(c->db,
-		    "PRAGMA foreign_keys=ON"));
-	/*
 	 * The tool's look-up of a job by its action (one job per tenant,
 	 * attempt and step, checked at every add and import line).  Files
 	 * made before it get it here; once there this takes no lock.
 	 */
-	if (rc == CONFIG_OK && c->writable && db_kind(c->db) == DB_SQLITE)
-		rc = config_status_of(c, db_exec(c->db, JOBS_ACTION_INDEX));
+	if (rc == CONFIG_OK && c->writable)
+		rc = config_status_of(c, db_exec_text(c->db,
+		    &jobs_index_text));
 	/* What a destination allows: the tool may write it from now on. */
 	if (rc == CONFIG_OK && c->writable)
 		rc = add_allow_col(c);
@@ -846,33 +761,25 @@ config_open(const char *path, enum config_mode mode, int busy_ms,
 	return rc;
 }
 
-/* Serialises config_upgrade() across PostgreSQL sessions: any fixed key. */
-#define UPGRADE_LOCK_PG	"7312455311853453103"
-
 /*
  * The upgrade itself, on a writer's connection whose schema was of
- * version *from: in a transaction of its own that reads the version
- * again under the lock (another upgrade may have run meanwhile).
+ * version *from, its foreign keys off (a table is made again): in a
+ * transaction of its own that reads the version again under the lock
+ * (another upgrade may have run meanwhile).
  */
 static enum config_status
 migrate(struct config *c, int64_t *from)
 {
 	enum config_status	rc;
-	int			lite = db_kind(c->db) == DB_SQLITE;
 
-	/* Outside a transaction, or SQLite ignores it; this connection's. */
-	if (lite && (rc = config_status_of(c, db_exec(c->db,
-	    "PRAGMA foreign_keys=OFF"))) != CONFIG_OK)
-		return rc;
-	if ((rc = config_status_of(c, db_exec(c->db, lite ? "BEGIN IMMEDIATE" :
-	    "BEGIN; SELECT pg_advisory_xact_lock(" UPGRADE_LOCK_PG ")"))) !=
-	    CONFIG_OK)
+	if ((rc = config_status_of(c, db_begin(c->db, DB_BEGIN_WRITE,
+	    UPGRADE_LOCK))) != CONFIG_OK)
 		goto out;
 	if ((rc = schema_version(c, from)) != CONFIG_OK)
 		goto out;
 	if (*from == 1)
-		rc = config_status_of(c, db_exec(c->db, lite ?
-		    MIGRATE_V2_LITE : pg_schema_config_v2));
+		rc = config_status_of(c, db_exec_text(c->db,
+		    &migrate_v2_text));
 	else if (*from != CONFIG_VERSION)
 		rc = CONFIG_ERROR;
 	if (rc == CONFIG_OK)
@@ -891,7 +798,7 @@ config_upgrade(const char *path, int busy_ms, int *from)
 	int64_t			 v = 0;
 
 	*from = 0;
-	if ((rc = connect_db(path, 1, busy_ms, &c, &v)) != CONFIG_OK)
+	if ((rc = connect_db(path, 1, 0, busy_ms, &c, &v)) != CONFIG_OK)
 		return rc;
 	if (v < 1 || v > CONFIG_VERSION)
 		rc = CONFIG_ERROR;

@@ -8,7 +8,7 @@
  *
  * It is a SQLite file, config.db, or the schema hookbox_config of a
  * PostgreSQL database when the path is a conninfo or a postgresql:// URI
- * (db_is_postgres()).
+ * (db.h says which).
  *
  * Written only by the admin commands (config_admin.h, CONFIG_WRITE);
  * every other reader opens it with SQLITE_OPEN_READONLY (CONFIG_READ), or

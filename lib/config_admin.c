@@ -49,12 +49,17 @@ config_auth_parse(const char *s, enum config_auth *out)
 	return 0;
 }
 
-/* How long config_create() waits for a PostgreSQL server, in ms. */
+/* How long config_create() waits for a server, in ms. */
 #define CONFIG_CREATE_MS	10000
 
-/* Non-zero when the schema hookbox_config is there (-1: no answer). */
+/* The schema in each dialect. */
+static const struct db_text	schema_text = {
+	config_schema, pg_schema_config
+};
+
+/* Non-zero when the configuration's tables are there (-1: no answer). */
 static int
-pg_schema_exists(struct config *c)
+schema_exists(struct config *c)
 {
 	struct db_stmt		*st;
 	enum config_status	 rc;
@@ -69,64 +74,54 @@ pg_schema_exists(struct config *c)
 }
 
 /*
- * PostgreSQL: creates the schema hookbox_config, in one transaction;
- * CONFIG_EXISTS when it is there already (made before, or by another
- * init just now).
+ * Makes the schema in one transaction; CONFIG_EXISTS when it is there
+ * already (made before, or by another init just now).  A file is created
+ * here first, so that its mode is never wider (O_EXCL follows no link),
+ * and removed again should the schema fail; what is there already counts
+ * as the database only when it is a plain file, not a link someone
+ * planted.
  */
-static enum config_status
-create_pg(const char *path)
-{
-	struct config		c;
-	enum config_status	rc;
-	int			n;
-
-	memset(&c, 0, sizeof(c));
-	c.writable = 1;
-	if ((rc = config_pg_connect(&c, path, CONFIG_CREATE_MS)) != CONFIG_OK)
-		return rc;
-	if ((n = pg_schema_exists(&c)) > 0)
-		rc = CONFIG_EXISTS;
-	else if (n < 0)
-		rc = (rc = config_last(&c)) != CONFIG_OK ? rc : CONFIG_ERROR;
-	else if ((rc = config_status_of(&c, db_exec(c.db,
-	    pg_schema_config))) != CONFIG_OK) {
-		(void)db_exec(c.db, "ROLLBACK");
-		if (pg_schema_exists(&c) > 0)
-			rc = CONFIG_EXISTS;
-	}
-	db_close(c.db);
-	return rc;
-}
-
 enum config_status
 config_create(const char *path)
 {
 	struct stat		 sb;
 	struct config		 c;
+	struct db_conf		 conf;
 	enum config_status	 rc;
 	enum db_rc		 drc;
-	int			 fd;
+	char			 why[256];
+	int			 fd, made = 0, n;
 
-	if (db_is_postgres(path))
-		return create_pg(path);
 	memset(&c, 0, sizeof(c));
-	/*
-	 * Create the file ourselves so that its mode is never wider (O_EXCL
-	 * follows no link).  What is there already counts as the database
-	 * only when it is a plain file, not a link someone planted.
-	 */
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) < 0)
-		return errno == EEXIST && lstat(path, &sb) == 0 &&
-		    S_ISREG(sb.st_mode) ? CONFIG_EXISTS : CONFIG_ERROR;
-	close(fd);
-	if ((drc = db_open_sqlite(path, DB_OPEN_READWRITE, config_text,
-	    CONFIG_Q__N, &c.db)) != DB_OK) {
-		unlink(path);
-		return config_status_of(NULL, drc);
+	c.writable = 1;
+	if (db_location_caps(path) & DB_CAP_FILE) {
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0640)) < 0)
+			return errno == EEXIST && lstat(path, &sb) == 0 &&
+			    S_ISREG(sb.st_mode) ? CONFIG_EXISTS : CONFIG_ERROR;
+		close(fd);
+		made = 1;
 	}
-	rc = config_status_of(&c, db_exec(c.db, config_schema));
+	config_conf(&conf, 1, CONFIG_CREATE_MS);
+	if ((drc = db_open(path, &conf, config_text, CONFIG_Q__N, &c.db, why,
+	    sizeof(why))) != DB_OK) {
+		rc = config_status_of(NULL, drc);
+		goto out;
+	}
+	if ((n = schema_exists(&c)) > 0)
+		rc = CONFIG_EXISTS;
+	else if (n < 0)
+		rc = (rc = config_last(&c)) != CONFIG_OK ? rc : CONFIG_ERROR;
+	else if ((rc = config_status_of(&c, db_exec_text(c.db,
+	    &schema_text))) != CONFIG_OK) {
+		if (db_in_tx(c.db))
+			(void)db_exec(c.db, "ROLLBACK");
+		if (schema_exists(&c) > 0)
+			rc = CONFIG_EXISTS;
+	}
+out:
 	db_close(c.db);
-	if (rc != CONFIG_OK)
+	if (made && rc != CONFIG_OK)
 		unlink(path);
 	return rc;
 }

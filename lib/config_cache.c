@@ -64,7 +64,8 @@ struct config_cache {
 	int			 running;
 	enum config_status	 last;		/* the last refresh's outcome */
 	struct config_cache_stats stats;
-	int			 pg;		/* config_cache_defers() */
+	int			 remote;	/* each statement a round trip:
+						   config_cache_defers() */
 };
 
 static void
@@ -522,7 +523,7 @@ config_cache_new(const char *path, int busy_ms, int conns,
 	pthread_mutex_init(&cc->lock, NULL);
 	pthread_cond_init(&cc->ended, NULL);
 	cc->stats.version = -1;
-	cc->pg = db_is_postgres(path);
+	cc->remote = (db_location_caps(path) & DB_CAP_SERVER) != 0;
 	*out = cc;
 	return 0;
 }
@@ -739,7 +740,7 @@ int64_t
 config_cache_defers(const struct config_cache *cc,
     const struct config_snap *s)
 {
-	return cc->pg || s->single ? -1 : s->version;
+	return cc->remote || s->single ? -1 : s->version;
 }
 
 void

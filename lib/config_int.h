@@ -101,8 +101,9 @@ int config_name_parse(const char *s, const char *const *names, size_t n);
 /*
  * Maps a db.h result to a status: a unique key to CONFIG_EXISTS, a
  * foreign key to CONFIG_REFUSED, another constraint to CONFIG_INVALID
- * (told apart by the connection's last message); a lock, a timeout, and
- * on PostgreSQL a lost connection, to CONFIG_BUSY.
+ * (the kind c's connection classified, db_constraint(); c NULL: invalid);
+ * a lock, a timeout and a server out of reach to CONFIG_BUSY; a write
+ * not this user's or role's to make to CONFIG_DENIED.
  */
 enum config_status config_status_of(const struct config *c, enum db_rc rc);
 
@@ -117,11 +118,10 @@ enum config_status config_dest_q(struct config *c, enum config_q q,
     enum config_q old, enum config_q *out);
 
 /*
- * Connects c (writable already set) to the PostgreSQL database at path,
- * with busy_ms as its connect and statement timeouts.
+ * How a reader (writable 0) or a writer opens config.db, with busy_ms as
+ * its busy budget and a server's connection bound: into *conf.
  */
-enum config_status config_pg_connect(struct config *c, const char *path,
-    int busy_ms);
+void config_conf(struct db_conf *conf, int writable, int busy_ms);
 
 /*
  * A row's columns into a struct, checked as every read checks them:

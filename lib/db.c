@@ -25,7 +25,7 @@ db_rc_name(enum db_rc rc)
 		[DB_BUSY] = "busy", [DB_CONSTRAINT] = "constraint",
 		[DB_READONLY] = "readonly", [DB_DENIED] = "denied",
 		[DB_GONE] = "gone", [DB_FULL] = "full", [DB_NOMEM] = "nomem",
-		[DB_ERROR] = "error",
+		[DB_IOERR] = "ioerr", [DB_ERROR] = "error",
 	};
 
 	return (size_t)rc < sizeof(names) / sizeof(names[0]) ?
@@ -67,6 +67,35 @@ db_is_postgres(const char *loc)
 		return *p == '=';
 	}
 	return 0;
+}
+
+/* The backend that serves loc. */
+static const struct db_ops *
+backend_of(const char *loc)
+{
+	return db_is_postgres(loc) ? &db_pg_ops : &db_sqlite_ops;
+}
+
+unsigned
+db_location_caps(const char *loc)
+{
+	return backend_of(loc)->caps;
+}
+
+const char *
+db_location_name(const char *loc)
+{
+	return backend_of(loc)->name;
+}
+
+enum db_rc
+db_open(const char *loc, const struct db_conf *conf,
+    const struct db_text *text, size_t n, struct db **out, char *why,
+    size_t len)
+{
+	if (len > 0)
+		why[0] = '\0';
+	return backend_of(loc)->open(loc, conf, text, n, out, why, len);
 }
 
 struct db *
@@ -126,10 +155,37 @@ db_kind(const struct db *db)
 	return db->ops->kind;
 }
 
+unsigned
+db_caps(const struct db *db)
+{
+	return db->ops->caps;
+}
+
 enum db_rc
 db_last(const struct db *db)
 {
 	return db->last;
+}
+
+enum db_constraint
+db_constraint(const struct db *db)
+{
+	return db->last == DB_CONSTRAINT ? db->cons : DB_C_NONE;
+}
+
+enum db_rc
+db_fail(struct db *db, enum db_rc rc, enum db_constraint cons)
+{
+	db->last = rc;
+	db->cons = rc == DB_CONSTRAINT ? cons : DB_C_NONE;
+	return rc;
+}
+
+const char *
+db_text_for(const struct db *db, const struct db_text *t)
+{
+	return db->ops->kind == DB_POSTGRES && t->pg != NULL ? t->pg :
+	    t->sqlite;
 }
 
 const char *
@@ -282,6 +338,50 @@ db_exec(struct db *db, const char *text)
 	return db->ops->exec(db, text);
 }
 
+enum db_rc
+db_exec_text(struct db *db, const struct db_text *t)
+{
+	const char	*text = db_text_for(db, t);
+
+	return *text == '\0' ? DB_OK : db_exec(db, text);
+}
+
+enum db_rc
+db_begin(struct db *db, enum db_begin kind, int64_t lock)
+{
+	enum db_rc	rc;
+
+	if (db->sent > 0 && (rc = landed(db, "BEGIN")) != DB_OK)
+		return rc;
+	return db->ops->begin(db, kind, lock);
+}
+
+enum db_rc
+db_step_alone(struct db_stmt *st)
+{
+	struct db		*db = st->db;
+	enum db_constraint	 cons;
+	enum db_rc		 rc, last;
+
+	if (!db->ops->aborts_tx || !db_in_tx(db))
+		return db_step_done(st);
+	if ((rc = db_exec(db, "SAVEPOINT db_step_alone")) != DB_OK) {
+		db_reset(st);
+		return rc;
+	}
+	if ((rc = db_step_done(st)) == DB_DONE)
+		return (rc = db_exec(db, "RELEASE SAVEPOINT db_step_alone")) ==
+		    DB_OK ? DB_DONE : rc;
+	/* The statement's own failure is told, not the savepoint's. */
+	last = db->last;
+	cons = db->cons;
+	if (db_exec(db, "ROLLBACK TO SAVEPOINT db_step_alone;"
+	    " RELEASE SAVEPOINT db_step_alone") != DB_OK)
+		return DB_ERROR;
+	(void)db_fail(db, last, cons);
+	return rc;
+}
+
 int
 db_in_tx(struct db *db)
 {
@@ -338,10 +438,7 @@ db_bind_null(struct db_stmt *st, int idx)
 static const char *
 stmt_text(const struct db_stmt *st)
 {
-	const struct db_text	*t = &st->db->text[st->i];
-
-	return st->db->ops->kind == DB_POSTGRES && t->pg != NULL ? t->pg :
-	    t->sqlite;
+	return db_text_for(st->db, &st->db->text[st->i]);
 }
 
 enum db_rc

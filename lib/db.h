@@ -11,10 +11,12 @@
  *
  * Each backend is a file of its own behind a table of operations
  * (db_int.h): db_sqlite.c, the only one that includes <sqlite3.h>, and
- * db_pg.c, the only one that includes <libpq-fe.h>.  The open function
- * chooses it; every other call is the same for both, and a call that
- * means something to one backend only (db_same_file(), db_busy(), ...)
- * answers for the other as said below.
+ * db_pg.c, the only one that includes <libpq-fe.h>.  db_open() chooses
+ * it by the location; every other call is the same for both, and a call
+ * that means something to one backend only (db_same_file(), db_busy(),
+ * ...) answers for the other as said below.  A caller never asks which
+ * backend it holds: it asks what the backend offers (DB_CAP_*), runs its
+ * dialect (struct db_text, db_begin()), and reads its failures' classes.
  *
  * A connection is used by one thread at a time.  Not installed: nothing
  * outside lib/ sees it (the front ends call the modules above it, and
@@ -34,9 +36,12 @@ enum db_kind {
 };
 
 /*
- * Every call's outcome.  The classes are what a caller acts on: BUSY and
- * GONE are worth a retry later (503 with Retry-After), CONSTRAINT is an
- * answer, the rest are failures to report.
+ * Every call's outcome, classified by the backend from its own codes
+ * (SQLite's extended result codes, PostgreSQL's SQLSTATE), never from a
+ * message, which a server may translate.  The classes are what a caller
+ * acts on, the same for every backend: BUSY and GONE are worth a retry
+ * later (503 with Retry-After), CONSTRAINT is an answer (db_constraint()
+ * says which kind), the rest are failures to report.
  */
 enum db_rc {
 	DB_OK = 0,
@@ -44,15 +49,54 @@ enum db_rc {
 	DB_DONE,	/* db_step(): no more rows */
 	DB_BUSY,	/* locked; serialization failure, deadlock, timeout */
 	DB_CONSTRAINT,	/* a unique, foreign key or check constraint */
-	DB_READONLY,	/* a read-only file or standby */
-	DB_DENIED,	/* no permission (a role without the grant) */
-	DB_GONE,	/* the connection or the file is lost; I/O error */
+	DB_READONLY,	/* refused to every writer: a connection opened
+			   read-only, a standby */
+	DB_DENIED,	/* not this user's or role's to do: a file or
+			   directory it may not write, a missing grant */
+	DB_GONE,	/* the connection to a server is lost, or the server
+			   cannot be reached: the next call connects again */
 	DB_FULL,	/* the disk is full */
 	DB_NOMEM,
+	DB_IOERR,	/* a file's I/O failed, or it cannot be opened */
 	DB_ERROR	/* anything else: misuse, corruption, bad SQL */
 };
 
-/* A statement text per backend; pg NULL means the same as sqlite. */
+/* Which constraint a DB_CONSTRAINT broke: db_constraint(). */
+enum db_constraint {
+	DB_C_NONE = 0,	/* the last failure was no constraint's */
+	DB_C_UNIQUE,	/* a primary key or unique index: the key is taken */
+	DB_C_REFERENCE,	/* a foreign key: refers to nothing, or is referred to */
+	DB_C_CHECK	/* a check, not-null or type constraint */
+};
+
+/*
+ * What a backend offers, as bits (db_caps(), db_location_caps()).  A
+ * caller asks for what it needs, as curl's ask Curl_ssl_supports(),
+ * never which backend it holds:
+ *
+ * DB_CAP_FILE       a file of this host, opened by its path: its mode,
+ *                   owner and links, and the WAL beside it, are the
+ *                   caller's to create and check; its checkpoints are
+ *                   the caller's to run (db_checkpoint()); db_same_file()
+ *                   and db_readonly() answer for it.
+ * DB_CAP_SERVER     a server reached through a connection: every
+ *                   statement is a round trip; it may be out of reach for
+ *                   a while (DB_GONE, worth a retry) and a lost connection
+ *                   is opened again; its schemas are made by their
+ *                   owner's role, and roles and grants decide what a
+ *                   connection may do.
+ * DB_CAP_ROW_LOCKS  writers work at once, serialized by row and advisory
+ *                   locks (db_begin()'s key, FOR UPDATE), not one at a
+ *                   time by a lock on the whole database.
+ */
+#define DB_CAP_FILE		0x1u
+#define DB_CAP_SERVER		0x2u
+#define DB_CAP_ROW_LOCKS	0x4u
+
+/*
+ * A statement text per backend; pg NULL means the same as sqlite.  For
+ * db_exec_text(), "" means nothing to run on that backend.
+ */
 struct db_text {
 	const char	*sqlite;
 	const char	*pg;
@@ -69,9 +113,16 @@ const char *db_rc_name(enum db_rc);
  * postgres:// URI, or a key=value conninfo starting, after spaces, with
  * one of libpq's keywords and '=': host=, dbname=, service=, ...), zero
  * for a SQLite path: any path starting with '/' or '.', and a relative
- * one with a '=' elsewhere (run=1/data).
+ * one with a '=' elsewhere (run=1/data).  Which backend db_open() takes;
+ * for lib/db/ and the tests alone: a caller asks db_location_caps().
  */
 int db_is_postgres(const char *location);
+
+/* The DB_CAP_* bits of the backend db_open() would take for location. */
+unsigned db_location_caps(const char *location);
+
+/* Its name for a log line: "sqlite" or "postgresql" (static storage). */
+const char *db_location_name(const char *location);
 
 /*
  * Writes a PostgreSQL conninfo (a URI or key=value pairs) into buf (len
@@ -90,22 +141,56 @@ int db_is_postgres(const char *location);
 int db_conninfo_redact(const char *conninfo, char *buf, size_t len);
 
 /*
- * db_open_sqlite()'s flags, SQLite's own SQLITE_OPEN_* values (the
- * SQLite backend checks that they agree), so that no caller needs
- * <sqlite3.h>.
+ * Opening flags.  The first three are SQLite's own SQLITE_OPEN_* values
+ * (the SQLite backend checks that they agree), so that no caller needs
+ * <sqlite3.h>.  On a server, READONLY makes every transaction read-only
+ * (default_transaction_read_only), whatever the role's grants allow.
  */
 #define DB_OPEN_READONLY	0x00000001
 #define DB_OPEN_READWRITE	0x00000002
 #define DB_OPEN_CREATE		0x00000004
+/*
+ * Not SQLite's: foreign keys are enforced (a file's connection enables
+ * them, and without this flag disables them, as a migration that makes
+ * a table again must; a server's hold always).
+ */
+#define DB_OPEN_FKEYS		0x20000000
 /*
  * Not SQLite's: the connection will run at synchronous=FULL, and its WAL
  * frames may be gathered into one write a transaction (db_sqlite.c).
  */
 #define DB_OPEN_WAL_GATHER	0x40000000
 
+/* How db_open() opens a location; what a backend has no use for it skips. */
+struct db_conf {
+	int		 flags;		/* DB_OPEN_* */
+	/*
+	 * The busy budget: how long a lock is waited for (a file's busy
+	 * handler, db_busy(); a server's lock and statement timeouts,
+	 * db_open_pg()'s statement_ms).
+	 */
+	int		 busy_ms;
+	int		 connect_ms;	/* a server's connection bound, 0: libpq's */
+	const char	*schemas;	/* a server's search_path, "a,b" (no
+					   spaces); NULL: its own */
+	const char	*app;		/* a server's application_name; NULL:
+					   "hookbox" */
+	int		 cache_kib;	/* a file's page cache; 0: SQLite's */
+};
+
 /*
- * Opens a SQLite file with DB_OPEN_* flags, with statement texts
- * text[0..n-1] (static storage).  *out is NULL on failure.
+ * Opens location with the backend that serves it (db_location_caps()),
+ * with statement texts text[0..n-1] (static storage).  *out is NULL on
+ * failure, and why (len bytes) says what failed where the class does not
+ * say it all (a server's words, never with a password), else "".
+ */
+enum db_rc db_open(const char *location, const struct db_conf *,
+    const struct db_text *text, size_t n, struct db **out, char *why,
+    size_t len);
+
+/*
+ * The backends' own opens, which db_open() calls (and the tests, which
+ * test each backend).  SQLite: a file with DB_OPEN_* flags.
  */
 enum db_rc db_open_sqlite(const char *path, int flags,
     const struct db_text *text, size_t n, struct db **out);
@@ -207,7 +292,11 @@ enum db_rc db_checkpoint(struct db *, int pages);
 /* Closes the connection and every statement.  NULL is a no-op. */
 void db_close(struct db *);
 
+/* Which backend: for lib/db/ and the tests alone (callers: db_caps()). */
 enum db_kind db_kind(const struct db *);
+
+/* The DB_CAP_* bits of db's backend. */
+unsigned db_caps(const struct db *);
 
 /*
  * PostgreSQL: runs text (SET search_path ...) now and again on every
@@ -237,6 +326,40 @@ int db_in_tx(struct db *);
 
 /* The class of the connection's last failure (DB_OK before any). */
 enum db_rc db_last(const struct db *);
+
+/*
+ * The kind of constraint the last DB_CONSTRAINT broke (DB_C_NONE when
+ * the last failure was another), from the backend's codes.
+ */
+enum db_constraint db_constraint(const struct db *);
+
+/*
+ * A transaction, in the backend's own words.  DB_BEGIN_WRITE takes the
+ * write lock at once where one writer holds the whole database (SQLite's
+ * BEGIN IMMEDIATE), so that a read inside cannot be outdated by another
+ * writer; where writers work at once (DB_CAP_ROW_LOCKS), lock, when not
+ * 0, is a key that transactions taking the same key hold one at a time
+ * until they end (PostgreSQL's pg_advisory_xact_lock()).
+ */
+enum db_begin {
+	DB_BEGIN_READ,
+	DB_BEGIN_WRITE
+};
+enum db_rc db_begin(struct db *, enum db_begin, int64_t lock);
+
+/*
+ * Runs text's version for this backend as db_exec() does; "" runs
+ * nothing and is DB_OK (a step one backend has no need of).
+ */
+enum db_rc db_exec_text(struct db *, const struct db_text *text);
+
+/*
+ * Steps a bound statement expected to return no row, so that its failure
+ * undoes it alone: inside a transaction, the transaction goes on, as a
+ * failed statement leaves SQLite's (PostgreSQL's would be aborted: there
+ * it runs inside a savepoint).  DB_DONE or the statement's failure.
+ */
+enum db_rc db_step_alone(struct db_stmt *);
 
 /*
  * The statement for text[i], ready to bind, reset and unbound.  It

@@ -31,6 +31,7 @@ struct db {
 	size_t			 n;
 	unsigned char		*st;	/* n statements, ops->stmt_size each */
 	enum db_rc		 last;	/* the last failure's class */
+	enum db_constraint	 cons;	/* ... and its constraint's kind */
 	/* The flight (db_send()): */
 	size_t			 sent;	/* statements sent, not landed */
 	enum db_rc		 frc;	/* its first failure's class */
@@ -48,8 +49,22 @@ struct db {
  */
 struct db_ops {
 	enum db_kind	  kind;
+	const char	 *name;		/* db_location_name()'s */
+	unsigned	  caps;		/* DB_CAP_* */
+	/*
+	 * A failed statement aborts the transaction around it (PostgreSQL):
+	 * db_step_alone() wraps it in a savepoint.
+	 */
+	int		  aborts_tx;
 	size_t		  db_size;	/* its struct db, the shared part first */
 	size_t		  stmt_size;	/* ... and its struct db_stmt */
+
+	/* db_open() for this backend's locations. */
+	enum db_rc	(*open)(const char *location, const struct db_conf *,
+			    const struct db_text *text, size_t n,
+			    struct db **out, char *why, size_t len);
+	/* db_begin()'s text: BEGIN and, for a lock key, its lock. */
+	enum db_rc	(*begin)(struct db *, enum db_begin, int64_t lock);
 
 	/* Frees what the backend holds; db.c frees the memory itself. */
 	void		(*stmt_free)(struct db_stmt *);
@@ -110,5 +125,11 @@ struct db_stmt *db_stmt_at(struct db *db, size_t i);
 
 /* Milliseconds on the monotonic clock. */
 long long db_mono_ms(void);
+
+/* Records a failure, rc's class and cons's kind; returns rc. */
+enum db_rc db_fail(struct db *db, enum db_rc rc, enum db_constraint cons);
+
+/* The text of t that db's backend runs (static storage). */
+const char *db_text_for(const struct db *db, const struct db_text *t);
 
 #endif /* HB_DB_INT_H */

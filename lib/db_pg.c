@@ -56,6 +56,7 @@ struct pg_db {
 	 */
 	int			 tx;
 	enum db_rc		 txfail;	/* what aborted it */
+	enum db_constraint	 txcons;	/* ... and its constraint */
 	int			 commit_ms;	/* a COMMIT's bound */
 	int			 warned;	/* a WARNING came: pg_notice() */
 	struct pg_sent		*q;		/* the flight: what was sent */
@@ -120,6 +121,20 @@ pg_state_rc(const char *state)
 	return DB_ERROR;
 }
 
+/* Which constraint a class 23 SQLSTATE names. */
+static enum db_constraint
+pg_state_cons(const char *state)
+{
+	if (state == NULL)
+		return DB_C_NONE;
+	if (strcmp(state, "23505") == 0)	/* unique_violation */
+		return DB_C_UNIQUE;
+	if (strcmp(state, "23503") == 0 ||	/* foreign_key_violation */
+	    strcmp(state, "23001") == 0)	/* restrict_violation */
+		return DB_C_REFERENCE;
+	return DB_C_CHECK;	/* check, not-null, exclusion, ... */
+}
+
 /*
  * After a command on a good connection: is a transaction open, and if it
  * was aborted, by what (rc, the failure that did it).
@@ -136,8 +151,10 @@ pg_track(struct pg_db *db, enum db_rc rc)
 	    t == PQTRANS_ACTIVE;
 	if (!db->tx)
 		db->txfail = DB_OK;
-	else if (t == PQTRANS_INERROR && db->txfail == DB_OK && rc != DB_OK)
+	else if (t == PQTRANS_INERROR && db->txfail == DB_OK && rc != DB_OK) {
 		db->txfail = rc;
+		db->txcons = db->base.cons;
+	}
 }
 
 /* Records res's error (or the connection's) and says its class. */
@@ -158,12 +175,13 @@ pg_fail(struct pg_db *db, const PGresult *res)
 	while (len > 0 && db->err[len - 1] == '\n')
 		db->err[--len] = '\0';
 	if (PQstatus(db->pg) == CONNECTION_BAD)
-		return db->base.last = DB_GONE;
-	db->base.last = res == NULL ? DB_NOMEM : pg_state_rc(state);
+		return db_fail(&db->base, DB_GONE, DB_C_NONE);
+	(void)db_fail(&db->base, res == NULL ? DB_NOMEM : pg_state_rc(state),
+	    pg_state_cons(state));
 	/* in_failed_sql_transaction: the first failure says why. */
 	if (state != NULL && strcmp(state, "25P02") == 0 &&
 	    db->txfail != DB_OK)
-		db->base.last = db->txfail;
+		(void)db_fail(&db->base, db->txfail, db->txcons);
 	pg_track(db, db->base.last);
 	return db->base.last;
 }
@@ -388,8 +406,15 @@ db_conninfo_redact(const char *conninfo, char *buf, size_t len)
 	return n;
 }
 
-enum db_rc
-db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
+/*
+ * db_open() for a server: db_open_pg() with conf's bounds, and conf's
+ * schemas, name and read-only transactions among the connection's
+ * options, after the conninfo's own, so that they win there: a reader is
+ * read-only by construction, whatever its role's grants would allow, and
+ * finds its names in its schemas, on every connection opened again too.
+ */
+static enum db_rc
+pg_open(const char *conninfo, const struct db_conf *conf,
     const struct db_text *text, size_t n, struct db **out, char *why,
     size_t len)
 {
@@ -399,7 +424,9 @@ db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 	char			 ctimeout[32], utimeout[32];
 	struct pg_db		*db = NULL;
 	size_t			 olen;
-	int			 k = 0, lock_ms, stmt_ms;
+	int			 k = 0, lock_ms, stmt_ms, n2;
+	int			 connect_ms = conf->connect_ms;
+	int			 statement_ms = conf->busy_ms;
 	enum db_rc		 rc = DB_NOMEM;
 
 	*out = NULL;
@@ -448,13 +475,20 @@ db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 	 */
 	stmt_ms = statement_ms > 0 ? statement_ms : DB_PG_BACKSTOP_MS;
 	lock_ms = statement_ms > 0 ? statement_ms : 1;
-	olen = strlen(mine) + 96;
+	olen = strlen(mine) + (conf->schemas != NULL ?
+	    strlen(conf->schemas) : 0) + 160;
 	if ((db = (struct pg_db *)db_new(&db_pg_ops, text, n)) == NULL ||
 	    (options = malloc(olen)) == NULL)
 		goto fail;
 	db->commit_ms = stmt_ms;
-	(void)snprintf(options, olen, "-c lock_timeout=%d"
-	    " -c statement_timeout=%d %s", lock_ms, stmt_ms, mine);
+	n2 = snprintf(options, olen, "-c lock_timeout=%d"
+	    " -c statement_timeout=%d %s%s%s%s", lock_ms, stmt_ms, mine,
+	    conf->schemas != NULL ? " -c search_path=" : "",
+	    conf->schemas != NULL ? conf->schemas : "",
+	    conf->flags & DB_OPEN_READONLY ?
+	    " -c default_transaction_read_only=on" : "");
+	if (n2 < 0 || (size_t)n2 >= olen)
+		goto fail;
 	keys[k] = "options";
 	vals[k++] = options;
 	if (connect_ms > 0) {
@@ -483,7 +517,7 @@ db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
 	keys[k] = "tcp_user_timeout";
 	vals[k++] = utimeout;
 	keys[k] = "application_name";
-	vals[k++] = "hookbox";
+	vals[k++] = conf->app != NULL ? conf->app : "hookbox";
 	keys[k] = vals[k] = NULL;
 	db->pg = PQconnectdbParams(keys, vals, 0);
 	if (db->pg == NULL) {
@@ -518,6 +552,19 @@ fail:
 	pg_info_free(info);
 	db_close((struct db *)db);
 	return rc;
+}
+
+enum db_rc
+db_open_pg(const char *conninfo, int connect_ms, int statement_ms,
+    const struct db_text *text, size_t n, struct db **out, char *why,
+    size_t len)
+{
+	const struct db_conf	conf = {
+		.busy_ms = statement_ms,
+		.connect_ms = connect_ms
+	};
+
+	return pg_open(conninfo, &conf, text, n, out, why, len);
 }
 
 /*
@@ -583,7 +630,8 @@ pg_result(struct pg_db *db, PGresult *res, const char *text)
 	    NULL && pg_word(text, "ABORT") == NULL)) {
 		(void)snprintf(db->err, sizeof(db->err), "the transaction"
 		    " was rolled back: an earlier statement failed");
-		db->base.last = db->txfail != DB_OK ? db->txfail : DB_ERROR;
+		(void)db_fail(&db->base, db->txfail != DB_OK ? db->txfail :
+		    DB_ERROR, db->txcons);
 		pg_track(db, DB_OK);
 		return db->base.last;
 	}
@@ -1236,6 +1284,7 @@ pg_land(struct db *ddb, struct db_stmt *commit, size_t *failed)
 	struct pg_bound	 b;
 	PGresult	*r;
 	enum db_rc	 rc, first = DB_OK;
+	enum db_constraint cons = DB_C_NONE;	/* first's */
 	size_t		 i, k = 0, nq;
 	int		 bounded = commit != NULL || !db->tx, synced = 0;
 
@@ -1266,6 +1315,7 @@ pg_land(struct db *ddb, struct db_stmt *commit, size_t *failed)
 		rc = pg_answer(db, &db->q[i], r);
 		if (rc != DB_OK && first == DB_OK) {
 			first = rc;
+			cons = db->base.cons;
 			*failed = k;
 		}
 		if (!db->q[i].prepare)
@@ -1291,7 +1341,7 @@ pg_land(struct db *ddb, struct db_stmt *commit, size_t *failed)
 	if (bounded)
 		first = pg_bound_end(db, &b, first);
 	if (first != DB_OK)
-		db->base.last = first;
+		(void)db_fail(&db->base, first, cons);
 	return first;
 }
 
@@ -1363,10 +1413,33 @@ pg_col_blob(struct db_stmt *dst, int col, size_t *len)
 	return st->blob;
 }
 
+/*
+ * Writers work at once: a transaction serialised with others on a key
+ * takes its advisory lock, which it holds until it ends, in the same
+ * round trip as its BEGIN.
+ */
+static enum db_rc
+pg_begin(struct db *db, enum db_begin kind, int64_t lock)
+{
+	char	text[80];
+
+	(void)kind;
+	if (lock == 0)
+		return pg_exec(db, "BEGIN");
+	(void)snprintf(text, sizeof(text), "BEGIN;"
+	    " SELECT pg_advisory_xact_lock(%lld)", (long long)lock);
+	return pg_exec(db, text);
+}
+
 const struct db_ops db_pg_ops = {
 	.kind = DB_POSTGRES,
+	.name = "postgresql",
+	.caps = DB_CAP_SERVER | DB_CAP_ROW_LOCKS,
+	.aborts_tx = 1,
 	.db_size = sizeof(struct pg_db),
 	.stmt_size = sizeof(struct pg_stmt),
+	.open = pg_open,
+	.begin = pg_begin,
 	.stmt_free = pg_stmt_free,
 	.close = pg_close,
 	.session = pg_session_set,

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
@@ -15,10 +16,13 @@
 
 #include "db_int.h"
 
-_Static_assert((DB_OPEN_WAL_GATHER & (SQLITE_OPEN_READONLY |
+/* db.h's flags that are not SQLite's. */
+#define LITE_OURS	(DB_OPEN_WAL_GATHER | DB_OPEN_FKEYS)
+
+_Static_assert((LITE_OURS & (SQLITE_OPEN_READONLY |
     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
     SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI)) == 0,
-    "DB_OPEN_WAL_GATHER is no SQLite flag");
+    "DB_OPEN_WAL_GATHER and DB_OPEN_FKEYS are no SQLite flags");
 _Static_assert(DB_OPEN_READONLY == SQLITE_OPEN_READONLY &&
     DB_OPEN_READWRITE == SQLITE_OPEN_READWRITE &&
     DB_OPEN_CREATE == SQLITE_OPEN_CREATE, "db.h's flags are SQLite's");
@@ -36,6 +40,7 @@ struct lite_db {
 	ino_t		 ino;
 	int		 busy_ms;	/* see db_busy() */
 	long long	 busy_since;	/* ms, first busy call */
+	int		 writer;	/* opened DB_OPEN_READWRITE */
 };
 
 static struct lite_db *
@@ -56,6 +61,7 @@ lite_stmt(const struct db_stmt *st)
 	return ((const struct lite_stmt *)st)->lite;
 }
 
+/* The class of a SQLite result code, extended or primary. */
 static enum db_rc
 lite_rc(int rc)
 {
@@ -78,7 +84,7 @@ lite_rc(int rc)
 		return DB_DENIED;
 	case SQLITE_IOERR:
 	case SQLITE_CANTOPEN:
-		return DB_GONE;
+		return DB_IOERR;
 	case SQLITE_FULL:
 		return DB_FULL;
 	case SQLITE_NOMEM:
@@ -86,6 +92,39 @@ lite_rc(int rc)
 	default:
 		return DB_ERROR;
 	}
+}
+
+/* Which constraint an extended SQLITE_CONSTRAINT_* code names. */
+static enum db_constraint
+lite_cons(int rc)
+{
+	switch (rc) {
+	case SQLITE_CONSTRAINT_PRIMARYKEY:
+	case SQLITE_CONSTRAINT_UNIQUE:
+	case SQLITE_CONSTRAINT_ROWID:
+		return DB_C_UNIQUE;
+	case SQLITE_CONSTRAINT_FOREIGNKEY:
+		return DB_C_REFERENCE;
+	default:	/* CHECK, NOTNULL, DATATYPE, a trigger's RAISE() */
+		return DB_C_CHECK;
+	}
+}
+
+/*
+ * Records the failure of a call on db's connection and says its class.
+ * SQLite opens a file it may not write read-only without a word: a write
+ * that finds it so, on a connection opened to write, is this user's lack
+ * of permission (DB_DENIED), not a read-only connection's refusal.
+ */
+static enum db_rc
+lite_fail(struct db *db, int code)
+{
+	enum db_rc	rc = lite_rc(code);
+
+	if (rc == DB_READONLY && lite_db(db)->writer)
+		rc = DB_DENIED;
+	return db_fail(db, rc, rc == DB_CONSTRAINT ? lite_cons(code) :
+	    DB_C_NONE);
 }
 
 static void
@@ -146,12 +185,18 @@ db_open_sqlite(const char *path, int flags, const struct db_text *text,
 		return DB_NOMEM;
 	}
 	l = lite_db(db);
+	l->writer = (flags & DB_OPEN_READWRITE) != 0;
 	/* One thread at a time uses a connection: no mutex of its own. */
-	rc = sqlite3_open_v2(path, &l->lite, (flags & ~DB_OPEN_WAL_GATHER) |
+	rc = sqlite3_open_v2(path, &l->lite, (flags & ~LITE_OURS) |
 	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
 	    flags & DB_OPEN_WAL_GATHER ? gather_vfs : NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_extended_result_codes(l->lite, 1);
+	/* Per connection; set either way, whatever SQLite was built with. */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(l->lite, flags & DB_OPEN_FKEYS ?
+		    "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF", NULL,
+		    NULL, NULL);
 	/*
 	 * The file SQLite opened is the one stat sees now, unless it was
 	 * replaced and put back between the two: then the next
@@ -215,14 +260,16 @@ lite_checkpoint(struct db *db, int pages)
 {
 	sqlite3		*lite = lite_db(db)->lite;
 	enum db_rc	 rc;
+	int		 code;
 
 	if (pages > 0)
-		rc = lite_rc(sqlite3_wal_autocheckpoint(lite, pages));
+		code = sqlite3_wal_autocheckpoint(lite, pages);
 	else
-		rc = lite_rc(sqlite3_wal_checkpoint_v2(lite, NULL,
-		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL));
+		code = sqlite3_wal_checkpoint_v2(lite, NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	rc = lite_rc(code);
 	if (rc != DB_OK)
-		db->last = rc;
+		rc = lite_fail(db, code);
 	return rc;
 }
 
@@ -235,12 +282,12 @@ lite_errmsg(const struct db *db)
 static enum db_rc
 lite_exec(struct db *db, const char *text)
 {
-	enum db_rc	rc;
+	int	code;
 
-	if ((rc = lite_rc(sqlite3_exec(lite_db(db)->lite, text, NULL, NULL,
-	    NULL))) != DB_OK)
-		db->last = rc;
-	return rc;
+	if ((code = sqlite3_exec(lite_db(db)->lite, text, NULL, NULL,
+	    NULL)) != SQLITE_OK)
+		return lite_fail(db, code);
+	return DB_OK;
 }
 
 static int
@@ -295,14 +342,15 @@ static enum db_rc
 lite_step(struct db_stmt *st)
 {
 	enum db_rc	rc;
+	int		code;
 
-	rc = lite_rc(sqlite3_step(lite_stmt(st)));
+	rc = lite_rc(code = sqlite3_step(lite_stmt(st)));
 	if (rc == DB_DONE)
 		st->changes = sqlite3_changes64(lite_db(st->db)->lite);
 	if (rc != DB_ROW) {
 		sqlite3_reset(lite_stmt(st));
 		if (rc != DB_DONE)
-			st->db->last = rc;
+			rc = lite_fail(st->db, code);
 	}
 	return rc;
 }
@@ -342,10 +390,56 @@ lite_col_blob(struct db_stmt *st, int col, size_t *len)
 	return b != NULL ? b : "";
 }
 
+/*
+ * db_open() for a file: its busy handler and page cache come with it (a
+ * server has neither to set).
+ */
+static enum db_rc
+lite_open(const char *path, const struct db_conf *conf,
+    const struct db_text *text, size_t n, struct db **out, char *why,
+    size_t len)
+{
+	enum db_rc	rc;
+	char		sql[48];
+
+	/* Its class says all a file's failure to open can. */
+	if ((rc = db_open_sqlite(path, conf->flags, text, n, out)) != DB_OK)
+		return rc;
+	lite_busy(*out, conf->busy_ms);
+	if (conf->cache_kib > 0 &&
+	    (snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
+	    conf->cache_kib) >= (int)sizeof(sql) ||
+	    (rc = lite_exec(*out, sql)) != DB_OK)) {
+		(void)snprintf(why, len, "%s: %s", path, lite_errmsg(*out));
+		db_close(*out);
+		*out = NULL;
+		return rc != DB_OK ? rc : DB_ERROR;
+	}
+	return DB_OK;
+}
+
+/*
+ * A writer takes the file's one write lock at once, so that nothing it
+ * reads can be outdated by another writer; the file's lock serialises
+ * everything a lock key would.
+ */
+static enum db_rc
+lite_begin(struct db *db, enum db_begin kind, int64_t lock)
+{
+	(void)lock;
+	return lite_exec(db, kind == DB_BEGIN_WRITE ? "BEGIN IMMEDIATE" :
+	    "BEGIN");
+}
+
 const struct db_ops db_sqlite_ops = {
 	.kind = DB_SQLITE,
+	.name = "sqlite",
+	.caps = DB_CAP_FILE,
+	.aborts_tx = 0,
 	.db_size = sizeof(struct lite_db),
 	.stmt_size = sizeof(struct lite_stmt),
+	.open = lite_open,
+	.begin = lite_begin,
 	.stmt_free = lite_stmt_free,
 	.close = lite_close,
 	.same_file = lite_same_file,

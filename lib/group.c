@@ -417,8 +417,8 @@ checkpointer(void *arg)
 			store_close(st);
 			st = NULL;
 		}
-		/* PostgreSQL checkpoints by itself: no connection for it. */
-		if (st == NULL && !db_is_postgres(g->path) &&
+		/* A server checkpoints by itself: no connection for it. */
+		if (st == NULL && (db_location_caps(g->path) & DB_CAP_FILE) &&
 		    store_open(g->path, &o, &st) != STORE_OK)
 			st = NULL;
 		if (st != NULL && store_checkpoint(st) == STORE_IO) {

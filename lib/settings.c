@@ -26,7 +26,7 @@
  * long to show is shown as a phrase, and may hold a password.
  */
 static int
-load_pg(struct settings *s, const char *conninfo, int from_argv,
+load_server(struct settings *s, const char *conninfo, int from_argv,
     const char **why)
 {
 	int	n;
@@ -38,7 +38,7 @@ load_pg(struct settings *s, const char *conninfo, int from_argv,
 	}
 	memcpy(s->state_path, s->dir, sizeof(s->dir));
 	memcpy(s->config_path, s->dir, sizeof(s->dir));
-	s->pg = 1;
+	s->server = 1;
 	if ((n = db_conninfo_redact(conninfo, s->shown, sizeof(s->shown))) <
 	    0) {
 		if (s->shown[0] == '\0')
@@ -112,7 +112,7 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 	if (dir != NULL && *dir != '\0')
 		from_argv = 1;
 	else if ((v = getenv("HOOKBOX_DB")) != NULL && *v != '\0') {
-		if (!db_is_postgres(v)) {
+		if (!(db_location_caps(v) & DB_CAP_SERVER)) {
 			*why = "HOOKBOX_DB: not a PostgreSQL connection string"
 			    " (postgresql://... or key=value ...); a directory"
 			    " goes in HOOKBOX_DIR";
@@ -128,8 +128,9 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 		    " (or HOOKBOX_DB for PostgreSQL)";
 		return -1;
 	}
-	if (db_is_postgres(dir))
-		return load_pg(s, dir, from_argv, why);
+	s->backend = db_location_name(dir);
+	if (db_location_caps(dir) & DB_CAP_SERVER)
+		return load_server(s, dir, from_argv, why);
 	if (snprintf(s->dir, sizeof(s->dir), "%s", dir) >=
 	    (int)sizeof(s->dir) ||
 	    snprintf(s->shown, sizeof(s->shown), "%s", dir) >=
@@ -147,13 +148,13 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 const char *
 settings_state_name(const struct settings *s)
 {
-	return s->pg ? s->shown : s->state_path;
+	return s->server ? s->shown : s->state_path;
 }
 
 const char *
 settings_config_name(const struct settings *s)
 {
-	return s->pg ? s->shown : s->config_path;
+	return s->server ? s->shown : s->config_path;
 }
 
 static const char *const dir_msgs[] = {
@@ -256,7 +257,7 @@ settings_check_dir(const struct settings *s, int need, char *why,
 	if (s->dir[0] == '\0')
 		return dir_fail(SETTINGS_DIR_UNSET, s->dir, why, len);
 	/* Nothing on disk: the server answers for the rest. */
-	if (s->pg)
+	if (s->server)
 		return SETTINGS_DIR_OK;
 	if (stat(s->dir, &sb) != 0) {
 		if (errno == ENOENT)

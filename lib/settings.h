@@ -3,7 +3,7 @@
  * its command line, read in one place by one loader.
  *
  *   HOOKBOX_DB       a PostgreSQL database: a postgresql:// URI or a
- *                    key=value conninfo (db_is_postgres()); -d wins
+ *                    key=value conninfo; -d wins
  *   HOOKBOX_DIR      the data directory (state.db, config.db); -d and
  *                    HOOKBOX_DB win
  *   HOOKBOX_BUSY_MS  bound on waiting for a lock, 0..600000; -b wins
@@ -27,19 +27,24 @@
 #include "hb.h"
 
 /*
- * The data location chooses the backend: a directory means SQLite
- * (dir/config.db and dir/state.db); a PostgreSQL conninfo means one
- * database holding both, and then config_path and state_path are that
- * same conninfo: config_open(), config_create() and store_open() tell
- * the two apart by db_is_postgres().  The conninfo may hold a password:
- * show `shown` in every log line and message, never dir or the paths.
+ * The data location chooses the backend: a directory means files of this
+ * host (dir/config.db and dir/state.db, SQLite's); a PostgreSQL conninfo
+ * means a server, one database holding both, and then config_path and
+ * state_path are that same conninfo: config_open(), config_create() and
+ * store_open() open either.  The conninfo may hold a password: show
+ * `shown` in every log line and message, never dir or the paths.
  */
 struct settings {
 	char	dir[PATH_MAX];		/* the location; "" when none given */
 	char	state_path[PATH_MAX];	/* dir/state.db, or the conninfo */
 	char	config_path[PATH_MAX];	/* dir/config.db, or the conninfo */
 	char	shown[PATH_MAX];	/* dir, passwords masked */
-	int	pg;			/* dir is a PostgreSQL conninfo */
+	/*
+	 * dir names a server, not a directory: nothing on this host to make
+	 * or check, roles and grants guard it, and it may be out of reach.
+	 */
+	int	server;
+	const char *backend;		/* its name for a log line; static */
 	int	argv_password;		/* the command line's one holds a
 					   password: ps(1) shows it */
 	int	busy_ms;

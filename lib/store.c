@@ -630,8 +630,12 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " ?2::text, 0))::int" },
 	[STORE_Q_VERSION] = { "PRAGMA user_version",
 	    "SELECT version FROM hookbox_state.schema_version" },
-	/* PostgreSQL only: may this connection write the state tables? */
-	[STORE_Q_WRITABLE] = { "SELECT 1", "SELECT (current_setting("
+	/*
+	 * Could this transaction write: a server's may be a standby's, or
+	 * its role's without the grant; a file's write lock, BEGIN
+	 * IMMEDIATE's, and store_check_file() have said so already.
+	 */
+	[STORE_Q_WRITABLE] = { "SELECT 1, 1", "SELECT (current_setting("
 	    "'transaction_read_only') = 'off')::int,"
 	    " (has_table_privilege('receipts', 'INSERT, UPDATE')"
 	    " AND has_table_privilege('job_state', 'INSERT, UPDATE')"
@@ -668,7 +672,7 @@ store_strerror(enum store_status s)
 }
 
 enum store_status
-store_status_of(const struct store *s, enum db_rc rc)
+store_status_of(enum db_rc rc)
 {
 	switch (rc) {
 	case DB_OK:
@@ -679,7 +683,8 @@ store_status_of(const struct store *s, enum db_rc rc)
 		return STORE_BUSY;
 	case DB_GONE:
 		/* A lost connection is opened again by whoever holds it. */
-		return s != NULL && s->pg ? STORE_GONE : STORE_IO;
+		return STORE_GONE;
+	case DB_IOERR:
 	case DB_FULL:
 	case DB_READONLY:
 	case DB_DENIED:
@@ -698,7 +703,7 @@ store_last(struct store *s)
 	enum store_status	rc;
 
 	/* A failure not recorded (a bind's) is still a failure. */
-	if ((rc = store_status_of(s, db_last(s->db))) == STORE_OK)
+	if ((rc = store_status_of(db_last(s->db))) == STORE_OK)
 		rc = STORE_ERROR;
 	return rc;
 }
@@ -711,9 +716,9 @@ store_stmt(struct store *s, enum store_q q)
 
 /* Steps a bound statement expected to return no row. */
 static enum store_status
-store_done(struct store *s, struct db_stmt *st)
+store_done(struct db_stmt *st)
 {
-	return store_status_of(s, db_step_done(st));
+	return store_status_of(db_step_done(st));
 }
 
 static const struct store_list_filter	no_filter;
@@ -731,9 +736,9 @@ store_filter_limit(const struct store_list_filter *f)
 }
 
 enum store_status
-store_send(struct store *s, struct db_stmt *st)
+store_send(struct db_stmt *st)
 {
-	return store_status_of(s, db_send(st));
+	return store_status_of(db_send(st));
 }
 
 enum store_status
@@ -743,13 +748,13 @@ store_send_q(struct store *s, enum store_q q)
 
 	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	return store_send(s, st);
+	return store_send(st);
 }
 
 enum store_status
 store_land(struct store *s, size_t *failed)
 {
-	return store_status_of(s, db_land(s->db, failed));
+	return store_status_of(db_land(s->db, failed));
 }
 
 size_t
@@ -770,6 +775,11 @@ store_round_trips(const struct store *s)
 	return db_round_trips(s->db);
 }
 
+/*
+ * A file's schema, made and migrated by whoever opens it to write (the
+ * file's owner): user_version, read again under the write lock, taken
+ * from there to SCHEMA_VERSION by migrations[].
+ */
 static enum store_status
 migrate(struct store *s)
 {
@@ -787,7 +797,7 @@ migrate(struct store *s)
 		return STORE_OK;
 	}
 	db_reset(st);
-	if ((rc = store_status_of(s, db_exec(s->db, "BEGIN IMMEDIATE"))) !=
+	if ((rc = store_status_of(db_begin(s->db, DB_BEGIN_WRITE, 0))) !=
 	    STORE_OK)
 		goto out;
 	/* Read again under the lock: another process may have migrated. */
@@ -806,7 +816,7 @@ migrate(struct store *s)
 		goto out;
 	}
 	for (i = v; i < SCHEMA_VERSION; i++)
-		if ((rc = store_status_of(s, db_exec(s->db, migrations[i]))) !=
+		if ((rc = store_status_of(db_exec(s->db, migrations[i]))) !=
 		    STORE_OK)
 			goto out;
 	if (v != SCHEMA_VERSION) {
@@ -815,11 +825,11 @@ migrate(struct store *s)
 			rc = STORE_ERROR;
 			goto out;
 		}
-		if ((rc = store_status_of(s, db_exec(s->db, pragma))) !=
+		if ((rc = store_status_of(db_exec(s->db, pragma))) !=
 		    STORE_OK)
 			goto out;
 	}
-	rc = store_status_of(s, db_exec(s->db, "COMMIT"));
+	rc = store_status_of(db_exec(s->db, "COMMIT"));
 out:
 	if (rc != STORE_OK && db_in_tx(s->db))
 		(void)db_exec(s->db, "ROLLBACK");
@@ -841,21 +851,20 @@ writable(const char *path, const char *suffix)
 	return errno == ENOENT;
 }
 
+/*
+ * A file is made here, so that its mode is never wider, and checked
+ * before SQLite opens it.  The directory may be writable by the service
+ * user, who could have put a link or a FIFO there for root's `hookbox
+ * init`: never follow one (SQLite's own opens refuse links too, and
+ * never create), never wait on one.
+ */
 static enum store_status
-open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
+file_make(struct store *s, const char *path, int create)
 {
-	enum store_status	rc;
-	struct stat		sb;
-	int			fd, regular;
+	struct stat	sb;
+	int		fd, regular;
 
-	if (opts->create) {
-		/*
-		 * Create it ourselves so that its mode is never wider.  The
-		 * directory may be writable by the service user, who could
-		 * have put a link or a FIFO there for root's `hookbox init`:
-		 * never follow one (SQLite's own opens refuse links too, and
-		 * never create), never wait on one.
-		 */
+	if (create) {
 		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
 		    O_NOCTTY | O_CLOEXEC, 0600);
 		if (fd < 0 && errno != ELOOP && errno != ENXIO)
@@ -881,32 +890,28 @@ open_sqlite(struct store *s, const char *path, const struct store_opts *opts)
 		return STORE_GONE;
 	if ((s->path = strdup(path)) == NULL)
 		return STORE_NOMEM;
-	/* At FULL a commit's WAL frames can be one write (db.h). */
-	if ((rc = store_status_of(s, db_open_sqlite(path, DB_OPEN_READWRITE |
-	    (opts->sync_normal ? 0 : DB_OPEN_WAL_GATHER), sqltext, STORE_Q__N,
-	    &s->db))) != STORE_OK)
-		return rc;
-	db_busy(s->db, opts->busy_ms);
-	/* WAL is persistent in the file; synchronous is per connection. */
-	if ((rc = store_status_of(s, db_exec(s->db,
+	return STORE_OK;
+}
+
+/*
+ * A file's journal: WAL is persistent in the file; synchronous is per
+ * connection, and so is the size after which a COMMIT checkpoints.
+ */
+static enum store_status
+file_journal(struct store *s, const struct store_opts *opts)
+{
+	enum store_status	rc;
+
+	if ((rc = store_status_of(db_exec(s->db,
 	    "PRAGMA journal_mode=WAL"))) != STORE_OK)
 		return rc;
-	if ((rc = store_status_of(s, db_exec(s->db, opts->sync_normal ?
+	if ((rc = store_status_of(db_exec(s->db, opts->sync_normal ?
 	    "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL"))) !=
 	    STORE_OK)
 		return rc;
 	if (opts->checkpoint_pages > 0)
 		(void)db_checkpoint(s->db, opts->checkpoint_pages);
-	if (opts->cache_kib > 0) {
-		char	sql[64];
-
-		(void)snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%d",
-		    opts->cache_kib);
-		if ((rc = store_status_of(s, db_exec(s->db, sql))) !=
-		    STORE_OK)
-			return rc;
-	}
-	return migrate(s);
+	return STORE_OK;
 }
 
 /*
@@ -928,12 +933,12 @@ static const char *const pg_migrations[SCHEMA_VERSION_PG - 1] = {
  * process may have migrated meanwhile.
  */
 static enum store_status
-pg_migrate(struct store *s, int64_t v)
+server_migrate(struct store *s, int64_t v)
 {
 	struct db_stmt		*st;
 	enum store_status	 rc;
 
-	if ((rc = store_status_of(s, db_exec(s->db,
+	if ((rc = store_status_of(db_exec(s->db,
 	    "SELECT pg_advisory_lock(" SCHEMA_LOCK_PG ")"))) != STORE_OK)
 		return rc;
 	if ((st = store_stmt(s, STORE_Q_VERSION)) == NULL)
@@ -946,7 +951,7 @@ pg_migrate(struct store *s, int64_t v)
 		db_reset(st);
 	}
 	for (; rc == STORE_OK && v >= 1 && v < SCHEMA_VERSION_PG; v++)
-		if ((rc = store_status_of(s, db_exec(s->db,
+		if ((rc = store_status_of(db_exec(s->db,
 		    pg_migrations[v - 1]))) != STORE_OK)
 			(void)snprintf(s->err, sizeof(s->err), "migrating the"
 			    " state schema to version %lld: %s",
@@ -958,23 +963,28 @@ pg_migrate(struct store *s, int64_t v)
 	return rc;
 }
 
+/*
+ * A server's schema: made by a creator (`hookbox init`, as the schema's
+ * owner role) under a session lock, and migrated by one alone; any other
+ * role finds it current, or is told to run init.
+ */
 static enum store_status
-pg_schema(struct store *s, int create)
+server_schema(struct store *s, int create)
 {
 	struct db_stmt		*st;
 	enum store_status	 rc;
 	enum db_rc		 step;
 	int64_t			 v = 0;
 
-	if (create && (rc = store_status_of(s, db_exec(s->db,
+	if (create && (rc = store_status_of(db_exec(s->db,
 	    "SELECT pg_advisory_lock(" SCHEMA_LOCK_PG ")"))) != STORE_OK)
 		return rc;
-	if (create && (rc = store_status_of(s, db_exec(s->db,
+	if (create && (rc = store_status_of(db_exec(s->db,
 	    "DO $$BEGIN IF to_regnamespace('hookbox_state') IS NULL THEN"
 	    " RAISE EXCEPTION USING ERRCODE = 'P0002'; END IF; END$$"))) !=
 	    STORE_OK) {
 		/* Missing (or unreadable): create it, with its version. */
-		rc = store_status_of(s, db_exec(s->db, pg_schema_state));
+		rc = store_status_of(db_exec(s->db, pg_schema_state));
 		if (rc != STORE_OK)
 			(void)snprintf(s->err, sizeof(s->err), "%s",
 			    db_errmsg(s->db));
@@ -995,11 +1005,11 @@ pg_schema(struct store *s, int create)
 	if (step != DB_DONE) {
 		(void)snprintf(s->err, sizeof(s->err), "state schema not"
 		    " initialised (run hookbox init): %s", db_errmsg(s->db));
-		return store_status_of(s, step) == STORE_GONE ? STORE_GONE :
+		return store_status_of(step) == STORE_GONE ? STORE_GONE :
 		    STORE_ERROR;
 	}
 	if (v >= 1 && v < SCHEMA_VERSION_PG && create)
-		return pg_migrate(s, v);
+		return server_migrate(s, v);
 	if (v >= 1 && v < SCHEMA_VERSION_PG) {
 		(void)snprintf(s->err, sizeof(s->err), "state schema version"
 		    " %lld is older than %d: run hookbox init as its owner to"
@@ -1014,29 +1024,6 @@ pg_schema(struct store *s, int create)
 	return STORE_OK;
 }
 
-static enum store_status
-open_pg(struct store *s, const char *conninfo, const struct store_opts *opts)
-{
-	enum store_status	rc;
-
-	s->pg = 1;
-	rc = store_status_of(s, db_open_pg(conninfo, opts->busy_ms,
-	    opts->busy_ms, sqltext, STORE_Q__N, &s->db, s->err,
-	    sizeof(s->err)));
-	if (rc != STORE_OK)
-		return rc;
-	/*
-	 * Again on every new connection: the same texts, both schemas; and
-	 * a name that tells the state's connections apart in
-	 * pg_stat_activity.
-	 */
-	if ((rc = store_status_of(s, db_session(s->db,
-	    "SET search_path = hookbox_state, hookbox_config;"
-	    " SET application_name = 'hookbox-state'"))) != STORE_OK)
-		return rc;
-	return pg_schema(s, opts->create);
-}
-
 /* Why this thread's last store_open() failed. */
 static _Thread_local char	open_err[256];
 
@@ -1048,7 +1035,9 @@ store_open(const char *path, const struct store_opts *opts,
 		.busy_ms = STORE_BUSY_MS_DEFAULT
 	};
 	struct store			*s;
+	struct db_conf			 conf;
 	enum store_status		 rc;
+	unsigned			 caps = db_location_caps(path);
 
 	*out = NULL;
 	if (opts == NULL)
@@ -1056,14 +1045,35 @@ store_open(const char *path, const struct store_opts *opts,
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return STORE_NOMEM;
 	s->busy_ms = opts->busy_ms;
-	if (db_is_postgres(path))
-		rc = open_pg(s, path, opts);
-	else
-		rc = open_sqlite(s, path, opts);
+	/*
+	 * The same texts find both schemas on a server, whose name for the
+	 * state's connections tells them apart in pg_stat_activity; at FULL
+	 * a file's commit can be one write of its WAL frames (db.h).
+	 */
+	memset(&conf, 0, sizeof(conf));
+	conf.flags = DB_OPEN_READWRITE |
+	    (opts->sync_normal ? 0 : DB_OPEN_WAL_GATHER);
+	conf.busy_ms = conf.connect_ms = opts->busy_ms;
+	conf.schemas = "hookbox_state,hookbox_config";
+	conf.app = "hookbox-state";
+	conf.cache_kib = opts->cache_kib;
+	if ((caps & DB_CAP_FILE) &&
+	    (rc = file_make(s, path, opts->create)) != STORE_OK)
+		goto out;
+	if ((rc = store_status_of(db_open(path, &conf, sqltext, STORE_Q__N,
+	    &s->db, s->err, sizeof(s->err)))) != STORE_OK)
+		goto out;
+	s->err[0] = '\0';
+	if ((caps & DB_CAP_FILE) && (rc = file_journal(s, opts)) != STORE_OK)
+		goto out;
+	/* A server's schema is made and migrated by its owner's role. */
+	rc = caps & DB_CAP_SERVER ? server_schema(s, opts->create) :
+	    migrate(s);
+out:
 	if (rc != STORE_OK) {
 		(void)snprintf(open_err, sizeof(open_err), "%s",
-		    s->err[0] != '\0' ? s->err : s->pg && s->db != NULL ?
-		    db_errmsg(s->db) : store_strerror(rc));
+		    s->err[0] != '\0' ? s->err : (caps & DB_CAP_SERVER) &&
+		    s->db != NULL ? db_errmsg(s->db) : store_strerror(rc));
 		store_close(s);
 	} else
 		*out = s;
@@ -1098,7 +1108,7 @@ store_run(struct store *s, enum store_q q)
 
 	if ((st = store_stmt(s, q)) == NULL)
 		return store_last(s);
-	return store_done(s, st);
+	return store_done(st);
 }
 
 /*
@@ -1114,7 +1124,7 @@ store_check_file(struct store *s)
 	struct stat	sb;
 	struct stat	*g = &s->granted;
 
-	if (s->pg)
+	if (!(db_caps(s->db) & DB_CAP_FILE))
 		return STORE_OK;
 	/* SQLite opens a file it may not write read-only, without a word. */
 	if (!db_same_file(s->db, &sb) || db_readonly(s->db))
@@ -1134,7 +1144,7 @@ store_check_file(struct store *s)
 enum store_status
 store_checkpoint(struct store *s)
 {
-	return store_status_of(s, db_checkpoint(s->db, 0));
+	return store_status_of(db_checkpoint(s->db, 0));
 }
 
 enum store_status
@@ -1146,12 +1156,12 @@ store_begin(struct store *s)
 		return rc;
 	s->err[0] = '\0';
 	/*
-	 * A transaction that is over (SQLite rolled it back itself) or cut
-	 * off (a lost PostgreSQL connection, which stays lost until its
+	 * A transaction left open, over (SQLite rolled it back itself) or
+	 * cut off (a lost connection to a server, which stays lost until its
 	 * ROLLBACK) ends here, so that this BEGIN runs on a connection
 	 * opened again.
 	 */
-	if (s->in_tx && (s->pg || !db_in_tx(s->db)))
+	if (s->in_tx)
 		store_rollback(s);
 	/* What an earlier transaction sent and never landed: its end. */
 	(void)db_land(s->db, NULL);
@@ -1203,7 +1213,7 @@ store_scalar(struct store *s, enum store_q q, int64_t *out)
 		db_reset(st);
 		rc = DB_DONE;
 	}
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 static const char *const state_names[STORE_STATE__N] = {
@@ -1262,7 +1272,7 @@ store_counts(struct store *s, struct store_counts *c)
 		if (store_state_parse(db_col_text(st, 0), &state) == 0)
 			c->outbox[state] = db_col_int64(st, 1);
 	if (rc != DB_DONE)
-		return store_status_of(s, rc);
+		return store_status_of(rc);
 	if ((status = store_scalar(s, STORE_Q_COUNT_CONFLICTS,
 	    &c->conflicts_open)) != STORE_OK)
 		return status;
@@ -1282,15 +1292,12 @@ store_receipt_counts(struct store *s, struct store_receipts *r)
 	while ((rc = db_step(st)) == DB_ROW)
 		if (hb_result_parse(db_col_text(st, 0), &res) == 0)
 			r->n[res] += db_col_int64(st, 1);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
-/*
- * PostgreSQL: a transaction starts on a standby too, and on a role
- * without a grant: the server is asked whether this one could write.
- */
+/* Asks, in a transaction, whether it could write (STORE_Q_WRITABLE). */
 static enum store_status
-pg_writable(struct store *s)
+writes_allowed(struct store *s)
 {
 	struct db_stmt	*st;
 	enum db_rc	 rc;
@@ -1305,7 +1312,7 @@ pg_writable(struct store *s)
 		rc = DB_DONE;
 	}
 	if (rc != DB_DONE)
-		return store_status_of(s, rc);
+		return store_status_of(rc);
 	if (!rw)
 		(void)snprintf(s->err, sizeof(s->err), "the state database is"
 		    " read-only (a standby?)");
@@ -1322,8 +1329,7 @@ store_check_writable(struct store *s)
 
 	if ((rc = store_begin(s)) != STORE_OK)
 		return rc;
-	if (s->pg)
-		rc = pg_writable(s);
+	rc = writes_allowed(s);
 	store_rollback(s);
 	return rc;
 }

@@ -7,7 +7,7 @@
  * is self-contained (a read, or the health check's own BEGIN/ROLLBACK).
  *
  * The storage interface says nothing of its backend: a path is a SQLite
- * file, state.db; a PostgreSQL conninfo or URI (db_is_postgres()) is a
+ * file, state.db; a PostgreSQL conninfo or URI (db.h says which) is a
  * database's schema hookbox_state, shared by every host.  Its callers
  * each have a header: store_accept.h (the acceptance transaction),
  * store_outbox.h (the dispatcher), store_ops.h (the operator and the

@@ -37,7 +37,7 @@ store_receipt_put(struct store *s, const struct store_receipt *r,
 	    (r->versioned ? db_bind_int64(st, 14, r->occurred_ms) :
 	    db_bind_null(st, 14)) != DB_OK)
 		return STORE_NOMEM;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 /* Non-empty: a key to look up. */
@@ -154,12 +154,12 @@ look_send(struct store *s, enum look what, const struct store_look *look,
 	if (rc != DB_OK)
 		return STORE_NOMEM;
 	*out = st;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 /* Files the rows of one look-up, landed, in look. */
 static enum store_status
-look_read(struct store *s, struct db_stmt *st, enum look what,
+look_read(struct db_stmt *st, enum look what,
     struct store_look *look, size_t n)
 {
 	struct store_found		*f;
@@ -215,7 +215,7 @@ look_read(struct store *s, struct db_stmt *st, enum look what,
 			}
 		}
 	}
-	return rc == DB_DONE ? STORE_OK : store_status_of(s, rc);
+	return rc == DB_DONE ? STORE_OK : store_status_of(rc);
 }
 
 enum store_status
@@ -238,7 +238,7 @@ store_look_batch(struct store *s, struct store_look *look, size_t n)
 		rc = ls;
 	for (k = 0; k < LOOK__N && rc == STORE_OK; k++)
 		if (st[k] != NULL)
-			rc = look_read(s, st[k], (enum look)k, look, n);
+			rc = look_read(st[k], (enum look)k, look, n);
 	if (rc != STORE_OK)
 		for (k = 0; k < LOOK__N; k++)
 			if (st[k] != NULL)
@@ -249,7 +249,7 @@ store_look_batch(struct store *s, struct store_look *look, size_t n)
 int
 store_job_locks(struct store *s)
 {
-	return s->pg;
+	return (db_caps(s->db) & DB_CAP_ROW_LOCKS) != 0;
 }
 
 int
@@ -265,7 +265,7 @@ store_job_lock(struct store *s, const char *tenant, const char *job_id,
 	struct db_stmt	*st;
 	enum db_rc	 rc;
 
-	if (!s->pg || !store_in_tx(s))
+	if (!store_job_locks(s) || !store_in_tx(s))
 		return STORE_OK;
 	if ((st = store_stmt(s, wait ? STORE_Q_JOB_LOCK :
 	    STORE_Q_JOB_TRYLOCK)) == NULL)
@@ -274,9 +274,9 @@ store_job_lock(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_text(st, 2, job_id) != DB_OK)
 		return STORE_NOMEM;
 	if (wait)
-		return store_send(s, st);
+		return store_send(st);
 	if ((rc = db_step(st)) != DB_ROW)
-		return rc == DB_DONE ? STORE_ERROR : store_status_of(s, rc);
+		return rc == DB_DONE ? STORE_ERROR : store_status_of(rc);
 	rc = db_col_int64(st, 0) == 1 ? DB_OK : DB_BUSY;
 	db_reset(st);
 	return rc == DB_OK ? STORE_OK : STORE_BUSY;
@@ -307,7 +307,7 @@ store_job_get(struct store *s, const char *tenant, const char *job_id,
 		    j->stage > OBS_STAGE_COMPLETED)
 			status = STORE_ERROR;
 	} else if (rc != DB_DONE)
-		status = store_status_of(s, rc);
+		status = store_status_of(rc);
 	db_reset(st);
 	return status;
 }
@@ -329,7 +329,7 @@ store_job_put(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_opt(st, 7, o->error) != DB_OK ||
 	    db_bind_int64(st, 8, now) != DB_OK)
 		return STORE_NOMEM;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 enum store_status
@@ -349,7 +349,7 @@ store_subject_put(struct store *s, const char *tenant, const char *subject,
 	    db_bind_opt(st, 7, o->type) != DB_OK ||
 	    db_bind_int64(st, 8, now) != DB_OK)
 		return STORE_NOMEM;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 enum store_status
@@ -366,7 +366,7 @@ store_action_claim(struct store *s, const struct store_action *a)
 	    db_bind_opt(st, 5, a->job_id) != DB_OK ||
 	    db_bind_int64(st, 6, a->now) != DB_OK)
 		return STORE_NOMEM;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 enum store_status
@@ -386,7 +386,7 @@ store_conflict_add(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_opt(st, 6, recorded) != DB_OK ||
 	    db_bind_opt(st, 7, observed) != DB_OK)
 		return STORE_NOMEM;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 enum store_status

@@ -128,9 +128,10 @@ HB_API enum store_status store_job_lock(struct store *, const char *tenant,
 HB_API int store_busy_ms(const struct store *);
 
 /*
- * Non-zero when other hosts may write the store at the same time
- * (PostgreSQL), so that a batch must take its jobs' locks first; zero on
- * SQLite, where BEGIN IMMEDIATE is the one lock.
+ * Non-zero when other writers, of this host or another, may write the
+ * store at the same time (db.h's DB_CAP_ROW_LOCKS), so that a batch must
+ * take its jobs' locks first; zero where a writer's BEGIN takes the
+ * database's one write lock.
  */
 HB_API int store_job_locks(struct store *);
 

@@ -15,11 +15,10 @@
 
 struct store {
 	struct db	*db;
-	char		*path;	/* SQLite: the file; PostgreSQL: NULL */
+	char		*path;	/* a file's path (DB_CAP_FILE); else NULL */
 	int		 in_tx;
 	int		 committed;	/* the last store_commit()'s COMMIT did */
 	int		 busy_ms;	/* the busy budget it was opened with */
-	int		 pg;	/* on PostgreSQL */
 	/* The file as faccessat() last found it writable, when it did. */
 	struct stat	 granted;
 	int		 granted_ok;
@@ -112,11 +111,11 @@ enum store_q {
 };
 
 /*
- * Maps a db.h result to a store status.  On SQLite a lost file (an I/O
- * error) is STORE_IO, as it always was; on PostgreSQL a lost connection
- * is STORE_GONE, so that whoever holds the handle opens it again.
+ * Maps a db.h result to a store status: a file's I/O error is STORE_IO;
+ * a connection to a server lost is STORE_GONE, so that whoever holds the
+ * handle opens it again.
  */
-enum store_status store_status_of(const struct store *, enum db_rc);
+enum store_status store_status_of(enum db_rc);
 
 /* The status of the connection's last error, for a failed prepare. */
 enum store_status store_last(struct store *);
@@ -136,7 +135,7 @@ int64_t store_filter_limit(const struct store_list_filter *);
  * Sends a bound statement, or q's, in the connection's flight (db.h's
  * db_send()): on PostgreSQL its failure comes when the flight lands.
  */
-enum store_status store_send(struct store *, struct db_stmt *);
+enum store_status store_send(struct db_stmt *);
 enum store_status store_send_q(struct store *, enum store_q);
 
 struct metrics_set;

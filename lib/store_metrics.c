@@ -28,7 +28,7 @@ put(struct store *s, const struct metrics_row *r)
 		db_reset(st);
 		return store_last(s);
 	}
-	return store_send(s, st);
+	return store_send(st);
 }
 
 /*
@@ -60,7 +60,7 @@ prune_minutes(struct store *s, const struct metrics_set *m)
 		db_reset(st);
 		return store_last(s);
 	}
-	return store_send(s, st);
+	return store_send(st);
 }
 
 /*
@@ -164,7 +164,7 @@ store_metrics_forget(struct store *s, const char *endpoints,
 	}
 	if ((rc = db_step_done(st)) == DB_DONE)
 		*n = db_changes(st);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 enum store_status
@@ -204,7 +204,7 @@ store_metrics_read(struct store *s, struct metrics_set *out)
 			    db_col_int64(st, 3));
 	}
 	db_reset(st);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 static int
@@ -254,7 +254,7 @@ store_dest_gauges(struct store *s, struct store_dest_gauge *g, int max,
 	db_reset(st);
 	if (*n > 1)
 		qsort(g, (size_t)*n, sizeof(*g), by_dest);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 enum store_status
@@ -279,5 +279,5 @@ store_dest_errors(struct store *s, struct store_dest_gauge *g, int n)
 		(void)snprintf(g[i].error, sizeof(g[i].error), "%s", err);
 	}
 	db_reset(st);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }

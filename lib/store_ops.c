@@ -12,9 +12,9 @@
 
 /* The JSON objects a bound statement selects, as an array. */
 static enum store_status
-json_rows(struct store *s, struct db_stmt *st, cJSON **out)
+json_rows(struct db_stmt *st, cJSON **out)
 {
-	return store_status_of(s, db_json_rows(st, out));
+	return store_status_of(db_json_rows(st, out));
 }
 
 enum store_status
@@ -31,7 +31,7 @@ store_conflict_resolve(struct store *s, int64_t id, const char *note,
 	    db_bind_int64(st, 2, now) != DB_OK ||
 	    db_bind_opt(st, 3, note) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+	if ((rc = store_status_of(db_step_done(st))) == STORE_OK)
 		*changed = db_changes(st) > 0;
 	return rc;
 }
@@ -47,7 +47,7 @@ prune_one(struct store *s, enum store_q q, int64_t before, int64_t *n)
 		return store_last(s);
 	if (db_bind_int64(st, 1, before) != DB_OK)
 		return STORE_NOMEM;
-	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK && n != NULL)
+	if ((rc = store_status_of(db_step_done(st))) == STORE_OK && n != NULL)
 		*n += db_changes(st);
 	return rc;
 }
@@ -94,7 +94,7 @@ store_poll_last(struct store *s, const char *tenant, const char *job_id,
 		rc = DB_DONE;
 	}
 	db_reset(st);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 enum store_status
@@ -109,7 +109,7 @@ store_poll_mark(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_opt(st, 2, job_id) != DB_OK ||
 	    db_bind_int64(st, 3, now) != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(s, db_step_done(st));
+	return store_status_of(db_step_done(st));
 }
 
 /* ---- filters, unknown rows, and jobs that ended ---- */
@@ -128,7 +128,7 @@ store_attempts_list(struct store *s, const char *action,
 	    db_bind_int64(st, 2, store_filter_limit(f)) != DB_OK ||
 	    db_bind_int64(st, 3, f->since) != DB_OK)
 		return STORE_NOMEM;
-	return json_rows(s, st, out);
+	return json_rows(st, out);
 }
 
 enum store_status
@@ -146,7 +146,7 @@ store_conflicts_list(struct store *s, int all,
 	    db_bind_opt(st, 3, f->tenant) != DB_OK ||
 	    db_bind_int64(st, 4, f->since) != DB_OK)
 		return STORE_NOMEM;
-	return json_rows(s, st, out);
+	return json_rows(st, out);
 }
 
 enum store_status
@@ -170,7 +170,7 @@ store_action_state(struct store *s, const char *action,
 			*found = 1;
 	}
 	db_reset(st);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 enum store_status
@@ -190,7 +190,7 @@ store_conflict_state(struct store *s, int64_t id, int *found, int *resolved)
 		rc = DB_DONE;
 	}
 	db_reset(st);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 enum store_status
@@ -219,7 +219,7 @@ store_jobs_ended(struct store *s, int64_t before, struct store_job_ref *refs,
 	db_reset(st);
 	if (rc != DB_DONE && rc != DB_ROW)
 		*n = 0;
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 /* Runs one (tenant, job) DELETE, ?3 = before; adds its rows to *count. */
@@ -237,7 +237,7 @@ forget_one(struct store *s, enum store_q q, const struct store_job_ref *r,
 	    (q == STORE_Q_FORGET_JOB &&
 	    db_bind_int64(st, 3, before) != DB_OK))
 		return STORE_NOMEM;
-	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+	if ((rc = store_status_of(db_step_done(st))) == STORE_OK)
 		*count += db_changes(st);
 	return rc;
 }

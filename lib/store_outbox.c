@@ -32,7 +32,7 @@ store_outbox_add(struct store *s, const struct store_action *a)
 	    db_bind_opt(st, 4, a->payload) != DB_OK ||
 	    db_bind_int64(st, 5, a->now) != DB_OK)
 		return STORE_NOMEM;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 enum store_status
@@ -55,7 +55,7 @@ store_outbox_list(struct store *s, enum store_state state,
 	    db_bind_opt(st, 4, f->tenant) != DB_OK ||
 	    db_bind_int64(st, 5, f->since) != DB_OK)
 		return STORE_NOMEM;
-	return store_status_of(s, db_json_rows(st, out));
+	return store_status_of(db_json_rows(st, out));
 }
 
 void
@@ -104,7 +104,7 @@ next_tenant(struct store *s, int64_t now, const char *after, char *t,
 			*found = 1;
 		}
 	} else if (rc != DB_DONE)
-		status = store_status_of(s, rc);
+		status = store_status_of(rc);
 	db_reset(st);
 	return status;
 }
@@ -132,7 +132,7 @@ tenant_rows(struct store *s, int64_t now, const char *t, int skip, int want,
 		(*got)++;
 	}
 	if (status == STORE_OK && rc != DB_ROW && rc != DB_DONE)
-		status = store_status_of(s, rc);
+		status = store_status_of(rc);
 	db_reset(st);
 	return status;
 }
@@ -311,7 +311,7 @@ send_set(struct store *s, enum store_q q, const char *keys,
 	    (nparams > 2 && db_bind_int64(st, 3, now) != DB_OK))
 		return STORE_NOMEM;
 	*out = st;
-	return store_send(s, st);
+	return store_send(st);
 }
 
 /* c[i]'s row, not claimed yet, for action (NULL: none). */
@@ -328,7 +328,7 @@ claim_of(struct store_claim_row *c, int n, const char *action)
 
 /* Files the leases' rows (action, payload, lease until) in c. */
 static enum store_status
-read_leases(struct store *s, struct db_stmt *st, struct store_claim_row *c,
+read_leases(struct db_stmt *st, struct store_claim_row *c,
     int n, int *any)
 {
 	struct store_claim_row	*r;
@@ -352,12 +352,12 @@ read_leases(struct store *s, struct db_stmt *st, struct store_claim_row *c,
 		r->claimed = 1;
 		*any = 1;
 	}
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 /* Files the attempts' ids and numbers (action, id, n) in c's leases. */
 static enum store_status
-read_attempts(struct store *s, struct db_stmt *st, struct store_claim_row *c,
+read_attempts(struct db_stmt *st, struct store_claim_row *c,
     int n)
 {
 	enum db_rc	rc;
@@ -377,7 +377,7 @@ read_attempts(struct store *s, struct db_stmt *st, struct store_claim_row *c,
 		want += c[i].claimed;
 	if (rc == DB_DONE && got != want)
 		return STORE_ERROR;	/* a lease without its attempt */
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }
 
 enum store_status
@@ -416,8 +416,8 @@ store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
 		rc = send_set(s, STORE_Q_ATTEMPT_START, keys, owner, now, 3,
 		    &att);
 	if (rc != STORE_OK || (rc = store_land(s, NULL)) != STORE_OK ||
-	    (rc = read_leases(s, lease, c, n, &any)) != STORE_OK ||
-	    (rc = read_attempts(s, att, c, n)) != STORE_OK)
+	    (rc = read_leases(lease, c, n, &any)) != STORE_OK ||
+	    (rc = read_attempts(att, c, n)) != STORE_OK)
 		goto fail;
 	cJSON_free(keys);
 	keys = NULL;
@@ -542,7 +542,7 @@ store_outbox_finish(struct store *s, struct store_finish *f, int n,
 				f[i].lost = 0;
 				break;
 			}
-	if ((rc = store_status_of(s, step)) != STORE_OK ||
+	if ((rc = store_status_of(step)) != STORE_OK ||
 	    (rc = store_commit(s)) != STORE_OK)
 		goto fail;
 	cJSON_free(ends);
@@ -595,7 +595,7 @@ collect_rows(struct store *s, enum store_q q, int64_t now,
 		(*n)++;
 	}
 	db_reset(st);
-	return rc == DB_ROW ? STORE_OK : store_status_of(s, rc);
+	return rc == DB_ROW ? STORE_OK : store_status_of(rc);
 }
 
 enum store_status
@@ -632,7 +632,7 @@ store_outbox_expire(struct store *s, const struct store_row *r,
 		rc = STORE_NOMEM;
 		goto fail;
 	}
-	if ((rc = store_status_of(s, db_step_done(st))) != STORE_OK)
+	if ((rc = store_status_of(db_step_done(st))) != STORE_OK)
 		goto fail;
 	if (db_changes(st) == 0) {
 		store_rollback(s);
@@ -647,7 +647,7 @@ store_outbox_expire(struct store *s, const struct store_row *r,
 		rc = STORE_NOMEM;
 		goto fail;
 	}
-	if ((rc = store_status_of(s, db_step_done(st))) != STORE_OK ||
+	if ((rc = store_status_of(db_step_done(st))) != STORE_OK ||
 	    (rc = store_commit(s)) != STORE_OK)
 		goto fail;
 	*changed = 1;
@@ -659,11 +659,11 @@ fail:
 
 /* Steps a guarded UPDATE; *changed says whether it matched a row. */
 static enum store_status
-guarded(struct store *s, struct db_stmt *st, int *changed)
+guarded(struct db_stmt *st, int *changed)
 {
 	enum store_status	rc;
 
-	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+	if ((rc = store_status_of(db_step_done(st))) == STORE_OK)
 		*changed = db_changes(st) > 0;
 	return rc;
 }
@@ -683,7 +683,7 @@ store_outbox_defer(struct store *s, const struct store_row *r, int64_t now,
 	    db_bind_int64(st, 4, at) != DB_OK ||
 	    db_bind_int64(st, 5, now) != DB_OK)
 		return STORE_NOMEM;
-	return guarded(s, st, changed);
+	return guarded(st, changed);
 }
 
 enum store_status
@@ -707,7 +707,7 @@ store_outbox_check(struct store *s, const char *action, const char *owner,
 	    db_bind_int64(st, 3, now) != DB_OK ||
 	    db_bind_int64(st, 4, until) != DB_OK)
 		return STORE_NOMEM;
-	return guarded(s, st, claimed);
+	return guarded(st, claimed);
 }
 
 enum store_status
@@ -737,7 +737,7 @@ store_outbox_checked(struct store *s, const char *action, const char *owner,
 	    DB_OK ||
 	    db_bind_opt(st, 7, note) != DB_OK)
 		return STORE_NOMEM;
-	return guarded(s, st, changed);
+	return guarded(st, changed);
 }
 
 enum store_status
@@ -754,7 +754,7 @@ store_outbox_recheck(struct store *s, const char *action, int64_t now,
 	    db_bind_int64(st, 3, at) != DB_OK ||
 	    db_bind_opt(st, 4, note) != DB_OK)
 		return STORE_NOMEM;
-	return guarded(s, st, changed);
+	return guarded(st, changed);
 }
 
 enum store_status
@@ -781,7 +781,7 @@ store_outbox_move(struct store *s, const char *action, enum store_move m,
 	    (m == STORE_MOVE_RECHECK &&
 	    db_bind_int64(st, 4, at) != DB_OK))
 		return STORE_NOMEM;
-	if ((rc = store_status_of(s, db_step_done(st))) == STORE_OK)
+	if ((rc = store_status_of(db_step_done(st))) == STORE_OK)
 		*changed = db_changes(st) > 0;
 	return rc;
 }
@@ -804,5 +804,5 @@ store_outbox_next(struct store *s, int64_t now, int64_t *in_ms)
 		rc = DB_DONE;
 	}
 	db_reset(st);
-	return store_status_of(s, rc);
+	return store_status_of(rc);
 }

@@ -45,7 +45,7 @@ store_tenant_tally(struct store *s, const char *tenant,
 		r = DB_DONE;
 	}
 	db_reset(st);
-	return store_status_of(s, r);
+	return store_status_of(r);
 }
 
 enum store_status
@@ -71,7 +71,7 @@ store_subject_get(struct store *s, const char *tenant, const char *subject,
 		*found = r == DB_DONE;
 	}
 	db_reset(st);
-	return store_status_of(s, r);
+	return store_status_of(r);
 }
 
 enum store_status
@@ -102,11 +102,11 @@ store_tenant_forget(struct store *s, const char *tenant, int *leased,
 		db_reset(st);
 		r = DB_DONE;
 	}
-	if ((rc = store_status_of(s, r)) != STORE_OK || *leased)
+	if ((rc = store_status_of(r)) != STORE_OK || *leased)
 		goto fail;
 	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
 		if ((st = bound(s, q[i], tenant, NULL, &rc)) == NULL ||
-		    (rc = store_status_of(s, db_step_done(st))) != STORE_OK)
+		    (rc = store_status_of(db_step_done(st))) != STORE_OK)
 			goto fail;
 		n += db_changes(st);
 	}

@@ -7,7 +7,9 @@
 # spawn-fcgi, systemd-analyze, groff, ...; systemd-container's
 # systemd-nspawn and iproute2's ip for tests/e2e/units.sh, which boots the
 # units in a container and gives its network a link-local address;
-# chromium for tests/e2e/page.sh, which loads the status page in it).  A
+# chromium for tests/e2e/page.sh, which loads the status page in it;
+# locales, whose sources tests/check.sh makes a German locale from, for a
+# PostgreSQL server whose messages are not in English).  A
 # no-op when everything is present.  Run as root (or with sudo on
 # PATH).  -l prints the set's packages, one a line, and installs nothing.
 set -eu
@@ -22,7 +24,7 @@ libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl
 bash-completion"
 check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
 util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
-postgresql systemd-container iproute2 chromium"
+postgresql systemd-container iproute2 chromium locales"
 case "${1:-check}" in
 run) pkgs=$run_pkgs ;;
 check) pkgs=$check_pkgs ;;

@@ -47,6 +47,16 @@ chmod 0755 "$pgtmp"
 . tests/helpers/pglib.sh
 trap 'pg_stop "$pgtmp/pg"; rm -rf "$log" "$log".* "$pgtmp"' EXIT
 status=0
+# A language other than English for the server's messages, which the
+# suites ask of a database of their own (its lc_messages), so that a
+# failure is seen classified by its code, not its words.
+if pg_locale; then
+	HOOKBOX_TEST_PG_LOCALE=$pg_locale
+	export HOOKBOX_TEST_PG_LOCALE
+else
+	echo "check: the locale $pg_locale cannot be made; the tests in" \
+	    "another language will fail" >&2
+fi
 if pg_start "$pgtmp/pg" nosync; then
 	HOOKBOX_TEST_PG=$pg_uri
 	export HOOKBOX_TEST_PG

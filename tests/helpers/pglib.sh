@@ -11,6 +11,12 @@
 # per test, and each CREATE DATABASE flushes the new files; a crash of a
 # test server loses nothing anyone keeps.  Without it fsync stays on (a
 # benchmark measures the commits' real cost).
+# pg_locale [LOCALE] makes LOCALE (default de_DE.UTF-8) where this machine
+# lacks it, with localedef (as root; Debian's locales package has its
+# sources), so that a server may write its messages in that language
+# (lc_messages), and sets pg_locale to its name; 1 when it cannot.  A
+# server started before the locale was made does not see it: call it
+# before pg_start.
 # pg_stop DIR stops it (fast shutdown) and is safe to call twice.
 # pg_standby DIR [NAMES] sets its synchronous_standby_names to NAMES, a
 # standby no test starts (every COMMIT of a transaction that wrote then
@@ -66,6 +72,16 @@ pg_start() {
 	pg_host=$_pgdir
 	pg_as "$_bin/createdb" -h "$pg_host" -U postgres hookbox || return 1
 	pg_uri="host=$pg_host user=postgres dbname=hookbox"
+}
+
+pg_locale() {
+	pg_locale=${1:-de_DE.UTF-8}
+	# locale -a spells the codeset its own way (de_DE.utf8).
+	_want=$(printf '%s' "$pg_locale" | tr -d '-' | tr 'A-Z' 'a-z')
+	locale -a 2>/dev/null | tr 'A-Z' 'a-z' | grep -qx "$_want" && return 0
+	localedef -i "${pg_locale%%.*}" -c -f UTF-8 "$pg_locale" \
+	    >/dev/null 2>&1
+	locale -a 2>/dev/null | tr 'A-Z' 'a-z' | grep -qx "$_want"
 }
 
 pg_stop() {

@@ -1546,6 +1546,68 @@ START_TEST(test_references)
 }
 END_TEST
 
+/*
+ * What a refused write means is read from the server's codes, not its
+ * words: a writer whose server speaks another language (its database's
+ * lc_messages: test_pg_translated()) is told a key taken, a reference
+ * refused and a value out of bounds as any other.
+ */
+START_TEST(test_constraint_language)
+{
+	static const struct {
+		const char		*sql;
+		enum config_status	 want;
+	} cases[] = {
+		{ "INSERT INTO tenants(id, active, created_at)"
+		    " VALUES ('acme', 1, 1)", CONFIG_EXISTS },
+		{ "INSERT INTO endpoints(name, tenant, kind, auth, created_at)"
+		    " VALUES ('e', 'nobody', 'tornado-job', 'hmac', 1)",
+		    CONFIG_REFUSED },
+		{ "INSERT INTO endpoints(name, tenant, kind, auth, created_at)"
+		    " VALUES ('e', 'acme', 'other', 'hmac', 1)",
+		    CONFIG_INVALID },
+		{ "INSERT INTO tenants(id, active) VALUES ('b', 1)",
+		    CONFIG_INVALID },
+		{ "DELETE FROM tenants WHERE id = 'acme'", CONFIG_REFUSED },
+	};
+	struct config_endpoint	 e;
+	struct config		*g;
+	const char		*loc = dbpath, *why;
+	enum db_rc		 rc;
+	size_t			 i;
+
+	if (test_backend != TEST_SQLITE) {
+		loc = test_pg_translated();
+		ck_assert_int_eq(config_create(loc), CONFIG_OK);
+	}
+	ck_assert_int_eq(config_open(loc, CONFIG_WRITE, BUSY_MS, &g),
+	    CONFIG_OK);
+	test_add_tenant(g, "acme", 1);
+	test_add_destination(g, "acme", "dest");
+	test_add_job(g, "acme", "j1", "att-1", "dest");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rc = db_exec(g->db, cases[i].sql);
+		ck_assert_msg(config_status_of(g, rc) == cases[i].want,
+		    "%s: %s", cases[i].sql, db_errmsg(g->db));
+		/* The server's words are its language's. */
+		if (test_backend != TEST_SQLITE)
+			ck_assert_msg(strstr(db_errmsg(g->db), "violates") ==
+			    NULL && strstr(db_errmsg(g->db), "duplicate") ==
+			    NULL, "in English: %s", db_errmsg(g->db));
+	}
+	/* The tool's own writes say the same. */
+	e = test_endpoint("ep", "nobody", CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(config_endpoint_add(g, &e, &why), CONFIG_REFUSED);
+	ck_assert_int_eq(config_remove(g, CONFIG_TENANTS, "acme", NULL),
+	    CONFIG_REFUSED);
+	ck_assert_int_eq(count(g, CONFIG_TENANTS), 1);
+	ck_assert_int_eq(count(g, CONFIG_ENDPOINTS), 0);
+	config_close(g);
+	if (test_backend != TEST_SQLITE)
+		test_pg_translated_drop();
+}
+END_TEST
+
 START_TEST(test_remove)
 {
 	struct config_tenant	t;
@@ -2415,10 +2477,16 @@ START_TEST(test_names)
 			ck_assert_str_ne(config_strerror(all[i]),
 			    config_strerror(all[j]));
 	ck_assert_ptr_nonnull(config_strerror((enum config_status)99));
-	/* A write this user or role may not make is told apart. */
+	/*
+	 * A write this user or role may not make is told apart; a database
+	 * that refuses every writer (a standby, a reader's connection) is
+	 * no one's permission to grant.
+	 */
 	ck_assert_int_eq(config_status_of(NULL, DB_DENIED), CONFIG_DENIED);
-	ck_assert_int_eq(config_status_of(NULL, DB_READONLY), CONFIG_DENIED);
+	ck_assert_int_eq(config_status_of(NULL, DB_READONLY), CONFIG_ERROR);
 	ck_assert_int_eq(config_status_of(NULL, DB_ERROR), CONFIG_ERROR);
+	ck_assert_int_eq(config_status_of(NULL, DB_IOERR), CONFIG_ERROR);
+	ck_assert_int_eq(config_status_of(NULL, DB_GONE), CONFIG_BUSY);
 
 	ck_assert_str_eq(config_kind_name(CONFIG_KIND_JOB), "tornado-job");
 	ck_assert_str_eq(config_kind_name(CONFIG_KIND_ORG), "tornado-org");
@@ -4498,6 +4566,7 @@ config_suite(void)
 	tcase_add_test(tc, test_read_revalidates);
 	tcase_add_test(tc, test_duplicates);
 	tcase_add_test(tc, test_references);
+	tcase_add_test(tc, test_constraint_language);
 	tcase_add_test(tc, test_remove);
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_list);

@@ -228,6 +228,7 @@ START_TEST(test_constraint)
 	ck_assert_int_eq(db_bind_text(st, 1, "x"), DB_OK);
 	ck_assert_int_eq(db_bind_int64(st, 2, 2), DB_OK);
 	ck_assert_int_eq(db_step(st), DB_CONSTRAINT);
+	ck_assert_int_eq(db_constraint(db), DB_C_UNIQUE);
 	ck_assert_ptr_nonnull(strcasestr(db_errmsg(db), "unique"));
 
 	/* ON CONFLICT DO NOTHING: no error, no change. */
@@ -329,6 +330,170 @@ START_TEST(test_busy)
 	ck_assert_int_eq(db_bind_text(st, 1, "z"), DB_OK);
 	ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
 	ck_assert_int_eq(db_step(st), DB_DONE);
+	db_close(b);
+	db_close(a);
+}
+END_TEST
+
+static char	kinds_path[1024];	/* open_kinds()'s location */
+
+static struct db *
+open_kinds(int b)
+{
+	struct db	*db = NULL;
+	struct db_conf	 conf = { .flags = DB_OPEN_READWRITE | DB_OPEN_CREATE |
+	    DB_OPEN_FKEYS, .busy_ms = 5000, .connect_ms = 5000 };
+	char		 why[256];
+
+	if (b == LITE)
+		test_path(kinds_path, sizeof(kinds_path), test_tmpdir(),
+		    "k.db");
+	else
+		(void)snprintf(kinds_path, sizeof(kinds_path), "%s",
+		    test_pg_translated());
+	ck_assert_msg(db_open(kinds_path, &conf, texts, Q_N, &db, why,
+	    sizeof(why)) == DB_OK, "%s", why);
+	ck_assert_msg(db_exec(db, "CREATE TABLE p (id integer PRIMARY KEY);"
+	    " CREATE TABLE c (id integer PRIMARY KEY,"
+	    " p integer REFERENCES p(id), v integer NOT NULL CHECK (v > 0));"
+	    " INSERT INTO p VALUES (1)") == DB_OK, "%s", db_errmsg(db));
+	return db;
+}
+
+/*
+ * Which constraint failed, told by the backend's codes (SQLite's extended
+ * result codes, PostgreSQL's SQLSTATE), never by its words: the server
+ * here speaks another language, and the kinds are the same.
+ */
+START_TEST(test_constraint_kinds)
+{
+	static const struct {
+		const char		*sql;
+		enum db_constraint	 kind;
+	} cases[] = {
+		{ "INSERT INTO p VALUES (1)", DB_C_UNIQUE },
+		{ "INSERT INTO c VALUES (1, 99, 1)", DB_C_REFERENCE },
+		{ "INSERT INTO c VALUES (1, 1, 0)", DB_C_CHECK },
+		{ "INSERT INTO c VALUES (1, 1, NULL)", DB_C_CHECK },
+		{ "INSERT INTO c VALUES (1, 1, 1); DELETE FROM p",
+		    DB_C_REFERENCE },
+	};
+	struct db	*db = open_kinds(_i);
+	size_t		 i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(db_exec(db, cases[i].sql), DB_CONSTRAINT);
+		ck_assert_msg(db_constraint(db) == cases[i].kind, "%s: %d",
+		    cases[i].sql, (int)db_constraint(db));
+		/* The words are the server's own, in its language. */
+		if (_i == PG)
+			ck_assert_msg(strstr(db_errmsg(db), "violates") ==
+			    NULL && strstr(db_errmsg(db), "duplicate") ==
+			    NULL, "in English: %s", db_errmsg(db));
+	}
+	/* Another failure is no constraint's. */
+	ck_assert_int_eq(db_exec(db, "SELECT nosuchcolumn FROM p"), DB_ERROR);
+	ck_assert_int_eq(db_constraint(db), DB_C_NONE);
+	db_close(db);
+	if (_i == PG)
+		test_pg_translated_drop();
+}
+END_TEST
+
+/*
+ * db_step_alone(): a statement that fails inside a transaction is undone
+ * alone, and the transaction goes on to commit what came before and
+ * after it, on both backends.
+ */
+START_TEST(test_step_alone)
+{
+	static const struct db_text	text[] = {
+		{ "INSERT INTO c VALUES (?1, 1, ?2)", NULL },
+		{ "SELECT count(*) FROM c", NULL },
+	};
+	struct db	*db = open_kinds(_i), *db2 = NULL;
+	struct db_stmt	*st;
+	struct db_conf	 conf = { .flags = DB_OPEN_READWRITE |
+	    DB_OPEN_FKEYS, .busy_ms = 5000, .connect_ms = 5000 };
+	char		 why[256];
+
+	ck_assert_msg(db_open(kinds_path, &conf, text, 2, &db2, why,
+	    sizeof(why)) == DB_OK, "%s", why);
+	db_close(db);
+	ck_assert_int_eq(db_begin(db2, DB_BEGIN_WRITE, 0), DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(db2, 0));
+	ck_assert_int_eq(db_bind_int64(st, 1, 1), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 1), DB_OK);
+	ck_assert_int_eq(db_step_alone(st), DB_DONE);
+	ck_assert_ptr_nonnull(st = db_stmt(db2, 0));
+	ck_assert_int_eq(db_bind_int64(st, 1, 2), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, -1), DB_OK);
+	ck_assert_int_eq(db_step_alone(st), DB_CONSTRAINT);
+	ck_assert_int_eq(db_constraint(db2), DB_C_CHECK);
+	ck_assert(db_in_tx(db2));
+	ck_assert_ptr_nonnull(st = db_stmt(db2, 0));
+	ck_assert_int_eq(db_bind_int64(st, 1, 3), DB_OK);
+	ck_assert_int_eq(db_bind_int64(st, 2, 3), DB_OK);
+	ck_assert_int_eq(db_step_alone(st), DB_DONE);
+	ck_assert_int_eq(db_exec(db2, "COMMIT"), DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(db2, 1));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_int_eq(db_col_int64(st, 0), 2);
+	db_reset(st);
+	db_close(db2);
+	if (_i == PG)
+		test_pg_translated_drop();
+}
+END_TEST
+
+/*
+ * db_begin(): a writer's transaction in the backend's words.  A file's
+ * writer holds its one write lock, so a second writer waits; a server's
+ * writers work at once, and a key serialises those that take it.
+ */
+START_TEST(test_begin)
+{
+	struct db	*a = open_db(_i), *b = NULL;
+	char		 why[256], sql[96];
+
+	if (_i == LITE) {
+		ck_assert_int_eq(db_open_sqlite(lite_path,
+		    SQLITE_OPEN_READWRITE, texts, Q_N, &b), DB_OK);
+		ck_assert_uint_eq(db_caps(a), DB_CAP_FILE);
+		ck_assert_uint_eq(db_location_caps(lite_path), DB_CAP_FILE);
+		ck_assert_str_eq(db_location_name(lite_path), "sqlite");
+	} else {
+		ck_assert_int_eq(db_open_pg(pg_conninfo(), 5000, 0, texts,
+		    Q_N, &b, why, sizeof(why)), DB_OK);
+		(void)snprintf(sql, sizeof(sql), "SET search_path TO %s",
+		    schema);
+		ck_assert_int_eq(db_exec(b, sql), DB_OK);
+		ck_assert_uint_eq(db_caps(a), DB_CAP_SERVER |
+		    DB_CAP_ROW_LOCKS);
+		ck_assert_uint_eq(db_location_caps(pg_conninfo()),
+		    DB_CAP_SERVER | DB_CAP_ROW_LOCKS);
+		ck_assert_str_eq(db_location_name(pg_conninfo()),
+		    "postgresql");
+	}
+	ck_assert_int_eq(db_begin(a, DB_BEGIN_WRITE, 42), DB_OK);
+	/* A writer: the same key waits (budget 0: busy at once). */
+	ck_assert_int_eq(db_begin(b, DB_BEGIN_WRITE, 42), DB_BUSY);
+	if (db_in_tx(b))
+		ck_assert_int_eq(db_exec(b, "ROLLBACK"), DB_OK);
+	if (_i == PG) {
+		/* ... and another key does not. */
+		ck_assert_int_eq(db_begin(b, DB_BEGIN_WRITE, 43), DB_OK);
+		ck_assert_int_eq(db_exec(b, "ROLLBACK"), DB_OK);
+	}
+	ck_assert_int_eq(db_exec(a, "COMMIT"), DB_OK);
+	ck_assert_int_eq(db_begin(b, DB_BEGIN_WRITE, 42), DB_OK);
+	/* What one backend needs not, it skips: "" runs nothing. */
+	ck_assert_int_eq(db_exec_text(b, &(const struct db_text){ "",
+	    "SELECT 1" }), DB_OK);
+	ck_assert_int_eq(db_exec_text(b, &(const struct db_text){
+	    "SELECT nosuchcolumn FROM t", "" }), _i == LITE ? DB_ERROR :
+	    DB_OK);
+	ck_assert_int_eq(db_exec(b, "ROLLBACK"), DB_OK);
 	db_close(b);
 	db_close(a);
 }
@@ -1295,6 +1460,9 @@ db_suite(void)
 		tcase_add_loop_test(tc, test_transactions, b, b + 1);
 		tcase_add_loop_test(tc, test_quoted_and_bad, b, b + 1);
 		tcase_add_loop_test(tc, test_busy, b, b + 1);
+		tcase_add_loop_test(tc, test_constraint_kinds, b, b + 1);
+		tcase_add_loop_test(tc, test_step_alone, b, b + 1);
+		tcase_add_loop_test(tc, test_begin, b, b + 1);
 		if (b == PG) {
 			tcase_add_test(tc, test_pg_reconnect);
 			tcase_add_test(tc, test_pg_commit_aborted);

@@ -914,7 +914,7 @@ START_TEST(test_settings_location)
 	unsetenv("HOOKBOX_SYNC");
 	setenv("HOOKBOX_DIR", "/srv/hb", 1);
 	ck_assert_int_eq(settings_load(&s, NULL, -1, 1, &why), 0);
-	ck_assert_int_eq(s.pg, 0);
+	ck_assert_int_eq(s.server, 0);
 	ck_assert_str_eq(s.state_path, "/srv/hb/state.db");
 	ck_assert_str_eq(s.config_path, "/srv/hb/config.db");
 	ck_assert_str_eq(settings_state_name(&s), "/srv/hb/state.db");
@@ -923,7 +923,7 @@ START_TEST(test_settings_location)
 	/* HOOKBOX_DB wins over HOOKBOX_DIR, and is both "paths". */
 	setenv("HOOKBOX_DB", "host=/run/pg password=pw dbname=hb", 1);
 	ck_assert_int_eq(settings_load(&s, NULL, -1, 1, &why), 0);
-	ck_assert_int_eq(s.pg, 1);
+	ck_assert_int_eq(s.server, 1);
 	ck_assert_str_eq(s.state_path, "host=/run/pg password=pw dbname=hb");
 	ck_assert_str_eq(s.config_path, s.state_path);
 	ck_assert_str_eq(s.shown, "password=*** dbname=hb host=/run/pg");
@@ -939,7 +939,7 @@ START_TEST(test_settings_location)
 	/* -d wins over both, and a password in it is flagged. */
 	ck_assert_int_eq(settings_load(&s, "postgresql://u:pw@h/db", -1, 1,
 	    &why), 0);
-	ck_assert_int_eq(s.pg, 1);
+	ck_assert_int_eq(s.server, 1);
 	ck_assert_int_eq(s.argv_password, 1);
 	ck_assert_str_eq(s.shown, "user=u password=*** dbname=db host=h");
 	ck_assert_int_eq(settings_load(&s, "postgresql://u@h/db", -1, 1,
@@ -964,7 +964,7 @@ START_TEST(test_settings_location)
 	ck_assert_int_eq(s.argv_password, 1);
 	ck_assert_ptr_null(strstr(s.shown, "pw"));
 	ck_assert_int_eq(settings_load(&s, "/var/hb", -1, 1, &why), 0);
-	ck_assert_int_eq(s.pg, 0);
+	ck_assert_int_eq(s.server, 0);
 	ck_assert_str_eq(s.dir, "/var/hb");
 
 	/* HOOKBOX_DB must be a conninfo: a directory there is refused. */

@@ -292,6 +292,54 @@ test_location(const char *dir, const char *file)
 	return loc;
 }
 
+static char	translated[48];	/* test_pg_translated()'s database */
+
+const char *
+test_pg_translated(void)
+{
+	static char	 loc[PATH_MAX];
+	const char	*locale = getenv("HOOKBOX_TEST_PG_LOCALE");
+	struct db	*db;
+	char		 sql[256];
+
+	if (locale == NULL || locale[0] == '\0')
+		locale = "de_DE.UTF-8";
+	(void)snprintf(translated, sizeof(translated), "hbt_lang_%ld",
+	    (long)getpid());
+	db = pg_admin(NULL);
+	(void)snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s"
+	    " WITH (FORCE)", translated);
+	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql, db_errmsg(db));
+	(void)snprintf(sql, sizeof(sql), "CREATE DATABASE %s", translated);
+	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql, db_errmsg(db));
+	(void)snprintf(sql, sizeof(sql), "ALTER DATABASE %s SET lc_messages"
+	    " = '%s'", translated, locale);
+	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s (a locale this"
+	    " machine has, made before the server started: tests/check.sh"
+	    " makes one)", sql, db_errmsg(db));
+	db_close(db);
+	ck_assert_msg(snprintf(loc, sizeof(loc), "%s dbname=%s",
+	    getenv("HOOKBOX_TEST_PG"), translated) < (int)sizeof(loc),
+	    "HOOKBOX_TEST_PG too long");
+	return loc;
+}
+
+void
+test_pg_translated_drop(void)
+{
+	struct db	*db;
+	char		 sql[128];
+
+	if (translated[0] == '\0')
+		return;
+	db = pg_admin(NULL);
+	(void)snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s"
+	    " WITH (FORCE)", translated);
+	ck_assert_msg(db_exec(db, sql) == DB_OK, "%s: %s", sql, db_errmsg(db));
+	db_close(db);
+	translated[0] = '\0';
+}
+
 const char *
 test_tmpdir(void)
 {

@@ -63,6 +63,17 @@ int test_run_backends(Suite *(*make)(void), const char *name);
 const char *test_location(const char *dir, const char *file);
 
 /*
+ * PostgreSQL: the conninfo of a new database of the test server whose
+ * messages are in another language, set on the server's side (ALTER
+ * DATABASE ... SET lc_messages), as on a server whose lc_messages is
+ * not English: $HOOKBOX_TEST_PG_LOCALE, a locale this machine has
+ * (tests/check.sh makes it before the server starts), else de_DE.UTF-8.
+ * test_pg_translated_drop() drops it.  Static storage.
+ */
+const char *test_pg_translated(void);
+void test_pg_translated_drop(void);
+
+/*
  * Makes a fresh empty directory under $TMPDIR (or /tmp) for one test and
  * returns its path in static storage, valid until the next call.
  */
