@@ -100,7 +100,7 @@ enum cli_arg {
 	CLI_TEXT,	/* a copy in a char[len]; a longer one: usage error */
 	CLI_INT,	/* a whole number min..max, in an int or an int64_t
 			   (len says which) */
-	CLI_SINCE,	/* --since's forms (cli_parse_since()): int64_t ms */
+	CLI_SINCE,	/* --since's forms (util_parse_since()): int64_t ms */
 	CLI_FN		/* fn(argument, the struct): 0, or -1 (reported) */
 };
 
@@ -233,7 +233,6 @@ struct cli_list_opts {
 };
 
 void	cli_list_time(int64_t, char *, size_t);
-int	cli_parse_since(const char *, int64_t, int64_t *);
 int	cli_list_print(cJSON *, const struct cli_list_col *, size_t, int, int);
 int	cli_known_tenant(struct config *, const char *);
 int	cli_known_destination(struct config *, const char *, const char *);

@@ -10,7 +10,6 @@
 
 #include "config_admin.h"
 #include "config_bulk.h"
-#include "util.h"
 
 #include "cli.h"
 #include "table.h"
@@ -47,76 +46,6 @@ cli_list_time(int64_t ms, char *buf, size_t len)
 	if (gmtime_r(&t, &tm) == NULL ||
 	    strftime(buf, len, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
 		snprintf(buf, len, "%lld", (long long)ms);
-}
-
-/* Parses the n digits at s into *v; -1 unless all are digits. */
-static int
-digits(const char *s, size_t n, int *v)
-{
-	size_t	i;
-
-	*v = 0;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		*v = *v * 10 + (s[i] - '0');
-	}
-	return 0;
-}
-
-/*
- * --since: a duration back from now (N followed by s, m, h or d: "30m",
- * "24h", "7d") or a UTC date, "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ".
- * Into unix ms; -1 (reported) when it is neither.
- */
-int
-cli_parse_since(const char *s, int64_t now_ms, int64_t *out)
-{
-	static const struct { char c; int64_t ms; } units[] = {
-		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 },
-		{ 'd', 86400000 },
-	};
-	struct tm	tm;
-	char		num[16];
-	const char	*err;
-	size_t		len = strlen(s), i;
-	long long	v;
-	time_t		t;
-
-	for (i = 0; len > 1 && len < sizeof(num) &&
-	    i < sizeof(units) / sizeof(units[0]); i++) {
-		if (s[len - 1] != units[i].c)
-			continue;
-		memcpy(num, s, len - 1);
-		num[len - 1] = '\0';
-		v = util_strtonum(num, 0, INT64_MAX / 86400000 / 2, &err);
-		if (err != NULL)
-			break;
-		*out = now_ms - v * units[i].ms;
-		return 0;
-	}
-	memset(&tm, 0, sizeof(tm));
-	if ((len == 10 || (len == 20 && s[10] == 'T' && s[13] == ':' &&
-	    s[16] == ':' && s[19] == 'Z')) && s[4] == '-' && s[7] == '-' &&
-	    digits(s, 4, &tm.tm_year) == 0 &&
-	    digits(s + 5, 2, &tm.tm_mon) == 0 &&
-	    digits(s + 8, 2, &tm.tm_mday) == 0 &&
-	    (len == 10 || (digits(s + 11, 2, &tm.tm_hour) == 0 &&
-	    digits(s + 14, 2, &tm.tm_min) == 0 &&
-	    digits(s + 17, 2, &tm.tm_sec) == 0)) &&
-	    tm.tm_mon >= 1 && tm.tm_mon <= 12 && tm.tm_mday >= 1 &&
-	    tm.tm_mday <= 31 && tm.tm_hour < 24 && tm.tm_min < 60 &&
-	    tm.tm_sec < 60 && tm.tm_year >= 1970) {
-		tm.tm_year -= 1900;
-		tm.tm_mon -= 1;
-		if ((t = timegm(&tm)) != (time_t)-1) {
-			*out = (int64_t)t * 1000;
-			return 0;
-		}
-	}
-	cli_warn("--since: %s: expected a duration (30m, 24h, 7d) or a UTC"
-	    " date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s);
-	return -1;
 }
 
 /* ---- printing a read-out ------------------------------------------ */

@@ -440,8 +440,13 @@ opt_fill(const struct cli_opt *opts, size_t n, const struct cli_opt *o,
 			*(int64_t *)f = v;
 		return EXIT_OK;
 	case CLI_SINCE:
-		return cli_parse_since(arg, util_now_ms(), (int64_t *)f) == 0 ?
-		    EXIT_OK : EXIT_USAGE;
+		if (util_parse_since(arg, util_now_ms(), (int64_t *)f) != 0) {
+			cli_warn("--since: %s: expected a duration (30m, 24h,"
+			    " 7d) or a UTC date (YYYY-MM-DD or"
+			    " YYYY-MM-DDTHH:MM:SSZ)", arg);
+			return EXIT_USAGE;
+		}
+		return EXIT_OK;
 	case CLI_FN:
 		return o->fn(arg, args) == 0 ? EXIT_OK : EXIT_USAGE;
 	}

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "mapping.h"
 #include "text.h"
+#include "util.h"
 
 /* The fields, in the order of the file and of the canonical text. */
 enum fid {
@@ -82,9 +83,6 @@ struct mapping {
 
 /* 2^53 - 1: the largest integer every JSON reader holds exactly. */
 #define VERSION_MAX	9007199254740991LL
-/* 10000-01-01T00:00:00Z: the first instant refused. */
-#define EPOCH_END_S	253402300800LL
-#define EPOCH_END_MS	(EPOCH_END_S * 1000)
 
 /* What a value the operator chose may show of itself in a message. */
 #define ECHO_MAX	48
@@ -796,145 +794,20 @@ bad:
 	return MAPPING_INVALID;
 }
 
-enum tres {
-	T_OK = 0,
-	T_BAD,		/* not a time */
-	T_RANGE		/* before the epoch, or past the year 9999 */
-};
-
-/* Exactly n digits at s (no NUL among them), into *out. */
-static int
-num(const char *s, int n, int *out)
-{
-	int	i, v = 0;
-
-	for (i = 0; i < n; i++) {
-		if (!digit(s[i]))
-			return 0;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 1;
-}
-
-static int
-mdays(int y, int m)
-{
-	static const int	days[12] = { 31, 28, 31, 30, 31, 30, 31, 31,
-	    30, 31, 30, 31 };
-
-	if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
-		return 29;
-	return days[m - 1];
-}
-
-/* Days from 1970-01-01 to y-m-d, proleptic Gregorian (Hinnant's). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t	era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 /*
- * Reads a fraction of a second after its '.': one digit at least, the
- * first three kept as milliseconds, the others dropped.
+ * A string is epoch seconds when it has only digits and dots, else RFC
+ * 3339's date-time (util.h has each form's bounds).
  */
-static const char *
-fraction(const char *s, int *ms)
-{
-	int	k;
-
-	*ms = 0;
-	if (!digit(*s))
-		return NULL;
-	for (k = 0; digit(*s); s++, k++)
-		if (k < 3)
-			*ms = *ms * 10 + (*s - '0');
-	for (; k < 3; k++)
-		*ms *= 10;
-	return s;
-}
-
-/*
- * RFC 3339's date-time: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM),
- * 'T' and 'Z' in either case (its section 5.6).  A leap second (:60) is
- * refused: without a table of them its instant is not known, and no
- * provider is seen to send one.
- */
-static enum tres
-rfc3339(const char *s, int64_t *ms)
-{
-	int	y, mo, d, h, mi, sec, oh = 0, om = 0, frac = 0, sign = 0;
-	int64_t	t;
-
-	if (!num(s, 4, &y) || s[4] != '-' || !num(s + 5, 2, &mo) ||
-	    s[7] != '-' || !num(s + 8, 2, &d) ||
-	    (s[10] != 'T' && s[10] != 't') || !num(s + 11, 2, &h) ||
-	    s[13] != ':' || !num(s + 14, 2, &mi) || s[16] != ':' ||
-	    !num(s + 17, 2, &sec))
-		return T_BAD;
-	s += 19;
-	if (*s == '.' && (s = fraction(s + 1, &frac)) == NULL)
-		return T_BAD;
-	if (*s == 'Z' || *s == 'z')
-		s++;
-	else if (*s == '+' || *s == '-') {
-		sign = *s == '+' ? 1 : -1;
-		if (!num(s + 1, 2, &oh) || s[3] != ':' || !num(s + 4, 2, &om))
-			return T_BAD;
-		s += 6;
-	} else
-		return T_BAD;
-	if (*s != '\0' || mo < 1 || mo > 12 || d < 1 || d > mdays(y, mo) ||
-	    h > 23 || mi > 59 || sec > 59 || oh > 23 || om > 59)
-		return T_BAD;
-	t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
-	    sign * (oh * 3600 + om * 60);
-	if (t < 0 || t >= EPOCH_END_S)
-		return T_RANGE;
-	*ms = t * 1000 + frac;
-	return T_OK;
-}
-
-/* Epoch seconds as a string: digits, then '.' and digits if any. */
-static enum tres
-epoch_string(const char *s, int64_t *ms)
-{
-	int64_t	sec = 0;
-	int	frac = 0;
-
-	if (!digit(*s))
-		return T_BAD;
-	/* Once at the end of range it stays there: no overflow. */
-	for (; digit(*s); s++)
-		if (sec < EPOCH_END_S)
-			sec = sec * 10 + (*s - '0');
-	if (*s == '.' && (s = fraction(s + 1, &frac)) == NULL)
-		return T_BAD;
-	if (*s != '\0')
-		return T_BAD;
-	if (sec >= EPOCH_END_S)
-		return T_RANGE;
-	*ms = sec * 1000 + frac;
-	return T_OK;
-}
-
 static enum mapping_err
 get_occurred(const struct value *v, int64_t *out, char *why, size_t whylen)
 {
-	enum tres	r;
+	enum util_time	r;
 	double		d;
 
 	if (v->s != NULL)
 		r = v->s[strspn(v->s, "0123456789.")] == '\0' ?
-		    epoch_string(v->s, out) : rfc3339(v->s, out);
+		    util_parse_epoch(v->s, out) :
+		    util_parse_datetime(v->s, UTIL_DT_RFC3339, out);
 	else if (cJSON_IsNumber(v->j)) {
 		/*
 		 * A JSON number is a double, a few hundred nanoseconds off
@@ -942,20 +815,20 @@ get_occurred(const struct value *v, int64_t *out, char *why, size_t whylen)
 		 * meant when the sender wrote milliseconds.
 		 */
 		d = v->j->valuedouble;
-		r = T_RANGE;
-		if (d >= 0 && d < (double)EPOCH_END_S) {
+		r = UTIL_TIME_RANGE;
+		if (d >= 0 && d < (double)UTIL_TIME_END_S) {
 			*out = (int64_t)(d * 1000.0 + 0.5);
-			if (*out < EPOCH_END_MS)
-				r = T_OK;
+			if (*out < UTIL_TIME_END_S * 1000)
+				r = UTIL_TIME_OK;
 		}
 	} else
-		r = T_BAD;
-	if (r == T_BAD)
+		r = UTIL_TIME_INVALID;
+	if (r == UTIL_TIME_INVALID)
 		say(why, whylen, "occurred: not an RFC 3339 date-time or "
 		    "epoch seconds");
-	else if (r == T_RANGE)
+	else if (r == UTIL_TIME_RANGE)
 		say(why, whylen, "occurred: before 1970 or after 9999");
-	return r == T_OK ? MAPPING_OK : MAPPING_INVALID;
+	return r == UTIL_TIME_OK ? MAPPING_OK : MAPPING_INVALID;
 }
 
 enum mapping_err

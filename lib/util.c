@@ -1,5 +1,5 @@
 /*
- * util.c: start-up, bounded parsing, validation and the clock.
+ * util.c: start-up, bounded parsing, times and the clock.
  */
 #include <errno.h>
 #include <limits.h>
@@ -111,65 +111,48 @@ util_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* "90s", "90m", "24h", "30d" or "90" (seconds) into *secs; 0 or -1. */
-static int
-parse_duration(const char *s, int64_t *secs)
-{
-	char		 num[24];
-	size_t		 n;
-	long long	 v, unit = 1;
+/* ---- times -------------------------------------------------------- */
 
-	if (s == NULL || (n = strspn(s, "0123456789")) == 0 ||
-	    n >= sizeof(num))
-		return -1;
-	switch (s[n]) {
-	case '\0':
-	case 's':
-		break;
-	case 'm':
-		unit = 60;
-		break;
-	case 'h':
-		unit = 3600;
-		break;
-	case 'd':
-		unit = 86400;
-		break;
-	default:
-		return -1;
-	}
-	if (s[n] != '\0' && s[n + 1] != '\0')
-		return -1;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	if (util_parse_num(num, 0, UTIL_DURATION_MAX / unit, &v) !=
-	    UTIL_NUM_OK)
-		return -1;
-	*secs = (int64_t)(v * unit);
-	return 0;
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
 }
 
-/* n digits at s into [min, max]; -1 for anything else. */
+/* Exactly n digits at s (a NUL among them is not one), into *out. */
 static int
-fixed_digits(const char *s, size_t n, int min, int max, int *out)
+digits(const char *s, int n, int *out)
 {
-	size_t	i;
-	int	v = 0;
+	int	i, v = 0;
 
 	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
+		if (!is_digit(s[i]))
+			return 0;
 		v = v * 10 + (s[i] - '0');
 	}
-	if (v < min || v > max)
-		return -1;
 	*out = v;
-	return 0;
+	return 1;
 }
 
-/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+/* The days in month m (1-12) of year y, proleptic Gregorian. */
+static int
+month_days(int y, int m)
+{
+	static const int	days[12] = { 31, 28, 31, 30, 31, 30, 31, 31,
+	    30, 31, 30, 31 };
+
+	if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
+		return 29;
+	return days[m - 1];
+}
+
+/*
+ * Days from 1970-01-01 to y-m-d, proleptic Gregorian (Hinnant's
+ * algorithm), for m 1-12 and any y.  Linear in d, so that a day
+ * past the month's end counts on into the next month (UTIL_DT_ROLL).
+ */
 static int64_t
-days_from_civil(int y, int m, int d)
+days_from_civil(int64_t y, int m, int d)
 {
 	int64_t	era, yoe, doy, doe;
 
@@ -181,15 +164,139 @@ days_from_civil(int y, int m, int d)
 	return era * 146097 + doe - 719468;
 }
 
+/*
+ * A fraction of a second after its '.': one digit at least, the first
+ * three kept as milliseconds, the others dropped.  Returns the end, or
+ * NULL.
+ */
+static const char *
+fraction(const char *s, int *ms)
+{
+	int	k;
+
+	*ms = 0;
+	if (!is_digit(*s))
+		return NULL;
+	for (k = 0; is_digit(*s); s++, k++)
+		if (k < 3)
+			*ms = *ms * 10 + (*s - '0');
+	for (; k < 3; k++)
+		*ms *= 10;
+	return s;
+}
+
+enum util_time
+util_parse_datetime(const char *s, unsigned forms, int64_t *ms)
+{
+	int	y, mo, d, h = 0, mi = 0, sec = 0, frac = 0;
+	int	sign = 0, oh = 0, om = 0, rfc = (forms & UTIL_DT_RFC3339) != 0;
+	int64_t	t;
+
+	if (s == NULL || !digits(s, 4, &y) || s[4] != '-' ||
+	    !digits(s + 5, 2, &mo) || s[7] != '-' || !digits(s + 8, 2, &d))
+		return UTIL_TIME_INVALID;
+	s += 10;
+	if (*s != '\0' || !(forms & UTIL_DT_DATE)) {
+		if ((*s != 'T' && (!rfc || *s != 't')) ||
+		    !digits(s + 1, 2, &h) || s[3] != ':' ||
+		    !digits(s + 4, 2, &mi) || s[6] != ':' ||
+		    !digits(s + 7, 2, &sec))
+			return UTIL_TIME_INVALID;
+		s += 9;
+		if (rfc && *s == '.' && (s = fraction(s + 1, &frac)) == NULL)
+			return UTIL_TIME_INVALID;
+		if (*s == 'Z' || (rfc && *s == 'z'))
+			s++;
+		else if (rfc && (*s == '+' || *s == '-')) {
+			sign = *s == '+' ? 1 : -1;
+			if (!digits(s + 1, 2, &oh) || s[3] != ':' ||
+			    !digits(s + 4, 2, &om))
+				return UTIL_TIME_INVALID;
+			s += 6;
+		} else
+			return UTIL_TIME_INVALID;
+	}
+	if (*s != '\0' || mo < 1 || mo > 12 || d < 1 ||
+	    d > (forms & UTIL_DT_ROLL ? 31 : month_days(y, mo)) ||
+	    h > 23 || mi > 59 || sec > 59 || oh > 23 || om > 59)
+		return UTIL_TIME_INVALID;
+	t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+	    sign * (oh * 3600 + om * 60);
+	if (t < 0 || t >= UTIL_TIME_END_S)
+		return UTIL_TIME_RANGE;
+	*ms = t * 1000 + frac;
+	return UTIL_TIME_OK;
+}
+
+enum util_time
+util_parse_epoch(const char *s, int64_t *ms)
+{
+	int64_t	sec = 0;
+	int	frac = 0;
+
+	if (s == NULL || !is_digit(*s))
+		return UTIL_TIME_INVALID;
+	/* Once at the end of range it stays there: no overflow. */
+	for (; is_digit(*s); s++)
+		if (sec < UTIL_TIME_END_S)
+			sec = sec * 10 + (*s - '0');
+	if (*s == '.' && (s = fraction(s + 1, &frac)) == NULL)
+		return UTIL_TIME_INVALID;
+	if (*s != '\0')
+		return UTIL_TIME_INVALID;
+	if (sec >= UTIL_TIME_END_S)
+		return UTIL_TIME_RANGE;
+	*ms = sec * 1000 + frac;
+	return UTIL_TIME_OK;
+}
+
+/* The seconds in a duration's unit, s, m, h or d; 0 for any other. */
+static int64_t
+unit_seconds(char c)
+{
+	switch (c) {
+	case 's':
+		return 1;
+	case 'm':
+		return 60;
+	case 'h':
+		return 3600;
+	case 'd':
+		return 86400;
+	}
+	return 0;
+}
+
+/* "90s", "90m", "24h", "30d" or "90" (seconds) into *secs; 0 or -1. */
+static int
+parse_duration(const char *s, int64_t *secs)
+{
+	char		 num[24];
+	size_t		 n;
+	long long	 v;
+	int64_t		 unit = 1;
+
+	if (s == NULL || (n = strspn(s, "0123456789")) == 0 ||
+	    n >= sizeof(num))
+		return -1;
+	if (s[n] != '\0' &&
+	    ((unit = unit_seconds(s[n])) == 0 || s[n + 1] != '\0'))
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (util_parse_num(num, 0, UTIL_DURATION_MAX / unit, &v) !=
+	    UTIL_NUM_OK)
+		return -1;
+	*secs = (int64_t)(v * unit);
+	return 0;
+}
+
 int
 util_parse_time(const char *s, int64_t now, int64_t *out)
 {
-	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31,
-	    30, 31 };
 	size_t		 len;
 	long long	 v;
-	int64_t		 d;
-	int		 y, m, day, hh = 0, mm = 0, ss = 0, leap;
+	int64_t		 d, ms;
 
 	if (s == NULL)
 		return -1;
@@ -206,20 +313,35 @@ util_parse_time(const char *s, int64_t now, int64_t *out)
 		*out = (int64_t)v;
 		return 0;
 	}
-	/* YYYY-MM-DD, then optionally THH:MM:SSZ. */
-	if ((len != 10 && len != 20) || s[4] != '-' || s[7] != '-' ||
-	    fixed_digits(s, 4, 1970, 9999, &y) != 0 ||
-	    fixed_digits(s + 5, 2, 1, 12, &m) != 0 ||
-	    fixed_digits(s + 8, 2, 1, 31, &day) != 0)
+	if (util_parse_datetime(s, UTIL_DT_DATE, &ms) != UTIL_TIME_OK)
 		return -1;
-	leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	if (day > mdays[m - 1] + (m == 2 && leap))
+	*out = ms / 1000;
+	return 0;
+}
+
+int
+util_parse_since(const char *s, int64_t now_ms, int64_t *out)
+{
+	char		 num[16];
+	size_t		 len;
+	long long	 v;
+	int64_t		 unit, ms;
+
+	if (s == NULL)
 		return -1;
-	if (len == 20 && (s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
-	    s[19] != 'Z' || fixed_digits(s + 11, 2, 0, 23, &hh) != 0 ||
-	    fixed_digits(s + 14, 2, 0, 59, &mm) != 0 ||
-	    fixed_digits(s + 17, 2, 0, 59, &ss) != 0))
+	len = strlen(s);
+	if (len > 1 && len < sizeof(num) &&
+	    (unit = unit_seconds(s[len - 1])) != 0) {
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		if (util_parse_num(num, 0, UTIL_SINCE_MAX, &v) != UTIL_NUM_OK)
+			return -1;
+		*out = now_ms - (int64_t)v * unit * 1000;
+		return 0;
+	}
+	if (util_parse_datetime(s, UTIL_DT_DATE | UTIL_DT_ROLL, &ms) !=
+	    UTIL_TIME_OK)
 		return -1;
-	*out = days_from_civil(y, m, day) * 86400 + hh * 3600 + mm * 60 + ss;
+	*out = ms;
 	return 0;
 }

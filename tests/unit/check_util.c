@@ -857,6 +857,262 @@ START_TEST(test_time_null)
 }
 END_TEST
 
+/*
+ * The one date parser, util_parse_datetime(), with the forms each caller
+ * asks for: DT_RFC the mapping's occurred field, DT_OP the operator's
+ * times (util_parse_time()), DT_SINCE --since (util_parse_since()), and
+ * DT_ISO the form every caller takes.  Values exact, in ms.
+ */
+#define DT_ISO		0u
+#define DT_RFC		UTIL_DT_RFC3339
+#define DT_OP		UTIL_DT_DATE
+#define DT_SINCE	(UTIL_DT_DATE | UTIL_DT_ROLL)
+#define T_OK		UTIL_TIME_OK
+#define T_BAD		UTIL_TIME_INVALID
+#define T_RANGE		UTIL_TIME_RANGE
+
+static const struct {
+	unsigned	 forms;
+	const char	*s;
+	enum util_time	 want;
+	int64_t		 ms;
+} dtcases[] = {
+	/* The form every caller takes, and its bounds. */
+	{ DT_ISO, "2024-05-01T10:00:00Z", T_OK, 1714557600000LL },
+	{ DT_ISO, "1970-01-01T00:00:00Z", T_OK, 0 },
+	{ DT_ISO, "9999-12-31T23:59:59Z", T_OK, 253402300799000LL },
+	{ DT_ISO, "2024-02-29T00:00:00Z", T_OK, 1709164800000LL },
+	{ DT_ISO, "2000-02-29T00:00:00Z", T_OK, 951782400000LL },
+	{ DT_ISO, "1969-12-31T23:59:59Z", T_RANGE, 0 },
+	{ DT_ISO, "0000-01-01T00:00:00Z", T_RANGE, 0 },
+	{ DT_ISO, "0000-02-29T00:00:00Z", T_RANGE, 0 },	/* 0: a leap year */
+	{ DT_ISO, "1900-02-29T00:00:00Z", T_BAD, 0 },	/* no such day */
+	{ DT_ISO, "2023-02-29T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2100-02-29T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-02-30T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-04-31T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-00-01T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-13-01T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-01-00T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-01-32T00:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-05-01T24:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-05-01T23:60:00Z", T_BAD, 0 },
+	{ DT_ISO, "2016-12-31T23:59:60Z", T_BAD, 0 },	/* a leap second */
+	{ DT_ISO, "2024-05-01t10:00:00Z", T_BAD, 0 },
+	{ DT_ISO, "2024-05-01T10:00:00z", T_BAD, 0 },
+	{ DT_ISO, "2024-05-01T10:00:00.5Z", T_BAD, 0 },
+	{ DT_ISO, "2024-05-01T10:00:00+00:00", T_BAD, 0 },
+	{ DT_ISO, "2024-05-01", T_BAD, 0 },
+	{ DT_ISO, "", T_BAD, 0 },
+	/* RFC 3339 in full, as the mapping reads occurred. */
+	{ DT_RFC, "2024-05-01T10:00:00Z", T_OK, 1714557600000LL },
+	{ DT_RFC, "2024-05-01t10:00:00z", T_OK, 1714557600000LL },
+	{ DT_RFC, "2024-05-01T10:00:00.1Z", T_OK, 1714557600100LL },
+	{ DT_RFC, "2024-05-01T10:00:00.12Z", T_OK, 1714557600120LL },
+	{ DT_RFC, "2024-05-01T10:00:00.123Z", T_OK, 1714557600123LL },
+	{ DT_RFC, "2024-05-01T10:00:00.123999999Z", T_OK, 1714557600123LL },
+	{ DT_RFC, "2024-05-01T10:00:00.000000000000000000001Z", T_OK,
+	    1714557600000LL },
+	{ DT_RFC, "2024-05-01T12:00:00+02:00", T_OK, 1714557600000LL },
+	{ DT_RFC, "2024-05-01T05:30:00-04:30", T_OK, 1714557600000LL },
+	{ DT_RFC, "2024-05-01T10:00:00-00:00", T_OK, 1714557600000LL },
+	{ DT_RFC, "2024-05-02T09:59:00+23:59", T_OK, 1714557600000LL },
+	{ DT_RFC, "2024-04-30T10:01:00-23:59", T_OK, 1714557600000LL },
+	{ DT_RFC, "2024-05-01T12:00:00.250+02:00", T_OK, 1714557600250LL },
+	{ DT_RFC, "9999-12-31T23:59:59.999Z", T_OK, 253402300799999LL },
+	{ DT_RFC, "1970-01-01T01:00:00+01:00", T_OK, 0 },
+	{ DT_RFC, "1969-12-31T23:00:00-01:00", T_OK, 0 },	/* UTC: 1970 */
+	{ DT_RFC, "1970-01-01T00:59:59+01:00", T_RANGE, 0 },
+	{ DT_RFC, "1969-12-31T23:59:59.999Z", T_RANGE, 0 },
+	{ DT_RFC, "9999-12-31T23:59:59-01:00", T_RANGE, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00+24:00", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00+02:60", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00+0200", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00+02", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00.Z", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00,5Z", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00.5", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01 10:00:00Z", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00Z", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00ZZ", T_BAD, 0 },
+	{ DT_RFC, "2024-05-01T10:00:00Z ", T_BAD, 0 },
+	{ DT_RFC, " 2024-05-01T10:00:00Z", T_BAD, 0 },
+	{ DT_RFC, "2024-5-01T10:00:00Z", T_BAD, 0 },
+	{ DT_RFC, "+2024-05-01T10:00:00Z", T_BAD, 0 },
+	{ DT_RFC, "20240501T100000Z", T_BAD, 0 },
+	{ DT_RFC, "2023-02-29T00:00:00Z", T_BAD, 0 },
+	{ DT_RFC, "2016-12-31T23:59:60Z", T_BAD, 0 },
+	/* A date alone, as the operator and --since write one. */
+	{ DT_OP, "1970-01-01", T_OK, 0 },
+	{ DT_OP, "2023-11-14", T_OK, 1699920000000LL },
+	{ DT_OP, "2000-02-29", T_OK, 951782400000LL },
+	{ DT_OP, "2400-02-29", T_OK, 13574563200000LL },
+	{ DT_OP, "2023-11-14T22:13:20Z", T_OK, 1700000000000LL },
+	{ DT_OP, "1969-12-31", T_RANGE, 0 },
+	{ DT_OP, "2023-02-29", T_BAD, 0 },
+	{ DT_OP, "1900-02-29", T_BAD, 0 },
+	{ DT_OP, "2023-04-31", T_BAD, 0 },
+	{ DT_OP, "2023-11-14x", T_BAD, 0 },
+	{ DT_OP, "2023-11-14T", T_BAD, 0 },
+	{ DT_OP, "2023-11-14t22:13:20Z", T_BAD, 0 },
+	{ DT_OP, "2023-11-14T22:13:20+00:00", T_BAD, 0 },
+	{ DT_OP, "2023-1-14", T_BAD, 0 },
+	{ DT_OP, "2023/11/14", T_BAD, 0 },
+	/* --since's days: 29 to 31 in every month, counting on past its end. */
+	{ DT_SINCE, "2023-02-28", T_OK, 1677542400000LL },
+	{ DT_SINCE, "2023-02-29", T_OK, 1677628800000LL },	/* 03-01 */
+	{ DT_SINCE, "2023-02-31", T_OK, 1677801600000LL },	/* 03-03 */
+	{ DT_SINCE, "2024-02-31", T_OK, 1709337600000LL },	/* 03-02 */
+	{ DT_SINCE, "2023-04-31", T_OK, 1682899200000LL },	/* 05-01 */
+	{ DT_SINCE, "9999-11-31", T_OK, 253399622400000LL },	/* 12-01 */
+	{ DT_SINCE, "2026-02-30T23:59:59Z", T_OK, 1772495999000LL },
+	{ DT_SINCE, "9999-12-31T23:59:59Z", T_OK, 253402300799000LL },
+	{ DT_SINCE, "2023-01-32", T_BAD, 0 },
+	{ DT_SINCE, "2023-01-00", T_BAD, 0 },
+	{ DT_SINCE, "2023-00-10", T_BAD, 0 },
+	{ DT_SINCE, "2023-13-01", T_BAD, 0 },
+	{ DT_SINCE, "1969-12-31", T_RANGE, 0 },
+	{ DT_SINCE | DT_RFC, "2023-02-29T00:00:00+01:00", T_OK,
+	    1677625200000LL },
+	{ DT_RFC | DT_OP, "2024-05-01", T_OK, 1714521600000LL },
+};
+
+START_TEST(test_datetime)
+{
+	int64_t		v = -7;
+	enum util_time	r;
+
+	r = util_parse_datetime(dtcases[_i].s, dtcases[_i].forms, &v);
+	ck_assert_msg(r == dtcases[_i].want, "\"%s\" (forms %u): %d, not %d",
+	    dtcases[_i].s, dtcases[_i].forms, (int)r, (int)dtcases[_i].want);
+	ck_assert_int_eq(v, r == T_OK ? dtcases[_i].ms : -7);
+}
+END_TEST
+
+/* Epoch seconds as text, the mapping's other string form. */
+static const struct {
+	const char	*s;
+	enum util_time	 want;
+	int64_t		 ms;
+} epochcases[] = {
+	{ "0", T_OK, 0 }, { "1700000000", T_OK, 1700000000000LL },
+	{ "1700000000.123", T_OK, 1700000000123LL },
+	{ "1700000000.1239", T_OK, 1700000000123LL },
+	{ "1700000000.9", T_OK, 1700000000900LL },
+	{ "0001700000000", T_OK, 1700000000000LL },
+	{ "0.001", T_OK, 1 },
+	{ "253402300799.999999", T_OK, 253402300799999LL },
+	{ "253402300800", T_RANGE, 0 },
+	{ "253402300800.0", T_RANGE, 0 },
+	{ "99999999999999999999999999", T_RANGE, 0 },
+	{ "253402300800.", T_BAD, 0 },
+	{ "1700000000.", T_BAD, 0 }, { ".5", T_BAD, 0 }, { "1.2.3", T_BAD, 0 },
+	{ "-1", T_BAD, 0 }, { "+1", T_BAD, 0 }, { "1e9", T_BAD, 0 },
+	{ " 1", T_BAD, 0 }, { "1 ", T_BAD, 0 }, { "", T_BAD, 0 },
+	{ "2024-05-01T10:00:00Z", T_BAD, 0 },
+};
+
+START_TEST(test_epoch)
+{
+	int64_t		v = -7;
+	enum util_time	r = util_parse_epoch(epochcases[_i].s, &v);
+
+	ck_assert_msg(r == epochcases[_i].want, "\"%s\": %d, not %d",
+	    epochcases[_i].s, (int)r, (int)epochcases[_i].want);
+	ck_assert_int_eq(v, r == T_OK ? epochcases[_i].ms : -7);
+}
+END_TEST
+
+/* util_parse_time()'s edges: whole seconds, the duration's digits. */
+static const struct {
+	const char	*s;
+	int		 ok;
+	int64_t		 t;
+} timeedges[] = {
+	{ "0001700000000", 1, 1700000000LL },
+	{ "9223372036854775", 1, 9223372036854775LL },	/* INT64_MAX / 1000 */
+	{ "9223372036854776", 0, 0 },
+	{ "9999-12-31T23:59:59Z", 1, 253402300799LL },
+	{ "+3162240000", 1, NOW + UTIL_DURATION_MAX },
+	{ "+3162240001", 0, 0 },
+	{ "+00000000000000000000001", 1, NOW + 1 },	/* 23 digits */
+	{ "+000000000000000000000001", 0, 0 },		/* 24 */
+	{ "2023-02-30", 0, 0 }, { "2023-11-14t22:13:20z", 0, 0 },
+	{ "2023-11-14T22:13:20.5Z", 0, 0 },
+	{ "2023-11-14T22:13:20+00:00", 0, 0 }, { "1d", 0, 0 },
+};
+
+START_TEST(test_time_edges)
+{
+	int64_t	v = -7;
+	int	rc = util_parse_time(timeedges[_i].s, NOW, &v);
+
+	ck_assert_msg(rc == (timeedges[_i].ok ? 0 : -1), "\"%s\": %d",
+	    timeedges[_i].s, rc);
+	ck_assert_int_eq(v, timeedges[_i].ok ? timeedges[_i].t : -7);
+}
+END_TEST
+
+/* --since: a duration back from now, or a UTC date. */
+#define NOW_MS	(NOW * 1000 + 123)
+
+static const struct {
+	const char	*s;
+	int		 ok;
+	int64_t		 ms;
+} sincecases[] = {
+	{ "90s", 1, NOW_MS - 90000 }, { "30m", 1, NOW_MS - 1800000 },
+	{ "24h", 1, NOW_MS - 86400000 }, { "7d", 1, NOW_MS - 604800000 },
+	{ "0s", 1, NOW_MS }, { "-0h", 1, NOW_MS },
+	{ "007d", 1, NOW_MS - 604800000 },
+	{ "00000000000001h", 1, NOW_MS - 3600000 },	/* 15 characters */
+	{ "53375995583s", 1, NOW_MS - 53375995583000LL },
+	{ "53375995583d", 1, NOW_MS - 53375995583LL * 86400000 },
+	{ "1970-01-01", 1, 0 }, { "2023-11-14", 1, 1699920000000LL },
+	{ "2023-11-14T22:13:20Z", 1, 1700000000000LL },
+	{ "2099-01-01", 1, 4070908800000LL },
+	{ "2024-02-29", 1, 1709164800000LL },
+	{ "2026-02-31", 1, 1772496000000LL },	/* 2026-03-03 */
+	{ "2024-02-30", 1, 1709251200000LL },	/* 2024-03-01 */
+	{ "9999-12-31T23:59:59Z", 1, 253402300799000LL },
+	{ "000000000000001h", 0, 0 },			/* 16 characters */
+	{ "53375995584d", 0, 0 }, { "-1h", 0, 0 }, { "-h", 0, 0 },
+	{ "h", 0, 0 }, { "1", 0, 0 }, { "90", 0, 0 }, { "+1h", 0, 0 },
+	{ "1w", 0, 0 }, { "1H", 0, 0 }, { "1 h", 0, 0 }, { " 1h", 0, 0 },
+	{ "1.5h", 0, 0 }, { "1hh", 0, 0 }, { "", 0, 0 }, { "yesterday", 0, 0 },
+	{ "1969-12-31", 0, 0 }, { "2023-01-32", 0, 0 }, { "2023-00-10", 0, 0 },
+	{ "2023-13-01", 0, 0 }, { "2023-11-14T24:00:00Z", 0, 0 },
+	{ "2023-11-14T22:60:00Z", 0, 0 }, { "2023-11-14T22:13:60Z", 0, 0 },
+	{ "2023-11-14t22:13:20z", 0, 0 }, { "2023-11-14T22:13:20", 0, 0 },
+	{ "2023-11-14T22:13:20+00:00", 0, 0 },
+	{ "2023-11-14T22:13:20.5Z", 0, 0 }, { "1700000000", 0, 0 },
+	{ "2023-11-14 22:13:20Z", 0, 0 },
+};
+
+START_TEST(test_since)
+{
+	int64_t	v = -7;
+	int	rc = util_parse_since(sincecases[_i].s, NOW_MS, &v);
+
+	ck_assert_msg(rc == (sincecases[_i].ok ? 0 : -1), "\"%s\": %d",
+	    sincecases[_i].s, rc);
+	ck_assert_int_eq(v, sincecases[_i].ok ? sincecases[_i].ms : -7);
+}
+END_TEST
+
+START_TEST(test_times_null)
+{
+	int64_t	v = -7;
+
+	ck_assert_int_eq(util_parse_datetime(NULL, DT_RFC, &v), T_BAD);
+	ck_assert_int_eq(util_parse_epoch(NULL, &v), T_BAD);
+	ck_assert_int_eq(util_parse_since(NULL, NOW_MS, &v), -1);
+	ck_assert_int_eq(v, -7);
+}
+END_TEST
+
 /* ---- URL redaction ---- */
 
 static const struct {
@@ -1223,6 +1479,11 @@ util_suite(void)
 	tcase_add_loop_test(tc, test_duration, 0, (int)NELEM(durcases));
 	tcase_add_loop_test(tc, test_time, 0, (int)NELEM(timecases));
 	tcase_add_test(tc, test_time_null);
+	tcase_add_loop_test(tc, test_datetime, 0, (int)NELEM(dtcases));
+	tcase_add_loop_test(tc, test_epoch, 0, (int)NELEM(epochcases));
+	tcase_add_loop_test(tc, test_time_edges, 0, (int)NELEM(timeedges));
+	tcase_add_loop_test(tc, test_since, 0, (int)NELEM(sincecases));
+	tcase_add_test(tc, test_times_null);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("validate");
