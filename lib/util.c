@@ -148,8 +148,7 @@ month_days(int y, int m)
 
 /*
  * Days from 1970-01-01 to y-m-d, proleptic Gregorian (Hinnant's
- * algorithm), for m 1-12 and any y.  Linear in d, so that a day
- * past the month's end counts on into the next month (UTIL_DT_ROLL).
+ * algorithm), for m 1-12, d within its month and any y.
  */
 static int64_t
 days_from_civil(int64_t y, int m, int d)
@@ -217,7 +216,7 @@ util_parse_datetime(const char *s, unsigned forms, int64_t *ms)
 			return UTIL_TIME_INVALID;
 	}
 	if (*s != '\0' || mo < 1 || mo > 12 || d < 1 ||
-	    d > (forms & UTIL_DT_ROLL ? 31 : month_days(y, mo)) ||
+	    d > month_days(y, mo) ||
 	    h > 23 || mi > 59 || sec > 59 || oh > 23 || om > 59)
 		return UTIL_TIME_INVALID;
 	t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
@@ -339,7 +338,7 @@ util_parse_since(const char *s, int64_t now_ms, int64_t *out)
 		*out = now_ms - (int64_t)v * unit * 1000;
 		return 0;
 	}
-	if (util_parse_datetime(s, UTIL_DT_DATE | UTIL_DT_ROLL, &ms) !=
+	if (util_parse_datetime(s, UTIL_DT_DATE, &ms) !=
 	    UTIL_TIME_OK)
 		return -1;
 	*out = ms;

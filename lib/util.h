@@ -75,7 +75,6 @@ enum util_time {
 /* The forms util_parse_datetime() takes besides "YYYY-MM-DDTHH:MM:SSZ". */
 #define UTIL_DT_DATE	0x1	/* "YYYY-MM-DD" alone */
 #define UTIL_DT_RFC3339	0x2	/* RFC 3339's date-time in full */
-#define UTIL_DT_ROLL	0x4	/* days 29 to 31 in every month */
 
 /*
  * A date-time into *ms, unix milliseconds.  Always taken, and alone
@@ -92,9 +91,6 @@ enum util_time {
  *                    milliseconds and the rest dropped (not rounded); an
  *                    offset "+HH:MM" or "-HH:MM" (00-23, 00-59) in place
  *                    of 'Z', taken off to give UTC;
- *   UTIL_DT_ROLL     a day 29, 30 or 31 past its month's end counts on
- *                    into the next month (2023-02-30 is 2023-03-02), as
- *                    --since has always read them (util_parse_since()).
  * Returns UTIL_TIME_OK with *ms set; UTIL_TIME_INVALID for any other text
  * (a field out of its bounds too); UTIL_TIME_RANGE for a date-time of a
  * form taken whose instant, its offset applied, is before
@@ -136,7 +132,7 @@ HB_API int util_parse_time(const char *s, int64_t now, int64_t *out)
  * "7d"; N a whole number 0 to UTIL_SINCE_MAX of at most 14 characters,
  * as util_parse_num() reads it, so "-0" too; a unit is required), or a
  * UTC date, "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (util_parse_datetime()
- * with UTIL_DT_DATE and UTIL_DT_ROLL, 1970 to 9999).  Returns 0 and sets
+ * with UTIL_DT_DATE, 1970 to 9999).  Returns 0 and sets
  * *out, which is before 1970 for a duration longer than since then; or
  * -1 (*out untouched; s NULL too).  The message is the caller's.
  */

@@ -159,6 +159,8 @@ out=$("$HB" conflicts --since 2000-01-01 --json)
 contains "--since an earlier date: all" '"j1"' "$out"
 "$HB" job list --since yesterday 2>"$tmp/err"; eq "--since bogus" 2 $?
 contains "--since says what it takes" "YYYY-MM-DD" "$(cat "$tmp/err")"
+# A day its month has not is no date (the one date parser's rule).
+"$HB" job list --since 2026-02-31 2>"$tmp/err"; eq "--since no such day" 2 $?
 
 # ---- --limit and the cap ----------------------------------------------
 seq 1 150 | awk '{printf "{\"job_id\":\"many-%03d\",\"attempt\":\"m%d\",\"step\":\"s\",\"destination\":\"sink\"}\n", $1, $1}' |
