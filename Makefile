@@ -109,7 +109,8 @@ LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
 	   lib/config.c lib/config_admin.c lib/config_edit.c lib/config_bulk.c \
 	   lib/config_map.c lib/config_check.c \
 	   lib/config_pool.c lib/config_cache.c lib/store.c lib/store_accept.c \
-	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c lib/accept.c \
+	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c \
+	   lib/store_flight.c lib/accept.c \
 	   lib/decide.c lib/group.c lib/hook.c lib/http.c lib/outbox.c \
 	   lib/poller.c lib/fault.c lib/json.c lib/settings.c lib/super.c \
 	   lib/log.c lib/metrics.c lib/access.c lib/mapping.c \

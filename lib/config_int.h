@@ -174,11 +174,9 @@ struct db_stmt *config_stmt(struct config *c, enum config_q q,
     enum config_status *rc);
 
 /*
- * Steps a bound write that returns no row.  Inside a transaction on
- * PostgreSQL the statement runs in a savepoint: a refused row (a key
- * that exists, a reference to nothing) leaves the transaction usable,
- * as a failed statement does on SQLite, so that a bulk import can report
- * one line and go on.
+ * Steps a bound write that returns no row (db_step_alone()): a refused
+ * row (a key that exists, a reference to nothing) leaves the transaction
+ * usable, so that a bulk import can report one line and go on.
  */
 enum config_status config_write(struct config *c, struct db_stmt *st);
 

@@ -87,7 +87,8 @@ count_answers(struct group *g, struct item *batch)
  * Once every member has its answer: what the process counted so far
  * (requests refused before they could be written, earlier batches that
  * failed) and this batch's own results, for the batch's COMMIT to carry
- * (store_metrics_commit(): one UPSERT per label set, in a savepoint).
+ * (store_metrics_send(): one UPSERT per label set, riding it in a
+ * savepoint of their own: store_ride()).
  * NULL when there are none to write (no memory for them).  When they are
  * not written, the batch still stands, and the counts stay in memory for
  * the next one: metrics_done(, 0) puts back what was taken,
@@ -229,7 +230,7 @@ run_batch(struct group *g, struct item *batch)
 	enum store_status		 ss;
 	struct metrics			*m = g->opts.metrics;
 	const struct metrics_set	*set = NULL;
-	size_t				 n;
+	size_t				 n, start;
 	int				 counted = 0, kept, tries;
 
 	for (it = batch, n = 0; it != NULL && n < GROUP_BATCH_MAX;
@@ -267,7 +268,12 @@ run_batch(struct group *g, struct item *batch)
 	 */
 	if (m != NULL)
 		metrics_lock_commit(m);
-	ss = store_metrics_commit(g->st, set, &counted);
+	if (set != NULL && set->n > 0) {
+		start = store_ride(g->st);
+		store_metrics_send(g->st, set);
+		ss = store_commit_ridden(g->st, start, &counted);
+	} else
+		ss = store_commit(g->st);
 	kept = counted && store_committed(g->st);
 	if (ss != STORE_OK)
 		fail_all(batch, skip, ss);

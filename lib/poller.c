@@ -209,8 +209,8 @@ count(struct store *st, const struct poll_stats *ps)
 		goto out;
 	if (store_begin(st) != STORE_OK)
 		goto out;
-	if (store_metrics_add(st, &m) != STORE_OK ||
-	    store_commit(st) != STORE_OK)
+	store_metrics_send(st, &m);
+	if (store_commit(st) != STORE_OK)
 		store_rollback(st);
 out:
 	metrics_set_free(&m);

@@ -751,30 +751,6 @@ store_send_q(struct store *s, enum store_q q)
 	return store_send(st);
 }
 
-enum store_status
-store_land(struct store *s, size_t *failed)
-{
-	return store_status_of(db_land(s->db, failed));
-}
-
-size_t
-store_sent(const struct store *s)
-{
-	return db_sent(s->db);
-}
-
-int
-store_moved(const struct store *s)
-{
-	return db_land(s->db, NULL) == DB_CONSTRAINT;
-}
-
-uint64_t
-store_round_trips(const struct store *s)
-{
-	return db_round_trips(s->db);
-}
-
 /*
  * A file's schema, made and migrated by whoever opens it to write (the
  * file's owner): user_version, read again under the write lock, taken

@@ -59,4 +59,19 @@ HB_API int store_in_tx(struct store *);
  */
 HB_API int store_committed(const struct store *);
 
+/*
+ * The COMMIT is the flight's, and what the transaction does not need
+ * rides it (a batch's counts: store_metrics_send()).  store_ride() opens
+ * a savepoint for the riders and returns where they start in the flight;
+ * the caller sends them; store_commit_ridden() closes the savepoint and
+ * commits, the riders in the COMMIT's round trip on a server.  When they
+ * alone failed, the COMMIT did not run: they are undone, and the
+ * transaction is committed without them.  *rode says whether they were
+ * part of the COMMIT, which store_committed() says committed.  They do
+ * not nest with the savepoints above.
+ */
+HB_API size_t store_ride(struct store *);
+HB_API enum store_status store_commit_ridden(struct store *, size_t start,
+    int *rode) HB_MUST_CHECK;
+
 #endif /* HB_STORE_FLIGHT_H */

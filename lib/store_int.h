@@ -138,12 +138,4 @@ int64_t store_filter_limit(const struct store_list_filter *);
 enum store_status store_send(struct db_stmt *);
 enum store_status store_send_q(struct store *, enum store_q);
 
-struct metrics_set;
-
-/*
- * Sends m's rows in the flight, in a savepoint of their own: a failure
- * is the flight's (store_metrics.c).
- */
-void	store_metrics_send(struct store *, const struct metrics_set *m);
-
 #endif

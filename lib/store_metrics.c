@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_accept.h"
 #include "store_flight.h"
 #include "store_int.h"
 #include "store_metrics.h"
@@ -63,85 +62,17 @@ prune_minutes(struct store *s, const struct metrics_set *m)
 	return store_send(st);
 }
 
-/*
- * Sends m's rows in a savepoint of their own; *start is the savepoint's
- * index in the flight, *end the index after the release.
- */
-static void
-send_rows(struct store *s, const struct metrics_set *m, size_t *start,
-    size_t *end)
+void
+store_metrics_send(struct store *s, const struct metrics_set *m)
 {
 	enum store_status	rc;
 	int			i;
 
-	*start = store_sent(s);
-	if ((rc = store_savepoint(s)) == STORE_OK)
-		rc = prune_minutes(s, m);
+	/* A failure is the flight's: it says how it went when it lands. */
+	rc = prune_minutes(s, m);
 	for (i = 0; i < m->n && rc == STORE_OK; i++)
 		if (m->rows[i].value != 0)
 			rc = put(s, &m->rows[i]);
-	/* A failure is the flight's: it says how it went when it lands. */
-	if (rc == STORE_OK)
-		rc = store_release(s);
-	*end = store_sent(s);
-}
-
-/* Non-zero when the flight failed on a row sent in [start, end). */
-static int
-rows_failed(struct store *s, size_t start, size_t end)
-{
-	size_t	f;
-
-	return store_land(s, &f) != STORE_OK && f >= start && f < end;
-}
-
-enum store_status
-store_metrics_add(struct store *s, const struct metrics_set *m)
-{
-	enum store_status	rc, undo;
-	size_t			start, end;
-
-	if (m->n == 0)
-		return STORE_OK;
-	send_rows(s, m, &start, &end);
-	if ((rc = store_land(s, NULL)) == STORE_OK ||
-	    !rows_failed(s, start, end) || !store_in_tx(s))
-		return rc;
-	/* Theirs alone: undone, or the undo's own failure says more. */
-	undo = store_rollback_to(s);
-	return undo != STORE_OK ? undo : rc;
-}
-
-void
-store_metrics_send(struct store *s, const struct metrics_set *m)
-{
-	size_t	start, end;
-
-	if (m->n > 0)
-		send_rows(s, m, &start, &end);
-}
-
-enum store_status
-store_metrics_commit(struct store *s, const struct metrics_set *m,
-    int *counted)
-{
-	enum store_status	rc;
-	size_t			start, end;
-
-	*counted = 0;
-	if (m == NULL || m->n == 0)
-		return store_commit(s);
-	send_rows(s, m, &start, &end);
-	if ((rc = store_commit(s)) == STORE_OK || !rows_failed(s, start,
-	    end)) {
-		/* They rode it, whatever it said (see store_committed()). */
-		*counted = 1;
-		return rc;
-	}
-	/* The rows alone failed, and the COMMIT did not run: without them. */
-	if (!store_in_tx(s) || store_rollback_to(s) != STORE_OK)
-		return rc;
-	return store_commit(s);
 }
 
 enum store_status

@@ -2,11 +2,10 @@
  * store_metrics.h: state.db's metrics table (counters that survive a
  * restart, metrics.h) and the per-destination gauges.
  *
- * Transactions: store_metrics_add() is caller-owned (between
- * store_begin() and store_commit(), in a savepoint of its own, so that a
- * failure leaves the caller's other work standing); the read-outs are
- * single reads; store_metrics_beat() and store_metrics_forget() are
- * self-contained (one statement each).
+ * Transactions: store_metrics_send() is caller-owned (between
+ * store_begin() and the COMMIT, which the caller's flight owns); the
+ * read-outs are single reads; store_metrics_beat() and
+ * store_metrics_forget() are self-contained (one statement each).
  */
 #ifndef HB_STORE_METRICS_H
 #define HB_STORE_METRICS_H
@@ -15,20 +14,12 @@
 #include "store.h"
 
 /*
- * Adds s's rows to the table (the heartbeat keeps the larger value),
- * all or none.  STORE_OK with nothing to do when s is empty.
+ * What adding m's rows to the table takes (the heartbeat keeps the larger
+ * value; the minutes past the chart's window go), sent in the caller's
+ * flight (store_flight.h): a failure is the flight's, told when it lands
+ * or by the COMMIT, which they ride.  Nothing for an empty m.
  */
-HB_API enum store_status store_metrics_add(struct store *,
-    const struct metrics_set *s) HB_MUST_CHECK;
-
-/*
- * store_commit() with s's rows riding the COMMIT (on PostgreSQL in the
- * same round trip, store_flight.h), in a savepoint of their own: when
- * they fail, the transaction is committed without them.  *counted says
- * whether they were.  m may be NULL.
- */
-HB_API enum store_status store_metrics_commit(struct store *,
-    const struct metrics_set *m, int *counted) HB_MUST_CHECK;
+HB_API void store_metrics_send(struct store *, const struct metrics_set *m);
 
 /* The dispatcher's heartbeat, now_ms, in a statement of its own. */
 HB_API enum store_status store_metrics_beat(struct store *, int64_t now_ms)

@@ -516,10 +516,10 @@ store_outbox_finish(struct store *s, struct store_finish *f, int n,
 	if (finish_keys(f, n, &ends, &moves, &late) != 0)
 		return STORE_NOMEM;
 	/*
-	 * One flight: BEGIN, the attempts' ends, the counts (their
-	 * savepoint before a statement with rows is open: SQLite refuses
-	 * one while it is), the rows' moves and the late deliveries; then
-	 * the COMMIT.
+	 * One flight: BEGIN, the attempts' ends, the counts, the rows'
+	 * moves and the late deliveries; then the COMMIT.  A failure of
+	 * any is the whole outcome's: nothing is recorded, and the leases
+	 * expire as if the worker had died.
 	 */
 	if ((rc = store_begin(s)) != STORE_OK ||
 	    (rc = send_set(s, STORE_Q_ATTEMPT_END, ends, owner, 0, 1,
