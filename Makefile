@@ -47,7 +47,8 @@ WARN	 = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
 CFLAGS	?= $(OPT)
 CFLAGS	+= -std=c11 $(WARN) -fvisibility=hidden -fstack-protector-strong -pthread
 CPPFLAGS += -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -Ilib $(PKG_CFLAGS)
-# make HB_VERSION=1.2.3: the version the programs report (else lib/hb.h's).
+# make HB_VERSION=1.2.3: the version the programs report (else
+# lib/base/hb.h's).
 ifdef HB_VERSION
 CPPFLAGS += -DHB_VERSION='"$(HB_VERSION)"'
 endif
@@ -104,39 +105,47 @@ CJSON_OBJ = $(O)/cjson/cJSON.o
 endif
 endif
 
-LIB_SRCS = lib/hb.c lib/util.c lib/addr.c lib/text.c lib/db.c lib/db_sqlite.c \
-	   lib/db_pg.c lib/pg_schema.c lib/obs.c lib/tornado.c lib/auth.c \
-	   lib/config.c lib/config_admin.c lib/config_edit.c lib/config_bulk.c \
-	   lib/config_map.c lib/config_check.c \
-	   lib/config_pool.c lib/config_cache.c lib/store.c lib/store_accept.c \
-	   lib/store_outbox.c lib/store_ops.c lib/store_metrics.c \
-	   lib/store_flight.c lib/accept.c \
-	   lib/decide.c lib/group.c lib/hook.c lib/http.c lib/outbox.c \
-	   lib/poller.c lib/fault.c lib/json.c lib/settings.c lib/super.c \
-	   lib/log.c lib/metrics.c lib/access.c lib/mapping.c \
-	   lib/store_tenant.c lib/disorder.c lib/status.c lib/status_page.c
-LIB_HDRS = lib/hb.h lib/util.h lib/addr.h lib/text.h lib/db.h lib/db_int.h \
-	   lib/pg_schema.h lib/obs.h lib/tornado.h lib/auth.h lib/config.h \
-	   lib/config_admin.h lib/config_edit.h lib/config_bulk.h \
-	   lib/config_map.h lib/config_check.h \
-	   lib/config_int.h lib/config_pool.h lib/config_cache.h lib/store.h \
-	   lib/store_accept.h lib/store_outbox.h lib/store_ops.h \
-	   lib/store_metrics.h lib/store_flight.h lib/store_int.h \
-	   lib/accept.h lib/decide.h lib/group.h lib/hook.h lib/http.h \
-	   lib/outbox.h lib/poller.h lib/fault.h lib/json.h lib/settings.h \
-	   lib/super.h lib/log.h lib/metrics.h lib/access.h lib/mapping.h \
-	   lib/store_tenant.h lib/disorder.h lib/status.h lib/status_page.h
-# The headers that make the library's public contract (not db.h,
-# db_int.h, pg_schema.h, json.h, store_int.h, config_int.h).
-PUB_HDRS = $(filter-out lib/db.h lib/db_int.h lib/pg_schema.h lib/json.h \
-	   lib/store_int.h lib/config_int.h,$(LIB_HDRS))
+# The library, by subsystem (README, Layout): each folder's sources and
+# headers; scripts/includes.sh holds the folders to their order.
+LIB_DIRS = base net db provider config store intake delivery status run
+BASE_SRCS = lib/base/hb.c lib/base/util.c lib/base/text.c lib/base/json.c \
+	    lib/base/log.c lib/base/fault.c lib/base/metrics.c
+NET_SRCS = lib/net/http.c lib/net/addr.c
+DB_SRCS	= lib/db/db.c lib/db/sqlite.c lib/db/pg.c lib/db/pg_schema.c \
+	  lib/db/access.c
+PROVIDER_SRCS = lib/provider/obs.c lib/provider/tornado.c \
+	  lib/provider/mapping.c lib/provider/auth.c
+CONFIG_SRCS = lib/config/config.c lib/config/admin.c lib/config/edit.c \
+	  lib/config/bulk.c lib/config/map.c lib/config/check.c \
+	  lib/config/pool.c lib/config/cache.c
+STORE_SRCS = lib/store/store.c lib/store/flight.c lib/store/record.c \
+	  lib/store/outbox.c lib/store/admin.c lib/store/metrics.c \
+	  lib/store/tenant.c
+INTAKE_SRCS = lib/intake/webhook.c lib/intake/group.c lib/intake/accept.c \
+	  lib/intake/decide.c
+DELIVERY_SRCS = lib/delivery/dispatch.c lib/delivery/poller.c
+STATUS_SRCS = lib/status/status.c lib/status/page.c
+RUN_SRCS = lib/run/settings.c lib/run/super.c
+LIB_SRCS = $(BASE_SRCS) $(NET_SRCS) $(DB_SRCS) $(PROVIDER_SRCS) \
+	   $(CONFIG_SRCS) $(STORE_SRCS) $(INTAKE_SRCS) $(DELIVERY_SRCS) \
+	   $(STATUS_SRCS) $(RUN_SRCS)
+# Every source's header (but the backends', whose contract is db.h's),
+# and the private ones (_int.h).
+LIB_HDRS = $(filter-out lib/db/sqlite.h lib/db/pg.h,$(LIB_SRCS:.c=.h)) \
+	   lib/db/db_int.h lib/config/config_int.h lib/store/store_int.h
+# The headers that make the library's public contract (not db/'s
+# interface and its private parts, json.h, the _int.h).
+PUB_HDRS = $(filter-out lib/db/db.h lib/db/db_int.h lib/db/pg_schema.h \
+	   lib/base/json.h lib/store/store_int.h lib/config/config_int.h,\
+	   $(LIB_HDRS))
 LIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.o)
 # The test build of the library: the same sources with fault points.
 TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 
 CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_list.c \
     cli/cmd_jobs.c cli/cmd_state.c cli/cmd_daemon.c cli/table.c \
-    cli/cmd_disorder.c
+    cli/cmd_disorder.c cli/disorder.c
+CLI_HDRS = cli/cli.h cli/table.h cli/disorder.h
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)
 
 FCGI_SRCS = fcgi/main.c fcgi/respond.c
@@ -145,7 +154,7 @@ FCGI_OBJS = $(FCGI_SRCS:%.c=$(O)/%.o)
 FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
-	      check_outbox check_json check_respond check_store check_super \
+	      check_dispatch check_json check_respond check_store check_super \
 	      check_group check_db check_decide check_mapping
 # The ThreadSanitizer build needs only the suites whose code runs
 # threads: tests/check.sh runs those.
@@ -178,7 +187,7 @@ $(O)/.banned: scripts/banned.sh $(C_SRCS)
 # Each database's header in its backend's file alone, and db.h in lib/
 # alone: see the script.
 $(O)/.includes: scripts/includes.sh $(LIB_SRCS) $(LIB_HDRS) $(CLI_SRCS) \
-    cli/cli.h cli/table.h $(FCGI_SRCS) $(FCGI_HDRS)
+    $(CLI_HDRS) $(FCGI_SRCS) $(FCGI_HDRS)
 	@mkdir -p $(@D)
 	sh scripts/includes.sh
 	@touch $@
@@ -220,7 +229,7 @@ $(O)/cjson/cJSON.o: $(CJSON_SRC)
 	$(CC) $(OPT) -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all -c -o $@ $(CJSON_SRC)
 
-$(O)/cli/%.o: cli/%.c cli/cli.h cli/table.h $(LIB_HDRS)
+$(O)/cli/%.o: cli/%.c $(CLI_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -239,10 +248,10 @@ $(O)/hookbox-fcgi: $(FCGI_OBJS) $(O)/libhookbox.a
 # compares versions wrongly on purpose (an older event taken as newer),
 # which `hookbox disorder` must report.  The patch must apply: a decide.c
 # that no longer reads so fails the build, not the test.
-$(MUTANT)/decide.c: lib/decide.c
+$(MUTANT)/decide.c: lib/intake/decide.c
 	@mkdir -p $(@D)
-	sed 's/return va < vb ? -1 : 1;/return 1;/' lib/decide.c > $@.tmp
-	! cmp -s lib/decide.c $@.tmp
+	sed 's/return va < vb ? -1 : 1;/return 1;/' lib/intake/decide.c > $@.tmp
+	! cmp -s lib/intake/decide.c $@.tmp
 	mv $@.tmp $@
 
 $(MUTANT)/decide.o: $(MUTANT)/decide.c $(LIB_HDRS)
@@ -260,7 +269,7 @@ $(O)/tests/%.o: tests/unit/%.c tests/unit/testutil.h $(LIB_HDRS)
 	    -Wno-missing-prototypes -c -o $@ $<
 
 # check_respond drives fcgi/respond.c in-process, compiled like the tests;
-# hook_accept() is wrapped so that the suite can count and force results,
+# webhook_receive() is wrapped so that the suite can count and force results,
 # and the calls that send a command to a database, so that it can count
 # config.db's round trips per request.
 CONFIG_TRIPS = -Wl,--wrap=PQexec,--wrap=PQexecPrepared,--wrap=PQprepare \
@@ -275,7 +284,7 @@ $(O)/tests/check_respond.o: $(FCGI_HDRS)
 
 $(O)/tests/check_respond: $(O)/tests/check_respond.o $(O)/tests/respond.o \
     $(TEST_COMMON) $(O)/libhookbox-fault.a
-	$(CC) $(LDFLAGS) -Wl,--wrap=hook_accept $(CONFIG_TRIPS) -o $@ $< \
+	$(CC) $(LDFLAGS) -Wl,--wrap=webhook_receive $(CONFIG_TRIPS) -o $@ $< \
 	    $(O)/tests/respond.o $(TEST_COMMON) $(O)/libhookbox-fault.a \
 	    $(LDLIBS) $(CHECK_LIBS)
 
@@ -325,7 +334,7 @@ run:
 # build-fuzz/ and linked into each target; only tests/fuzz/fuzz.c differs.
 FUZZ_CC	  ?= clang
 FUZZ_RUNS ?= 20000
-FUZZ_TARGETS = callback event status tsig sw mapping
+FUZZ_TARGETS = callback event poll tsig sw mapping
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	     $(if $(CJSON_SRC),-I$(dir $(CJSON_SRC))) -Ilib $(PKG_CFLAGS)
 FUZZ_OBJS = $(LIB_SRCS:%.c=build-fuzz/%.o) \

@@ -20,10 +20,10 @@
 
 #include <cJSON.h>
 
-#include "config.h"
-#include "config_admin.h"
-#include "settings.h"
-#include "store.h"
+#include "config/config.h"
+#include "config/admin.h"
+#include "run/settings.h"
+#include "store/store.h"
 
 /* Exit codes (sysexits style). */
 #define EXIT_OK		0

@@ -14,18 +14,18 @@
 
 #include <sodium.h>
 
-#include "access.h"
-#include "config_admin.h"
-#include "config_bulk.h"
-#include "config_check.h"
-#include "config_edit.h"
-#include "config_map.h"
-#include "hook.h"
-#include "mapping.h"
-#include "pg_schema.h"
-#include "store.h"
-#include "text.h"
-#include "util.h"
+#include "db/access.h"
+#include "config/admin.h"
+#include "config/bulk.h"
+#include "config/check.h"
+#include "config/edit.h"
+#include "config/map.h"
+#include "intake/webhook.h"
+#include "provider/mapping.h"
+#include "db/pg_schema.h"
+#include "store/store.h"
+#include "base/text.h"
+#include "base/util.h"
 
 #include "cli.h"
 #include "table.h"
@@ -492,7 +492,7 @@ get_mapping(const char *path, char **text, size_t *len, struct mapping **m)
 		cli_warn("--mapping \"%s\": %s", esc, why);
 		free(*text);
 		*text = NULL;
-		/* mapping.h's words for a failed allocation. */
+		/* provider/mapping.h's words for a failed allocation. */
 		return strcmp(why, "out of memory") == 0 ? EXIT_FAIL :
 		    EXIT_USAGE;
 	}
@@ -1532,7 +1532,7 @@ cmd_sign(struct settings *e, int argc, char **argv)
 		goto out;
 	case CONFIG_AUTH_HMAC:
 		hname = ep.key_header[0] != '\0' ? ep.key_header :
-		    HOOK_HMAC_HEADER;
+		    WEBHOOK_HMAC_HEADER;
 		if (auth_sign_tsig(sec.s, sec.n, now, t,
 		    (const unsigned char *)body, len, sig,
 		    sizeof(sig)) != 0) {

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "http.h"
-#include "log.h"
-#include "outbox.h"
-#include "poller.h"
-#include "super.h"
-#include "util.h"
+#include "net/http.h"
+#include "base/log.h"
+#include "delivery/dispatch.h"
+#include "delivery/poller.h"
+#include "run/super.h"
+#include "base/util.h"
 
 #include "cli.h"
 
@@ -52,31 +52,31 @@ sleep_ms(int64_t ms)
 struct dispatcher {
 	struct config	*cfg;
 	struct store	*st;
-	struct outbox	*ob;
+	struct dispatch	*ob;
 };
 
 /* Closes d; what its outbox recorded is added to total (may be NULL). */
 static void
-dispatcher_close(struct dispatcher *d, struct outbox_stats *total)
+dispatcher_close(struct dispatcher *d, struct dispatch_stats *total)
 {
-	struct outbox_stats	s;
+	struct dispatch_stats	s;
 
 	if (d->ob != NULL && total != NULL) {
-		outbox_stats(d->ob, &s);
+		dispatch_stats(d->ob, &s);
 		total->delivered += s.delivered;
 		total->retried += s.retried;
 		total->dead += s.dead;
 		total->unknown += s.unknown;
 	}
-	outbox_free(d->ob);
+	dispatch_free(d->ob);
 	store_close(d->st);
 	config_close(d->cfg);
 	memset(d, 0, sizeof(*d));
 }
 
 static int
-dispatcher_open(struct settings *e, const struct outbox_opts *opts,
-    struct dispatcher *d, struct outbox_stats *total)
+dispatcher_open(struct settings *e, const struct dispatch_opts *opts,
+    struct dispatcher *d, struct dispatch_stats *total)
 {
 	int	rc;
 
@@ -87,7 +87,7 @@ dispatcher_open(struct settings *e, const struct outbox_opts *opts,
 	if ((rc = cli_open_config(e, CONFIG_READ, &d->cfg)) != EXIT_OK ||
 	    (rc = cli_open_store(e, 0, &d->st)) != EXIT_OK)
 		goto fail;
-	if ((d->ob = outbox_new(d->st, d->cfg, opts)) == NULL) {
+	if ((d->ob = dispatch_new(d->st, d->cfg, opts)) == NULL) {
 		cli_warn("out of memory");
 		rc = EXIT_FAIL;
 		goto fail;
@@ -102,11 +102,11 @@ fail:
 static int
 dispatch_worker(struct settings *e, int once)
 {
-	struct outbox_opts	 opts;
-	struct outbox_stats	 total;
+	struct dispatch_opts	 opts;
+	struct dispatch_stats	 total;
 	struct dispatcher	 d;
 	struct log_line		 l;
-	enum outbox_status	 s;
+	enum dispatch_status	 s;
 	char			 host[64], owner[HB_ID_MAX + 1];
 	int64_t			 wait, t0 = util_now_ms();
 	int			 rc;
@@ -131,27 +131,27 @@ dispatch_worker(struct settings *e, int once)
 			sleep_ms(1000);
 			continue;
 		}
-		s = outbox_step(d.ob);
-		if (s == OUTBOX_WORKED)
+		s = dispatch_step(d.ob);
+		if (s == DISPATCH_WORKED)
 			continue;
-		if (s == OUTBOX_IDLE) {
+		if (s == DISPATCH_IDLE) {
 			/* --once: done when nothing is due within a second. */
-			wait = outbox_idle_ms(d.ob, once ? ONCE_HORIZON_MS :
+			wait = dispatch_idle_ms(d.ob, once ? ONCE_HORIZON_MS :
 			    250);
 			if (once && wait >= ONCE_HORIZON_MS)
 				break;
 			sleep_ms(wait > 0 ? wait : 1);
 			continue;
 		}
-		log_event(s == OUTBOX_BUSY ? LOG_LV_WARN : LOG_LV_ERROR,
+		log_event(s == DISPATCH_BUSY ? LOG_LV_WARN : LOG_LV_ERROR,
 		    "dispatch_error", "db", settings_state_name(e), "error",
-		    s == OUTBOX_BUSY ? "busy" : store_errmsg(d.st),
+		    s == DISPATCH_BUSY ? "busy" : store_errmsg(d.st),
 		    (char *)NULL);
 		if (once) {
-			rc = s == OUTBOX_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
+			rc = s == DISPATCH_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
 			break;
 		}
-		sleep_ms(s == OUTBOX_BUSY ? 50 : 1000);
+		sleep_ms(s == DISPATCH_BUSY ? 50 : 1000);
 	}
 	if (stop_requested && rc != EXIT_OK && !once)
 		rc = EXIT_OK;
@@ -229,7 +229,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	/*
 	 * SIGTERM: finish the batch in flight, record it, then leave.  With
 	 * --workers the supervisor takes the signal and passes it on to each
-	 * worker, which starts with this handler (super.h).
+	 * worker, which starts with this handler (run/super.h).
 	 */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;

@@ -1,6 +1,6 @@
 /*
  * cmd_disorder.c: `hookbox disorder`, the delivery-disorder tester
- * (lib/disorder.h), against a running instance.
+ * (cli/disorder.h), against a running instance.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "disorder.h"
-#include "http.h"
+#include "net/http.h"
 
 #include "cli.h"
 #include "table.h"

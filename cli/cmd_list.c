@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "config_admin.h"
-#include "config_bulk.h"
+#include "config/admin.h"
+#include "config/bulk.h"
 
 #include "cli.h"
 #include "table.h"

@@ -9,17 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "accept.h"
-#include "config_bulk.h"
-#include "store_metrics.h"
-#include "store_ops.h"
-#include "store_outbox.h"
-#include "text.h"
-#include "tornado.h"
-#include "util.h"
+#include "intake/accept.h"
+#include "config/bulk.h"
+#include "store/metrics.h"
+#include "store/admin.h"
+#include "store/outbox.h"
+#include "base/text.h"
+#include "provider/tornado.h"
+#include "base/util.h"
 
 #include "cli.h"
-#include "status.h"
+#include "status/status.h"
 
 /* ---- the options, one table for every command here ---------------- */
 
@@ -110,7 +110,7 @@ cmd_observe(struct settings *e, int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	if ((rc = cli_read_body(&body, &len)) != EXIT_OK)
 		goto out;
-	if ((perr = tornado_parse_status(body, len, &o, res.why,
+	if ((perr = tornado_parse_poll(body, len, &o, res.why,
 	    sizeof(res.why))) != TORNADO_OK) {
 		res.result = perr == TORNADO_NOMEM ? HB_NOMEM : HB_MALFORMED;
 		res.detail = res.why;

@@ -13,9 +13,9 @@
 
 #include <sodium.h>
 
-#include "access.h"
-#include "text.h"
-#include "util.h"
+#include "db/access.h"
+#include "base/text.h"
+#include "base/util.h"
 
 #include "cli.h"
 

@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "auth.h"
+#include "provider/auth.h"
 #include "disorder.h"
-#include "http.h"
-#include "hook.h"
-#include "mapping.h"
-#include "super.h"
-#include "util.h"
+#include "net/http.h"
+#include "intake/webhook.h"
+#include "provider/mapping.h"
+#include "run/super.h"
+#include "base/util.h"
 
 #include "cli.h"
 
@@ -119,7 +119,7 @@ static const struct cli_command cmds[] = {
 	    "  --header H             the key's header (required with --auth"
 	    " key); for hmac,\n"
 	    "                         the signature's (default "
-	    HOOK_HMAC_HEADER ")\n"
+	    WEBHOOK_HMAC_HEADER ")\n"
 	    "  --key-header H         the same as --header\n"
 	    "  --tolerance S          timestamp tolerance in seconds, 1..86400"
 	    " (default " HB_STR(AUTH_TOLERANCE_DEFAULT) ")\n"

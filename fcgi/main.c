@@ -5,7 +5,7 @@
  *  - on its own socket (-s PATH or -s [HOST]:PORT): -w worker processes
  *    (default 1), respawned when one dies, each with -t threads (default
  *    THREADS_DEFAULT) that accept and serve requests, and one writer
- *    thread that commits their observations in groups (lib/group.h);
+ *    thread that commits their observations in groups (lib/intake/group.h);
  *  - under spawn-fcgi (or any FastCGI manager): the listening socket is
  *    file descriptor 0; the same threads, or with -t 1 the classic
  *    single-threaded process, one commit per request;
@@ -24,12 +24,12 @@
 
 #include <fcgiapp.h>
 
-#include "access.h"
-#include "log.h"
+#include "db/access.h"
+#include "base/log.h"
 #include "respond.h"
-#include "store.h"
-#include "super.h"
-#include "util.h"
+#include "store/store.h"
+#include "run/super.h"
+#include "base/util.h"
 
 static volatile sig_atomic_t	stopping;
 static volatile sig_atomic_t	in_request;

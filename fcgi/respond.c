@@ -12,15 +12,15 @@
 
 #include <sodium.h>
 
-#include "config_cache.h"
-#include "group.h"
-#include "hook.h"
-#include "log.h"
+#include "config/cache.h"
+#include "intake/group.h"
+#include "intake/webhook.h"
+#include "base/log.h"
 #include "respond.h"
-#include "status.h"
-#include "status_page.h"
-#include "text.h"
-#include "util.h"
+#include "status/status.h"
+#include "status/page.h"
+#include "base/text.h"
+#include "base/util.h"
 
 #define HOOKS_PREFIX	"/hooks/"
 /* Health's and metrics' state.db page cache, KiB (SQLite's: 2000). */
@@ -53,7 +53,8 @@ struct rq {
 	const char		*result;	/* the word answered */
 	const char		*detail;
 	int			 status;
-	int			 counted;	/* by the writer (group.h) */
+	int			 counted;	/* by the writer
+						   (intake/group.h) */
 };
 
 static int
@@ -369,7 +370,7 @@ request_path(const struct resp_io *io, char *buf, size_t len)
 	return buf;
 }
 
-/* Header look-up for hook_prepare(): "X-Foo-Bar" is HTTP_X_FOO_BAR. */
+/* Header look-up for webhook_prepare(): "X-Foo-Bar" is HTTP_X_FOO_BAR. */
 static const char *
 header(const void *arg, const char *name)
 {
@@ -442,7 +443,7 @@ put_text(void *arg, const char *s, size_t len)
 	out(t->rq->io, s, len);
 }
 
-/* Prometheus text exposition of what to watch (status.h). */
+/* Prometheus text exposition of what to watch (status/status.h). */
 static void
 metrics(struct resp_server *srv, struct store *st, struct rq *rq)
 {
@@ -453,7 +454,7 @@ metrics(struct resp_server *srv, struct store *st, struct rq *rq)
 		unavailable(srv, rq, "state database unreadable");
 }
 
-/* Health: can a callback be accepted now (status.h)?  200 or 503. */
+/* Health: can a callback be accepted now (status/status.h)?  200 or 503. */
 static void
 health(struct resp_server *srv, struct store *st, struct rq *rq)
 {
@@ -477,7 +478,7 @@ health(struct resp_server *srv, struct store *st, struct rq *rq)
 		out(rq->io, body, strlen(body));
 }
 
-/* The status page (status_page.h): 200 whatever health says, or 503. */
+/* The status page (status/page.h): 200 whatever health says, or 503. */
 static void
 page(struct resp_server *srv, struct store *st, struct rq *rq)
 {
@@ -547,7 +548,7 @@ request_id(const struct resp_io *io, char *buf, size_t len)
 
 /*
  * One line per request, whatever its outcome; never a secret or a body.
- * The path comes from anyone who can reach the socket: log.h escapes
+ * The path comes from anyone who can reach the socket: base/log.h escapes
  * and bounds it.
  */
 static void
@@ -592,11 +593,11 @@ misdirected(struct rq *rq)
  * the action once this returns.
  */
 static void
-hook(struct resp_server *srv, struct rq *rq, struct hook_obs *h,
+hook(struct resp_server *srv, struct rq *rq, struct webhook_obs *h,
     struct accept_res *res)
 {
 	const struct resp_io	*io = rq->io;
-	struct hook_req		 req;
+	struct webhook_req		 req;
 	const char		*s;
 	char			*body = NULL;
 	long long		 len = 0;
@@ -652,7 +653,7 @@ hook(struct resp_server *srv, struct rq *rq, struct hook_obs *h,
 		req.bodylen = (size_t)len;
 		req.now_ms = util_now_ms();
 		/* No config.db connection is held while the COMMIT is. */
-		rq->counted = hook_accept(srv->shared->configs,
+		rq->counted = webhook_receive(srv->shared->configs,
 		    srv->shared->group, &req, h, res) == 0;
 	}
 	/* A configured endpoint's own name; else the path stays unnamed. */
@@ -668,7 +669,7 @@ void
 respond(struct resp_server *srv, const struct resp_io *io)
 {
 	struct rq		 rq;
-	struct hook_obs		 h;
+	struct webhook_obs		 h;
 	struct accept_res	 res;
 	struct store		*st;
 	const char	*path;

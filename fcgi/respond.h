@@ -2,9 +2,9 @@
  * respond.h: one HTTP request over any CGI-shaped transport.
  *
  * The request path (check method, type and length, read, hand to
- * hook_prepare() and the writer, answer) is kept apart from the process model in main.c,
- * so that FastCGI threads and processes and plain CGI share it.  It maps
- * library results to HTTP status codes.
+ * webhook_prepare() and the writer, answer) is kept apart from the process
+ * model in main.c, so that FastCGI threads and processes and plain CGI share
+ * it.  It maps library results to HTTP status codes.
  */
 #ifndef RESPOND_H
 #define RESPOND_H
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "settings.h"
+#include "run/settings.h"
 
 
 /* What a transport offers: CGI variables, the body, the output. */
@@ -28,8 +28,8 @@ struct resp_io {
 
 /*
  * What the serving threads of a process share: the state.db writer
- * (lib/group.h), the configuration's cache and its pool of config.db
- * connections (lib/config_cache.h, at most RESP_CONFIGS)
+ * (lib/intake/group.h), the configuration's cache and its pool of config.db
+ * connections (lib/config/cache.h, at most RESP_CONFIGS)
  * and the connection health and metrics use.  threads > 1 starts a writer
  * thread; 1 commits on the calling thread.  Returns 0, or -1 when out of
  * memory or a thread cannot be started (errno).  Opens no file yet.
@@ -75,7 +75,7 @@ struct resp_server {
 
 /*
  * Serves one request.  Never exits; logs exactly one line to stderr
- * (log.h: event=request), whatever the outcome.
+ * (base/log.h: event=request), whatever the outcome.
  */
 void respond(struct resp_server *, const struct resp_io *);
 

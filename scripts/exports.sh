@@ -4,8 +4,10 @@
 #
 #  - every exported function is declared HB_API in one of the headers
 #    (nothing leaks out of lib/ that no header states a contract for);
-#  - each is named with its header's module prefix: the header's name up
-#    to its first '_' (store_... in store.h, config_... in config_admin.h).
+#  - each is named with its module's prefix: its header's name (util_...
+#    in base/util.h, webhook_... in intake/webhook.h), or, in a folder
+#    whose modules share one name, the folder's (store_... in
+#    store/outbox.h, config_... in config/admin.h).
 # How many functions a header exports is for its concern to say, not a
 # number here.
 # Prints one line per header with its count.
@@ -20,19 +22,20 @@ nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' | sort > "$tmp/exporte
 : > "$tmp/declared"
 for h in "$@"; do
 	base=$(basename "$h" .h)
-	mod=${base%%_*}
+	dir=$(basename "$(dirname "$h")")
 	grep -v '^#' "$h" | tr '\n' ' ' | grep -o 'HB_API[^;]*;' |
-	    sed -e 's/(.*//' -e 's/.*[ *]//' | sort > "$tmp/$base"
-	n=$(wc -l < "$tmp/$base")
-	printf '%-16s %3d exported\n' "$base.h" "$n"
+	    sed -e 's/(.*//' -e 's/.*[ *]//' | sort > "$tmp/one"
+	n=$(wc -l < "$tmp/one")
+	printf '%-20s %3d exported\n' "$dir/$base.h" "$n"
 	while read -r f; do
 		case "$f" in
-		"$mod"_*) ;;
-		*) echo "exports.sh: $h: $f lacks the prefix ${mod}_" >&2
+		"$base"_*|"$dir"_*) ;;
+		*) echo "exports.sh: $h: $f lacks the prefix ${base}_ or" \
+		       "${dir}_" >&2
 		   status=1 ;;
 		esac
-	done < "$tmp/$base"
-	cat "$tmp/$base" >> "$tmp/declared"
+	done < "$tmp/one"
+	cat "$tmp/one" >> "$tmp/declared"
 done
 sort -o "$tmp/declared" "$tmp/declared"
 extra=$(comm -23 "$tmp/exported" "$tmp/declared")

@@ -136,7 +136,7 @@ contains "and named" "unknown command: nosuchverb" "$(cat "$tmp/err")"
 "$HB" tenant frob >/dev/null 2>"$tmp/err"; eq "unknown verb of a group" 2 $?
 contains "and named" "tenant frob" "$(cat "$tmp/err")"
 "$HB" help tenant frob >/dev/null 2>&1; eq "help of an unknown verb" 2 $?
-# Version: one string, from lib/hb.h unless make overrides it.
+# Version: one string, from lib/base/hb.h unless make overrides it.
 out=$("$HB" --version 2>"$tmp/err"); rc=$?
 eq "--version exits 0" 0 $rc
 eq "--version: nothing on stderr" "" "$(cat "$tmp/err")"
@@ -167,7 +167,7 @@ HOOKBOX_SYNC=fast "$HB" status 2>"$tmp/err"; eq "HOOKBOX_SYNC typo refused" 2 $?
 contains "and named" "HOOKBOX_SYNC" "$(cat "$tmp/err")"
 HOOKBOX_BUSY_MS=soon "$HB" status 2>/dev/null
 eq "HOOKBOX_BUSY_MS not a number refused" 2 $?
-# The dispatcher's timings are read with the rest (lib/settings.c).
+# The dispatcher's timings are read with the rest (lib/run/settings.c).
 for v in HOOKBOX_BACKOFF_MS HOOKBOX_BACKOFF_MAX_MS HOOKBOX_LEASE_MARGIN_MS \
     HOOKBOX_RECHECK_MS; do
 	env "$v=0" "$HB" dispatch --once 2>"$tmp/err"

@@ -2,7 +2,7 @@
  * fuzz.c: libFuzzer targets, one per parser, chosen at compile time:
  *   -DFUZZ_CALLBACK  tornado_parse_callback
  *   -DFUZZ_EVENT     tornado_parse_event
- *   -DFUZZ_STATUS    tornado_parse_status
+ *   -DFUZZ_POLL      tornado_parse_poll
  *   -DFUZZ_TSIG      auth_verify_tsig (the "t=..,v1=.." header parser)
  *   -DFUZZ_SW        auth_verify_stdwebhooks (its three header values)
  *   -DFUZZ_MAPPING   mapping_eval of the input as a body, against a fixed
@@ -16,7 +16,7 @@
  * came from a body with no raw byte below 0x20 inside a string and no
  * object naming a key twice, and holds no control character in any
  * string.  Those two body properties are checked here by code of the
- * harness's own, not by lib/json.c's.
+ * harness's own, not by lib/base/json.c's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,11 +25,11 @@
 
 #include <cJSON.h>
 
-#include "auth.h"
-#include "mapping.h"
-#include "text.h"
-#include "tornado.h"
-#include "util.h"
+#include "provider/auth.h"
+#include "provider/mapping.h"
+#include "base/text.h"
+#include "provider/tornado.h"
+#include "base/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -42,7 +42,7 @@ check_text(const char *s, size_t cap)
 		abort();
 }
 
-#if defined(FUZZ_CALLBACK) || defined(FUZZ_EVENT) || defined(FUZZ_STATUS)
+#if defined(FUZZ_CALLBACK) || defined(FUZZ_EVENT) || defined(FUZZ_POLL)
 /*
  * Non-zero when a byte below 0x20 stands inside a string: a quote opens
  * or closes a string unless an odd number of backslashes precede it.
@@ -114,7 +114,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 #elif defined(FUZZ_EVENT)
 	rc = tornado_parse_event((const char *)data, len, &o, why, sizeof(why));
 #else
-	rc = tornado_parse_status((const char *)data, len, &o, why,
+	rc = tornado_parse_poll((const char *)data, len, &o, why,
 	    sizeof(why));
 #endif
 	/* Inputs of at most 4 KiB never exhaust memory. */

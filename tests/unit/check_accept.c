@@ -20,14 +20,14 @@
 
 #include <sqlite3.h>
 
-#include "accept.h"
-#include "db.h"
-#include "fault.h"
-#include "group.h"
-#include "store_tenant.h"
+#include "intake/accept.h"
+#include "db/db.h"
+#include "base/fault.h"
+#include "intake/group.h"
+#include "store/tenant.h"
 #include "testutil.h"
-#include "tornado.h"
-#include "util.h"
+#include "provider/tornado.h"
+#include "base/util.h"
 
 static char		 dir[PATH_MAX - 32];
 static char		 state_path[PATH_MAX];
@@ -133,7 +133,7 @@ run_with(struct store *s, struct config *c, const char *tenant,
 
 	switch (kind) {
 	case POLL:
-		e = tornado_parse_status(json, strlen(json), &o, why,
+		e = tornado_parse_poll(json, strlen(json), &o, why,
 		    sizeof(why));
 		break;
 	case CALLBACK:
@@ -306,7 +306,7 @@ START_TEST(subject_versions)
 END_TEST
 
 /*
- * One tenant's rows as a whole (store_tenant.h), as the disorder tester
+ * One tenant's rows as a whole (store/tenant.h), as the disorder tester
  * reads and removes them: the tally counts the tenant's own rows only,
  * the subject's state reads back, a leased action holds the removal off,
  * and the removal takes every table's rows of that tenant and no other's.
@@ -1084,7 +1084,7 @@ gcall_run(void *arg)
 {
 	struct gcall	*c = arg;
 
-	c->r = group_accept(c->g, &c->p, &c->res);
+	c->r = group_submit(c->g, &c->p, &c->res);
 	return NULL;
 }
 

@@ -1,7 +1,7 @@
 /*
- * check_auth.c: tests of lib/auth.c.
+ * check_auth.c: tests of lib/provider/auth.c.
  *
- * Known answers that do not come from auth.c itself were computed with
+ * Known answers that do not come from provider/auth.c itself were computed with
  * the openssl and b2sum command line tools, e.g.
  *	printf '%s' '1700000000.{"a":1}' | openssl dgst -sha256 -hmac secret
  *	printf abc | b2sum -l 256
@@ -13,7 +13,7 @@
 #include <check.h>
 #include <sodium.h>
 
-#include "auth.h"
+#include "provider/auth.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))

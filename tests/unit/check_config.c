@@ -1,6 +1,6 @@
 /*
- * check_config.c: tests of lib/config.c, lib/config_admin.c and
- * lib/config_edit.c, the configuration through their API, with a few
+ * check_config.c: tests of lib/config/config.c, lib/config/admin.c and
+ * lib/config/edit.c, the configuration through their API, with a few
  * looks at the database past it (what is stored for a key, the schema
  * version).  The suite runs on SQLite, then on PostgreSQL; what only a
  * file can show (its descriptors and mode, its bytes) is SQLite's alone,
@@ -29,20 +29,20 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
-#include "access.h"
-#include "auth.h"
-#include "config_admin.h"
-#include "config_cache.h"
-#include "config_int.h"
-#include "db.h"
-#include "fault.h"
-#include "pg_schema.h"
-#include "config_edit.h"
-#include "config_bulk.h"
-#include "config_check.h"
-#include "config_map.h"
-#include "mapping.h"
-#include "util.h"
+#include "db/access.h"
+#include "provider/auth.h"
+#include "config/admin.h"
+#include "config/cache.h"
+#include "config/config_int.h"
+#include "db/db.h"
+#include "base/fault.h"
+#include "db/pg_schema.h"
+#include "config/edit.h"
+#include "config/bulk.h"
+#include "config/check.h"
+#include "config/map.h"
+#include "provider/mapping.h"
+#include "base/util.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -1846,7 +1846,7 @@ START_TEST(test_secret_negative_expiry)
 	test_add_endpoint(w, "ep", "acme", CONFIG_AUTH_HMAC, NULL);
 
 	/*
-	 * Only 0 means "never expires" (config_admin.h); a negative expiry is a
+	 * Only 0 means "never expires" (config/admin.h); a negative expiry is a
 	 * mistake, refused rather than stored as "never".
 	 */
 	rc = config_secret_add(w, "ep", (const unsigned char *)"old", 3, -1,
@@ -2519,7 +2519,7 @@ START_TEST(test_names)
 END_TEST
 
 /*
- * config_edit.h: the admin tool's checks, changes in place, secrets by id
+ * config/edit.h: the admin tool's checks, changes in place, secrets by id
  * and the explanation of refusals.
  */
 
@@ -3149,9 +3149,9 @@ START_TEST(test_job_import_bad_lines)
 END_TEST
 
 /*
- * The version (config.c): kept by the file's own triggers, added to an
+ * The version (config/config.c): kept by the file's own triggers, added to an
  * older file by its first writer; and the cache that reads it
- * (config_cache.h).
+ * (config/cache.h).
  */
 
 #define VERSION_Q	"SELECT version FROM config_version"
@@ -3357,7 +3357,7 @@ hold(struct config_cache *cc, const char *ep)
 }
 
 /*
- * What a snapshot holds, looked up as config.h's reads look up: the same
+ * What a snapshot holds, looked up as config/config.h's reads look up: the same
  * rows, the same refusals; a change seen by the next check and the next
  * job, and a new snapshot read once for it.
  */
@@ -3636,7 +3636,7 @@ START_TEST(test_cache_check_shared)
 END_TEST
 
 /*
- * Endpoints of kind mapped (config_map.h): their mapping stored
+ * Endpoints of kind mapped (config/map.h): their mapping stored
  * canonical, refused with its reason, read back, carried parsed by the
  * snapshot; and the upgrade of a configuration the previous release made.
  */
@@ -3662,7 +3662,7 @@ snap_header(void *arg, const char *name)
 	return strcasecmp(name, "webhook-id") == 0 ? "evt-1" : NULL;
 }
 
-/* mapping.h's example: the tenant acme's destination cms. */
+/* provider/mapping.h's example: the tenant acme's destination cms. */
 #define MAP_CMS \
 	"{\n  \"destination\": \"cms\",\n" \
 	"  \"event_id\": {\"header\": \"webhook-id\"},\n" \
@@ -3680,7 +3680,7 @@ snap_header(void *arg, const char *name)
 	" \"subject\": \"/asset\", \"type\": \"/type\"," \
 	" \"occurred\": \"/at\", \"steps\": {\"ingest\": [\"asset.approved\"]}}"
 
-/* The canonical text of a mapping's text, as mapping.h makes it. */
+/* The canonical text of a mapping's text, as provider/mapping.h makes it. */
 static char *
 canonical(const char *text)
 {
@@ -3795,8 +3795,8 @@ START_TEST(test_mapped_add)
 END_TEST
 
 /*
- * A refused mapping, with why: one that does not parse (mapping.h's own
- * words), too long, a destination not the tenant's, a mapping for another
+ * A refused mapping, with why: one that does not parse (provider/mapping.h's
+ * own words), too long, a destination not the tenant's, a mapping for another
  * kind, none for kind mapped.  Nothing is added.
  */
 START_TEST(test_mapped_refused)
@@ -4194,10 +4194,10 @@ START_TEST(test_cache_mapping_single)
 END_TEST
 
 /*
- * The configuration as the previous release made it, schema version 1:
- * no mapping, the tornado kinds alone (its config.c and pg_schema.c, as
- * they were).  SQLite's with its version and triggers; PostgreSQL's gets
- * them from pg_schema_config_version, as that release's did.
+ * The configuration as the previous release made it, schema version 1: no
+ * mapping, the tornado kinds alone (its config/config.c and db/pg_schema.c, as
+ * they were).  SQLite's with its version and triggers; PostgreSQL's gets them
+ * from pg_schema_config_version, as that release's did.
  */
 #define V1_BUMP(t, ev) \
 	"CREATE TRIGGER " t "_version_" ev " AFTER " ev " ON " t \

@@ -1,5 +1,5 @@
 /*
- * check_db.c: tests of lib/db.c against both backends: a SQLite file on
+ * check_db.c: tests of lib/db/db.c against both backends: a SQLite file on
  * disk, and the PostgreSQL server named by $HOOKBOX_TEST_PG (a conninfo;
  * tests/check.sh starts a private one).  Without it the PostgreSQL cases
  * fail: they are never skipped in silence.
@@ -23,8 +23,8 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
-#include "db.h"
-#include "pg_schema.h"
+#include "db/db.h"
+#include "db/pg_schema.h"
 #include "testutil.h"
 
 enum { LITE, PG };
@@ -908,7 +908,7 @@ END_TEST
 /*
  * A COMMIT that even its cancel does not end (its server process is
  * stopped): after the grace the connection is dropped, and lost inside
- * the transaction, as db.h says of one cut: GONE until the caller's
+ * the transaction, as db/db.h says of one cut: GONE until the caller's
  * ROLLBACK; then the next call connects again.  A process of its own,
  * in a session of its own, sends SIGCONT after 20 s should this test
  * die before it does: a stopped server process would stop the server.
@@ -1334,7 +1334,7 @@ START_TEST(test_pg_unreachable)
 END_TEST
 
 /*
- * DB_OPEN_WAL_GATHER (db_sqlite.c): a transaction's WAL frames written
+ * DB_OPEN_WAL_GATHER (db/sqlite.c): a transaction's WAL frames written
  * together.  Another connection, on SQLite's own VFS, reads what each
  * COMMIT holds as soon as it returns: every frame was in the file by
  * then.  The transactions are larger than one write gathers (more than

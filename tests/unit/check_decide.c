@@ -1,5 +1,5 @@
 /*
- * check_decide.c: tests of lib/decide.c, the acceptance rules as a pure
+ * check_decide.c: tests of lib/intake/decide.c, the acceptance rules as a pure
  * function.  First a table of every recorded state against every kind of
  * observation (what it answers, what it writes, the job's next state),
  * then batches: what a member sees of the members before it.
@@ -9,9 +9,9 @@
 
 #include <check.h>
 
-#include "decide.h"
+#include "intake/decide.h"
 #include "testutil.h"
-#include "util.h"
+#include "base/util.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -96,7 +96,7 @@ struct member {
 
 /*
  * Subjects (hookbox(7), Versioned events): one event of subject a-1
- * against its recorded state, every row of decide.h's table.  Steps:
+ * against its recorded state, every row of intake/decide.h's table.  Steps:
  * publish and thumb are done, unpublish undoes.
  */
 #define S	DECIDE_SUBJECT

@@ -1,10 +1,10 @@
 /*
- * check_group.c: group commit (lib/group.h) with real threads against
+ * check_group.c: group commit (lib/intake/group.h) with real threads against
  * real SQLite files.
  *
  * Each caller is a thread of its own that does what a serving thread
- * does: hook_accept(), which prepares the request from the process's
- * configuration cache and hands it to group_accept(); the batch looks up
+ * does: webhook_receive(), which prepares the request from the process's
+ * configuration cache and hands it to group_submit(); the batch looks up
  * its members' jobs in one read of config.db.
  * A batch is formed on purpose: the thread that runs it (the first
  * caller's, or the writer) is held at FAULT_GROUP_TAKE until every
@@ -24,13 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config_admin.h"
-#include "config_cache.h"
-#include "fault.h"
-#include "group.h"
-#include "hook.h"
+#include "config/admin.h"
+#include "config/cache.h"
+#include "base/fault.h"
+#include "intake/group.h"
+#include "intake/webhook.h"
 #include "testutil.h"
-#include "util.h"
+#include "base/util.h"
 
 #define KEY		"a-long-shared-key"
 #define ACTION1		"acme:att-1:" TEST_STEP
@@ -181,8 +181,8 @@ header(const void *arg, const char *name)
 static void
 serve(struct call *c)
 {
-	struct hook_req		 req;
-	struct hook_obs		 h;
+	struct webhook_req		 req;
+	struct webhook_obs		 h;
 
 	memset(&req, 0, sizeof(req));
 	req.endpoint = c->endpoint != NULL ? c->endpoint : "hook";
@@ -191,7 +191,7 @@ serve(struct call *c)
 	req.body = c->body;
 	req.bodylen = strlen(c->body);
 	req.now_ms = util_now_ms();
-	c->prepared = hook_accept(cache, grp, &req, &h, &c->res) == 0;
+	c->prepared = webhook_receive(cache, grp, &req, &h, &c->res) == 0;
 }
 
 static void *
@@ -887,7 +887,7 @@ END_TEST
 
 /*
  * Refused requests never reach the writer: mixed with valid ones, all at
- * once, they are answered by hook_prepare() (the parser, the key, or
+ * once, they are answered by webhook_prepare() (the parser, the key, or
  * accept_prepare()), and the batch holds exactly the valid ones, all
  * accepted.
  */

@@ -1,9 +1,9 @@
 /*
- * check_json.c: tests of lib/json.c, the library's one door to cJSON,
+ * check_json.c: tests of lib/base/json.c, the library's one door to cJSON,
  * and of every JSON path of the library when memory runs out
  * (hookbox-fcgi(8), HTTP CONTRACT: out of memory is "unavailable", never
  * "malformed", and nothing is half-written): the parse of a webhook
- * through hook_prepare(), the action payload built inside the acceptance
+ * through webhook_prepare(), the action payload built inside the acceptance
  * transaction, the JSON read-outs, and the answer document.
  *
  * Allocation failures come from the test build's fault point FAULT_ALLOC,
@@ -20,18 +20,18 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
-#include "accept.h"
-#include "store_outbox.h"
-#include "config_admin.h"
-#include "config_bulk.h"
-#include "db.h"
-#include "fault.h"
-#include "hook.h"
-#include "json.h"
+#include "intake/accept.h"
+#include "store/outbox.h"
+#include "config/admin.h"
+#include "config/bulk.h"
+#include "db/db.h"
+#include "base/fault.h"
+#include "intake/webhook.h"
+#include "base/json.h"
 #include "testutil.h"
-#include "text.h"
-#include "tornado.h"
-#include "util.h"
+#include "base/text.h"
+#include "provider/tornado.h"
+#include "base/util.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -44,7 +44,7 @@ static char		 state_path[PATH_MAX];
 static struct store	*st;
 static struct group	*grp;	/* inline: commits on the test's thread */
 static struct config	*cfg;
-static struct config_cache *cache;	/* what hook_prepare() reads */
+static struct config_cache *cache;	/* what webhook_prepare() reads */
 
 /*
  * Fault callbacks
@@ -153,12 +153,15 @@ header(const void *arg, const char *name)
 	return strcmp(name, KEY_HEADER) == 0 ? KEY : NULL;
 }
 
-/* Runs len bytes at body through hook_prepare() and the writer, on "hook". */
+/*
+ * Runs len bytes at body through webhook_prepare() and the writer, on
+ * "hook".
+ */
 static enum hb_result
-hook_len(const char *body, size_t len, struct accept_res *res)
+webhook_len(const char *body, size_t len, struct accept_res *res)
 {
-	struct hook_req	req;
-	struct hook_obs	h;
+	struct webhook_req	req;
+	struct webhook_obs	h;
 
 	memset(&req, 0, sizeof(req));
 	req.endpoint = "hook";
@@ -166,15 +169,15 @@ hook_len(const char *body, size_t len, struct accept_res *res)
 	req.body = body;
 	req.bodylen = len;
 	req.now_ms = util_now_ms();
-	if (hook_prepare(cache, &req, &h, res) != 0)
+	if (webhook_prepare(cache, &req, &h, res) != 0)
 		return res->result;
-	return group_accept(grp, &h.prep, res);
+	return group_submit(grp, &h.prep, res);
 }
 
 static enum hb_result
 hook(const char *body, struct accept_res *res)
 {
-	return hook_len(body, strlen(body), res);
+	return webhook_len(body, strlen(body), res);
 }
 
 static const char completed1[] = "{\"type\":\"job_completed\","
@@ -192,7 +195,7 @@ static const char completed1[] = "{\"type\":\"job_completed\","
  * never HB_MALFORMED and never an acknowledgement, and nothing is
  * written.  Then the request goes through once, with the payload whole.
  */
-START_TEST(hook_nomem_each_allocation)
+START_TEST(webhook_nomem_each_allocation)
 {
 	struct failnth		f;
 	struct accept_res	res;
@@ -299,7 +302,7 @@ END_TEST
  * Malformed bodies through the real request path: refused, nothing
  * written, and the why never carries the sender's bytes.
  */
-START_TEST(hook_malformed_nothing_written)
+START_TEST(webhook_malformed_nothing_written)
 {
 	static const struct {
 		const char	*body;
@@ -321,7 +324,7 @@ START_TEST(hook_malformed_nothing_written)
 
 	for (i = 0; i < NELEM(bad); i++) {
 		len = bad[i].len != 0 ? bad[i].len : strlen(bad[i].body);
-		r = hook_len(bad[i].body, len, &res);
+		r = webhook_len(bad[i].body, len, &res);
 		ck_assert_msg(r == HB_MALFORMED, "case %zu: %s", i,
 		    hb_result_name(r));
 		ck_assert_ptr_nonnull(res.detail);
@@ -331,7 +334,7 @@ START_TEST(hook_malformed_nothing_written)
 		ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
 	}
 	/* The example of the issue reads "job-1" no more: */
-	ck_assert_int_eq(hook_len(bad[0].body, bad[0].len, &res),
+	ck_assert_int_eq(webhook_len(bad[0].body, bad[0].len, &res),
 	    HB_MALFORMED);
 	/* and a duplicate names the key when it is plain. */
 	ck_assert_int_eq(hook(bad[2].body, &res), HB_MALFORMED);
@@ -342,7 +345,7 @@ START_TEST(hook_malformed_nothing_written)
 END_TEST
 
 /* A multi-line error is recorded, its control characters blanked. */
-START_TEST(hook_error_text_recorded)
+START_TEST(webhook_error_text_recorded)
 {
 	struct accept_res	res;
 
@@ -550,7 +553,7 @@ START_TEST(result_json_without_memory)
 END_TEST
 
 /*
- * json.c itself
+ * base/json.c itself
  */
 
 START_TEST(hooks_installed)
@@ -758,11 +761,11 @@ json_suite(void)
 	tc = tcase_create("library");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	/* _i: 0 fails one allocation, 1 that one and every later one. */
-	tcase_add_loop_test(tc, hook_nomem_each_allocation, 0, 2);
+	tcase_add_loop_test(tc, webhook_nomem_each_allocation, 0, 2);
 	tcase_add_test(tc, payload_nomem_rolls_back);
 	tcase_add_test(tc, payload_output_text);
-	tcase_add_test(tc, hook_malformed_nothing_written);
-	tcase_add_test(tc, hook_error_text_recorded);
+	tcase_add_test(tc, webhook_malformed_nothing_written);
+	tcase_add_test(tc, webhook_error_text_recorded);
 	tcase_add_loop_test(tc, readouts_nomem, 0, 2);
 	suite_add_tcase(s, tc);
 

@@ -1,8 +1,8 @@
 /*
- * check_mapping.c: tests of lib/mapping.c: every error of a mapping file,
- * its canonical text, and the evaluation of requests against a mapping:
- * pointers and headers, the value rules of each field, the effects, and
- * the strictness of tornado.h for the body.
+ * check_mapping.c: tests of lib/provider/mapping.c: every error of a mapping
+ * file, its canonical text, and the evaluation of requests against a mapping:
+ * pointers and headers, the value rules of each field, the effects, and the
+ * strictness of provider/tornado.h for the body.
  *
  * Every body and mapping file is handed over in an exact-size heap copy,
  * not NUL-terminated, so that the sanitizer build catches a read past
@@ -16,10 +16,10 @@
 #include <check.h>
 #include <cJSON.h>
 
-#include "fault.h"
-#include "mapping.h"
-#include "text.h"
-#include "util.h"
+#include "base/fault.h"
+#include "provider/mapping.h"
+#include "base/text.h"
+#include "base/util.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -1315,7 +1315,7 @@ START_TEST(test_eval_occurred)
 END_TEST
 
 /*
- * Evaluation: the body, with tornado.h's strictness
+ * Evaluation: the body, with provider/tornado.h's strictness
  */
 
 static const struct bodycase {

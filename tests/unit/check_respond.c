@@ -8,9 +8,9 @@
  *
  * The databases are real SQLite files made through the library's own
  * functions, bodies are signed with its own signing helpers.  The binary
- * is linked with --wrap=hook_accept: the wrapper counts the calls (what
+ * is linked with --wrap=webhook_receive: the wrapper counts the calls (what
  * the responder refuses by itself must never reach the library) and
- * passes them on to the real hook_accept(), or, in one test, forces a
+ * passes them on to the real webhook_receive(), or, in one test, forces a
  * result so that every value of enum hb_result is seen mapped to its
  * status.
  *
@@ -37,16 +37,16 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
-#include "auth.h"
-#include "config_admin.h"
-#include "config_edit.h"
-#include "db.h"
-#include "fault.h"
-#include "hook.h"
+#include "provider/auth.h"
+#include "config/admin.h"
+#include "config/edit.h"
+#include "db/db.h"
+#include "base/fault.h"
+#include "intake/webhook.h"
 #include "respond.h"
-#include "store.h"
+#include "store/store.h"
 #include "testutil.h"
-#include "util.h"
+#include "base/util.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -68,15 +68,15 @@ static struct resp_server	 srv;
 static sqlite3			*locker;
 
 /*
- * The library's entry point, wrapped (-Wl,--wrap=hook_accept)
+ * The library's entry point, wrapped (-Wl,--wrap=webhook_receive)
  */
 
-int __real_hook_accept(struct config_cache *, struct group *,
-    const struct hook_req *, struct hook_obs *, struct accept_res *);
-int __wrap_hook_accept(struct config_cache *, struct group *,
-    const struct hook_req *, struct hook_obs *, struct accept_res *);
+int __real_webhook_receive(struct config_cache *, struct group *,
+    const struct webhook_req *, struct webhook_obs *, struct accept_res *);
+int __wrap_webhook_receive(struct config_cache *, struct group *,
+    const struct webhook_req *, struct webhook_obs *, struct accept_res *);
 
-static atomic_int	hook_calls;
+static atomic_int	webhook_calls;
 /* The page cache health's state.db connection was given, in KiB. */
 static atomic_int	status_cache_kib;
 static int		forcing;
@@ -84,12 +84,13 @@ static enum hb_result	forced;
 static int		in_respond;	/* set while respond() runs */
 
 int
-__wrap_hook_accept(struct config_cache *c, struct group *g,
-    const struct hook_req *req, struct hook_obs *h, struct accept_res *res)
+__wrap_webhook_receive(struct config_cache *c, struct group *g,
+    const struct webhook_req *req, struct webhook_obs *h,
+    struct accept_res *res)
 {
-	hook_calls++;
+	webhook_calls++;
 	if (!forcing)
-		return __real_hook_accept(c, g, req, h, res);
+		return __real_webhook_receive(c, g, req, h, res);
 	/* The final answer, as if the library had refused the request. */
 	memset(res, 0, sizeof(*res));
 	res->result = forced;
@@ -525,7 +526,7 @@ static int
 run_on(struct resp_server *s, struct fake *f, struct answer *a)
 {
 	struct resp_io	io;
-	int		calls = hook_calls;
+	int		calls = webhook_calls;
 
 	memset(a, 0, sizeof(*a));
 	io.param = fk_param;
@@ -537,7 +538,7 @@ run_on(struct resp_server *s, struct fake *f, struct answer *a)
 	respond(s, &io);
 	in_respond = 0;
 	a->loglines = log_end(a->log, sizeof(a->log));
-	a->hooks = hook_calls - calls;
+	a->hooks = webhook_calls - calls;
 	a->reads = f->reads;
 	a->writes = f->writes;
 	parse(f, a);
@@ -1416,7 +1417,7 @@ START_TEST(misdirected_500)
 END_TEST
 
 /*
- * Headers: hook_prepare() asks by HTTP name, the transport has CGI names
+ * Headers: webhook_prepare() asks by HTTP name, the transport has CGI names
  */
 
 START_TEST(header_mapping)
@@ -2270,7 +2271,7 @@ END_TEST
 
 /*
  * Configuration changes, on both backends: the responder serves from a
- * snapshot it shares between requests (config_cache.h), and a change
+ * snapshot it shares between requests (config/cache.h), and a change
  * must be in force for the very next request, whoever made it.  The
  * server (srv) lives through each test, as a worker does: its snapshot
  * is the one a running responder would hold.

@@ -1,6 +1,6 @@
 /*
  * check_store.c: the state store's densest logic on real SQLite files
- * (store.h, store_outbox.h, store_ops.h): round-robin picks, guarded
+ * (store/store.h, store/outbox.h, store/admin.h): round-robin picks, guarded
  * claims, lease expiry, status checks, operator moves, the next wake-up,
  * prune boundaries and the counts.
  *
@@ -27,20 +27,20 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
-#include "accept.h"
-#include "config_admin.h"
-#include "db.h"
-#include "fault.h"
-#include "pg_schema.h"
-#include "store_flight.h"
-#include "store_metrics.h"
-#include "store_ops.h"
-#include "store_outbox.h"
-#include "status.h"
-#include "status_page.h"
+#include "intake/accept.h"
+#include "config/admin.h"
+#include "db/db.h"
+#include "base/fault.h"
+#include "db/pg_schema.h"
+#include "store/flight.h"
+#include "store/metrics.h"
+#include "store/admin.h"
+#include "store/outbox.h"
+#include "status/status.h"
+#include "status/page.h"
 #include "testutil.h"
-#include "tornado.h"
-#include "util.h"
+#include "provider/tornado.h"
+#include "base/util.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -310,7 +310,7 @@ observe(const char *t, const char *doc, int64_t now)
 	struct obs		 o;
 	char			 why[128];
 
-	ck_assert_msg(tornado_parse_status(doc, strlen(doc), &o, why,
+	ck_assert_msg(tornado_parse_poll(doc, strlen(doc), &o, why,
 	    sizeof(why)) == TORNADO_OK, "parse: %s", why);
 	memset(&req, 0, sizeof(req));
 	req.tenant = t;

@@ -1,5 +1,5 @@
 /*
- * check_super.c: tests of lib/super.c with real processes.
+ * check_super.c: tests of lib/run/super.c with real processes.
  *
  * Each test forks a supervisor process that calls super_run() (and dies
  * with the test, PR_SET_PDEATHSIG).  Its workers report on a pipe: 'S'
@@ -23,8 +23,8 @@
 
 #include <check.h>
 
-#include "super.h"
-#include "util.h"
+#include "run/super.h"
+#include "base/util.h"
 #include "testutil.h"
 
 #define WAIT_MS		10000

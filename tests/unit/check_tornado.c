@@ -1,5 +1,5 @@
 /*
- * check_tornado.c: tests of lib/tornado.c, every payload shape of the
+ * check_tornado.c: tests of lib/provider/tornado.c, every payload shape of the
  * Tornado provider (hookbox-fcgi(8), Formats), valid and broken, through
  * the three parsers.
  *
@@ -13,11 +13,11 @@
 
 #include <check.h>
 
-#include "fault.h"
-#include "obs.h"
-#include "text.h"
-#include "tornado.h"
-#include "util.h"
+#include "base/fault.h"
+#include "provider/obs.h"
+#include "base/text.h"
+#include "provider/tornado.h"
+#include "base/util.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -27,7 +27,7 @@ typedef enum tornado_err (*parse_fn)(const char *, size_t, struct obs *,
 
 #define CB	tornado_parse_callback
 #define EV	tornado_parse_event
-#define ST	tornado_parse_status
+#define ST	tornado_parse_poll
 
 /* Not a value of any enum under test: proves a field was written. */
 #define JUNK	0x5a

@@ -1,10 +1,10 @@
 /*
- * check_util.c: tests of lib/util.c, lib/hb.c, lib/obs.c, lib/addr.c and
- * lib/settings.c: the integer parser, the UTF-8 and identifier validators,
- * the result table, the observation state names, the redaction of URLs,
- * which addresses are internal (and the host libcurl reads from a URL),
- * and how the data location chooses the backend and shows a PostgreSQL
- * one (its redaction is check_db's).
+ * check_util.c: tests of lib/base/util.c, lib/base/hb.c, lib/provider/obs.c,
+ * lib/net/addr.c and lib/run/settings.c: the integer parser, the UTF-8 and
+ * identifier validators, the result table, the observation state names, the
+ * redaction of URLs, which addresses are internal (and the host libcurl reads
+ * from a URL), and how the data location chooses the backend and shows a
+ * PostgreSQL one (its redaction is check_db's).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,13 +18,13 @@
 
 #include <check.h>
 
-#include "addr.h"
-#include "hb.h"
-#include "http.h"
-#include "obs.h"
-#include "settings.h"
-#include "text.h"
-#include "util.h"
+#include "net/addr.h"
+#include "base/hb.h"
+#include "net/http.h"
+#include "provider/obs.h"
+#include "run/settings.h"
+#include "base/text.h"
+#include "base/util.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))

@@ -14,11 +14,11 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
-#include "accept.h"
-#include "config_admin.h"
-#include "db.h"
+#include "intake/accept.h"
+#include "config/admin.h"
+#include "db/db.h"
 #include "testutil.h"
-#include "tornado.h"
+#include "provider/tornado.h"
 
 /* Before any test case is made: tcase_create() reads it. */
 static void
@@ -644,7 +644,7 @@ test_accept(struct store *s, struct config *c, const char *tenant,
 	n = snprintf(doc, sizeof(doc), "{\"id\":\"%s\","
 	    "\"status\":\"Completed\"}", job_id);
 	ck_assert(n > 0 && (size_t)n < sizeof(doc));
-	ck_assert_msg(tornado_parse_status(doc, (size_t)n, &o, why,
+	ck_assert_msg(tornado_parse_poll(doc, (size_t)n, &o, why,
 	    sizeof(why)) == TORNADO_OK, "parse: %s", why);
 	memset(&req, 0, sizeof(req));
 	req.tenant = tenant;

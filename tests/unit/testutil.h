@@ -14,10 +14,10 @@
 
 #include <check.h>
 
-#include "config.h"
-#include "group.h"
-#include "store.h"
-#include "store_outbox.h"
+#include "config/config.h"
+#include "intake/group.h"
+#include "store/store.h"
+#include "store/outbox.h"
 
 /*
  * Every test case's time limit, in seconds, unless CK_DEFAULT_TIMEOUT

@@ -1,0 +1,157 @@
+/*
+ * config/map.c: mapped endpoints in config.db (config/map.h): their
+ * mapping checked, written and read.  The SQL it runs is config/config.c's, by
+ * statement enum; config_upgrade() is config/config.c's too, beside
+ * config_open(), and so is the look-up of the endpoints whose mapping
+ * names a destination (config_dest_mapped_by(), config/config_int.h), which the
+ * removals below this module ask.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/admin.h"
+#include "config/config_int.h"
+#include "config/map.h"
+#include "provider/mapping.h"
+#include "base/text.h"
+
+/*
+ * The mapping text (len bytes) for an endpoint of tenant, checked: it
+ * parses, and its destination is one of the tenant's.  Into *canon its
+ * canonical text (free()), or the status and why.
+ */
+static enum config_status
+check(struct config *c, const char *tenant, const char *text, size_t len,
+    char **canon, char *why, size_t whylen)
+{
+	struct config_tenant		 t;
+	struct config_destination	 d;
+	struct mapping			*m;
+	enum config_status		 rc;
+	char				 esc[HB_ID_MAX * 4 + 1];
+
+	*canon = NULL;
+	if ((rc = config_tenant_get(c, tenant, &t)) == CONFIG_NOTFOUND) {
+		(void)snprintf(why, whylen, "tenant %s does not exist", tenant);
+		return CONFIG_REFUSED;
+	}
+	if (rc != CONFIG_OK)
+		return rc;
+	if ((m = config_mapping_parse(text, len, &rc, why, whylen)) == NULL)
+		return rc;
+	rc = config_destination_get(c, tenant, mapping_destination(m), &d);
+	if (rc == CONFIG_NOTFOUND) {
+		(void)snprintf(why, whylen, "destination \"%s\" is not one of"
+		    " tenant %s's destinations (destination add makes one)",
+		    text_escape(mapping_destination(m), (size_t)-1, esc,
+		    sizeof(esc)), tenant);
+		rc = CONFIG_REFUSED;
+	}
+	if (rc == CONFIG_OK && (*canon = mapping_text(m)) == NULL)
+		rc = CONFIG_NOMEM;
+	mapping_free(m);
+	return rc;
+}
+
+enum config_status
+config_endpoint_add_mapped(struct config *c, const struct config_endpoint *e,
+    const char *text, size_t len, char *why, size_t whylen)
+{
+	enum config_status	 rc;
+	const char		*f;
+	char			*canon = NULL;
+
+	(void)snprintf(why, whylen, "%s", "");
+	if ((rc = config_writable(c, &f)) != CONFIG_OK)
+		return rc;
+	if ((f = config_endpoint_invalid(e)) != NULL) {
+		(void)snprintf(why, whylen, "invalid %s", f);
+		return CONFIG_INVALID;
+	}
+	if (e->kind != CONFIG_KIND_MAPPED && text != NULL) {
+		(void)snprintf(why, whylen, "kind %s takes no mapping (only"
+		    " kind mapped does)", config_kind_name(e->kind));
+		return CONFIG_INVALID;
+	}
+	if (e->kind == CONFIG_KIND_MAPPED && text == NULL) {
+		(void)snprintf(why, whylen, "kind mapped needs a mapping");
+		return CONFIG_INVALID;
+	}
+	if (text != NULL && (rc = check(c, e->tenant, text, len, &canon, why,
+	    whylen)) != CONFIG_OK)
+		return rc;
+	rc = config_endpoint_insert(c, e, canon);
+	free(canon);
+	return rc;
+}
+
+enum config_status
+config_endpoint_set_mapping(struct config *c, const char *endpoint,
+    const char *text, size_t len, char *why, size_t whylen)
+{
+	struct config_endpoint	 e;
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	const char		*f;
+	char			*canon = NULL;
+
+	(void)snprintf(why, whylen, "%s", "");
+	if ((rc = config_writable(c, &f)) != CONFIG_OK)
+		return rc;
+	if ((rc = config_endpoint_get(c, endpoint, &e)) != CONFIG_OK)
+		return rc;
+	if (e.kind != CONFIG_KIND_MAPPED) {
+		(void)snprintf(why, whylen, "endpoint %s is of kind %s: only"
+		    " kind mapped has a mapping", e.name,
+		    config_kind_name(e.kind));
+		return CONFIG_INVALID;
+	}
+	if ((rc = check(c, e.tenant, text, len, &canon, why, whylen)) !=
+	    CONFIG_OK)
+		return rc;
+	if ((st = config_stmt(c, CONFIG_Q_ENDPOINT_SET_MAPPING, &rc)) == NULL)
+		goto out;
+	if (db_bind_opt(st, 1, e.name) != DB_OK ||
+	    db_bind_opt(st, 2, canon) != DB_OK) {
+		rc = CONFIG_NOMEM;
+		goto out;
+	}
+	if ((rc = config_write(c, st)) == CONFIG_OK && db_changes(st) == 0)
+		rc = CONFIG_NOTFOUND;
+out:
+	free(canon);
+	return rc;
+}
+
+enum config_status
+config_endpoint_mapping(struct config *c, const char *endpoint, char **text)
+{
+	struct config_endpoint	 e;
+	struct mapping		*m;
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	enum db_rc		 drc;
+	const char		*t;
+	char			 why[256];
+
+	*text = NULL;
+	if ((st = config_stmt(c, CONFIG_Q_ENDPOINT_GET, &rc)) == NULL)
+		return rc;
+	if (db_bind_opt(st, 1, endpoint) != DB_OK)
+		return CONFIG_NOMEM;
+	if ((drc = db_step(st)) != DB_ROW)
+		return drc == DB_DONE ? CONFIG_NOTFOUND :
+		    config_status_of(c, drc);
+	if ((rc = config_row_endpoint(st, &e)) == CONFIG_OK &&
+	    e.kind == CONFIG_KIND_MAPPED) {
+		t = db_col_text(st, 6);
+		if ((m = config_mapping_parse(t, strlen(t), &rc, why,
+		    sizeof(why))) != NULL &&
+		    (*text = mapping_text(m)) == NULL)
+			rc = CONFIG_NOMEM;
+		mapping_free(m);
+	}
+	db_reset(st);
+	return rc;
+}

@@ -1,0 +1,1017 @@
+/*
+ * provider/mapping.c: a provider's event format as configuration: the mapping
+ * file's validation and canonical text, and its evaluation per request.
+ *
+ * Everything the operator wrote is checked once, in mapping_parse(), and
+ * kept decoded (a pointer's reference tokens, the types with their
+ * effect), so that mapping_eval() only walks the body and applies the
+ * value rules.  A struct mapping is never written after it is made.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "base/fault.h"
+#include "base/json.h"
+#include "provider/mapping.h"
+#include "base/text.h"
+#include "base/util.h"
+
+/* The fields, in the order of the file and of the canonical text. */
+enum fid {
+	F_EVENT_ID = 0,
+	F_SUBJECT,
+	F_VERSION,
+	F_TYPE,
+	F_OCCURRED,
+	F__N
+};
+
+static const char *const fnames[F__N] = {
+	[F_EVENT_ID] = "event_id",
+	[F_SUBJECT] = "subject",
+	[F_VERSION] = "version",
+	[F_TYPE] = "type",
+	[F_OCCURRED] = "occurred",
+};
+
+enum fkind {
+	K_NONE = 0,	/* absent (only "version" may be) */
+	K_POINTER,	/* a JSON pointer into the body */
+	K_HEADER	/* a request header */
+};
+
+struct field {
+	enum fkind	 kind;
+	char		*text;	/* the pointer as written, or the header
+				   name in lower case */
+	char		*tok;	/* K_POINTER: its reference tokens,
+				   decoded, each NUL-terminated, in a row */
+	size_t		 ntok;
+};
+
+struct step {
+	char			name[HB_ID_MAX + 1];
+	enum mapping_effect	effect;		/* MAPPING_DO or _UNDO */
+};
+
+struct type {
+	char			name[HB_ID_MAX + 1];
+	enum mapping_effect	effect;
+	size_t			step;		/* into steps[]; not when
+						   ignored */
+};
+
+struct mapping {
+	char		dest[HB_ID_MAX + 1];
+	struct field	f[F__N];
+	/*
+	 * Every step names a type at least, so there are never more steps
+	 * than types.  Both in the order given: the canonical text lists
+	 * them back so.
+	 */
+	struct step	steps[MAPPING_TYPES_MAX];
+	size_t		nsteps;
+	struct type	types[MAPPING_TYPES_MAX];
+	size_t		ntypes;
+};
+
+/* 2^53 - 1: the largest integer every JSON reader holds exactly. */
+#define VERSION_MAX	9007199254740991LL
+
+/* What a value the operator chose may show of itself in a message. */
+#define ECHO_MAX	48
+
+static void say(char *, size_t, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (why == NULL || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The mapping's own allocations pass the test build's FAULT_ALLOC as
+ * cJSON's do, so that each of them is seen to fail as "out of memory".
+ */
+static void *
+alloc(size_t n)
+{
+	return fault_fire(FAULT_ALLOC) ? NULL : malloc(n);
+}
+
+const char *
+mapping_effect_name(enum mapping_effect e)
+{
+	switch (e) {
+	case MAPPING_IGNORE:
+		return "ignore";
+	case MAPPING_DO:
+		return "do";
+	case MAPPING_UNDO:
+		return "undo";
+	}
+	return "unknown";
+}
+
+/*
+ * The mapping file
+ */
+
+static const char *const members[] = {
+	"destination", "event_id", "subject", "version", "type", "occurred",
+	"steps", "undo", "ignore"
+};
+
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* RFC 9110's tchar: the characters of a header name. */
+static int
+tchar(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || (c != '\0' &&
+	    strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static int
+header_name(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (i == HB_ID_MAX || !tchar((unsigned char)s[i]))
+			return 0;
+	return i > 0;
+}
+
+/*
+ * Decodes the pointer s (RFC 6901, "" or starting with '/') into its
+ * reference tokens at tok, each NUL-terminated; tok holds strlen(s) + 1
+ * bytes, always enough (a token is never longer than its text, and each
+ * NUL takes the place of its '/').  Returns the number of tokens, or -1
+ * when a '~' is not followed by '0' or '1'.
+ */
+static long
+pointer_decode(const char *s, char *tok)
+{
+	long	n = 0;
+
+	while (*s == '/') {
+		s++;
+		n++;
+		for (; *s != '\0' && *s != '/'; s++) {
+			if (*s != '~')
+				*tok++ = *s;
+			else if (s[1] == '0' || s[1] == '1')
+				*tok++ = *++s == '0' ? '~' : '/';
+			else
+				return -1;
+		}
+		*tok++ = '\0';
+	}
+	return n;
+}
+
+static enum mapping_err
+parse_field(struct field *f, const char *name, const cJSON *v, int optional,
+    char *why, size_t whylen)
+{
+	const cJSON	*h;
+	const char	*s;
+	size_t		 len, i;
+	long		 n;
+
+	if (v == NULL) {
+		if (optional)
+			return MAPPING_OK;
+		say(why, whylen, "%s: missing", name);
+		return MAPPING_INVALID;
+	}
+	if (cJSON_IsObject(v)) {
+		h = v->child;
+		if (h == NULL || h->next != NULL ||
+		    strcmp(h->string, "header") != 0)
+			goto bad;
+		if (!cJSON_IsString(h)) {
+			say(why, whylen, "%s.header: not a string", name);
+			return MAPPING_INVALID;
+		}
+		if (!header_name(h->valuestring)) {
+			say(why, whylen, "%s.header: not an HTTP header name "
+			    "(1 to %d token characters)", name, HB_ID_MAX);
+			return MAPPING_INVALID;
+		}
+		len = strlen(h->valuestring);
+		if ((f->text = alloc(len + 1)) == NULL)
+			goto nomem;
+		/* Matched case-insensitively: one spelling, the canonical. */
+		for (i = 0; i <= len; i++) {
+			f->text[i] = h->valuestring[i];
+			if (f->text[i] >= 'A' && f->text[i] <= 'Z')
+				f->text[i] += 'a' - 'A';
+		}
+		f->kind = K_HEADER;
+		return MAPPING_OK;
+	}
+	if (!cJSON_IsString(v))
+		goto bad;
+	s = v->valuestring;
+	if (s[0] != '\0' && s[0] != '/') {
+		say(why, whylen, "%s: a JSON pointer is \"\" or starts with "
+		    "\"/\"", name);
+		return MAPPING_INVALID;
+	}
+	/* Shown by the tool and in logs: as clean as an id. */
+	if (!text_valid_line(s, MAPPING_TEXT_MAX)) {
+		say(why, whylen, "%s: not UTF-8 or has control characters",
+		    name);
+		return MAPPING_INVALID;
+	}
+	len = strlen(s);
+	if ((f->text = alloc(2 * (len + 1))) == NULL)
+		goto nomem;
+	memcpy(f->text, s, len + 1);
+	f->tok = f->text + len + 1;
+	if ((n = pointer_decode(s, f->tok)) < 0) {
+		say(why, whylen, "%s: \"~\" not followed by \"0\" or \"1\" in "
+		    "the JSON pointer", name);
+		return MAPPING_INVALID;
+	}
+	f->ntok = (size_t)n;
+	f->kind = K_POINTER;
+	return MAPPING_OK;
+bad:
+	say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}",
+	    name);
+	return MAPPING_INVALID;
+nomem:
+	say(why, whylen, "out of memory");
+	return MAPPING_NOMEM;
+}
+
+static const struct type *
+type_find(const struct mapping *m, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < m->ntypes; i++)
+		if (strcmp(m->types[i].name, name) == 0)
+			return &m->types[i];
+	return NULL;
+}
+
+/* Adds the type at v; path names it ("steps.publish[1]"). */
+static enum mapping_err
+add_type(struct mapping *m, const cJSON *v, const char *member,
+    const char *path, enum mapping_effect effect, size_t step, char *why,
+    size_t whylen)
+{
+	struct type	*t;
+	char		 echo[ECHO_MAX];
+
+	if (!cJSON_IsString(v)) {
+		say(why, whylen, "%s: not a string", path);
+		return MAPPING_INVALID;
+	}
+	if (!text_valid_id(v->valuestring, HB_ID_MAX)) {
+		say(why, whylen, "%s: not a valid type (1 to %d bytes of "
+		    "UTF-8, no control characters)", path, HB_ID_MAX);
+		return MAPPING_INVALID;
+	}
+	if (type_find(m, v->valuestring) != NULL) {
+		say(why, whylen, "%s: \"%s\" is named twice", member,
+		    text_escape(v->valuestring, (size_t)-1, echo,
+		    sizeof(echo)));
+		return MAPPING_INVALID;
+	}
+	if (m->ntypes == MAPPING_TYPES_MAX) {
+		say(why, whylen, "%s: more than %d types in the mapping",
+		    member, MAPPING_TYPES_MAX);
+		return MAPPING_INVALID;
+	}
+	t = &m->types[m->ntypes++];
+	memcpy(t->name, v->valuestring, strlen(v->valuestring) + 1);
+	t->effect = effect;
+	t->step = step;
+	return MAPPING_OK;
+}
+
+/* "steps" or "undo": an object of step names, each a list of types. */
+static enum mapping_err
+parse_steps(struct mapping *m, const cJSON *obj, const char *member,
+    enum mapping_effect effect, char *why, size_t whylen)
+{
+	const cJSON		*c, *t;
+	struct step		*st;
+	char			 path[2 * HB_ID_MAX], echo[ECHO_MAX];
+	size_t			 i, k;
+	enum mapping_err	 rc;
+
+	if (!cJSON_IsObject(obj)) {
+		say(why, whylen, "%s: not an object", member);
+		return MAPPING_INVALID;
+	}
+	if (obj->child == NULL && effect == MAPPING_DO) {
+		say(why, whylen, "%s: names no step", member);
+		return MAPPING_INVALID;
+	}
+	for (c = obj->child; c != NULL; c = c->next) {
+		if (!text_valid_name(c->string)) {
+			say(why, whylen, "%s: \"%s\" is not a valid step name",
+			    member, text_escape(c->string, (size_t)-1, echo,
+			    sizeof(echo)));
+			return MAPPING_INVALID;
+		}
+		/* An undo's step is its own: an action id names one. */
+		for (i = 0; i < m->nsteps; i++)
+			if (strcmp(m->steps[i].name, c->string) == 0) {
+				say(why, whylen, "%s: \"%s\" is already a "
+				    "step", member, c->string);
+				return MAPPING_INVALID;
+			}
+		if (m->nsteps == MAPPING_TYPES_MAX) {
+			say(why, whylen, "%s: more than %d types in the "
+			    "mapping", member, MAPPING_TYPES_MAX);
+			return MAPPING_INVALID;
+		}
+		if (!cJSON_IsArray(c)) {
+			say(why, whylen, "%s.%s: not an array", member,
+			    c->string);
+			return MAPPING_INVALID;
+		}
+		if (c->child == NULL) {
+			say(why, whylen, "%s.%s: names no type", member,
+			    c->string);
+			return MAPPING_INVALID;
+		}
+		st = &m->steps[m->nsteps];
+		memcpy(st->name, c->string, strlen(c->string) + 1);
+		st->effect = effect;
+		for (k = 0, t = c->child; t != NULL; t = t->next, k++) {
+			(void)snprintf(path, sizeof(path), "%s.%s[%zu]", member,
+			    c->string, k);
+			rc = add_type(m, t, member, path, effect, m->nsteps,
+			    why, whylen);
+			if (rc != MAPPING_OK)
+				return rc;
+		}
+		m->nsteps++;
+	}
+	return MAPPING_OK;
+}
+
+static enum mapping_err
+parse_ignore(struct mapping *m, const cJSON *arr, char *why, size_t whylen)
+{
+	const cJSON		*t;
+	char			 path[32];
+	size_t			 k;
+	enum mapping_err	 rc;
+
+	if (!cJSON_IsArray(arr)) {
+		say(why, whylen, "ignore: not an array");
+		return MAPPING_INVALID;
+	}
+	for (k = 0, t = arr->child; t != NULL; t = t->next, k++) {
+		(void)snprintf(path, sizeof(path), "ignore[%zu]", k);
+		rc = add_type(m, t, "ignore", path, MAPPING_IGNORE, 0, why,
+		    whylen);
+		if (rc != MAPPING_OK)
+			return rc;
+	}
+	return MAPPING_OK;
+}
+
+static enum mapping_err
+parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
+{
+	const cJSON		*c;
+	char			 echo[ECHO_MAX];
+	size_t			 i;
+	enum mapping_err	 rc;
+
+	/* A misspelt member is named as such, not as another missing. */
+	for (c = doc->child; c != NULL; c = c->next) {
+		for (i = 0; i < NELEM(members); i++)
+			if (strcmp(c->string, members[i]) == 0)
+				break;
+		if (i == NELEM(members)) {
+			say(why, whylen, "\"%s\": not a member of a mapping",
+			    text_escape(c->string, (size_t)-1, echo,
+			    sizeof(echo)));
+			return MAPPING_INVALID;
+		}
+	}
+
+	c = cJSON_GetObjectItemCaseSensitive(doc, "destination");
+	if (c == NULL) {
+		say(why, whylen, "destination: missing");
+		return MAPPING_INVALID;
+	}
+	if (!cJSON_IsString(c)) {
+		say(why, whylen, "destination: not a string");
+		return MAPPING_INVALID;
+	}
+	if (!text_valid_name(c->valuestring)) {
+		say(why, whylen, "destination: not a valid name");
+		return MAPPING_INVALID;
+	}
+	memcpy(m->dest, c->valuestring, strlen(c->valuestring) + 1);
+
+	for (i = 0; i < F__N; i++) {
+		c = cJSON_GetObjectItemCaseSensitive(doc, fnames[i]);
+		rc = parse_field(&m->f[i], fnames[i], c, i == F_VERSION, why,
+		    whylen);
+		if (rc != MAPPING_OK)
+			return rc;
+	}
+
+	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "steps")) == NULL) {
+		say(why, whylen, "steps: missing");
+		return MAPPING_INVALID;
+	}
+	if ((rc = parse_steps(m, c, "steps", MAPPING_DO, why, whylen)) !=
+	    MAPPING_OK)
+		return rc;
+	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "undo")) != NULL &&
+	    (rc = parse_steps(m, c, "undo", MAPPING_UNDO, why, whylen)) !=
+	    MAPPING_OK)
+		return rc;
+	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "ignore")) != NULL &&
+	    (rc = parse_ignore(m, c, why, whylen)) != MAPPING_OK)
+		return rc;
+	return MAPPING_OK;
+}
+
+struct mapping *
+mapping_parse(const char *text, size_t len, char *why, size_t whylen)
+{
+	struct mapping		*m = NULL;
+	cJSON			*doc = NULL;
+	enum json_status	 js;
+	char			 key[33];
+
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (len > MAPPING_TEXT_MAX) {
+		say(why, whylen, "mapping: longer than %d bytes",
+		    MAPPING_TEXT_MAX);
+		return NULL;
+	}
+	/* The operator's file is held to what a provider's body is. */
+	switch ((js = json_parse_strict(text, len, &doc, key, sizeof(key)))) {
+	case JSON_OK:
+		break;
+	case JSON_NOMEM:
+		say(why, whylen, "out of memory");
+		return NULL;
+	case JSON_DUPKEY:
+		if (key[0] != '\0')
+			say(why, whylen, "\"%s\": named twice", key);
+		else
+			say(why, whylen, "mapping: a key is named twice");
+		return NULL;
+	default:
+		say(why, whylen, "mapping: %s", json_strerror(js));
+		return NULL;
+	}
+	if (!cJSON_IsObject(doc)) {
+		say(why, whylen, "mapping: not a JSON object");
+		goto fail;
+	}
+	if ((m = alloc(sizeof(*m))) == NULL) {
+		say(why, whylen, "out of memory");
+		goto fail;
+	}
+	memset(m, 0, sizeof(*m));
+	if (parse_doc(m, doc, why, whylen) != MAPPING_OK)
+		goto fail;
+	cJSON_Delete(doc);
+	return m;
+fail:
+	mapping_free(m);
+	cJSON_Delete(doc);
+	return NULL;
+}
+
+void
+mapping_free(struct mapping *m)
+{
+	size_t	i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < F__N; i++)
+		free(m->f[i].text);
+	free(m);
+}
+
+const char *
+mapping_destination(const struct mapping *m)
+{
+	return m->dest;
+}
+
+/*
+ * The canonical text
+ */
+
+/* Text being written; ok drops to 0 for good when something did not fit. */
+struct out {
+	char	*buf;
+	size_t	 len;
+	size_t	 off;
+	int	 ok;
+};
+
+static void
+put_raw(struct out *o, const char *s)
+{
+	if (o->ok && text_put(o->buf, o->len, &o->off, s, strlen(s)) != 0)
+		o->ok = 0;
+}
+
+static void
+put_str(struct out *o, const char *s)
+{
+	if (o->ok && json_put_string(o->buf, o->len, &o->off, s) != 0)
+		o->ok = 0;
+}
+
+static void
+put_list(struct out *o, const struct mapping *m, enum mapping_effect e,
+    size_t step)
+{
+	size_t	i;
+	int	first = 1;
+
+	put_raw(o, "[");
+	for (i = 0; i < m->ntypes; i++) {
+		if (m->types[i].effect != e || (e != MAPPING_IGNORE &&
+		    m->types[i].step != step))
+			continue;
+		if (!first)
+			put_raw(o, ",");
+		put_str(o, m->types[i].name);
+		first = 0;
+	}
+	put_raw(o, "]");
+}
+
+static void
+put_steps(struct out *o, const struct mapping *m, enum mapping_effect e,
+    const char *member)
+{
+	size_t	i;
+	int	first = 1;
+
+	for (i = 0; i < m->nsteps; i++) {
+		if (m->steps[i].effect != e)
+			continue;
+		if (first) {
+			put_raw(o, ",\"");
+			put_raw(o, member);
+			put_raw(o, "\":{");
+		} else
+			put_raw(o, ",");
+		put_str(o, m->steps[i].name);
+		put_raw(o, ":");
+		put_list(o, m, e, i);
+		first = 0;
+	}
+	if (!first)
+		put_raw(o, "}");
+}
+
+char *
+mapping_text(const struct mapping *m)
+{
+	struct out	o;
+	size_t		i, len;
+
+	/*
+	 * json_put_string() needs at most 6 bytes a byte and its quotes;
+	 * 16 bytes an item more cover every member name, colon and comma.
+	 */
+	len = 256 + 6 * strlen(m->dest) + 16;
+	for (i = 0; i < F__N; i++)
+		if (m->f[i].text != NULL)
+			len += 6 * strlen(m->f[i].text) + 16;
+	for (i = 0; i < m->nsteps; i++)
+		len += 6 * strlen(m->steps[i].name) + 16;
+	for (i = 0; i < m->ntypes; i++)
+		len += 6 * strlen(m->types[i].name) + 16;
+	if ((o.buf = alloc(len)) == NULL)
+		return NULL;
+	o.len = len;
+	o.off = 0;
+	o.ok = 1;
+	o.buf[0] = '\0';
+
+	put_raw(&o, "{\"destination\":");
+	put_str(&o, m->dest);
+	for (i = 0; i < F__N; i++) {
+		if (m->f[i].kind == K_NONE)
+			continue;
+		put_raw(&o, ",\"");
+		put_raw(&o, fnames[i]);
+		put_raw(&o, "\":");
+		if (m->f[i].kind == K_HEADER) {
+			put_raw(&o, "{\"header\":");
+			put_str(&o, m->f[i].text);
+			put_raw(&o, "}");
+		} else
+			put_str(&o, m->f[i].text);
+	}
+	put_steps(&o, m, MAPPING_DO, "steps");
+	put_steps(&o, m, MAPPING_UNDO, "undo");
+	for (i = 0; i < m->ntypes; i++)
+		if (m->types[i].effect == MAPPING_IGNORE) {
+			put_raw(&o, ",\"ignore\":");
+			put_list(&o, m, MAPPING_IGNORE, 0);
+			break;
+		}
+	put_raw(&o, "}");
+	/* Cannot happen: the size above is a bound. */
+	if (!o.ok) {
+		free(o.buf);
+		return NULL;
+	}
+	return o.buf;
+}
+
+/*
+ * Evaluation
+ */
+
+/* The body, which must be one JSON object: json_parse_body(). */
+static enum mapping_err
+parse_body(const char *body, size_t len, cJSON **out, char *why,
+    size_t whylen)
+{
+	static const enum mapping_err	rc[] = {
+		[JSON_BODY_OK] = MAPPING_OK,
+		[JSON_BODY_NOT_JSON] = MAPPING_NOT_JSON,
+		[JSON_BODY_INVALID] = MAPPING_INVALID,
+		[JSON_BODY_NOMEM] = MAPPING_NOMEM,
+	};
+
+	return rc[json_parse_body(body, len, out, why, whylen)];
+}
+
+/* An array index as RFC 6901 writes one: decimal, no leading zero. */
+static int
+array_index(const char *t, int *out)
+{
+	size_t	i, n = strlen(t);
+	int	v = 0;
+
+	/* No body holds a billion items; "-" (past the end) is no index. */
+	if (n == 0 || n > 9 || (t[0] == '0' && n > 1))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (t[i] < '0' || t[i] > '9')
+			return -1;
+		v = v * 10 + (t[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * What a field found: s, a string (body or header); j, the JSON value in
+ * the body (a string too).
+ */
+struct value {
+	const char	*s;
+	const cJSON	*j;
+};
+
+/*
+ * Finds field f of a request.  Returns 0, or -1 when it is missing: a
+ * pointer that leads nowhere or to null, a header the request lacks.
+ */
+static int
+resolve(const struct field *f, const cJSON *doc, mapping_header_fn hdr,
+    void *arg, struct value *v)
+{
+	const cJSON	*j = doc;
+	const char	*t;
+	size_t		 i;
+	int		 k;
+
+	v->s = NULL;
+	v->j = NULL;
+	if (f->kind == K_HEADER) {
+		if (hdr == NULL || (v->s = hdr(arg, f->text)) == NULL)
+			return -1;
+		return 0;
+	}
+	for (i = 0, t = f->tok; i < f->ntok; i++, t += strlen(t) + 1) {
+		if (cJSON_IsObject(j))
+			j = cJSON_GetObjectItemCaseSensitive(j, t);
+		else if (cJSON_IsArray(j) && array_index(t, &k) == 0)
+			j = cJSON_GetArrayItem(j, k);
+		else
+			return -1;
+		if (j == NULL)
+			return -1;
+	}
+	if (cJSON_IsNull(j))
+		return -1;
+	if (cJSON_IsString(j))
+		v->s = j->valuestring;
+	v->j = j;
+	return 0;
+}
+
+static enum mapping_err
+get_id(const struct value *v, const char *name, char *dst, char *why,
+    size_t whylen)
+{
+	if (v->s == NULL) {
+		say(why, whylen, "%s: not a string", name);
+		return MAPPING_INVALID;
+	}
+	if (!text_valid_id(v->s, HB_ID_MAX)) {
+		say(why, whylen, "%s: %s", name, v->s[0] == '\0' ? "empty" :
+		    "too long, not UTF-8 or has control characters");
+		return MAPPING_INVALID;
+	}
+	memcpy(dst, v->s, strlen(v->s) + 1);
+	return MAPPING_OK;
+}
+
+static int
+digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * A JSON integer or a string of at most 16 digits, 0 to 2^53 - 1.
+ * XXX cJSON keeps a number as a double only: from 2^52 on, a fraction
+ * of one half rounds to an integer and is not seen.
+ */
+static enum mapping_err
+get_version(const struct value *v, int64_t *out, char *why, size_t whylen)
+{
+	const char	*s;
+	int64_t		 n = 0;
+	double		 d;
+
+	if (v->s != NULL) {
+		for (s = v->s; digit(*s) && s - v->s < 16; s++)
+			n = n * 10 + (*s - '0');
+		if (s == v->s || *s != '\0' || n > VERSION_MAX)
+			goto bad;
+	} else if (cJSON_IsNumber(v->j)) {
+		d = v->j->valuedouble;
+		/* In range first: a double past int64_t does not convert. */
+		if (!(d >= 0 && d <= (double)VERSION_MAX) ||
+		    (double)(int64_t)d != d)
+			goto bad;
+		n = (int64_t)d;
+	} else
+		goto bad;
+	*out = n;
+	return MAPPING_OK;
+bad:
+	say(why, whylen, "version: not an integer");
+	return MAPPING_INVALID;
+}
+
+/*
+ * A string is epoch seconds when it has only digits and dots, else RFC
+ * 3339's date-time (base/util.h has each form's bounds).
+ */
+static enum mapping_err
+get_occurred(const struct value *v, int64_t *out, char *why, size_t whylen)
+{
+	enum util_time	r;
+	double		d;
+
+	if (v->s != NULL)
+		r = v->s[strspn(v->s, "0123456789.")] == '\0' ?
+		    util_parse_epoch(v->s, out) :
+		    util_parse_datetime(v->s, UTIL_DT_RFC3339, out);
+	else if (cJSON_IsNumber(v->j)) {
+		/*
+		 * A JSON number is a double, a few hundred nanoseconds off
+		 * the decimal written: the nearest millisecond is the one
+		 * meant when the sender wrote milliseconds.
+		 */
+		d = v->j->valuedouble;
+		r = UTIL_TIME_RANGE;
+		if (d >= 0 && d < (double)UTIL_TIME_END_S) {
+			*out = (int64_t)(d * 1000.0 + 0.5);
+			if (*out < UTIL_TIME_END_S * 1000)
+				r = UTIL_TIME_OK;
+		}
+	} else
+		r = UTIL_TIME_INVALID;
+	if (r == UTIL_TIME_INVALID)
+		say(why, whylen, "occurred: not an RFC 3339 date-time or "
+		    "epoch seconds");
+	else if (r == UTIL_TIME_RANGE)
+		say(why, whylen, "occurred: before 1970 or after 9999");
+	return r == UTIL_TIME_OK ? MAPPING_OK : MAPPING_INVALID;
+}
+
+enum mapping_err
+mapping_eval(const struct mapping *m, const char *body, size_t len,
+    mapping_header_fn hdr, void *arg, struct mapping_event *out, char *why,
+    size_t whylen)
+{
+	struct mapping_event	 ev;
+	struct value		 v;
+	const struct type	*t;
+	cJSON			*doc = NULL;
+	size_t			 i;
+	enum mapping_err	 rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ev, 0, sizeof(ev));
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if ((rc = parse_body(body, len, &doc, why, whylen)) != MAPPING_OK)
+		return rc;
+	for (i = 0; i < F__N; i++) {
+		if (m->f[i].kind == K_NONE)
+			continue;
+		if (resolve(&m->f[i], doc, hdr, arg, &v) != 0) {
+			say(why, whylen, "%s: missing", fnames[i]);
+			rc = MAPPING_INVALID;
+			goto out;
+		}
+		switch (i) {
+		case F_EVENT_ID:
+			rc = get_id(&v, fnames[i], ev.event_id, why, whylen);
+			break;
+		case F_SUBJECT:
+			rc = get_id(&v, fnames[i], ev.subject, why, whylen);
+			break;
+		case F_TYPE:
+			rc = get_id(&v, fnames[i], ev.type, why, whylen);
+			break;
+		case F_VERSION:
+			rc = get_version(&v, &ev.version, why, whylen);
+			break;
+		default:
+			rc = get_occurred(&v, &ev.occurred_ms, why, whylen);
+			break;
+		}
+		if (rc != MAPPING_OK)
+			goto out;
+	}
+	/* A provider that numbers nothing: its clock orders the events. */
+	if (m->f[F_VERSION].kind == K_NONE)
+		ev.version = ev.occurred_ms;
+	t = type_find(m, ev.type);
+	if (t != NULL && t->effect != MAPPING_IGNORE) {
+		ev.effect = t->effect;
+		memcpy(ev.step, m->steps[t->step].name, sizeof(ev.step));
+	}
+	*out = ev;
+out:
+	cJSON_Delete(doc);
+	return rc;
+}
+
+/*
+ * Restamping a sample
+ */
+
+/*
+ * Field f of *ev as text, as a sample writes it as a string: the
+ * occurrence in epoch seconds when the sample's is digits (digits is 1),
+ * else in RFC 3339.  -1 when the time cannot be written.
+ */
+static int
+stamp_text(enum fid f, const struct mapping_event *ev, int digits,
+    char *buf, size_t len)
+{
+	struct tm	tm;
+	time_t		t;
+	int64_t		ms = ev->occurred_ms;
+
+	switch (f) {
+	case F_EVENT_ID:
+		(void)snprintf(buf, len, "%s", ev->event_id);
+		return 0;
+	case F_SUBJECT:
+		(void)snprintf(buf, len, "%s", ev->subject);
+		return 0;
+	case F_TYPE:
+		(void)snprintf(buf, len, "%s", ev->type);
+		return 0;
+	case F_VERSION:
+		(void)snprintf(buf, len, "%lld", (long long)ev->version);
+		return 0;
+	default:
+		break;
+	}
+	if (digits) {
+		(void)snprintf(buf, len, "%lld.%03d", (long long)(ms / 1000),
+		    (int)(ms % 1000));
+		return 0;
+	}
+	t = (time_t)(ms / 1000);
+	if (gmtime_r(&t, &tm) == NULL)
+		return -1;
+	(void)snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	return 0;
+}
+
+/*
+ * Writes field f of *ev over the sample's value j, keeping its kind.
+ * Returns 0; -1 for a value of the wrong kind (why filled), -2 when out
+ * of memory.
+ */
+static int
+stamp(cJSON *j, enum fid f, const struct mapping_event *ev, char *why,
+    size_t whylen)
+{
+	char	buf[HB_ID_MAX + 1];
+
+	if (cJSON_IsNumber(j) && (f == F_VERSION || f == F_OCCURRED)) {
+		(void)cJSON_SetNumberHelper(j, f == F_VERSION ?
+		    (double)ev->version : (double)ev->occurred_ms / 1000.0);
+		return 0;
+	}
+	if (!cJSON_IsString(j) || (j->type & cJSON_IsReference) != 0) {
+		say(why, whylen, "%s: not a string%s in the sample", fnames[f],
+		    f == F_VERSION || f == F_OCCURRED ? " or a number" : "");
+		return -1;
+	}
+	if (stamp_text(f, ev, j->valuestring[strspn(j->valuestring,
+	    "0123456789.")] == '\0', buf, sizeof(buf)) != 0) {
+		say(why, whylen, "%s: cannot be written", fnames[f]);
+		return -1;
+	}
+	return cJSON_SetValuestring(j, buf) != NULL ? 0 : -2;
+}
+
+char *
+mapping_restamp(const struct mapping *m, const char *body, size_t len,
+    const struct mapping_event *ev, struct mapping_header *hdrs,
+    size_t *nhdrs, char *why, size_t whylen)
+{
+	struct value	 v;
+	cJSON		*doc = NULL;
+	char		*out = NULL;
+	enum fid	 f;
+	int		 rc;
+
+	*nhdrs = 0;
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (parse_body(body, len, &doc, why, whylen) != MAPPING_OK)
+		return NULL;
+	for (f = 0; f < F__N; f++) {
+		if (m->f[f].kind == K_NONE ||
+		    (f == F_TYPE && ev->type[0] == '\0'))
+			continue;
+		if (m->f[f].kind == K_HEADER) {
+			memcpy(hdrs[*nhdrs].name, m->f[f].text,
+			    strlen(m->f[f].text) + 1);
+			/* Epoch seconds: no header value needs a date. */
+			(void)stamp_text(f, ev, 1, hdrs[*nhdrs].value,
+			    sizeof(hdrs[*nhdrs].value));
+			(*nhdrs)++;
+			continue;
+		}
+		if (resolve(&m->f[f], doc, NULL, NULL, &v) != 0) {
+			say(why, whylen, "%s: missing from the sample",
+			    fnames[f]);
+			goto out;
+		}
+		/* The document is ours: its values may be written. */
+		if ((rc = stamp((cJSON *)(uintptr_t)v.j, f, ev, why,
+		    whylen)) != 0) {
+			if (rc == -2)
+				say(why, whylen, "out of memory");
+			goto out;
+		}
+	}
+	if ((out = cJSON_PrintUnformatted(doc)) == NULL)
+		say(why, whylen, "out of memory");
+out:
+	cJSON_Delete(doc);
+	return out;
+}

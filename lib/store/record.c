@@ -1,0 +1,390 @@
+/*
+ * store/record.c: the acceptance transaction's statements (see store/record.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "store/record.h"
+#include "store/flight.h"
+#include "store/store_int.h"
+#include "base/text.h"
+
+
+enum store_status
+store_receipt_put(struct store *s, const struct store_receipt *r,
+    const char *result, const char *action)
+{
+	struct db_stmt	*st;
+
+	if ((st = store_stmt(s, STORE_Q_RECEIPT_PUT)) == NULL)
+		return store_last(s);
+	if (db_bind_int64(st, 1, r->at) != DB_OK ||
+	    db_bind_opt(st, 2, r->tenant) != DB_OK ||
+	    db_bind_opt(st, 3, r->endpoint) != DB_OK ||
+	    db_bind_opt(st, 4, r->source) != DB_OK ||
+	    db_bind_opt(st, 5, r->delivery_id) != DB_OK ||
+	    db_bind_opt(st, 6, r->job_id) != DB_OK ||
+	    db_bind_opt(st, 7, r->type) != DB_OK ||
+	    db_bind_opt(st, 8, r->status) != DB_OK ||
+	    db_bind_opt(st, 9, r->stage) != DB_OK ||
+	    db_bind_opt(st, 10, result) != DB_OK ||
+	    db_bind_opt(st, 11, action) != DB_OK ||
+	    (r->body != NULL ? db_bind_blob(st, 12, r->body, r->bodylen) :
+	    db_bind_null(st, 12)) != DB_OK ||
+	    (r->versioned ? db_bind_int64(st, 13, r->version) :
+	    db_bind_null(st, 13)) != DB_OK ||
+	    (r->versioned ? db_bind_int64(st, 14, r->occurred_ms) :
+	    db_bind_null(st, 14)) != DB_OK)
+		return STORE_NOMEM;
+	return store_send(st);
+}
+
+/* Non-empty: a key to look up. */
+static int
+key(const char *k)
+{
+	return k != NULL && k[0] != '\0';
+}
+
+enum look { LOOK_RECEIPTS, LOOK_JOBS, LOOK_SUBJECTS, LOOK_ACTIONS, LOOK__N };
+
+/* Observation i's key for what, in a and b (b NULL: one string); 0: none. */
+static int
+look_key(const struct store_look *l, enum look what, const char **a,
+    const char **b)
+{
+	*b = NULL;
+	switch (what) {
+	case LOOK_RECEIPTS:
+		*a = l->endpoint;
+		*b = l->delivery_id;
+		return key(*a) && key(*b);
+	case LOOK_JOBS:
+		*a = l->tenant;
+		*b = l->job_id;
+		return key(*a) && key(*b);
+	case LOOK_SUBJECTS:
+		*a = l->tenant;
+		*b = l->subject;
+		return key(*a) && key(*b);
+	case LOOK_ACTIONS:
+		*a = l->action;
+		return key(*a);
+	case LOOK__N:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The keys the observations have for what, once each, as a JSON array
+ * (["a", ...] or [["a", "b"], ...]), in *out (freed by the caller; NULL
+ * when there is none).  Written by hand, not with cJSON: a look-up costs
+ * no allocation but this one.
+ */
+static enum store_status
+look_keys(const struct store_look *look, size_t n, enum look what,
+    char **out)
+{
+	const char	*a, *b, *pa, *pb;
+	size_t		 len = 2, off = 0, i, k;
+	char		*buf;
+	int		 any = 0;
+
+	*out = NULL;
+	for (i = 0; i < n; i++)
+		if (look_key(&look[i], what, &a, &b))
+			len += 6 * (strlen(a) + (b != NULL ? strlen(b) : 0)) +
+			    12;
+	if (len == 2)
+		return STORE_OK;
+	if ((buf = malloc(len + 1)) == NULL)
+		return STORE_NOMEM;
+	buf[off++] = '[';
+	for (i = 0; i < n; i++) {
+		if (!look_key(&look[i], what, &a, &b))
+			continue;
+		for (k = 0; k < i; k++)
+			if (look_key(&look[k], what, &pa, &pb) &&
+			    strcmp(pa, a) == 0 &&
+			    (b == NULL || strcmp(pb, b) == 0))
+				break;
+		if (k < i)
+			continue;	/* that key is there already */
+		if ((any && text_put(buf, len, &off, ",", 1) != 0) ||
+		    (b != NULL && text_put(buf, len, &off, "[", 1) != 0) ||
+		    json_put_string(buf, len, &off, a) != 0 ||
+		    (b != NULL && (text_put(buf, len, &off, ",", 1) != 0 ||
+		    json_put_string(buf, len, &off, b) != 0 ||
+		    text_put(buf, len, &off, "]", 1) != 0))) {
+			free(buf);
+			return STORE_ERROR;	/* cannot be: len is enough */
+		}
+		any = 1;
+	}
+	buf[off++] = ']';
+	buf[off] = '\0';
+	*out = buf;
+	return STORE_OK;
+}
+
+/* Sends one look-up, *out its statement (NULL: no key to look up). */
+static enum store_status
+look_send(struct store *s, enum look what, const struct store_look *look,
+    size_t n, struct db_stmt **out)
+{
+	static const enum store_q	 q[LOOK__N] = { STORE_Q_LOOK_RECEIPTS,
+	    STORE_Q_LOOK_JOBS, STORE_Q_LOOK_SUBJECTS, STORE_Q_LOOK_ACTIONS };
+	struct db_stmt			*st;
+	char				*keys;
+	enum store_status		 ss;
+	enum db_rc			 rc;
+
+	*out = NULL;
+	if ((ss = look_keys(look, n, what, &keys)) != STORE_OK ||
+	    keys == NULL)
+		return ss;
+	if ((st = store_stmt(s, q[what])) == NULL) {
+		free(keys);
+		return store_last(s);
+	}
+	rc = db_bind_text(st, 1, keys);
+	free(keys);
+	if (rc != DB_OK)
+		return STORE_NOMEM;
+	*out = st;
+	return store_send(st);
+}
+
+/* Files the rows of one look-up, landed, in look. */
+static enum store_status
+look_read(struct db_stmt *st, enum look what,
+    struct store_look *look, size_t n)
+{
+	struct store_found		*f;
+	const char			*a, *b, *ka, *kb, *term, *effect;
+	enum db_rc			 rc;
+	size_t				 i;
+
+	while ((rc = db_step(st)) == DB_ROW) {
+		a = db_col_text(st, 0);
+		b = db_col_text(st, 1);
+		for (i = 0; i < n; i++) {
+			if (!look_key(&look[i], what, &ka, &kb) ||
+			    strcmp(ka, a) != 0 ||
+			    (kb != NULL && strcmp(kb, b) != 0))
+				continue;
+			f = &look[i].found;
+			switch (what) {
+			case LOOK_RECEIPTS:
+				f->seen = 1;
+				(void)db_col_copy(st, 2, f->prior.result,
+				    sizeof(f->prior.result));
+				(void)db_col_copy(st, 3, f->prior.action,
+				    sizeof(f->prior.action));
+				break;
+			case LOOK_JOBS:
+				f->job.stage = (enum obs_stage)(int)
+				    db_col_int64(st, 2);
+				term = db_col_text(st, 3);
+				if (obs_status_parse(term, &f->job.terminal) !=
+				    0 || (unsigned)f->job.stage >
+				    OBS_STAGE_COMPLETED) {
+					db_reset(st);
+					return STORE_ERROR;
+				}
+				break;
+			case LOOK_SUBJECTS:
+				effect = db_col_text(st, 4);
+				f->subject.seen = 1;
+				f->subject.version = db_col_int64(st, 2);
+				f->subject.occurred_ms = db_col_int64(st, 3);
+				f->subject.undo = effect != NULL &&
+				    strcmp(effect, "undo") == 0;
+				(void)db_col_copy(st, 5, f->subject.step,
+				    sizeof(f->subject.step));
+				break;
+			case LOOK_ACTIONS:
+				f->claimed = 1;
+				(void)db_col_copy(st, 1, f->owner,
+				    sizeof(f->owner));
+				break;
+			case LOOK__N:
+				break;
+			}
+		}
+	}
+	return rc == DB_DONE ? STORE_OK : store_status_of(rc);
+}
+
+enum store_status
+store_look_batch(struct store *s, struct store_look *look, size_t n)
+{
+	struct db_stmt		*st[LOOK__N] = { NULL };
+	enum store_status	 rc = STORE_OK, ls;
+	size_t			 i;
+	int			 k;
+
+	for (i = 0; i < n; i++) {
+		memset(&look[i].found, 0, sizeof(look[i].found));
+		look[i].found.job.stage = OBS_STAGE_QUEUED;
+		look[i].found.job.terminal = OBS_ST_NONE;
+	}
+	/* One flight: with what the caller sent before them. */
+	for (k = 0; k < LOOK__N && rc == STORE_OK; k++)
+		rc = look_send(s, (enum look)k, look, n, &st[k]);
+	if ((ls = store_land(s, NULL)) != STORE_OK && rc == STORE_OK)
+		rc = ls;
+	for (k = 0; k < LOOK__N && rc == STORE_OK; k++)
+		if (st[k] != NULL)
+			rc = look_read(st[k], (enum look)k, look, n);
+	if (rc != STORE_OK)
+		for (k = 0; k < LOOK__N; k++)
+			if (st[k] != NULL)
+				db_reset(st[k]);
+	return rc;
+}
+
+int
+store_job_locks(struct store *s)
+{
+	return (db_caps(s->db) & DB_CAP_ROW_LOCKS) != 0;
+}
+
+int
+store_busy_ms(const struct store *s)
+{
+	return s->busy_ms;
+}
+
+enum store_status
+store_job_lock(struct store *s, const char *tenant, const char *job_id,
+    int wait)
+{
+	struct db_stmt	*st;
+	enum db_rc	 rc;
+
+	if (!store_job_locks(s) || !store_in_tx(s))
+		return STORE_OK;
+	if ((st = store_stmt(s, wait ? STORE_Q_JOB_LOCK :
+	    STORE_Q_JOB_TRYLOCK)) == NULL)
+		return store_last(s);
+	if (db_bind_text(st, 1, tenant) != DB_OK ||
+	    db_bind_text(st, 2, job_id) != DB_OK)
+		return STORE_NOMEM;
+	if (wait)
+		return store_send(st);
+	if ((rc = db_step(st)) != DB_ROW)
+		return rc == DB_DONE ? STORE_ERROR : store_status_of(rc);
+	rc = db_col_int64(st, 0) == 1 ? DB_OK : DB_BUSY;
+	db_reset(st);
+	return rc == DB_OK ? STORE_OK : STORE_BUSY;
+}
+
+enum store_status
+store_job_get(struct store *s, const char *tenant, const char *job_id,
+    struct store_job *j)
+{
+	struct db_stmt		*st;
+	const char		*term;
+	enum db_rc		 rc;
+	enum store_status	 status = STORE_OK;
+
+	j->stage = OBS_STAGE_QUEUED;
+	j->terminal = OBS_ST_NONE;
+	if ((status = store_job_lock(s, tenant, job_id, 1)) != STORE_OK)
+		return status;
+	if ((st = store_stmt(s, STORE_Q_JOB_GET)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, tenant) != DB_OK ||
+	    db_bind_opt(st, 2, job_id) != DB_OK)
+		return STORE_NOMEM;
+	if ((rc = db_step(st)) == DB_ROW) {
+		j->stage = (enum obs_stage)(int)db_col_int64(st, 0);
+		term = db_col_text(st, 1);
+		if (term == NULL || obs_status_parse(term, &j->terminal) != 0 ||
+		    j->stage > OBS_STAGE_COMPLETED)
+			status = STORE_ERROR;
+	} else if (rc != DB_DONE)
+		status = store_status_of(rc);
+	db_reset(st);
+	return status;
+}
+
+enum store_status
+store_job_put(struct store *s, const char *tenant, const char *job_id,
+    const struct store_job *j, const struct obs *o, int64_t now)
+{
+	struct db_stmt	*st;
+
+	if ((st = store_stmt(s, STORE_Q_JOB_PUT)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, tenant) != DB_OK ||
+	    db_bind_opt(st, 2, job_id) != DB_OK ||
+	    db_bind_int64(st, 3, (int)j->stage) != DB_OK ||
+	    db_bind_opt(st, 4, obs_status_name(j->terminal)) != DB_OK ||
+	    db_bind_opt(st, 5, o->file_key) != DB_OK ||
+	    db_bind_opt(st, 6, o->file_url) != DB_OK ||
+	    db_bind_opt(st, 7, o->error) != DB_OK ||
+	    db_bind_int64(st, 8, now) != DB_OK)
+		return STORE_NOMEM;
+	return store_send(st);
+}
+
+enum store_status
+store_subject_put(struct store *s, const char *tenant, const char *subject,
+    const struct store_subject *sj, const struct obs *o, int64_t now)
+{
+	struct db_stmt	*st;
+
+	if ((st = store_stmt(s, STORE_Q_SUBJECT_PUT)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, tenant) != DB_OK ||
+	    db_bind_opt(st, 2, subject) != DB_OK ||
+	    db_bind_int64(st, 3, sj->version) != DB_OK ||
+	    db_bind_int64(st, 4, sj->occurred_ms) != DB_OK ||
+	    db_bind_opt(st, 5, sj->undo ? "undo" : "do") != DB_OK ||
+	    db_bind_opt(st, 6, sj->step) != DB_OK ||
+	    db_bind_opt(st, 7, o->type) != DB_OK ||
+	    db_bind_int64(st, 8, now) != DB_OK)
+		return STORE_NOMEM;
+	return store_send(st);
+}
+
+enum store_status
+store_action_claim(struct store *s, const struct store_action *a)
+{
+	struct db_stmt	*st;
+
+	if ((st = store_stmt(s, STORE_Q_CLAIM)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, a->id) != DB_OK ||
+	    db_bind_opt(st, 2, a->tenant) != DB_OK ||
+	    db_bind_opt(st, 3, a->attempt) != DB_OK ||
+	    db_bind_opt(st, 4, a->step) != DB_OK ||
+	    db_bind_opt(st, 5, a->job_id) != DB_OK ||
+	    db_bind_int64(st, 6, a->now) != DB_OK)
+		return STORE_NOMEM;
+	return store_send(st);
+}
+
+enum store_status
+store_conflict_add(struct store *s, const char *tenant, const char *job_id,
+    const char *action_id, const char *kind, const char *recorded,
+    const char *observed, int64_t now)
+{
+	struct db_stmt	*st;
+
+	if ((st = store_stmt(s, STORE_Q_CONFLICT_ADD)) == NULL)
+		return store_last(s);
+	if (db_bind_int64(st, 1, now) != DB_OK ||
+	    db_bind_opt(st, 2, tenant) != DB_OK ||
+	    db_bind_opt(st, 3, job_id) != DB_OK ||
+	    db_bind_opt(st, 4, action_id) != DB_OK ||
+	    db_bind_opt(st, 5, kind) != DB_OK ||
+	    db_bind_opt(st, 6, recorded) != DB_OK ||
+	    db_bind_opt(st, 7, observed) != DB_OK)
+		return STORE_NOMEM;
+	return store_send(st);
+}

@@ -1,0 +1,176 @@
+/*
+ * store/record.h: state.db for the acceptance transaction
+ * (lib/intake/accept.c).
+ *
+ * Transactions: caller-owned: every function here runs between
+ * store_begin() and store_commit(); a failing call leaves it to the
+ * caller to store_rollback().  (store_job_get() alone may also be asked
+ * outside one, as a single read: the poller skips finished jobs.)  The
+ * outbox row the transaction adds is store_outbox_add()'s, in
+ * store/outbox.h, under the same promise.
+ */
+#ifndef HB_STORE_RECORD_H
+#define HB_STORE_RECORD_H
+
+#include "provider/obs.h"
+#include "store/store.h"
+
+/* One received observation, for diagnostics. */
+struct store_receipt {
+	int64_t		 at;
+	const char	*tenant;
+	const char	*endpoint;	/* NULL for polls */
+	const char	*source;	/* "job", "org", "poll", "event" */
+	const char	*delivery_id;	/* NULL unless an org event */
+	const char	*job_id;
+	const char	*type;
+	const char	*status;
+	const char	*stage;
+	const char	*body;		/* raw bytes, may be NULL */
+	size_t		 bodylen;
+	int		 versioned;	/* a subject's event: these two */
+	int64_t		 version;
+	int64_t		 occurred_ms;
+};
+
+/* What an earlier receipt of the same delivery id was answered. */
+struct store_prior {
+	char	result[32];
+	char	action[HB_ACTION_MAX + 1];
+};
+
+/*
+ * Inserts a receipt with its result and action id (may be NULL).  A
+ * delivery id the endpoint received already is STORE_CONSTRAINT (the
+ * state moved since it was looked up).  The writes below are sent in the
+ * connection's flight (store/flight.h): on PostgreSQL their failures come
+ * when it lands.
+ */
+HB_API enum store_status store_receipt_put(struct store *,
+    const struct store_receipt *, const char *result,
+    const char *action) HB_MUST_CHECK;
+
+/* The recorded state of one job; a job never seen is stage QUEUED, no terminal. */
+struct store_job {
+	enum obs_stage	stage;
+	enum obs_status	terminal;
+};
+
+/*
+ * The recorded state of one subject (hookbox(7), Versioned events): the
+ * newest event that took effect, by (version, occurrence).  A subject
+ * never seen has seen 0.
+ */
+struct store_subject {
+	int	 seen;
+	int64_t	 version;
+	int64_t	 occurred_ms;
+	int	 undo;			/* that event undid the subject */
+	char	 step[HB_ID_MAX + 1];	/* the step it made */
+};
+
+/* What the state holds for one observation (see store_look_batch()). */
+struct store_found {
+	int			 seen;	/* its delivery id was received */
+	struct store_prior	 prior;	/* ... and answered so */
+	struct store_job	 job;	/* its job's recorded state */
+	struct store_subject	 subject;	/* its subject's */
+	int			 claimed;	/* its action id is accepted */
+	char			 owner[HB_ID_MAX + 1];	/* ... for this job */
+};
+
+/*
+ * One observation's keys, and what was found for them.  A NULL or empty
+ * key is not looked up: endpoint and delivery_id both set for a receipt,
+ * tenant and job_id for a job's state, tenant and subject for a
+ * subject's, action for an accepted action.
+ */
+struct store_look {
+	const char		*endpoint, *delivery_id;
+	const char		*tenant, *job_id;
+	const char		*subject;
+	const char		*action;
+	struct store_found	 found;
+};
+
+/*
+ * Looks up what deciding n observations needs (intake/decide.h), for all of
+ * them at once: one statement for the receipts, one for the jobs' states,
+ * one for the subjects', one for the actions, each skipped when no
+ * observation has its key.
+ * Fills every look[i].found.  The three ride the connection's flight,
+ * with what was sent before them, and land it (store/flight.h).  It takes
+ * no lock: on PostgreSQL the caller holds the jobs' locks first
+ * (store_job_lock()).
+ */
+HB_API enum store_status store_look_batch(struct store *,
+    struct store_look *look, size_t n) HB_MUST_CHECK;
+
+/*
+ * Inside a transaction on PostgreSQL, store_job_get() first takes the
+ * job's lock (held to the transaction's end): two hosts accepting for one
+ * job take turns, each reading the state the other committed.  On SQLite
+ * the write lock of BEGIN IMMEDIATE is that turn already.
+ */
+HB_API enum store_status store_job_get(struct store *, const char *tenant,
+    const char *job_id, struct store_job *) HB_MUST_CHECK;
+
+/*
+ * The same lock alone (a no-op on SQLite, or outside a transaction).  A
+ * batch that takes the locks of all its jobs first, in one order, waits
+ * for another batch but never deadlocks with it.  With wait, waits for a
+ * held lock within the busy budget; without, a held lock is STORE_BUSY
+ * at once.
+ */
+HB_API enum store_status store_job_lock(struct store *, const char *tenant,
+    const char *job_id, int wait) HB_MUST_CHECK;
+
+/* The busy budget the store was opened with (store_opts), ms. */
+HB_API int store_busy_ms(const struct store *);
+
+/*
+ * Non-zero when other writers, of this host or another, may write the
+ * store at the same time (db/db.h's DB_CAP_ROW_LOCKS), so that a batch must
+ * take its jobs' locks first; zero where a writer's BEGIN takes the
+ * database's one write lock.
+ */
+HB_API int store_job_locks(struct store *);
+
+/* Writes the job's new state; o supplies the file and error details. */
+HB_API enum store_status store_job_put(struct store *, const char *tenant,
+    const char *job_id, const struct store_job *, const struct obs *o,
+    int64_t now) HB_MUST_CHECK;
+
+/* Writes the subject's new state; o supplies its event's type. */
+HB_API enum store_status store_subject_put(struct store *,
+    const char *tenant, const char *subject, const struct store_subject *,
+    const struct obs *o, int64_t now) HB_MUST_CHECK;
+
+struct store_action {
+	const char	*id;		/* tenant:attempt:step */
+	const char	*tenant;
+	const char	*attempt;
+	const char	*step;
+	const char	*job_id;
+	const char	*destination;
+	const char	*payload;	/* JSON sent downstream */
+	int64_t		 now;
+};
+
+/*
+ * Inserts the action into accepted: one action per id comes from its
+ * primary key, never from a read.  An id another row holds already is
+ * STORE_CONSTRAINT.
+ */
+HB_API enum store_status store_action_claim(struct store *,
+    const struct store_action *) HB_MUST_CHECK;
+
+/*
+ * Records (or counts again) an open conflict.  kind is "terminal",
+ * "action" or "version"; recorded and observed describe the two sides.
+ */
+HB_API enum store_status store_conflict_add(struct store *, const char *tenant,
+    const char *job_id, const char *action_id, const char *kind,
+    const char *recorded, const char *observed, int64_t now) HB_MUST_CHECK;
+
+#endif
