@@ -130,9 +130,10 @@ LIB_SRCS = $(BASE_SRCS) $(NET_SRCS) $(DB_SRCS) $(PROVIDER_SRCS) \
 	   $(CONFIG_SRCS) $(STORE_SRCS) $(INTAKE_SRCS) $(DELIVERY_SRCS) \
 	   $(STATUS_SRCS) $(RUN_SRCS)
 # Every source's header (but the backends', whose contract is db.h's),
-# and the private ones (_int.h).
+# the private ones (_int.h), and those of types alone.
 LIB_HDRS = $(filter-out lib/db/sqlite.h lib/db/pg.h,$(LIB_SRCS:.c=.h)) \
-	   lib/db/db_int.h lib/config/config_int.h lib/store/store_int.h
+	   lib/db/db_int.h lib/config/config_int.h lib/store/store_int.h \
+	   lib/config/rows.h lib/store/rows.h lib/intake/prep.h
 # The headers that make the library's public contract (not db/'s
 # interface and its private parts, json.h, the _int.h).
 PUB_HDRS = $(filter-out lib/db/db.h lib/db/db_int.h lib/db/pg_schema.h \

@@ -1,6 +1,6 @@
 /*
  * intake/accept.h: the one acceptance routine shared by the responder, the
- * status poller and the command line.
+ * poller and the command line.
  *
  * Given an authenticated, parsed observation for a tenant, it resolves
  * the job in config.db, decides what the observation means for the job's
@@ -27,34 +27,8 @@
 #define HB_ACCEPT_H
 
 #include "config/config.h"
-#include "provider/obs.h"
+#include "intake/prep.h"
 #include "store/record.h"
-
-struct accept_req {
-	const char		*tenant;
-	const char		*endpoint;	/* NULL for polls and observe */
-	const struct obs	*obs;
-	/* A subject's event (OBS_EV_SUBJECT): where its actions go. */
-	const char		*destination;
-	const char		*body;		/* raw body for the receipt, or NULL */
-	size_t			 bodylen;
-	int64_t			 now_ms;
-};
-
-struct accept_res {
-	enum hb_result	 result;
-	/*
-	 * The action concerned ("" when none): tenant:attempt:step, or for
-	 * a subject's event tenant:subject:version:step.
-	 */
-	char		 action[HB_ACTION_MAX + 1];
-	/*
-	 * Why, for results that are not self-explanatory: static storage,
-	 * or the why buffer below.  Never a secret or a signature.
-	 */
-	const char	*detail;
-	char		 why[128];
-};
 
 /*
  * Runs one observation through acceptance.  Results:
@@ -74,34 +48,6 @@ struct accept_res {
  */
 HB_API enum hb_result accept_observation(struct store *, struct config *,
     const struct accept_req *, struct accept_res *res) HB_MUST_CHECK;
-
-/*
- * An observation ready for state.db: what accept_prepare() read from
- * config.db.  It borrows the request's strings: the accept_req and what
- * it points to must outlive it.  It owns nothing.
- */
-struct accept_prep {
-	const struct obs	*obs;
-	int64_t			 now_ms;
-	/*
-	 * Job events: the job.  A subject's event: its subject as the job
-	 * id, "subject:version" as the attempt, its step and destination.
-	 */
-	struct config_job	 job;
-	char			 action[HB_ACTION_MAX + 1];
-	struct store_receipt	 rcpt;
-	/*
-	 * A job event prepared without its job (an accept_config with no
-	 * job look-up): job.tenant and job.job_id are set, the rest of the
-	 * job and the action are accept_job_found()'s, and version is the
-	 * configuration's the request was read from, for the look-up to
-	 * confirm (config_cache_jobs()).  config_stale: it did not, and
-	 * the request starts again.
-	 */
-	int			 job_wanted;
-	int64_t			 version;
-	int			 config_stale;
-};
 
 /*
  * The config.db half: validates the identifiers and resolves the tenant

@@ -13,7 +13,7 @@
 #ifndef HB_DECIDE_H
 #define HB_DECIDE_H
 
-#include "intake/accept.h"
+#include "intake/prep.h"
 
 /* What to write for one observation: a mask of these. */
 enum decide_write {

@@ -1,6 +1,7 @@
 /*
- * store/record.h: state.db for the acceptance transaction
- * (lib/intake/accept.c).
+ * store/record.h: what the acceptance transaction (intake/accept.c) reads
+ * and records in state.db: receipts, a job's and a subject's state, the
+ * actions claimed, conflicts.  Its rows' types are store/rows.h's.
  *
  * Transactions: caller-owned: every function here runs between
  * store_begin() and store_commit(); a failing call leaves it to the
@@ -12,32 +13,8 @@
 #ifndef HB_STORE_RECORD_H
 #define HB_STORE_RECORD_H
 
-#include "provider/obs.h"
+#include "store/rows.h"
 #include "store/store.h"
-
-/* One received observation, for diagnostics. */
-struct store_receipt {
-	int64_t		 at;
-	const char	*tenant;
-	const char	*endpoint;	/* NULL for polls */
-	const char	*source;	/* "job", "org", "poll", "event" */
-	const char	*delivery_id;	/* NULL unless an org event */
-	const char	*job_id;
-	const char	*type;
-	const char	*status;
-	const char	*stage;
-	const char	*body;		/* raw bytes, may be NULL */
-	size_t		 bodylen;
-	int		 versioned;	/* a subject's event: these two */
-	int64_t		 version;
-	int64_t		 occurred_ms;
-};
-
-/* What an earlier receipt of the same delivery id was answered. */
-struct store_prior {
-	char	result[32];
-	char	action[HB_ACTION_MAX + 1];
-};
 
 /*
  * Inserts a receipt with its result and action id (may be NULL).  A
@@ -49,35 +26,6 @@ struct store_prior {
 HB_API enum store_status store_receipt_put(struct store *,
     const struct store_receipt *, const char *result,
     const char *action) HB_MUST_CHECK;
-
-/* The recorded state of one job; a job never seen is stage QUEUED, no terminal. */
-struct store_job {
-	enum obs_stage	stage;
-	enum obs_status	terminal;
-};
-
-/*
- * The recorded state of one subject (hookbox(7), Versioned events): the
- * newest event that took effect, by (version, occurrence).  A subject
- * never seen has seen 0.
- */
-struct store_subject {
-	int	 seen;
-	int64_t	 version;
-	int64_t	 occurred_ms;
-	int	 undo;			/* that event undid the subject */
-	char	 step[HB_ID_MAX + 1];	/* the step it made */
-};
-
-/* What the state holds for one observation (see store_look_batch()). */
-struct store_found {
-	int			 seen;	/* its delivery id was received */
-	struct store_prior	 prior;	/* ... and answered so */
-	struct store_job	 job;	/* its job's recorded state */
-	struct store_subject	 subject;	/* its subject's */
-	int			 claimed;	/* its action id is accepted */
-	char			 owner[HB_ID_MAX + 1];	/* ... for this job */
-};
 
 /*
  * One observation's keys, and what was found for them.  A NULL or empty
