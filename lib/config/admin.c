@@ -61,16 +61,11 @@ static const struct db_text	schema_text = {
 static int
 schema_exists(struct config *c)
 {
-	struct db_stmt		*st;
-	enum config_status	 rc;
-	int			 n;
+	int64_t	n;
 
-	if ((st = config_stmt(c, CONFIG_Q_SCHEMA, &rc)) == NULL ||
-	    db_step(st) != DB_ROW)
+	if (config_scalar(c, CONFIG_Q_SCHEMA, &n) != CONFIG_OK)
 		return -1;
-	n = db_col_int64(st, 0) > 0;
-	db_reset(st);
-	return n;
+	return n > 0;
 }
 
 /*

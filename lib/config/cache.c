@@ -335,23 +335,6 @@ read_all(struct config *c, enum config_q q, const char *key,
 	return fn(c, st, s);
 }
 
-/* config.db's version, by a statement of its own. */
-static enum config_status
-read_version(struct config *c, int64_t *v)
-{
-	struct db_stmt		*st;
-	enum config_status	 rc;
-	enum db_rc		 drc;
-
-	if ((st = config_stmt(c, CONFIG_Q_CACHE_VERSION, &rc)) == NULL)
-		return rc;
-	if ((drc = db_step(st)) != DB_ROW)
-		return drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
-	*v = db_col_int64(st, 0);
-	db_reset(st);
-	return CONFIG_OK;
-}
-
 /*
  * Inside c's read transaction: the whole snapshot (endpoint NULL), or
  * for a config.db without the version what one request for endpoint
@@ -370,7 +353,7 @@ load(struct config *c, const char *endpoint, struct config_snap **out)
 	s->version = -1;
 	s->single = endpoint != NULL;
 	if (endpoint == NULL)
-		rc = read_version(c, &s->version);
+		rc = config_scalar(c, CONFIG_Q_CACHE_VERSION, &s->version);
 	else
 		rc = read_all(c, CONFIG_Q_ENDPOINT_GET, endpoint,
 		    read_endpoints, s);
@@ -419,7 +402,7 @@ renew(struct config_cache *cc, int64_t have, struct config_snap **fresh,
 	}
 	if (have >= 0) {
 		*checked = 1;
-		rc = read_version(c, &v);
+		rc = config_scalar(c, CONFIG_Q_CACHE_VERSION, &v);
 		if ((rc == CONFIG_OK && v == have) ||
 		    (rc != CONFIG_OK && rc != CONFIG_ERROR))
 			goto out;

@@ -549,22 +549,34 @@ config_conf(struct db_conf *conf, int writable, int busy_ms)
 }
 
 enum config_status
-config_dest_q(struct config *c, enum config_q q, enum config_q old,
-    enum config_q *out)
+config_scalar(struct config *c, enum config_q q, int64_t *v)
 {
 	struct db_stmt		*st;
 	enum config_status	 rc;
 	enum db_rc		 drc;
 
-	*out = q;
-	if (c->allow_col)
-		return CONFIG_OK;
-	if ((st = config_stmt(c, CONFIG_Q_DEST_ALLOW_COL, &rc)) == NULL)
+	if ((st = config_stmt(c, q, &rc)) == NULL)
 		return rc;
 	if ((drc = db_step(st)) != DB_ROW)
 		return drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
-	c->allow_col = db_col_int64(st, 0) > 0;
+	*v = db_col_int64(st, 0);
 	db_reset(st);
+	return CONFIG_OK;
+}
+
+enum config_status
+config_dest_q(struct config *c, enum config_q q, enum config_q old,
+    enum config_q *out)
+{
+	enum config_status	rc;
+	int64_t			n;
+
+	*out = q;
+	if (c->allow_col)
+		return CONFIG_OK;
+	if ((rc = config_scalar(c, CONFIG_Q_DEST_ALLOW_COL, &n)) != CONFIG_OK)
+		return rc;
+	c->allow_col = n > 0;
 	if (!c->allow_col)
 		*out = old;
 	return CONFIG_OK;
@@ -625,19 +637,11 @@ out:
 int
 config_versioned(struct config *c, enum config_status *rc)
 {
-	struct db_stmt	*st;
-	enum db_rc	 drc;
-	int		 n;
+	int64_t	n;
 
-	if ((st = config_stmt(c, CONFIG_Q_VERSIONED, rc)) == NULL)
+	if ((*rc = config_scalar(c, CONFIG_Q_VERSIONED, &n)) != CONFIG_OK)
 		return -1;
-	if ((drc = db_step(st)) != DB_ROW) {
-		*rc = drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
-		return -1;
-	}
-	n = db_col_int64(st, 0) == 1;
-	db_reset(st);
-	return n;
+	return n == 1;
 }
 
 /*
@@ -672,23 +676,6 @@ out:
 	return rc;
 }
 
-/* The schema's version, of c's database, into *v. */
-static enum config_status
-schema_version(struct config *c, int64_t *v)
-{
-	struct db_stmt		*st;
-	enum config_status	 rc;
-	enum db_rc		 drc;
-
-	if ((st = config_stmt(c, CONFIG_Q_VERSION, &rc)) == NULL)
-		return rc;
-	if ((drc = db_step(st)) != DB_ROW)
-		return drc == DB_DONE ? CONFIG_ERROR : config_status_of(c, drc);
-	*v = db_col_int64(st, 0);
-	db_reset(st);
-	return CONFIG_OK;
-}
-
 /*
  * Opens path's database as config_open() does, up to its version, into
  * *out (freed with config_close(), NULL on failure) and *v; flags are
@@ -715,7 +702,7 @@ connect_db(const char *path, int writable, int flags, int busy_ms,
 		rc = config_status_of(NULL, drc);
 		goto out;
 	}
-	rc = schema_version(c, v);
+	rc = config_scalar(c, CONFIG_Q_VERSION, v);
 out:
 	if (rc != CONFIG_OK)
 		config_close(c);
@@ -775,7 +762,7 @@ migrate(struct config *c, int64_t *from)
 	if ((rc = config_status_of(c, db_begin(c->db, DB_BEGIN_WRITE,
 	    UPGRADE_LOCK))) != CONFIG_OK)
 		goto out;
-	if ((rc = schema_version(c, from)) != CONFIG_OK)
+	if ((rc = config_scalar(c, CONFIG_Q_VERSION, from)) != CONFIG_OK)
 		goto out;
 	if (*from == 1)
 		rc = config_status_of(c, db_exec_text(c->db,

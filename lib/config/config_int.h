@@ -108,6 +108,13 @@ int config_name_parse(const char *s, const char *const *names, size_t n);
 enum config_status config_status_of(const struct config *c, enum db_rc rc);
 
 /*
+ * Steps q, a read of one row and one integer, into *v: CONFIG_OK, or
+ * CONFIG_ERROR for no row, or the failure's status.
+ */
+enum config_status config_scalar(struct config *c, enum config_q q,
+    int64_t *v);
+
+/*
  * Which of two statements over destinations fits c's file: q when it has
  * the column allow_internal, old when it was made before it and no writer
  * has added it since (old reads every destination as allowing nothing,

@@ -1,8 +1,8 @@
 /*
  * net/http.h: outgoing HTTP requests (libcurl), for the dispatcher and the
- * status poller: one at a time (http_request(), a struct http keeps a
- * curl handle so that connections are reused), or a batch in flight at
- * once (http_batch, libcurl's multi interface).  One struct http or
+ * poller: one at a time (http_request(), a struct http keeps a curl handle
+ * so that connections are reused), or a batch in flight at once
+ * (http_batch, libcurl's multi interface).  One struct http or
  * http_batch per process or thread.  http_global_init() must run once,
  * before any other thread exists.
  *
