@@ -121,18 +121,6 @@ out:
 	return rc;
 }
 
-/* Steps a bound INSERT: CONFIG_EXISTS when its key is taken. */
-static enum config_status
-added(struct config *c, struct db_stmt *st)
-{
-	enum config_status	rc;
-
-	if ((rc = config_write(c, st)) != CONFIG_OK)
-		return rc;
-	/* PostgreSQL's texts skip a row whose key is taken. */
-	return db_changes(st) > 0 ? CONFIG_OK : CONFIG_EXISTS;
-}
-
 enum db_rc
 config_bind_destination(struct db_stmt *st, const struct config_destination *d)
 {
@@ -183,7 +171,7 @@ config_tenant_add(struct config *c, const struct config_tenant *t,
 	    config_bind_blob(st, 4, api_key, keylen) != DB_OK ||
 	    db_bind_int64(st, 5, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	return added(c, st);
+	return config_write(c, st);
 }
 
 enum config_status
@@ -205,7 +193,7 @@ config_endpoint_insert(struct config *c, const struct config_endpoint *e,
 	    db_bind_int64(st, 7, util_now()) != DB_OK ||
 	    db_bind_opt(st, 8, mapping) != DB_OK)
 		return CONFIG_NOMEM;
-	return added(c, st);
+	return config_write(c, st);
 }
 
 enum config_status
@@ -281,7 +269,7 @@ config_secret_add(struct config *c, const char *endpoint,
 		rc = CONFIG_NOMEM;
 		goto out;
 	}
-	rc = added(c, st);
+	rc = config_write(c, st);
 out:
 	/* The statement holds a copy until it is bound again. */
 	if (st != NULL)
@@ -310,7 +298,7 @@ config_destination_add(struct config *c, const struct config_destination *d,
 	    db_bind_int64(st, 9, d->max_attempts) != DB_OK ||
 	    db_bind_int64(st, 10, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	rc = added(c, st);
+	rc = config_write(c, st);
 	(void)db_bind_null(st, 7);
 	return rc;
 }
@@ -335,7 +323,7 @@ config_job_add(struct config *c, const struct config_job *j, const char **why)
 	    db_bind_opt(st, 7, j->output) != DB_OK ||
 	    db_bind_int64(st, 8, util_now()) != DB_OK)
 		return CONFIG_NOMEM;
-	return added(c, st);
+	return config_write(c, st);
 }
 
 enum config_status

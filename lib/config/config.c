@@ -201,7 +201,6 @@ const char config_schema[] =
 #define JOB_ADD		"INSERT INTO jobs(tenant, job_id, attempt, step," \
 	" destination, source_url, output, created_at)" \
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-#define PG_SKIP		" ON CONFLICT DO NOTHING"
 
 /*
  * The texts PostgreSQL runs where the dialects differ: booleans are
@@ -233,17 +232,16 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_TENANT_KEY] = { "SELECT api_key FROM tenants"
 	    " WHERE id = ?1 AND api_key IS NOT NULL" },
 	/*
-	 * PostgreSQL's adds skip a row whose key is taken (no change: the
-	 * caller's CONFIG_EXISTS) instead of failing, which would end the
-	 * transaction around them; SQLite's fail on it.
+	 * A row whose key is taken fails its add alone (config_write()):
+	 * the caller's CONFIG_EXISTS, the transaction around it kept.
 	 */
-	[CONFIG_Q_TENANT_ADD] = { TENANT_ADD, TENANT_ADD PG_SKIP },
-	[CONFIG_Q_ENDPOINT_ADD] = { ENDPOINT_ADD, ENDPOINT_ADD PG_SKIP },
+	[CONFIG_Q_TENANT_ADD] = { TENANT_ADD },
+	[CONFIG_Q_ENDPOINT_ADD] = { ENDPOINT_ADD },
 	[CONFIG_Q_SECRET_ADD] =
 	    { "INSERT INTO secrets(endpoint, secret, expires_at,"
 	    " created_at) VALUES (?1, ?2, ?3, ?4)" },
-	[CONFIG_Q_DEST_ADD] = { DEST_ADD, DEST_ADD PG_SKIP },
-	[CONFIG_Q_JOB_ADD] = { JOB_ADD, JOB_ADD PG_SKIP },
+	[CONFIG_Q_DEST_ADD] = { DEST_ADD },
+	[CONFIG_Q_JOB_ADD] = { JOB_ADD },
 	[CONFIG_Q_TENANT_DEL] = { "DELETE FROM tenants WHERE id = ?1" },
 	[CONFIG_Q_ENDPOINT_DEL] = { "DELETE FROM endpoints WHERE name = ?1" },
 	[CONFIG_Q_DEST_DEL] = { "DELETE FROM destinations WHERE tenant = ?1"
