@@ -20,8 +20,8 @@
 
 #include <cJSON.h>
 
-#include "config/config.h"
 #include "config/admin.h"
+#include "config/config.h"
 #include "run/settings.h"
 #include "store/store.h"
 

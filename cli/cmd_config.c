@@ -14,18 +14,18 @@
 
 #include <sodium.h>
 
-#include "db/access.h"
+#include "base/text.h"
+#include "base/util.h"
 #include "config/admin.h"
 #include "config/bulk.h"
 #include "config/check.h"
 #include "config/edit.h"
 #include "config/map.h"
+#include "db/access.h"
+#include "db/pg_schema.h"
 #include "intake/webhook.h"
 #include "provider/mapping.h"
-#include "db/pg_schema.h"
 #include "store/store.h"
-#include "base/text.h"
-#include "base/util.h"
 
 #include "cli.h"
 #include "table.h"

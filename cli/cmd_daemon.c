@@ -10,12 +10,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "net/http.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "delivery/dispatch.h"
 #include "delivery/poller.h"
+#include "net/http.h"
 #include "run/super.h"
-#include "base/util.h"
 
 #include "cli.h"
 

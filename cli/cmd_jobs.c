@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
+#include "base/util.h"
 #include "config/admin.h"
 #include "config/bulk.h"
 #include "config/edit.h"
-#include "base/text.h"
-#include "base/util.h"
 
 #include "cli.h"
 

@@ -9,14 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "intake/accept.h"
-#include "config/bulk.h"
-#include "store/metrics.h"
-#include "store/admin.h"
-#include "store/outbox.h"
 #include "base/text.h"
-#include "provider/tornado.h"
 #include "base/util.h"
+#include "config/bulk.h"
+#include "intake/accept.h"
+#include "provider/tornado.h"
+#include "store/admin.h"
+#include "store/metrics.h"
+#include "store/outbox.h"
 
 #include "cli.h"
 #include "status/status.h"

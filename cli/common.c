@@ -13,9 +13,9 @@
 
 #include <sodium.h>
 
-#include "db/access.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "db/access.h"
 
 #include "cli.h"
 

@@ -10,17 +10,17 @@
 #include <cJSON.h>
 #include <sodium.h>
 
-#include "provider/auth.h"
-#include "config/config.h"
 #include "config/admin.h"
+#include "config/config.h"
 #include "config/map.h"
+#include "provider/auth.h"
 #include "disorder.h"
+#include "base/util.h"
 #include "intake/webhook.h"
 #include "net/http.h"
 #include "provider/mapping.h"
 #include "store/admin.h"
 #include "store/tenant.h"
-#include "base/util.h"
 
 #define STEP_TORNADO	"disorder"	/* the step of the tester's jobs */
 #define SINK_NOWHERE	"http://127.0.0.1:9/disorder"	/* discard: shut */

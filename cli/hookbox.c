@@ -15,11 +15,11 @@
 
 #include "provider/auth.h"
 #include "disorder.h"
-#include "net/http.h"
+#include "base/util.h"
 #include "intake/webhook.h"
+#include "net/http.h"
 #include "provider/mapping.h"
 #include "run/super.h"
-#include "base/util.h"
 
 #include "cli.h"
 

@@ -24,12 +24,12 @@
 
 #include <fcgiapp.h>
 
-#include "db/access.h"
 #include "base/log.h"
+#include "db/access.h"
 #include "respond.h"
-#include "store/store.h"
-#include "run/super.h"
 #include "base/util.h"
+#include "run/super.h"
+#include "store/store.h"
 
 static volatile sig_atomic_t	stopping;
 static volatile sig_atomic_t	in_request;

@@ -12,15 +12,15 @@
 
 #include <sodium.h>
 
+#include "base/log.h"
 #include "config/cache.h"
 #include "intake/group.h"
 #include "intake/webhook.h"
-#include "base/log.h"
 #include "respond.h"
-#include "status/status.h"
-#include "status/page.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "status/page.h"
+#include "status/status.h"
 
 #define HOOKS_PREFIX	"/hooks/"
 /* Health's and metrics' state.db page cache, KiB (SQLite's: 2000). */

@@ -10,10 +10,10 @@
 
 #include <sodium.h>
 
+#include "base/util.h"
 #include "config/admin.h"
 #include "config/config_int.h"
 #include "db/pg_schema.h"
-#include "base/util.h"
 
 const char *
 config_kind_name(enum config_kind k)

@@ -9,12 +9,12 @@
 
 #include <cJSON.h>
 
-#include "config/admin.h"
-#include "config/bulk.h"
-#include "config/config_int.h"
 #include "base/json.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "config/admin.h"
+#include "config/bulk.h"
+#include "config/config_int.h"
 
 /* Masks the credentials in a row's URL field name, if it has one. */
 static enum config_status

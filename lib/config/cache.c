@@ -9,10 +9,10 @@
 
 #include <sodium.h>
 
+#include "base/fault.h"
 #include "config/cache.h"
 #include "config/config_int.h"
 #include "config/pool.h"
-#include "base/fault.h"
 #include "provider/mapping.h"
 
 /* One secret of an endpoint, its bytes in the snapshot's keys. */

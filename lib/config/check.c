@@ -10,12 +10,12 @@
 #include <cJSON.h>
 #include <sodium.h>
 
-#include "net/addr.h"
-#include "config/check.h"
-#include "config/config_int.h"
-#include "net/http.h"
 #include "base/json.h"
 #include "base/text.h"
+#include "config/check.h"
+#include "config/config_int.h"
+#include "net/addr.h"
+#include "net/http.h"
 
 #define SW_PREFIX	"whsec_"
 #define SW_PREFIX_LEN	(sizeof(SW_PREFIX) - 1)

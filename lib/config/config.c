@@ -12,11 +12,11 @@
 
 #include <sodium.h>
 
-#include "config/config_int.h"
-#include "provider/mapping.h"
-#include "db/pg_schema.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "config/config_int.h"
+#include "db/pg_schema.h"
+#include "provider/mapping.h"
 
 /*
  * The schema's version, PRAGMA user_version (PostgreSQL's one row of

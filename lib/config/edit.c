@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "config/edit.h"
 #include "config/config_int.h"
+#include "config/edit.h"
 
 /* ---- look-ups that explain a refusal ------------------------------ */
 

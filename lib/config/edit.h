@@ -13,8 +13,8 @@
 #ifndef HB_CONFIG_EDIT_H
 #define HB_CONFIG_EDIT_H
 
-#include "config/config.h"
 #include "config/admin.h"
+#include "config/config.h"
 
 /*
  * Why a removal was refused: the first row that still refers to the

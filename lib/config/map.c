@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "config/admin.h"
 #include "config/config_int.h"
 #include "config/map.h"
 #include "provider/mapping.h"
-#include "base/text.h"
 
 /*
  * The mapping text (len bytes) for an endpoint of tenant, checked: it

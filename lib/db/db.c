@@ -14,8 +14,8 @@
 
 #include <cJSON.h>
 
-#include "db/db_int.h"
 #include "base/json.h"
+#include "db/db_int.h"
 
 const char *
 db_rc_name(enum db_rc rc)

@@ -21,8 +21,8 @@
 #include <libpq-fe.h>
 #include <sodium.h>
 
-#include "db/db_int.h"
 #include "base/text.h"
+#include "db/db_int.h"
 
 struct pg_stmt {
 	struct db_stmt	  base;

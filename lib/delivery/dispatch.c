@@ -7,13 +7,13 @@
 
 #include <sodium.h>
 
-#include "provider/auth.h"
-#include "net/http.h"
 #include "base/log.h"
-#include "store/metrics.h"
-#include "delivery/dispatch.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "delivery/dispatch.h"
+#include "net/http.h"
+#include "provider/auth.h"
+#include "store/metrics.h"
 
 #define EXPIRE_BATCH	50
 #define RECONCILE_BATCH	10

@@ -7,12 +7,12 @@
 
 #include <sodium.h>
 
-#include "net/http.h"
-#include "delivery/poller.h"
-#include "store/metrics.h"
-#include "store/admin.h"
-#include "provider/tornado.h"
 #include "base/util.h"
+#include "delivery/poller.h"
+#include "net/http.h"
+#include "provider/tornado.h"
+#include "store/admin.h"
+#include "store/metrics.h"
 
 /* An unfinished job, and when it was last asked about. */
 struct candidate {

@@ -7,14 +7,14 @@
 
 #include <cJSON.h>
 
-#include "intake/accept.h"
-#include "intake/decide.h"
 #include "base/fault.h"
 #include "base/json.h"
-#include "store/flight.h"
-#include "store/outbox.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "intake/accept.h"
+#include "intake/decide.h"
+#include "store/flight.h"
+#include "store/outbox.h"
 
 static const char *const source_names[] = {
 	[OBS_SRC_JOB] = "job", [OBS_SRC_ORG] = "org", [OBS_SRC_POLL] = "poll",

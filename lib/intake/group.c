@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "base/fault.h"
-#include "intake/group.h"
-#include "store/record.h"
-#include "store/flight.h"
-#include "store/metrics.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "intake/group.h"
+#include "store/flight.h"
+#include "store/metrics.h"
+#include "store/record.h"
 
 /*
  * One waiting observation; it lives on its waiter's stack.  The thread

@@ -37,9 +37,9 @@
 #ifndef HB_GROUP_H
 #define HB_GROUP_H
 
-#include "intake/accept.h"
-#include "config/cache.h"
 #include "base/metrics.h"
+#include "config/cache.h"
+#include "intake/accept.h"
 
 struct group;
 

@@ -4,11 +4,11 @@
  */
 #include <string.h>
 
+#include "base/text.h"
+#include "base/util.h"
 #include "intake/webhook.h"
 #include "provider/mapping.h"
-#include "base/text.h"
 #include "provider/tornado.h"
-#include "base/util.h"
 
 static enum auth_status
 authenticate(const struct config_endpoint *ep,

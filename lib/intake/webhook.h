@@ -27,8 +27,8 @@
 #ifndef HB_WEBHOOK_H
 #define HB_WEBHOOK_H
 
-#include "intake/accept.h"
 #include "config/cache.h"
+#include "intake/accept.h"
 #include "intake/group.h"
 
 #define WEBHOOK_HMAC_HEADER	"X-Tornado-Signature"

@@ -14,9 +14,9 @@
 
 #include <curl/curl.h>
 
+#include "base/util.h"
 #include "net/addr.h"
 #include "net/http.h"
-#include "base/util.h"
 
 #define RETRY_AFTER_MAX_MS	(3600 * 1000LL)
 

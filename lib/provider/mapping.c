@@ -18,9 +18,9 @@
 
 #include "base/fault.h"
 #include "base/json.h"
-#include "provider/mapping.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "provider/mapping.h"
 
 /* The fields, in the order of the file and of the canonical text. */
 enum fid {

@@ -3,9 +3,9 @@
  */
 #include <string.h>
 
-#include "provider/obs.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "provider/obs.h"
 
 static const char *const status_names[] = {
 	[OBS_ST_NONE] = "none",

@@ -15,8 +15,8 @@
 
 #include "base/json.h"
 #include "base/text.h"
-#include "provider/tornado.h"
 #include "base/util.h"
+#include "provider/tornado.h"
 
 enum ftype {
 	F_ID,		/* string, text_valid_id(), at most HB_ID_MAX */

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run/settings.h"
-#include "db/db.h"
-#include "store/store.h"
 #include "base/util.h"
+#include "db/db.h"
+#include "run/settings.h"
+#include "store/store.h"
 
 #define BUSY_MS_MAX	600000
 #define CONFIG_NEEDS	(SETTINGS_NEED_CONFIG_READ | SETTINGS_NEED_CONFIG_WRITE)

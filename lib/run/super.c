@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "run/super.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "run/super.h"
 
 #define SUPER_NAME_MAX	64	/* the program named in log lines */
 

@@ -10,13 +10,13 @@
 
 #include <cJSON.h>
 
-#include "intake/group.h"
 #include "base/metrics.h"
+#include "base/text.h"
+#include "base/util.h"
+#include "intake/group.h"
 #include "status/status.h"
 #include "store/metrics.h"
 #include "store/outbox.h"
-#include "base/text.h"
-#include "base/util.h"
 
 
 void

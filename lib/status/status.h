@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "base/metrics.h"
-#include "store/store.h"
 #include "store/metrics.h"
+#include "store/store.h"
 
 struct cJSON;
 struct group;

@@ -6,8 +6,8 @@
 
 #include <cJSON.h>
 
-#include "store/store_int.h"
 #include "store/admin.h"
+#include "store/store_int.h"
 
 
 /* The JSON objects a bound statement selects, as an array. */

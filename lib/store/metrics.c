@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/flight.h"
-#include "store/store_int.h"
-#include "store/metrics.h"
 #include "base/util.h"
+#include "store/flight.h"
+#include "store/metrics.h"
+#include "store/store_int.h"
 
 static enum store_status
 put(struct store *s, const struct metrics_row *r)

@@ -10,11 +10,11 @@
 #include <cJSON.h>
 
 #include "base/fault.h"
-#include "store/record.h"
 #include "store/flight.h"
-#include "store/store_int.h"
 #include "store/metrics.h"
 #include "store/outbox.h"
+#include "store/record.h"
+#include "store/store_int.h"
 
 
 enum store_status

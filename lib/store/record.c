@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "base/json.h"
-#include "store/record.h"
-#include "store/flight.h"
-#include "store/store_int.h"
 #include "base/text.h"
+#include "store/flight.h"
+#include "store/record.h"
+#include "store/store_int.h"
 
 
 enum store_status

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "base/fault.h"
+#include "base/util.h"
 #include "db/pg_schema.h"
 #include "store/flight.h"
 #include "store/store_int.h"
-#include "base/util.h"
 
 
 /*

@@ -9,8 +9,8 @@
 #ifndef HB_STORE_TENANT_H
 #define HB_STORE_TENANT_H
 
-#include "store/store.h"
 #include "store/record.h"
+#include "store/store.h"
 
 /* What a tenant has in state.db. */
 struct store_tally {

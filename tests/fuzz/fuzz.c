@@ -25,11 +25,11 @@
 
 #include <cJSON.h>
 
+#include "base/text.h"
+#include "base/util.h"
 #include "provider/auth.h"
 #include "provider/mapping.h"
-#include "base/text.h"
 #include "provider/tornado.h"
-#include "base/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

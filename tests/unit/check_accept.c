@@ -20,14 +20,14 @@
 
 #include <sqlite3.h>
 
-#include "intake/accept.h"
-#include "db/db.h"
 #include "base/fault.h"
+#include "db/db.h"
+#include "intake/accept.h"
 #include "intake/group.h"
 #include "store/tenant.h"
 #include "testutil.h"
-#include "provider/tornado.h"
 #include "base/util.h"
+#include "provider/tornado.h"
 
 static char		 dir[PATH_MAX - 32];
 static char		 state_path[PATH_MAX];

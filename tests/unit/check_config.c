@@ -29,20 +29,20 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
-#include "db/access.h"
-#include "provider/auth.h"
-#include "config/admin.h"
-#include "config/cache.h"
-#include "config/config_int.h"
-#include "db/db.h"
 #include "base/fault.h"
-#include "db/pg_schema.h"
-#include "config/edit.h"
-#include "config/bulk.h"
-#include "config/check.h"
-#include "config/map.h"
-#include "provider/mapping.h"
 #include "base/util.h"
+#include "config/admin.h"
+#include "config/bulk.h"
+#include "config/cache.h"
+#include "config/check.h"
+#include "config/config_int.h"
+#include "config/edit.h"
+#include "config/map.h"
+#include "db/access.h"
+#include "db/db.h"
+#include "db/pg_schema.h"
+#include "provider/auth.h"
+#include "provider/mapping.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))

@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "provider/auth.h"
-#include "net/http.h"
 #include "base/log.h"
 #include "delivery/dispatch.h"
+#include "net/http.h"
+#include "provider/auth.h"
 #include "testutil.h"
 #include "base/util.h"
 

@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "config/admin.h"
 #include "config/cache.h"
-#include "base/fault.h"
 #include "intake/group.h"
 #include "intake/webhook.h"
 #include "testutil.h"

@@ -20,18 +20,18 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
-#include "intake/accept.h"
-#include "store/outbox.h"
+#include "base/fault.h"
+#include "base/json.h"
 #include "config/admin.h"
 #include "config/bulk.h"
 #include "db/db.h"
-#include "base/fault.h"
+#include "intake/accept.h"
 #include "intake/webhook.h"
-#include "base/json.h"
+#include "store/outbox.h"
 #include "testutil.h"
 #include "base/text.h"
-#include "provider/tornado.h"
 #include "base/util.h"
+#include "provider/tornado.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 

@@ -17,9 +17,9 @@
 #include <cJSON.h>
 
 #include "base/fault.h"
-#include "provider/mapping.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "provider/mapping.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))

@@ -37,12 +37,12 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
-#include "provider/auth.h"
+#include "base/fault.h"
 #include "config/admin.h"
 #include "config/edit.h"
 #include "db/db.h"
-#include "base/fault.h"
 #include "intake/webhook.h"
+#include "provider/auth.h"
 #include "respond.h"
 #include "store/store.h"
 #include "testutil.h"

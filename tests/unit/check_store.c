@@ -27,20 +27,20 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
-#include "intake/accept.h"
+#include "base/fault.h"
 #include "config/admin.h"
 #include "db/db.h"
-#include "base/fault.h"
 #include "db/pg_schema.h"
+#include "intake/accept.h"
+#include "status/page.h"
+#include "status/status.h"
+#include "store/admin.h"
 #include "store/flight.h"
 #include "store/metrics.h"
-#include "store/admin.h"
 #include "store/outbox.h"
-#include "status/status.h"
-#include "status/page.h"
 #include "testutil.h"
-#include "provider/tornado.h"
 #include "base/util.h"
+#include "provider/tornado.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 

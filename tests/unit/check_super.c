@@ -23,8 +23,8 @@
 
 #include <check.h>
 
-#include "run/super.h"
 #include "base/util.h"
+#include "run/super.h"
 #include "testutil.h"
 
 #define WAIT_MS		10000

@@ -14,10 +14,10 @@
 #include <check.h>
 
 #include "base/fault.h"
-#include "provider/obs.h"
 #include "base/text.h"
-#include "provider/tornado.h"
 #include "base/util.h"
+#include "provider/obs.h"
+#include "provider/tornado.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))

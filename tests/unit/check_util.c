@@ -18,13 +18,13 @@
 
 #include <check.h>
 
-#include "net/addr.h"
 #include "base/hb.h"
+#include "base/text.h"
+#include "base/util.h"
+#include "net/addr.h"
 #include "net/http.h"
 #include "provider/obs.h"
 #include "run/settings.h"
-#include "base/text.h"
-#include "base/util.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))

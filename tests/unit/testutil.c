@@ -14,9 +14,9 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
-#include "intake/accept.h"
 #include "config/admin.h"
 #include "db/db.h"
+#include "intake/accept.h"
 #include "testutil.h"
 #include "provider/tornado.h"
 

@@ -16,8 +16,8 @@
 
 #include "config/config.h"
 #include "intake/group.h"
-#include "store/store.h"
 #include "store/outbox.h"
+#include "store/store.h"
 
 /*
  * Every test case's time limit, in seconds, unless CK_DEFAULT_TIMEOUT
