@@ -10,7 +10,9 @@
 #     keeps it from removing or renaming files it does not own (config.db);
 #   - `hookbox init` there when it has no databases yet;
 #   - config.db root:USER 0640: USER reads it (secrets included), only
-#     root writes it;
+#     root writes it, and a journal of config.db's that is not root's
+#     (one USER planted, which SQLite would play into config.db at root's
+#     next write) stops the script;
 #   - state.db, -wal, -shm USER:USER 0600.
 # WEBGROUP (default www-data) is only checked to exist: it gets the
 # socket (systemd/hookbox.socket), never the data directory.
@@ -113,6 +115,16 @@ own() {
 for f in config.db config.db-journal config.db-wal config.db-shm \
     state.db state.db-journal state.db-wal state.db-shm; do
 	plain "$f"
+done
+# config.db's journal is root's alone (while root writes, or after root's
+# write was cut): one of anyone else's would be played into config.db at
+# root's next write.
+for f in config.db-journal config.db-wal config.db-shm; do
+	[ -e "$dir/$f" ] || continue
+	[ "$(stat -c %u -- "$dir/$f")" -eq 0 ] ||
+	    die "$dir/$f belongs to $(stat -c %U -- "$dir/$f"): SQLite would" \
+	    "play it into config.db at root's next write; look at it, then" \
+	    "remove it"
 done
 if [ ! -e "$dir/config.db" ] && [ ! -e "$dir/state.db" ]; then
 	HOOKBOX_DIR="$dir" "$hb" init >/dev/null

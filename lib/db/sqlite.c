@@ -5,11 +5,15 @@
  */
 #include <sys/stat.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sodium.h>
 #include <sqlite3.h>
@@ -147,9 +151,70 @@ lite_close(struct db *db)
 }
 
 /*
+ * The files SQLite keeps beside a database, its rollback journal, its WAL
+ * and the WAL's index, hold pages it writes into the database: a hot
+ * journal is played back into it at the next open, by whoever opens it
+ * to write.  In a directory another user may write (the data directory
+ * is the service user's to add files to), such a file could be one that
+ * user planted for root's tool to replay into root's config.db, or a
+ * link to a file root would then write.  So SQLite opens them through
+ * this guard, which takes one only when it is a plain file with one name,
+ * reached without a symbolic link, owned by the database file's owner or
+ * by this process's user (it made it); else the open fails (EACCES), and
+ * so does the statement that needed it.  It judges the file it opened, by
+ * its descriptor: nothing can be put in its place after the look.
+ */
+static int	(*real_open)(const char *, int, int);
+
+/* Non-zero for a name SQLite gives a database's companion file. */
+static size_t
+beside(const char *path)
+{
+	static const char *const sfx[] = { "-journal", "-wal", "-shm" };
+	size_t	n = strlen(path), i, k;
+
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		k = strlen(sfx[i]);
+		if (n > k && strcmp(path + n - k, sfx[i]) == 0)
+			return n - k;
+	}
+	return 0;
+}
+
+static int
+guard_open(const char *path, int flags, int mode)
+{
+	struct stat	sb, db;
+	char		main_path[PATH_MAX];
+	size_t		n;
+	int		fd, ok;
+
+	if ((n = beside(path)) == 0)
+		return real_open(path, flags, mode);
+	if ((fd = real_open(path, flags | O_NOFOLLOW, mode)) < 0)
+		return fd;
+	ok = n < sizeof(main_path) && fstat(fd, &sb) == 0 &&
+	    S_ISREG(sb.st_mode) && sb.st_nlink == 1;
+	if (ok) {
+		memcpy(main_path, path, n);
+		main_path[n] = '\0';
+		ok = sb.st_uid == geteuid() || (stat(main_path, &db) == 0 &&
+		    sb.st_uid == db.st_uid);
+	}
+	if (!ok) {
+		(void)close(fd);
+		errno = EACCES;
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * Before SQLite initialises: no memory statistics.  They take a mutex
  * that every connection of the process shares on every allocation, and
- * the threaded responder's connections would queue on it.
+ * the threaded responder's connections would queue on it.  The guard
+ * goes into the unix VFS's table of system calls, which every unix VFS
+ * (the WAL gatherer's too) shares.
  */
 /*
  * Registers, once, the VFS that gathers a transaction's WAL frames into
@@ -160,10 +225,21 @@ static const char *walbuf_vfs_name(void);
 /* The VFS of DB_OPEN_WAL_GATHER, or NULL: SQLite's default. */
 static const char	*gather_vfs;
 
+/* Non-zero once the guard stands: no file is opened without it. */
+static int		 guarded;
+
 static void
 lite_configure(void)
 {
+	sqlite3_vfs	*vfs;
+
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	if ((vfs = sqlite3_vfs_find(NULL)) != NULL && vfs->iVersion >= 3 &&
+	    (real_open = (int (*)(const char *, int, int))
+	    vfs->xGetSystemCall(vfs, "open")) != NULL &&
+	    vfs->xSetSystemCall(vfs, "open",
+	    (sqlite3_syscall_ptr)guard_open) == SQLITE_OK)
+		guarded = 1;
 	gather_vfs = walbuf_vfs_name();
 }
 
@@ -179,6 +255,8 @@ db_open_sqlite(const char *path, int flags, const struct db_text *text,
 
 	*out = NULL;
 	(void)pthread_once(&once, lite_configure);
+	if (!guarded)
+		return DB_ERROR;
 	if ((db = db_new(&db_sqlite_ops, text, n)) == NULL ||
 	    (lite_db(db)->path = strdup(path)) == NULL) {
 		db_close(db);
@@ -192,6 +270,18 @@ db_open_sqlite(const char *path, int flags, const struct db_text *text,
 	    flags & DB_OPEN_WAL_GATHER ? gather_vfs : NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_extended_result_codes(l->lite, 1);
+	/*
+	 * A file another user writes (the service user's state.db, opened
+	 * by root's tool) may hold any schema: nothing in it runs a
+	 * function with side effects, and no statement reaches past SQL
+	 * into its pages.
+	 */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(l->lite, SQLITE_DBCONFIG_DEFENSIVE, 1,
+		    NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(l->lite, SQLITE_DBCONFIG_TRUSTED_SCHEMA,
+		    0, NULL);
 	/* Per connection; set either way, whatever SQLite was built with. */
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(l->lite, flags & DB_OPEN_FKEYS ?

@@ -165,6 +165,7 @@ static const char *const dir_msgs[] = {
 	[SETTINGS_DIR_NOTDIR] = "not a directory",
 	[SETTINGS_DIR_UNINIT] = "not initialised, run `hookbox init`",
 	[SETTINGS_DIR_DENIED] = "permission denied",
+	[SETTINGS_DIR_PLANTED] = "a database's journal is not its owner's",
 	[SETTINGS_DIR_ERROR] = "cannot be examined",
 };
 
@@ -228,6 +229,56 @@ static int
 may(const char *path, int mode)
 {
 	return faccessat(AT_FDCWD, path, mode, AT_EACCESS) == 0 ? 0 : errno;
+}
+
+/*
+ * A database's companions (-journal, -wal, -shm), as SQLite takes them
+ * (db/sqlite.c): absent, or a plain file of one name owned by the
+ * database's owner or by the running user; else why names the file, its
+ * owner, and what to do.
+ */
+static enum settings_dir
+check_companions(const char *db, char *why, size_t len)
+{
+	static const char *const sfx[] = { "-journal", "-wal", "-shm" };
+	struct stat	 sb, owner;
+	struct passwd	*pw;
+	char		 path[PATH_MAX + 16], who[64];
+	size_t		 i;
+
+	if (stat(db, &owner) != 0)
+		return SETTINGS_DIR_OK;		/* the open says the rest */
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (snprintf(path, sizeof(path), "%s%s", db, sfx[i]) >=
+		    (int)sizeof(path))
+			return dir_fail(SETTINGS_DIR_ERROR, db, why, len);
+		if (lstat(path, &sb) != 0)
+			continue;
+		if (S_ISREG(sb.st_mode) && sb.st_nlink == 1 &&
+		    (sb.st_uid == owner.st_uid || sb.st_uid == geteuid()))
+			continue;
+		if ((pw = getpwuid(sb.st_uid)) != NULL && pw->pw_name != NULL)
+			(void)snprintf(who, sizeof(who), "user %s",
+			    pw->pw_name);
+		else
+			(void)snprintf(who, sizeof(who), "uid %lu",
+			    (unsigned long)sb.st_uid);
+		if (S_ISLNK(sb.st_mode))
+			(void)snprintf(why, len, "%s is a symbolic link, which"
+			    " SQLite does not follow: look at it, then remove"
+			    " it", path);
+		else if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)
+			(void)snprintf(why, len, "%s is not a plain file of one"
+			    " name (a hard link?), which SQLite would write"
+			    " through: look at it, then remove it", path);
+		else
+			(void)snprintf(why, len, "%s belongs to %s, not to the"
+			    " database's owner: SQLite would play it into the"
+			    " database, and refuses it; look at it, then remove"
+			    " it", path, who);
+		return SETTINGS_DIR_PLANTED;
+	}
+	return SETTINGS_DIR_OK;
 }
 
 /* state.db's -wal or -shm: when it exists, it must be writable too. */
@@ -294,5 +345,14 @@ settings_check_dir(const struct settings *s, int need, char *why,
 		    (st = check_side(s, "-shm", why, len)) != SETTINGS_DIR_OK)
 			return st;
 	}
+	/* Last: what this user may not use is said as such first. */
+	if ((need & CONFIG_NEEDS) &&
+	    (st = check_companions(s->config_path, why, len)) !=
+	    SETTINGS_DIR_OK)
+		return st;
+	if ((need & SETTINGS_NEED_STATE_WRITE) &&
+	    (st = check_companions(s->state_path, why, len)) !=
+	    SETTINGS_DIR_OK)
+		return st;
 	return SETTINGS_DIR_OK;
 }

@@ -85,13 +85,20 @@ enum settings_dir {
 	SETTINGS_DIR_NOTDIR,	/* it exists and is not a directory */
 	SETTINGS_DIR_UNINIT,	/* a file that need names is missing */
 	SETTINGS_DIR_DENIED,	/* the running user may not use a file */
+	SETTINGS_DIR_PLANTED,	/* a database's journal, WAL or WAL index
+				   that is not its owner's (nor ours), a
+				   link, or a file of several names */
 	SETTINGS_DIR_ERROR	/* stat failed otherwise */
 };
 
 /*
  * Checks, as the effective user, that s's data directory is one this
  * program can use: it is a searchable directory holding the files that
- * need (SETTINGS_NEED_*) names, with the access it asks for.  Call
+ * need (SETTINGS_NEED_*) names, with the access it asks for, and beside
+ * each of them no journal, WAL or WAL index that SQLite would refuse
+ * (db/sqlite.c: one another user planted, which SQLite would otherwise
+ * play back into the database, or a link), so that the refusal is told
+ * with the file's name and owner, and what to do.  Call
  * it before opening anything; later failures keep their own reports.
  * On failure why (len bytes, caller's) holds one line naming the
  * directory or file, the user, and what to do.  The check is advice, not

@@ -200,6 +200,39 @@ contains "service user: secret add says why" \
     "$data/config.db is read-only for user $user, who may not change the configuration" \
     "$out"
 
+# A hot journal the service user plants beside config.db, whose pages add
+# a tenant: a real one, made by SQLite from a copy of config.db that has
+# the tenant, in a transaction that removes it, copied while it runs.
+# Neither the script nor root's tool plays it into config.db.
+mkdir "$tmp/forge" && chown "$user" "$tmp/forge"
+as cp "$data/config.db" "$tmp/forge/c.db"
+as sqlite3 "$tmp/forge/c.db" "INSERT INTO tenants(id, active, created_at)
+    VALUES ('planted', 1, 0)"
+printf '%s\n' "PRAGMA synchronous=OFF;" "BEGIN;" \
+    "DELETE FROM tenants WHERE id = 'planted';" \
+    ".shell cp $tmp/forge/c.db-journal $data/config.db-journal" \
+    "ROLLBACK;" | as sqlite3 "$tmp/forge/c.db" >/dev/null 2>&1
+eq "a planted journal: there, the service user's" "$user" \
+    "$(stat -c %U "$data/config.db-journal" 2>/dev/null || echo none)"
+sum=$(sha256sum < "$data/config.db")
+out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" -d "$data" \
+    -b "$build" 2>&1)
+eq "a planted journal: the script refuses" 1 $?
+contains "a planted journal: the script says so" \
+    "config.db-journal belongs to $user" "$out"
+out=$("$build/hookbox" -d "$data" tenant add acme2 2>&1)
+eq "a planted journal: root's tool refuses" 1 $?
+contains "a planted journal: root's tool names it" \
+    "config.db-journal belongs to user $user" "$out"
+"$build/hookbox" -d "$data" tenant list >/dev/null 2>&1
+eq "a planted journal: root's read-out refuses too" 1 $?
+eq "a planted journal: config.db unchanged" "$sum" \
+    "$(sha256sum < "$data/config.db")"
+rm -f "$data/config.db-journal"
+out=$("$build/hookbox" -d "$data" tenant list 2>&1)
+lacks "a planted journal: never played in" "planted" "$out"
+contains "a planted journal: gone, the configuration as it was" "acme" "$out"
+
 # Refusals.
 out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w nosuchgroup-st \
     -d "$data" -b "$build" 2>&1)

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1370,6 +1371,151 @@ gather_open(const char *path)
 	return db;
 }
 
+/* Runs sql on a file of its own with SQLite itself; asserts it ran. */
+static void
+lite_run(const char *path, const char *sql)
+{
+	sqlite3	*l = NULL;
+	char	*err = NULL;
+
+	ck_assert_int_eq(sqlite3_open(path, &l), SQLITE_OK);
+	ck_assert_msg(sqlite3_exec(l, sql, NULL, NULL, &err) == SQLITE_OK,
+	    "%s: %s", sql, err != NULL ? err : "");
+	sqlite3_close(l);
+}
+
+/* The rows of t at path, read through db.h; -1 when the read fails. */
+static int64_t
+rows_of(const char *path)
+{
+	static const struct db_text	text[] = {
+		{ "SELECT count(*) FROM t", NULL },
+	};
+	struct db			*db = NULL;
+	struct db_stmt			*st;
+	int64_t				 n = -1;
+
+	if (db_open_sqlite(path, DB_OPEN_READWRITE, text, 1, &db) != DB_OK)
+		return -1;
+	if ((st = db_stmt(db, 0)) != NULL && db_step(st) == DB_ROW) {
+		n = db_col_int64(st, 0);
+		db_reset(st);
+	}
+	db_close(db);
+	return n;
+}
+
+/* Copies file from to file to (mode 0644); asserts it did. */
+static void
+copy_file(const char *from, const char *to)
+{
+	FILE	*in, *out;
+	char	 buf[8192];
+	size_t	 n;
+
+	ck_assert_msg((in = fopen(from, "rb")) != NULL, "%s: %s", from,
+	    strerror(errno));
+	ck_assert_ptr_nonnull(out = fopen(to, "wb"));
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	ck_assert_int_eq(fclose(out), 0);
+}
+
+/*
+ * A hot journal another user planted beside a database is never played
+ * back into it: the database keeps its rows, and the read that would
+ * have replayed it fails.  The journal is a real one, made by SQLite in
+ * a transaction on a copy of the database that held a row, left hot (its
+ * records run to the end: synchronous=OFF), and put beside the database,
+ * which no longer holds the row, owned by another user (nobody's uid).
+ * A companion with a second name (a hard link) or reached through a
+ * symbolic link is refused too, whoever owns it; one owned by the
+ * database's owner, even when that is another user (root's tool reading
+ * the service user's state.db), is taken.
+ */
+START_TEST(test_planted_beside)
+{
+	char		dir[512], a[600], b[600], aj[620], bj[620], other[600];
+	struct stat	sb;
+
+	test_path(dir, sizeof(dir), test_tmpdir(), "");
+	(void)snprintf(a, sizeof(a), "%sa.db", dir);
+	(void)snprintf(b, sizeof(b), "%sb.db", dir);
+	(void)snprintf(aj, sizeof(aj), "%s-journal", a);
+	(void)snprintf(bj, sizeof(bj), "%s-journal", b);
+	(void)snprintf(other, sizeof(other), "%sother", dir);
+
+	/* a holds the planted row; b is a copy of it, without the row. */
+	lite_run(a, "PRAGMA journal_mode=DELETE; CREATE TABLE t (x TEXT);"
+	    " INSERT INTO t VALUES ('planted')");
+	copy_file(a, b);
+	lite_run(b, "DELETE FROM t");
+	ck_assert_int_eq(rows_of(b), 0);
+	{
+		/* a's journal, while the transaction deleting the row runs. */
+		sqlite3	*l = NULL;
+
+		ck_assert_int_eq(sqlite3_open(a, &l), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(l, "PRAGMA synchronous=OFF;"
+		    " BEGIN; DELETE FROM t", NULL, NULL, NULL), SQLITE_OK);
+		copy_file(aj, other);
+		ck_assert_int_eq(sqlite3_exec(l, "ROLLBACK", NULL, NULL, NULL),
+		    SQLITE_OK);
+		sqlite3_close(l);
+	}
+	/* Ours (this process's user made it): SQLite plays it back. */
+	copy_file(other, bj);
+	ck_assert_int_eq(rows_of(b), 1);
+	lite_run(b, "DELETE FROM t");
+
+	/* Another user's: refused, and b keeps what it holds. */
+	copy_file(other, bj);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(bj, 65534, 65534), 0);
+		ck_assert_int_eq(rows_of(b), -1);
+		ck_assert_int_eq(unlink(bj), 0);
+		ck_assert_int_eq(rows_of(b), 0);
+	}
+	/* Two names, or a link: refused whoever owns it. */
+	ck_assert_int_eq(link(other, bj), 0);
+	ck_assert_int_eq(rows_of(b), -1);
+	ck_assert_int_eq(unlink(bj), 0);
+	ck_assert_int_eq(symlink(other, bj), 0);
+	ck_assert_int_eq(rows_of(b), -1);
+	ck_assert_int_eq(unlink(bj), 0);
+	ck_assert_int_eq(rows_of(b), 0);
+	ck_assert_int_eq(stat(other, &sb), 0);
+
+	/*
+	 * The database's owner's own files, in WAL mode, read by another
+	 * (root): taken.
+	 */
+	if (geteuid() == 0) {
+		char	w[620], s[620];
+
+		lite_run(a, "PRAGMA journal_mode=WAL;"
+		    " INSERT INTO t VALUES ('more')");
+		(void)snprintf(w, sizeof(w), "%s-wal", a);
+		(void)snprintf(s, sizeof(s), "%s-shm", a);
+		{
+			/* Kept open, so that the WAL and its index stay. */
+			sqlite3	*l = NULL;
+
+			ck_assert_int_eq(sqlite3_open(a, &l), SQLITE_OK);
+			ck_assert_int_eq(sqlite3_exec(l, "PRAGMA"
+			    " wal_autocheckpoint=0; INSERT INTO t VALUES"
+			    " ('in the wal')", NULL, NULL, NULL), SQLITE_OK);
+			ck_assert_int_eq(chown(a, 65534, 65534), 0);
+			ck_assert_int_eq(chown(w, 65534, 65534), 0);
+			ck_assert_int_eq(chown(s, 65534, 65534), 0);
+			ck_assert_int_eq(rows_of(a), 3);
+			sqlite3_close(l);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_wal_gather)
 {
 	char		 path[512], sql[256];
@@ -1479,6 +1625,7 @@ db_suite(void)
 			    (int)(sizeof(conncases) / sizeof(conncases[0])));
 			tcase_add_test(tc, test_conninfo_redact_short);
 			tcase_add_test(tc, test_wal_gather);
+			tcase_add_test(tc, test_planted_beside);
 		}
 		suite_add_tcase(s, tc);
 	}

@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -1241,6 +1243,81 @@ START_TEST(test_settings_location)
 }
 END_TEST
 
+/* Makes an empty file at path; asserts it did. */
+static void
+touch(const char *path)
+{
+	FILE	*f;
+
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/*
+ * A database's journal, WAL or WAL index that SQLite would refuse
+ * (db/sqlite.c) is told before anything opens it, naming the file: one
+ * of another user's (root's tool beside a journal the service user
+ * planted), a symbolic link, a file of two names.  Its owner's, or the
+ * running user's, is taken.
+ */
+START_TEST(test_settings_planted)
+{
+	struct settings	 s;
+	const char	*why = NULL, *dir = test_tmpdir();
+	char		 buf[PATH_MAX + 256], j[PATH_MAX + 16], other[PATH_MAX + 16];
+	const int	 need = SETTINGS_NEED_CONFIG_WRITE |
+	    SETTINGS_NEED_STATE_WRITE;
+
+	unsetenv("HOOKBOX_DB");
+	ck_assert_int_eq(settings_load(&s, dir, -1, 1, &why), 0);
+	touch(s.config_path);
+	touch(s.state_path);
+	ck_assert_int_eq(settings_check_dir(&s, need, buf, sizeof(buf)),
+	    SETTINGS_DIR_OK);
+	(void)snprintf(j, sizeof(j), "%s-journal", s.config_path);
+	(void)snprintf(other, sizeof(other), "%s/other", dir);
+	touch(j);
+	ck_assert_int_eq(settings_check_dir(&s, need, buf, sizeof(buf)),
+	    SETTINGS_DIR_OK);
+	ck_assert_int_eq(unlink(j), 0);
+	touch(other);
+	ck_assert_int_eq(link(other, j), 0);
+	ck_assert_int_eq(settings_check_dir(&s, need, buf, sizeof(buf)),
+	    SETTINGS_DIR_PLANTED);
+	ck_assert_ptr_nonnull(strstr(buf, j));
+	ck_assert_ptr_nonnull(strstr(buf, "hard link"));
+	ck_assert_int_eq(unlink(j), 0);
+	ck_assert_int_eq(symlink(other, j), 0);
+	ck_assert_int_eq(settings_check_dir(&s, need, buf, sizeof(buf)),
+	    SETTINGS_DIR_PLANTED);
+	ck_assert_ptr_nonnull(strstr(buf, "symbolic link"));
+	ck_assert_int_eq(unlink(j), 0);
+	/* state.db's too, and only where the program needs it. */
+	(void)snprintf(j, sizeof(j), "%s-wal", s.state_path);
+	ck_assert_int_eq(symlink(other, j), 0);
+	ck_assert_int_eq(settings_check_dir(&s, need, buf, sizeof(buf)),
+	    SETTINGS_DIR_PLANTED);
+	ck_assert_int_eq(settings_check_dir(&s, SETTINGS_NEED_CONFIG_READ,
+	    buf, sizeof(buf)), SETTINGS_DIR_OK);
+	ck_assert_int_eq(unlink(j), 0);
+	if (geteuid() == 0) {
+		/* Another user's, beside root's file: named, with its owner. */
+		(void)snprintf(j, sizeof(j), "%s-journal", s.config_path);
+		touch(j);
+		ck_assert_int_eq(chown(j, 65534, 65534), 0);
+		ck_assert_int_eq(settings_check_dir(&s, need, buf,
+		    sizeof(buf)), SETTINGS_DIR_PLANTED);
+		ck_assert_ptr_nonnull(strstr(buf, "not to the database's"
+		    " owner"));
+		/* The database's owner's own: taken, by root too. */
+		ck_assert_int_eq(chown(s.config_path, 65534, 65534), 0);
+		ck_assert_int_eq(settings_check_dir(&s, need, buf,
+		    sizeof(buf)), SETTINGS_DIR_OK);
+	}
+	test_rmdir(dir);
+}
+END_TEST
+
 /*
  * Internal addresses, as a destination URL spells them: the host libcurl
  * reads from the URL (http_url_host()), then its kind.  Every spelling
@@ -1525,6 +1602,7 @@ util_suite(void)
 
 	tc = tcase_create("settings");
 	tcase_add_test(tc, test_settings_location);
+	tcase_add_test(tc, test_settings_planted);
 	suite_add_tcase(s, tc);
 
 	return s;
