@@ -22,7 +22,11 @@
 # anything but a plain file) at a database's name stops the script; an
 # entry of root's, which USER can neither rename nor replace (the sticky
 # bit), is changed as root, its mode before its owner; an entry of USER's
-# is changed as USER, who can change nothing it does not own.
+# is changed as USER, who can change nothing it does not own.  Each change
+# is made on the file opened, after a look at that file (one name, the
+# owner looked for): a name USER makes a second name of another file
+# between the script's look and its change (a hard link, where
+# fs.protected_hardlinks is 0) is refused, not changed.
 set -eu
 user=hookbox web=www-data dir=/var/lib/hookbox bindir=""
 usage() {
@@ -88,23 +92,47 @@ plain() {
 	    die "$_f has other names (hard links): copy it, then remove them"
 }
 
+# The change of one file, for perl (Debian's essential perl-base): FILE
+# UID MODE OWNER GROUP.  It opens FILE without following a link or
+# waiting on a FIFO, looks at the file it opened (a plain file of one
+# name, still UID's) and changes that file, by its descriptor, to MODE and
+# OWNER:GROUP (names or numbers): whatever the name became since the
+# script looked at it, nothing else is changed.
+change='
+use Fcntl;
+my ($f, $uid, $mode, $owner, $group) = @ARGV;
+my $u = $owner =~ /^\d+$/ ? $owner : getpwnam($owner);
+my $g = $group =~ /^\d+$/ ? $group : getgrnam($group);
+defined $u && defined $g or die "$f: no such owner or group\n";
+sysopen(my $h, $f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) or die "$f: $!\n";
+my @s = stat($h) or die "$f: $!\n";
+-f _ or die "$f is not a plain file: move it away\n";
+$s[3] == 1 or die "$f has other names (hard links): copy it, then" .
+    " remove them\n";
+$s[4] == $uid or die "$f changed owner under the script: run it again\n";
+chmod(oct($mode), $h) or die "$f: $!\n";
+chown($s[4] == $u ? -1 : $u, $g, $h) or die "$f: $!\n";
+'
+# fix CMD...: runs CMD (perl with $change, as root or as USER), and
+# stops the script with what it said when it refused.
+fix() {
+	_m=$("$@" 2>&1) || die "${_m:-$*: failed}"
+}
 # own NAME OWNER GROUP MODE: DIR/NAME (checked by plain) to OWNER:GROUP
-# MODE, by root while root owns it, by USER while USER does.
+# MODE, by root while root owns it, by USER while USER does (who can
+# change nothing it does not own).
 own() {
 	_f=$dir/$1
 	[ -e "$_f" ] || return 0
 	case $(stat -c %u -- "$_f") in
 	0)
-		chmod "$4" -- "$_f"
-		chown -h "$2:$3" -- "$_f"
+		fix perl -e "$change" -- "$_f" 0 "$4" "$2" "$3"
 		;;
 	"$uid")
 		[ "$2" = "$user" ] || die "$_f belongs to $user: only root may" \
 		    "own it; restore it from a copy you trust"
-		setpriv --reuid="$user" --regid="$user" --init-groups -- \
-		    chmod "$4" -- "$_f"
-		setpriv --reuid="$user" --regid="$user" --init-groups -- \
-		    chgrp "$3" -- "$_f"
+		fix setpriv --reuid="$user" --regid="$user" --init-groups -- \
+		    perl -e "$change" -- "$_f" "$uid" "$4" "$2" "$3"
 		;;
 	*)
 		die "$_f belongs to $(stat -c %U -- "$_f"), neither root nor $user"

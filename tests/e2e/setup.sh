@@ -164,6 +164,36 @@ eq "racing links: the target never touched" "root root 644 10" "$(vstat)"
 eq "racing links: its content neither" "root only" "$(cat "$victim")"
 rm -f "$data/state.db-wal" "$data/state.db-shm" "$data"/*.tmp
 
+# The same with a hard link, where fs.protected_hardlinks is 0 and the
+# user may link a file of root's: a first run's `hookbox init` runs
+# between the script's look at the names and its changes, and in that
+# window state.db-shm appears as a second name of the victim (here made
+# by a hookbox that does so after init, as the user could). The change
+# is made on the file opened, after a look at it: never on the victim.
+chmod 0666 "$victim"
+mkdir "$tmp/bin"
+cat > "$tmp/bin/hookbox" <<EOF
+#!/bin/sh
+"$build/hookbox" "\$@"
+rc=\$?
+[ "\$1" = init ] && ln "$victim" "$data/state.db-shm"
+exit \$rc
+EOF
+chmod 0755 "$tmp/bin/hookbox"
+mv "$data/config.db" "$tmp/config.keep"
+mv "$data/state.db" "$tmp/state.keep"
+out=$(sh "$top/scripts/setup-server.sh" -u "$user" -w "$web" -d "$data" \
+    -b "$tmp/bin" 2>&1)
+eq "a hard link after init: refused" 1 $?
+contains "a hard link after init: says so" "state.db-shm has other names" \
+    "$out"
+eq "a hard link after init: the victim unchanged" "root root 666 10" \
+    "$(vstat)"
+rm -f "$data/config.db" "$data/state.db" "$data/state.db-shm"
+mv "$tmp/config.keep" "$data/config.db"
+mv "$tmp/state.keep" "$data/state.db"
+chmod 0644 "$victim"
+
 # `hookbox init` again as root, a link planted at state.db: refused, and
 # nothing made where it points.
 mv "$data/state.db" "$tmp/state.keep"
