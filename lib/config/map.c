@@ -17,18 +17,30 @@
 #include "provider/mapping.h"
 
 /*
- * The mapping text (len bytes) for an endpoint of tenant, checked: it
- * parses, and its destination is one of the tenant's.  Into *canon its
- * canonical text (free()), or the status and why.
+ * The headers each authentication signs, a mapping's fields may come
+ * from (mapping_unsigned_field()): Standard Webhooks signs its id and
+ * timestamp with the body; hmac (t= and the body) and a shared key sign
+ * no header.
+ */
+static const char *const standard_signs[] = {
+	"webhook-id", "webhook-timestamp", NULL
+};
+
+/*
+ * The mapping text (len bytes) for an endpoint of tenant authenticated
+ * by auth, checked: it parses, every field it takes from a header is one
+ * auth signs, and its destination is one of the tenant's.  Into *canon
+ * its canonical text (free()), or the status and why.
  */
 static enum config_status
-check(struct config *c, const char *tenant, const char *text, size_t len,
-    char **canon, char *why, size_t whylen)
+check(struct config *c, const char *tenant, enum config_auth auth,
+    const char *text, size_t len, char **canon, char *why, size_t whylen)
 {
 	struct config_tenant		 t;
 	struct config_destination	 d;
 	struct mapping			*m;
 	enum config_status		 rc;
+	const char			*field, *header = NULL;
 	char				 esc[HB_ID_MAX * 4 + 1];
 
 	*canon = NULL;
@@ -40,6 +52,18 @@ check(struct config *c, const char *tenant, const char *text, size_t len,
 		return rc;
 	if ((m = config_mapping_parse(text, len, &rc, why, whylen)) == NULL)
 		return rc;
+	if ((field = mapping_unsigned_field(m, auth == CONFIG_AUTH_STANDARD ?
+	    standard_signs : NULL, &header)) != NULL) {
+		(void)snprintf(why, whylen, "%s comes from header %s, which %s"
+		    " authentication does not sign: a signed request sent"
+		    " again with another %s would be another event; take it"
+		    " from the body%s", field, header, config_auth_name(auth),
+		    header, auth == CONFIG_AUTH_STANDARD ? "" : ", or use"
+		    " --auth standard, which signs webhook-id and"
+		    " webhook-timestamp");
+		mapping_free(m);
+		return CONFIG_INVALID;
+	}
 	rc = config_destination_get(c, tenant, mapping_destination(m), &d);
 	if (rc == CONFIG_NOTFOUND) {
 		(void)snprintf(why, whylen, "destination \"%s\" is not one of"
@@ -78,8 +102,8 @@ config_endpoint_add_mapped(struct config *c, const struct config_endpoint *e,
 		(void)snprintf(why, whylen, "kind mapped needs a mapping");
 		return CONFIG_INVALID;
 	}
-	if (text != NULL && (rc = check(c, e->tenant, text, len, &canon, why,
-	    whylen)) != CONFIG_OK)
+	if (text != NULL && (rc = check(c, e->tenant, e->auth, text, len,
+	    &canon, why, whylen)) != CONFIG_OK)
 		return rc;
 	rc = config_endpoint_insert(c, e, canon);
 	free(canon);
@@ -107,8 +131,8 @@ config_endpoint_set_mapping(struct config *c, const char *endpoint,
 		    config_kind_name(e.kind));
 		return CONFIG_INVALID;
 	}
-	if ((rc = check(c, e.tenant, text, len, &canon, why, whylen)) !=
-	    CONFIG_OK)
+	if ((rc = check(c, e.tenant, e.auth, text, len, &canon, why,
+	    whylen)) != CONFIG_OK)
 		return rc;
 	if ((st = config_stmt(c, CONFIG_Q_ENDPOINT_SET_MAPPING, &rc)) == NULL)
 		goto out;

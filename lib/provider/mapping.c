@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cJSON.h>
@@ -136,6 +137,27 @@ static const char *const members[] = {
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+const char *
+mapping_unsigned_field(const struct mapping *m,
+    const char *const *signed_headers, const char **header)
+{
+	const char *const	*s;
+	size_t			 i;
+
+	for (i = 0; i < F__N; i++) {
+		if (m->f[i].kind != K_HEADER)
+			continue;
+		for (s = signed_headers; s != NULL && *s != NULL; s++)
+			if (strcasecmp(*s, m->f[i].text) == 0)
+				break;
+		if (s != NULL && *s != NULL)
+			continue;
+		*header = m->f[i].text;
+		return fnames[i];
+	}
+	return NULL;
+}
 
 /* RFC 9110's tchar: the characters of a header name. */
 static int

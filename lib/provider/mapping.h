@@ -119,6 +119,20 @@ HB_API char *mapping_text(const struct mapping *);
 HB_API const char *mapping_destination(const struct mapping *);
 
 /*
+ * Every field a mapping reads decides an event's identity or its order
+ * (its event id, subject, version, type and occurrence), so a field may
+ * come from a header only when the endpoint's authentication signs that
+ * header: else a signed request replayed within the tolerance with
+ * another value there would be taken as another event.  The name of the
+ * first field taken from a header that is none of signed (a NULL-ended
+ * list of header names, compared case-insensitively; NULL for none), with
+ * *header that header's name (valid while the mapping is); NULL when
+ * every header it reads is signed.
+ */
+HB_API const char *mapping_unsigned_field(const struct mapping *,
+    const char *const *signed_headers, const char **header);
+
+/*
  * Reads one event from a request: its body (len bytes, not
  * NUL-terminated) and its headers through hdr (may be NULL when the
  * mapping names no header).  On MAPPING_OK *out holds the event; else why

@@ -645,8 +645,10 @@ printf 'not json' > "$tmp/notjson.json"
 { printf '{"destination": "cms", "pad": "'; head -c 16400 /dev/zero |
     tr '\0' x; printf '"}'; } > "$tmp/big.json"
 
+# Its event id is the webhook-id header, which Standard Webhooks signs.
 out=$("$HB" endpoint add cms-hook --tenant media --kind mapped \
-    --mapping "$tmp/cms.json" --secret-file "$tmp/hmac"); rc=$?
+    --auth standard --mapping "$tmp/cms.json" --secret-file "$tmp/whsec")
+rc=$?
 eq "mapped: add" 0 $rc
 eq "mapped: add says so, in a line" \
     "endpoint cms-hook added: kind mapped, its actions to destination cms" \
@@ -673,6 +675,12 @@ eq "mapped: list --json has the mapping" "cms" \
 # The same name again.
 refused "mapped: add again" 1 "cms-hook: already exists" \
     "$HB" endpoint add cms-hook --tenant media --mapping "$tmp/cms.json" \
+    --auth standard --secret-file "$tmp/whsec"
+# A header hmac does not sign deciding the event: exit 2, named.
+refused "mapped: a field from a header hmac does not sign" 1 \
+    "event_id comes from header webhook-id, which hmac authentication does\
+ not sign" \
+    "$HB" endpoint add m0 --tenant media --mapping "$tmp/cms.json" \
     --secret-file "$tmp/hmac"
 # Bad mappings: exit 2, the file and what is wrong.
 refused "mapped: a member of the wrong type" 2 \
@@ -693,8 +701,8 @@ refused "mapped: no such file" 1 "--mapping \"$tmp/none.json\": No such" \
 refused "mapped: an unknown destination" 1 \
     "--mapping \"$tmp/nope.json\": destination \"nope\" is not one of tenant\
  media's destinations" \
-    "$HB" endpoint add m1 --tenant media --kind mapped \
-    --mapping "$tmp/nope.json" --secret-file "$tmp/hmac"
+    "$HB" endpoint add m1 --tenant media --kind mapped --auth standard \
+    --mapping "$tmp/nope.json" --secret-file "$tmp/whsec"
 # Kind and mapping go together.
 refused "mapped: --kind mapped without --mapping" 2 \
     "--kind mapped needs --mapping FILE" \
@@ -709,9 +717,9 @@ refused "mapped: an unknown kind" 2 \
     "$HB" endpoint add m1 --tenant media --kind tornado \
     --secret-file "$tmp/hmac"
 refused "mapped: auth as for any endpoint" 1 \
-    "expected an HMAC secret of at least 16 bytes" \
+    "expected whsec_ and base64 of at least 16 bytes" \
     "$HB" endpoint add m1 --tenant media --mapping "$tmp/cms.json" \
-    --secret-file "$tmp/short"
+    --auth standard --secret-file "$tmp/whsec-short"
 eq "mapped: nothing added by a refusal" 1 \
     "$(q "SELECT count(*) FROM endpoints")"
 # Standard Webhooks auth, the mapping read from standard input; --mapping
@@ -765,7 +773,11 @@ refused "mapped: and the other's" 1 "still referenced by endpoint m-std" \
 "$HB" destination remove --tenant media cms
 eq "mapped: one no mapping names goes" 0 $?
 # The responder reads a mapped endpoint's body with its mapping: one
-# without the mapped fields is malformed, once it authenticated.
+# without the mapped fields is malformed, once it authenticated (an hmac
+# endpoint whose mapping reads the body alone).
+sed 's|{"header": "webhook-id"}|"/id"|' "$tmp/cms2.json" |
+    "$HB" endpoint add cms-body --tenant media --mapping - \
+    --secret-file "$tmp/hmac" >/dev/null
 mapped_status() {	# ENDPOINT SECRET_FILE
 	_body='{"type":"asset.approved"}'
 	_t=$(date +%s)
@@ -779,9 +791,9 @@ mapped_status() {	# ENDPOINT SECRET_FILE
 	    sed -n 's/^Status: \([0-9]*\).*/\1/p'
 }
 eq "mapped: a body without the mapped fields, 400" 400 \
-    "$(mapped_status cms-hook "$tmp/hmac")"
+    "$(mapped_status cms-body "$tmp/hmac")"
 eq "mapped: unauthenticated, 401 still" 401 \
-    "$(mapped_status cms-hook "$tmp/hmac2")"
+    "$(mapped_status cms-body "$tmp/hmac2")"
 # Help.
 out=$("$HB" help endpoint add)
 for o in --mapping mapped "16 KiB"; do

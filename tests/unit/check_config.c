@@ -3694,14 +3694,18 @@ canonical(const char *text)
 	return t;
 }
 
-/* A mapped endpoint of acme with the mapping text; its status, and why. */
+/*
+ * A mapped endpoint of acme with the mapping text, authenticated as
+ * Standard Webhooks (which signs the webhook-id its mappings read); its
+ * status, and why.
+ */
 static enum config_status
 add_mapped(const char *name, const char *tenant, const char *text,
     char *why, size_t whylen)
 {
 	struct config_endpoint	e;
 
-	e = test_endpoint(name, tenant, CONFIG_AUTH_HMAC);
+	e = test_endpoint(name, tenant, CONFIG_AUTH_STANDARD);
 	e.kind = CONFIG_KIND_MAPPED;
 	return config_endpoint_add_mapped(w, &e, text,
 	    text != NULL ? strlen(text) : 0, why, whylen);
@@ -3754,7 +3758,7 @@ START_TEST(test_mapped_add)
 	ck_assert_int_eq(config_endpoint_get(r, "cms-hook", &eg), CONFIG_OK);
 	ck_assert_int_eq(eg.kind, CONFIG_KIND_MAPPED);
 	ck_assert_str_eq(eg.tenant, "acme");
-	ck_assert_int_eq(eg.auth, CONFIG_AUTH_HMAC);
+	ck_assert_int_eq(eg.auth, CONFIG_AUTH_STANDARD);
 	ck_assert_ptr_null(eg.mapping);
 	canon = canonical(MAP_CMS);
 	ck_assert_int_eq(config_endpoint_mapping(r, "cms-hook", &text),
@@ -3912,6 +3916,79 @@ END_TEST
  * endpoint is read, its mapping refused, listed as the string it is;
  * the snapshot refuses the endpoint.  endpoint set can mend it.
  */
+/*
+ * A field that decides an event's identity or order may come from a
+ * header only when the endpoint's authentication signs that header:
+ * Standard Webhooks signs webhook-id and webhook-timestamp; hmac (t= and
+ * the body) and a shared key sign none.  Each field, each way; refused
+ * with the field and the header named, nothing added; endpoint set says
+ * the same.
+ */
+START_TEST(test_mapped_unsigned_header)
+{
+	static const char *const fields[] = {
+		"event_id", "subject", "version", "type", "occurred"
+	};
+	static const enum config_auth	auths[] = {
+		CONFIG_AUTH_HMAC, CONFIG_AUTH_KEY, CONFIG_AUTH_STANDARD
+	};
+	struct config_endpoint	 e;
+	char			 text[1024], why[512];
+	size_t			 i, k;
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "cms");
+	for (k = 0; k < sizeof(auths) / sizeof(auths[0]); k++)
+		for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+			/* MAP_CMS's fields, one of them from X-Forged. */
+			(void)snprintf(text, sizeof(text), "{\"destination\":"
+			    " \"cms\", \"event_id\": %s, \"subject\": %s,"
+			    " \"version\": %s, \"type\": %s, \"occurred\": %s,"
+			    " \"steps\": {\"publish\": [\"asset.approved\"]}}",
+			    i == 0 ? "{\"header\": \"X-Forged\"}" : "\"/id\"",
+			    i == 1 ? "{\"header\": \"X-Forged\"}" : "\"/s\"",
+			    i == 2 ? "{\"header\": \"X-Forged\"}" : "\"/v\"",
+			    i == 3 ? "{\"header\": \"X-Forged\"}" : "\"/t\"",
+			    i == 4 ? "{\"header\": \"X-Forged\"}" : "\"/o\"");
+			e = test_endpoint("ep", "acme", auths[k]);
+			e.kind = CONFIG_KIND_MAPPED;
+			ck_assert_int_eq(config_endpoint_add_mapped(w, &e,
+			    text, strlen(text), why, sizeof(why)),
+			    CONFIG_INVALID);
+			ck_assert_msg(strstr(why, fields[i]) == why &&
+			    strstr(why, "header x-forged") != NULL &&
+			    strstr(why, "does not sign") != NULL, "why: %s",
+			    why);
+		}
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 0);
+	/* webhook-id: signed by Standard Webhooks alone. */
+	for (k = 0; k < sizeof(auths) / sizeof(auths[0]); k++) {
+		e = test_endpoint(k == 0 ? "ep-hmac" : k == 1 ? "ep-key" :
+		    "ep-std", "acme", auths[k]);
+		e.kind = CONFIG_KIND_MAPPED;
+		ck_assert_int_eq(config_endpoint_add_mapped(w, &e, MAP_CMS,
+		    strlen(MAP_CMS), why, sizeof(why)),
+		    auths[k] == CONFIG_AUTH_STANDARD ? CONFIG_OK :
+		    CONFIG_INVALID);
+	}
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 1);
+	(void)snprintf(text, sizeof(text), "{\"destination\": \"cms\","
+	    " \"event_id\": {\"header\": \"webhook-id\"}, \"subject\":"
+	    " {\"header\": \"Webhook-Timestamp\"}, \"type\": \"/t\","
+	    " \"occurred\": \"/o\", \"steps\": {\"publish\": [\"a\"]}}");
+	ck_assert_msg(config_endpoint_set_mapping(w, "ep-std", text,
+	    strlen(text), why, sizeof(why)) == CONFIG_OK, "why: %s", why);
+	(void)snprintf(text, sizeof(text), "{\"destination\": \"cms\","
+	    " \"event_id\": \"/id\", \"subject\": {\"header\": \"x-s\"},"
+	    " \"type\": \"/t\", \"occurred\": \"/o\", \"steps\":"
+	    " {\"publish\": [\"a\"]}}");
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "ep-std", text,
+	    strlen(text), why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "subject comes from header x-s") != NULL,
+	    "why: %s", why);
+}
+END_TEST
+
 START_TEST(test_mapped_revalidated)
 {
 	struct config_endpoint	 e;
@@ -3924,7 +4001,7 @@ START_TEST(test_mapped_revalidated)
 	test_add_destination(w, "acme", "cms");
 	raw_exec("INSERT INTO endpoints(name, tenant, kind, auth,"
 	    " tolerance_s, created_at, mapping) VALUES ('odd', 'acme',"
-	    " 'mapped', 'hmac', 300, 1, '{\"destination\": 7}')", NULL);
+	    " 'mapped', 'standard', 300, 1, '{\"destination\": 7}')", NULL);
 	ck_assert_int_eq(config_endpoint_get(w, "odd", &e), CONFIG_OK);
 	ck_assert_int_eq(e.kind, CONFIG_KIND_MAPPED);
 	ck_assert_int_eq(config_endpoint_mapping(w, "odd", &text),
@@ -4622,6 +4699,7 @@ config_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_mapped_add);
 	tcase_add_test(tc, test_mapped_refused);
+	tcase_add_test(tc, test_mapped_unsigned_header);
 	tcase_add_test(tc, test_mapped_revalidated);
 	tcase_add_test(tc, test_mapped_set);
 	tcase_add_test(tc, test_mapped_destination_kept);
