@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/text.h"
 #include "base/util.h"
 #include "delivery/dispatch.h"
 #include "delivery/poller.h"
@@ -204,6 +205,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	struct log_line		 l;
 	long long		 workers = 1;
 	int			 ch, once = 0;
+	char			 shown[PATH_MAX + 64];
 
 	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -220,7 +222,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 		}
 	if (argc != optind)
 		return cli_usage();
-	if (http_global_init() != 0) {
+	if (http_global_init(e->proxy) != 0) {
 		cli_warn("libcurl failed to initialise");
 		return EXIT_FAIL;
 	}
@@ -244,6 +246,12 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 	log_str(&l, "backend", e->backend);
 	log_int(&l, "workers", workers);
 	log_str(&l, "once", once ? "yes" : "no");
+	/* HOOKBOX_PROXY's, its credentials masked; never the environment's. */
+	if (e->proxy[0] == '\0' ||
+	    text_url_redact(e->proxy, shown, sizeof(shown)) != 0)
+		(void)snprintf(shown, sizeof(shown), "%s", e->proxy[0] == '\0' ?
+		    "none" : "(set)");
+	log_str(&l, "proxy", shown);
 	log_end(&l);
 	if (workers == 1)
 		return dispatch_worker(e, once);
@@ -312,7 +320,7 @@ cmd_poll(struct settings *e, int argc, char **argv)
 		}
 	if (argc != optind)
 		return cli_usage();
-	if (http_global_init() != 0 || (http = http_new()) == NULL) {
+	if (http_global_init(e->proxy) != 0 || (http = http_new()) == NULL) {
 		cli_warn("libcurl failed to initialise");
 		return EXIT_FAIL;
 	}

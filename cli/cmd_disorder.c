@@ -132,7 +132,8 @@ cmd_disorder(struct settings *e, int argc, char **argv)
 		goto out;
 	o.sample = stext;
 	o.undo = utext;
-	if (http_global_init() != 0) {
+	/* The responder is asked directly, never through a proxy. */
+	if (http_global_init(NULL) != 0) {
 		cli_warn("cannot start libcurl");
 		rc = EXIT_FAIL;
 		goto out;

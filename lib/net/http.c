@@ -30,9 +30,15 @@ struct sink {
 	int			 hangup;	/* HTTP_HANGUP */
 };
 
+/* http_global_init()'s proxy, or "" for none (libcurl's word for it). */
+static char	*proxy_url;
+
 int
-http_global_init(void)
+http_global_init(const char *proxy)
 {
+	if (proxy_url == NULL && (proxy_url = strdup(proxy != NULL ? proxy :
+	    "")) == NULL)
+		return -1;
 	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
 }
 
@@ -317,6 +323,8 @@ xfer_setup(struct xfer *x, const struct http_req *req, int copy,
 	    curl_easy_setopt(c, CURLOPT_HEADERDATA, &x->sink) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_USERAGENT, "hookbox") != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_PROXY, proxy_url != NULL ? proxy_url :
+	    "") != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L) !=
 	    CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, fresh ? 1L : 0L) !=

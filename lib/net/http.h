@@ -35,7 +35,15 @@ struct http_result {
 	size_t	 bodylen;
 };
 
-HB_API int http_global_init(void) HB_MUST_CHECK;
+/*
+ * Once per process, before any other call: libcurl's global state, and
+ * the proxy every request goes through (a URL libcurl takes, copied;
+ * NULL or "": none).  A proxy the environment names (http_proxy,
+ * HTTPS_PROXY, ALL_PROXY, ...) is never used: one inherited by accident
+ * would take every request, and the guard on internal addresses would
+ * judge only the proxy's.  0, or -1 when out of memory or libcurl fails.
+ */
+HB_API int http_global_init(const char *proxy) HB_MUST_CHECK;
 HB_API struct http *http_new(void);
 HB_API void http_free(struct http *);
 HB_API void http_result_clear(struct http_result *);
@@ -66,8 +74,8 @@ HB_API void http_result_clear(struct http_result *);
  * libcurl connects to it, and the connection a request is about to go
  * on (new, kept alive or shared) once more before a byte of it is
  * written.  When no address is left, out->refused is set, sent is 0 and
- * error names the address.  Behind a proxy (http_proxy and the like in
- * the environment) the address judged is the proxy's.
+ * error names the address.  Behind the proxy http_global_init() was
+ * given, the address judged is the proxy's.
  */
 HB_API int http_request(struct http *, const char *method, const char *url,
     const struct http_header *hdrs, size_t nhdrs, const char *body,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "base/util.h"
 #include "db/db.h"
 #include "run/settings.h"
@@ -71,6 +72,32 @@ timing(const char *name, const char *bad, int64_t *out, const char **why)
 	return 0;
 }
 
+/*
+ * HOOKBOX_PROXY: a URL of a scheme libcurl proxies with, of printable
+ * ASCII, short enough to keep; else *why.
+ */
+static int
+proxy(struct settings *s, const char *v, const char **why)
+{
+	static const char *const schemes[] = {
+		"http://", "https://", "socks4://", "socks4a://", "socks5://",
+		"socks5h://", NULL
+	};
+	const char *const	*k;
+
+	for (k = schemes; *k != NULL; k++)
+		if (strncmp(v, *k, strlen(*k)) == 0 && v[strlen(*k)] != '\0')
+			break;
+	if (*k == NULL || !text_valid_line(v, sizeof(s->proxy) - 1) ||
+	    strchr(v, ' ') != NULL) {
+		*why = "HOOKBOX_PROXY: not a proxy URL (http://HOST:PORT,"
+		    " https://, socks5h://, ...)";
+		return -1;
+	}
+	(void)snprintf(s->proxy, sizeof(s->proxy), "%s", v);
+	return 0;
+}
+
 /* Its variables, and what is said of a bad value. */
 #define TIMING(var) var, var ": not a number of milliseconds from 1"
 
@@ -100,6 +127,9 @@ settings_load(struct settings *s, const char *dir, int busy_ms, int need_dir,
 	    timing(TIMING("HOOKBOX_LEASE_MARGIN_MS"), &s->lease_margin_ms,
 	    why) != 0 ||
 	    timing(TIMING("HOOKBOX_RECHECK_MS"), &s->recheck_ms, why) != 0)
+		return -1;
+	if ((v = getenv("HOOKBOX_PROXY")) != NULL && *v != '\0' &&
+	    proxy(s, v, why) != 0)
 		return -1;
 	if ((v = getenv("HOOKBOX_SYNC")) != NULL) {
 		if (strcmp(v, "normal") == 0)

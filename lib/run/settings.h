@@ -9,6 +9,9 @@
  *   HOOKBOX_BUSY_MS  bound on waiting for a lock, 0..600000; -b wins
  *   HOOKBOX_SYNC     "full" (the default: an acknowledged action survives
  *                    power loss) or "normal" (the documented opt-in)
+ *   HOOKBOX_PROXY    the proxy outgoing requests go through (an http://,
+ *                    https:// or socks URL); unset, none, whatever
+ *                    http_proxy and the like say
  *   HOOKBOX_BACKOFF_MS, HOOKBOX_BACKOFF_MAX_MS, HOOKBOX_LEASE_MARGIN_MS,
  *   HOOKBOX_RECHECK_MS
  *                    the dispatcher's timings (delivery/dispatch.h),
@@ -49,6 +52,8 @@ struct settings {
 					   password: ps(1) shows it */
 	int	busy_ms;
 	int	sync_normal;
+	char	proxy[PATH_MAX];	/* HOOKBOX_PROXY, "" when none; may
+					   hold a password: shown redacted */
 	/* The dispatcher's timings (struct dispatch_opts); 0: its default. */
 	int64_t	backoff_ms;
 	int64_t	backoff_max_ms;

@@ -201,4 +201,43 @@ eq "status URL allowed: asked" 1 "$(requests recon GET)"
 eq "status URL allowed: not found there, resent and delivered" delivered \
     "$(state_of "$a")"
 
+# ---- a proxy in the environment: never used ----
+# The dispatcher's environment may carry http_proxy or ALL_PROXY by
+# accident; libcurl would send the request to the proxy, and the guard
+# would judge only the proxy's address.  A proxy is used only when one is
+# configured for hookbox (HOOKBOX_PROXY), and the start line names it.
+"$SINK" -a 127.0.0.1 -p 0 -l "$tmp/proxy.log" -s 204 > "$tmp/proxy.port" \
+    2>"$tmp/proxy.err" &
+pids="$pids $!"
+until_true 20 test -s "$tmp/proxy.port" || fail "the proxy did not start"
+pport=$(head -n 1 "$tmp/proxy.port")
+sink viaenv
+"$HB" destination add viaenv --tenant acme \
+    --url "http://meta.hookbox.test:$port/hook"
+action viaenv
+http_proxy="http://127.0.0.1:$pport" ALL_PROXY="http://127.0.0.1:$pport" \
+    HTTP_PROXY="http://127.0.0.1:$pport" "$HB" dispatch --once \
+    2>"$tmp/viaenv.err"
+eq "a proxy in the environment: not used" 0 "$(grep -c . "$tmp/proxy.log")"
+eq "a proxy in the environment: the guard judged the address: dead" dead \
+    "$(state_of "$a")"
+contains "a proxy in the environment: refused, with why" "$refusal" \
+    "$(attempt_of "$a")"
+contains "a proxy in the environment: the start line says none" "proxy=none" \
+    "$(cat "$tmp/viaenv.err")"
+# Configured: used, and named at start (its password masked).
+sink viaproxy
+"$HB" destination add viaproxy --tenant acme --allow-internal \
+    --url "http://meta.hookbox.test:$port/hook"
+action viaproxy
+HOOKBOX_PROXY="http://u:secret@127.0.0.1:$pport" "$HB" dispatch --once \
+    2>"$tmp/viaproxy.err"
+eq "HOOKBOX_PROXY: the request went to the proxy" 1 \
+    "$(grep -c "	POST	" "$tmp/proxy.log")"
+eq "HOOKBOX_PROXY: not to the destination itself" 0 \
+    "$(requests viaproxy POST)"
+contains "HOOKBOX_PROXY: named at start" "proxy=http://***@127.0.0.1:$pport" \
+    "$(cat "$tmp/viaproxy.err")"
+lacks "HOOKBOX_PROXY: never its password" "secret" "$(cat "$tmp/viaproxy.err")"
+
 finish internal

@@ -707,7 +707,7 @@ main(int argc, char *argv[])
 		return 1;
 	memcpy(sink_path, argv[0], n);
 	memcpy(sink_path + n, "sink", sizeof("sink"));
-	if (util_init() != 0 || http_global_init() != 0)
+	if (util_init() != 0 || http_global_init(NULL) != 0)
 		return 1;
 	return test_run_backends(dispatch_suite, "dispatch");
 }
