@@ -280,6 +280,29 @@ check_url(const char *opt, const char *value)
 }
 
 /*
+ * A tenant's job API base: a URL (check_url()) at no internal address,
+ * however it is spelled: the tenant's API key goes with every poll, and
+ * the poller refuses one all the same.
+ */
+static int
+check_status_base(const char *value)
+{
+	const char	*what;
+	char		 host[HB_TEXT_MAX + 1], esc[HB_TEXT_MAX * 4 + 1];
+	char		 why[HB_TEXT_MAX * 4 + 160];
+	int		 rc;
+
+	if ((rc = check_url("--status-base", value)) != EXIT_OK)
+		return rc;
+	if ((what = config_check_address(value, host, sizeof(host))) == NULL)
+		return EXIT_OK;
+	(void)snprintf(why, sizeof(why), "%s is %s: refused, for the tenant's"
+	    " API key goes with every poll", text_escape(host, (size_t)-1,
+	    esc, sizeof(esc)), what);
+	return refuse("--status-base", value, why);
+}
+
+/*
  * Reads the secret of option opt from path (a file, or "-" for standard
  * input) into buf; warns when the file is readable by its group or by
  * others.  Returns the length, or -1 (reported).
@@ -405,7 +428,7 @@ tenant_add_check(void *p, char **operands)
 	a->t.active = a->active != 0;
 	if ((rc = check_name("tenant ID", a->t.id)) != EXIT_OK ||
 	    (a->t.status_base[0] != '\0' &&
-	    (rc = check_url("--status-base", a->t.status_base)) != EXIT_OK))
+	    (rc = check_status_base(a->t.status_base)) != EXIT_OK))
 		return rc;
 	return tenant_key(a);
 }
@@ -428,7 +451,7 @@ tenant_set_check(void *p, char **operands)
 
 	(void)operands;
 	if (a->base != NULL &&
-	    (rc = check_url("--status-base", a->base)) != EXIT_OK)
+	    (rc = check_status_base(a->base)) != EXIT_OK)
 		return rc;
 	return tenant_key(a);
 }

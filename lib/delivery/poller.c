@@ -91,12 +91,14 @@ ask(struct run *r, const struct config_job *j, const char *base)
 	h[n++].value = "application/json";
 	r->stats->asked++;
 	/*
-	 * The provider's status API, the tenant's base URL: not judged as
-	 * destinations are (HTTP_INTERNAL).  XXX it could be, with an
-	 * option of the tenant's.
+	 * The provider's job API, the tenant's base URL, judged as a
+	 * destination that allows no internal address is: the tenant's API
+	 * key goes with the request, and a base written behind the tool's
+	 * back (which refuses one) must not send it to a cloud metadata
+	 * service.
 	 */
 	(void)http_request(r->http, "GET", url, h, n, NULL, 0, r->timeout_ms,
-	    HB_BODY_MAX_DEFAULT, HTTP_INTERNAL, &res);
+	    HB_BODY_MAX_DEFAULT, 0, &res);
 	if (k != NULL) {
 		sodium_memzero(k, key.s[0].keylen);
 		free(k);

@@ -201,6 +201,29 @@ eq "status URL allowed: asked" 1 "$(requests recon GET)"
 eq "status URL allowed: not found there, resent and delivered" delivered \
     "$(state_of "$a")"
 
+# ---- the provider's job API (poll): judged as destinations are ----
+# The tenant's API key goes with every poll: a status base at an internal
+# address is refused when it is given, and, written behind the tool's
+# back, when the poller connects.
+out=$("$HB" tenant add meta --status-base http://169.254.169.254/v1 2>&1)
+eq "status base: refused at tenant add" 1 $?
+contains "status base: says why" "169.254.169.254 is a cloud metadata" "$out"
+"$HB" tenant add pollee
+out=$("$HB" tenant set pollee --status-base http://0xa9fea9fe/ 2>&1)
+eq "status base: refused at tenant set" 1 $?
+contains "status base: refused however it is spelled" \
+    "169.254.169.254 is a cloud metadata" "$out"
+sink jobs
+"$HB" destination add pd --tenant pollee --url "http://127.0.0.1:9/hook"
+"$HB" job add job-p --tenant pollee --attempt att-p --step deliver-v1 \
+    --destination pd
+sqlite3 "$HOOKBOX_DIR/config.db" ".timeout 10000" "UPDATE tenants
+    SET status_base = 'http://meta.hookbox.test:$port' WHERE id = 'pollee'"
+out=$("$HB" poll 2>&1)
+eq "status base behind the tool's back: not asked" 0 "$(requests jobs GET)"
+contains "status base behind the tool's back: refused, with why" \
+    "refused to connect to $LL" "$out"
+
 # ---- a proxy in the environment: never used ----
 # The dispatcher's environment may carry http_proxy or ALL_PROXY by
 # accident; libcurl would send the request to the proxy, and the guard
