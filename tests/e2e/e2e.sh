@@ -218,6 +218,11 @@ req GET _health "" -H 'X-Forwarded-For: 203.0.113.9'
 eq "health, forwarded by a proxy: refused" "403" "$code"
 req GET _metrics "" -H 'Forwarded: for=203.0.113.9'
 eq "metrics, forwarded by a proxy: refused" "403" "$code"
+# A proxy that sets only X-Real-IP, or an X-Forwarded-For left empty.
+req GET _health "" -H 'X-Real-IP: 203.0.113.9'
+eq "health, X-Real-IP alone: refused" "403" "$code"
+req GET _status "" -H 'X-Forwarded-For;'
+eq "status page, an empty X-Forwarded-For: refused" "403" "$code"
 req POST tornado "$(completed job-1)" -H 'Content-Type: application/json' \
     --data-binary "@$scratch/body" -H 'X-Forwarded-For: 203.0.113.9'
 eq "a forwarded callback still reaches the responder" \
@@ -583,6 +588,39 @@ eq "responder exits cleanly" 0 $?
 contains "stop line" " level=info event=stop program=hookbox-fcgi exit=0" \
     "$(cat "$tmp/fcgi.log")"
 [ -e "$sock" ] && fail "socket left behind" || pass
+
+# ---- the responder down: nginx answers as the contract says ----
+# Every route under /hooks/ is answered 503, in JSON, with Retry-After,
+# nothing committed; never nginx's own 502 page.  First with the
+# responder stopped (no socket), then killed (a socket nobody serves).
+down() {	# WHAT: callbacks, health and the status page, each 503 JSON
+	req POST tornado "$(completed job-1)" \
+	    -H 'Content-Type: application/json' --data-binary "@$scratch/body"
+	eq "$1: a callback, 503 unavailable" "503 unavailable" "$code $result"
+	contains "$1: Retry-After" "Retry-After: 5" "$(cat "$scratch/hdr")"
+	contains "$1: JSON" "Content-Type: application/json" \
+	    "$(cat "$scratch/hdr")"
+	req GET _health ""
+	eq "$1: health, 503" 503 "$code"
+	eq "$1: health, unavailable" unavailable "$(jget status "$reply")"
+	contains "$1: health, Retry-After" "Retry-After: 5" \
+	    "$(cat "$scratch/hdr")"
+	req GET _status ""
+	eq "$1: the status page, 503" 503 "$code"
+	req GET nosuch ""
+	eq "$1: any route, 503 JSON" "503 unavailable" "$code $result"
+}
+down "responder stopped"
+HOOKBOX_BUSY_MS=400 "$FCGI" -s "$sock" -w 2 2> "$tmp/fcgi-killed.log" &
+killed=$!
+until_true 60 test -S "$sock"
+until_true 60 curl -sf "$base/hooks/_health" >/dev/null
+pkill -KILL -P "$killed"
+kill -KILL "$killed"
+wait "$killed" 2>/dev/null
+until_true 20 sh -c "! pgrep -P $killed >/dev/null"
+down "responder killed"
+rm -f "$sock"
 
 # ---- a stop sent the moment the socket exists is never lost ----
 # The window is between the bind and the point where the responder takes
