@@ -53,12 +53,38 @@ kind_v4(uint32_t a)
 	return ADDR_OTHER;
 }
 
+/* The IPv4 address of four bytes at b[i], b[j], b[k], b[l]. */
+static uint32_t
+v4_at(const unsigned char *b, int i, int j, int k, int l)
+{
+	return (uint32_t)b[i] << 24 | (uint32_t)b[j] << 16 |
+	    (uint32_t)b[k] << 8 | b[l];
+}
+
+/*
+ * The more internal of two kinds: metadata, then link-local; else a, the
+ * kind the caller reads first.
+ */
+static enum addr_kind
+worse(enum addr_kind a, enum addr_kind b)
+{
+	if (a == ADDR_METADATA || b == ADDR_METADATA)
+		return ADDR_METADATA;
+	if (a == ADDR_LINK_LOCAL || b == ADDR_LINK_LOCAL)
+		return ADDR_LINK_LOCAL;
+	return a;
+}
+
 static enum addr_kind
 kind_v6(const unsigned char *b)
 {
 	static const unsigned char	mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
 	    0, 0, 0xff, 0xff };
+	static const unsigned char	translated[12] = { 0, 0, 0, 0, 0, 0,
+	    0, 0, 0xff, 0xff, 0, 0 };
 	static const unsigned char	nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+	static const unsigned char	local64[6] = { 0x00, 0x64, 0xff, 0x9b,
+	    0x00, 0x01 };
 	static const unsigned char	zero[15];
 	size_t				i;
 
@@ -69,11 +95,25 @@ kind_v6(const unsigned char *b)
 		return ADDR_LINK_LOCAL;
 	if (memcmp(b, zero, 15) == 0 && (b[15] == 0 || b[15] == 1))
 		return ADDR_LOOPBACK;			/* ::1, and :: */
-	/* An IPv4 address in IPv6 clothes is judged as itself. */
-	if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0 ||
-	    memcmp(b, zero, 12) == 0)
-		return kind_v4((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 |
-		    (uint32_t)b[14] << 8 | b[15]);
+	/*
+	 * An IPv4 address in IPv6 clothes is judged as itself: mapped,
+	 * translated (RFC 2765), compatible, and the well-known NAT64
+	 * prefix (64:ff9b::/96).
+	 */
+	if (memcmp(b, mapped, 12) == 0 || memcmp(b, translated, 12) == 0 ||
+	    memcmp(b, nat64, 12) == 0 || memcmp(b, zero, 12) == 0)
+		return kind_v4(v4_at(b, 12, 13, 14, 15));
+	/*
+	 * The local-use NAT64 prefix (64:ff9b:1::/48, RFC 8215), cut into
+	 * prefixes of any length RFC 6052 allows from /48: its IPv4 address
+	 * may stand where a /48, /56, /64 or /96 puts it (around the u
+	 * octet, byte 8), and the most internal reading counts.
+	 */
+	if (memcmp(b, local64, 6) == 0)
+		return worse(kind_v4(v4_at(b, 12, 13, 14, 15)),
+		    worse(worse(kind_v4(v4_at(b, 6, 7, 9, 10)),
+		    kind_v4(v4_at(b, 7, 9, 10, 11))),
+		    kind_v4(v4_at(b, 9, 10, 11, 12))));
 	return ADDR_OTHER;
 }
 

@@ -1372,6 +1372,10 @@ static const struct {
 	{ "http://[64:ff9b::169.254.1.2]/", "[64:ff9b::a9fe:102]",
 	    ADDR_LINK_LOCAL },
 	{ "http://[::ffff:8.8.8.8]/", "[::ffff:8.8.8.8]", ADDR_OTHER },
+	{ "http://[64:ff9b:1::169.254.169.254]/", "[64:ff9b:1::a9fe:a9fe]",
+	    ADDR_METADATA },
+	{ "http://[::ffff:0:169.254.169.254]/", "[::ffff:0:a9fe:a9fe]",
+	    ADDR_METADATA },
 	/* The other metadata services, and their neighbours. */
 	{ "http://[fd00:ec2::254]/latest/", "[fd00:ec2::254]",
 	    ADDR_METADATA },
@@ -1483,6 +1487,17 @@ static const struct {
 	{ AF_INET6, "::ffff:127.0.0.1", ADDR_LOOPBACK },
 	{ AF_INET6, "2001:db8::1", ADDR_OTHER },
 	{ AF_INET6, "::ffff:8.8.8.8", ADDR_OTHER },
+	/* Local-use NAT64 (RFC 8215), the IPv4 address where RFC 6052 puts
+	   it for a /96 and for a /48 of it; IPv4-translated (RFC 2765). */
+	{ AF_INET6, "64:ff9b:1::a9fe:a9fe", ADDR_METADATA },
+	{ AF_INET6, "64:ff9b:1::a9fe:4d01", ADDR_LINK_LOCAL },
+	{ AF_INET6, "64:ff9b:1:a9fe:a9:fe00::", ADDR_METADATA },
+	{ AF_INET6, "64:ff9b:1:a9fe:4d:100::", ADDR_LINK_LOCAL },
+	{ AF_INET6, "64:ff9b:1::808:808", ADDR_OTHER },
+	{ AF_INET6, "64:ff9b:2::a9fe:a9fe", ADDR_OTHER },
+	{ AF_INET6, "::ffff:0:a9fe:a9fe", ADDR_METADATA },
+	{ AF_INET6, "::ffff:0:a9fe:4d01", ADDR_LINK_LOCAL },
+	{ AF_INET6, "::ffff:0:808:808", ADDR_OTHER },
 };
 
 START_TEST(test_addr_sockaddr)
