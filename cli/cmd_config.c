@@ -200,8 +200,17 @@ cmd_init(struct settings *e, int argc, char **argv)
 	/* There already: brought up to this release's schema. */
 	if (crc == CONFIG_EXISTS && (rc = upgrade(e)) != EXIT_OK)
 		return rc;
-	if ((rc = cli_open_store(e, 1, &st)) != EXIT_OK)
+	if ((rc = cli_open_store(e, 1, &st)) != EXIT_OK) {
+		/*
+		 * Refused (a link planted at state.db, say): a config.db this
+		 * run made goes with it, so that a refused init leaves the
+		 * directory as it found it.
+		 */
+		if (crc == CONFIG_OK && !e->server &&
+		    unlink(e->config_path) != 0)
+			cli_warn("%s: %s", e->config_path, strerror(errno));
 		return rc;
+	}
 	store_close(st);
 	printf("initialised %s\n", e->shown);
 	for (i = 0; i < a.nroles; i++)

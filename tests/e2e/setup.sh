@@ -206,6 +206,13 @@ eq "init through a link: nothing made" no \
     "$([ -e "$tmp/nologin" ] && echo yes || echo no)"
 rm -f "$data/state.db"
 mv "$tmp/state.keep" "$data/state.db"
+# In a directory of its own: the config.db that run made goes with it.
+mkdir "$tmp/fresh" && chown "$user" "$tmp/fresh"
+as ln -s "$tmp/nologin" "$tmp/fresh/state.db"
+"$build/hookbox" -d "$tmp/fresh" init >/dev/null 2>&1
+eq "a refused init: refused" 1 $?
+eq "a refused init: no config.db left behind" no \
+    "$([ -e "$tmp/fresh/config.db" ] && echo yes || echo no)"
 mv "$data/config.db" "$tmp/config.keep"
 as ln -s "$tmp/nologin" "$data/config.db"
 "$build/hookbox" -d "$data" init >/dev/null 2>&1

@@ -1516,6 +1516,35 @@ START_TEST(test_planted_beside)
 }
 END_TEST
 
+/*
+ * Every file is opened defensive, its schema untrusted: a state.db the
+ * service user wrote, opened by root's tool, cannot be rewritten below
+ * SQL (writable_schema), nor run a function of its schema's choosing.
+ */
+START_TEST(test_defensive)
+{
+	static const struct db_text	text[] = {
+		{ "PRAGMA trusted_schema", NULL },
+	};
+	struct db			*db = NULL;
+	struct db_stmt			*st;
+	char				 path[512];
+
+	test_path(path, sizeof(path), test_tmpdir(), "d.db");
+	ck_assert_int_eq(db_open_sqlite(path, DB_OPEN_READWRITE |
+	    DB_OPEN_CREATE, text, 1, &db), DB_OK);
+	ck_assert_ptr_nonnull(st = db_stmt(db, 0));
+	ck_assert_int_eq(db_step(st), DB_ROW);
+	ck_assert_int_eq(db_col_int64(st, 0), 0);
+	db_reset(st);
+	ck_assert_int_eq(db_exec(db, "CREATE TABLE t (x)"), DB_OK);
+	ck_assert_int_eq(db_exec(db, "PRAGMA writable_schema=ON;"
+	    " UPDATE sqlite_master SET sql = 'CREATE TABLE t (y)'"
+	    " WHERE name = 't'"), DB_ERROR);
+	db_close(db);
+}
+END_TEST
+
 START_TEST(test_wal_gather)
 {
 	char		 path[512], sql[256];
@@ -1626,6 +1655,7 @@ db_suite(void)
 			tcase_add_test(tc, test_conninfo_redact_short);
 			tcase_add_test(tc, test_wal_gather);
 			tcase_add_test(tc, test_planted_beside);
+			tcase_add_test(tc, test_defensive);
 		}
 		suite_add_tcase(s, tc);
 	}
