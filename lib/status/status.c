@@ -185,12 +185,22 @@ status_health(struct store *st, struct group *grp, int64_t now)
 	enum store_status	rc;
 
 	group_stats(grp, &gs);
-	/* Busy and a lost connection are the next commit's to mend. */
 	if (gs.last != STORE_OK && gs.last != STORE_BUSY &&
 	    gs.last != STORE_GONE)
 		return gs.last == STORE_NOMEM ? "the last commit ran out of"
 		    " memory" : "the last commit failed (disk full, or an I/O"
 		    " error); until one succeeds";
+	/*
+	 * Busy, or cut off: a lock held past the budget, or a COMMIT that
+	 * waited for a synchronous standby that is away, which nothing but
+	 * a COMMIT meets.  Until the next callback's commit mends it, a
+	 * commit of health's own asks whether one would go through now.
+	 */
+	if ((gs.last == STORE_BUSY || gs.last == STORE_GONE) &&
+	    (rc = store_metrics_probe(st, now)) != STORE_OK)
+		return rc == STORE_BUSY ? "commits wait past the busy budget"
+		    " (a lock held elsewhere, or a synchronous standby away)" :
+		    store_strerror(rc);
 	if ((gs.running_ms > 0 && now - gs.running_ms > STATUS_STALL_MS) ||
 	    (gs.oldest_ms > 0 && now - gs.oldest_ms > STATUS_STALL_MS))
 		return "callbacks have waited more than a second for a commit";

@@ -53,10 +53,12 @@ HB_API enum store_status status_metrics(struct store *, struct group *g,
 /*
  * Whether a callback can be accepted now: NULL when it can; else why not
  * (static storage), when the writer's last COMMIT failed for want of
- * disk or memory (until one succeeds again), when its batch in hand or a
- * waiting callback is older than STATUS_STALL_MS, or when st cannot take
- * the write lock within its busy budget (at most STATUS_BUSY_MS, as the
- * caller opens it).  Never waits longer than that.
+ * disk or memory (until one succeeds again), when it failed busy or cut
+ * off and a commit of st's own (store_metrics_probe()) fails too, when
+ * its batch in hand or a waiting callback is older than STATUS_STALL_MS,
+ * or when st cannot take the write lock within its busy budget (at most
+ * STATUS_BUSY_MS, as the caller opens it).  Never waits much longer than
+ * that (a server's COMMIT bound and its cancel, db/db.h).
  */
 HB_API const char *status_health(struct store *st, struct group *g,
     int64_t now_ms);

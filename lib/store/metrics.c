@@ -113,6 +113,22 @@ store_metrics_beat(struct store *s, int64_t now_ms)
 }
 
 enum store_status
+store_metrics_probe(struct store *s, int64_t now_ms)
+{
+	struct metrics_row	r;
+	enum store_status	rc;
+
+	memset(&r, 0, sizeof(r));
+	memcpy(r.name, "probe_ms", sizeof("probe_ms"));
+	r.value = now_ms;
+	if ((rc = store_begin(s)) == STORE_OK && (rc = put(s, &r)) ==
+	    STORE_OK && (rc = store_commit(s)) == STORE_OK)
+		return STORE_OK;
+	store_rollback(s);
+	return rc;
+}
+
+enum store_status
 store_metrics_read(struct store *s, struct metrics_set *out)
 {
 	struct db_stmt	*st;

@@ -21,6 +21,17 @@
  */
 HB_API void store_metrics_send(struct store *, const struct metrics_set *m);
 
+/*
+ * Whether a write can be committed now, within the store's busy budget:
+ * a transaction of its own that records now_ms (probe_ms, the latest)
+ * and commits.  Health asks it when the writer's last COMMIT failed busy
+ * or cut off, which a lock held elsewhere, or a COMMIT waiting for a
+ * synchronous standby that is away, leaves; a read cannot tell them.
+ * STORE_OK, or why not (rolled back).
+ */
+HB_API enum store_status store_metrics_probe(struct store *, int64_t now_ms)
+    HB_MUST_CHECK;
+
 /* The dispatcher's heartbeat, now_ms, in a statement of its own. */
 HB_API enum store_status store_metrics_beat(struct store *, int64_t now_ms)
     HB_MUST_CHECK;

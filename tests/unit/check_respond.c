@@ -2974,6 +2974,46 @@ START_TEST(threads_share_the_snapshot)
 }
 END_TEST
 
+/*
+ * Health while every commit waits past the busy budget (on SQLite, a
+ * lock held by another writer; on PostgreSQL, a synchronous standby
+ * that is not there, which only a COMMIT meets): 503 once a callback's
+ * commit has failed so, with no callback in flight; and back to 200 by
+ * itself once commits go through, before any callback does.
+ */
+START_TEST(health_while_commits_wait)
+{
+	struct answer	 a;
+	sqlite3		*l = NULL;
+
+	respond_close(&srv);
+	server_init(&srv, 300);
+	ck_assert_int_eq(get("GET", "_health", &a), 200);
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(sqlite3_open_v2(state_path, &l,
+		    SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(l, "BEGIN IMMEDIATE", NULL,
+		    NULL, NULL), SQLITE_OK);
+	} else
+		test_pg_standby("hookbox_missing");
+	ck_assert_int_eq(tornado(COMPLETED("job-1"), &a), 503);
+	ck_assert_str_eq(a.result, "unavailable");
+	ck_assert_int_eq(get("GET", "_health", &a), 503);
+	ck_assert_str_eq(a.result, "unavailable");
+	ck_assert_int_eq(get("GET", "_health", &a), 503);
+	if (test_backend == TEST_SQLITE) {
+		ck_assert_int_eq(sqlite3_exec(l, "ROLLBACK", NULL, NULL,
+		    NULL), SQLITE_OK);
+		sqlite3_close(l);
+	} else
+		test_pg_standby(NULL);
+	/* By itself: no callback has gone through yet. */
+	ck_assert_int_eq(get("GET", "_health", &a), 200);
+	ck_assert_int_eq(tornado(COMPLETED("job-1"), &a), 200);
+	ck_assert_int_eq(get("GET", "_health", &a), 200);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -2994,6 +3034,14 @@ config_suite(void)
 	tcase_add_test(tc, without_version);
 	tcase_add_test(tc, one_round_trip);
 	tcase_add_test(tc, threads_share_the_snapshot);
+	suite_add_tcase(s, tc);
+	/* The server's synchronous standby is set, and reset after. */
+	tc = tcase_create("commits-wait");
+	tcase_add_unchecked_fixture(tc, test_case_setup,
+	    test_case_teardown_standby);
+	tcase_add_checked_fixture(tc, cfg_setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, health_while_commits_wait);
 	suite_add_tcase(s, tc);
 	return s;
 }
