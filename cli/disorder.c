@@ -417,13 +417,23 @@ bad:
 	return -1;
 }
 
-/* The action id an event makes. */
+/* The run's subjects' namespace: the mapping's, or the endpoint's name. */
+static const char *
+space_of(const struct ctx *c)
+{
+	const char	*s = mapping_namespace(c->m);
+
+	return s != NULL ? s : c->tenant;
+}
+
+/* The action id an event makes ("" when it does not fit). */
 static void
 action_of(const struct ctx *c, const struct mapping_event *ev, char *buf,
     size_t len)
 {
-	(void)snprintf(buf, len, "%s:%s:%lld:%s", c->tenant, ev->subject,
-	    (long long)ev->version, ev->step);
+	if (snprintf(buf, len, "%s:%s/%s:%lld:%s", c->tenant, space_of(c),
+	    ev->subject, (long long)ev->version, ev->step) >= (int)len)
+		buf[0] = '\0';
 }
 
 /* Whether the action exists (-1: state.db could not say). */
@@ -556,10 +566,12 @@ subject_text(struct ctx *c, char *buf, size_t len, int64_t *version,
 {
 	struct store_subject	s;
 	int			found;
+	char			key[HB_ID_MAX + 1];
 
 	*version = -1;
 	*undo = 0;
-	if (store_subject_get(c->st, c->tenant, c->tenant, &s, &found) !=
+	(void)snprintf(key, sizeof(key), "%s/%s", space_of(c), c->tenant);
+	if (store_subject_get(c->st, c->tenant, key, &s, &found) !=
 	    STORE_OK || !found) {
 		(void)snprintf(buf, len, "no state");
 		return;

@@ -40,8 +40,9 @@ HB_API int text_valid_id(const char *s, size_t max);
 /*
  * Non-zero when s is an action id: tenant:attempt:step, three valid
  * names; or a subject's, tenant:subject:version:step, with the subject a
- * valid id (which may hold ':'), the version 1 to 16 digits, and
- * subject:version at most HB_ID_MAX bytes.
+ * valid id (which may hold ':'; namespace/subject since subjects have
+ * namespaces), the version 1 to 16 digits, and subject:version at most
+ * HB_ID_MAX bytes.
  */
 HB_API int text_valid_action(const char *s);
 

@@ -257,7 +257,7 @@ const char pg_schema_state[] =
 	/* One row: the schema's version (store/store.c's SCHEMA_VERSION_PG). */
 	"CREATE TABLE hookbox_state.schema_version("
 	" version bigint NOT NULL);"
-	"INSERT INTO hookbox_state.schema_version VALUES (2);"
+	"INSERT INTO hookbox_state.schema_version VALUES (3);"
 	"COMMIT;";
 
 /*
@@ -282,6 +282,13 @@ const char pg_schema_state_2[] =
 	" hookbox_state.subjects TO %I', r.grantee);"
 	" END LOOP; END$$;"
 	"UPDATE hookbox_state.schema_version SET version = 2;"
+	"COMMIT;";
+
+/* 2 -> 3: store/store.c's migration 5 -> 6, subjects in namespaces. */
+const char pg_schema_state_3[] =
+	"BEGIN;"
+	"UPDATE hookbox_state.subjects SET subject = '/' || subject;"
+	"UPDATE hookbox_state.schema_version SET version = 3;"
 	"COMMIT;";
 
 /*

@@ -46,6 +46,7 @@ extern const char pg_schema_config_v2[];
  * own.  Only the schema's owner may run them (`hookbox init`).
  */
 extern const char pg_schema_state_2[];
+extern const char pg_schema_state_3[];
 
 /*
  * The configuration's version, its table, function and triggers, for a

@@ -42,13 +42,18 @@ subject_payload(const char *action, const struct config_job *job,
     const struct obs *o, int64_t now)
 {
 	cJSON	*doc;
-	char	*s = NULL;
+	char	*s = NULL, space[HB_ID_MAX + 1];
+
+	/* job_id is namespace/subject (subject_job()); a name has no '/'. */
+	(void)snprintf(space, sizeof(space), "%.*s",
+	    (int)strcspn(job->job_id, "/"), job->job_id);
 
 	if ((doc = cJSON_CreateObject()) == NULL)
 		return NULL;
 	if (cJSON_AddStringToObject(doc, "action", action) != NULL &&
 	    cJSON_AddStringToObject(doc, "tenant", job->tenant) != NULL &&
-	    cJSON_AddStringToObject(doc, "subject", job->job_id) != NULL &&
+	    cJSON_AddStringToObject(doc, "namespace", space) != NULL &&
+	    cJSON_AddStringToObject(doc, "subject", o->job_id) != NULL &&
 	    cJSON_AddNumberToObject(doc, "version", (double)o->version) !=
 	    NULL &&
 	    cJSON_AddStringToObject(doc, "step", job->step) != NULL &&
@@ -149,7 +154,8 @@ accept_prepare(struct config *cfg, const struct accept_req *req,
 }
 
 /*
- * A subject's event as a job (intake/accept.h): its action tenant:subject:
+ * A subject's event as a job (intake/prep.h, struct accept_prep): the
+ * subject qualified by its namespace, its action tenant:namespace/subject:
  * version:step.  -1 with res filled when it does not fit an action id.
  */
 static int
@@ -160,16 +166,18 @@ subject_job(const struct accept_req *req, struct accept_prep *p,
 	struct config_job	*j = &p->job;
 
 	(void)snprintf(j->tenant, sizeof(j->tenant), "%s", req->tenant);
-	(void)snprintf(j->job_id, sizeof(j->job_id), "%s", o->job_id);
 	(void)snprintf(j->step, sizeof(j->step), "%s", o->step);
 	(void)snprintf(j->destination, sizeof(j->destination), "%s",
 	    req->destination);
-	if (snprintf(j->attempt, sizeof(j->attempt), "%s:%lld", o->job_id,
+	if (snprintf(j->job_id, sizeof(j->job_id), "%s/%s", req->space,
+	    o->job_id) >= (int)sizeof(j->job_id) ||
+	    snprintf(j->attempt, sizeof(j->attempt), "%s:%lld", j->job_id,
 	    (long long)o->version) >= (int)sizeof(j->attempt) ||
 	    snprintf(p->action, sizeof(p->action), "%s:%s:%s", j->tenant,
 	    j->attempt, j->step) >= (int)sizeof(p->action)) {
 		p->action[0] = '\0';
-		res->detail = "subject and version too long for an action id";
+		res->detail = "namespace, subject and version too long for an"
+		    " action id";
 		res->result = HB_MALFORMED;
 		return -1;
 	}
@@ -194,6 +202,7 @@ accept_prepare_from(const struct accept_config *ac,
 	    !text_valid_id(o->job_id, HB_ID_MAX)) ||
 	    (o->event == OBS_EV_SUBJECT && (!text_valid_name(o->step) ||
 	    req->destination == NULL || !text_valid_name(req->destination) ||
+	    req->space == NULL || !text_valid_name(req->space) ||
 	    o->version < 0 || o->delivery_id[0] == '\0')) ||
 	    (o->delivery_id[0] != '\0' &&
 	    !text_valid_id(o->delivery_id, HB_ID_MAX)) ||

@@ -21,8 +21,14 @@ struct accept_req {
 	const char		*tenant;
 	const char		*endpoint;	/* NULL for polls and observe */
 	const struct obs	*obs;
-	/* A subject's event (OBS_EV_SUBJECT): where its actions go. */
+	/*
+	 * A subject's event (OBS_EV_SUBJECT): where its actions go, and its
+	 * subjects' namespace (a name: the mapping's, or the endpoint's).
+	 * Subjects of two namespaces are two subjects: neither orders nor
+	 * deduplicates the other's events.
+	 */
 	const char		*destination;
+	const char		*space;
 	const char		*body;		/* raw body for the receipt, or NULL */
 	size_t			 bodylen;
 	int64_t			 now_ms;
@@ -32,7 +38,7 @@ struct accept_res {
 	enum hb_result	 result;
 	/*
 	 * The action concerned ("" when none): tenant:attempt:step, or for
-	 * a subject's event tenant:subject:version:step.
+	 * a subject's event tenant:namespace/subject:version:step.
 	 */
 	char		 action[HB_ACTION_MAX + 1];
 	/*
@@ -52,8 +58,9 @@ struct accept_prep {
 	const struct obs	*obs;
 	int64_t			 now_ms;
 	/*
-	 * Job events: the job.  A subject's event: its subject as the job
-	 * id, "subject:version" as the attempt, its step and destination.
+	 * Job events: the job.  A subject's event: "namespace/subject" as
+	 * the job id, "namespace/subject:version" as the attempt, its step
+	 * and destination.
 	 */
 	struct config_job	 job;
 	char			 action[HB_ACTION_MAX + 1];

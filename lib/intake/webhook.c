@@ -134,8 +134,9 @@ mapped(const struct config_endpoint *ep, const struct webhook_req *req,
 
 /*
  * The body (and for a mapped endpoint the headers) read with the
- * endpoint's format into o, and areq's destination set where the format
- * names one.  -1 with res filled: malformed, or out of memory.
+ * endpoint's format into o; for a mapped endpoint, areq's destination
+ * and subjects' namespace set.  -1 with res filled: malformed, or out of
+ * memory.
  */
 static int
 parse(const struct config_endpoint *ep, const struct webhook_req *req,
@@ -147,6 +148,8 @@ parse(const struct config_endpoint *ep, const struct webhook_req *req,
 		if (mapped(ep, req, o, res) != 0)
 			return -1;
 		areq->destination = mapping_destination(ep->mapping);
+		if ((areq->space = mapping_namespace(ep->mapping)) == NULL)
+			areq->space = ep->name;
 		return 0;
 	}
 	te = ep->kind == CONFIG_KIND_ORG ?

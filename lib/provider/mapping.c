@@ -70,6 +70,7 @@ struct type {
 
 struct mapping {
 	char		dest[HB_ID_MAX + 1];
+	char		space[HB_ID_MAX + 1];	/* "": the endpoint's */
 	struct field	f[F__N];
 	/*
 	 * Every step names a type at least, so there are never more steps
@@ -132,8 +133,8 @@ mapping_effect_name(enum mapping_effect e)
  */
 
 static const char *const members[] = {
-	"destination", "event_id", "subject", "version", "type", "occurred",
-	"steps", "undo", "ignore"
+	"destination", "namespace", "event_id", "subject", "version", "type",
+	"occurred", "steps", "undo", "ignore"
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -417,6 +418,35 @@ parse_ignore(struct mapping *m, const cJSON *arr, char *why, size_t whylen)
 	return MAPPING_OK;
 }
 
+/*
+ * A member that is a name (text_valid_name()) into buf (HB_ID_MAX + 1
+ * bytes); absent, "" when it is not required.  -1 with why filled.
+ */
+static int
+name_member(const cJSON *doc, const char *member, int required, char *buf,
+    char *why, size_t whylen)
+{
+	const cJSON	*c;
+
+	buf[0] = '\0';
+	if ((c = cJSON_GetObjectItemCaseSensitive(doc, member)) == NULL) {
+		if (!required)
+			return 0;
+		say(why, whylen, "%s: missing", member);
+		return -1;
+	}
+	if (!cJSON_IsString(c)) {
+		say(why, whylen, "%s: not a string", member);
+		return -1;
+	}
+	if (!text_valid_name(c->valuestring)) {
+		say(why, whylen, "%s: not a valid name", member);
+		return -1;
+	}
+	memcpy(buf, c->valuestring, strlen(c->valuestring) + 1);
+	return 0;
+}
+
 static enum mapping_err
 parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 {
@@ -438,20 +468,9 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 		}
 	}
 
-	c = cJSON_GetObjectItemCaseSensitive(doc, "destination");
-	if (c == NULL) {
-		say(why, whylen, "destination: missing");
+	if (name_member(doc, "destination", 1, m->dest, why, whylen) != 0 ||
+	    name_member(doc, "namespace", 0, m->space, why, whylen) != 0)
 		return MAPPING_INVALID;
-	}
-	if (!cJSON_IsString(c)) {
-		say(why, whylen, "destination: not a string");
-		return MAPPING_INVALID;
-	}
-	if (!text_valid_name(c->valuestring)) {
-		say(why, whylen, "destination: not a valid name");
-		return MAPPING_INVALID;
-	}
-	memcpy(m->dest, c->valuestring, strlen(c->valuestring) + 1);
 
 	for (i = 0; i < F__N; i++) {
 		c = cJSON_GetObjectItemCaseSensitive(doc, fnames[i]);
@@ -547,6 +566,12 @@ mapping_destination(const struct mapping *m)
 	return m->dest;
 }
 
+const char *
+mapping_namespace(const struct mapping *m)
+{
+	return m->space[0] != '\0' ? m->space : NULL;
+}
+
 /*
  * The canonical text
  */
@@ -628,7 +653,7 @@ mapping_text(const struct mapping *m)
 	 * json_put_string() needs at most 6 bytes a byte and its quotes;
 	 * 16 bytes an item more cover every member name, colon and comma.
 	 */
-	len = 256 + 6 * strlen(m->dest) + 16;
+	len = 256 + 6 * (strlen(m->dest) + strlen(m->space)) + 32;
 	for (i = 0; i < F__N; i++)
 		if (m->f[i].text != NULL)
 			len += 6 * strlen(m->f[i].text) + 16;
@@ -645,6 +670,10 @@ mapping_text(const struct mapping *m)
 
 	put_raw(&o, "{\"destination\":");
 	put_str(&o, m->dest);
+	if (m->space[0] != '\0') {
+		put_raw(&o, ",\"namespace\":");
+		put_str(&o, m->space);
+	}
 	for (i = 0; i < F__N; i++) {
 		if (m->f[i].kind == K_NONE)
 			continue;

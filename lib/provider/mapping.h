@@ -14,6 +14,7 @@
  *
  *   {
  *     "destination": "cms",			(the tenant's destination)
+ *     "namespace": "dam",			(optional, see below)
  *     "event_id":  {"header": "webhook-id"},	(or a pointer: "/id")
  *     "subject":   "/data/asset_id",
  *     "version":   "/data/version",		(optional, see below)
@@ -46,6 +47,11 @@
  * mapping error, as are more than MAPPING_TYPES_MAX types in all.  Step
  * names pass text_valid_name(); "steps" names one at least, each step
  * one type at least, and no step is in both "steps" and "undo".
+ *
+ * "namespace" names (text_valid_name()) the subjects' namespace: an
+ * endpoint's subjects are its own unless mappings name one namespace
+ * (intake/prep.h, struct accept_req); without it the endpoint's name is
+ * the namespace.
  *
  * Malformed bodies are refused with the strictness of provider/tornado.h: the
  * body is parsed with json_parse_strict(), must be a JSON object, and
@@ -117,6 +123,12 @@ HB_API char *mapping_text(const struct mapping *);
 
 /* The destination its actions go to.  Valid while the mapping is. */
 HB_API const char *mapping_destination(const struct mapping *);
+
+/*
+ * The subjects' namespace the mapping names; NULL when it names none (the
+ * endpoint's name is then the namespace).  Valid while the mapping is.
+ */
+HB_API const char *mapping_namespace(const struct mapping *);
 
 /*
  * Every field a mapping reads decides an event's identity or its order

@@ -160,6 +160,12 @@ static const char *const migrations[] = {
 	"ALTER TABLE conflicts_5 RENAME TO conflicts;"
 	"CREATE UNIQUE INDEX conflicts_open ON conflicts(tenant, job_id, kind,"
 	" observed) WHERE resolved_at IS NULL;",
+	/*
+	 * 5 -> 6: subjects in namespaces (hookbox(7), Versioned events),
+	 * namespace/subject.  A state recorded before has none, /subject:
+	 * every namespace of its tenant starts from it.
+	 */
+	"UPDATE subjects SET subject = '/' || subject;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -200,15 +206,24 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " FROM (SELECT k->>0 AS t, k->>1 AS j"
 	    " FROM json_array_elements(?1::json) k) k"
 	    " JOIN job_state s ON s.tenant = k.t AND s.job_id = k.j" },
-	[STORE_Q_LOOK_SUBJECTS] = { "SELECT s.tenant, s.subject, s.version,"
+	/*
+	 * A subject is namespace/subject; a state from before namespaces,
+	 * /subject (migration 5 -> 6), is every namespace's until it has
+	 * one of its own.
+	 */
+	[STORE_Q_LOOK_SUBJECTS] = { "SELECT k.t, k.j, s.version,"
 	    " s.occurred_at, s.effect, s.step"
 	    " FROM (SELECT json_extract(value, '$[0]') AS t,"
 	    " json_extract(value, '$[1]') AS j FROM json_each(?1)) k"
-	    " JOIN subjects s ON s.tenant = k.t AND s.subject = k.j",
-	    "SELECT s.tenant, s.subject, s.version, s.occurred_at, s.effect,"
+	    " JOIN subjects s ON s.tenant = k.t AND s.subject = coalesce("
+	    "(SELECT q.subject FROM subjects q WHERE q.tenant = k.t"
+	    " AND q.subject = k.j), '/' || substr(k.j, instr(k.j, '/') + 1))",
+	    "SELECT k.t, k.j, s.version, s.occurred_at, s.effect,"
 	    " s.step FROM (SELECT k->>0 AS t, k->>1 AS j"
 	    " FROM json_array_elements(?1::json) k) k"
-	    " JOIN subjects s ON s.tenant = k.t AND s.subject = k.j" },
+	    " JOIN subjects s ON s.tenant = k.t AND s.subject = coalesce("
+	    "(SELECT q.subject FROM subjects q WHERE q.tenant = k.t"
+	    " AND q.subject = k.j), '/' || substr(k.j, strpos(k.j, '/') + 1))" },
 	[STORE_Q_LOOK_ACTIONS] = { "SELECT a.action_id, a.job_id"
 	    " FROM json_each(?1) k JOIN accepted a ON a.action_id = k.value",
 	    "SELECT a.action_id, a.job_id"
@@ -557,7 +572,13 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    "SELECT count(*) FILTER (WHERE state = 'leased')"
 	    " FROM (SELECT state FROM outbox WHERE tenant = ?1 FOR UPDATE) t" },
 	[STORE_Q_SUBJECT_GET] = { "SELECT version, occurred_at, effect, step"
-	    " FROM subjects WHERE tenant = ?1 AND subject = ?2" },
+	    " FROM subjects WHERE tenant = ?1 AND subject = coalesce("
+	    "(SELECT subject FROM subjects WHERE tenant = ?1 AND subject = ?2),"
+	    " '/' || substr(?2, instr(?2, '/') + 1))",
+	    "SELECT version, occurred_at, effect, step"
+	    " FROM subjects WHERE tenant = ?1 AND subject = coalesce("
+	    "(SELECT subject FROM subjects WHERE tenant = ?1 AND subject = ?2),"
+	    " '/' || substr(?2, strpos(?2, '/') + 1))" },
 	[STORE_Q_FORGET_ATTEMPTS] = { "DELETE FROM attempts WHERE action_id IN"
 	    " (SELECT action_id FROM outbox WHERE tenant = ?1)" },
 	[STORE_Q_FORGET_OUTBOX] = { "DELETE FROM outbox WHERE tenant = ?1" },
@@ -895,12 +916,13 @@ file_journal(struct store *s, const struct store_opts *opts)
  * (SCHEMA_VERSION_PG) for later migrations.  Creators take a session lock
  * first, so that two processes initialising at once create it once.
  */
-#define SCHEMA_VERSION_PG	2
+#define SCHEMA_VERSION_PG	3
 #define SCHEMA_LOCK_PG		"7312455311853453101"	/* any fixed key */
 
 /* pg_migrations[i] takes version i + 1 to i + 2 (db/pg_schema.h). */
 static const char *const pg_migrations[SCHEMA_VERSION_PG - 1] = {
 	pg_schema_state_2,
+	pg_schema_state_3,
 };
 
 /*

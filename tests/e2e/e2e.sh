@@ -469,17 +469,17 @@ cms() {
 	    "$1" "$2" "$3" '"data":{"asset_id":"a-1","version":' "$4")"
 }
 cms e-1 asset.approved 2026-12-01T10:00:00Z 2
-eq "mapped: approved v2" "200 accepted acme:a-1:2:publish" \
+eq "mapped: approved v2" "200 accepted acme:cms/a-1:2:publish" \
     "$code $result $(jget action "$reply")"
 cms e-2 asset.approved 2026-12-01T11:00:00Z 3
-eq "mapped: approved v3" "200 accepted acme:a-1:3:publish" \
+eq "mapped: approved v3" "200 accepted acme:cms/a-1:3:publish" \
     "$code $result $(jget action "$reply")"
 cms e-3 asset.replaced 2026-12-01T12:00:00Z 2
 eq "mapped: v2 after v3 is stale" "200 stale" "$code $result"
 cms e-1 asset.approved 2026-12-01T10:00:00Z 2
 eq "mapped: the same event id again" "200 duplicate" "$code $result"
 cms e-4 asset.unpublished 2026-12-01T13:00:00Z 3
-eq "mapped: unpublish v3" "200 accepted acme:a-1:3:unpublish" \
+eq "mapped: unpublish v3" "200 accepted acme:cms/a-1:3:unpublish" \
     "$code $result $(jget action "$reply")"
 cms e-5 asset.approved 2026-12-01T12:30:00Z 3
 eq "mapped: an approval older than the unpublish" "200 stale" "$code $result"
@@ -493,11 +493,64 @@ req POST cms '{"id":"e-8"}' -H 'Content-Type: application/json' \
 eq "mapped: unsigned" "401 unauthorized" "$code $result"
 eq "mapped: the subject's state, as the unpublish left it" "3|undo|unpublish" \
     "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT version, effect,
-    step FROM subjects WHERE tenant = 'acme' AND subject = 'a-1'")"
+    step FROM subjects WHERE tenant = 'acme' AND subject = 'cms/a-1'")"
 eq "mapped: three actions, each with its version" "3" \
     "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT count(*) FROM
     outbox WHERE json_extract(payload, '$.subject') = 'a-1' AND
     json_extract(payload, '$.version') IN (2, 3)")"
+
+# ---- two mapped endpoints of one tenant: each its subjects' namespace ----
+# A second provider of acme's, on a shared key, sends what it likes about
+# asset a-1.  It can neither freeze cms's a-1 (a version of 2^53 - 1) nor
+# take cms's next action (its a-78 v1 first): its events are its namespace's.
+sed 's/"sink"/"minor-sink"/' "$tmp/cms.json" > "$tmp/minor.json"
+"$HB" destination add minor-sink --tenant acme \
+    --url http://127.0.0.1:9/minor >/dev/null
+printf 'a-minor-shared-key' | "$HB" endpoint add minor --tenant acme \
+    --kind mapped --mapping "$tmp/minor.json" --auth key \
+    --header X-Minor-Key --secret-file - >/dev/null
+# ev ID TYPE TIME VERSION [ASSET]: an event's body, of asset a-1 or ASSET.
+ev() {
+	printf '{"id":"%s","type":"%s","created_at":"%s","data":{%s"%s",%s%s}}' \
+	    "$1" "$2" "$3" '"asset_id":' "${5:-a-1}" '"version":' "$4"
+}
+# minor ID TYPE TIME VERSION [ASSET]: that event, with minor's key.
+minor() {
+	req POST minor "$(ev "$@")" -H 'Content-Type: application/json' \
+	    -H 'X-Minor-Key: a-minor-shared-key' --data-binary "@$scratch/body"
+}
+minor m-1 asset.approved 2026-12-01T16:00:00Z 9007199254740991
+eq "namespaces: the other endpoint's highest version" \
+    "200 accepted acme:minor/a-1:9007199254740991:publish" \
+    "$code $result $(jget action "$reply")"
+signed cms "$(ev e-8 asset.approved 2026-12-01T17:00:00Z 4)"
+eq "namespaces: cms's v4 after the other's 2^53 - 1" \
+    "200 accepted acme:cms/a-1:4:publish" "$code $result $(jget action "$reply")"
+minor m-2 asset.approved 2026-12-01T17:00:00Z 1 a-78
+eq "namespaces: the other endpoint's a-78 v1 first" \
+    "200 accepted acme:minor/a-78:1:publish" "$code $result $(jget action "$reply")"
+signed cms "$(ev e-9 asset.approved 2026-12-01T17:00:00Z 1 a-78)"
+eq "namespaces: cms's own a-78 v1 after it" \
+    "200 accepted acme:cms/a-78:1:publish" "$code $result $(jget action "$reply")"
+eq "namespaces: each action to its endpoint's destination" "sink minor-sink" \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT destination FROM
+    outbox WHERE action_id IN ('acme:cms/a-78:1:publish',
+    'acme:minor/a-78:1:publish') ORDER BY action_id" | tr '\n' ' ' |
+    sed 's/ $//')"
+# A second route of cms's provider shares its subjects when its mapping
+# names the namespace.
+sed 's/"destination"/"namespace": "cms", "destination"/' "$tmp/cms.json" \
+    > "$tmp/cms2.json"
+"$HB" endpoint add cms-2 --tenant acme --kind mapped --mapping \
+    "$tmp/cms2.json" --header Cms-Signature --secret-file "$tmp/hmac.secret" \
+    >/dev/null
+contains "namespaces: named in the mapping" '"namespace":"cms"' \
+    "$("$HB" endpoint show --mapping cms-2)"
+signed cms-2 "$(ev r-1 asset.approved 2026-12-01T17:00:00Z 4)"
+eq "namespaces: cms's v4 through the second route" \
+    "200 duplicate acme:cms/a-1:4:publish" "$code $result $(jget action "$reply")"
+signed cms-2 "$(ev r-2 asset.approved 2026-12-01T15:00:00Z 3)"
+eq "namespaces: and an older one, stale" "200 stale" "$code $result"
 
 # ---- the Mux preset: its mapping and sample bodies from presets/ ----
 presets="$(dirname "$0")/../../presets"
@@ -510,7 +563,7 @@ ready=$(cat "$presets/mux-asset-ready.json")
 asset=tb8pTuaWwzsDRWOXM2fhRzqjkkqBvrcT
 # Mux numbers nothing: the occurrence (ms) is the version.
 signed mux-assets "$ready"
-eq "mux preset: asset ready" "200 accepted acme:$asset:1796119205000:publish" \
+eq "mux preset: asset ready" "200 accepted acme:mux-assets/$asset:1796119205000:publish" \
     "$code $result $(jget action "$reply")"
 contains "mux preset: signed on Mux-Signature" "Mux-Signature: t=" \
     "$(cat "$scratch/sh")"
@@ -518,7 +571,7 @@ signed mux-assets "$ready"
 eq "mux preset: the same delivery again" "200 duplicate" "$code $result"
 signed mux-assets "$(cat "$presets/mux-asset-deleted.json")"
 eq "mux preset: asset deleted" \
-    "200 accepted acme:$asset:1796124600000:unpublish" \
+    "200 accepted acme:mux-assets/$asset:1796124600000:unpublish" \
     "$code $result $(jget action "$reply")"
 # A ready event sent late under a new id, older than the deletion.
 renamed() { printf '%s' "$ready" | sed "s/\"id\":\"3a56ac3d/\"id\":\"$1/${2:-}"; }
@@ -541,7 +594,7 @@ signed replicate "$(cat "$presets/replicate-prediction-processing.json")"
 eq "replicate preset: processing is ignored" "200 ignored" "$code $result"
 signed replicate "$(cat "$presets/replicate-prediction-succeeded.json")"
 eq "replicate preset: succeeded" \
-    "200 accepted acme:$pred:1796031672345:ingest" \
+    "200 accepted acme:replicate/$pred:1796031672345:ingest" \
     "$code $result $(jget action "$reply")"
 contains "replicate preset: signed as Standard Webhooks" \
     "webhook-signature: v1," "$(cat "$scratch/sh")"

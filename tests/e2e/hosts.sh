@@ -434,14 +434,14 @@ eq "versions: version 30 accepted" 1 \
 eq "versions: one action per accepted answer" \
     "$(awk '$3 == "accepted"' "$tmp/versions.out" | wc -l | tr -d ' ')" \
     "$(q "SELECT count(*) FROM hookbox_state.outbox WHERE
-    action_id LIKE 'acme:s1:%:publish'")"
+    action_id LIKE 'acme:assets/s1:%:publish'")"
 eq "versions: no action for a stale answer" 0 "$(for t in $(awk \
     '$3 == "stale" { print substr($1, 2) }' "$tmp/versions.out"); do
 	q "SELECT count(*) FROM hookbox_state.outbox WHERE
-	    action_id = 'acme:s1:$t:publish'"; done | grep -vc '^0$')"
+	    action_id = 'acme:assets/s1:$t:publish'"; done | grep -vc '^0$')"
 eq "versions: the subject ends at version 30" "30|do" "$(q "SELECT version,
     effect FROM hookbox_state.subjects WHERE tenant = 'acme' AND
-    subject = 's1'")"
+    subject = 'assets/s1'")"
 sign same assets "$(asset ev-same s2 7 approved)"
 i=1
 while [ $i -le 20 ]; do
@@ -455,7 +455,7 @@ eq "one event 40 times: the rest duplicates or 503 with Retry-After" 39 \
     "$(awk '($2 == 200 && $3 == "duplicate") || ($2 == 503 && $4 != "-")' \
     "$tmp/same.out" | wc -l)"
 eq "one event 40 times: one action" 1 "$(q "SELECT count(*) FROM
-    hookbox_state.outbox WHERE action_id = 'acme:s2:7:publish'")"
+    hookbox_state.outbox WHERE action_id = 'acme:assets/s2:7:publish'")"
 # The disorder tester against host B, its state read on PostgreSQL.
 rc=0
 "$HB" disorder --endpoint assets --url "$baseB" \

@@ -238,7 +238,7 @@ printf '%s' "$(cat "$top/presets/mux-asset-ready.json")" > "$tmp/ready.json"
 h=$(HOOKBOX_DIR="$D" "$HB" sign --endpoint mux < "$tmp/ready.json")
 reply=$(curl -s -H "$h" -H 'Content-Type: application/json' \
     --data-binary "@$tmp/ready.json" "$base/hooks/mux")
-mux_action="demo:tb8pTuaWwzsDRWOXM2fhRzqjkkqBvrcT:1796119205000:publish"
+mux_action="demo:mux/tb8pTuaWwzsDRWOXM2fhRzqjkkqBvrcT:1796119205000:publish"
 eq "Mux preset: accepted" "accepted $mux_action" \
     "$(jget result "$reply") $(jget action "$reply")"
 until_true 60 delivered "$mux_action"

@@ -107,6 +107,13 @@ mkdir "$tmp/bak"
 for f in config state; do
 	sqlite3 "$d/$f.db" ".backup '$tmp/bak/$f.db'" || fail "backup of $f.db"
 done
+# rows DIR: the actions and receipts, which the migration leaves as they are.
+rows() {
+	sqlite3 "file:$1/state.db?mode=ro" 'SELECT * FROM receipts ORDER BY id;
+	    SELECT * FROM accepted ORDER BY action_id;
+	    SELECT action_id, payload FROM outbox ORDER BY action_id'
+}
+rows "$d" > "$tmp/rows.0"
 for i in 1 2 3; do
 	"$HB" -d "$d" status --json > "$tmp/status.$i" 2>&1 &
 	eval "st$i=\$!"
@@ -122,6 +129,12 @@ for i in 1 2 3; do
 done
 eq "state.db's user_version after the first open" "$new_state" \
     "$(uv "$d/state.db")"
+rows "$d" > "$tmp/rows.1"
+eq "the migration keeps every action and receipt" "" \
+    "$(diff "$tmp/rows.0" "$tmp/rows.1")"
+eq "a subject's state from before namespaces: every namespace's" \
+    "/a-1|2" "$(sqlite3 "file:$d/state.db?mode=ro" \
+    "SELECT subject, version FROM subjects")"
 "$HB" -d "$d" init > "$tmp/init.log" 2>&1
 eq "init upgrades config.db ($(cat "$tmp/init.log"))" 0 $?
 eq "config.db's user_version after init" "$new_config" "$(uv "$d/config.db")"
@@ -177,6 +190,9 @@ eq "the conflict is the same one, seen twice" "1|2" "$(sqlite3 \
 eq "a new callback for v0.9.0's job" accepted "$(post tornado completed-5)"
 eq "a new version of v0.9.0's subject" accepted \
     "$(post cms approved-a1-v3)"
+eq "recorded in the endpoint's namespace" "/a-1|2 cms/a-1|3" \
+    "$(sqlite3 "file:$d/state.db?mode=ro" "SELECT subject, version
+    FROM subjects ORDER BY subject" | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- the new dispatcher delivers the old and the new ----
 "$build/tests/sink" -p 0 -l "$tmp/sink.log" -r "$tmp/sink.pid" \
@@ -189,7 +205,7 @@ eq "destination set on the upgraded config.db" 0 $?
 "$HB" -d "$d" dispatch --once > "$tmp/dispatch.log" 2>&1
 eq "dispatch --once ($(tail -n 3 "$tmp/dispatch.log"))" 0 $?
 for a in acme:att-job-3:deliver-v1 acme:att-job-4:deliver-v1 \
-    acme:a-1:2:publish acme:att-job-5:deliver-v1 acme:a-1:3:publish; do
+    acme:a-1:2:publish acme:att-job-5:deliver-v1 acme:cms/a-1:3:publish; do
 	if grep -q "	POST	/hook	$a	" "$tmp/sink.log"; then
 		pass
 	else

@@ -194,10 +194,12 @@ END_TEST
 
 /*
  * A subject's event (hookbox(7), Versioned events), as a mapped endpoint
- * "cms" gives it: subject a-1 of tenant acme, its actions to "sink".
+ * gives it: subject a-1 of tenant acme, from endpoint ep, in namespace
+ * space, its actions to dest.
  */
 static enum hb_result
-event(const char *id, int64_t v, int64_t t, int undo, const char *step,
+event_at(const char *ep, const char *space, const char *dest,
+    const char *id, int64_t v, int64_t t, int undo, const char *step,
     struct accept_res *res)
 {
 	struct accept_req	req;
@@ -215,13 +217,22 @@ event(const char *id, int64_t v, int64_t t, int undo, const char *step,
 	o.undo = undo;
 	memset(&req, 0, sizeof(req));
 	req.tenant = "acme";
-	req.endpoint = "cms";
-	req.destination = "sink";
+	req.endpoint = ep;
+	req.destination = dest;
+	req.space = space;
 	req.obs = &o;
 	req.body = "{}";
 	req.bodylen = 2;
 	req.now_ms = util_now_ms();
 	return accept_observation(st, cfg, &req, res);
+}
+
+/* event_at() from endpoint "cms", in its own namespace, to "sink". */
+static enum hb_result
+event(const char *id, int64_t v, int64_t t, int undo, const char *step,
+    struct accept_res *res)
+{
+	return event_at("cms", "cms", "sink", id, v, t, undo, step, res);
 }
 
 /*
@@ -242,19 +253,19 @@ START_TEST(subject_versions)
 		const char	*action;
 	} ev[] = {
 		{ "e-1", 2, 1000, 0, "publish", HB_ACCEPTED,
-		    "acme:a-1:2:publish" },
+		    "acme:cms/a-1:2:publish" },
 		{ "e-2", 3, 2000, 0, "publish", HB_ACCEPTED,
-		    "acme:a-1:3:publish" },
-		{ "e-3", 2, 3000, 0, "publish", HB_STALE, "acme:a-1:2:publish" },
+		    "acme:cms/a-1:3:publish" },
+		{ "e-3", 2, 3000, 0, "publish", HB_STALE, "acme:cms/a-1:2:publish" },
 		{ "e-1", 2, 1000, 0, "publish", HB_DUPLICATE,
-		    "acme:a-1:2:publish" },
+		    "acme:cms/a-1:2:publish" },
 		{ "e-4", 3, 2000, 0, "publish", HB_DUPLICATE,
-		    "acme:a-1:3:publish" },
+		    "acme:cms/a-1:3:publish" },
 		{ "e-5", 3, 4000, 1, "unpublish", HB_ACCEPTED,
-		    "acme:a-1:3:unpublish" },
-		{ "e-6", 3, 3000, 0, "publish", HB_STALE, "acme:a-1:3:publish" },
+		    "acme:cms/a-1:3:unpublish" },
+		{ "e-6", 3, 3000, 0, "publish", HB_STALE, "acme:cms/a-1:3:publish" },
 		{ "e-7", 3, 4000, 0, "publish", HB_CONFLICT,
-		    "acme:a-1:3:publish" },
+		    "acme:cms/a-1:3:publish" },
 	};
 	struct accept_res	res;
 	size_t			i;
@@ -266,15 +277,15 @@ START_TEST(subject_versions)
 		ck_assert_str_eq(res.action, ev[i].action);
 	}
 	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 3);
-	ck_assert_int_eq(q("SELECT count(*) FROM accepted WHERE job_id = 'a-1'"
-	    " AND attempt IN ('a-1:2', 'a-1:3')"), 3);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted WHERE job_id ="
+	    " 'cms/a-1' AND attempt IN ('cms/a-1:2', 'cms/a-1:3')"), 3);
 	/* The undo's state stands: version 3 at 4000, unpublished. */
 	ck_assert_int_eq(q("SELECT count(*) FROM subjects WHERE tenant = 'acme'"
-	    " AND subject = 'a-1' AND version = 3 AND occurred_at = 4000"
+	    " AND subject = 'cms/a-1' AND version = 3 AND occurred_at = 4000"
 	    " AND effect = 'undo' AND step = 'unpublish'"
 	    " AND type = 'asset.unpublish'"), 1);
 	ck_assert_int_eq(q("SELECT count(*) FROM conflicts WHERE kind ="
-	    " 'version' AND job_id = 'a-1' AND recorded = 'undo unpublish v3'"
+	    " 'version' AND job_id = 'cms/a-1' AND recorded = 'undo unpublish v3'"
 	    " AND observed = 'do publish v3'"), 1);
 	/* Every event but the repeated id has its receipt, with version. */
 	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 7);
@@ -285,7 +296,8 @@ START_TEST(subject_versions)
 	    " 'e-3' AND result = 'stale' AND version = 2"), 1);
 	/* What the downstream gets: enough to compare versions too. */
 	ck_assert_int_eq(q2("SELECT count(*) FROM outbox WHERE action_id ="
-	    " 'acme:a-1:3:unpublish' AND destination = 'sink'"
+	    " 'acme:cms/a-1:3:unpublish' AND destination = 'sink'"
+	    " AND json_extract(payload, '$.namespace') = 'cms'"
 	    " AND json_extract(payload, '$.subject') = 'a-1'"
 	    " AND json_extract(payload, '$.version') = 3"
 	    " AND json_extract(payload, '$.effect') = 'undo'"
@@ -294,7 +306,8 @@ START_TEST(subject_versions)
 	    " AND json_extract(payload, '$.event_id') = 'e-5'"
 	    " AND json_extract(payload, '$.occurred_at_ms') = 4000",
 	    "SELECT count(*) FROM outbox WHERE action_id ="
-	    " 'acme:a-1:3:unpublish' AND destination = 'sink'"
+	    " 'acme:cms/a-1:3:unpublish' AND destination = 'sink'"
+	    " AND payload::json->>'namespace' = 'cms'"
 	    " AND payload::json->>'subject' = 'a-1'"
 	    " AND (payload::json->>'version')::int = 3"
 	    " AND payload::json->>'effect' = 'undo'"
@@ -338,20 +351,20 @@ START_TEST(tenant_tally_forget)
 	ck_assert_int_eq(store_tenant_tally(st, "nobody", &t), STORE_OK);
 	ck_assert_int_eq(t.actions + t.receipts + t.conflicts, 0);
 
-	ck_assert_int_eq(store_subject_get(st, "acme", "a-1", &sub, &found),
+	ck_assert_int_eq(store_subject_get(st, "acme", "cms/a-1", &sub, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 1);
 	ck_assert_int_eq(sub.version, 3);
 	ck_assert_int_eq(sub.occurred_ms, 2000);
 	ck_assert_int_eq(sub.undo, 1);
 	ck_assert_str_eq(sub.step, "unpublish");
-	ck_assert_int_eq(store_subject_get(st, "other", "a-1", &sub, &found),
+	ck_assert_int_eq(store_subject_get(st, "other", "cms/a-1", &sub, &found),
 	    STORE_OK);
 	ck_assert_int_eq(found, 0);
 
 	/* A delivery in flight: nothing is removed. */
 	test_db_exec(state_path, "UPDATE outbox SET state = 'leased'"
-	    " WHERE action_id = 'acme:a-1:2:publish'");
+	    " WHERE action_id = 'acme:cms/a-1:2:publish'");
 	ck_assert_int_eq(store_tenant_forget(st, "acme", &leased, &removed),
 	    STORE_OK);
 	ck_assert_int_eq(leased, 1);
@@ -360,7 +373,7 @@ START_TEST(tenant_tally_forget)
 	    " 'acme'"), 3);
 	test_db_exec(state_path, "UPDATE outbox SET state = 'pending'");
 	test_db_exec(state_path, "INSERT INTO attempts(action_id, n,"
-	    " started_at, error) VALUES ('acme:a-1:2:publish', 1, 1,"
+	    " started_at, error) VALUES ('acme:cms/a-1:2:publish', 1, 1,"
 	    " 'refused')");
 
 	ck_assert_int_eq(store_tenant_forget(st, "acme", &leased, &removed),
@@ -405,22 +418,113 @@ START_TEST(subject_too_long)
 	req.tenant = "acme";
 	req.endpoint = "cms";
 	req.destination = "sink";
+	req.space = "cms";
 	req.obs = &o;
 	req.now_ms = util_now_ms();
 	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
 	    HB_MALFORMED);
-	ck_assert_str_eq(res.detail, "subject and version too long for an"
-	    " action id");
-	/* No destination, or a negative version: refused too. */
+	ck_assert_str_eq(res.detail, "namespace, subject and version too long"
+	    " for an action id");
+	/* The namespace counts: 124 bytes of subject fit alone, not in it. */
+	o.job_id[HB_ID_MAX - 4] = '\0';
+	o.version = 1;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	ck_assert_str_eq(res.detail, "namespace, subject and version too long"
+	    " for an action id");
+	/* No destination, no namespace, or a negative version: refused. */
 	o.job_id[8] = '\0';
 	o.version = -1;
 	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
 	    HB_MALFORMED);
 	o.version = 1;
+	req.space = "a/b";
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	req.space = NULL;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	req.space = "cms";
 	req.destination = NULL;
 	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
 	    HB_MALFORMED);
 	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 0);
+}
+END_TEST
+
+/*
+ * Two endpoints of one tenant, each in its namespace (hookbox(7),
+ * Versioned events): a second endpoint's event of the highest version
+ * freezes nothing of the first's, and its event taken first takes no
+ * action of the first's.  Two that name one namespace share subjects.
+ */
+START_TEST(subject_namespaces_apart)
+{
+	struct accept_res	res;
+
+	/* The freeze: 2^53 - 1 for a-1 from the other endpoint. */
+	ck_assert_int_eq(event_at("minor", "minor", "other", "m-1",
+	    9007199254740991LL, 1000, 0, "publish", &res), HB_ACCEPTED);
+	ck_assert_str_eq(res.action, "acme:minor/a-1:9007199254740991:publish");
+	ck_assert_int_eq(event("e-1", 2, 2000, 0, "publish", &res),
+	    HB_ACCEPTED);
+	ck_assert_str_eq(res.action, "acme:cms/a-1:2:publish");
+	/* The take: v3 from the other endpoint first, then the genuine v3. */
+	ck_assert_int_eq(event_at("minor", "minor", "other", "m-2", 3, 3000, 0,
+	    "publish", &res), HB_STALE);
+	ck_assert_int_eq(event_at("minor2", "minor2", "other", "m-3", 3, 3000,
+	    0, "publish", &res), HB_ACCEPTED);
+	ck_assert_int_eq(event("e-2", 3, 3000, 0, "publish", &res),
+	    HB_ACCEPTED);
+	ck_assert_str_eq(res.action, "acme:cms/a-1:3:publish");
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:cms/a-1:3:publish' AND destination = 'sink'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:minor2/a-1:3:publish' AND destination = 'other'"), 1);
+	/* A second route that names the first's namespace shares it. */
+	ck_assert_int_eq(event_at("cms-2", "cms", "sink", "r-1", 3, 3000, 0,
+	    "publish", &res), HB_DUPLICATE);
+	ck_assert_str_eq(res.action, "acme:cms/a-1:3:publish");
+	ck_assert_int_eq(event_at("cms-2", "cms", "sink", "r-2", 2, 2500, 0,
+	    "publish", &res), HB_STALE);
+	ck_assert_int_eq(q("SELECT count(*) FROM subjects"), 3);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 4);
+}
+END_TEST
+
+/*
+ * A subject's state recorded before namespaces (/a-1, as the migration
+ * keeps it) is where every namespace of its tenant starts from, and is
+ * never written again: an event older than it is stale in any namespace,
+ * a newer one is recorded in its own.
+ */
+START_TEST(subject_state_before_namespaces)
+{
+	struct accept_res	res;
+	struct store_subject	sub;
+	int			found;
+
+	test_db_exec(state_path, "INSERT INTO subjects VALUES ('acme', '/a-1',"
+	    " 5, 5000, 'do', 'publish', 'asset.publish', 1)");
+	ck_assert_int_eq(event("e-1", 4, 4000, 0, "publish", &res), HB_STALE);
+	ck_assert_int_eq(event_at("minor", "minor", "other", "m-1", 4, 4000,
+	    0, "publish", &res), HB_STALE);
+	ck_assert_int_eq(event("e-2", 5, 5000, 0, "publish", &res),
+	    HB_DUPLICATE);
+	ck_assert_int_eq(event("e-3", 6, 6000, 0, "publish", &res),
+	    HB_ACCEPTED);
+	ck_assert_int_eq(event("e-4", 5, 5500, 0, "publish", &res), HB_STALE);
+	ck_assert_int_eq(store_subject_get(st, "acme", "cms/a-1", &sub,
+	    &found), STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(sub.version, 6);
+	ck_assert_int_eq(store_subject_get(st, "acme", "minor/a-1", &sub,
+	    &found), STORE_OK);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(sub.version, 5);
+	ck_assert_int_eq(q("SELECT count(*) FROM subjects WHERE subject ="
+	    " '/a-1' AND version = 5"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 1);
 }
 END_TEST
 
@@ -928,7 +1032,7 @@ START_TEST(wal_and_full_sync)
 	if (test_backend == TEST_POSTGRES) {
 		/* No file, no pragmas: the schema's version is kept. */
 		ck_assert_int_eq(q("SELECT version FROM"
-		    " hookbox_state.schema_version"), 2);
+		    " hookbox_state.schema_version"), 3);
 		ck_assert_int_eq(q("SELECT count(*) FROM"
 		    " hookbox_state.schema_version"), 1);
 		return;
@@ -940,7 +1044,7 @@ START_TEST(wal_and_full_sync)
 	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "wal");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
-	ck_assert_int_eq(q("PRAGMA user_version"), 5);
+	ck_assert_int_eq(q("PRAGMA user_version"), 6);
 }
 END_TEST
 
@@ -1326,6 +1430,8 @@ accept_suite(void)
 	tcase_add_test(tc, same_event_twice);
 	tcase_add_test(tc, subject_versions);
 	tcase_add_test(tc, subject_too_long);
+	tcase_add_test(tc, subject_namespaces_apart);
+	tcase_add_test(tc, subject_state_before_namespaces);
 	tcase_add_test(tc, tenant_tally_forget);
 	tcase_add_test(tc, concurrent_processes_one_action);
 	tcase_add_test(tc, action_maps_to_another_job);

@@ -274,6 +274,11 @@ static const struct badcase {
 	{ "destination", "\"-cms\"", "destination: not a valid name" },
 	{ "destination", "\"cms:1\"", "destination: not a valid name" },
 	{ "destination", "\"c\\u00e9\"", "destination: not a valid name" },
+	{ "namespace", "5", "namespace: not a string" },
+	{ "namespace", "null", "namespace: not a string" },
+	{ "namespace", "\"\"", "namespace: not a valid name" },
+	{ "namespace", "\"cms/a\"", "namespace: not a valid name" },
+	{ "namespace", "\"cms:1\"", "namespace: not a valid name" },
 
 	{ "version", "3", "version: not a JSON pointer or "
 	    "{\"header\": NAME}" },
@@ -622,6 +627,12 @@ static const struct roundcase {
 	  "{\"destination\":\"d\",\"event_id\":\"/i\",\"subject\":\"/s\","
 	    "\"type\":\"/t\",\"occurred\":\"/o\",\"steps\":{\"p\":[\"a\"]},"
 	    "\"undo\":{\"u\":[\"b\"],\"v\":[\"c\",\"d\"]}}" },
+	{ "{\"namespace\":\"n-1\",\"destination\":\"d\",\"event_id\":\"/i\","
+	    "\"subject\":\"/s\",\"type\":\"/t\",\"occurred\":\"/o\","
+	    "\"steps\":{\"p\":[\"a\"]}}",
+	  "{\"destination\":\"d\",\"namespace\":\"n-1\",\"event_id\":\"/i\","
+	    "\"subject\":\"/s\",\"type\":\"/t\",\"occurred\":\"/o\","
+	    "\"steps\":{\"p\":[\"a\"]}}" },
 	{ example, canonical },
 };
 
@@ -640,6 +651,11 @@ START_TEST(test_roundtrip)
 	ck_assert_ptr_nonnull(t2);
 	ck_assert_str_eq(t2, t);
 	ck_assert_str_eq(mapping_destination(m2), mapping_destination(m));
+	/* The namespace only when one is named: else the endpoint's. */
+	if (strstr(c->text, "\"namespace\"") != NULL)
+		ck_assert_str_eq(mapping_namespace(m2), "n-1");
+	else
+		ck_assert_ptr_null(mapping_namespace(m2));
 	free(t2);
 	free(t);
 	mapping_free(m2);

@@ -2710,7 +2710,7 @@ START_TEST(migrate_previous_release)
 	ck_assert_int_eq(test_db_int(state_path, test_backend == TEST_SQLITE ?
 	    "PRAGMA user_version" : "SELECT version FROM"
 	    " hookbox_state.schema_version"), test_backend == TEST_SQLITE ?
-	    5 : 2);
+	    6 : 3);
 	ck_assert_int_eq(test_db_int(state_path, "SELECT count(*) FROM"
 	    " conflicts WHERE job_id = 'j1' AND kind = 'terminal'"
 	    " AND observed = 'failed'"), 1);
@@ -2737,6 +2737,59 @@ START_TEST(migrate_previous_release)
 }
 END_TEST
 
+
+/*
+ * A state of the release before subjects had namespaces (SQLite
+ * user_version 5, schema hookbox_state version 2): opened by this one
+ * (on PostgreSQL by the owner), each subject's state is kept as
+ * /subject, and no action, outbox row or receipt changes.
+ */
+START_TEST(migrate_subjects_namespaced)
+{
+	struct store_opts	 o = { .busy_ms = TEST_BUSY_MS, .create = 1 };
+	/* Each row as written, and no other: 3 when all are there. */
+	static const char	 rows[] = "SELECT (SELECT count(*) FROM"
+	    " accepted WHERE action_id = 'acme:a-1:2:publish' AND attempt ="
+	    " 'a-1:2' AND job_id = 'a-1' AND accepted_at = 7) + (SELECT"
+	    " count(*) FROM outbox WHERE action_id = 'acme:a-1:2:publish' AND"
+	    " payload = '{\"subject\":\"a-1\"}' AND state = 'pending') +"
+	    " (SELECT count(*) FROM receipts WHERE job_id = 'a-1' AND"
+	    " endpoint = 'cms' AND action_id = 'acme:a-1:2:publish' AND"
+	    " version = 2) + 10 * ((SELECT count(*) FROM accepted) + (SELECT"
+	    " count(*) FROM outbox) + (SELECT count(*) FROM receipts) - 3)";
+
+	store_close(st);
+	st = NULL;
+	test_db_exec(state_path, "INSERT INTO subjects VALUES ('acme', 'a-1',"
+	    " 2, 5, 'do', 'publish', 'asset.approved', 6),"
+	    " ('acme', 'b/c', 1, 5, 'undo', 'unpublish', 'asset.deleted', 6);"
+	    "INSERT INTO accepted VALUES ('acme:a-1:2:publish', 'acme',"
+	    " 'a-1:2', 'publish', 'a-1', 7);"
+	    "INSERT INTO outbox(action_id, tenant, destination, payload,"
+	    " next_at, created_at, updated_at) VALUES ('acme:a-1:2:publish',"
+	    " 'acme', 'sink', '{\"subject\":\"a-1\"}', 7, 7, 7);"
+	    "INSERT INTO receipts(received_at, tenant, endpoint, source,"
+	    " delivery_id, job_id, result, action_id, version, occurred_at)"
+	    " VALUES (7, 'acme', 'cms', 'event', 'e-1', 'a-1', 'accepted',"
+	    " 'acme:a-1:2:publish', 2, 5)");
+	test_db_exec(state_path, test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version = 5" :
+	    "UPDATE hookbox_state.schema_version SET version = 2");
+	ck_assert_int_eq(test_db_int(state_path, rows), 3);
+
+	ck_assert_int_eq(store_open(state_path, &o, &st), STORE_OK);
+	ck_assert_int_eq(test_db_int(state_path, test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM"
+	    " hookbox_state.schema_version"), test_backend == TEST_SQLITE ?
+	    6 : 3);
+	ck_assert_int_eq(test_db_int(state_path, "SELECT count(*) FROM"
+	    " subjects WHERE (subject = '/a-1' AND version = 2) OR"
+	    " (subject = '/b/c' AND effect = 'undo')"), 2);
+	ck_assert_int_eq(test_db_int(state_path, "SELECT count(*) FROM"
+	    " subjects"), 2);
+	ck_assert_int_eq(test_db_int(state_path, rows), 3);
+}
+END_TEST
 
 /*
  * A file a newer release migrated is refused, untouched, with what to
@@ -3034,6 +3087,7 @@ store_suite(void)
 	tcase_add_test(ops, jobs_ended_forget);
 	tcase_add_test(ops, pg_open_errors);
 	tcase_add_test(ops, migrate_previous_release);
+	tcase_add_test(ops, migrate_subjects_namespaced);
 	tcase_add_test(ops, newer_schema_refused);
 	tcase_add_test(ops, schema_agrees);
 	tcase_add_test(ops, sqlite_create_refuses_links);

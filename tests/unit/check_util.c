@@ -355,7 +355,12 @@ static const struct idcase actioncases[] = {
 	{ "a:b:c\r\nX-Evil: 1", 0 },
 	{ "a:b c:d", 0 },
 	{ "", 0 },
-	/* A subject's: tenant:subject:version:step, the subject an id. */
+	/*
+	 * A subject's: tenant:namespace/subject:version:step, the subject
+	 * an id; before namespaces, tenant:subject:version:step.
+	 */
+	{ "acme:cms/a-1:3:publish", 1 },
+	{ "acme:cms/urn:a/b:3:publish", 1 },
 	{ "acme:a-1:3:publish", 1 },
 	{ "acme:urn:asset:7:0:unpublish", 1 },
 	{ "acme:a b\xc3\xa9:9007199254740991:publish", 1 },
