@@ -98,16 +98,24 @@ store_metrics_forget(struct store *s, const char *endpoints,
 	return store_status_of(rc);
 }
 
+/* A time stamp's row, name (a literal) at now_ms, sent. */
+static enum store_status
+stamp(struct store *s, const char *name, int64_t now_ms)
+{
+	struct metrics_row	r;
+
+	memset(&r, 0, sizeof(r));
+	(void)snprintf(r.name, sizeof(r.name), "%s", name);
+	r.value = now_ms;
+	return put(s, &r);
+}
+
 enum store_status
 store_metrics_beat(struct store *s, int64_t now_ms)
 {
-	struct metrics_row	r;
 	enum store_status	rc;
 
-	memset(&r, 0, sizeof(r));
-	memcpy(r.name, "heartbeat_ms", sizeof("heartbeat_ms"));
-	r.value = now_ms;
-	if ((rc = put(s, &r)) != STORE_OK)
+	if ((rc = stamp(s, "heartbeat_ms", now_ms)) != STORE_OK)
 		return rc;
 	return store_land(s, NULL);
 }
@@ -115,14 +123,10 @@ store_metrics_beat(struct store *s, int64_t now_ms)
 enum store_status
 store_metrics_probe(struct store *s, int64_t now_ms)
 {
-	struct metrics_row	r;
 	enum store_status	rc;
 
-	memset(&r, 0, sizeof(r));
-	memcpy(r.name, "probe_ms", sizeof("probe_ms"));
-	r.value = now_ms;
-	if ((rc = store_begin(s)) == STORE_OK && (rc = put(s, &r)) ==
-	    STORE_OK && (rc = store_commit(s)) == STORE_OK)
+	if ((rc = store_begin(s)) == STORE_OK && (rc = stamp(s, "probe_ms",
+	    now_ms)) == STORE_OK && (rc = store_commit(s)) == STORE_OK)
 		return STORE_OK;
 	store_rollback(s);
 	return rc;

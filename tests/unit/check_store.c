@@ -2644,6 +2644,16 @@ START_TEST(schema_agrees)
 }
 END_TEST
 
+/* The state's schema is this release's: user_version 6, or version 3. */
+static void
+assert_state_current(void)
+{
+	ck_assert_int_eq(test_db_int(state_path, test_backend == TEST_SQLITE ?
+	    "PRAGMA user_version" : "SELECT version FROM"
+	    " hookbox_state.schema_version"), test_backend == TEST_SQLITE ?
+	    6 : 3);
+}
+
 /*
  * A state made by the previous release (SQLite user_version 4, schema
  * hookbox_state version 1), with a conflict in it: opened by this one,
@@ -2707,10 +2717,7 @@ START_TEST(migrate_previous_release)
 	}
 	o.create = 1;
 	ck_assert_int_eq(store_open(state_path, &o, &st), STORE_OK);
-	ck_assert_int_eq(test_db_int(state_path, test_backend == TEST_SQLITE ?
-	    "PRAGMA user_version" : "SELECT version FROM"
-	    " hookbox_state.schema_version"), test_backend == TEST_SQLITE ?
-	    6 : 3);
+	assert_state_current();
 	ck_assert_int_eq(test_db_int(state_path, "SELECT count(*) FROM"
 	    " conflicts WHERE job_id = 'j1' AND kind = 'terminal'"
 	    " AND observed = 'failed'"), 1);
@@ -2778,10 +2785,7 @@ START_TEST(migrate_subjects_namespaced)
 	ck_assert_int_eq(test_db_int(state_path, rows), 3);
 
 	ck_assert_int_eq(store_open(state_path, &o, &st), STORE_OK);
-	ck_assert_int_eq(test_db_int(state_path, test_backend == TEST_SQLITE ?
-	    "PRAGMA user_version" : "SELECT version FROM"
-	    " hookbox_state.schema_version"), test_backend == TEST_SQLITE ?
-	    6 : 3);
+	assert_state_current();
 	ck_assert_int_eq(test_db_int(state_path, "SELECT count(*) FROM"
 	    " subjects WHERE (subject = '/a-1' AND version = 2) OR"
 	    " (subject = '/b/c' AND effect = 'undo')"), 2);
