@@ -789,12 +789,46 @@ resolve(const struct field *f, const cJSON *doc, mapping_header_fn hdr,
 	return 0;
 }
 
-static enum mapping_err
-get_id(const struct value *v, const char *name, char *dst, char *why,
-    size_t whylen)
+/* A JSON number that is an integer from 0 to 2^53 - 1: 0, else -1. */
+static int
+json_uint53(const cJSON *j, int64_t *out)
 {
+	double	d;
+
+	if (!cJSON_IsNumber(j))
+		return -1;
+	d = j->valuedouble;
+	/* In range first: a double past int64_t does not convert. */
+	if (!(d >= 0 && d <= (double)VERSION_MAX) || (double)(int64_t)d != d)
+		return -1;
+	*out = (int64_t)d;
+	return 0;
+}
+
+/*
+ * An id: a string, or for the event id and the subject a JSON integer
+ * from 0 to 2^53 - 1, read as its decimal text (GitHub numbers its
+ * objects).  A larger one is refused: cJSON holds a double, and its text
+ * would not be the sender's number.
+ */
+static enum mapping_err
+get_id(const struct value *v, const char *name, int numeric, char *dst,
+    char *why, size_t whylen)
+{
+	int64_t	n;
+
+	if (v->s == NULL && numeric && cJSON_IsNumber(v->j)) {
+		if (json_uint53(v->j, &n) != 0) {
+			say(why, whylen, "%s: a number, but not an integer"
+			    " from 0 to 2^53 - 1", name);
+			return MAPPING_INVALID;
+		}
+		(void)snprintf(dst, HB_ID_MAX + 1, "%lld", (long long)n);
+		return MAPPING_OK;
+	}
 	if (v->s == NULL) {
-		say(why, whylen, "%s: not a string", name);
+		say(why, whylen, "%s: not a string%s", name, numeric ?
+		    " or an integer" : "");
 		return MAPPING_INVALID;
 	}
 	if (!text_valid_id(v->s, HB_ID_MAX)) {
@@ -822,21 +856,13 @@ get_version(const struct value *v, int64_t *out, char *why, size_t whylen)
 {
 	const char	*s;
 	int64_t		 n = 0;
-	double		 d;
 
 	if (v->s != NULL) {
 		for (s = v->s; digit(*s) && s - v->s < 16; s++)
 			n = n * 10 + (*s - '0');
 		if (s == v->s || *s != '\0' || n > VERSION_MAX)
 			goto bad;
-	} else if (cJSON_IsNumber(v->j)) {
-		d = v->j->valuedouble;
-		/* In range first: a double past int64_t does not convert. */
-		if (!(d >= 0 && d <= (double)VERSION_MAX) ||
-		    (double)(int64_t)d != d)
-			goto bad;
-		n = (int64_t)d;
-	} else
+	} else if (json_uint53(v->j, &n) != 0)
 		goto bad;
 	*out = n;
 	return MAPPING_OK;
@@ -910,13 +936,15 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 		}
 		switch (i) {
 		case F_EVENT_ID:
-			rc = get_id(&v, fnames[i], ev.event_id, why, whylen);
+			rc = get_id(&v, fnames[i], 1, ev.event_id, why,
+			    whylen);
 			break;
 		case F_SUBJECT:
-			rc = get_id(&v, fnames[i], ev.subject, why, whylen);
+			rc = get_id(&v, fnames[i], 1, ev.subject, why,
+			    whylen);
 			break;
 		case F_TYPE:
-			rc = get_id(&v, fnames[i], ev.type, why, whylen);
+			rc = get_id(&v, fnames[i], 0, ev.type, why, whylen);
 			break;
 		case F_VERSION:
 			rc = get_version(&v, &ev.version, why, whylen);
@@ -990,9 +1018,63 @@ stamp_text(enum fid f, const struct mapping_event *ev, int digits,
 }
 
 /*
- * Writes field f of *ev over the sample's value j, keeping its kind.
- * Returns 0; -1 for a value of the wrong kind (why filled), -2 when out
- * of memory.
+ * Makes j a node of kind (cJSON_CreateString or cJSON_CreateRaw) holding
+ * text, in place.  A raw node prints its text as it is: an integer is
+ * written digit for digit, where cJSON's own printing of a double keeps
+ * fifteen significant digits.  Returns 0, or -2 when out of memory.
+ */
+static int
+stamp_node(cJSON *j, cJSON *(*kind)(const char *), const char *text)
+{
+	cJSON	*n;
+
+	if ((n = kind(text)) == NULL)
+		return -2;
+	if (!(j->type & cJSON_IsReference))
+		cJSON_free(j->valuestring);
+	j->type = n->type;
+	j->valuestring = n->valuestring;
+	n->valuestring = NULL;
+	cJSON_Delete(n);
+	return 0;
+}
+
+/* An integer written over a number of the sample, as its digits. */
+static int
+stamp_integer(cJSON *j, int64_t n)
+{
+	char	text[24];
+
+	(void)snprintf(text, sizeof(text), "%lld", (long long)n);
+	return stamp_node(j, cJSON_CreateRaw, text);
+}
+
+/*
+ * An id written over a number of the sample: a number still when it is
+ * one of digits that get_id() reads back as itself, else a string (the
+ * id fields read either).
+ */
+static int
+stamp_number_id(cJSON *j, const char *id)
+{
+	char	back[24];
+	int64_t	n = 0;
+	size_t	i;
+
+	for (i = 0; digit(id[i]) && i < 16; i++)
+		n = n * 10 + (id[i] - '0');
+	if (i > 0 && id[i] == '\0' && n <= VERSION_MAX) {
+		(void)snprintf(back, sizeof(back), "%lld", (long long)n);
+		if (strcmp(back, id) == 0)
+			return stamp_integer(j, n);
+	}
+	return stamp_node(j, cJSON_CreateString, id);
+}
+
+/*
+ * Writes field f of *ev over the sample's value j, keeping its kind where
+ * the value fits it.  Returns 0; -1 for a value of the wrong kind (why
+ * filled), -2 when out of memory.
  */
 static int
 stamp(cJSON *j, enum fid f, const struct mapping_event *ev, char *why,
@@ -1000,14 +1082,18 @@ stamp(cJSON *j, enum fid f, const struct mapping_event *ev, char *why,
 {
 	char	buf[HB_ID_MAX + 1];
 
-	if (cJSON_IsNumber(j) && (f == F_VERSION || f == F_OCCURRED)) {
-		(void)cJSON_SetNumberHelper(j, f == F_VERSION ?
-		    (double)ev->version : (double)ev->occurred_ms / 1000.0);
+	if (cJSON_IsNumber(j) && f == F_VERSION)
+		return stamp_integer(j, ev->version);
+	if (cJSON_IsNumber(j) && f == F_OCCURRED) {
+		(void)cJSON_SetNumberHelper(j, (double)ev->occurred_ms / 1000.0);
 		return 0;
 	}
+	if (cJSON_IsNumber(j) && (f == F_EVENT_ID || f == F_SUBJECT))
+		return stamp_number_id(j, f == F_EVENT_ID ? ev->event_id :
+		    ev->subject);
 	if (!cJSON_IsString(j) || (j->type & cJSON_IsReference) != 0) {
 		say(why, whylen, "%s: not a string%s in the sample", fnames[f],
-		    f == F_VERSION || f == F_OCCURRED ? " or a number" : "");
+		    f == F_TYPE ? "" : " or a number");
 		return -1;
 	}
 	if (stamp_text(f, ev, j->valuestring[strspn(j->valuestring,

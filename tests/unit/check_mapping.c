@@ -1094,6 +1094,75 @@ START_TEST(test_eval_ids)
 }
 END_TEST
 
+/*
+ * The subject and the event id may be JSON integers (GitHub numbers its
+ * objects): read as their decimal text, 0 to 2^53 - 1 exactly; any other
+ * number is refused, naming the field.
+ */
+static const struct numcase {
+	const char	*json;
+	const char	*text;	/* NULL: refused */
+} numcases[] = {
+	{ "0", "0" },
+	{ "42", "42" },
+	{ "1e3", "1000" },
+	{ "9007199254740991", "9007199254740991" },
+	{ "9007199254740992", NULL },
+	{ "-1", NULL },
+	{ "1.5", NULL },
+	{ "1e300", NULL },
+};
+
+START_TEST(test_eval_numeric_ids)
+{
+	const struct numcase	*c = &numcases[_i];
+	struct mapping		*m;
+	struct mapping_event	 ev;
+	char			 b[256];
+
+	m = mgood(ptr_map);
+	/* The subject at /a~1b/c~0d, the event id at /meta/ids/1. */
+	(void)snprintf(b, sizeof(b), "{\"meta\":{\"ids\":[0,%s]},"
+	    "\"a/b\":{\"c~d\":%s},\"list\":[{\"v\":1}],\"\":\"t\","
+	    "\"obj\":{\"0\":{\"~1\":1}}}", c->json, c->json);
+	if (c->text != NULL) {
+		ck_assert_msg(eval(m, b, NULL, &ev) == MAPPING_OK, "%s", why);
+		ck_assert_str_eq(ev.subject, c->text);
+		ck_assert_str_eq(ev.event_id, c->text);
+	} else {
+		ck_assert_int_eq(eval(m, b, NULL, &ev), MAPPING_INVALID);
+		ck_assert_str_eq(why, "event_id: a number, but not an integer"
+		    " from 0 to 2^53 - 1");
+		ck_zero(&ev);
+	}
+	mapping_free(m);
+}
+END_TEST
+
+/* Neither a string nor a number: named, with what the field takes. */
+START_TEST(test_eval_id_kinds)
+{
+	struct mapping		*m;
+	struct mapping_event	 ev;
+
+	m = mgood(example);
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":true,\"version\":1,\"updated_at\":1}}", std_hdrs,
+	    &ev), MAPPING_INVALID);
+	ck_assert_str_eq(why, "subject: not a string or an integer");
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":[1],\"version\":1,\"updated_at\":1}}", std_hdrs,
+	    &ev), MAPPING_INVALID);
+	ck_assert_str_eq(why, "subject: not a string or an integer");
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":77,\"version\":1,\"updated_at\":1}}", std_hdrs,
+	    &ev), MAPPING_OK);
+	ck_assert_str_eq(ev.subject, "77");
+	ck_assert_int_eq(ev.effect, MAPPING_DO);
+	mapping_free(m);
+}
+END_TEST
+
 /* HB_ID_MAX bytes are an id; one more is not, in each id field. */
 START_TEST(test_eval_id_max)
 {
@@ -1806,6 +1875,53 @@ START_TEST(test_restamp_headers)
 }
 END_TEST
 
+/*
+ * A sample whose subject, event id and version are numbers: an id of
+ * digits that reads back as itself stays a number, any other becomes a
+ * string; a version keeps all its digits; all read back as written.
+ */
+START_TEST(test_restamp_numeric_ids)
+{
+	static const struct {
+		const char	*id;
+		const char	*json;	/* how the subject is written */
+	} cases[] = {
+		{ "77", "\"c~d\":77}" },
+		{ "9007199254740991", "\"c~d\":9007199254740991}" },
+		{ "9007199254740992", "\"c~d\":\"9007199254740992\"}" },
+		{ "007", "\"c~d\":\"007\"}" },
+		{ "acme", "\"c~d\":\"acme\"}" },
+	};
+	struct mapping		*m;
+	struct mapping_event	 in, ev;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	size_t			 i, nh;
+	char			*out;
+
+	m = mgood(ptr_map);
+	for (i = 0; i < NELEM(cases); i++) {
+		stamp_event(&in, "");
+		(void)snprintf(in.subject, sizeof(in.subject), "%s",
+		    cases[i].id);
+		(void)snprintf(in.event_id, sizeof(in.event_id), "e%s",
+		    cases[i].id);
+		/* Every digit of a version, where a double prints 15. */
+		in.version = 9007199254740991LL - (int64_t)i;
+		out = restamp(m, "{\"meta\":{\"ids\":[0,12]},"
+		    "\"a/b\":{\"c~d\":34},\"list\":[{\"v\":1}],\"\":\"T\","
+		    "\"obj\":{\"0\":{\"~1\":1}}}", &in, h, &nh);
+		ck_assert_msg(out != NULL, "%s", why);
+		ck_assert_msg(strstr(out, cases[i].json) != NULL, "%s", out);
+		ck_assert_msg(eval(m, out, h, &ev) == MAPPING_OK, "%s", why);
+		ck_assert_str_eq(ev.subject, cases[i].id);
+		ck_assert_str_eq(ev.event_id, in.event_id);
+		ck_assert_int_eq(ev.version, in.version);
+		free(out);
+	}
+	mapping_free(m);
+}
+END_TEST
+
 /* What a sample cannot be restamped for, named. */
 START_TEST(test_restamp_bad)
 {
@@ -1818,9 +1934,9 @@ START_TEST(test_restamp_bad)
 		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":null,"
 		  "\"version\":3,\"updated_at\":1}}",
 		  "subject: missing from the sample" },
-		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":5,"
+		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":true,"
 		  "\"version\":3,\"updated_at\":1}}",
-		  "subject: not a string in the sample" },
+		  "subject: not a string or a number in the sample" },
 		{ "{\"type\":\"asset.approved\",\"data\":{\"asset_id\":\"a\","
 		  "\"version\":[3],\"updated_at\":1}}",
 		  "version: not a string or a number in the sample" },
@@ -1921,6 +2037,8 @@ mapping_suite(void)
 
 	tc = tcase_create("values");
 	tcase_add_loop_test(tc, test_eval_ids, 0, (int)NELEM(idcases));
+	tcase_add_loop_test(tc, test_eval_numeric_ids, 0, (int)NELEM(numcases));
+	tcase_add_test(tc, test_eval_id_kinds);
 	tcase_add_test(tc, test_eval_id_max);
 	tcase_add_loop_test(tc, test_eval_version, 0, (int)NELEM(vcases));
 	tcase_add_loop_test(tc, test_eval_occurred, 0, (int)NELEM(tcases));
@@ -1938,6 +2056,7 @@ mapping_suite(void)
 	tcase_add_test(tc, test_restamp_kinds);
 	tcase_add_test(tc, test_restamp_headers);
 	tcase_add_test(tc, test_restamp_bad);
+	tcase_add_test(tc, test_restamp_numeric_ids);
 	tcase_add_test(tc, test_restamp_nomem);
 	suite_add_tcase(s, tc);
 
