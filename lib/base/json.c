@@ -294,3 +294,12 @@ json_put_string(char *buf, size_t len, size_t *off, const char *s)
 	buf[(*off)++] = '"';
 	return 0;
 }
+
+cJSON *
+json_add_int(cJSON *obj, const char *name, int64_t v)
+{
+	char	digits[24];
+
+	(void)snprintf(digits, sizeof(digits), "%lld", (long long)v);
+	return cJSON_AddRawToObject(obj, name, digits);
+}

@@ -94,6 +94,14 @@ enum json_status json_parse(const char *s, struct cJSON **out)
     HB_MUST_CHECK;
 
 /*
+ * Adds the integer v to object obj under name, written as its digits:
+ * cJSON prints a number it holds as a double with fifteen significant
+ * digits, and a version of sixteen (up to 2^53 - 1) would reach the
+ * reader as another.  Returns the member, or NULL when out of memory.
+ */
+struct cJSON *json_add_int(struct cJSON *obj, const char *name, int64_t v);
+
+/*
  * Appends s to buf (len bytes) at *off as a JSON string, quotes included,
  * allocating nothing.  Control characters and DEL are escaped as \u00XX,
  * so that a document is one clean line; other bytes are copied (s is

@@ -54,17 +54,14 @@ subject_payload(const char *action, const struct config_job *job,
 	    cJSON_AddStringToObject(doc, "tenant", job->tenant) != NULL &&
 	    cJSON_AddStringToObject(doc, "namespace", space) != NULL &&
 	    cJSON_AddStringToObject(doc, "subject", o->job_id) != NULL &&
-	    cJSON_AddNumberToObject(doc, "version", (double)o->version) !=
-	    NULL &&
+	    json_add_int(doc, "version", o->version) != NULL &&
 	    cJSON_AddStringToObject(doc, "step", job->step) != NULL &&
 	    cJSON_AddStringToObject(doc, "effect", o->undo ? "undo" : "do") !=
 	    NULL &&
 	    cJSON_AddStringToObject(doc, "type", o->type) != NULL &&
 	    cJSON_AddStringToObject(doc, "event_id", o->delivery_id) != NULL &&
-	    cJSON_AddNumberToObject(doc, "occurred_at_ms",
-	    (double)o->occurred_ms) != NULL &&
-	    cJSON_AddNumberToObject(doc, "accepted_at_ms", (double)now) !=
-	    NULL)
+	    json_add_int(doc, "occurred_at_ms", o->occurred_ms) != NULL &&
+	    json_add_int(doc, "accepted_at_ms", now) != NULL)
 		s = cJSON_PrintUnformatted(doc);
 	cJSON_Delete(doc);
 	return s;
@@ -116,7 +113,7 @@ action_payload(const char *action, const struct config_job *job,
 	    (job->source_url[0] != '\0' &&
 	    cJSON_AddStringToObject(doc, "source_url", job->source_url) ==
 	    NULL) ||
-	    cJSON_AddNumberToObject(doc, "accepted_at_ms", (double)now) == NULL)
+	    json_add_int(doc, "accepted_at_ms", now) == NULL)
 		goto out;
 	if (out != NULL) {
 		/* Adding copies the key: it can fail, leaving out ours. */

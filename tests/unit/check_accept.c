@@ -319,6 +319,28 @@ START_TEST(subject_versions)
 END_TEST
 
 /*
+ * The payload's integers keep every digit: the highest version a mapping
+ * reads (2^53 - 1), which cJSON's printing of a double cut to fifteen
+ * significant digits, reaches the downstream as it came.
+ */
+START_TEST(payload_integers_exact)
+{
+	struct accept_res	res;
+
+	ck_assert_int_eq(event("e-1", 9007199254740991LL, 1714557600123LL, 0,
+	    "publish", &res), HB_ACCEPTED);
+	ck_assert_str_eq(res.action, "acme:cms/a-1:9007199254740991:publish");
+	ck_assert_int_eq(q2("SELECT count(*) FROM outbox WHERE"
+	    " instr(payload, '\"version\":9007199254740991,') > 0"
+	    " AND instr(payload, '\"occurred_at_ms\":1714557600123,') > 0",
+	    "SELECT count(*) FROM outbox WHERE"
+	    " strpos(payload, '\"version\":9007199254740991,') > 0"
+	    " AND strpos(payload, '\"occurred_at_ms\":1714557600123,') > 0"),
+	    1);
+}
+END_TEST
+
+/*
  * One tenant's rows as a whole (store/tenant.h), as the disorder tester
  * reads and removes them: the tally counts the tenant's own rows only,
  * the subject's state reads back, a leased action holds the removal off,
@@ -1429,6 +1451,7 @@ accept_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, same_event_twice);
 	tcase_add_test(tc, subject_versions);
+	tcase_add_test(tc, payload_integers_exact);
 	tcase_add_test(tc, subject_too_long);
 	tcase_add_test(tc, subject_namespaces_apart);
 	tcase_add_test(tc, subject_state_before_namespaces);
