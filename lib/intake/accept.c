@@ -35,22 +35,32 @@ config_failure(enum config_status s)
 
 /*
  * A subject's action: what the downstream needs to compare versions as
- * hookbox did (hookbox(7), The action payload).  NULL when out of memory.
+ * hookbox did (hookbox(7), The action payload), and unless its mapping
+ * says otherwise the provider's body as "data", as received (a JSON
+ * object json_parse_strict() took: no NUL in it).  NULL when out of
+ * memory.
  */
 static char *
-subject_payload(const char *action, const struct config_job *job,
-    const struct obs *o, int64_t now)
+subject_payload(const struct accept_prep *p)
 {
-	cJSON	*doc;
-	char	*s = NULL, space[HB_ID_MAX + 1];
+	const struct config_job	*job = &p->job;
+	const struct obs	*o = p->obs;
+	cJSON			*doc;
+	char			*s = NULL, *data = NULL, space[HB_ID_MAX + 1];
+
+	if (p->carry && (data = strndup(p->rcpt.body, p->rcpt.bodylen)) ==
+	    NULL)
+		return NULL;
 
 	/* job_id is namespace/subject (subject_job()); a name has no '/'. */
 	(void)snprintf(space, sizeof(space), "%.*s",
 	    (int)strcspn(job->job_id, "/"), job->job_id);
 
-	if ((doc = cJSON_CreateObject()) == NULL)
+	if ((doc = cJSON_CreateObject()) == NULL) {
+		free(data);
 		return NULL;
-	if (cJSON_AddStringToObject(doc, "action", action) != NULL &&
+	}
+	if (cJSON_AddStringToObject(doc, "action", p->action) != NULL &&
 	    cJSON_AddStringToObject(doc, "tenant", job->tenant) != NULL &&
 	    cJSON_AddStringToObject(doc, "namespace", space) != NULL &&
 	    cJSON_AddStringToObject(doc, "subject", o->job_id) != NULL &&
@@ -61,9 +71,11 @@ subject_payload(const char *action, const struct config_job *job,
 	    cJSON_AddStringToObject(doc, "type", o->type) != NULL &&
 	    cJSON_AddStringToObject(doc, "event_id", o->delivery_id) != NULL &&
 	    json_add_int(doc, "occurred_at_ms", o->occurred_ms) != NULL &&
-	    json_add_int(doc, "accepted_at_ms", now) != NULL)
+	    json_add_int(doc, "accepted_at_ms", p->now_ms) != NULL &&
+	    (data == NULL || cJSON_AddRawToObject(doc, "data", data) != NULL))
 		s = cJSON_PrintUnformatted(doc);
 	cJSON_Delete(doc);
+	free(data);
 	return s;
 }
 
@@ -76,14 +88,17 @@ subject_payload(const char *action, const struct config_job *job,
  * turn the one into the other.
  */
 static char *
-action_payload(const char *action, const struct config_job *job,
-    const struct obs *o, int64_t now)
+action_payload(const struct accept_prep *p)
 {
-	cJSON	*doc, *file, *out = NULL;
-	char	*s = NULL;
+	const struct config_job	*job = &p->job;
+	const struct obs	*o = p->obs;
+	const char		*action = p->action;
+	int64_t			 now = p->now_ms;
+	cJSON			*doc, *file, *out = NULL;
+	char			*s = NULL;
 
 	if (o->event == OBS_EV_SUBJECT)
-		return subject_payload(action, job, o, now);
+		return subject_payload(p);
 	if ((doc = cJSON_CreateObject()) == NULL)
 		return NULL;
 	if (job->output[0] != '\0') {
@@ -246,6 +261,7 @@ accept_prepare_from(const struct accept_config *ac,
 	p->rcpt.body = req->body;
 	p->rcpt.bodylen = req->bodylen;
 	if (o->event == OBS_EV_SUBJECT) {
+		p->carry = req->carry && req->body != NULL;
 		p->rcpt.status = NULL;
 		p->rcpt.stage = NULL;
 		p->rcpt.versioned = 1;
@@ -322,8 +338,7 @@ claim(struct store *st, const struct accept_prep *p)
 	if ((rc = store_action_claim(st, &a)) != STORE_OK)
 		return rc;
 	/* Built only for a new action: a duplicate costs none. */
-	if ((payload = action_payload(p->action, job, p->obs, p->now_ms)) ==
-	    NULL)
+	if ((payload = action_payload(p)) == NULL)
 		return STORE_NOMEM;
 	a.payload = payload;
 	rc = store_outbox_add(st, &a);

@@ -29,6 +29,7 @@ struct accept_req {
 	 */
 	const char		*destination;
 	const char		*space;
+	int			 carry;		/* the body travels with the action */
 	const char		*body;		/* raw body for the receipt, or NULL */
 	size_t			 bodylen;
 	int64_t			 now_ms;
@@ -64,6 +65,8 @@ struct accept_prep {
 	 */
 	struct config_job	 job;
 	char			 action[HB_ACTION_MAX + 1];
+	/* A subject's event: rcpt's body is its action's "data" too. */
+	int			 carry;
 	struct store_receipt	 rcpt;
 	/*
 	 * A job event prepared without its job (an accept_config with no

@@ -148,6 +148,7 @@ parse(const struct config_endpoint *ep, const struct webhook_req *req,
 		if (mapped(ep, req, o, res) != 0)
 			return -1;
 		areq->destination = mapping_destination(ep->mapping);
+		areq->carry = mapping_carries_body(ep->mapping);
 		if ((areq->space = mapping_namespace(ep->mapping)) == NULL)
 			areq->space = ep->name;
 		return 0;

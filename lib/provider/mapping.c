@@ -71,6 +71,7 @@ struct type {
 struct mapping {
 	char		dest[HB_ID_MAX + 1];
 	char		space[HB_ID_MAX + 1];	/* "": the endpoint's */
+	int		keep_body;	/* "carry": false clears it */
 	struct field	f[F__N];
 	/*
 	 * Every step names a type at least, so there are never more steps
@@ -134,7 +135,7 @@ mapping_effect_name(enum mapping_effect e)
 
 static const char *const members[] = {
 	"destination", "namespace", "event_id", "subject", "version", "type",
-	"occurred", "steps", "undo", "ignore"
+	"occurred", "steps", "undo", "ignore", "carry"
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -471,6 +472,14 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 	if (name_member(doc, "destination", 1, m->dest, why, whylen) != 0 ||
 	    name_member(doc, "namespace", 0, m->space, why, whylen) != 0)
 		return MAPPING_INVALID;
+	m->keep_body = 1;
+	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "carry")) != NULL) {
+		if (!cJSON_IsBool(c)) {
+			say(why, whylen, "carry: not true or false");
+			return MAPPING_INVALID;
+		}
+		m->keep_body = cJSON_IsTrue(c);
+	}
 
 	for (i = 0; i < F__N; i++) {
 		c = cJSON_GetObjectItemCaseSensitive(doc, fnames[i]);
@@ -570,6 +579,12 @@ const char *
 mapping_namespace(const struct mapping *m)
 {
 	return m->space[0] != '\0' ? m->space : NULL;
+}
+
+int
+mapping_carries_body(const struct mapping *m)
+{
+	return m->keep_body;
 }
 
 /*
@@ -695,6 +710,9 @@ mapping_text(const struct mapping *m)
 			put_list(&o, m, MAPPING_IGNORE, 0);
 			break;
 		}
+	/* The default, true, is not written: texts before it stay. */
+	if (!m->keep_body)
+		put_raw(&o, ",\"carry\":false");
 	put_raw(&o, "}");
 	/* Cannot happen: the size above is a bound. */
 	if (!o.ok) {

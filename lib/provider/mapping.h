@@ -22,7 +22,8 @@
  *     "occurred":  "/data/updated_at",
  *     "steps":  {"publish":   ["asset.approved", "asset.replaced"]},
  *     "undo":   {"unpublish": ["asset.unpublished", "asset.deleted"]},
- *     "ignore": ["asset.viewed"]
+ *     "ignore": ["asset.viewed"],
+ *     "carry":  true				(optional, see below)
  *   }
  *
  * A field is a JSON pointer (a string, "" or starting with "/", UTF-8
@@ -41,7 +42,9 @@
  * JSON number, to the nearest millisecond, or a string of digits with a
  * fraction if any, cut to milliseconds), from 1970 to the end of 9999.
  * An event id, a subject and a type are strings that pass
- * text_valid_id() (HB_ID_MAX bytes, UTF-8, no control characters).
+ * text_valid_id() (HB_ID_MAX bytes, UTF-8, no control characters); an
+ * event id and a subject may also be JSON integers, 0 to 2^53 - 1, read
+ * as their decimal text.
  * Types are compared byte for byte.  A type named in none of the lists
  * is ignored as one in "ignore" is; a type named in two places is a
  * mapping error, as are more than MAPPING_TYPES_MAX types in all.  Step
@@ -52,6 +55,11 @@
  * endpoint's subjects are its own unless mappings name one namespace
  * (intake/prep.h, struct accept_req); without it the endpoint's name is
  * the namespace.
+ *
+ * "carry" (true or false, true when absent) says whether the provider's
+ * body travels with the mapping's actions, whole and as received (the
+ * payload's "data"), so that the downstream has the event's own fields
+ * (output URLs, playback ids) without asking the provider again.
  *
  * Malformed bodies are refused with the strictness of provider/tornado.h: the
  * body is parsed with json_parse_strict(), must be a JSON object, and
@@ -129,6 +137,12 @@ HB_API const char *mapping_destination(const struct mapping *);
  * endpoint's name is then the namespace).  Valid while the mapping is.
  */
 HB_API const char *mapping_namespace(const struct mapping *);
+
+/*
+ * Non-zero when the provider's body travels with the mapping's actions,
+ * whole and as received (the default); 0 for "carry": false.
+ */
+HB_API int mapping_carries_body(const struct mapping *);
 
 /*
  * Every field a mapping reads decides an event's identity or its order

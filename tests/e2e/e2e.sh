@@ -613,6 +613,17 @@ eq "replicate preset: one action, its payload the prediction's" "1" \
     outbox WHERE json_extract(payload, '$.subject') = '$pred' AND
     json_extract(payload, '$.type') = 'succeeded' AND
     destination = 'downstream'")"
+# The prediction travels with it, as Replicate sent it: its output URLs.
+eq "replicate preset: the payload's data is the body as sent" \
+    "$(cat "$presets/replicate-prediction-succeeded.json")" \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT
+    json_extract(payload, '$.data') FROM outbox WHERE
+    json_extract(payload, '$.subject') = '$pred'")"
+eq "mux preset: the payload's data holds the playback ids" \
+    "OpEr8gUrA5YBHDbx9ytF5OXVWVSWEq4z" \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT
+    json_extract(payload, '$.data.data.playback_ids[0].id') FROM outbox
+    WHERE action_id = 'acme:mux-assets/$asset:1796119205000:publish'")"
 
 # ---- the disorder tester against this instance (and this build) ----
 for ep in "tornado" "mux-assets --sample $presets/mux-asset-ready.json

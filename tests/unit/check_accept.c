@@ -198,9 +198,9 @@ END_TEST
  * space, its actions to dest.
  */
 static enum hb_result
-event_at(const char *ep, const char *space, const char *dest,
+event_body(const char *ep, const char *space, const char *dest,
     const char *id, int64_t v, int64_t t, int undo, const char *step,
-    struct accept_res *res)
+    int carry, const char *body, size_t len, struct accept_res *res)
 {
 	struct accept_req	req;
 	struct obs		o;
@@ -221,10 +221,21 @@ event_at(const char *ep, const char *space, const char *dest,
 	req.destination = dest;
 	req.space = space;
 	req.obs = &o;
-	req.body = "{}";
-	req.bodylen = 2;
+	req.carry = carry;
+	req.body = body;
+	req.bodylen = len;
 	req.now_ms = util_now_ms();
 	return accept_observation(st, cfg, &req, res);
+}
+
+/* event_body() with the body "{}", which travels with no action. */
+static enum hb_result
+event_at(const char *ep, const char *space, const char *dest,
+    const char *id, int64_t v, int64_t t, int undo, const char *step,
+    struct accept_res *res)
+{
+	return event_body(ep, space, dest, id, v, t, undo, step, 0, "{}", 2,
+	    res);
 }
 
 /* event_at() from endpoint "cms", in its own namespace, to "sink". */
@@ -336,6 +347,37 @@ START_TEST(payload_integers_exact)
 	    "SELECT count(*) FROM outbox WHERE"
 	    " strpos(payload, '\"version\":9007199254740991,') > 0"
 	    " AND strpos(payload, '\"occurred_at_ms\":1714557600123,') > 0"),
+	    1);
+}
+END_TEST
+
+/*
+ * The provider's body travels with the action as "data", byte for byte
+ * as received (a number of seventeen digits too), the request's len bytes
+ * and no more; a mapping with "carry": false sends none.
+ */
+START_TEST(payload_carries_body)
+{
+	static const char	 body[] = "{\"id\":\"e-1\",\"output\":"
+	    "[\"https://cdn.example/a.mp4\"],\"n\":12345678901234567}XYZ";
+	struct accept_res	 res;
+
+	ck_assert_int_eq(event_body("cms", "cms", "sink", "e-1", 2, 1000, 0,
+	    "publish", 1, body, strlen(body) - 3, &res), HB_ACCEPTED);
+	ck_assert_int_eq(event_body("cms", "cms", "sink", "e-2", 3, 2000, 0,
+	    "publish", 0, body, strlen(body) - 3, &res), HB_ACCEPTED);
+	ck_assert_int_eq(q2("SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:cms/a-1:2:publish' AND substr(payload, length(payload) -"
+	    " 81) = ',\"data\":{\"id\":\"e-1\",\"output\":"
+	    "[\"https://cdn.example/a.mp4\"],\"n\":12345678901234567}}'",
+	    "SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:cms/a-1:2:publish' AND right(payload, 82) ="
+	    " ',\"data\":{\"id\":\"e-1\",\"output\":"
+	    "[\"https://cdn.example/a.mp4\"],\"n\":12345678901234567}}'"), 1);
+	ck_assert_int_eq(q2("SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:cms/a-1:3:publish' AND instr(payload, '\"data\"') = 0",
+	    "SELECT count(*) FROM outbox WHERE action_id ="
+	    " 'acme:cms/a-1:3:publish' AND strpos(payload, '\"data\"') = 0"),
 	    1);
 }
 END_TEST
@@ -1452,6 +1494,7 @@ accept_suite(void)
 	tcase_add_test(tc, same_event_twice);
 	tcase_add_test(tc, subject_versions);
 	tcase_add_test(tc, payload_integers_exact);
+	tcase_add_test(tc, payload_carries_body);
 	tcase_add_test(tc, subject_too_long);
 	tcase_add_test(tc, subject_namespaces_apart);
 	tcase_add_test(tc, subject_state_before_namespaces);

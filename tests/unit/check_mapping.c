@@ -279,6 +279,10 @@ static const struct badcase {
 	{ "namespace", "\"\"", "namespace: not a valid name" },
 	{ "namespace", "\"cms/a\"", "namespace: not a valid name" },
 	{ "namespace", "\"cms:1\"", "namespace: not a valid name" },
+	{ "carry", "1", "carry: not true or false" },
+	{ "carry", "null", "carry: not true or false" },
+	{ "carry", "\"false\"", "carry: not true or false" },
+	{ "carry", "[\"/data\"]", "carry: not true or false" },
 
 	{ "version", "3", "version: not a JSON pointer or "
 	    "{\"header\": NAME}" },
@@ -633,6 +637,18 @@ static const struct roundcase {
 	  "{\"destination\":\"d\",\"namespace\":\"n-1\",\"event_id\":\"/i\","
 	    "\"subject\":\"/s\",\"type\":\"/t\",\"occurred\":\"/o\","
 	    "\"steps\":{\"p\":[\"a\"]}}" },
+	/* "carry" written only when false, the default left out. */
+	{ "{\"destination\":\"d\",\"carry\":false,\"event_id\":\"/i\","
+	    "\"subject\":\"/s\",\"type\":\"/t\",\"occurred\":\"/o\","
+	    "\"steps\":{\"p\":[\"a\"]}}",
+	  "{\"destination\":\"d\",\"event_id\":\"/i\",\"subject\":\"/s\","
+	    "\"type\":\"/t\",\"occurred\":\"/o\",\"steps\":{\"p\":[\"a\"]},"
+	    "\"carry\":false}" },
+	{ "{\"destination\":\"d\",\"carry\":true,\"event_id\":\"/i\","
+	    "\"subject\":\"/s\",\"type\":\"/t\",\"occurred\":\"/o\","
+	    "\"steps\":{\"p\":[\"a\"]}}",
+	  "{\"destination\":\"d\",\"event_id\":\"/i\",\"subject\":\"/s\","
+	    "\"type\":\"/t\",\"occurred\":\"/o\",\"steps\":{\"p\":[\"a\"]}}" },
 	{ example, canonical },
 };
 
@@ -656,6 +672,10 @@ START_TEST(test_roundtrip)
 		ck_assert_str_eq(mapping_namespace(m2), "n-1");
 	else
 		ck_assert_ptr_null(mapping_namespace(m2));
+	/* The body travels unless the text says false. */
+	ck_assert_int_eq(mapping_carries_body(m2),
+	    strstr(c->text, "\"carry\":false") == NULL);
+	ck_assert_int_eq(mapping_carries_body(m2), mapping_carries_body(m));
 	free(t2);
 	free(t);
 	mapping_free(m2);
