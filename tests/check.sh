@@ -202,5 +202,13 @@ totals=$(awk '
 }
 END { printf "%d %d\n", pass, fail }' "$log")
 set -- $totals
+# A failure while a lock was waited for: the shared server's log says who
+# held it (pglib.sh logs every wait past a second, and each line names
+# its client), just above the closing line, which is all some runners
+# keep of the output.
+if [ "$status" -ne 0 ] || [ "$2" -ne 0 ]; then
+	grep -A2 'still waiting for\|due to lock timeout' \
+	    "$pgtmp/pg/server.log" 2>/dev/null | tail -n 40
+fi
 echo "check: $1 passed, $2 failed${failures:+: $failures}"
 [ "$status" -eq 0 ] && [ "$2" -eq 0 ] && [ "$1" -gt 0 ]

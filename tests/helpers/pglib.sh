@@ -62,9 +62,13 @@ pg_start() {
 		cat "$_pgdir/initdb.log" >&2
 		return 1
 	}
+	# Every lock waited for past a second is logged, with the client
+	# (its application_name) on each line: a test that timed out on a
+	# lock can be told who held it.
+	_opts="-k $_pgdir -c listen_addresses='' -c fsync=$_fsync"
+	_opts="$_opts -c log_lock_waits=on -c log_line_prefix='%m [%p] %a '"
 	pg_as "$_bin/pg_ctl" -D "$_pgdir/data" -l "$_pgdir/server.log" -w \
-	    -t 60 -o "-k $_pgdir -c listen_addresses='' -c fsync=$_fsync" \
-	    start >/dev/null 2>&1 || {
+	    -t 60 -o "$_opts" start >/dev/null 2>&1 || {
 		echo "pg_start: the server did not start:" >&2
 		cat "$_pgdir/server.log" >&2
 		return 1

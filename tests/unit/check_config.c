@@ -4422,7 +4422,11 @@ make_v1(const char *path)
 		ck_assert_msg(db_exec(db, v1_lite) == DB_OK, "%s",
 		    db_errmsg(db));
 	} else {
-		ck_assert_msg(db_open_pg(path, 5000, 0, NULL, 0, &db, why,
+		/*
+		 * A budget for a loaded machine: the previous test's, or the
+		 * fixture's, server processes may still be ending.
+		 */
+		ck_assert_msg(db_open_pg(path, 30000, 0, NULL, 0, &db, why,
 		    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
 		ck_assert_msg(db_exec(db, "DROP SCHEMA IF EXISTS hookbox_config"
 		    " CASCADE") == DB_OK, "%s", db_errmsg(db));
