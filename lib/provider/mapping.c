@@ -864,6 +864,21 @@ digit(char c)
 	return c >= '0' && c <= '9';
 }
 
+/* s is 1 to 16 decimal digits, 0 to 2^53 - 1: 0 with *out, else -1. */
+static int
+text_uint53(const char *s, int64_t *out)
+{
+	const char	*p;
+	int64_t		 n = 0;
+
+	for (p = s; digit(*p) && p - s < 16; p++)
+		n = n * 10 + (*p - '0');
+	if (p == s || *p != '\0' || n > VERSION_MAX)
+		return -1;
+	*out = n;
+	return 0;
+}
+
 /*
  * A JSON integer or a string of at most 16 digits, 0 to 2^53 - 1.
  * XXX cJSON keeps a number as a double only: from 2^52 on, a fraction
@@ -872,15 +887,10 @@ digit(char c)
 static enum mapping_err
 get_version(const struct value *v, int64_t *out, char *why, size_t whylen)
 {
-	const char	*s;
-	int64_t		 n = 0;
+	int64_t	n;
 
-	if (v->s != NULL) {
-		for (s = v->s; digit(*s) && s - v->s < 16; s++)
-			n = n * 10 + (*s - '0');
-		if (s == v->s || *s != '\0' || n > VERSION_MAX)
-			goto bad;
-	} else if (json_uint53(v->j, &n) != 0)
+	if (v->s != NULL ? text_uint53(v->s, &n) != 0 :
+	    json_uint53(v->j, &n) != 0)
 		goto bad;
 	*out = n;
 	return MAPPING_OK;
@@ -1069,23 +1079,16 @@ stamp_integer(cJSON *j, int64_t n)
 
 /*
  * An id written over a number of the sample: a number still when it is
- * one of digits that get_id() reads back as itself, else a string (the
- * id fields read either).
+ * one of digits that get_id() reads back as itself (no leading zero),
+ * else a string (the id fields read either).
  */
 static int
 stamp_number_id(cJSON *j, const char *id)
 {
-	char	back[24];
-	int64_t	n = 0;
-	size_t	i;
+	int64_t	n;
 
-	for (i = 0; digit(id[i]) && i < 16; i++)
-		n = n * 10 + (id[i] - '0');
-	if (i > 0 && id[i] == '\0' && n <= VERSION_MAX) {
-		(void)snprintf(back, sizeof(back), "%lld", (long long)n);
-		if (strcmp(back, id) == 0)
-			return stamp_integer(j, n);
-	}
+	if (text_uint53(id, &n) == 0 && (id[0] != '0' || id[1] == '\0'))
+		return stamp_integer(j, n);
 	return stamp_node(j, cJSON_CreateString, id);
 }
 
