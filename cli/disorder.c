@@ -417,7 +417,10 @@ bad:
 	return -1;
 }
 
-/* The run's subjects' namespace: the mapping's, or the endpoint's name. */
+/*
+ * The run's subjects' namespace: the mapping's, or the name of the run's
+ * endpoint, which is its tenant's (disorder_run()).
+ */
 static const char *
 space_of(const struct ctx *c)
 {
