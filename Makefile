@@ -114,7 +114,8 @@ NET_SRCS = lib/net/http.c lib/net/addr.c
 DB_SRCS	= lib/db/db.c lib/db/sqlite.c lib/db/pg.c lib/db/pg_schema.c \
 	  lib/db/access.c
 PROVIDER_SRCS = lib/provider/obs.c lib/provider/tornado.c \
-	  lib/provider/mapping.c lib/provider/auth.c
+	  lib/provider/mapping.c lib/provider/auth.c lib/provider/digest.c \
+	  lib/provider/scheme.c
 CONFIG_SRCS = lib/config/config.c lib/config/admin.c lib/config/edit.c \
 	  lib/config/bulk.c lib/config/map.c lib/config/check.c \
 	  lib/config/pool.c lib/config/cache.c
@@ -156,7 +157,7 @@ FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
 	      check_dispatch check_json check_respond check_store check_super \
-	      check_group check_db check_decide check_mapping
+	      check_group check_db check_decide check_mapping check_scheme
 # The ThreadSanitizer build needs only the suites whose code runs
 # threads: tests/check.sh runs those.
 ifeq ($(TSAN),1)

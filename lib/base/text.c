@@ -240,6 +240,26 @@ text_escape(const char *s, size_t n, char *buf, size_t len)
 	return buf;
 }
 
+/* RFC 9110's tchar: the characters of a header name. */
+static int
+tchar(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || (c != '\0' &&
+	    strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+int
+text_valid_header(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (i == HB_ID_MAX || !tchar((unsigned char)s[i]))
+			return 0;
+	return i > 0;
+}
+
 int
 text_eqi(const char *a, const char *b)
 {

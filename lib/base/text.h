@@ -38,6 +38,12 @@ HB_API int text_valid_name(const char *s);
 HB_API int text_valid_id(const char *s, size_t max);
 
 /*
+ * Non-zero when s is an HTTP header name (RFC 9110's token): 1 to
+ * HB_ID_MAX of the characters A-Z a-z 0-9 and !#$%&'*+-.^_`|~.
+ */
+HB_API int text_valid_header(const char *s);
+
+/*
  * Non-zero when s is an action id: tenant:attempt:step, three valid
  * names; or a subject's, tenant:subject:version:step, with the subject a
  * valid id (which may hold ':'; namespace/subject since subjects have

@@ -161,26 +161,6 @@ mapping_unsigned_field(const struct mapping *m,
 	return NULL;
 }
 
-/* RFC 9110's tchar: the characters of a header name. */
-static int
-tchar(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || (c != '\0' &&
-	    strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-static int
-header_name(const char *s)
-{
-	size_t	i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (i == HB_ID_MAX || !tchar((unsigned char)s[i]))
-			return 0;
-	return i > 0;
-}
-
 /*
  * Decodes the pointer s (RFC 6901, "" or starting with '/') into its
  * reference tokens at tok, each NUL-terminated; tok holds strlen(s) + 1
@@ -233,7 +213,7 @@ parse_field(struct field *f, const char *name, const cJSON *v, int optional,
 			say(why, whylen, "%s.header: not a string", name);
 			return MAPPING_INVALID;
 		}
-		if (!header_name(h->valuestring)) {
+		if (!text_valid_header(h->valuestring)) {
 			say(why, whylen, "%s.header: not an HTTP header name "
 			    "(1 to %d token characters)", name, HB_ID_MAX);
 			return MAPPING_INVALID;
