@@ -25,6 +25,7 @@
 #include "db/pg_schema.h"
 #include "intake/webhook.h"
 #include "provider/mapping.h"
+#include "provider/scheme.h"
 #include "store/store.h"
 
 #include "cli.h"
@@ -77,6 +78,8 @@ struct other_opts {
 	int		 json;		/* endpoint secret list --json */
 	const char	*endpoint;	/* sign --endpoint */
 	int64_t		 t;		/* sign --timestamp */
+	const char	*key;		/* sign --private-key */
+	const char	*query;		/* sign --query */
 };
 
 /* --grant ROLE: at most GRANTS_MAX, each a plain role name. */
@@ -103,6 +106,8 @@ static const struct cli_opt other_rows[] = {
 	CLI_OPT_FLAG("json", SECRET_LIST, json, 1),
 	CLI_OPT_PTR("endpoint", SIGN, endpoint, 0),
 	CLI_OPT_INT("timestamp", SIGN, t, 0, INT64_MAX / 1000),
+	CLI_OPT_PTR("private-key", SIGN, key, 0),
+	CLI_OPT_PTR("query", SIGN, query, 0),
 };
 #undef CLI_ROWS_OF
 
@@ -546,12 +551,43 @@ mapping_done(enum config_status rc, const char *name, const char *file,
 }
 
 /*
- * Reads a new secret for an endpoint of auth mode a from file, checks it
- * and adds it (inside the caller's transaction).  Returns an exit code.
+ * The mapping of an endpoint of auth scheme, whose signature scheme its
+ * secrets are for, into *m (mapping_free()); NULL for another.  Returns
+ * an exit code.
+ */
+static int
+endpoint_scheme(struct config *cfg, const struct config_endpoint *ep,
+    struct mapping **m)
+{
+	char	*text = NULL, why[256];
+	int	 rc;
+
+	*m = NULL;
+	if (ep->auth != CONFIG_AUTH_SCHEME)
+		return EXIT_OK;
+	if ((rc = cli_config_done(config_endpoint_mapping(cfg, ep->name,
+	    &text), ep->name, NULL)) != EXIT_OK)
+		return rc;
+	if ((*m = mapping_parse(text, strlen(text), why, sizeof(why))) ==
+	    NULL || mapping_scheme(*m) == NULL) {
+		cli_warn("endpoint %s: its mapping declares no signature: %s",
+		    ep->name, why);
+		mapping_free(*m);
+		*m = NULL;
+		rc = EXIT_FAIL;
+	}
+	free(text);
+	return rc;
+}
+
+/*
+ * Reads a new secret for an endpoint of auth mode a (for scheme, its
+ * mapping m's) from file, checks it and adds it (inside the caller's
+ * transaction).  Returns an exit code.
  */
 static int
 add_secret(struct config *cfg, const char *endpoint, enum config_auth a,
-    const char *file, int64_t expires)
+    const struct mapping *m, const char *file, int64_t expires)
 {
 	unsigned char	 buf[CONFIG_SECRET_MAX + 1];
 	ssize_t		 n;
@@ -561,7 +597,8 @@ add_secret(struct config *cfg, const char *endpoint, enum config_auth a,
 	if ((n = get_secret("--secret-file", file, buf,
 	    CONFIG_SECRET_MAX)) < 0)
 		return EXIT_FAIL;
-	if ((why = config_check_secret(a, buf, (size_t)n)) != NULL)
+	if ((why = config_check_secret(a, m != NULL ? mapping_scheme(m) :
+	    NULL, buf, (size_t)n)) != NULL)
 		rc = refuse("--secret-file", file, why);
 	else
 		rc = cli_config_done(config_secret_add(cfg, endpoint, buf,
@@ -579,6 +616,7 @@ struct endpoint_edit {
 	int64_t			 tolerance;	/* 0: not given */
 	int64_t			 now, expires, retire;
 	int			 kind;		/* --kind given */
+	int			 auth;		/* --auth given */
 	char			*map;		/* the mapping's text */
 	size_t			 maplen;
 	struct mapping		*m;
@@ -607,9 +645,11 @@ endpoint_auth(const char *arg, void *p)
 	struct endpoint_edit	*a = p;
 
 	if (config_auth_parse(arg, &a->ep.auth) != 0) {
-		cli_warn("--auth \"%s\": expected hmac, key or standard", arg);
+		cli_warn("--auth \"%s\": expected hmac, key, standard or"
+		    " scheme", arg);
 		return -1;
 	}
+	a->auth = 1;
 	return 0;
 }
 
@@ -714,9 +754,25 @@ endpoint_add_check(void *p, char **operands)
 		return rc;
 	if ((why = config_check_endpoint_name(a->ep.name)) != NULL)
 		return refuse("endpoint NAME", a->ep.name, why);
-	if ((rc = check_name("--tenant", a->ep.tenant)) != EXIT_OK)
+	if ((rc = check_name("--tenant", a->ep.tenant)) != EXIT_OK ||
+	    (rc = endpoint_mapping(a)) != EXIT_OK)
 		return rc;
-	return endpoint_mapping(a);
+	/* A mapping that declares its signature is the authentication. */
+	if (a->m != NULL && mapping_scheme(a->m) != NULL) {
+		if (a->auth && a->ep.auth != CONFIG_AUTH_SCHEME) {
+			cli_warn("--auth %s: the mapping declares how the"
+			    " provider signs (its signature member)",
+			    config_auth_name(a->ep.auth));
+			return EXIT_USAGE;
+		}
+		if (a->ep.key_header[0] != '\0') {
+			cli_warn("--header: the mapping's signature names its"
+			    " header");
+			return EXIT_USAGE;
+		}
+		a->ep.auth = CONFIG_AUTH_SCHEME;
+	}
+	return EXIT_OK;
 }
 
 /* The endpoint and its first secret commit together or not at all. */
@@ -738,7 +794,7 @@ endpoint_add_work(struct config *cfg, void *p)
 		rc = cli_config_done(config_endpoint_add(cfg, &a->ep, &why),
 		    a->ep.name, &why);
 	if (rc == EXIT_OK)
-		rc = add_secret(cfg, a->ep.name, a->ep.auth, a->secret,
+		rc = add_secret(cfg, a->ep.name, a->ep.auth, a->m, a->secret,
 		    a->expires);
 	return rc;
 }
@@ -784,6 +840,9 @@ endpoint_set_work(struct config *cfg, void *p)
 		return refuse("--header", a->header, "a standard endpoint"
 		    " takes none (it reads webhook-id, webhook-timestamp and"
 		    " webhook-signature)");
+	if (a->header != NULL && a->ep.auth == CONFIG_AUTH_SCHEME)
+		return refuse("--header", a->header, "the endpoint's mapping"
+		    " names the signature's header (signature.header)");
 	if (a->m != NULL && a->ep.kind != CONFIG_KIND_MAPPED) {
 		(void)snprintf(mwhy, sizeof(mwhy), "endpoint %s is of kind %s:"
 		    " only kind mapped has a mapping", a->name,
@@ -979,6 +1038,7 @@ secret_add_work(struct config *cfg, void *p)
 {
 	struct endpoint_edit	*a = p;
 	struct secret_walk	 w;
+	struct mapping		*m = NULL;
 	enum config_status	 crc;
 	int			 rc;
 
@@ -991,8 +1051,11 @@ secret_add_work(struct config *cfg, void *p)
 	if (a->retire != 0 && (rc = cli_config_done(config_secret_retire(cfg,
 	    a->name, a->retire, &a->retired), a->name, NULL)) != EXIT_OK)
 		return rc;
-	if ((rc = add_secret(cfg, a->name, a->ep.auth, a->secret,
-	    a->expires)) != EXIT_OK)
+	if ((rc = endpoint_scheme(cfg, &a->ep, &m)) != EXIT_OK)
+		return rc;
+	rc = add_secret(cfg, a->name, a->ep.auth, m, a->secret, a->expires);
+	mapping_free(m);
+	if (rc != EXIT_OK)
 		return rc;
 	memset(&w, 0, sizeof(w));
 	w.now = a->now;
@@ -1527,6 +1590,78 @@ cmd_edit(struct settings *e, int argc, char **argv)
 
 /* ---- sign --------------------------------------------------------- */
 
+/* No header: scheme_sign() makes up those the scheme signs. */
+static const char *
+no_header(const void *arg, const char *name)
+{
+	(void)arg;
+	(void)name;
+	return NULL;
+}
+
+/*
+ * Signs body (len bytes) at t with the scheme of endpoint ep (its first
+ * active secret, or for ed25519 the private key in file key) and prints
+ * the headers a provider would send.  Returns an exit code.
+ */
+static int
+sign_scheme(struct config *cfg, const struct config_endpoint *ep,
+    const struct config_secrets *sec, const char *key, const char *query,
+    int64_t t, const char *body, size_t len)
+{
+	struct scheme_header	 out[SCHEME_OUT_MAX];
+	struct scheme_req	 r;
+	struct mapping		*m = NULL;
+	const struct scheme	*s;
+	unsigned char		 buf[CONFIG_SECRET_MAX + 1];
+	const unsigned char	*secret;
+	ssize_t			 n = 0;
+	size_t			 nout = 0, i;
+	int			 rc;
+
+	if ((rc = endpoint_scheme(cfg, ep, &m)) != EXIT_OK)
+		return rc;
+	s = mapping_scheme(m);
+	rc = EXIT_FAIL;
+	if (strcmp(scheme_algorithm(s), "ed25519") == 0) {
+		if (key == NULL) {
+			cli_warn("%s: an ed25519 scheme signs with the sender's"
+			    " private key: --private-key FILE", ep->name);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if ((n = get_secret("--private-key", key, buf,
+		    CONFIG_SECRET_MAX)) < 0)
+			goto out;
+		secret = buf;
+	} else if (sec->n == 0) {
+		cli_warn("%s: no active secret", ep->name);
+		goto out;
+	} else {
+		secret = sec->s[0].key;
+		n = (ssize_t)sec->s[0].keylen;
+	}
+	memset(&r, 0, sizeof(r));
+	r.header = no_header;
+	r.body = (const unsigned char *)body;
+	r.bodylen = len;
+	r.query = query;
+	r.now_ms = t * 1000;
+	if (scheme_sign(s, &r, secret, (size_t)n, out, &nout) != 0) {
+		cli_warn("%s: the secret does not decode as the scheme's key",
+		    ep->name);
+		goto out;
+	}
+	for (i = 0; i < nout; i++)
+		printf("%s: %s\n", out[i].name, out[i].value);
+	rc = EXIT_OK;
+out:
+	sodium_memzero(buf, sizeof(buf));
+	sodium_memzero(out, sizeof(out));
+	mapping_free(m);
+	return rc;
+}
+
 int
 cmd_sign(struct settings *e, int argc, char **argv)
 {
@@ -1556,6 +1691,13 @@ cmd_sign(struct settings *e, int argc, char **argv)
 	    (rc = cli_config_done(config_endpoint_secrets(cfg, name, now, &sec),
 	    name, NULL)) != EXIT_OK)
 		goto out;
+	if ((a.key != NULL || a.query != NULL) &&
+	    ep.auth != CONFIG_AUTH_SCHEME) {
+		cli_warn("--private-key and --query: for an endpoint of auth"
+		    " scheme");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	rc = EXIT_FAIL;
 	switch (ep.auth) {
 	case CONFIG_AUTH_KEY:
@@ -1586,6 +1728,9 @@ cmd_sign(struct settings *e, int argc, char **argv)
 		printf("webhook-id: %s\nwebhook-timestamp: %lld\n"
 		    "webhook-signature: %s\n", id, (long long)t, sig);
 		break;
+	case CONFIG_AUTH_SCHEME:
+		rc = sign_scheme(cfg, &ep, &sec, a.key, a.query, t, body, len);
+		goto out;
 	}
 	rc = EXIT_OK;
 out:

@@ -19,6 +19,7 @@
 #include "intake/webhook.h"
 #include "net/http.h"
 #include "provider/mapping.h"
+#include "provider/scheme.h"
 #include "store/admin.h"
 #include "store/tenant.h"
 
@@ -66,7 +67,10 @@ struct ctx {
 	char				 org[40];	/* Tornado */
 	char				 url[HB_TEXT_MAX + 1];
 	char				 org_url[HB_TEXT_MAX + 1];
-	char				 secret[65];
+	char				 secret[SCHEME_SECRET_LEN];
+	char				 signer[SCHEME_SECRET_LEN];	/* signs:
+					   the secret, or ed25519's private
+					   key */
 	int				 made;		/* config.db rows */
 	int				 jobs;		/* Tornado jobs made */
 	int64_t				 t0;		/* ms */
@@ -176,6 +180,35 @@ on_header(void *arg, const char *name)
 	return header_get(arg, name);
 }
 
+static const char *
+msg_header(const void *arg, const char *name)
+{
+	return header_get(arg, name);
+}
+
+/* Signs q with the scheme the endpoint's mapping declares, at now. */
+static int
+sign_scheme(struct ctx *c, struct msg *q, int64_t now)
+{
+	struct scheme_header	out[SCHEME_OUT_MAX];
+	struct scheme_req	r;
+	size_t			nout, i;
+
+	memset(&r, 0, sizeof(r));
+	r.header = msg_header;
+	r.arg = q;
+	r.body = (const unsigned char *)q->body;
+	r.bodylen = q->len;
+	r.now_ms = now * 1000;
+	if (scheme_sign(mapping_scheme(c->m), &r,
+	    (const unsigned char *)c->signer, strlen(c->signer), out,
+	    &nout) != 0)
+		return -1;
+	for (i = 0; i < nout; i++)
+		header(q, out[i].name, out[i].value);
+	return 0;
+}
+
 /*
  * Signs q->body as the endpoint's mode wants, now, and points q->h at
  * its headers: each time it is sent, so that no signature ages.
@@ -223,6 +256,10 @@ sign(struct ctx *c, struct msg *q)
 		(void)snprintf(ts, sizeof(ts), "%lld", (long long)now);
 		header(q, "webhook-timestamp", ts);
 		header(q, "webhook-signature", sig);
+		break;
+	case CONFIG_AUTH_SCHEME:
+		if (sign_scheme(c, q, now) != 0)
+			return -1;
 		break;
 	}
 	header(q, "Content-Type", "application/json");
@@ -1128,7 +1165,15 @@ disorder_run(struct config *cfg, struct store *st,
 	}
 	/* A secret of the run's own; Standard Webhooks' in its form. */
 	randombytes_buf(rnd, sizeof(rnd));
-	if (c.site.auth == CONFIG_AUTH_STANDARD) {
+	if (c.site.auth == CONFIG_AUTH_SCHEME) {
+		if (c.m == NULL || mapping_scheme(c.m) == NULL ||
+		    scheme_make_secret(mapping_scheme(c.m), c.secret,
+		    sizeof(c.secret), c.signer, sizeof(c.signer)) != 0) {
+			say(why, whylen, "the endpoint's mapping declares no"
+			    " signature");
+			goto out;
+		}
+	} else if (c.site.auth == CONFIG_AUTH_STANDARD) {
 		memcpy(c.secret, "whsec_", 6);
 		sodium_bin2base64(c.secret + 6, sizeof(c.secret) - 6, rnd,
 		    sizeof(rnd), sodium_base64_VARIANT_ORIGINAL);
@@ -1159,5 +1204,6 @@ out:
 	mapping_free(c.m);
 	free(c.maptext);
 	sodium_memzero(c.secret, sizeof(c.secret));
+	sodium_memzero(c.signer, sizeof(c.signer));
 	return rc;
 }

@@ -284,10 +284,13 @@ static const struct cli_command cmds[] = {
 	    "  --tenant T             the tenant the document is for"
 	    " (required)\n" },
 	{ "sign", NULL, cmd_sign, R_CONFIG,
-	    "--endpoint E [--timestamp UNIXTIME] < body",
+	    "--endpoint E [--timestamp UNIXTIME] [--private-key FILE]\n"
+	    "    [--query Q] < body",
 	    "  --endpoint E           the endpoint whose secret signs"
 	    " (required)\n"
-	    "  --timestamp UNIXTIME   the time signed (default now)\n" },
+	    "  --timestamp UNIXTIME   the time signed (default now)\n"
+	    "  --private-key FILE|-   an ed25519 scheme's signing key\n"
+	    "  --query Q              the query string of the URL signed\n" },
 	{ "disorder", NULL, cmd_disorder, W_CONFIG | W_STATE,
 	    "--endpoint E --url BASE [--sample FILE [--undo FILE]]\n"
 	    "    [--sink URL] [--at-once N] [--timeout-ms N]",

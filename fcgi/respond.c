@@ -651,6 +651,7 @@ hook(struct resp_server *srv, struct rq *rq, struct webhook_obs *h,
 		req.arg = io;
 		req.body = body;
 		req.bodylen = (size_t)len;
+		req.query = io->param(io->arg, "QUERY_STRING");
 		req.now_ms = util_now_ms();
 		/* No config.db connection is held while the COMMIT is. */
 		rq->counted = webhook_receive(srv->shared->configs,

@@ -15,6 +15,7 @@
 #include "config/check.h"
 #include "config/config_int.h"
 #include "net/addr.h"
+#include "provider/scheme.h"
 #include "net/http.h"
 
 #define SW_PREFIX	"whsec_"
@@ -113,7 +114,8 @@ decodes(const char *b, size_t len)
 }
 
 const char *
-config_check_secret(enum config_auth a, const unsigned char *s, size_t len)
+config_check_secret(enum config_auth a, const struct scheme *sch,
+    const unsigned char *s, size_t len)
 {
 	if (s == NULL || len == 0 || len > CONFIG_SECRET_MAX)
 		return "expected 1..512 bytes";
@@ -132,6 +134,11 @@ config_check_secret(enum config_auth a, const unsigned char *s, size_t len)
 		break;
 	case CONFIG_AUTH_KEY:
 		break;
+	case CONFIG_AUTH_SCHEME:
+		if (sch == NULL)
+			return "expected an endpoint whose mapping declares its"
+			    " signature";
+		return scheme_check_secret(sch, s, len);
 	}
 	return NULL;
 }

@@ -16,6 +16,8 @@
 
 #include "config/config.h"
 
+struct scheme;
+
 /* The shortest HMAC key hookbox takes (hmac endpoints, the decoded key of
    a standard endpoint or of a destination's signing secret). */
 #define CONFIG_HMAC_KEY_MIN	16
@@ -43,9 +45,10 @@ HB_API const char *config_check_address(const char *url, char *host,
 HB_API const char *config_check_endpoint_name(const char *);
 /* An endpoint's secret for its auth mode: hmac at least
    CONFIG_HMAC_KEY_MIN bytes; standard "whsec_" and base64 that decodes
-   to at least that many; key any 1..CONFIG_SECRET_MAX bytes. */
+   to at least that many; key any 1..CONFIG_SECRET_MAX bytes; scheme
+   what the scheme (its mapping's, provider/scheme.h) verifies with. */
 HB_API const char *config_check_secret(enum config_auth,
-    const unsigned char *, size_t);
+    const struct scheme *, const unsigned char *, size_t);
 /* A destination's signing secret (Standard Webhooks): base64, with or
    without "whsec_", decoding to at least CONFIG_HMAC_KEY_MIN bytes. */
 HB_API const char *config_check_dest_secret(const unsigned char *, size_t);

@@ -21,8 +21,9 @@
 /*
  * The schema's version, PRAGMA user_version (PostgreSQL's one row of
  * hookbox_config.schema_version).  2 made room for endpoints of kind
- * mapped; a file of version 1, the previous release's, is opened by no
- * one (CONFIG_OLD) until config_upgrade() has upgraded it.
+ * mapped, 3 for their authentication by a declared scheme (auth
+ * 'scheme'); a file of version 1, the previous release's, or 2, is
+ * opened by no one (CONFIG_OLD) until config_upgrade() has upgraded it.
  */
 #define CONFIG_VERSION	CONFIG_SCHEMA_VERSION
 _Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
@@ -80,17 +81,18 @@ _Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
 	"'" t "_version_insert', '" t "_version_update', '" t "_version_delete'"
 
 /*
- * The endpoints, made by a new file and by the upgrade from version 1
- * (which had no mapping, and allowed only the tornado kinds): a mapping
- * for kind mapped, and for it alone.  db/pg_schema.c says the same to
- * PostgreSQL.
+ * The endpoints, made by a new file and by the upgrades from version 1
+ * (which had no mapping, and allowed only the tornado kinds) and 2
+ * (which had no auth 'scheme'): a mapping for kind mapped, and for it
+ * alone.  db/pg_schema.c says the same to PostgreSQL.
  */
 #define ENDPOINTS_TABLE_LITE(t) \
 	"CREATE TABLE " t "(" \
 	" name TEXT PRIMARY KEY," \
 	" tenant TEXT NOT NULL REFERENCES tenants(id)," \
 	" kind TEXT NOT NULL," \
-	" auth TEXT NOT NULL CHECK(auth IN ('hmac','key','standard'))," \
+	" auth TEXT NOT NULL CHECK(auth IN ('hmac','key','standard'," \
+	" 'scheme'))," \
 	" key_header TEXT," \
 	" tolerance_s INTEGER NOT NULL DEFAULT 300 CHECK(tolerance_s > 0)," \
 	" created_at INTEGER NOT NULL," \
@@ -118,6 +120,17 @@ _Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
 	"ALTER TABLE endpoints_v2 RENAME TO endpoints;" \
 	VERSION_TABLE_LITE \
 	"PRAGMA user_version=2;"
+
+/* Version 2 to 3, as 1 to 2: the table made again, its rows copied. */
+#define MIGRATE_V3_LITE \
+	ENDPOINTS_TABLE_LITE("endpoints_v3") \
+	"INSERT INTO endpoints_v3(name, tenant, kind, auth, key_header," \
+	" tolerance_s, created_at, mapping) SELECT name, tenant, kind, auth," \
+	" key_header, tolerance_s, created_at, mapping FROM endpoints;" \
+	"DROP TABLE endpoints;" \
+	"ALTER TABLE endpoints_v3 RENAME TO endpoints;" \
+	VERSION_TABLE_LITE \
+	"PRAGMA user_version=3;"
 
 const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
@@ -411,8 +424,9 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " FROM config_version v LEFT JOIN jobs j"
 	    " ON j.tenant = ?1 AND j.job_id = ?2" },
 	/* config/map.c's. */
-	[CONFIG_Q_ENDPOINT_SET_MAPPING] = { "UPDATE endpoints SET mapping = ?2"
-	    " WHERE name = ?1 AND kind = 'mapped'" },
+	[CONFIG_Q_ENDPOINT_SET_MAPPING] = { "UPDATE endpoints SET mapping = ?2,"
+	    " auth = ?3, key_header = CASE WHEN ?3 = 'scheme' THEN NULL ELSE"
+	    " key_header END WHERE name = ?1 AND kind = 'mapped'" },
 	[CONFIG_Q_MAPPED_OF_TENANT] = { "SELECT name, mapping FROM endpoints"
 	    " WHERE tenant = ?1 AND kind = 'mapped' ORDER BY name",
 	    "SELECT name, mapping FROM endpoints WHERE tenant = ?1"
@@ -425,7 +439,7 @@ const char *const config_kind_names[CONFIG_KIND_N] = {
 };
 const char *const config_auth_names[CONFIG_AUTH_N] = {
 	[CONFIG_AUTH_HMAC] = "hmac", [CONFIG_AUTH_KEY] = "key",
-	[CONFIG_AUTH_STANDARD] = "standard",
+	[CONFIG_AUTH_STANDARD] = "standard", [CONFIG_AUTH_SCHEME] = "scheme",
 };
 
 const char *
@@ -600,6 +614,9 @@ static const struct db_text	jobs_index_text = { JOBS_ACTION_INDEX, "" };
 static const struct db_text	migrate_v2_text = {
 	MIGRATE_V2_LITE, pg_schema_config_v2
 };
+static const struct db_text	migrate_v3_text = {
+	MIGRATE_V3_LITE, pg_schema_config_v3
+};
 
 /*
  * A writer adds destinations.allow_internal to a database made before
@@ -762,11 +779,14 @@ migrate(struct config *c, int64_t *from)
 		goto out;
 	if ((rc = config_scalar(c, CONFIG_Q_VERSION, from)) != CONFIG_OK)
 		goto out;
-	if (*from == 1)
+	if (*from < 1 || *from > CONFIG_VERSION)
+		rc = CONFIG_ERROR;
+	if (rc == CONFIG_OK && *from == 1)
 		rc = config_status_of(c, db_exec_text(c->db,
 		    &migrate_v2_text));
-	else if (*from != CONFIG_VERSION)
-		rc = CONFIG_ERROR;
+	if (rc == CONFIG_OK && *from <= 2)
+		rc = config_status_of(c, db_exec_text(c->db,
+		    &migrate_v3_text));
 	if (rc == CONFIG_OK)
 		rc = config_status_of(c, db_exec(c->db, "COMMIT"));
 out:
@@ -913,8 +933,8 @@ config_endpoint_invalid(const struct config_endpoint *e)
 		return "tenant id";
 	if ((unsigned)e->kind > CONFIG_KIND_MAPPED)
 		return "kind (tornado-job, tornado-org or mapped)";
-	if ((unsigned)e->auth > CONFIG_AUTH_STANDARD)
-		return "auth (hmac, key or standard)";
+	if ((unsigned)e->auth > CONFIG_AUTH_SCHEME)
+		return "auth (hmac, key, standard or scheme)";
 	/* key: the header with the key; hmac: the signature header. */
 	if ((e->auth == CONFIG_AUTH_KEY && e->key_header[0] == '\0') ||
 	    strlen(e->key_header) > HB_ID_MAX ||

@@ -91,7 +91,7 @@ extern const char config_schema[];
  * them; the schema's CHECKs allow exactly these.
  */
 #define CONFIG_KIND_N	3
-#define CONFIG_AUTH_N	3
+#define CONFIG_AUTH_N	4
 extern const char *const config_kind_names[CONFIG_KIND_N];
 extern const char *const config_auth_names[CONFIG_AUTH_N];
 

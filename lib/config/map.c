@@ -15,6 +15,7 @@
 #include "config/config_int.h"
 #include "config/map.h"
 #include "provider/mapping.h"
+#include "provider/scheme.h"
 
 /*
  * The headers each authentication signs, a mapping's fields may come
@@ -27,20 +28,50 @@ static const char *const standard_signs[] = {
 };
 
 /*
+ * The authentication of an endpoint whose mapping is m and whose auth
+ * is given: a mapping that declares a signature is the endpoint's
+ * authentication, and auth scheme is the signature a mapping declares.
+ * -1 with why filled when the two disagree.
+ */
+static int
+agree(const struct mapping *m, enum config_auth auth, char *why,
+    size_t whylen)
+{
+	if (mapping_scheme(m) != NULL && auth != CONFIG_AUTH_SCHEME) {
+		(void)snprintf(why, whylen, "signature: the mapping declares"
+		    " how the provider signs, so the endpoint's"
+		    " authentication is scheme, not %s",
+		    config_auth_name(auth));
+		return -1;
+	}
+	if (mapping_scheme(m) == NULL && auth == CONFIG_AUTH_SCHEME) {
+		(void)snprintf(why, whylen, "signature: missing: the"
+		    " endpoint's authentication is the signature its mapping"
+		    " declares (auth scheme)");
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The mapping text (len bytes) for an endpoint of tenant authenticated
- * by auth, checked: it parses, every field it takes from a header is one
- * auth signs, and its destination is one of the tenant's.  Into *canon
- * its canonical text (free()), or the status and why.
+ * by auth, checked: it parses, its signature and auth agree (agree()),
+ * every field it takes from a header is one the authentication signs,
+ * and its destination is one of the tenant's.  With adopt, a mapping
+ * that declares a signature makes *auth scheme.  Into *canon its
+ * canonical text (free()), or the status and why.
  */
 static enum config_status
-check(struct config *c, const char *tenant, enum config_auth auth,
-    const char *text, size_t len, char **canon, char *why, size_t whylen)
+check(struct config *c, const char *tenant, enum config_auth *auth,
+    int adopt, const char *text, size_t len, char **canon, char *why,
+    size_t whylen)
 {
 	struct config_tenant		 t;
 	struct config_destination	 d;
 	struct mapping			*m;
 	enum config_status		 rc;
 	const char			*field, *header = NULL;
+	const char *const		*signs;
 	char				 esc[HB_ID_MAX * 4 + 1];
 
 	*canon = NULL;
@@ -52,13 +83,24 @@ check(struct config *c, const char *tenant, enum config_auth auth,
 		return rc;
 	if ((m = config_mapping_parse(text, len, &rc, why, whylen)) == NULL)
 		return rc;
-	if ((field = mapping_unsigned_field(m, auth == CONFIG_AUTH_STANDARD ?
-	    standard_signs : NULL, &header)) != NULL) {
+	if (adopt && mapping_scheme(m) != NULL)
+		*auth = CONFIG_AUTH_SCHEME;
+	if (agree(m, *auth, why, whylen) != 0) {
+		mapping_free(m);
+		return CONFIG_INVALID;
+	}
+	if (*auth == CONFIG_AUTH_SCHEME)
+		signs = scheme_signed_headers(mapping_scheme(m));
+	else
+		signs = *auth == CONFIG_AUTH_STANDARD ? standard_signs : NULL;
+	if ((field = mapping_unsigned_field(m, signs, &header)) != NULL) {
 		(void)snprintf(why, whylen, "%s comes from header %s, which %s"
 		    " authentication does not sign: a signed request sent"
 		    " again with another %s would be another event; take it"
-		    " from the body%s", field, header, config_auth_name(auth),
-		    header, auth == CONFIG_AUTH_STANDARD ? "" : ", or use"
+		    " from the body%s", field, header, config_auth_name(*auth),
+		    header, *auth == CONFIG_AUTH_SCHEME ? ", or sign it"
+		    " ({header:NAME} in signature.signed)" :
+		    *auth == CONFIG_AUTH_STANDARD ? "" : ", or use"
 		    " --auth standard, which signs webhook-id and"
 		    " webhook-timestamp");
 		mapping_free(m);
@@ -82,6 +124,7 @@ enum config_status
 config_endpoint_add_mapped(struct config *c, const struct config_endpoint *e,
     const char *text, size_t len, char *why, size_t whylen)
 {
+	enum config_auth	 auth = e->auth;
 	enum config_status	 rc;
 	const char		*f;
 	char			*canon = NULL;
@@ -102,7 +145,7 @@ config_endpoint_add_mapped(struct config *c, const struct config_endpoint *e,
 		(void)snprintf(why, whylen, "kind mapped needs a mapping");
 		return CONFIG_INVALID;
 	}
-	if (text != NULL && (rc = check(c, e->tenant, e->auth, text, len,
+	if (text != NULL && (rc = check(c, e->tenant, &auth, 0, text, len,
 	    &canon, why, whylen)) != CONFIG_OK)
 		return rc;
 	rc = config_endpoint_insert(c, e, canon);
@@ -131,13 +174,14 @@ config_endpoint_set_mapping(struct config *c, const char *endpoint,
 		    config_kind_name(e.kind));
 		return CONFIG_INVALID;
 	}
-	if ((rc = check(c, e.tenant, e.auth, text, len, &canon, why,
+	if ((rc = check(c, e.tenant, &e.auth, 1, text, len, &canon, why,
 	    whylen)) != CONFIG_OK)
 		return rc;
 	if ((st = config_stmt(c, CONFIG_Q_ENDPOINT_SET_MAPPING, &rc)) == NULL)
 		goto out;
 	if (db_bind_opt(st, 1, e.name) != DB_OK ||
-	    db_bind_opt(st, 2, canon) != DB_OK) {
+	    db_bind_opt(st, 2, canon) != DB_OK ||
+	    db_bind_opt(st, 3, config_auth_name(e.auth)) != DB_OK) {
 		rc = CONFIG_NOMEM;
 		goto out;
 	}

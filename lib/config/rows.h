@@ -18,7 +18,11 @@ struct mapping;
 
 /* tornado-job, tornado-org; mapped: a declared format (config/map.h). */
 enum config_kind { CONFIG_KIND_JOB = 0, CONFIG_KIND_ORG, CONFIG_KIND_MAPPED };
-enum config_auth { CONFIG_AUTH_HMAC = 0, CONFIG_AUTH_KEY, CONFIG_AUTH_STANDARD };
+/* scheme: the one the endpoint's mapping declares (provider/scheme.h). */
+enum config_auth {
+	CONFIG_AUTH_HMAC = 0, CONFIG_AUTH_KEY, CONFIG_AUTH_STANDARD,
+	CONFIG_AUTH_SCHEME
+};
 
 struct config_tenant {
 	char	id[HB_ID_MAX + 1];

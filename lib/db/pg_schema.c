@@ -78,7 +78,8 @@ const char pg_schema_config[] =
 	" name text PRIMARY KEY,"
 	" tenant text NOT NULL REFERENCES hookbox_config.tenants(id),"
 	" kind text NOT NULL,"
-	" auth text NOT NULL CHECK(auth IN ('hmac','key','standard')),"
+	" auth text NOT NULL CONSTRAINT endpoints_auth_check CHECK(auth IN"
+	" ('hmac','key','standard','scheme')),"
 	" key_header text,"
 	" tolerance_s bigint NOT NULL DEFAULT 300 CHECK(tolerance_s > 0),"
 	" created_at bigint NOT NULL,"
@@ -139,6 +140,19 @@ const char pg_schema_config_v2[] =
 	"ALTER TABLE hookbox_config.endpoints ADD" KIND_CHECK_PG ","
 	" ADD" MAPPING_CHECK_PG ";"
 	"UPDATE hookbox_config.schema_version SET version = 2;";
+
+/*
+ * Version 2 to 3: an endpoint authenticated by the scheme its mapping
+ * declares (auth 'scheme').  The CHECK on auth had the name PostgreSQL
+ * gives a column's CHECK, which this release gives it too.
+ */
+const char pg_schema_config_v3[] =
+	"ALTER TABLE hookbox_config.endpoints"
+	" DROP CONSTRAINT IF EXISTS endpoints_auth_check;"
+	"ALTER TABLE hookbox_config.endpoints ADD CONSTRAINT"
+	" endpoints_auth_check CHECK(auth IN"
+	" ('hmac','key','standard','scheme'));"
+	"UPDATE hookbox_config.schema_version SET version = 3;";
 
 /*
  * Versioned subjects (hookbox(7), DATA MODEL): store/store.c's migration

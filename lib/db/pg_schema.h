@@ -23,7 +23,7 @@
  * The configuration's schema version, hookbox_config.schema_version's
  * one row: config/config.c's CONFIG_VERSION, SQLite's PRAGMA user_version.
  */
-#define PG_SCHEMA_CONFIG_VERSION	2
+#define PG_SCHEMA_CONFIG_VERSION	3
 
 /*
  * Each creates one schema and its tables; an error if it exists.  The
@@ -39,6 +39,7 @@ extern const char pg_schema_state[];
  * COMMIT), as its owner: an endpoint of kind mapped, and its mapping.
  */
 extern const char pg_schema_config_v2[];
+extern const char pg_schema_config_v3[];
 
 /*
  * Migrations of schema hookbox_state made by an earlier release:

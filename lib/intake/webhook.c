@@ -8,6 +8,7 @@
 #include "base/util.h"
 #include "intake/webhook.h"
 #include "provider/mapping.h"
+#include "provider/scheme.h"
 #include "provider/tornado.h"
 
 static enum auth_status
@@ -16,6 +17,7 @@ authenticate(const struct config_endpoint *ep,
 {
 	const unsigned char	*body = (const unsigned char *)req->body;
 	const char		*v;
+	struct scheme_req	 sr;
 	int64_t			 now = req->now_ms / 1000;
 
 	switch (ep->auth) {
@@ -35,6 +37,17 @@ authenticate(const struct config_endpoint *ep,
 		v = req->header(req->arg, ep->key_header);
 		return auth_verify_key(v, v != NULL ? strlen(v) : 0, sec->s,
 		    sec->n, now);
+	case CONFIG_AUTH_SCHEME:
+		if (ep->mapping == NULL || mapping_scheme(ep->mapping) == NULL)
+			return AUTH_ERROR;
+		sr.header = req->header;
+		sr.arg = req->arg;
+		sr.body = body;
+		sr.bodylen = req->bodylen;
+		sr.query = req->query;
+		sr.now_ms = req->now_ms;
+		return scheme_verify(mapping_scheme(ep->mapping), &sr, sec->s,
+		    sec->n, ep->tolerance);
 	}
 	return AUTH_ERROR;
 }

@@ -44,6 +44,9 @@ struct webhook_req {
 	const void	*arg;
 	const char	*body;		/* exactly the bytes received */
 	size_t		 bodylen;
+	/* The request's query string (NULL: none): a scheme that signs
+	   the URL the provider called signs its query too. */
+	const char	*query;
 	int64_t		 now_ms;
 };
 

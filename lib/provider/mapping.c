@@ -22,6 +22,7 @@
 #include "base/text.h"
 #include "base/util.h"
 #include "provider/mapping.h"
+#include "provider/scheme.h"
 
 /* The fields, in the order of the file and of the canonical text. */
 enum fid {
@@ -72,6 +73,7 @@ struct mapping {
 	char		dest[HB_ID_MAX + 1];
 	char		space[HB_ID_MAX + 1];	/* "": the endpoint's */
 	int		keep_body;	/* "carry": false clears it */
+	struct scheme	*scheme;	/* "signature"; NULL: none */
 	struct field	f[F__N];
 	/*
 	 * Every step names a type at least, so there are never more steps
@@ -135,10 +137,16 @@ mapping_effect_name(enum mapping_effect e)
 
 static const char *const members[] = {
 	"destination", "namespace", "event_id", "subject", "version", "type",
-	"occurred", "steps", "undo", "ignore", "carry"
+	"occurred", "steps", "undo", "ignore", "carry", "signature"
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+const struct scheme *
+mapping_scheme(const struct mapping *m)
+{
+	return m->scheme;
+}
 
 const char *
 mapping_unsigned_field(const struct mapping *m,
@@ -434,6 +442,7 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 	const cJSON		*c;
 	char			 echo[ECHO_MAX];
 	size_t			 i;
+	int			 nomem;
 	enum mapping_err	 rc;
 
 	/* A misspelt member is named as such, not as another missing. */
@@ -483,6 +492,9 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "ignore")) != NULL &&
 	    (rc = parse_ignore(m, c, why, whylen)) != MAPPING_OK)
 		return rc;
+	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "signature")) != NULL &&
+	    (m->scheme = scheme_parse(c, why, whylen, &nomem)) == NULL)
+		return nomem ? MAPPING_NOMEM : MAPPING_INVALID;
 	return MAPPING_OK;
 }
 
@@ -544,6 +556,7 @@ mapping_free(struct mapping *m)
 
 	if (m == NULL)
 		return;
+	scheme_free(m->scheme);
 	for (i = 0; i < F__N; i++)
 		free(m->f[i].text);
 	free(m);
@@ -641,8 +654,9 @@ put_steps(struct out *o, const struct mapping *m, enum mapping_effect e,
 char *
 mapping_text(const struct mapping *m)
 {
-	struct out	o;
-	size_t		i, len;
+	struct out	 o;
+	size_t		 i, len;
+	char		*sig = NULL;
 
 	/*
 	 * json_put_string() needs at most 6 bytes a byte and its quotes;
@@ -656,8 +670,15 @@ mapping_text(const struct mapping *m)
 		len += 6 * strlen(m->steps[i].name) + 16;
 	for (i = 0; i < m->ntypes; i++)
 		len += 6 * strlen(m->types[i].name) + 16;
-	if ((o.buf = alloc(len)) == NULL)
+	if (m->scheme != NULL) {
+		if ((sig = scheme_text(m->scheme)) == NULL)
+			return NULL;
+		len += strlen(sig) + 16;
+	}
+	if ((o.buf = alloc(len)) == NULL) {
+		free(sig);
 		return NULL;
+	}
 	o.len = len;
 	o.off = 0;
 	o.ok = 1;
@@ -693,6 +714,11 @@ mapping_text(const struct mapping *m)
 	/* The default, true, is not written: texts before it stay. */
 	if (!m->keep_body)
 		put_raw(&o, ",\"carry\":false");
+	if (sig != NULL) {
+		put_raw(&o, ",\"signature\":");
+		put_raw(&o, sig);
+		free(sig);
+	}
 	put_raw(&o, "}");
 	/* Cannot happen: the size above is a bound. */
 	if (!o.ok) {

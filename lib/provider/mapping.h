@@ -23,7 +23,8 @@
  *     "steps":  {"publish":   ["asset.approved", "asset.replaced"]},
  *     "undo":   {"unpublish": ["asset.unpublished", "asset.deleted"]},
  *     "ignore": ["asset.viewed"],
- *     "carry":  true				(optional, see below)
+ *     "carry":  true,				(optional, see below)
+ *     "signature": {...}			(optional, see below)
  *   }
  *
  * A field is a JSON pointer (a string, "" or starting with "/", UTF-8
@@ -61,6 +62,10 @@
  * payload's "data"), so that the downstream has the event's own fields
  * (output URLs, playback ids) without asking the provider again.
  *
+ * "signature" declares how the provider signs its requests
+ * (provider/scheme.h), for a provider none of the built-in
+ * authentications fits; it is written last in the canonical text.
+ *
  * Malformed bodies are refused with the strictness of provider/tornado.h: the
  * body is parsed with json_parse_strict(), must be a JSON object, and
  * why names the field, never its value.
@@ -80,6 +85,7 @@
 #define MAPPING_TYPES_MAX	64	/* types named in one mapping */
 
 struct mapping;
+struct scheme;
 
 enum mapping_effect {
 	MAPPING_IGNORE = 0,	/* recorded, no action, nothing changes */
@@ -143,6 +149,13 @@ HB_API const char *mapping_namespace(const struct mapping *);
  * whole and as received (the default); 0 for "carry": false.
  */
 HB_API int mapping_carries_body(const struct mapping *);
+
+/*
+ * The signature scheme the mapping declares (its "signature" member,
+ * provider/scheme.h); NULL when it declares none and the endpoint's
+ * authentication is one of the built-in ones.  Valid while the mapping is.
+ */
+HB_API const struct scheme *mapping_scheme(const struct mapping *);
 
 /*
  * Every field a mapping reads decides an event's identity or its order

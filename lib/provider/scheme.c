@@ -632,6 +632,34 @@ scheme_timed(const struct scheme *s)
 }
 
 /*
+ * The key a configured secret stands for (after key_prefix, decoded when
+ * "key" is base64, prefix any of the form "xxxx_" when sign is set: a
+ * private key's); -1 when it does not decode or is empty.
+ */
+static int key_of(const struct scheme *, const unsigned char *, size_t, int,
+    unsigned char *, size_t *);
+
+const char *
+scheme_check_secret(const struct scheme *s, const unsigned char *secret,
+    size_t len)
+{
+	unsigned char	key[KEY_MAX];
+	size_t		keylen = 0;
+	int		rc;
+
+	rc = key_of(s, secret, len, 0, key, &keylen);
+	sodium_memzero(key, sizeof(key));
+	if (s->alg == A_ED25519)
+		return rc == 0 && keylen == crypto_sign_PUBLICKEYBYTES ? NULL :
+		    "expected the sender's Ed25519 public key, base64 of 32"
+		    " bytes (after the scheme's key_prefix)";
+	if (rc != 0)
+		return "expected base64 (after the scheme's key_prefix)";
+	return keylen >= SCHEME_KEY_MIN ? NULL :
+	    "expected a key of at least 16 bytes";
+}
+
+/*
  * The canonical text
  */
 
@@ -1006,14 +1034,9 @@ message(const struct scheme *s, const struct scheme_req *req,
 	return AUTH_OK;
 }
 
-/*
- * The key a configured secret stands for (after key_prefix, decoded when
- * "key" is base64, prefix any of the form "xxxx_" when sign is set: a
- * private key's); -1 when it does not decode or is empty.
- */
 static int
 key_of(const struct scheme *s, const unsigned char *secret, size_t len,
-    int sign, unsigned char key[KEY_MAX], size_t *keylen)
+    int sign, unsigned char *key, size_t *keylen)
 {
 	const char	*b64 = (const char *)secret;
 	const char	*us;
@@ -1181,16 +1204,108 @@ encode(enum enc enc, const unsigned char *sig, size_t len, char *out,
 }
 
 int
+scheme_make_secret(const struct scheme *s, char *secret, size_t secretlen,
+    char *signer, size_t signerlen)
+{
+	unsigned char	rnd[24], pk[crypto_sign_PUBLICKEYBYTES];
+	unsigned char	sk[crypto_sign_SECRETKEYBYTES];
+	size_t		plen = strlen(s->key_prefix);
+	int		rc = -1;
+
+	if (secretlen < SCHEME_SECRET_LEN || signerlen < SCHEME_SECRET_LEN)
+		return -1;
+	memcpy(secret, s->key_prefix, plen + 1);
+	if (s->alg == A_ED25519) {
+		(void)crypto_sign_keypair(pk, sk);
+		sodium_bin2base64(secret + plen, secretlen - plen, pk,
+		    sizeof(pk), sodium_base64_VARIANT_ORIGINAL);
+		memcpy(signer, "whsk_", 5);
+		sodium_bin2base64(signer + 5, signerlen - 5, sk, sizeof(sk),
+		    sodium_base64_VARIANT_ORIGINAL);
+		rc = 0;
+		goto out;
+	}
+	randombytes_buf(rnd, sizeof(rnd));
+	if (s->key_base64)
+		sodium_bin2base64(secret + plen, secretlen - plen, rnd,
+		    sizeof(rnd), sodium_base64_VARIANT_ORIGINAL);
+	else
+		sodium_bin2hex(secret, secretlen, rnd, sizeof(rnd));
+	memcpy(signer, secret, strlen(secret) + 1);
+	rc = 0;
+out:
+	sodium_memzero(rnd, sizeof(rnd));
+	sodium_memzero(sk, sizeof(sk));
+	return rc;
+}
+
+/* A request's headers, and those scheme_sign() made up for it. */
+struct made {
+	const struct scheme		*s;
+	const struct scheme_req		*req;
+	const char			*ts;	/* the time being signed */
+	const struct scheme_header	*out;
+	size_t				 n;
+};
+
+static const char *
+made_header(const void *arg, const char *name)
+{
+	const struct made	*md = arg;
+	const char		*v;
+	size_t			 i;
+
+	if (md->s->ts == T_HEADER && text_eqi(md->s->ts_name, name))
+		return md->ts;
+	if ((v = md->req->header(md->req->arg, name)) != NULL)
+		return v;
+	for (i = 0; i < md->n; i++)
+		if (text_eqi(md->out[i].name, name))
+			return md->out[i].value;
+	return NULL;
+}
+
+/*
+ * Each header the scheme signs that the request lacks, made up into
+ * out[*nout...]; -1 when out is full.
+ */
+static int
+make_up(const struct scheme *s, const struct scheme_req *req,
+    struct scheme_header *out, size_t *nout)
+{
+	unsigned char	rnd[12];
+	size_t		i;
+
+	for (i = 0; i < s->nhdrs; i++) {
+		if (req->header(req->arg, s->hdrs[i]) != NULL ||
+		    (s->ts == T_HEADER && strcmp(s->hdrs[i], s->ts_name) == 0))
+			continue;
+		if (*nout == SCHEME_OUT_MAX)
+			return -1;
+		memcpy(out[*nout].name, s->hdrs[i], strlen(s->hdrs[i]) + 1);
+		memcpy(out[*nout].value, "msg_", 4);
+		randombytes_buf(rnd, sizeof(rnd));
+		sodium_bin2hex(out[*nout].value + 4,
+		    sizeof(out[*nout].value) - 4, rnd, sizeof(rnd));
+		(*nout)++;
+	}
+	return 0;
+}
+
+int
 scheme_sign(const struct scheme *s, const struct scheme_req *req,
     const unsigned char *secret, size_t secretlen,
-    struct scheme_header out[2], size_t *nout)
+    struct scheme_header out[SCHEME_OUT_MAX], size_t *nout)
 {
+	struct scheme_header	 made[SCHEME_OUT_MAX];
+	struct made		 md;
+	struct scheme_req	 mr;
 	struct message	 m;
 	unsigned char	 key[KEY_MAX], d[SIG_LEN_MAX], sk[crypto_sign_SECRETKEYBYTES];
 	unsigned char	 pk[crypto_sign_PUBLICKEYBYTES];
 	unsigned char	*flat = NULL;
 	char		 ts[TS_TEXT_MAX], enc[2 * SIG_LEN_MAX + 4];
-	size_t		 keylen, flatlen, tslen = 0;
+	size_t		 i, keylen, flatlen, tslen = 0;
 	int		 n, rc = -1;
 
 	sodium_memzero(key, sizeof(key));
@@ -1198,8 +1313,8 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 	sodium_memzero(d, sizeof(d));
 	*nout = 0;
 	ts[0] = '\0';
-	if (s == NULL || req == NULL || (req->body == NULL &&
-	    req->bodylen != 0) || req->now_ms < 0)
+	if (s == NULL || req == NULL || req->header == NULL ||
+	    (req->body == NULL && req->bodylen != 0) || req->now_ms < 0)
 		goto out;
 	if (s->ts != T_NONE) {
 		n = snprintf(ts, sizeof(ts), "%" PRId64, s->ts_ms ?
@@ -1208,7 +1323,17 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 			goto out;
 		tslen = (size_t)n;
 	}
-	if (message(s, req, ts, tslen, &m) != AUTH_OK ||
+	md.s = s;
+	md.req = req;
+	md.ts = ts;
+	md.out = made;
+	md.n = 0;
+	if (make_up(s, req, made, &md.n) != 0)
+		goto out;
+	mr = *req;
+	mr.header = made_header;
+	mr.arg = &md;
+	if (message(s, &mr, ts, tslen, &m) != AUTH_OK ||
 	    key_of(s, secret, secretlen, 1, key, &keylen) != 0)
 		goto out;
 	if (s->alg == A_ED25519) {
@@ -1244,6 +1369,11 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 		memcpy(out[1].name, s->ts_name, strlen(s->ts_name) + 1);
 		memcpy(out[1].value, ts, tslen + 1);
 		*nout = 2;
+	}
+	for (i = 0; i < md.n; i++) {
+		if (*nout == SCHEME_OUT_MAX)
+			goto out;
+		out[(*nout)++] = made[i];
 	}
 	rc = 0;
 out:

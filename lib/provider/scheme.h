@@ -106,6 +106,16 @@ HB_API int scheme_weak(const struct scheme *);
 /* Non-zero when the scheme times requests. */
 HB_API int scheme_timed(const struct scheme *);
 
+/*
+ * NULL when secret (len bytes) is one the scheme can verify with: as
+ * "key" says, a key of at least SCHEME_KEY_MIN bytes (shorter ones are
+ * guessed), for ed25519 a public key of 32; else a sentence saying what
+ * is expected.  Static storage.
+ */
+#define SCHEME_KEY_MIN	16
+HB_API const char *scheme_check_secret(const struct scheme *,
+    const unsigned char *secret, size_t len);
+
 /* What scheme_verify() and scheme_sign() read of a request. */
 struct scheme_req {
 	/* A header's value by name (any case), or NULL. */
@@ -140,16 +150,33 @@ struct scheme_header {
 };
 
 /*
+ * A new random secret in the form the scheme's key takes (24 random
+ * bytes: as hex for a text key, as base64 after key_prefix for a base64
+ * one), into secret; for ed25519 a new key pair, the public key into
+ * secret (key_prefix, base64) and the private key that signs for it
+ * into signer ("whsk_", base64 of 64 bytes).  signer is secret's copy
+ * for the others.  Each buffer SCHEME_SECRET_LEN bytes.  Returns 0, or
+ * -1 when they are too small.
+ */
+#define SCHEME_SECRET_LEN	128
+HB_API int scheme_make_secret(const struct scheme *, char *secret,
+    size_t secretlen, char *signer, size_t signerlen) HB_MUST_CHECK;
+
+#define SCHEME_OUT_MAX	4	/* headers scheme_sign() writes */
+
+/*
  * Signs a request as the provider would, at req->now_ms: into out[0]
- * the signature header, and into out[1], when the time is a header of
- * its own, that header; *nout of them.  secret is what the endpoint
- * holds (for ed25519, the sender's private key instead: 64 bytes, or
- * its 32-byte seed, as "key" encodes it).  The headers the scheme signs
- * come from req->header.  Returns 0, or -1 when the secret does not
- * decode, a signed header is missing, or the result does not fit.
+ * the signature header; then, when the time is a header of its own,
+ * that header; then each header the scheme signs that req->header does
+ * not have, made up as a provider makes its delivery id ("msg_" and 24
+ * hex digits); *nout of them.  secret is what the endpoint holds (for
+ * ed25519, the sender's private key instead: 64 bytes, or its 32-byte
+ * seed, base64 after a prefix of the form "whsk_").  Returns 0, or -1
+ * when the secret does not decode, more headers are missing than out
+ * holds, or the result does not fit.
  */
 HB_API int scheme_sign(const struct scheme *, const struct scheme_req *,
     const unsigned char *secret, size_t secretlen,
-    struct scheme_header out[2], size_t *nout) HB_MUST_CHECK;
+    struct scheme_header out[SCHEME_OUT_MAX], size_t *nout) HB_MUST_CHECK;
 
 #endif

@@ -43,6 +43,7 @@
 #include "db/pg_schema.h"
 #include "provider/auth.h"
 #include "provider/mapping.h"
+#include "provider/scheme.h"
 #include "testutil.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -2561,25 +2562,28 @@ START_TEST(test_check_values)
 		    bad_names[i]), "expected"));
 
 	/* hmac: 16 bytes at least, any bytes. */
-	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_HMAC, bin16, 16));
+	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_HMAC, NULL, bin16,
+	    16));
 	ck_assert_ptr_nonnull(strstr(config_check_secret(CONFIG_AUTH_HMAC,
+	    NULL,
 	    bin16, 15), "16 bytes"));
-	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_HMAC, NULL, 0));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_HMAC, NULL, NULL,
+	    0));
 	/* standard: whsec_ and base64 of 16 bytes at least. */
-	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_STANDARD,
+	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_STANDARD, NULL,
 	    (const unsigned char *)DEST_SECRET, strlen(DEST_SECRET)));
-	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD, NULL,
 	    (const unsigned char *)DEST_SECRET + 6, strlen(DEST_SECRET) - 6));
-	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD, NULL,
 	    (const unsigned char *)"whsec_c2hvcnQ=", 14));	/* 5 bytes */
-	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD, NULL,
 	    (const unsigned char *)"whsec_!!!!", 10));
-	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD,
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_STANDARD, NULL,
 	    (const unsigned char *)"whsec_", 6));
 	/* key: any 1..512 bytes. */
-	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_KEY,
+	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_KEY, NULL,
 	    (const unsigned char *)"k", 1));
-	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_KEY,
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_KEY, NULL,
 	    bin16, CONFIG_SECRET_MAX + 1));
 
 	/* A destination's: base64 with or without the prefix. */
@@ -3989,6 +3993,90 @@ START_TEST(test_mapped_unsigned_header)
 }
 END_TEST
 
+/* A mapping whose signature is declared (provider/scheme.h). */
+#define MAP_SIGNED(idfrom, signed) \
+	"{\"destination\": \"cms\", \"event_id\": " idfrom "," \
+	" \"subject\": \"/s\", \"type\": \"/t\", \"occurred\": \"/o\"," \
+	" \"steps\": {\"publish\": [\"a\"]}, \"signature\": {\"header\":" \
+	" \"X-Sig\", \"prefix\": \"sha256=\", \"signed\": \"" signed "\"," \
+	" \"algorithm\": \"hmac-sha256\", \"encoding\": \"hex\"}}"
+
+/*
+ * A mapping that declares its signature is the endpoint's
+ * authentication (auth scheme), and auth scheme is that signature: each
+ * without the other is refused, on add and on set; set of a signed
+ * mapping makes a built-in endpoint scheme.  A field from a header needs
+ * the scheme to sign it; the scheme checks the secrets given.
+ */
+START_TEST(test_mapped_scheme)
+{
+	struct config_endpoint	 e;
+	struct mapping		*m;
+	char			 why[512], *text = NULL;
+	const char		*body = MAP_SIGNED("\"/id\"", "{body}");
+
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "cms");
+	e = test_endpoint("gh", "acme", CONFIG_AUTH_HMAC);
+	e.kind = CONFIG_KIND_MAPPED;
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, body, strlen(body),
+	    why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "signature: the mapping declares") == why &&
+	    strstr(why, "not hmac") != NULL, "why: %s", why);
+	e.auth = CONFIG_AUTH_SCHEME;
+	test_add_destination(w, "acme", "cms2");
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, MAP_CMS2,
+	    strlen(MAP_CMS2), why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "signature: missing") == why, "why: %s",
+	    why);
+	/* An event id from a header the scheme does not sign; one it does. */
+	text = MAP_SIGNED("{\"header\": \"X-Delivery\"}", "{body}");
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, text, strlen(text),
+	    why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "event_id comes from header x-delivery") ==
+	    why && strstr(why, "{header:NAME}") != NULL, "why: %s", why);
+	text = MAP_SIGNED("{\"header\": \"X-Delivery\"}",
+	    "{header:x-delivery}.{body}");
+	ck_assert_msg(config_endpoint_add_mapped(w, &e, text, strlen(text),
+	    why, sizeof(why)) == CONFIG_OK, "why: %s", why);
+	ck_assert_int_eq(count(w, CONFIG_ENDPOINTS), 1);
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(config_endpoint_get(w, "gh", &e), CONFIG_OK);
+	ck_assert_int_eq(e.auth, CONFIG_AUTH_SCHEME);
+	ck_assert_int_eq(config_endpoint_mapping(w, "gh", &text), CONFIG_OK);
+	ck_assert_msg(strstr(text, ",\"signature\":{\"header\":\"x-sig\"") !=
+	    NULL, "%s", text);
+	/* Its secrets are the scheme's: a key of 16 bytes at least. */
+	m = mapping_parse(text, strlen(text), why, sizeof(why));
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_null(config_check_secret(CONFIG_AUTH_SCHEME,
+	    mapping_scheme(m), (const unsigned char *)"0123456789abcdef", 16));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_SCHEME,
+	    mapping_scheme(m), (const unsigned char *)"short", 5));
+	ck_assert_ptr_nonnull(config_check_secret(CONFIG_AUTH_SCHEME, NULL,
+	    (const unsigned char *)"0123456789abcdef", 16));
+	mapping_free(m);
+	free(text);
+
+	/* Set: a mapping without its signature is refused... */
+	ck_assert_int_eq(config_endpoint_set_mapping(w, "gh", MAP_CMS2,
+	    strlen(MAP_CMS2), why, sizeof(why)), CONFIG_INVALID);
+	ck_assert_msg(strstr(why, "signature: missing") == why, "why: %s",
+	    why);
+	/* ...and a built-in endpoint given a signed mapping is scheme. */
+	e = test_endpoint("std", "acme", CONFIG_AUTH_STANDARD);
+	e.kind = CONFIG_KIND_MAPPED;
+	ck_assert_int_eq(config_endpoint_add_mapped(w, &e, MAP_CMS2,
+	    strlen(MAP_CMS2), why, sizeof(why)), CONFIG_OK);
+	ck_assert_msg(config_endpoint_set_mapping(w, "std", body, strlen(body),
+	    why, sizeof(why)) == CONFIG_OK, "why: %s", why);
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(config_endpoint_get(w, "std", &e), CONFIG_OK);
+	ck_assert_int_eq(e.auth, CONFIG_AUTH_SCHEME);
+	ck_assert_str_eq(e.key_header, "");
+}
+END_TEST
+
 START_TEST(test_mapped_revalidated)
 {
 	struct config_endpoint	 e;
@@ -4447,7 +4535,8 @@ make_v1(const char *path)
  * responder's cache neither), a serving role's probe says to run init;
  * config_upgrade() brings it to this release's schema once, every row
  * kept (the secrets still their endpoint's), the version's triggers
- * working, kind mapped allowed and its CHECKs in force; on PostgreSQL
+ * working, kind mapped and auth scheme allowed and the CHECKs in force
+ * (from 1 through 2 to 3); on PostgreSQL
  * both upgrades give the schema a new one has.
  */
 START_TEST(test_upgrade)
@@ -4566,6 +4655,13 @@ START_TEST(test_upgrade)
 	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
 	    " auth, created_at) VALUES ('x', 'acme', 'other', 'hmac', 1)"),
 	    DB_CONSTRAINT);
+	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
+	    " auth, created_at) VALUES ('x', 'acme', 'tornado-job', 'md5', 1)"),
+	    DB_CONSTRAINT);
+	/* Version 3's auth, a declared scheme, is allowed. */
+	ck_assert_int_eq(raw_try("INSERT INTO endpoints(name, tenant, kind,"
+	    " auth, created_at, mapping) VALUES ('x', 'acme', 'mapped',"
+	    " 'scheme', 1, '{}')"), DB_OK);
 	/* The secrets still refer to their endpoint: removed with it. */
 	ck_assert_int_eq(config_remove(w, CONFIG_ENDPOINTS, "hook", NULL),
 	    CONFIG_OK);
@@ -4704,6 +4800,7 @@ config_suite(void)
 	tcase_add_test(tc, test_mapped_add);
 	tcase_add_test(tc, test_mapped_refused);
 	tcase_add_test(tc, test_mapped_unsigned_header);
+	tcase_add_test(tc, test_mapped_scheme);
 	tcase_add_test(tc, test_mapped_revalidated);
 	tcase_add_test(tc, test_mapped_set);
 	tcase_add_test(tc, test_mapped_destination_kept);

@@ -584,7 +584,7 @@ START_TEST(test_known_answers)
 	a = sec(known[_i].key);
 	/* Signed with the same secret, the same header comes out. */
 	{
-		struct scheme_header	out[2];
+		struct scheme_header	out[SCHEME_OUT_MAX];
 		size_t			nout, i;
 
 		ck_assert_int_eq(scheme_sign(s, &r,
@@ -610,7 +610,7 @@ sign_into(const struct scheme *s, const char *key, int64_t now_ms,
 {
 	struct hdrs		h;
 	struct scheme_req	r;
-	struct scheme_header	out[2];
+	struct scheme_header	out[SCHEME_OUT_MAX];
 	size_t			nout;
 
 	memset(&h, 0, sizeof(h));
@@ -808,7 +808,7 @@ START_TEST(test_ed25519)
 	struct scheme		*s;
 	struct hdrs		 h;
 	struct scheme_req	 r;
-	struct scheme_header	 out[2];
+	struct scheme_header	 out[SCHEME_OUT_MAX];
 	struct auth_secret	 a;
 	char			 pk[64], sk[64], sig[128], v[160];
 	size_t			 nout;
@@ -916,7 +916,7 @@ START_TEST(test_url_query)
 	struct scheme		*s;
 	struct hdrs		 h;
 	struct scheme_req	 r;
-	struct scheme_header	 out[2];
+	struct scheme_header	 out[SCHEME_OUT_MAX];
 	struct auth_secret	 a = sec("k");
 	size_t			 nout;
 	char			 q[HB_TEXT_MAX + 2];
