@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include <cJSON.h>
+#include <sodium.h>
 
 #include "base/fault.h"
 #include "base/json.h"
@@ -141,6 +142,12 @@ static const char *const members[] = {
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+int
+mapping_reads_event_id(const struct mapping *m)
+{
+	return m->f[F_EVENT_ID].kind != K_NONE;
+}
 
 const struct scheme *
 mapping_scheme(const struct mapping *m)
@@ -472,8 +479,8 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 
 	for (i = 0; i < F__N; i++) {
 		c = cJSON_GetObjectItemCaseSensitive(doc, fnames[i]);
-		rc = parse_field(&m->f[i], fnames[i], c, i == F_VERSION, why,
-		    whylen);
+		rc = parse_field(&m->f[i], fnames[i], c, i == F_VERSION ||
+		    i == F_EVENT_ID, why, whylen);
 		if (rc != MAPPING_OK)
 			return rc;
 	}
@@ -942,6 +949,33 @@ get_occurred(const struct value *v, int64_t *out, char *why, size_t whylen)
 	return r == UTIL_TIME_OK ? MAPPING_OK : MAPPING_INVALID;
 }
 
+/*
+ * The identity of an event its provider names none for: "hb-" and the
+ * hex of a BLAKE2b-128 of its type, subject and version, each ended by
+ * a NUL (neither a type nor a subject holds one), so that a resent event
+ * is one receipt and any other event another.
+ */
+static void
+derive_id(struct mapping_event *ev)
+{
+	crypto_generichash_state	st;
+	unsigned char			h[16];
+	char				v[24];
+
+	(void)snprintf(v, sizeof(v), "%lld", (long long)ev->version);
+	(void)crypto_generichash_init(&st, NULL, 0, sizeof(h));
+	(void)crypto_generichash_update(&st, (const unsigned char *)ev->type,
+	    strlen(ev->type) + 1);
+	(void)crypto_generichash_update(&st,
+	    (const unsigned char *)ev->subject, strlen(ev->subject) + 1);
+	(void)crypto_generichash_update(&st, (const unsigned char *)v,
+	    strlen(v) + 1);
+	(void)crypto_generichash_final(&st, h, sizeof(h));
+	memcpy(ev->event_id, "hb-", 3);
+	sodium_bin2hex(ev->event_id + 3, sizeof(ev->event_id) - 3, h,
+	    sizeof(h));
+}
+
 enum mapping_err
 mapping_eval(const struct mapping *m, const char *body, size_t len,
     mapping_header_fn hdr, void *arg, struct mapping_event *out, char *why,
@@ -993,6 +1027,9 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 	/* A provider that numbers nothing: its clock orders the events. */
 	if (m->f[F_VERSION].kind == K_NONE)
 		ev.version = ev.occurred_ms;
+	/* One that names no event: the event is what it says. */
+	if (m->f[F_EVENT_ID].kind == K_NONE)
+		derive_id(&ev);
 	t = type_find(m, ev.type);
 	if (t != NULL && t->effect != MAPPING_IGNORE) {
 		ev.effect = t->effect;

@@ -151,6 +151,13 @@ HB_API const char *mapping_namespace(const struct mapping *);
 HB_API int mapping_carries_body(const struct mapping *);
 
 /*
+ * Non-zero when the mapping reads each event's id; 0 when its provider
+ * names none, and an event is identified by its type, subject and
+ * version (mapping_eval()).
+ */
+HB_API int mapping_reads_event_id(const struct mapping *);
+
+/*
  * The signature scheme the mapping declares (its "signature" member,
  * provider/scheme.h); NULL when it declares none and the endpoint's
  * authentication is one of the built-in ones.  Valid while the mapping is.

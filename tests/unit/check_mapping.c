@@ -261,7 +261,6 @@ static const struct badcase {
 	const char	*why;
 } badcases[] = {
 	{ "destination", NULL, "destination: missing" },
-	{ "event_id", NULL, "event_id: missing" },
 	{ "subject", NULL, "subject: missing" },
 	{ "type", NULL, "type: missing" },
 	{ "occurred", NULL, "occurred: missing" },
@@ -430,7 +429,10 @@ START_TEST(test_bad_order)
 	ck_assert_str_eq(why, "destination: missing");
 	ck_assert_ptr_null(mparse("{\"destination\":\"d\",\"type\":5,"
 	    "\"subject\":5}"));
-	ck_assert_str_eq(why, "event_id: missing");
+	ck_assert_str_eq(why, "subject: not a JSON pointer or {\"header\":"
+	    " NAME}");
+	ck_assert_ptr_null(mparse("{\"destination\":\"d\",\"type\":5}"));
+	ck_assert_str_eq(why, "subject: missing");
 	/* An unknown member is named before anything missing. */
 	ck_assert_ptr_null(mparse("{\"destination\":\"d\",\"subjcet\":5}"));
 	ck_assert_str_eq(why, "\"subjcet\": not a member of a mapping");
@@ -827,6 +829,55 @@ START_TEST(test_eval_no_version)
 	ck_assert_int_eq(eval(m, "{\"type\":\"t\",\"data\":{\"asset_id\":"
 	    "\"a\",\"updated_at\":0.001}}", std_hdrs, &ev), MAPPING_OK);
 	ck_assert_int_eq(ev.version, 1);
+	mapping_free(m);
+}
+END_TEST
+
+/*
+ * Without "event_id" (a provider that names no event), an event is its
+ * type, subject and version: the same three, the same id; any of them
+ * other, another id.  The canonical text names no event id.
+ */
+START_TEST(test_eval_no_event_id)
+{
+	struct mapping		*m;
+	struct mapping_event	 a, b;
+	char			*text, *t;
+	static const char *const other[] = {
+		"{\"type\":\"asset.replaced\",\"data\":{\"asset_id\":\"a\","
+		"\"version\":7,\"updated_at\":1}}",
+		"{\"type\":\"asset.approved\",\"data\":{\"asset_id\":\"b\","
+		"\"version\":7,\"updated_at\":1}}",
+		"{\"type\":\"asset.approved\",\"data\":{\"asset_id\":\"a\","
+		"\"version\":8,\"updated_at\":1}}",
+	};
+	size_t			 i;
+
+	text = with("event_id", NULL);
+	m = mgood(text);
+	cJSON_free(text);
+	ck_assert_int_eq(mapping_reads_event_id(m), 0);
+	t = mapping_text(m);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_null(strstr(t, "event_id"));
+	free(t);
+	ck_assert_msg(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":1}}", NULL,
+	    &a) == MAPPING_OK, "%s", why);
+	ck_assert_int_eq(strncmp(a.event_id, "hb-", 3), 0);
+	ck_assert_uint_eq(strlen(a.event_id), 35);
+	/* Another occurrence of the same event: the same id. */
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":2}}", NULL,
+	    &b), MAPPING_OK);
+	ck_assert_str_eq(a.event_id, b.event_id);
+	for (i = 0; i < NELEM(other); i++) {
+		ck_assert_int_eq(eval(m, other[i], NULL, &b), MAPPING_OK);
+		ck_assert_str_ne(a.event_id, b.event_id);
+	}
+	mapping_free(m);
+	m = mgood(example);
+	ck_assert_int_eq(mapping_reads_event_id(m), 1);
 	mapping_free(m);
 }
 END_TEST
@@ -2045,6 +2096,7 @@ mapping_suite(void)
 	tcase_add_test(tc, test_eval_undo);
 	tcase_add_test(tc, test_eval_ignore);
 	tcase_add_test(tc, test_eval_no_version);
+	tcase_add_test(tc, test_eval_no_event_id);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("where");
