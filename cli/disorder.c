@@ -68,9 +68,8 @@ struct ctx {
 	char				 url[HB_TEXT_MAX + 1];
 	char				 org_url[HB_TEXT_MAX + 1];
 	char				 secret[SCHEME_SECRET_LEN];
-	char				 signer[SCHEME_SECRET_LEN];	/* signs:
-					   the secret, or ed25519's private
-					   key */
+	/* What signs: the secret, or an ed25519 scheme's private key. */
+	char				 signer[SCHEME_SECRET_LEN];
 	int				 made;		/* config.db rows */
 	int				 jobs;		/* Tornado jobs made */
 	int64_t				 t0;		/* ms */

@@ -44,15 +44,17 @@ static const char *const fnames[F__N] = {
 };
 
 enum fkind {
-	K_NONE = 0,	/* absent (only "version" may be) */
+	K_NONE = 0,	/* absent ("version" and "event_id" may be) */
 	K_POINTER,	/* a JSON pointer into the body */
-	K_HEADER	/* a request header */
+	K_HEADER,	/* a request header */
+	K_VALUE		/* one value for every event ("type" alone) */
 };
 
 struct field {
 	enum fkind	 kind;
-	char		*text;	/* the pointer as written, or the header
-				   name in lower case */
+	int		 ms;	/* "unit": "ms" ("occurred" alone) */
+	char		*text;	/* the pointer as written, the header
+				   name in lower case, or the value */
 	char		*tok;	/* K_POINTER: its reference tokens,
 				   decoded, each NUL-terminated, in a row */
 	size_t		 ntok;
@@ -204,50 +206,14 @@ pointer_decode(const char *s, char *tok)
 	return n;
 }
 
+/* A JSON pointer s into f (K_POINTER); why names the field. */
 static enum mapping_err
-parse_field(struct field *f, const char *name, const cJSON *v, int optional,
-    char *why, size_t whylen)
+parse_pointer(struct field *f, const char *name, const char *s, char *why,
+    size_t whylen)
 {
-	const cJSON	*h;
-	const char	*s;
-	size_t		 len, i;
-	long		 n;
+	size_t	len;
+	long	n;
 
-	if (v == NULL) {
-		if (optional)
-			return MAPPING_OK;
-		say(why, whylen, "%s: missing", name);
-		return MAPPING_INVALID;
-	}
-	if (cJSON_IsObject(v)) {
-		h = v->child;
-		if (h == NULL || h->next != NULL ||
-		    strcmp(h->string, "header") != 0)
-			goto bad;
-		if (!cJSON_IsString(h)) {
-			say(why, whylen, "%s.header: not a string", name);
-			return MAPPING_INVALID;
-		}
-		if (!text_valid_header(h->valuestring)) {
-			say(why, whylen, "%s.header: not an HTTP header name "
-			    "(1 to %d token characters)", name, HB_ID_MAX);
-			return MAPPING_INVALID;
-		}
-		len = strlen(h->valuestring);
-		if ((f->text = alloc(len + 1)) == NULL)
-			goto nomem;
-		/* Matched case-insensitively: one spelling, the canonical. */
-		for (i = 0; i <= len; i++) {
-			f->text[i] = h->valuestring[i];
-			if (f->text[i] >= 'A' && f->text[i] <= 'Z')
-				f->text[i] += 'a' - 'A';
-		}
-		f->kind = K_HEADER;
-		return MAPPING_OK;
-	}
-	if (!cJSON_IsString(v))
-		goto bad;
-	s = v->valuestring;
 	if (s[0] != '\0' && s[0] != '/') {
 		say(why, whylen, "%s: a JSON pointer is \"\" or starts with "
 		    "\"/\"", name);
@@ -260,8 +226,10 @@ parse_field(struct field *f, const char *name, const cJSON *v, int optional,
 		return MAPPING_INVALID;
 	}
 	len = strlen(s);
-	if ((f->text = alloc(2 * (len + 1))) == NULL)
-		goto nomem;
+	if ((f->text = alloc(2 * (len + 1))) == NULL) {
+		say(why, whylen, "out of memory");
+		return MAPPING_NOMEM;
+	}
 	memcpy(f->text, s, len + 1);
 	f->tok = f->text + len + 1;
 	if ((n = pointer_decode(s, f->tok)) < 0) {
@@ -272,13 +240,114 @@ parse_field(struct field *f, const char *name, const cJSON *v, int optional,
 	f->ntok = (size_t)n;
 	f->kind = K_POINTER;
 	return MAPPING_OK;
+}
+
+/* A header name s into f (K_HEADER), kept in lower case. */
+static enum mapping_err
+parse_header(struct field *f, const char *name, const char *s, char *why,
+    size_t whylen)
+{
+	size_t	len, i;
+
+	if (!text_valid_header(s)) {
+		say(why, whylen, "%s.header: not an HTTP header name "
+		    "(1 to %d token characters)", name, HB_ID_MAX);
+		return MAPPING_INVALID;
+	}
+	len = strlen(s);
+	if ((f->text = alloc(len + 1)) == NULL) {
+		say(why, whylen, "out of memory");
+		return MAPPING_NOMEM;
+	}
+	/* Matched case-insensitively: one spelling, the canonical. */
+	for (i = 0; i <= len; i++) {
+		f->text[i] = s[i];
+		if (f->text[i] >= 'A' && f->text[i] <= 'Z')
+			f->text[i] += 'a' - 'A';
+	}
+	f->kind = K_HEADER;
+	return MAPPING_OK;
+}
+
+/*
+ * A field written as an object: {"header": NAME} or {"pointer": P},
+ * for "occurred" with "unit": "s" or "ms"; for "type", {"value": TYPE}
+ * (a provider that names its event only where its signature does not
+ * reach, for an endpoint of one type).
+ */
+static enum mapping_err
+parse_field_object(struct field *f, enum fid id, const cJSON *v, char *why,
+    size_t whylen)
+{
+	const char	*name = fnames[id];
+	const cJSON	*c, *where = NULL, *unit = NULL;
+
+	for (c = v->child; c != NULL; c = c->next) {
+		if (strcmp(c->string, "unit") == 0 && id == F_OCCURRED)
+			unit = c;
+		else if ((strcmp(c->string, "header") == 0 ||
+		    strcmp(c->string, "pointer") == 0 ||
+		    (strcmp(c->string, "value") == 0 && id == F_TYPE)) &&
+		    where == NULL)
+			where = c;
+		else
+			goto bad;
+	}
+	if (where == NULL)
+		goto bad;
+	if (!cJSON_IsString(where)) {
+		say(why, whylen, "%s.%s: not a string", name, where->string);
+		return MAPPING_INVALID;
+	}
+	if (unit != NULL) {
+		if (!cJSON_IsString(unit) || (strcmp(unit->valuestring, "s") !=
+		    0 && strcmp(unit->valuestring, "ms") != 0)) {
+			say(why, whylen, "%s.unit: not s or ms", name);
+			return MAPPING_INVALID;
+		}
+		f->ms = strcmp(unit->valuestring, "ms") == 0;
+	}
+	if (strcmp(where->string, "header") == 0)
+		return parse_header(f, name, where->valuestring, why, whylen);
+	if (strcmp(where->string, "pointer") == 0)
+		return parse_pointer(f, name, where->valuestring, why, whylen);
+	if (!text_valid_id(where->valuestring, HB_ID_MAX)) {
+		say(why, whylen, "%s.value: not a valid type (1 to %d bytes of"
+		    " UTF-8, no control characters)", name, HB_ID_MAX);
+		return MAPPING_INVALID;
+	}
+	if ((f->text = alloc(strlen(where->valuestring) + 1)) == NULL) {
+		say(why, whylen, "out of memory");
+		return MAPPING_NOMEM;
+	}
+	memcpy(f->text, where->valuestring, strlen(where->valuestring) + 1);
+	f->kind = K_VALUE;
+	return MAPPING_OK;
 bad:
-	say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}",
-	    name);
+	say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}%s",
+	    name, id == F_OCCURRED ? ", with \"unit\" or not" : id == F_TYPE ?
+	    ", or {\"value\": TYPE}" : "");
 	return MAPPING_INVALID;
-nomem:
-	say(why, whylen, "out of memory");
-	return MAPPING_NOMEM;
+}
+
+static enum mapping_err
+parse_field(struct field *f, enum fid id, const cJSON *v, int optional,
+    char *why, size_t whylen)
+{
+	if (v == NULL) {
+		if (optional)
+			return MAPPING_OK;
+		say(why, whylen, "%s: missing", fnames[id]);
+		return MAPPING_INVALID;
+	}
+	if (cJSON_IsObject(v))
+		return parse_field_object(f, id, v, why, whylen);
+	if (!cJSON_IsString(v)) {
+		say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}",
+		    fnames[id]);
+		return MAPPING_INVALID;
+	}
+	return parse_pointer(f, fnames[id], v->valuestring, why, whylen);
 }
 
 static const struct type *
@@ -479,7 +548,7 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 
 	for (i = 0; i < F__N; i++) {
 		c = cJSON_GetObjectItemCaseSensitive(doc, fnames[i]);
-		rc = parse_field(&m->f[i], fnames[i], c, i == F_VERSION ||
+		rc = parse_field(&m->f[i], (enum fid)i, c, i == F_VERSION ||
 		    i == F_EVENT_ID, why, whylen);
 		if (rc != MAPPING_OK)
 			return rc;
@@ -703,12 +772,14 @@ mapping_text(const struct mapping *m)
 		put_raw(&o, ",\"");
 		put_raw(&o, fnames[i]);
 		put_raw(&o, "\":");
-		if (m->f[i].kind == K_HEADER) {
-			put_raw(&o, "{\"header\":");
+		if (m->f[i].kind == K_POINTER && !m->f[i].ms) {
 			put_str(&o, m->f[i].text);
-			put_raw(&o, "}");
-		} else
-			put_str(&o, m->f[i].text);
+			continue;
+		}
+		put_raw(&o, m->f[i].kind == K_HEADER ? "{\"header\":" :
+		    m->f[i].kind == K_VALUE ? "{\"value\":" : "{\"pointer\":");
+		put_str(&o, m->f[i].text);
+		put_raw(&o, m->f[i].ms ? ",\"unit\":\"ms\"}" : "}");
 	}
 	put_steps(&o, m, MAPPING_DO, "steps");
 	put_steps(&o, m, MAPPING_UNDO, "undo");
@@ -797,6 +868,10 @@ resolve(const struct field *f, const cJSON *doc, mapping_header_fn hdr,
 
 	v->s = NULL;
 	v->j = NULL;
+	if (f->kind == K_VALUE) {
+		v->s = f->text;
+		return 0;
+	}
 	if (f->kind == K_HEADER) {
 		if (hdr == NULL || (v->s = hdr(arg, f->text)) == NULL)
 			return -1;
@@ -917,12 +992,27 @@ bad:
  * 3339's date-time (base/util.h has each form's bounds).
  */
 static enum mapping_err
-get_occurred(const struct value *v, int64_t *out, char *why, size_t whylen)
+get_occurred(const struct value *v, int ms, int64_t *out, char *why,
+    size_t whylen)
 {
 	enum util_time	r;
 	double		d;
+	int64_t		n;
 
-	if (v->s != NULL)
+	if (ms) {
+		/* Epoch milliseconds: an integer, as a number or digits. */
+		r = UTIL_TIME_INVALID;
+		if (v->s != NULL ? text_uint53(v->s, &n) == 0 :
+		    json_uint53(v->j, &n) == 0)
+			r = n < UTIL_TIME_END_S * 1000 ? UTIL_TIME_OK :
+			    UTIL_TIME_RANGE;
+		if (r == UTIL_TIME_OK)
+			*out = n;
+		else if (r == UTIL_TIME_INVALID) {
+			say(why, whylen, "occurred: not epoch milliseconds");
+			return MAPPING_INVALID;
+		}
+	} else if (v->s != NULL)
 		r = v->s[strspn(v->s, "0123456789.")] == '\0' ?
 		    util_parse_epoch(v->s, out) :
 		    util_parse_datetime(v->s, UTIL_DT_RFC3339, out);
@@ -1018,7 +1108,8 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 			rc = get_version(&v, &ev.version, why, whylen);
 			break;
 		default:
-			rc = get_occurred(&v, &ev.occurred_ms, why, whylen);
+			rc = get_occurred(&v, m->f[i].ms, &ev.occurred_ms, why,
+			    whylen);
 			break;
 		}
 		if (rc != MAPPING_OK)
@@ -1047,12 +1138,13 @@ out:
 
 /*
  * Field f of *ev as text, as a sample writes it as a string: the
- * occurrence in epoch seconds when the sample's is digits (digits is 1),
- * else in RFC 3339.  -1 when the time cannot be written.
+ * occurrence in epoch seconds when the sample's is digits (digits is 1;
+ * in milliseconds when ms is), else in RFC 3339.  -1 when the time
+ * cannot be written.
  */
 static int
 stamp_text(enum fid f, const struct mapping_event *ev, int digits,
-    char *buf, size_t len)
+    int ms_unit, char *buf, size_t len)
 {
 	struct tm	tm;
 	time_t		t;
@@ -1073,6 +1165,10 @@ stamp_text(enum fid f, const struct mapping_event *ev, int digits,
 		return 0;
 	default:
 		break;
+	}
+	if (digits && ms_unit) {
+		(void)snprintf(buf, len, "%lld", (long long)ms);
+		return 0;
 	}
 	if (digits) {
 		(void)snprintf(buf, len, "%lld.%03d", (long long)(ms / 1000),
@@ -1141,13 +1237,15 @@ stamp_number_id(cJSON *j, const char *id)
  * filled), -2 when out of memory.
  */
 static int
-stamp(cJSON *j, enum fid f, const struct mapping_event *ev, char *why,
-    size_t whylen)
+stamp(cJSON *j, enum fid f, int ms, const struct mapping_event *ev,
+    char *why, size_t whylen)
 {
 	char	buf[HB_ID_MAX + 1];
 
 	if (cJSON_IsNumber(j) && f == F_VERSION)
 		return stamp_integer(j, ev->version);
+	if (cJSON_IsNumber(j) && f == F_OCCURRED && ms)
+		return stamp_integer(j, ev->occurred_ms);
 	if (cJSON_IsNumber(j) && f == F_OCCURRED) {
 		(void)cJSON_SetNumberHelper(j, (double)ev->occurred_ms / 1000.0);
 		return 0;
@@ -1161,7 +1259,7 @@ stamp(cJSON *j, enum fid f, const struct mapping_event *ev, char *why,
 		return -1;
 	}
 	if (stamp_text(f, ev, j->valuestring[strspn(j->valuestring,
-	    "0123456789.")] == '\0', buf, sizeof(buf)) != 0) {
+	    "0123456789.")] == '\0', ms, buf, sizeof(buf)) != 0) {
 		say(why, whylen, "%s: cannot be written", fnames[f]);
 		return -1;
 	}
@@ -1185,15 +1283,15 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
 	if (parse_body(body, len, &doc, why, whylen) != MAPPING_OK)
 		return NULL;
 	for (f = 0; f < F__N; f++) {
-		if (m->f[f].kind == K_NONE ||
+		if (m->f[f].kind == K_NONE || m->f[f].kind == K_VALUE ||
 		    (f == F_TYPE && ev->type[0] == '\0'))
 			continue;
 		if (m->f[f].kind == K_HEADER) {
 			memcpy(hdrs[*nhdrs].name, m->f[f].text,
 			    strlen(m->f[f].text) + 1);
 			/* Epoch seconds: no header value needs a date. */
-			(void)stamp_text(f, ev, 1, hdrs[*nhdrs].value,
-			    sizeof(hdrs[*nhdrs].value));
+			(void)stamp_text(f, ev, 1, m->f[f].ms,
+			    hdrs[*nhdrs].value, sizeof(hdrs[*nhdrs].value));
 			(*nhdrs)++;
 			continue;
 		}
@@ -1203,8 +1301,8 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
 			goto out;
 		}
 		/* The document is ours: its values may be written. */
-		if ((rc = stamp((cJSON *)(uintptr_t)v.j, f, ev, why,
-		    whylen)) != 0) {
+		if ((rc = stamp((cJSON *)(uintptr_t)v.j, f, m->f[f].ms, ev,
+		    why, whylen)) != 0) {
 			if (rc == -2)
 				say(why, whylen, "out of memory");
 			goto out;

@@ -405,8 +405,9 @@ parse_signed(struct scheme *s, const char *t, char *why, size_t whylen)
 		if (len > strlen(HEADER_HOLDER) &&
 		    strncmp(open + 1, HEADER_HOLDER, strlen(HEADER_HOLDER)) ==
 		    0) {
-			if (add_header_piece(s, open + 1 + strlen(HEADER_HOLDER),
-			    len - strlen(HEADER_HOLDER), why, whylen) != 0)
+			if (add_header_piece(s, open + 1 +
+			    strlen(HEADER_HOLDER), len - strlen(HEADER_HOLDER),
+			    why, whylen) != 0)
 				return -1;
 			continue;
 		}
@@ -1301,7 +1302,8 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 	struct made		 md;
 	struct scheme_req	 mr;
 	struct message	 m;
-	unsigned char	 key[KEY_MAX], d[SIG_LEN_MAX], sk[crypto_sign_SECRETKEYBYTES];
+	unsigned char	 key[KEY_MAX], d[SIG_LEN_MAX];
+	unsigned char	 sk[crypto_sign_SECRETKEYBYTES];
 	unsigned char	 pk[crypto_sign_PUBLICKEYBYTES];
 	unsigned char	*flat = NULL;
 	char		 ts[TS_TEXT_MAX], enc[2 * SIG_LEN_MAX + 4];

@@ -883,6 +883,98 @@ START_TEST(test_eval_no_event_id)
 END_TEST
 
 /*
+ * "occurred" in epoch milliseconds ({"pointer": P, "unit": "ms"}), and a
+ * type that is one value for every event ({"value": T}): read, written
+ * back canonical, restamped; the forms refused where they do not apply.
+ */
+static char	*restamp(const struct mapping *, const char *,
+		    const struct mapping_event *, struct hdr *, size_t *);
+
+START_TEST(test_eval_ms_and_value)
+{
+	static const struct {
+		const char	*member, *value, *why;
+	} bad[] = {
+		{ "occurred", "{\"pointer\":\"/o\",\"unit\":\"us\"}",
+		  "occurred.unit: not s or ms" },
+		{ "occurred", "{\"value\":\"x\"}", "occurred: not a JSON"
+		  " pointer or {\"header\": NAME}, with \"unit\" or not" },
+		{ "subject", "{\"pointer\":\"/s\",\"unit\":\"ms\"}",
+		  "subject: not a JSON pointer or {\"header\": NAME}" },
+		{ "type", "{\"value\":\"\"}", "type.value: not a valid type"
+		  " (1 to 128 bytes of UTF-8, no control characters)" },
+		{ "type", "{\"value\":\"a\",\"pointer\":\"/t\"}", "type: not"
+		  " a JSON pointer or {\"header\": NAME}, or {\"value\": TYPE}" },
+		{ "type", "{\"pointer\":5}", "type.pointer: not a string" },
+	};
+	struct mapping		*m;
+	struct mapping_event	 ev;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	char			*text, *t, *b;
+	size_t			 i, nh;
+
+	for (i = 0; i < NELEM(bad); i++) {
+		text = with(bad[i].member, bad[i].value);
+		ck_assert_ptr_null(mparse(text));
+		ck_assert_str_eq(why, bad[i].why);
+		cJSON_free(text);
+	}
+	text = with("occurred", "{\"pointer\":\"/data/updated_at\","
+	    "\"unit\":\"ms\"}");
+	m = mgood(text);
+	cJSON_free(text);
+	ck_assert_msg(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":"
+	    "1796119205001}}", std_hdrs, &ev) == MAPPING_OK, "%s", why);
+	ck_assert_int_eq(ev.occurred_ms, 1796119205001LL);
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":"
+	    "\"1796119205002\"}}", std_hdrs, &ev), MAPPING_OK);
+	ck_assert_int_eq(ev.occurred_ms, 1796119205002LL);
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":"
+	    "1796119205.5}}", std_hdrs, &ev), MAPPING_INVALID);
+	ck_assert_str_eq(why, "occurred: not epoch milliseconds");
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":"
+	    "\"2026-01-01T00:00:00Z\"}}", std_hdrs, &ev), MAPPING_INVALID);
+	t = mapping_text(m);
+	ck_assert_ptr_nonnull(strstr(t, "\"occurred\":{\"pointer\":"
+	    "\"/data/updated_at\",\"unit\":\"ms\"}"));
+	free(t);
+	/* Restamped in milliseconds, a number as a number. */
+	memset(&ev, 0, sizeof(ev));
+	(void)snprintf(ev.event_id, sizeof(ev.event_id), "e");
+	(void)snprintf(ev.subject, sizeof(ev.subject), "s");
+	ev.version = 9;
+	ev.occurred_ms = 1796119205123LL;
+	b = restamp(m, "{\"type\":\"asset.approved\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":1}}", &ev,
+	    h, &nh);
+	ck_assert_msg(b != NULL, "%s", why);
+	ck_assert_ptr_nonnull(strstr(b, "\"updated_at\":1796119205123}"));
+	free(b);
+	mapping_free(m);
+
+	text = with("type", "{\"value\":\"asset.approved\"}");
+	m = mgood(text);
+	cJSON_free(text);
+	ck_assert_int_eq(eval(m, "{\"type\":\"asset.deleted\",\"data\":"
+	    "{\"asset_id\":\"a\",\"version\":7,\"updated_at\":1}}",
+	    std_hdrs, &ev), MAPPING_OK);
+	ck_assert_str_eq(ev.type, "asset.approved");
+	ck_assert_int_eq(ev.effect, MAPPING_DO);
+	t = mapping_text(m);
+	ck_assert_ptr_nonnull(strstr(t, "\"type\":{\"value\":"
+	    "\"asset.approved\"}"));
+	mapping_free(m);
+	m = mgood(t);
+	free(t);
+	mapping_free(m);
+}
+END_TEST
+
+/*
  * Evaluation: where fields are
  */
 
@@ -2097,6 +2189,7 @@ mapping_suite(void)
 	tcase_add_test(tc, test_eval_ignore);
 	tcase_add_test(tc, test_eval_no_version);
 	tcase_add_test(tc, test_eval_no_event_id);
+	tcase_add_test(tc, test_eval_ms_and_value);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("where");

@@ -786,8 +786,9 @@ END_TEST
 /* RFC 8032, 7.1, TEST 1: the empty message. */
 #define ED_SK	"9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
 #define ED_PK	"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
-#define ED_SIG	"e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901" \
-		"555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+#define ED_SIG	"e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522" \
+		"4901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe246551414" \
+		"38e7a100b"
 
 /* hex as "<prefix><base64>" into out. */
 static void
