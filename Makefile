@@ -157,7 +157,8 @@ FCGI_LIBS = -lfcgi
 
 TEST_SUITES = check_util check_tornado check_auth check_config check_accept \
 	      check_dispatch check_json check_respond check_store check_super \
-	      check_group check_db check_decide check_mapping check_scheme
+	      check_group check_db check_decide check_mapping check_scheme \
+	      check_presets
 # The ThreadSanitizer build needs only the suites whose code runs
 # threads: tests/check.sh runs those.
 ifeq ($(TSAN),1)
