@@ -883,9 +883,51 @@ static const struct cli_edit endpoint_set = {
 };
 
 /*
+ * What an endpoint of auth scheme is signed with, as endpoint show adds
+ * it to the row: "signature": {"algorithm", "weak" (a provider's that is
+ * followed, not chosen), "timed", "signs" (the headers)}.  0, or -1 when
+ * out of memory.
+ */
+static int
+show_scheme(cJSON *row)
+{
+	struct mapping		*m;
+	const struct scheme	*s;
+	const char *const	*h;
+	cJSON			*v, *sig, *signs;
+	char			*text, why[256];
+	int			 rc = -1;
+
+	v = cJSON_GetObjectItemCaseSensitive(row, "mapping");
+	if (!cJSON_IsObject(v) || (text = cJSON_PrintUnformatted(v)) == NULL)
+		return v == NULL || !cJSON_IsObject(v) ? 0 : -1;
+	m = mapping_parse(text, strlen(text), why, sizeof(why));
+	cJSON_free(text);
+	if (m == NULL || (s = mapping_scheme(m)) == NULL) {
+		mapping_free(m);
+		return 0;
+	}
+	if ((sig = cJSON_AddObjectToObject(row, "signature")) != NULL &&
+	    cJSON_AddStringToObject(sig, "algorithm",
+	    scheme_algorithm(s)) != NULL &&
+	    cJSON_AddBoolToObject(sig, "weak", scheme_weak(s)) != NULL &&
+	    cJSON_AddBoolToObject(sig, "timed", scheme_timed(s)) != NULL &&
+	    (signs = cJSON_AddArrayToObject(sig, "signs")) != NULL) {
+		rc = 0;
+		for (h = scheme_signed_headers(s); *h != NULL && rc == 0; h++)
+			if (!cJSON_AddItemToArray(signs,
+			    cJSON_CreateString(*h)))
+				rc = -1;
+	}
+	mapping_free(m);
+	return rc;
+}
+
+/*
  * endpoint show [--mapping] NAME: the endpoint as one JSON object (the
- * fields of endpoint list --json, its mapping as JSON); with --mapping,
- * its mapping alone, canonical, as endpoint add --mapping takes it.
+ * fields of endpoint list --json, its mapping as JSON, and for auth
+ * scheme what it is signed with); with --mapping, its mapping alone,
+ * canonical, as endpoint add --mapping takes it.
  */
 int
 cmd_endpoint_show(struct settings *e, int argc, char **argv)
@@ -929,7 +971,7 @@ cmd_endpoint_show(struct settings *e, int argc, char **argv)
 	}
 	if (row == NULL)
 		rc = no_such("endpoint", name, NULL);
-	else if ((out = cJSON_Print(row)) == NULL) {
+	else if (show_scheme(row) != 0 || (out = cJSON_Print(row)) == NULL) {
 		cli_warn("out of memory");
 		rc = EXIT_FAIL;
 	} else

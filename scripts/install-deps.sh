@@ -24,7 +24,7 @@ libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl
 bash-completion"
 check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
 util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
-postgresql systemd-container iproute2 chromium locales"
+postgresql systemd-container iproute2 chromium locales faketime"
 case "${1:-check}" in
 run) pkgs=$run_pkgs ;;
 check) pkgs=$check_pkgs ;;

@@ -124,9 +124,11 @@ scripts() {
 		done
 	done
 	# The systemd units started in a container, an upgrade from the
-	# previous release, the server set-up script, the demo, and two
-	# hosts on one PostgreSQL: the normal build's programs only.
-	for script in upgrade setup run hosts pgfail units; do
+	# previous release, the server set-up script, the demo, two hosts
+	# on one PostgreSQL, and the presets against their providers'
+	# libraries (libfaketime preloaded, which the sanitizers' runtime
+	# will not follow): the normal build's programs only.
+	for script in upgrade setup run hosts pgfail units providers; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under
