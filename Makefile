@@ -337,7 +337,7 @@ run:
 # build-fuzz/ and linked into each target; only tests/fuzz/fuzz.c differs.
 FUZZ_CC	  ?= clang
 FUZZ_RUNS ?= 20000
-FUZZ_TARGETS = callback event poll tsig sw mapping
+FUZZ_TARGETS = callback event poll tsig sw mapping scheme
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	     $(if $(CJSON_SRC),-I$(dir $(CJSON_SRC))) -Ilib $(PKG_CFLAGS)
 FUZZ_OBJS = $(LIB_SRCS:%.c=build-fuzz/%.o) \

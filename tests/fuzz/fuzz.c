@@ -9,6 +9,10 @@
  *                    mapping, and of it restamped (mapping_restamp); an
  *                    input that starts with '#' is a mapping file
  *                    instead (mapping_parse, mapping_text)
+ *   -DFUZZ_SCHEME    scheme_verify of the input as a signature header (and
+ *                    its time header), against a declared scheme of each
+ *                    shape; an input that starts with '#' is a scheme's
+ *                    declaration instead (scheme_parse, scheme_text)
  * Beyond not crashing (ASan, UBSan; cJSON itself is compiled in with the
  * same instrumentation when Debian's source could be had, see the
  * Makefile), each checks the parser's promises: whatever it accepts is
@@ -29,6 +33,7 @@
 #include "base/util.h"
 #include "provider/auth.h"
 #include "provider/mapping.h"
+#include "provider/scheme.h"
 #include "provider/tornado.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -347,6 +352,120 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	    (ev.effect == MAPPING_UNDO && strcmp(ev.step, "unpublish") != 0))
 		abort();
 	restamped(&ev);
+	return 0;
+}
+#elif defined(FUZZ_SCHEME)
+/* A scheme of each shape: parts and a time, a prefix, a list by spaces. */
+static const char *const shapes[] = {
+	"{\"header\":\"S\",\"parts\":{\"separator\":\",\",\"assign\":"
+	"\"=\",\"signature\":\"v1\"},\"timestamp\":{\"part\":\"t\"},"
+	"\"signed\":\"{timestamp}.{body}\",\"algorithm\":\"hmac-sha256\","
+	"\"encoding\":\"hex\"}",
+	"{\"header\":\"S\",\"prefix\":\"v0=\",\"timestamp\":{\"header\":"
+	"\"T\",\"unit\":\"ms\"},\"signed\":\"v0:{timestamp}:{body}\","
+	"\"algorithm\":\"hmac-sha1\",\"encoding\":\"base64url\"}",
+	"{\"header\":\"S\",\"parts\":{\"separator\":\" \",\"assign\":"
+	"\",\",\"signature\":\"v1a\"},\"signed\":\"{header:T}.{body}\","
+	"\"algorithm\":\"ed25519\",\"encoding\":\"base64\",\"key\":"
+	"\"base64\"}",
+	"{\"header\":\"S\",\"signed\":\"{url}{body}{secret}\",\"url\":"
+	"\"https://h/x\",\"algorithm\":\"sha256\",\"encoding\":"
+	"\"base64\"}",
+};
+#define NSHAPES	(sizeof(shapes) / sizeof(shapes[0]))
+
+static int		 ready;
+static struct scheme	*fixed[NSHAPES];
+static const char	*hv[2];	/* S, then T */
+
+static const char *
+two_headers(const void *arg, const char *name)
+{
+	(void)arg;
+	return strcmp(name, "s") == 0 ? hv[0] : strcmp(name, "t") == 0 ?
+	    hv[1] : NULL;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	/* An Ed25519 public key, base64 (RFC 8032's first). */
+	static const char	 pk[] =
+	    "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=";
+	struct auth_secret	 sec[2] = {
+		{ (const unsigned char *)"0123456789abcdef", 16, 0 },
+		{ (const unsigned char *)pk, sizeof(pk) - 1, 0 },
+	};
+	struct scheme_req	 r;
+	struct scheme		*s, *s2;
+	enum auth_status	 rc;
+	cJSON			*v;
+	char			*in, *t, *t2, why[128];
+	size_t			 i;
+	int			 nomem;
+
+	if (!ready) {
+		if (util_init() != 0)
+			abort();
+		for (i = 0; i < NSHAPES; i++)
+			if ((v = cJSON_Parse(shapes[i])) == NULL ||
+			    (fixed[i] = scheme_parse(v, why, sizeof(why),
+			    &nomem)) == NULL)
+				abort();
+			else
+				cJSON_Delete(v);
+		ready = 1;
+	}
+	if ((in = malloc(len + 1)) == NULL)
+		return 0;
+	memcpy(in, data, len);
+	in[len] = '\0';
+	if (len > 0 && in[0] == '#') {
+		/* A declaration: whatever is taken has a canonical text. */
+		if ((v = cJSON_Parse(in + 1)) != NULL) {
+			s = scheme_parse(v, why, sizeof(why), &nomem);
+			if (nomem || (s == NULL && why[0] == '\0'))
+				abort();
+			if (s != NULL) {
+				cJSON_Delete(v);
+				if ((t = scheme_text(s)) == NULL ||
+				    (v = cJSON_Parse(t)) == NULL ||
+				    (s2 = scheme_parse(v, why, sizeof(why),
+				    &nomem)) == NULL ||
+				    (t2 = scheme_text(s2)) == NULL ||
+				    strcmp(t, t2) != 0)
+					abort();
+				free(t);
+				free(t2);
+				scheme_free(s2);
+				scheme_free(s);
+			}
+			cJSON_Delete(v);
+		}
+		free(in);
+		return 0;
+	}
+	/* The input's first line is the signature, the rest the time. */
+	hv[0] = in;
+	hv[1] = "1700000000";
+	if ((t = strchr(in, '\n')) != NULL) {
+		*t = '\0';
+		hv[1] = t + 1;
+	}
+	memset(&r, 0, sizeof(r));
+	r.header = two_headers;
+	r.body = (const unsigned char *)"{}";
+	r.bodylen = 2;
+	r.query = hv[1];
+	r.now_ms = 1700000000000LL;
+	for (i = 0; i < NSHAPES; i++) {
+		rc = scheme_verify(fixed[i], &r, sec, 2, 300);
+		/* Random bytes never make a valid signature. */
+		if (rc == AUTH_OK || rc == AUTH_ERROR ||
+		    (unsigned)rc > AUTH_ERROR)
+			abort();
+	}
+	free(in);
 	return 0;
 }
 #else
