@@ -28,6 +28,7 @@ import boltPkg from '@slack/bolt';
 import { AwsLambdaReceiver as ZoomLambdaReceiver } from '@zoom/rivet/meetings';
 import squarePkg from 'square';
 import twilio from 'twilio';
+import { encodeSignatureHeader as sanitySign, isValidSignature as sanityValid } from '@sanity/webhook';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '..', '..');
@@ -403,6 +404,27 @@ const PROVIDERS = {
       },
       verify: (b, h) => atTime(now * 1000, () =>
         cloudinary.utils.verifyNotificationSignature(b, Number(h['X-Cld-Timestamp']), h['X-Cld-Signature'], 7200)),
+    };
+  },
+
+  // Not a preset: the worked example of hookbox(1), SIGNATURE SCHEMES,
+  // whose mapping is tests/providers/sanity.json.
+  async sanity(now) {
+    const secret = 'k7Hq2vR9xLm4Tp8wZc3nBf6J';
+    const body = readSample('tests/providers/sanity-video.json');
+    const header = await sanitySign(body, now * 1000, secret);
+    return {
+      fixture: {
+        checked_by: 'library',
+        library: lib('@sanity/webhook', 'encodeSignatureHeader(body, ms, secret) signs; isValidSignature(body, header, secret) verifies'),
+        doc: 'https://www.sanity.io/docs/webhooks',
+        secret,
+        sample: 'tests/providers/sanity-video.json',
+        content_type: 'application/json',
+        headers: { 'sanity-webhook-signature': header },
+        body,
+      },
+      verify: (b, h) => sanityValid(b, h['sanity-webhook-signature'], secret),
     };
   },
 

@@ -41,6 +41,8 @@ static const char *const declared[] = {
 	"apivideo", "bitmovin", "cloudflare-stream", "cloudinary", "github",
 	"livepeer", "shopify", "slack", "square", "standardwebhooks",
 	"standardwebhooks-v1a", "stripe", "zoom",
+	/* hookbox(1)'s worked example, a provider with no preset */
+	"sanity",
 };
 
 /* A whole file, NUL-terminated. */
@@ -132,7 +134,8 @@ preset(const char *name)
 	char		 path[256], why[256], *text;
 	size_t		 len;
 
-	(void)snprintf(path, sizeof(path), "presets/%s.json", name);
+	(void)snprintf(path, sizeof(path), "%s/%s.json",
+	    strcmp(name, "sanity") == 0 ? "tests/providers" : "presets", name);
 	text = slurp(path, &len);
 	m = mapping_parse(text, len, why, sizeof(why));
 	ck_assert_msg(m != NULL, "%s: %s", path, why);
