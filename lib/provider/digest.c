@@ -227,6 +227,38 @@ digest_hash(enum digest_alg alg, const unsigned char *const *parts,
 	return 0;
 }
 
+/* libsodium's HMAC-SHA256 and -SHA512, which take a key of any length. */
+static void
+sodium_hmac(enum digest_alg alg, const unsigned char *key, size_t keylen,
+    const unsigned char *const *parts, const size_t *lens, size_t n,
+    unsigned char *out)
+{
+	static const unsigned char	none[1];
+	crypto_auth_hmacsha256_state	s256;
+	crypto_auth_hmacsha512_state	s512;
+	size_t				i;
+
+	if (key == NULL)
+		key = none;
+	if (alg == DIGEST_SHA256) {
+		(void)crypto_auth_hmacsha256_init(&s256, key, keylen);
+		for (i = 0; i < n; i++)
+			if (lens[i] != 0)
+				(void)crypto_auth_hmacsha256_update(&s256,
+				    parts[i], lens[i]);
+		(void)crypto_auth_hmacsha256_final(&s256, out);
+		sodium_memzero(&s256, sizeof(s256));
+		return;
+	}
+	(void)crypto_auth_hmacsha512_init(&s512, key, keylen);
+	for (i = 0; i < n; i++)
+		if (lens[i] != 0)
+			(void)crypto_auth_hmacsha512_update(&s512, parts[i],
+			    lens[i]);
+	(void)crypto_auth_hmacsha512_final(&s512, out);
+	sodium_memzero(&s512, sizeof(s512));
+}
+
 int
 digest_hmac(enum digest_alg alg, const unsigned char *key, size_t keylen,
     const unsigned char *const *parts, const size_t *lens, size_t n,
@@ -239,6 +271,10 @@ digest_hmac(enum digest_alg alg, const unsigned char *key, size_t keylen,
 	if (!args_valid(alg, parts, lens, n, out) ||
 	    (key == NULL && keylen != 0))
 		return -1;
+	if (alg != DIGEST_SHA1) {
+		sodium_hmac(alg, key, keylen, parts, lens, n, out);
+		return 0;
+	}
 	block = block_len(alg);
 	memset(k, 0, sizeof(k));
 	if (keylen > block) {

@@ -633,23 +633,26 @@ scheme_timed(const struct scheme *s)
 }
 
 /*
- * The key a configured secret stands for (after key_prefix, decoded when
- * "key" is base64, prefix any of the form "xxxx_" when sign is set: a
- * private key's); -1 when it does not decode or is empty.
+ * The key a configured secret stands for, into *key (keylen bytes): the
+ * secret itself for a text key; for a base64 one, decoded into buf
+ * (KEY_MAX bytes, the caller wipes keylen of them), after key_prefix,
+ * or when sign is set after any prefix of the form "xxxx_" (a private
+ * key's).  -1 when it does not decode or is empty.
  */
 static int key_of(const struct scheme *, const unsigned char *, size_t, int,
-    unsigned char *, size_t *);
+    unsigned char *, const unsigned char **, size_t *);
 
 const char *
 scheme_check_secret(const struct scheme *s, const unsigned char *secret,
     size_t len)
 {
-	unsigned char	key[KEY_MAX];
-	size_t		keylen = 0;
-	int		rc;
+	unsigned char		 buf[KEY_MAX];
+	const unsigned char	*key;
+	size_t			 keylen = 0;
+	int			 rc;
 
-	rc = key_of(s, secret, len, 0, key, &keylen);
-	sodium_memzero(key, sizeof(key));
+	rc = key_of(s, secret, len, 0, buf, &key, &keylen);
+	sodium_memzero(buf, sizeof(buf));
 	if (s->alg == A_ED25519)
 		return rc == 0 && keylen == crypto_sign_PUBLICKEYBYTES ? NULL :
 		    "expected the sender's Ed25519 public key, base64 of 32"
@@ -1037,19 +1040,18 @@ message(const struct scheme *s, const struct scheme_req *req,
 
 static int
 key_of(const struct scheme *s, const unsigned char *secret, size_t len,
-    int sign, unsigned char *key, size_t *keylen)
+    int sign, unsigned char *buf, const unsigned char **key, size_t *keylen)
 {
 	const char	*b64 = (const char *)secret;
 	const char	*us;
 	size_t		 plen = strlen(s->key_prefix);
 
 	*keylen = 0;
+	*key = buf;
 	if (secret == NULL || len == 0)
 		return -1;
 	if (!s->key_base64) {
-		if (len > KEY_MAX)
-			return -1;
-		memcpy(key, secret, len);
+		*key = secret;
 		*keylen = len;
 		return 0;
 	}
@@ -1061,9 +1063,9 @@ key_of(const struct scheme *s, const unsigned char *secret, size_t len,
 		len -= (size_t)(us + 1 - b64);
 		b64 = us + 1;
 	}
-	if (sodium_base642bin(key, KEY_MAX, b64, len, NULL, keylen, NULL,
+	if (sodium_base642bin(buf, KEY_MAX, b64, len, NULL, keylen, NULL,
 	    sodium_base64_VARIANT_ORIGINAL) != 0 || *keylen == 0) {
-		sodium_memzero(key, KEY_MAX);
+		sodium_memzero(buf, KEY_MAX);
 		*keylen = 0;
 		return -1;
 	}
@@ -1120,22 +1122,25 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 {
 	struct presented	 p;
 	struct message		 m;
-	unsigned char		 key[KEY_MAX], d[SIG_LEN_MAX];
+	unsigned char		 buf[KEY_MAX], d[SIG_LEN_MAX];
+	const unsigned char	*key;
 	unsigned char		*flat = NULL;
-	size_t			 i, j, keylen, flatlen = 0, nactive = 0;
-	size_t			 len = sig_len(s);
+	size_t			 i, j, keylen = 0, flatlen = 0, nactive = 0;
+	size_t			 len;
 	int			 match = 0;
 	enum auth_status	 rc;
 
-	memset(&p, 0, sizeof(p));
-	sodium_memzero(key, sizeof(key));
-	sodium_memzero(d, sizeof(d));
+	/* What was presented is the request's: only our own is wiped. */
+	p.n = 0;
+	p.ts = NULL;
+	p.tslen = 0;
 	if (s == NULL || req == NULL || req->header == NULL ||
 	    (req->body == NULL && req->bodylen != 0) || tolerance < 0 ||
 	    (secrets == NULL && nsecrets != 0)) {
 		rc = AUTH_ERROR;
 		goto out;
 	}
+	len = sig_len(s);
 	if ((rc = presented(s, req, &p)) != AUTH_OK)
 		goto out;
 	if (s->ts != T_NONE && (rc = timely(s, p.ts, p.tslen, req->now_ms,
@@ -1149,7 +1154,7 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 	}
 	for (i = 0; i < nsecrets; i++) {
 		if (!active(&secrets[i], req->now_ms) ||
-		    key_of(s, secrets[i].key, secrets[i].keylen, 0, key,
+		    key_of(s, secrets[i].key, secrets[i].keylen, 0, buf, &key,
 		    &keylen) != 0)
 			continue;
 		if (s->alg == A_ED25519) {
@@ -1170,17 +1175,16 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 				match |= p.ok[j] & (sodium_memcmp(p.sig[j], d,
 				    len) == 0);
 		}
-		sodium_memzero(key, sizeof(key));
+		if (s->key_base64)
+			sodium_memzero(buf, keylen);
 	}
 	if (nactive == 0)
 		rc = AUTH_NO_SECRET;
 	else
 		rc = match ? AUTH_OK : AUTH_BAD_SIGNATURE;
 out:
-	free(flat);
-	sodium_memzero(key, sizeof(key));
 	sodium_memzero(d, sizeof(d));
-	sodium_memzero(&p, sizeof(p));
+	free(flat);
 	return rc;
 }
 
@@ -1301,16 +1305,17 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 	struct scheme_header	 made[SCHEME_OUT_MAX];
 	struct made		 md;
 	struct scheme_req	 mr;
-	struct message	 m;
-	unsigned char	 key[KEY_MAX], d[SIG_LEN_MAX];
-	unsigned char	 sk[crypto_sign_SECRETKEYBYTES];
-	unsigned char	 pk[crypto_sign_PUBLICKEYBYTES];
-	unsigned char	*flat = NULL;
-	char		 ts[TS_TEXT_MAX], enc[2 * SIG_LEN_MAX + 4];
-	size_t		 i, keylen, flatlen, tslen = 0;
-	int		 n, rc = -1;
+	struct message		 m;
+	unsigned char		 buf[KEY_MAX], d[SIG_LEN_MAX];
+	unsigned char		 sk[crypto_sign_SECRETKEYBYTES];
+	unsigned char		 pk[crypto_sign_PUBLICKEYBYTES];
+	const unsigned char	*key;
+	unsigned char		*flat = NULL;
+	char			 ts[TS_TEXT_MAX], enc[2 * SIG_LEN_MAX + 4];
+	size_t			 i, keylen, flatlen, tslen = 0;
+	int			 n, rc = -1;
 
-	sodium_memzero(key, sizeof(key));
+	sodium_memzero(buf, sizeof(buf));
 	sodium_memzero(sk, sizeof(sk));
 	sodium_memzero(d, sizeof(d));
 	*nout = 0;
@@ -1336,7 +1341,7 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 	mr.header = made_header;
 	mr.arg = &md;
 	if (message(s, &mr, ts, tslen, &m) != AUTH_OK ||
-	    key_of(s, secret, secretlen, 1, key, &keylen) != 0)
+	    key_of(s, secret, secretlen, 1, buf, &key, &keylen) != 0)
 		goto out;
 	if (s->alg == A_ED25519) {
 		if (keylen == crypto_sign_SEEDBYTES)
@@ -1382,7 +1387,7 @@ out:
 	if (rc != 0)
 		*nout = 0;
 	free(flat);
-	sodium_memzero(key, sizeof(key));
+	sodium_memzero(buf, sizeof(buf));
 	sodium_memzero(sk, sizeof(sk));
 	sodium_memzero(d, sizeof(d));
 	sodium_memzero(enc, sizeof(enc));
