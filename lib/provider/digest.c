@@ -1,6 +1,7 @@
 /*
- * provider/digest.c: SHA-1 (FIPS 180-4, section 6.1), libsodium's SHA-256
- * and SHA-512 behind one interface, and HMAC (RFC 2104) over any of them.
+ * provider/digest.c: SHA-1 (FIPS 180-4, section 6.1) and its HMAC (RFC
+ * 2104), and libsodium's SHA-256, SHA-512 and their HMACs, behind one
+ * interface.
  */
 #include <stdint.h>
 #include <string.h>

@@ -2,8 +2,9 @@
  * provider/digest.h: the hash functions providers sign with, plain and as
  * HMAC (RFC 2104), over a message given in parts.
  *
- * SHA-256 and SHA-512 are libsodium's (crypto_hash_sha256/512).  SHA-1,
- * which libsodium does not have, is written here from FIPS 180-4: some
+ * SHA-256 and SHA-512, and their HMACs, are libsodium's (crypto_hash_*,
+ * crypto_auth_hmacsha*).  SHA-1, which libsodium does not have, and its
+ * HMAC (RFC 2104) are written here from FIPS 180-4: some
  * providers still sign with it (Twilio's HMAC-SHA1, Cloudinary's plain
  * SHA-1), and a weak algorithm is accepted only where a provider's
  * declared scheme names it (provider/scheme.h).  Every state and key
