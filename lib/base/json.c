@@ -9,6 +9,7 @@
 
 #include "base/fault.h"
 #include "base/json.h"
+#include "base/text.h"
 
 /*
  * Set by the allocation hook when an allocation fails on this thread;
@@ -302,4 +303,18 @@ json_add_int(cJSON *obj, const char *name, int64_t v)
 
 	(void)snprintf(digits, sizeof(digits), "%lld", (long long)v);
 	return cJSON_AddRawToObject(obj, name, digits);
+}
+
+void
+json_out_raw(struct json_out *o, const char *s)
+{
+	if (o->ok && text_put(o->buf, o->len, &o->off, s, strlen(s)) != 0)
+		o->ok = 0;
+}
+
+void
+json_out_str(struct json_out *o, const char *s)
+{
+	if (o->ok && json_put_string(o->buf, o->len, &o->off, s) != 0)
+		o->ok = 0;
 }

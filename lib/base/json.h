@@ -111,4 +111,19 @@ struct cJSON *json_add_int(struct cJSON *obj, const char *name, int64_t v);
  */
 int json_put_string(char *buf, size_t len, size_t *off, const char *s);
 
+/*
+ * A document being written into a buffer sized for it beforehand: ok
+ * drops to 0, for good, when something did not fit.
+ */
+struct json_out {
+	char	*buf;
+	size_t	 len;
+	size_t	 off;
+	int	 ok;
+};
+
+/* Appends s as it is (JSON the caller wrote), or as a JSON string. */
+void json_out_raw(struct json_out *, const char *s);
+void json_out_str(struct json_out *, const char *s);
+
 #endif

@@ -261,6 +261,41 @@ text_valid_header(const char *s)
 }
 
 int
+text_has_ctl(const char *s, size_t len)
+{
+	size_t		i;
+	unsigned char	c;
+
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)s[i];
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return 1;
+	}
+	return 0;
+}
+
+int
+text_decimal(const char *s, size_t len, int64_t *out)
+{
+	int64_t	v = 0;
+	int64_t	d;
+	size_t	i;
+
+	if (len == 0)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		d = s[i] - '0';
+		if (v > (INT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+int
 text_eqi(const char *a, const char *b)
 {
 	return strcasecmp(a, b) == 0;

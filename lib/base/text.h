@@ -80,6 +80,19 @@ HB_API char *text_escape(const char *s, size_t n, char *buf, size_t len);
 /* Non-zero when s is valid UTF-8 text of at most max bytes (may be empty). */
 HB_API int text_valid(const char *s, size_t max);
 
+/*
+ * Non-zero when the len bytes at s hold a byte no HTTP header value may:
+ * a control character other than HTAB, or DEL.
+ */
+HB_API int text_has_ctl(const char *s, size_t len);
+
+/*
+ * A plain decimal integer, as a signature's time is written: 1 or more
+ * ASCII digits (len bytes at s) and nothing else, no sign, no space, at
+ * most INT64_MAX, into *out.  Returns 0, or -1 (*out untouched).
+ */
+HB_API int text_decimal(const char *s, size_t len, int64_t *out);
+
 /* ASCII case-insensitive equality of two NUL-terminated strings. */
 HB_API int text_eqi(const char *, const char *);
 

@@ -16,6 +16,7 @@
 
 #include <sodium.h>
 
+#include "base/text.h"
 #include "provider/auth.h"
 
 #define MAC_LEN		32	/* HMAC-SHA256 */
@@ -106,31 +107,6 @@ out:
 	return rc;
 }
 
-/*
- * A plain decimal integer: one or more ASCII digits and nothing else (no
- * sign, no space), at most INT64_MAX.  Returns 0, or -1.
- */
-static int
-parse_decimal(const char *s, size_t len, int64_t *out)
-{
-	int64_t	v = 0;
-	int64_t	d;
-	size_t	i;
-
-	if (len == 0)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		d = s[i] - '0';
-		if (v > (INT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
 /* Non-zero when |now - t| <= tolerance (tolerance >= 0), without overflow. */
 static int
 within_tolerance(int64_t t, int64_t now, int64_t tolerance)
@@ -142,21 +118,6 @@ within_tolerance(int64_t t, int64_t now, int64_t tolerance)
 	else
 		diff = (uint64_t)now - (uint64_t)t;
 	return diff <= (uint64_t)tolerance;
-}
-
-/* Bytes no header value may contain: controls other than HTAB, and DEL. */
-static int
-has_ctl(const char *s, size_t len)
-{
-	size_t		i;
-	unsigned char	c;
-
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)s[i];
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return 1;
-	}
-	return 0;
 }
 
 /* strlen(s) when at most max, else max + 1; reads at most max + 1 bytes. */
@@ -270,7 +231,7 @@ tsig_parse(const char *h, size_t len, struct tsig *ts)
 {
 	const char	*p, *end, *e, *eq, *next;
 
-	if (has_ctl(h, len))
+	if (text_has_ctl(h, len))
 		return AUTH_MALFORMED;
 	ts->t = NULL;
 	ts->tlen = 0;
@@ -293,7 +254,7 @@ tsig_parse(const char *h, size_t len, struct tsig *ts)
 				return AUTH_MALFORMED;
 			ts->t = eq + 1;
 			ts->tlen = (size_t)(e - ts->t);
-			if (parse_decimal(ts->t, ts->tlen, &ts->tval) != 0)
+			if (text_decimal(ts->t, ts->tlen, &ts->tval) != 0)
 				return AUTH_MALFORMED;
 		} else if (mem_is(p, (size_t)(eq - p), "v1")) {
 			if (ts->sigs.n == SIG_MAX)
@@ -459,7 +420,7 @@ sw_id_valid(const char *id, size_t *idlen)
 	size_t	len;
 
 	len = bounded_len(id, SW_ID_MAX);
-	if (len == 0 || len > SW_ID_MAX || has_ctl(id, len) ||
+	if (len == 0 || len > SW_ID_MAX || text_has_ctl(id, len) ||
 	    memchr(id, '\t', len) != NULL)
 		return 0;
 	*idlen = len;
@@ -526,8 +487,8 @@ auth_verify_stdwebhooks(const char *id, const char *timestamp,
 	tslen = bounded_len(timestamp, AUTH_HEADER_MAX);
 	siglen = bounded_len(signature, AUTH_HEADER_MAX);
 	if (!sw_id_valid(id, &idlen) || tslen > AUTH_HEADER_MAX ||
-	    parse_decimal(timestamp, tslen, &tval) != 0 ||
-	    siglen > AUTH_HEADER_MAX || has_ctl(signature, siglen)) {
+	    text_decimal(timestamp, tslen, &tval) != 0 ||
+	    siglen > AUTH_HEADER_MAX || text_has_ctl(signature, siglen)) {
 		rc = AUTH_MALFORMED;
 		goto out;
 	}

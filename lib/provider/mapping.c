@@ -660,50 +660,28 @@ mapping_carries_body(const struct mapping *m)
  * The canonical text
  */
 
-/* Text being written; ok drops to 0 for good when something did not fit. */
-struct out {
-	char	*buf;
-	size_t	 len;
-	size_t	 off;
-	int	 ok;
-};
-
 static void
-put_raw(struct out *o, const char *s)
-{
-	if (o->ok && text_put(o->buf, o->len, &o->off, s, strlen(s)) != 0)
-		o->ok = 0;
-}
-
-static void
-put_str(struct out *o, const char *s)
-{
-	if (o->ok && json_put_string(o->buf, o->len, &o->off, s) != 0)
-		o->ok = 0;
-}
-
-static void
-put_list(struct out *o, const struct mapping *m, enum mapping_effect e,
+put_list(struct json_out *o, const struct mapping *m, enum mapping_effect e,
     size_t step)
 {
 	size_t	i;
 	int	first = 1;
 
-	put_raw(o, "[");
+	json_out_raw(o, "[");
 	for (i = 0; i < m->ntypes; i++) {
 		if (m->types[i].effect != e || (e != MAPPING_IGNORE &&
 		    m->types[i].step != step))
 			continue;
 		if (!first)
-			put_raw(o, ",");
-		put_str(o, m->types[i].name);
+			json_out_raw(o, ",");
+		json_out_str(o, m->types[i].name);
 		first = 0;
 	}
-	put_raw(o, "]");
+	json_out_raw(o, "]");
 }
 
 static void
-put_steps(struct out *o, const struct mapping *m, enum mapping_effect e,
+put_steps(struct json_out *o, const struct mapping *m, enum mapping_effect e,
     const char *member)
 {
 	size_t	i;
@@ -713,24 +691,24 @@ put_steps(struct out *o, const struct mapping *m, enum mapping_effect e,
 		if (m->steps[i].effect != e)
 			continue;
 		if (first) {
-			put_raw(o, ",\"");
-			put_raw(o, member);
-			put_raw(o, "\":{");
+			json_out_raw(o, ",\"");
+			json_out_raw(o, member);
+			json_out_raw(o, "\":{");
 		} else
-			put_raw(o, ",");
-		put_str(o, m->steps[i].name);
-		put_raw(o, ":");
+			json_out_raw(o, ",");
+		json_out_str(o, m->steps[i].name);
+		json_out_raw(o, ":");
 		put_list(o, m, e, i);
 		first = 0;
 	}
 	if (!first)
-		put_raw(o, "}");
+		json_out_raw(o, "}");
 }
 
 char *
 mapping_text(const struct mapping *m)
 {
-	struct out	 o;
+	struct json_out	 o;
 	size_t		 i, len;
 	char		*sig = NULL;
 
@@ -760,44 +738,44 @@ mapping_text(const struct mapping *m)
 	o.ok = 1;
 	o.buf[0] = '\0';
 
-	put_raw(&o, "{\"destination\":");
-	put_str(&o, m->dest);
+	json_out_raw(&o, "{\"destination\":");
+	json_out_str(&o, m->dest);
 	if (m->space[0] != '\0') {
-		put_raw(&o, ",\"namespace\":");
-		put_str(&o, m->space);
+		json_out_raw(&o, ",\"namespace\":");
+		json_out_str(&o, m->space);
 	}
 	for (i = 0; i < F__N; i++) {
 		if (m->f[i].kind == K_NONE)
 			continue;
-		put_raw(&o, ",\"");
-		put_raw(&o, fnames[i]);
-		put_raw(&o, "\":");
+		json_out_raw(&o, ",\"");
+		json_out_raw(&o, fnames[i]);
+		json_out_raw(&o, "\":");
 		if (m->f[i].kind == K_POINTER && !m->f[i].ms) {
-			put_str(&o, m->f[i].text);
+			json_out_str(&o, m->f[i].text);
 			continue;
 		}
-		put_raw(&o, m->f[i].kind == K_HEADER ? "{\"header\":" :
+		json_out_raw(&o, m->f[i].kind == K_HEADER ? "{\"header\":" :
 		    m->f[i].kind == K_VALUE ? "{\"value\":" : "{\"pointer\":");
-		put_str(&o, m->f[i].text);
-		put_raw(&o, m->f[i].ms ? ",\"unit\":\"ms\"}" : "}");
+		json_out_str(&o, m->f[i].text);
+		json_out_raw(&o, m->f[i].ms ? ",\"unit\":\"ms\"}" : "}");
 	}
 	put_steps(&o, m, MAPPING_DO, "steps");
 	put_steps(&o, m, MAPPING_UNDO, "undo");
 	for (i = 0; i < m->ntypes; i++)
 		if (m->types[i].effect == MAPPING_IGNORE) {
-			put_raw(&o, ",\"ignore\":");
+			json_out_raw(&o, ",\"ignore\":");
 			put_list(&o, m, MAPPING_IGNORE, 0);
 			break;
 		}
 	/* The default, true, is not written: texts before it stay. */
 	if (!m->keep_body)
-		put_raw(&o, ",\"carry\":false");
+		json_out_raw(&o, ",\"carry\":false");
 	if (sig != NULL) {
-		put_raw(&o, ",\"signature\":");
-		put_raw(&o, sig);
+		json_out_raw(&o, ",\"signature\":");
+		json_out_raw(&o, sig);
 		free(sig);
 	}
-	put_raw(&o, "}");
+	json_out_raw(&o, "}");
 	/* Cannot happen: the size above is a bound. */
 	if (!o.ok) {
 		free(o.buf);

@@ -667,40 +667,19 @@ scheme_check_secret(const struct scheme *s, const unsigned char *secret,
  * The canonical text
  */
 
-struct out {
-	char	*buf;
-	size_t	 len;
-	size_t	 off;
-	int	 ok;
-};
-
 static void
-put_raw(struct out *o, const char *s)
+put_member(struct json_out *o, const char *name, const char *value)
 {
-	if (o->ok && text_put(o->buf, o->len, &o->off, s, strlen(s)) != 0)
-		o->ok = 0;
-}
-
-static void
-put_str(struct out *o, const char *s)
-{
-	if (o->ok && json_put_string(o->buf, o->len, &o->off, s) != 0)
-		o->ok = 0;
-}
-
-static void
-put_member(struct out *o, const char *name, const char *value)
-{
-	put_raw(o, ",\"");
-	put_raw(o, name);
-	put_raw(o, "\":");
-	put_str(o, value);
+	json_out_raw(o, ",\"");
+	json_out_raw(o, name);
+	json_out_raw(o, "\":");
+	json_out_str(o, value);
 }
 
 char *
 scheme_text(const struct scheme *s)
 {
-	struct out	o;
+	struct json_out	o;
 	char		one[2][2] = { { s->sep, '\0' }, { s->assign, '\0' } };
 
 	/* Each member's text at 6 bytes a byte, names and marks besides. */
@@ -712,24 +691,24 @@ scheme_text(const struct scheme *s)
 	o.off = 0;
 	o.ok = 1;
 	o.buf[0] = '\0';
-	put_raw(&o, "{\"header\":");
-	put_str(&o, s->header);
+	json_out_raw(&o, "{\"header\":");
+	json_out_str(&o, s->header);
 	if (s->parts) {
-		put_raw(&o, ",\"parts\":{\"separator\":");
-		put_str(&o, one[0]);
-		put_raw(&o, ",\"assign\":");
-		put_str(&o, one[1]);
-		put_raw(&o, ",\"signature\":");
-		put_str(&o, s->sig_part);
-		put_raw(&o, "}");
+		json_out_raw(&o, ",\"parts\":{\"separator\":");
+		json_out_str(&o, one[0]);
+		json_out_raw(&o, ",\"assign\":");
+		json_out_str(&o, one[1]);
+		json_out_raw(&o, ",\"signature\":");
+		json_out_str(&o, s->sig_part);
+		json_out_raw(&o, "}");
 	}
 	if (s->prefix[0] != '\0')
 		put_member(&o, "prefix", s->prefix);
 	if (s->ts != T_NONE) {
-		put_raw(&o, ",\"timestamp\":{");
-		put_raw(&o, s->ts == T_PART ? "\"part\":" : "\"header\":");
-		put_str(&o, s->ts_name);
-		put_raw(&o, s->ts_ms ? ",\"unit\":\"ms\"}" :
+		json_out_raw(&o, ",\"timestamp\":{");
+		json_out_raw(&o, s->ts == T_PART ? "\"part\":" : "\"header\":");
+		json_out_str(&o, s->ts_name);
+		json_out_raw(&o, s->ts_ms ? ",\"unit\":\"ms\"}" :
 		    ",\"unit\":\"s\"}");
 	}
 	put_member(&o, "signed", s->tmpl);
@@ -740,7 +719,7 @@ scheme_text(const struct scheme *s)
 		put_member(&o, "key_prefix", s->key_prefix);
 	if (s->url[0] != '\0')
 		put_member(&o, "url", s->url);
-	put_raw(&o, "}");
+	json_out_raw(&o, "}");
 	if (!o.ok) {
 		free(o.buf);
 		return NULL;
@@ -751,21 +730,6 @@ scheme_text(const struct scheme *s)
 /*
  * Requests
  */
-
-/* Bytes no header value may contain: controls other than HTAB, and DEL. */
-static int
-has_ctl(const char *s, size_t len)
-{
-	size_t		i;
-	unsigned char	c;
-
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)s[i];
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return 1;
-	}
-	return 0;
-}
 
 static int
 is_ows(char c)
@@ -789,29 +753,10 @@ header_value(const struct scheme_req *req, const char *name,
 		return AUTH_MISSING;
 	for (n = 0; n <= AUTH_HEADER_MAX && (*v)[n] != '\0'; n++)
 		;
-	if (n > AUTH_HEADER_MAX || has_ctl(*v, n))
+	if (n > AUTH_HEADER_MAX || text_has_ctl(*v, n))
 		return AUTH_MALFORMED;
 	*len = n;
 	return AUTH_OK;
-}
-
-/* A plain decimal integer, at most INT64_MAX.  0, or -1. */
-static int
-parse_decimal(const char *s, size_t len, int64_t *out)
-{
-	int64_t	v = 0;
-	size_t	i;
-
-	if (len == 0 || len >= TS_TEXT_MAX)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9' ||
-		    v > (INT64_MAX - (s[i] - '0')) / 10)
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
 }
 
 /* Bytes of the scheme's signature. */
@@ -957,7 +902,7 @@ timely(const struct scheme *s, const char *t, size_t len, int64_t now_ms,
 	int64_t		v;
 	uint64_t	diff;
 
-	if (parse_decimal(t, len, &v) != 0)
+	if (text_decimal(t, len, &v) != 0)
 		return AUTH_MALFORMED;
 	if (!s->ts_ms) {
 		if (v > INT64_MAX / 1000)

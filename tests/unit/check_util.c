@@ -513,6 +513,49 @@ START_TEST(test_line)
 }
 END_TEST
 
+/* A header name, a header value's bytes, a time's digits. */
+START_TEST(test_text_header)
+{
+	int64_t	v = -1;
+	char	name[HB_ID_MAX + 2];
+
+	ck_assert(text_valid_header("X-Hub-Signature-256"));
+	ck_assert(text_valid_header("!#$%&'*+-.^_`|~"));
+	ck_assert(!text_valid_header(""));
+	ck_assert(!text_valid_header("X Sig"));
+	ck_assert(!text_valid_header("X:Sig"));
+	ck_assert(!text_valid_header("X-\xc3\xa9"));
+	memset(name, 'a', sizeof(name) - 1);
+	name[HB_ID_MAX] = '\0';
+	ck_assert(text_valid_header(name));
+	name[HB_ID_MAX] = 'a';
+	name[HB_ID_MAX + 1] = '\0';
+	ck_assert(!text_valid_header(name));
+
+	ck_assert(!text_has_ctl("t=1,\tv1=ab", 10));
+	ck_assert(text_has_ctl("t=1\r\n", 5));
+	ck_assert(text_has_ctl("a\x7f", 2));
+	ck_assert(text_has_ctl("a\0b", 3));
+	ck_assert(!text_has_ctl("\xc3\xa9", 2));
+
+	ck_assert_int_eq(text_decimal("1796119205000", 13, &v), 0);
+	ck_assert_int_eq(v, 1796119205000LL);
+	ck_assert_int_eq(text_decimal("9223372036854775807", 19, &v), 0);
+	ck_assert_int_eq(v, INT64_MAX);
+	v = 7;
+	ck_assert_int_eq(text_decimal("9223372036854775808", 19, &v), -1);
+	ck_assert_int_eq(text_decimal("", 0, &v), -1);
+	ck_assert_int_eq(text_decimal("-1", 2, &v), -1);
+	ck_assert_int_eq(text_decimal("+1", 2, &v), -1);
+	ck_assert_int_eq(text_decimal(" 1", 2, &v), -1);
+	ck_assert_int_eq(text_decimal("1.5", 3, &v), -1);
+	ck_assert_int_eq(v, 7);
+	/* len bytes, not up to a NUL. */
+	ck_assert_int_eq(text_decimal("12x", 2, &v), 0);
+	ck_assert_int_eq(v, 12);
+}
+END_TEST
+
 START_TEST(test_text)
 {
 	char	*s, buf[HB_TEXT_MAX + 1];
@@ -1591,6 +1634,7 @@ util_suite(void)
 	tcase_add_test(tc, test_name_length);
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_text);
+	tcase_add_test(tc, test_text_header);
 	tcase_add_test(tc, test_line);
 	tcase_add_test(tc, test_eqi);
 	tcase_add_test(tc, test_now);
