@@ -121,14 +121,22 @@ _Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
 	VERSION_TABLE_LITE \
 	"PRAGMA user_version=2;"
 
-/* Version 2 to 3, as 1 to 2: the table made again, its rows copied. */
+/*
+ * Version 2 to 3: the table made again under its own name, its rows
+ * copied, so that its text is a new file's (a table renamed to its name
+ * is written "endpoints", quoted).  The old one is renamed aside first,
+ * the secrets' reference to "endpoints" left as it is
+ * (legacy_alter_table), so that it names the new one.
+ */
 #define MIGRATE_V3_LITE \
-	ENDPOINTS_TABLE_LITE("endpoints_v3") \
-	"INSERT INTO endpoints_v3(name, tenant, kind, auth, key_header," \
+	"PRAGMA legacy_alter_table=ON;" \
+	"ALTER TABLE endpoints RENAME TO endpoints_v2;" \
+	ENDPOINTS_TABLE_LITE("endpoints") \
+	"INSERT INTO endpoints(name, tenant, kind, auth, key_header," \
 	" tolerance_s, created_at, mapping) SELECT name, tenant, kind, auth," \
-	" key_header, tolerance_s, created_at, mapping FROM endpoints;" \
-	"DROP TABLE endpoints;" \
-	"ALTER TABLE endpoints_v3 RENAME TO endpoints;" \
+	" key_header, tolerance_s, created_at, mapping FROM endpoints_v2;" \
+	"DROP TABLE endpoints_v2;" \
+	"PRAGMA legacy_alter_table=OFF;" \
 	VERSION_TABLE_LITE \
 	"PRAGMA user_version=3;"
 

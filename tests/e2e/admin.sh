@@ -606,7 +606,7 @@ contains "before: listed, nothing allowed" '"allow_internal":	false' \
 eq "before: a read adds nothing" 0 "$(cols)"
 "$HB" destination set --tenant acme sink --url http://169.254.169.254/ \
     --allow-internal
-eq "before: the first write adds it, and is stored" "1|1|2" \
+eq "before: the first write adds it, and is stored" "1|1|3" \
     "$(cols)|$(q "SELECT allow_internal FROM destinations")|$(q \
     "PRAGMA user_version")"
 export HOOKBOX_DIR="$tmp/data"
@@ -829,8 +829,8 @@ eq "v1: the responder answers 503" 503 "$(hook_status "$tmp/hmac")"
 out=$("$HB" init); rc=$?
 eq "v1: init" 0 $rc
 contains "v1: init says it upgraded" \
-    "configuration schema version 1 to 2" "$out"
-eq "v1: upgraded, its triggers again" "2 3" "$(q "PRAGMA user_version") \
+    "configuration schema version 1 to 3" "$out"
+eq "v1: upgraded, its triggers again" "3 3" "$(q "PRAGMA user_version") \
 $(q "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'
     AND name LIKE 'endpoints_version_%'")"
 eq "v1: the responder authenticates" 422 "$(hook_status "$tmp/hmac")"
@@ -858,9 +858,9 @@ if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	out=$("$HB" init); rc=$?
 	eq "old config.db: init" 0 $rc
 	contains "old config.db: init upgrades it" \
-	    "configuration schema version 1 to 2" "$out"
+	    "configuration schema version 1 to 3" "$out"
 	# The version and its triggers, made again with the endpoints.
-	eq "old config.db: upgraded, the version kept" "2 1 9" \
+	eq "old config.db: upgraded, the version kept" "3 1 9" \
 	    "$(q "PRAGMA user_version") $(q "SELECT count(*)
 	    FROM config_version") $(q "SELECT count(*)
 	    FROM sqlite_master WHERE type = 'trigger'
