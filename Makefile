@@ -115,7 +115,7 @@ DB_SRCS	= lib/db/db.c lib/db/sqlite.c lib/db/pg.c lib/db/pg_schema.c \
 	  lib/db/access.c
 PROVIDER_SRCS = lib/provider/obs.c lib/provider/tornado.c \
 	  lib/provider/mapping.c lib/provider/auth.c lib/provider/digest.c \
-	  lib/provider/scheme.c
+	  lib/provider/scheme.c lib/provider/form.c
 CONFIG_SRCS = lib/config/config.c lib/config/admin.c lib/config/edit.c \
 	  lib/config/bulk.c lib/config/map.c lib/config/check.c \
 	  lib/config/pool.c lib/config/cache.c

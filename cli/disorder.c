@@ -261,7 +261,8 @@ sign(struct ctx *c, struct msg *q)
 			return -1;
 		break;
 	}
-	header(q, "Content-Type", "application/json");
+	header(q, "Content-Type", c->m != NULL && mapping_reads_form(c->m) ?
+	    "application/x-www-form-urlencoded" : "application/json");
 	for (i = 0; i < q->nh; i++) {
 		q->h[i].name = q->hv[i].name;
 		q->h[i].value = q->hv[i].value;

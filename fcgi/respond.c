@@ -389,16 +389,16 @@ header(const void *arg, const char *name)
 }
 
 /*
- * application/json, optionally with parameters ("; charset=utf-8"),
+ * A media type of the name given (application/json, application/x-www-
+ * form-urlencoded), optionally with parameters ("; charset=utf-8"),
  * white space (OWS: space or tab) allowed before the ';'.
  */
 static int
-is_json(const char *type)
+is_type(const char *type, const char *name)
 {
-	static const char	json[] = "application/json";
-	size_t			n = sizeof(json) - 1;
+	size_t	n = strlen(name);
 
-	if (type == NULL || strncasecmp(type, json, n) != 0)
+	if (type == NULL || strncasecmp(type, name, n) != 0)
 		return 0;
 	return type[n] == '\0' || type[n] == ';' || type[n] == ' ' ||
 	    type[n] == '\t';
@@ -598,7 +598,8 @@ hook(struct resp_server *srv, struct rq *rq, struct webhook_obs *h,
 {
 	const struct resp_io	*io = rq->io;
 	struct webhook_req		 req;
-	const char		*s;
+	const char		*s, *ctype;
+	int			 form = 0;
 	char			*body = NULL;
 	long long		 len = 0;
 	enum util_num		 num;
@@ -607,7 +608,10 @@ hook(struct resp_server *srv, struct rq *rq, struct webhook_obs *h,
 		answer_reply(srv, rq, R_METHOD);
 		return;
 	}
-	if (!is_json(io->param(io->arg, "CONTENT_TYPE"))) {
+	/* JSON, or a form for an endpoint whose mapping reads forms. */
+	ctype = io->param(io->arg, "CONTENT_TYPE");
+	if (!is_type(ctype, "application/json") &&
+	    !(form = is_type(ctype, "application/x-www-form-urlencoded"))) {
 		answer_reply(srv, rq, R_MEDIA);
 		return;
 	}
@@ -652,6 +656,7 @@ hook(struct resp_server *srv, struct rq *rq, struct webhook_obs *h,
 		req.body = body;
 		req.bodylen = (size_t)len;
 		req.query = io->param(io->arg, "QUERY_STRING");
+		req.form = form;
 		req.now_ms = util_now_ms();
 		/* No config.db connection is held while the COMMIT is. */
 		rq->counted = webhook_receive(srv->shared->configs,

@@ -37,8 +37,8 @@ config_failure(enum config_status s)
  * A subject's action: what the downstream needs to compare versions as
  * hookbox did (hookbox(7), The action payload), and unless its mapping
  * says otherwise the provider's body as "data", as received (a JSON
- * object json_parse_strict() took: no NUL in it).  NULL when out of
- * memory.
+ * object json_parse_strict() took: no NUL in it; a form, printable
+ * ASCII, as a JSON string).  NULL when out of memory.
  */
 static char *
 subject_payload(const struct accept_prep *p)
@@ -72,7 +72,9 @@ subject_payload(const struct accept_prep *p)
 	    cJSON_AddStringToObject(doc, "event_id", o->delivery_id) != NULL &&
 	    json_add_int(doc, "occurred_at_ms", o->occurred_ms) != NULL &&
 	    json_add_int(doc, "accepted_at_ms", p->now_ms) != NULL &&
-	    (data == NULL || cJSON_AddRawToObject(doc, "data", data) != NULL))
+	    (data == NULL || (p->carry == ACCEPT_CARRY_TEXT ?
+	    cJSON_AddStringToObject(doc, "data", data) :
+	    cJSON_AddRawToObject(doc, "data", data)) != NULL))
 		s = cJSON_PrintUnformatted(doc);
 	cJSON_Delete(doc);
 	free(data);
@@ -261,7 +263,7 @@ accept_prepare_from(const struct accept_config *ac,
 	p->rcpt.body = req->body;
 	p->rcpt.bodylen = req->bodylen;
 	if (o->event == OBS_EV_SUBJECT) {
-		p->carry = req->carry && req->body != NULL;
+		p->carry = req->body != NULL ? req->carry : 0;
 		p->rcpt.status = NULL;
 		p->rcpt.stage = NULL;
 		p->rcpt.versioned = 1;

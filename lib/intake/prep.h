@@ -17,6 +17,8 @@
 #include "provider/obs.h"
 #include "store/rows.h"
 
+#define ACCEPT_CARRY_TEXT	2	/* accept_req's carry: as a string */
+
 struct accept_req {
 	const char		*tenant;
 	const char		*endpoint;	/* NULL for polls and observe */
@@ -29,7 +31,12 @@ struct accept_req {
 	 */
 	const char		*destination;
 	const char		*space;
-	int			 carry;		/* the body travels with the action */
+	/*
+	 * The body travels with the action as its payload's "data": 1 as
+	 * it is (a JSON object), ACCEPT_CARRY_TEXT as a JSON string (a
+	 * form); 0: not.
+	 */
+	int			 carry;
 	const char		*body;		/* raw body for the receipt, or NULL */
 	size_t			 bodylen;
 	int64_t			 now_ms;

@@ -156,12 +156,21 @@ parse(const struct config_endpoint *ep, const struct webhook_req *req,
     struct obs *o, struct accept_req *areq, struct accept_res *res)
 {
 	enum tornado_err	te;
+	int			 form;
 
+	form = ep->kind == CONFIG_KIND_MAPPED && mapping_reads_form(ep->mapping);
+	if (req->form != form) {
+		res->detail = form ? "body: JSON, where this endpoint reads a"
+		    " form" : "body: a form, where this endpoint reads JSON";
+		res->result = HB_MALFORMED;
+		return -1;
+	}
 	if (ep->kind == CONFIG_KIND_MAPPED) {
 		if (mapped(ep, req, o, res) != 0)
 			return -1;
 		areq->destination = mapping_destination(ep->mapping);
-		areq->carry = mapping_carries_body(ep->mapping);
+		areq->carry = !mapping_carries_body(ep->mapping) ? 0 :
+		    mapping_reads_form(ep->mapping) ? ACCEPT_CARRY_TEXT : 1;
 		if ((areq->space = mapping_namespace(ep->mapping)) == NULL)
 			areq->space = ep->name;
 		return 0;

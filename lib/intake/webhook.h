@@ -47,6 +47,9 @@ struct webhook_req {
 	/* The request's query string (NULL: none): a scheme that signs
 	   the URL the provider called signs its query too. */
 	const char	*query;
+	/* The body is a form (application/x-www-form-urlencoded): only an
+	   endpoint whose mapping reads forms takes it. */
+	int		 form;
 	int64_t		 now_ms;
 };
 

@@ -22,6 +22,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "provider/form.h"
 #include "provider/mapping.h"
 #include "provider/scheme.h"
 
@@ -76,6 +77,7 @@ struct mapping {
 	char		dest[HB_ID_MAX + 1];
 	char		space[HB_ID_MAX + 1];	/* "": the endpoint's */
 	int		keep_body;	/* "carry": false clears it */
+	int		form;		/* "body": "form" */
 	struct scheme	*scheme;	/* "signature"; NULL: none */
 	struct field	f[F__N];
 	/*
@@ -140,10 +142,16 @@ mapping_effect_name(enum mapping_effect e)
 
 static const char *const members[] = {
 	"destination", "namespace", "event_id", "subject", "version", "type",
-	"occurred", "steps", "undo", "ignore", "carry", "signature"
+	"occurred", "steps", "undo", "ignore", "carry", "body", "signature"
 };
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+int
+mapping_reads_form(const struct mapping *m)
+{
+	return m->form;
+}
 
 int
 mapping_reads_event_id(const struct mapping *m)
@@ -545,6 +553,14 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 		}
 		m->keep_body = cJSON_IsTrue(c);
 	}
+	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "body")) != NULL) {
+		if (!cJSON_IsString(c) || (strcmp(c->valuestring, "json") != 0 &&
+		    strcmp(c->valuestring, "form") != 0)) {
+			say(why, whylen, "body: not json or form");
+			return MAPPING_INVALID;
+		}
+		m->form = strcmp(c->valuestring, "form") == 0;
+	}
 
 	for (i = 0; i < F__N; i++) {
 		c = cJSON_GetObjectItemCaseSensitive(doc, fnames[i]);
@@ -770,6 +786,8 @@ mapping_text(const struct mapping *m)
 	/* The default, true, is not written: texts before it stay. */
 	if (!m->keep_body)
 		json_out_raw(&o, ",\"carry\":false");
+	if (m->form)
+		json_out_raw(&o, ",\"body\":\"form\"");
 	if (sig != NULL) {
 		json_out_raw(&o, ",\"signature\":");
 		json_out_raw(&o, sig);
@@ -788,10 +806,14 @@ mapping_text(const struct mapping *m)
  * Evaluation
  */
 
-/* The body, which must be one JSON object: json_parse_body(). */
+/*
+ * The body, which must be one JSON object (json_parse_body()), or for a
+ * mapping of forms a form (provider/form.h), read as an object of its
+ * fields, each a string, in their order.
+ */
 static enum mapping_err
-parse_body(const char *body, size_t len, cJSON **out, char *why,
-    size_t whylen)
+parse_body(const struct mapping *m, const char *body, size_t len,
+    cJSON **out, char *why, size_t whylen)
 {
 	static const enum mapping_err	rc[] = {
 		[JSON_BODY_OK] = MAPPING_OK,
@@ -799,8 +821,46 @@ parse_body(const char *body, size_t len, cJSON **out, char *why,
 		[JSON_BODY_INVALID] = MAPPING_INVALID,
 		[JSON_BODY_NOMEM] = MAPPING_NOMEM,
 	};
+	struct form	f;
+	enum form_err	fe;
+	size_t		i;
 
-	return rc[json_parse_body(body, len, out, why, whylen)];
+	if (!m->form)
+		return rc[json_parse_body(body, len, out, why, whylen)];
+	*out = NULL;
+	if ((fe = form_parse(body, len, &f, why, whylen)) != FORM_OK)
+		return fe == FORM_NOMEM ? MAPPING_NOMEM : MAPPING_INVALID;
+	if ((*out = cJSON_CreateObject()) != NULL)
+		for (i = 0; i < f.n; i++)
+			if (cJSON_AddStringToObject(*out, f.f[i].name,
+			    f.f[i].value) == NULL) {
+				cJSON_Delete(*out);
+				*out = NULL;
+				break;
+			}
+	form_free(&f);
+	if (*out == NULL) {
+		say(why, whylen, "out of memory");
+		return MAPPING_NOMEM;
+	}
+	return MAPPING_OK;
+}
+
+/* A form's fields written back, in their order (all strings). */
+static char *
+form_of(const cJSON *doc)
+{
+	struct form_field	 f[FORM_FIELDS_MAX];
+	const cJSON		*c;
+	size_t			 n = 0;
+
+	for (c = doc->child; c != NULL && n < FORM_FIELDS_MAX; c = c->next) {
+		if (!cJSON_IsString(c))
+			return NULL;
+		f[n].name = c->string;
+		f[n++].value = c->valuestring;
+	}
+	return form_encode(f, n);
 }
 
 /* An array index as RFC 6901 writes one: decimal, no leading zero. */
@@ -1060,7 +1120,7 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 	memset(&ev, 0, sizeof(ev));
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
-	if ((rc = parse_body(body, len, &doc, why, whylen)) != MAPPING_OK)
+	if ((rc = parse_body(m, body, len, &doc, why, whylen)) != MAPPING_OK)
 		return rc;
 	for (i = 0; i < F__N; i++) {
 		if (m->f[i].kind == K_NONE)
@@ -1258,7 +1318,7 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
 	*nhdrs = 0;
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
-	if (parse_body(body, len, &doc, why, whylen) != MAPPING_OK)
+	if (parse_body(m, body, len, &doc, why, whylen) != MAPPING_OK)
 		return NULL;
 	for (f = 0; f < F__N; f++) {
 		if (m->f[f].kind == K_NONE || m->f[f].kind == K_VALUE ||
@@ -1286,7 +1346,8 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
 			goto out;
 		}
 	}
-	if ((out = cJSON_PrintUnformatted(doc)) == NULL)
+	if ((out = m->form ? form_of(doc) : cJSON_PrintUnformatted(doc)) ==
+	    NULL)
 		say(why, whylen, "out of memory");
 out:
 	cJSON_Delete(doc);

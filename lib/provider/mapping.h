@@ -24,6 +24,7 @@
  *     "undo":   {"unpublish": ["asset.unpublished", "asset.deleted"]},
  *     "ignore": ["asset.viewed"],
  *     "carry":  true,				(optional, see below)
+ *     "body":   "json",			(optional: "form")
  *     "signature": {...}			(optional, see below)
  *   }
  *
@@ -149,6 +150,13 @@ HB_API const char *mapping_namespace(const struct mapping *);
  * whole and as received (the default); 0 for "carry": false.
  */
 HB_API int mapping_carries_body(const struct mapping *);
+
+/*
+ * Non-zero when the mapping reads forms ("body": "form": a provider that
+ * posts application/x-www-form-urlencoded, provider/form.h), whose fields
+ * its pointers name ("/CallSid"); 0 for JSON bodies (the default).
+ */
+HB_API int mapping_reads_form(const struct mapping *);
 
 /*
  * Non-zero when the mapping reads each event's id; 0 when its provider

@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "provider/digest.h"
+#include "provider/form.h"
 #include "provider/scheme.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -56,7 +57,9 @@ static const char *const encs[E__N] = {
 
 enum ts { T_NONE = 0, T_PART, T_HEADER };
 
-enum pkind { P_LIT = 0, P_BODY, P_TIMESTAMP, P_URL, P_HEADER, P_SECRET };
+enum pkind {
+	P_LIT = 0, P_BODY, P_TIMESTAMP, P_URL, P_HEADER, P_SECRET, P_FORM
+};
 
 /* A placeholder's name in "signed", and what it stands for. */
 static const struct {
@@ -64,7 +67,7 @@ static const struct {
 	enum pkind	 kind;
 } holders[] = {
 	{ "body", P_BODY }, { "timestamp", P_TIMESTAMP }, { "url", P_URL },
-	{ "secret", P_SECRET },
+	{ "secret", P_SECRET }, { "form", P_FORM },
 };
 
 #define HEADER_HOLDER	"header:"
@@ -417,19 +420,19 @@ parse_signed(struct scheme *s, const char *t, char *why, size_t whylen)
 				break;
 		if (i == NELEM(holders)) {
 			say(why, whylen, "signature.signed: {%.*s} is none of"
-			    " {body}, {timestamp}, {url}, {secret},"
+			    " {body}, {form}, {timestamp}, {url}, {secret},"
 			    " {header:NAME}", (int)(len > 32 ? 32 : len),
 			    open + 1);
 			return -1;
 		}
-		if (holders[i].kind == P_BODY)
+		if (holders[i].kind == P_BODY || holders[i].kind == P_FORM)
 			nbody++;
 		if (add_piece(s, holders[i].kind, 0, 0, why, whylen) != 0)
 			return -1;
 	}
 	if (nbody != 1) {
-		say(why, whylen, "signature.signed: {body} once, or the body"
-		    " would not be what is signed");
+		say(why, whylen, "signature.signed: {body} or {form} once, or"
+		    " the body would not be what is signed");
 		return -1;
 	}
 	return 0;
@@ -916,7 +919,10 @@ timely(const struct scheme *s, const char *t, size_t len, int64_t now_ms,
 	    AUTH_OK : AUTH_TIMESTAMP;
 }
 
-/* The signed text as parts, the key (len bytes) standing for {secret}. */
+/*
+ * The signed text as parts, the key (len bytes) standing for {secret};
+ * form (message_free()) what {form} stands for.
+ */
 struct message {
 	const unsigned char	*part[SCHEME_PIECES_MAX];
 	size_t			 len[SCHEME_PIECES_MAX];
@@ -924,7 +930,62 @@ struct message {
 	size_t			 secret[SCHEME_PIECES_MAX];	/* indexes */
 	size_t			 nsecret;
 	char			 url[HB_TEXT_MAX * 2 + 2];
+	char			*form;
 };
+
+static void
+message_free(struct message *m)
+{
+	free(m->form);
+	m->form = NULL;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	const struct form_field	*x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * {form}: the body read as a form (provider/form.h), each field's name
+ * then its value, decoded, the fields in the bytewise order of their
+ * names (Twilio's), into *out (len bytes, allocated).  AUTH_MALFORMED
+ * when the body is no form, AUTH_ERROR when out of memory.
+ */
+static enum auth_status
+sorted_form(const struct scheme_req *req, char **out, size_t *len)
+{
+	struct form	f;
+	enum form_err	fe;
+	size_t		i, n = 0, l;
+	char		why[8];
+
+	*out = NULL;
+	*len = 0;
+	if ((fe = form_parse((const char *)req->body, req->bodylen, &f, why,
+	    sizeof(why))) != FORM_OK)
+		return fe == FORM_NOMEM ? AUTH_ERROR : AUTH_MALFORMED;
+	qsort(f.f, f.n, sizeof(*f.f), by_name);
+	/* Decoded, a form is never longer than the body. */
+	if (fault_fire(FAULT_ALLOC) || (*out = malloc(req->bodylen + 1)) ==
+	    NULL) {
+		form_free(&f);
+		return AUTH_ERROR;
+	}
+	for (i = 0; i < f.n; i++) {
+		l = strlen(f.f[i].name);
+		memcpy(*out + n, f.f[i].name, l);
+		n += l;
+		l = strlen(f.f[i].value);
+		memcpy(*out + n, f.f[i].value, l);
+		n += l;
+	}
+	form_free(&f);
+	*len = n;
+	return AUTH_OK;
+}
 
 static enum auth_status
 message(const struct scheme *s, const struct scheme_req *req,
@@ -936,6 +997,7 @@ message(const struct scheme *s, const struct scheme_req *req,
 	enum auth_status	 rc;
 
 	m->n = m->nsecret = 0;
+	m->form = NULL;
 	for (i = 0; i < s->npieces; i++) {
 		pc = &s->pieces[i];
 		switch (pc->kind) {
@@ -974,6 +1036,11 @@ message(const struct scheme *s, const struct scheme_req *req,
 			m->secret[m->nsecret++] = m->n;
 			v = NULL;
 			len = 0;
+			break;
+		case P_FORM:
+			if ((rc = sorted_form(req, &m->form, &len)) != AUTH_OK)
+				return rc;
+			v = m->form;
 			break;
 		}
 		m->part[m->n] = (const unsigned char *)v;
@@ -1079,6 +1146,7 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 	p.n = 0;
 	p.ts = NULL;
 	p.tslen = 0;
+	m.form = NULL;
 	if (s == NULL || req == NULL || req->header == NULL ||
 	    (req->body == NULL && req->bodylen != 0) || tolerance < 0 ||
 	    (secrets == NULL && nsecrets != 0)) {
@@ -1129,6 +1197,7 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 		rc = match ? AUTH_OK : AUTH_BAD_SIGNATURE;
 out:
 	sodium_memzero(d, sizeof(d));
+	message_free(&m);
 	free(flat);
 	return rc;
 }
@@ -1263,6 +1332,7 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 	sodium_memzero(buf, sizeof(buf));
 	sodium_memzero(sk, sizeof(sk));
 	sodium_memzero(d, sizeof(d));
+	m.form = NULL;
 	*nout = 0;
 	ts[0] = '\0';
 	if (s == NULL || req == NULL || req->header == NULL ||
@@ -1331,6 +1401,7 @@ scheme_sign(const struct scheme *s, const struct scheme_req *req,
 out:
 	if (rc != 0)
 		*nout = 0;
+	message_free(&m);
 	free(flat);
 	sodium_memzero(buf, sizeof(buf));
 	sodium_memzero(sk, sizeof(sk));

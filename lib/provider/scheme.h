@@ -40,10 +40,12 @@
  *
  * "signed" (required) is the text the signature is over: literal bytes
  * (printable ASCII but '{' and '}') and the placeholders {body} (the raw
- * body), {timestamp} (as presented), {url} (the declared "url", with the
- * request's query string when it has one), {header:NAME} (that header's
- * value) and {secret} (the key itself, for a plain digest).  It signs the
- * body, once.
+ * body), {form} (the body read as a form, provider/form.h: each field's
+ * name then value, decoded, by name in bytewise order, as Twilio signs
+ * its parameters), {timestamp} (as presented), {url} (the declared
+ * "url", with the request's query string when it has one), {header:NAME}
+ * (that header's value) and {secret} (the key itself, for a plain
+ * digest).  It signs the body, once, as {body} or {form}.
  *
  * "algorithm" (required): hmac-sha1, hmac-sha256, hmac-sha512 (the key
  * is the secret), sha1, sha256 (a plain digest of the signed text, which

@@ -11,8 +11,11 @@
  *                    instead (mapping_parse, mapping_text)
  *   -DFUZZ_SCHEME    scheme_verify of the input as a signature header (and
  *                    its time header), against a declared scheme of each
- *                    shape; an input that starts with '#' is a scheme's
- *                    declaration instead (scheme_parse, scheme_text)
+ *                    shape, and of the input as a form body ({form});
+ *                    form_parse of it, whatever is taken written back
+ *                    (form_encode) and read again the same; an input that
+ *                    starts with '#' is a scheme's declaration instead
+ *                    (scheme_parse, scheme_text)
  * Beyond not crashing (ASan, UBSan; cJSON itself is compiled in with the
  * same instrumentation when Debian's source could be had, see the
  * Makefile), each checks the parser's promises: whatever it accepts is
@@ -32,6 +35,7 @@
 #include "base/text.h"
 #include "base/util.h"
 #include "provider/auth.h"
+#include "provider/form.h"
 #include "provider/mapping.h"
 #include "provider/scheme.h"
 #include "provider/tornado.h"
@@ -371,7 +375,35 @@ static const char *const shapes[] = {
 	"{\"header\":\"S\",\"signed\":\"{url}{body}{secret}\",\"url\":"
 	"\"https://h/x\",\"algorithm\":\"sha256\",\"encoding\":"
 	"\"base64\"}",
+	"{\"header\":\"S\",\"signed\":\"{url}{form}\",\"url\":"
+	"\"https://h/x\",\"algorithm\":\"hmac-sha1\",\"encoding\":"
+	"\"base64\"}",
 };
+
+/* A form read is written back and read again as the same fields. */
+static void
+check_form(const char *b, size_t len)
+{
+	struct form	f, g;
+	char		*t, why[128];
+	size_t		i;
+
+	if (form_parse(b, len, &f, why, sizeof(why)) != FORM_OK)
+		return;
+	if ((t = form_encode(f.f, f.n)) == NULL ||
+	    form_parse(t, strlen(t), &g, why, sizeof(why)) != FORM_OK ||
+	    g.n != f.n)
+		abort();
+	for (i = 0; i < f.n; i++)
+		if (strcmp(f.f[i].name, g.f[i].name) != 0 ||
+		    strcmp(f.f[i].value, g.f[i].value) != 0 ||
+		    !text_valid_line(f.f[i].name, HB_TEXT_MAX) ||
+		    !text_valid_line(f.f[i].value, len))
+			abort();
+	free(t);
+	form_free(&g);
+	form_free(&f);
+}
 #define NSHAPES	(sizeof(shapes) / sizeof(shapes[0]))
 
 static int		 ready;
@@ -445,6 +477,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		free(in);
 		return 0;
 	}
+	check_form((const char *)data, len);
+	/* The input as a form body, against the {form} shape. */
+	memset(&r, 0, sizeof(r));
+	r.header = two_headers;
+	hv[0] = "AAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+	hv[1] = NULL;
+	r.body = data;
+	r.bodylen = len;
+	r.now_ms = 1700000000000LL;
+	rc = scheme_verify(fixed[NSHAPES - 1], &r, sec, 2, 300);
+	if (rc == AUTH_OK || rc == AUTH_ERROR || (unsigned)rc > AUTH_ERROR)
+		abort();
 	/* The input's first line is the signature, the rest the time. */
 	hv[0] = in;
 	hv[1] = "1700000000";

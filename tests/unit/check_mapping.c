@@ -890,6 +890,82 @@ END_TEST
 static char	*restamp(const struct mapping *, const char *,
 		    const struct mapping_event *, struct hdr *, size_t *);
 
+/*
+ * "body": "form": a form's fields named by pointers, with the strictness
+ * of a JSON body; written back as a form when restamped; canonical.
+ */
+START_TEST(test_form_body)
+{
+	static const struct {
+		const char	*body, *why;
+	} bad[] = {
+		{ "", "body: an empty form" },
+		{ "a=1&&b=2", "body: an empty field in the form" },
+		{ "a=1&", "body: an empty field in the form" },
+		{ "a=1&a=2", "body: a field named twice: a" },
+		{ "a=x y", "body: a form holds a byte that is not printable"
+		  " ASCII" },
+		{ "a=%4", "body: a form's name or value is empty, badly"
+		  " %-encoded, not UTF-8 or holds a control character" },
+		{ "a=%0A", "body: a form's name or value is empty, badly"
+		  " %-encoded, not UTF-8 or holds a control character" },
+		{ "%00b=1", "body: a form's name or value is empty, badly"
+		  " %-encoded, not UTF-8 or holds a control character" },
+		{ "a=1%00", "body: a form's name or value is empty, badly"
+		  " %-encoded, not UTF-8 or holds a control character" },
+		{ "a=%FF", "body: a form's name or value is empty, badly"
+		  " %-encoded, not UTF-8 or holds a control character" },
+		{ "=1", "body: a form's name or value is empty, badly"
+		  " %-encoded, not UTF-8 or holds a control character" },
+	};
+	static const char	map[] = "{\"destination\":\"d\",\"body\":"
+	    "\"form\",\"event_id\":\"/Id\",\"subject\":\"/Sid\",\"type\":"
+	    "\"/Event\",\"occurred\":\"/At\",\"steps\":{\"go\":[\"done\"]}}";
+	struct mapping		*m;
+	struct mapping_event	 ev;
+	struct hdr		 h[MAPPING_HEADERS_MAX + 1];
+	char			*t, *b;
+	size_t			 i, nh;
+
+	m = mgood(map);
+	ck_assert_int_eq(mapping_reads_form(m), 1);
+	t = mapping_text(m);
+	ck_assert_ptr_nonnull(strstr(t, ",\"body\":\"form\""));
+	free(t);
+	ck_assert_msg(eval(m, "Sid=CJ%2F1&Event=done&Id=e+1&At="
+	    "2026-12-01T09%3A59%3A58.112Z&Extra=", NULL, &ev) == MAPPING_OK,
+	    "%s", why);
+	ck_assert_str_eq(ev.subject, "CJ/1");
+	ck_assert_str_eq(ev.event_id, "e 1");
+	ck_assert_int_eq(ev.occurred_ms, 1796119198112LL);
+	ck_assert_int_eq(ev.effect, MAPPING_DO);
+	for (i = 0; i < NELEM(bad); i++) {
+		ck_assert_int_eq(eval(m, bad[i].body, NULL, &ev),
+		    MAPPING_INVALID);
+		ck_assert_str_eq(why, bad[i].why);
+	}
+	/* Restamped: a form again, every field kept, read back. */
+	memset(&ev, 0, sizeof(ev));
+	(void)snprintf(ev.event_id, sizeof(ev.event_id), "x&y=z");
+	(void)snprintf(ev.subject, sizeof(ev.subject), "s 2");
+	ev.occurred_ms = 1796119205123LL;
+	b = restamp(m, "Sid=CJ1&Event=done&Id=e1&At=2026-12-01T09%3A59%3A58Z"
+	    "&Extra=%C3%A9", &ev, h, &nh);
+	ck_assert_msg(b != NULL, "%s", why);
+	ck_assert_str_eq(b, "Sid=s+2&Event=done&Id=x%26y%3Dz&At="
+	    "2026-12-01T10%3A00%3A05.123Z&Extra=%C3%A9");
+	ck_assert_int_eq(eval(m, b, NULL, &ev), MAPPING_OK);
+	ck_assert_str_eq(ev.event_id, "x&y=z");
+	free(b);
+	mapping_free(m);
+	/* JSON is not a form's "body". */
+	ck_assert_ptr_null(mparse("{\"destination\":\"d\",\"body\":\"xml\","
+	    "\"event_id\":\"/i\",\"subject\":\"/s\",\"type\":\"/t\","
+	    "\"occurred\":\"/o\",\"steps\":{\"go\":[\"t\"]}}"));
+	ck_assert_str_eq(why, "body: not json or form");
+}
+END_TEST
+
 START_TEST(test_eval_ms_and_value)
 {
 	static const struct {
@@ -2190,6 +2266,7 @@ mapping_suite(void)
 	tcase_add_test(tc, test_eval_no_version);
 	tcase_add_test(tc, test_eval_no_event_id);
 	tcase_add_test(tc, test_eval_ms_and_value);
+	tcase_add_test(tc, test_form_body);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("where");

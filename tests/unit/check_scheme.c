@@ -210,9 +210,10 @@ static const struct {
 	  "\"encoding\":\"hex\"}", "signature.signed: missing" },
 	{ "{\"header\":\"X-Sig\",\"signed\":\"{url}\",\"url\":\"https://h/\","
 	  "\"algorithm\":\"hmac-sha256\",\"encoding\":\"hex\"}",
-	  "{body} once" },
+	  "{body} or {form} once" },
 	{ "{\"header\":\"X-Sig\",\"signed\":\"{body}{body}\","
-	  "\"algorithm\":\"hmac-sha256\",\"encoding\":\"hex\"}", "{body} once" },
+	  "\"algorithm\":\"hmac-sha256\",\"encoding\":\"hex\"}",
+	  "{body} or {form} once" },
 	{ "{\"header\":\"X-Sig\",\"signed\":\"{bodyy}\","
 	  "\"algorithm\":\"hmac-sha256\",\"encoding\":\"hex\"}",
 	  "{bodyy} is none of" },
@@ -259,6 +260,9 @@ static const struct {
 	  "\"algorithm\":\"hmac-sha256\",\"encoding\":\"base64\"}",
 	  "not an http or https URL" },
 	{ "{" BASE ",\"key\":\"hex\"}", "signature.key: not text or base64" },
+	{ "{\"header\":\"X-Sig\",\"signed\":\"{form}{body}\","
+	  "\"algorithm\":\"hmac-sha256\",\"encoding\":\"hex\"}",
+	  "{body} or {form} once" },
 	{ "{" BASE ",\"key_prefix\":\"whsec_\"}", "for a base64 key" },
 	{ "{\"header\":\"X-Sig\",\"signed\":\"{body}\","
 	  "\"algorithm\":\"ed25519\",\"encoding\":\"base64\"}",
@@ -912,6 +916,46 @@ START_TEST(test_milliseconds)
 END_TEST
 
 /* The URL's query is the request's; a query of another request differs. */
+/*
+ * {form}: the body read as a form, its fields by name, each name then
+ * value decoded (Twilio's), after the URL and its query; a body that is
+ * no form is malformed.
+ */
+START_TEST(test_form)
+{
+	struct scheme		*s;
+	struct hdrs		 h;
+	struct scheme_req	 r;
+	struct auth_secret	 a = sec("tw_secret_of_16b");
+	const char		*body = "b=2&a=x+y%21";
+
+	s = parse("{\"header\":\"X-Twilio-Signature\",\"signed\":"
+	    "\"{url}{form}\",\"url\":\"https://h.example/hooks/tw\","
+	    "\"algorithm\":\"hmac-sha1\",\"encoding\":\"base64\"}");
+	ck_assert_msg(s != NULL, "%s", why);
+	memset(&h, 0, sizeof(h));
+	hset(&h, "X-Twilio-Signature", "xnmYsJbF6V8EZdpIrsKkM1bMrIQ=");
+	r = mkreq(&h, body, NOW_MS);
+	r.query = "q=1";
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	/* The fields in another order are the same form. */
+	r.body = (const unsigned char *)"a=x+y%21&b=2";
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	r.body = (const unsigned char *)"a=x+y%21&b=3";
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	    AUTH_BAD_SIGNATURE);
+	/* No form: a field twice, a bad escape, a raw space. */
+	r.body = (const unsigned char *)"a=1&a=1&b=2";
+	r.bodylen = strlen((const char *)r.body);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MALFORMED);
+	r.body = (const unsigned char *)"a=%2&b=22";
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MALFORMED);
+	r.body = (const unsigned char *)"a=x y&b=22";
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MALFORMED);
+	scheme_free(s);
+}
+END_TEST
+
 START_TEST(test_url_query)
 {
 	struct scheme		*s;
@@ -980,6 +1024,7 @@ scheme_suite(void)
 	tcase_add_test(tc, test_prefix);
 	tcase_add_test(tc, test_milliseconds);
 	tcase_add_test(tc, test_url_query);
+	tcase_add_test(tc, test_form);
 	suite_add_tcase(s, tc);
 
 	return s;
