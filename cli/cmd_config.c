@@ -822,6 +822,37 @@ endpoint_set_check(void *p, char **operands)
 	return endpoint_mapping(p);
 }
 
+/*
+ * A mapping set with a signature scheme: says so when some of the
+ * endpoint's active secrets are not keys of it (another form: a whsec_
+ * secret where the scheme takes its text, a key where it takes a public
+ * key), for requests would then be refused, 401.  The change stands.
+ */
+static void
+warn_secrets(struct config *cfg, const char *name, const struct scheme *s,
+    int64_t now)
+{
+	struct config_secrets	 sec;
+	const char		*why, *first = NULL;
+	size_t			 i, bad = 0;
+
+	if (config_endpoint_secrets(cfg, name, now, &sec) != CONFIG_OK)
+		return;
+	for (i = 0; i < sec.n; i++)
+		if ((why = scheme_check_secret(s, sec.s[i].key,
+		    sec.s[i].keylen)) != NULL) {
+			bad++;
+			if (first == NULL)
+				first = why;
+		}
+	if (bad > 0)
+		cli_warn("endpoint %s: %zu of its %zu active secrets are not"
+		    " keys of the mapping's signature scheme (%s): add one"
+		    " (endpoint secret add) or its requests are refused",
+		    name, bad, sec.n, first);
+	config_secrets_clear(&sec);
+}
+
 static int
 endpoint_set_work(struct config *cfg, void *p)
 {
@@ -862,6 +893,8 @@ endpoint_set_work(struct config *cfg, void *p)
 		rc = mapping_done(config_endpoint_set_mapping(cfg, a->name,
 		    a->map, a->maplen, mwhy, sizeof(mwhy)), a->name,
 		    a->mapfile, mwhy);
+	if (rc == EXIT_OK && a->m != NULL && mapping_scheme(a->m) != NULL)
+		warn_secrets(cfg, a->name, mapping_scheme(a->m), a->now);
 	return rc;
 }
 

@@ -76,6 +76,19 @@ done
 eq "the declared presets are auth scheme" "$(echo $declared | wc -w)" \
     "$(sqlite3 "$HOOKBOX_DIR/config.db" \
     "SELECT count(*) FROM endpoints WHERE auth = 'scheme'")"
+# A mapping set with a scheme whose keys the endpoint's secrets are not:
+# done, and said.
+"$HB" endpoint add swap --tenant acme --mapping "$top/presets/stripe.json" \
+    --secret-file "$tmp/stripe.secret" > /dev/null
+out=$("$HB" endpoint set swap \
+    --mapping "$top/presets/standardwebhooks-v1a.json" 2>&1)
+eq "set to another scheme: done ($out)" 0 $?
+contains "set to another scheme: its secret is said not to fit" \
+    "1 of its 1 active secrets are not keys" "$out"
+contains "set to another scheme: why" "Ed25519 public key" "$out"
+out=$("$HB" endpoint set swap --mapping "$top/presets/stripe.json" 2>&1)
+lacks "set back: nothing said" "not keys" "$out"
+"$HB" endpoint remove swap > /dev/null
 show=$("$HB" endpoint show cloudinary)
 eq "endpoint show marks a weak algorithm" "sha1 1 1 x-cld-timestamp" \
     "$(jget signature.algorithm "$show") $(jget signature.weak "$show")\
