@@ -118,7 +118,7 @@ PROVIDER_SRCS = lib/provider/obs.c lib/provider/tornado.c \
 	  lib/provider/scheme.c lib/provider/form.c
 CONFIG_SRCS = lib/config/config.c lib/config/admin.c lib/config/edit.c \
 	  lib/config/bulk.c lib/config/map.c lib/config/check.c \
-	  lib/config/pool.c lib/config/cache.c
+	  lib/config/pool.c lib/config/cache.c lib/config/registrar.c
 STORE_SRCS = lib/store/store.c lib/store/flight.c lib/store/record.c \
 	  lib/store/outbox.c lib/store/admin.c lib/store/metrics.c \
 	  lib/store/tenant.c
@@ -126,7 +126,7 @@ INTAKE_SRCS = lib/intake/webhook.c lib/intake/group.c lib/intake/accept.c \
 	  lib/intake/decide.c
 DELIVERY_SRCS = lib/delivery/dispatch.c lib/delivery/poller.c
 STATUS_SRCS = lib/status/status.c lib/status/page.c
-RUN_SRCS = lib/run/settings.c lib/run/super.c
+RUN_SRCS = lib/run/settings.c lib/run/super.c lib/run/peer.c
 LIB_SRCS = $(BASE_SRCS) $(NET_SRCS) $(DB_SRCS) $(PROVIDER_SRCS) \
 	   $(CONFIG_SRCS) $(STORE_SRCS) $(INTAKE_SRCS) $(DELIVERY_SRCS) \
 	   $(STATUS_SRCS) $(RUN_SRCS)
@@ -146,6 +146,7 @@ TLIB_OBJS = $(LIB_SRCS:%.c=$(O)/%.fault.o)
 
 CLI_SRCS = cli/hookbox.c cli/common.c cli/cmd_config.c cli/cmd_list.c \
     cli/cmd_jobs.c cli/cmd_state.c cli/cmd_daemon.c cli/table.c \
+    cli/cmd_registrar.c \
     cli/cmd_disorder.c cli/disorder.c
 CLI_HDRS = cli/cli.h cli/table.h cli/disorder.h
 CLI_OBJS = $(CLI_SRCS:%.c=$(O)/%.o)

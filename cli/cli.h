@@ -22,6 +22,7 @@
 
 #include "config/admin.h"
 #include "config/config.h"
+#include "config/registrar.h"
 #include "run/settings.h"
 #include "store/store.h"
 
@@ -56,6 +57,11 @@ struct cli_command {
 
 /* The command being run (set by main). */
 extern const struct cli_command	*cli_cmd;
+/*
+ * The registrar the registrar service runs the command for, or NULL:
+ * cli_open_config() narrows the configuration to it (config/registrar.h).
+ */
+extern const char		*cli_registrar;
 
 void	cli_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	cli_print_usage(FILE *, const char *, const struct cli_command *);
@@ -205,6 +211,26 @@ int	cmd_prune(struct settings *, int, char **);
 int	cmd_dispatch(struct settings *, int, char **);
 int	cmd_poll(struct settings *, int, char **);
 int	cmd_disorder(struct settings *, int, char **);
+int	cmd_registrar_edit(struct settings *, int, char **);
+int	cmd_registrar_serve(struct settings *, int, char **);
+
+/* ---- registrars (cmd_registrar.c, hookbox.c) ---- */
+
+/* Where the registrar service listens unless HOOKBOX_REGISTRAR says. */
+#define REGISTRAR_SOCKET_DEFAULT	"/run/hookbox/registrar.sock"
+#define REGISTRAR_ARGS_MAX		64	/* a request's arguments */
+
+/*
+ * Runs a job command (argv: its words, then its arguments) as the
+ * registrar service does for cli_registrar: no other command, no -d.
+ * Returns its exit code.
+ */
+int	cli_run_registrar(struct settings *, int, char **);
+/*
+ * Sends a job command (argv as above) to the registrar service at path,
+ * prints its answer and returns its exit code.
+ */
+int	cli_registrar_forward(const char *, int, const char *const *);
 
 /* ---- the read-outs' printing (cmd_list.c) ---- */
 
@@ -242,5 +268,11 @@ int	cli_known_destination(struct config *, const char *, const char *);
 #define IMPORT_BATCH_DEFAULT	1000	/* lines per transaction */
 
 int	cmd_job_import(struct settings *, int, char **);
+/*
+ * What a job registered already differs in from j, the field
+ * config_job_import() named: "exists already with attempt "a", not "b"".
+ */
+void	cli_job_conflict(struct config *, const struct config_job *,
+	    const char *, char *, size_t);
 
 #endif /* HB_CLI_H */

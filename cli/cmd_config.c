@@ -46,6 +46,7 @@
 #define SHOW		0x040
 #define SECRET_LIST	0x080
 #define SIGN		0x100
+#define GRANTS		0x200
 
 /* ---- init and grants ---------------------------------------------- */
 
@@ -59,11 +60,12 @@
  * a plain PostgreSQL role name (it would need quoting; we never quote).
  */
 static int
-grants_of(const char *role, char *buf, size_t len)
+grants_of(enum access_role kind, const char *role, char *buf, size_t len)
 {
 	char	esc[HB_ID_MAX * 2];
 
-	if (pg_schema_grants(role, buf, len) == 0)
+	if ((kind == ACCESS_ROLE_REGISTRAR ? pg_schema_registrar_grants(role,
+	    buf, len) : pg_schema_grants(role, buf, len)) == 0)
 		return 0;
 	cli_warn("role \"%s\": expected 1..63 of a-z 0-9 _, not starting with"
 	    " a digit", text_escape(role, (size_t)-1, esc, sizeof(esc)));
@@ -72,8 +74,10 @@ grants_of(const char *role, char *buf, size_t len)
 
 /* What the commands that are not edits read from their options. */
 struct other_opts {
-	const char	*roles[GRANTS_MAX];	/* init --grant */
+	const char	*roles[GRANTS_MAX];	/* init --grant and */
+	enum access_role kinds[GRANTS_MAX];	/* --grant-registrar */
 	int		 nroles;
+	int		 registrar;	/* grants --registrar */
 	int		 only;		/* endpoint show --mapping */
 	int		 json;		/* endpoint secret list --json */
 	const char	*endpoint;	/* sign --endpoint */
@@ -84,14 +88,14 @@ struct other_opts {
 
 /* --grant ROLE: at most GRANTS_MAX, each a plain role name. */
 static int
-init_grant(const char *role, void *p)
+add_grant(enum access_role kind, const char *role, struct other_opts *a)
 {
-	struct other_opts	*a = p;
-	char			 text[GRANTS_LEN];
+	char	text[GRANTS_LEN];
 
 	if (a->nroles == GRANTS_MAX)
 		cli_warn("--grant: at most %d roles", GRANTS_MAX);
-	else if (grants_of(role, text, sizeof(text)) == 0) {
+	else if (grants_of(kind, role, text, sizeof(text)) == 0) {
+		a->kinds[a->nroles] = kind;
 		a->roles[a->nroles++] = role;
 		return 0;
 	}
@@ -99,9 +103,23 @@ init_grant(const char *role, void *p)
 	return -1;
 }
 
+static int
+init_grant(const char *role, void *p)
+{
+	return add_grant(ACCESS_ROLE_SERVE, role, p);
+}
+
+static int
+init_grant_registrar(const char *role, void *p)
+{
+	return add_grant(ACCESS_ROLE_REGISTRAR, role, p);
+}
+
 #define CLI_ROWS_OF	struct other_opts
 static const struct cli_opt other_rows[] = {
 	CLI_OPT_FN("grant", INIT, init_grant),
+	CLI_OPT_FN("grant-registrar", INIT, init_grant_registrar),
+	CLI_OPT_FLAG("registrar", GRANTS, registrar, 1),
 	CLI_OPT_FLAG("mapping", SHOW, only, 1),
 	CLI_OPT_FLAG("json", SECRET_LIST, json, 1),
 	CLI_OPT_PTR("endpoint", SIGN, endpoint, 0),
@@ -126,12 +144,12 @@ other_args(int argc, char **argv, unsigned cmd, int n, struct other_opts *a)
  * exit code, reported.
  */
 static int
-grant(const struct settings *e, const char *role)
+grant(const struct settings *e, enum access_role kind, const char *role)
 {
 	char			why[512];
 	enum access_status	rc;
 
-	switch ((rc = access_grant(e->dir, e->busy_ms, role, why,
+	switch ((rc = access_grant(e->dir, e->busy_ms, kind, role, why,
 	    sizeof(why)))) {
 	case ACCESS_OK:
 		break;
@@ -142,7 +160,8 @@ grant(const struct settings *e, const char *role)
 		cli_warn("--grant %s: %s", role, why);
 		return rc == ACCESS_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
 	}
-	printf("granted %s: read hookbox_config, write hookbox_state\n", role);
+	printf(kind == ACCESS_ROLE_REGISTRAR ? "granted %s: register jobs\n" :
+	    "granted %s: read hookbox_config, write hookbox_state\n", role);
 	return EXIT_OK;
 }
 
@@ -219,7 +238,7 @@ cmd_init(struct settings *e, int argc, char **argv)
 	store_close(st);
 	printf("initialised %s\n", e->shown);
 	for (i = 0; i < a.nroles; i++)
-		if ((rc = grant(e, a.roles[i])) != EXIT_OK)
+		if ((rc = grant(e, a.kinds[i], a.roles[i])) != EXIT_OK)
 			return rc;
 	return EXIT_OK;
 }
@@ -231,12 +250,15 @@ cmd_init(struct settings *e, int argc, char **argv)
 int
 cmd_grants(struct settings *e, int argc, char **argv)
 {
-	char	text[GRANTS_LEN], *p, *semi;
+	struct other_opts	 a;
+	char			 text[GRANTS_LEN], *p, *semi;
+	int			 rc;
 
 	(void)e;
-	if (argc != 2 || argv[1][0] == '-')
-		return cli_usage();
-	if (grants_of(argv[1], text, sizeof(text)) != 0)
+	if ((rc = other_args(argc, argv, GRANTS, 1, &a)) != EXIT_OK)
+		return rc;
+	if (grants_of(a.registrar ? ACCESS_ROLE_REGISTRAR : ACCESS_ROLE_SERVE,
+	    argv[optind], text, sizeof(text)) != 0)
 		return EXIT_USAGE;
 	/* One statement a line: the text is one line, ';' between them. */
 	for (p = text; *p != '\0'; p = semi + 1) {
@@ -1486,26 +1508,45 @@ static const struct cli_edit dest_set = {
 
 /* ---- job ---------------------------------------------------------- */
 
-#define CLI_ROWS_OF	struct config_job
+/* What job add reads, and whether the job was there already, the same. */
+struct job_edit {
+	struct config_job	j;
+	int			present;
+};
+
+#define CLI_ROWS_OF	struct job_edit
 static const struct cli_opt job_opts[] = {
-	CLI_OPT_TEXT("tenant", ADD, tenant, CLI_REQUIRED, NULL),
-	CLI_OPT_TEXT("attempt", ADD, attempt, CLI_REQUIRED, NULL),
-	CLI_OPT_TEXT("step", ADD, step, CLI_REQUIRED, NULL),
-	CLI_OPT_TEXT("destination", ADD, destination, CLI_REQUIRED, NULL),
-	CLI_OPT_TEXT("source-url", ADD, source_url, 0, NULL),
-	CLI_OPT_TEXT("output", ADD, output, 0, NULL),
+	CLI_OPT_TEXT("tenant", ADD, j.tenant, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("attempt", ADD, j.attempt, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("step", ADD, j.step, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("destination", ADD, j.destination, CLI_REQUIRED, NULL),
+	CLI_OPT_TEXT("source-url", ADD, j.source_url, 0, NULL),
+	CLI_OPT_TEXT("output", ADD, j.output, 0, NULL),
 };
 
 static const char *
 job_tenant(const void *p)
 {
-	return ((const struct config_job *)p)->tenant;
+	return ((const struct job_edit *)p)->j.tenant;
+}
+
+/* A job there already, the same: said so, instead of "added". */
+static int
+job_said(const void *p)
+{
+	const struct job_edit	*a = p;
+
+	if (!a->present)
+		return 0;
+	printf("job %s of tenant %s present already, the same\n",
+	    a->j.job_id, a->j.tenant);
+	return 1;
 }
 
 static int
 job_add_check(void *p, char **operands)
 {
-	struct config_job	*j = p;
+	struct config_job	*j = &((struct job_edit *)p)->j;
 	const char		*why;
 	int			 rc;
 
@@ -1524,13 +1565,18 @@ job_add_check(void *p, char **operands)
 static int
 job_add_work(struct config *cfg, void *p)
 {
-	struct config_job		*j = p;
+	struct job_edit			*a = p;
+	struct config_job		*j = &a->j;
 	struct config_destination	 d;
 	const char			*why = NULL;
-	char				 other[HB_ID_MAX + 1];
+	char				 other[HB_ID_MAX + 1], msg[1024];
 	enum config_status		 crc;
 	int				 rc;
 
+	/* A registrar learns nothing of another tenant's configuration. */
+	if ((crc = config_registrar_allows(cfg, j->tenant, &why)) !=
+	    CONFIG_OK)
+		return cli_config_done(crc, j->tenant, &why);
 	if ((rc = need_tenant(cfg, j->tenant)) != EXIT_OK)
 		return rc;
 	if ((crc = config_destination_get(cfg, j->tenant, j->destination,
@@ -1549,14 +1595,22 @@ job_add_work(struct config *cfg, void *p)
 	}
 	if (crc != CONFIG_OK && crc != CONFIG_NOTFOUND)
 		return cli_config_done(crc, j->job_id, NULL);
-	return cli_config_done(config_job_add(cfg, j, &why), j->job_id, &why);
+	/* Registered twice: the same is fine, another is named. */
+	if ((crc = config_job_import(cfg, j, &a->present, &why)) ==
+	    CONFIG_EXISTS) {
+		cli_job_conflict(cfg, j, why, msg, sizeof(msg));
+		cli_warn("job add: job %s of tenant %s %s", j->job_id,
+		    j->tenant, msg);
+		return EXIT_FAIL;
+	}
+	return cli_config_done(crc, j->job_id, &why);
 }
 
 static const struct cli_edit job_add = {
 	"job", "add", CLI_OPTIONS(job_opts), .cmd = ADD,
-	.operand = CLI_OPT_TEXT("job", 0, job_id, 0, NULL), .noperands = 1,
+	.operand = CLI_OPT_TEXT("job", 0, j.job_id, 0, NULL), .noperands = 1,
 	.done = "added", .check = job_add_check, .work = job_add_work,
-	.tenant = job_tenant,
+	.tenant = job_tenant, .said = job_said,
 };
 #undef CLI_ROWS_OF
 
@@ -1601,8 +1655,12 @@ remove_work(struct config *cfg, void *p)
 	enum config_status	 crc;
 	const char		*kind = NULL, *key = a->key;
 	char			 by[HB_ID_MAX + 1];
+	const char		*why = NULL;
 	int			 scoped = remove_scoped(&t);
 
+	if (t == CONFIG_JOBS && (crc = config_registrar_allows(cfg, a->tenant,
+	    &why)) != CONFIG_OK)
+		return cli_config_done(crc, a->tenant, &why);
 	crc = scoped ? config_remove(cfg, t, a->tenant, key) :
 	    config_remove(cfg, t, key, NULL);
 	if (crc == CONFIG_NOTFOUND)
@@ -1635,7 +1693,7 @@ union edit_args {
 	struct tenant_edit	t;
 	struct endpoint_edit	ep;
 	struct dest_edit	d;
-	struct config_job	j;
+	struct job_edit		j;
 	struct remove_edit	r;
 };
 

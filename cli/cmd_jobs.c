@@ -65,6 +65,39 @@ shown(const char *id)
 	return text_valid_id(id, HB_ID_MAX) ? id : "(an id that is not text)";
 }
 
+/* A job's field by the name config_job_import() gives it. */
+static const char *
+job_field_value(const struct config_job *j, const char *field)
+{
+	if (strcmp(field, "attempt") == 0)
+		return j->attempt;
+	if (strcmp(field, "step") == 0)
+		return j->step;
+	if (strcmp(field, "destination") == 0)
+		return j->destination;
+	if (strcmp(field, "source_url") == 0)
+		return j->source_url;
+	return j->output;
+}
+
+void
+cli_job_conflict(struct config *cfg, const struct config_job *j,
+    const char *field, char *buf, size_t len)
+{
+	struct config_job	have;
+	char			a[HB_ID_MAX * 2], b[HB_ID_MAX * 2];
+
+	if (field == NULL || config_job_get(cfg, j->tenant, j->job_id,
+	    &have) != CONFIG_OK) {
+		(void)snprintf(buf, len, "exists already, with other fields");
+		return;
+	}
+	(void)snprintf(buf, len, "exists already with %s \"%s\", not \"%s\"",
+	    field, text_escape(job_field_value(&have, field), (size_t)-1, a,
+	    sizeof(a)), text_escape(job_field_value(j, field), (size_t)-1, b,
+	    sizeof(b)));
+}
+
 /*
  * Adds one line's job.  EXIT_OK when the line was taken or skipped as
  * bad; another exit code when the database failed (reported).
@@ -75,7 +108,7 @@ one(struct import *im, const char *line, size_t len)
 	struct config_job	 j;
 	enum config_status	 rc;
 	const char		*why = NULL;
-	char			 msg[256], other[HB_ID_MAX + 1];
+	char			 msg[1024], other[HB_ID_MAX + 1];
 	int			 present;
 
 	if ((rc = config_job_parse(line, len, im->tenant, &j, msg,
@@ -97,6 +130,11 @@ one(struct import *im, const char *line, size_t len)
 	if (rc != CONFIG_OK && rc != CONFIG_NOTFOUND)
 		return failed(im, rc);
 	rc = config_job_import(im->cfg, &j, &present, &why);
+	if (rc == CONFIG_DENIED && why != NULL) {
+		bad(im, "job %s: %s: %s", shown(j.job_id), shown(j.tenant),
+		    why);
+		return EXIT_OK;
+	}
 	switch (rc) {
 	case CONFIG_OK:
 		if (present)
@@ -109,8 +147,8 @@ one(struct import *im, const char *line, size_t len)
 		    "value");
 		return EXIT_OK;
 	case CONFIG_EXISTS:
-		bad(im, "job %s: exists already, with other fields",
-		    shown(j.job_id));
+		cli_job_conflict(im->cfg, &j, why, msg, sizeof(msg));
+		bad(im, "job %s: %s", shown(j.job_id), msg);
 		return EXIT_OK;
 	case CONFIG_REFUSED:
 	case CONFIG_NOTFOUND:
@@ -242,6 +280,12 @@ cmd_job_import(struct settings *e, int argc, char **argv)
 	if (argc - optind > 1)
 		return cli_usage();
 	if (argc - optind == 1 && strcmp(argv[optind], "-") != 0) {
+		/* The service opens nothing a registrar names. */
+		if (cli_registrar != NULL) {
+			cli_warn("job import: the registrar service reads"
+			    " standard input alone");
+			return EXIT_USAGE;
+		}
 		im.name = argv[optind];
 		if ((in = fopen(im.name, "r")) == NULL) {
 			cli_warn("%s: %s", im.name, strerror(errno));

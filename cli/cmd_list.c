@@ -23,6 +23,7 @@ cli_table_of(const char *name, enum config_table *t)
 		[CONFIG_ENDPOINTS] = "endpoint",
 		[CONFIG_DESTINATIONS] = "destination",
 		[CONFIG_JOBS] = "job",
+		[CONFIG_REGISTRARS] = "registrar",
 	};
 	size_t	i;
 
@@ -225,6 +226,12 @@ static const struct cli_list_col job_cols[] = {
 	{ "output", "OUTPUT", CLI_LIST_TEXT, 40 },
 };
 
+static const struct cli_list_col registrar_cols[] = {
+	{ "name", "USER", CLI_LIST_TEXT, 0 },
+	{ "tenant", "TENANT", CLI_LIST_TEXT, 0 },
+	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
+};
+
 /* What the lists read from their options. */
 struct list_args {
 	struct cli_list_opts	 o;
@@ -250,6 +257,7 @@ cmd_list(struct settings *e, int argc, char **argv)
 		[CONFIG_ENDPOINTS] = VIEW(endpoint_cols),
 		[CONFIG_DESTINATIONS] = VIEW(destination_cols),
 		[CONFIG_JOBS] = VIEW(job_cols),
+		[CONFIG_REGISTRARS] = VIEW(registrar_cols),
 #undef VIEW
 	};
 	struct config_list_filter	 f;

@@ -20,6 +20,7 @@
 #include "cli.h"
 
 const struct cli_command	*cli_cmd;
+const char			*cli_registrar;
 
 /* The settings open_config() last opened with, for config_done(). */
 static const struct settings	*config_env;
@@ -232,7 +233,20 @@ cli_open_config(struct settings *e, enum config_mode mode, struct config **cfg)
 		return cli_config_exit(rc) == EXIT_OK ? EXIT_FAIL :
 		    cli_config_exit(rc);
 	}
-	return EXIT_OK;
+	if (cli_registrar == NULL)
+		return EXIT_OK;
+	if ((rc = config_registrar_scope(*cfg, cli_registrar)) == CONFIG_OK)
+		return EXIT_OK;
+	if (rc == CONFIG_NOTFOUND)
+		cli_warn("user %s may register no tenant's jobs: root names"
+		    " a registrar with `hookbox registrar add --tenant T %s`",
+		    cli_registrar, cli_registrar);
+	else
+		cli_warn("%s: %s", settings_config_name(e),
+		    config_strerror(rc));
+	config_close(*cfg);
+	*cfg = NULL;
+	return rc == CONFIG_NOTFOUND ? EXIT_FAIL : cli_config_exit(rc);
 }
 
 int
@@ -286,6 +300,10 @@ cli_config_done(enum config_status rc, const char *what,
 	/* why by address: it is set by the call that is our first argument. */
 	if (rc == CONFIG_INVALID && why != NULL && *why != NULL)
 		cli_warn("%s: invalid %s", what, *why);
+	else if (rc == CONFIG_DENIED && cli_registrar != NULL)
+		cli_warn("%s: %s (registrar %s)", what, why != NULL &&
+		    *why != NULL ? *why : "not the registrar's to change",
+		    cli_registrar);
 	else if (rc == CONFIG_DENIED)
 		config_denied(what);
 	else

@@ -8,10 +8,15 @@
  *   2  usage error
  *   75 temporarily unavailable (database busy); try again
  */
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "provider/auth.h"
 #include "disorder.h"
@@ -57,21 +62,29 @@
 _Static_assert(MAPPING_TEXT_MAX == 16 * 1024, "endpoint add's help");
 
 static const struct cli_command cmds[] = {
-	{ "init", NULL, cmd_init, NONE, "[--grant ROLE]...",
+	{ "init", NULL, cmd_init, NONE,
+	    "[--grant ROLE]... [--grant-registrar ROLE]...",
 	    "  --grant ROLE           PostgreSQL: let ROLE serve (read"
 	    " hookbox_config, write\n"
 	    "                         hookbox_state), as `hookbox grants`"
 	    " prints; repeatable\n"
 	    "                         (default no grants)\n"
+	    "  --grant-registrar ROLE PostgreSQL: let ROLE, the registrar"
+	    " service's, register\n"
+	    "                         jobs and nothing else; repeatable"
+	    " (default none)\n"
 	    "                         Run again, it upgrades a configuration"
 	    " made by an older\n"
 	    "                         hookbox to this one's schema (as its"
 	    " owner).\n" },
-	{ "grants", NULL, cmd_grants, NOLOC, "ROLE",
+	{ "grants", NULL, cmd_grants, NOLOC, "[--registrar] ROLE",
 	    "  ROLE                   the PostgreSQL role the responder and"
 	    " dispatcher\n"
 	    "                         connect as; prints its GRANT lines for"
-	    " a DBA to run\n" },
+	    " a DBA to run\n"
+	    "  --registrar            ROLE is the registrar service's:"
+	    " jobs alone\n"
+	    "                         (default a serving role)\n" },
 	{ "tenant", "add", cmd_edit, W_CONFIG,
 	    "[--inactive] [--status-base URL] [--api-key-file FILE|-] ID",
 	    "  --inactive             add the tenant inactive (default active)\n"
@@ -279,6 +292,27 @@ static const struct cli_command cmds[] = {
 	{ "job", "remove", cmd_edit, W_CONFIG, "--tenant T JOB_ID",
 	    "  --tenant T             the tenant that owns the job"
 	    " (required)\n" },
+	{ "registrar", "add", cmd_registrar_edit, W_CONFIG, "--tenant T USER",
+	    "  --tenant T             a tenant whose jobs USER may register,"
+	    " list and\n"
+	    "                         remove (required; once per tenant)\n" },
+	{ "registrar", "list", cmd_list, R_CONFIG, "[--tenant T] " LIST_USAGE,
+	    TENANT_FILTER_HELP LIST_HELP },
+	{ "registrar", "remove", cmd_registrar_edit, W_CONFIG,
+	    "[--tenant T] USER",
+	    "  --tenant T             only this tenant (default all of USER's)\n"
+	    "                         The jobs USER registered stay.\n" },
+	{ "registrar", "serve", cmd_registrar_serve, R_CONFIG,
+	    "[--listen PATH]",
+	    "  --listen PATH          the socket to listen on, for any local"
+	    " user (default\n"
+	    "                         one connection on standard input,"
+	    " systemd's Accept=yes)\n"
+	    "                         A job command run by any user but root"
+	    " goes to\n"
+	    "                         $HOOKBOX_REGISTRAR (default "
+	    REGISTRAR_SOCKET_DEFAULT ")\n"
+	    "                         when a socket is there.\n" },
 	{ "observe", NULL, cmd_observe, R_CONFIG | W_STATE,
 	    "--tenant T < status.json",
 	    "  --tenant T             the tenant the document is for"
@@ -614,6 +648,63 @@ check_dir(const struct settings *e, const struct cli_command *c, int argc,
 }
 
 int
+cli_run_registrar(struct settings *e, int argc, char **argv)
+{
+	const char	*dir = NULL;
+	int		 words;
+
+	if ((cli_cmd = find_cmd(argc, argv, &words)) == NULL ||
+	    strcmp(cli_cmd->name, "job") != 0) {
+		cli_warn("a registrar runs job add, list, import and remove,"
+		    " and nothing else");
+		return EXIT_USAGE;
+	}
+	argc -= words - 1;
+	argv += words - 1;
+	if (wants_help(argc, argv))
+		return cmd_help(cli_cmd);
+	if ((argc = take_dir(argc, argv, &dir)) < 0 || dir != NULL) {
+		cli_warn("the registrar service keeps its own configuration:"
+		    " no -d");
+		return EXIT_USAGE;
+	}
+	if (check_dir(e, cli_cmd, argc, argv) != 0)
+		return EXIT_FAIL;
+	optind = 0;
+	return cli_cmd->fn(e, argc, argv);
+}
+
+/*
+ * A job command run by any user but root, with no -d, goes to the
+ * registrar service when its socket is there (argv: the command's last
+ * word on): its exit code, or -1 to run it here.
+ */
+static int
+registrar_route(int argc, char **argv)
+{
+	const char	*path = getenv("HOOKBOX_REGISTRAR");
+	const char	*words[REGISTRAR_ARGS_MAX + 2];
+	struct stat	 st;
+	int		 i;
+
+	if (strcmp(cli_cmd->name, "job") != 0 || geteuid() == 0)
+		return -1;
+	if (path == NULL)
+		path = REGISTRAR_SOCKET_DEFAULT;
+	if (path[0] == '\0' || (lstat(path, &st) != 0 && errno == ENOENT))
+		return -1;
+	if (argc > REGISTRAR_ARGS_MAX) {
+		cli_warn("too many arguments for the registrar service");
+		return EXIT_USAGE;
+	}
+	words[0] = cli_cmd->name;
+	for (i = 0; i < argc; i++)
+		words[i + 1] = argv[i];
+	words[argc + 1] = NULL;
+	return cli_registrar_forward(path, argc + 1, words);
+}
+
+int
 main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
@@ -662,6 +753,8 @@ main(int argc, char *argv[])
 		return cmd_help(cli_cmd);
 	if ((argc = take_dir(argc, argv, &dir)) < 0)
 		return cli_usage();
+	if (dir == NULL && (words = registrar_route(argc, argv)) >= 0)
+		return words;
 	if (util_init() != 0) {
 		cli_warn("libsodium failed to initialise");
 		return EXIT_FAIL;

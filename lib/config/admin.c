@@ -148,6 +148,10 @@ enum config_status
 config_writable(struct config *c, const char **why)
 {
 	*why = NULL;
+	if (c->writable && c->scoped) {
+		*why = "is not a job's, and a registrar changes jobs alone";
+		return CONFIG_DENIED;
+	}
 	return c->writable ? CONFIG_OK : CONFIG_ERROR;
 }
 
@@ -309,7 +313,10 @@ config_job_add(struct config *c, const struct config_job *j, const char **why)
 	struct db_stmt		*st;
 	enum config_status	 rc;
 
-	if ((rc = config_writable(c, why)) != CONFIG_OK)
+	*why = NULL;
+	if (!c->writable)
+		return CONFIG_ERROR;
+	if ((rc = config_registrar_allows(c, j->tenant, why)) != CONFIG_OK)
 		return rc;
 	REFUSE_IF(config_job_invalid(j));
 	if ((st = config_stmt(c, CONFIG_Q_JOB_ADD, &rc)) == NULL)
@@ -361,10 +368,14 @@ config_remove(struct config *c, enum config_table t, const char *key,
 	    CONFIG_Q_ENDPOINT_DEL, CONFIG_Q_DEST_DEL, CONFIG_Q_JOB_DEL };
 	struct db_stmt		*st;
 	enum config_status	 rc;
+	const char		*why;
 	char			 by[HB_ID_MAX + 1];
 
 	if (!c->writable || (unsigned)t > CONFIG_JOBS)
 		return CONFIG_ERROR;
+	if ((rc = t == CONFIG_JOBS ? config_registrar_allows(c, key, &why) :
+	    config_writable(c, &why)) != CONFIG_OK)
+		return rc;
 	/* A mapping names its destination in its text: no foreign key. */
 	if (t == CONFIG_DESTINATIONS && key2 != NULL &&
 	    (rc = config_dest_mapped_by(c, key, key2, by, sizeof(by))) !=

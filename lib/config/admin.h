@@ -64,8 +64,11 @@ HB_API enum config_status config_begin(struct config *) HB_MUST_CHECK;
 HB_API enum config_status config_commit(struct config *) HB_MUST_CHECK;
 HB_API void config_rollback(struct config *);
 
+/* config/registrar.h's registrars are listed (config/bulk.h), not removed
+   by config_remove(). */
 enum config_table {
-	CONFIG_TENANTS = 0, CONFIG_ENDPOINTS, CONFIG_DESTINATIONS, CONFIG_JOBS
+	CONFIG_TENANTS = 0, CONFIG_ENDPOINTS, CONFIG_DESTINATIONS, CONFIG_JOBS,
+	CONFIG_REGISTRARS
 };
 
 /*

@@ -70,7 +70,8 @@ config_list(struct config *c, enum config_table t,
     const struct config_list_filter *f, cJSON **out)
 {
 	static const enum config_q	 list[] = { CONFIG_Q_TENANT_LIST,
-	    CONFIG_Q_ENDPOINT_LIST, CONFIG_Q_DEST_LIST, CONFIG_Q_JOB_LIST };
+	    CONFIG_Q_ENDPOINT_LIST, CONFIG_Q_DEST_LIST, CONFIG_Q_JOB_LIST,
+	    CONFIG_Q_REGISTRAR_LIST };
 	static const struct config_list_filter	 all;
 	struct db_stmt		*st;
 	cJSON			*row;
@@ -78,7 +79,7 @@ config_list(struct config *c, enum config_table t,
 	enum config_q		 q;
 
 	*out = NULL;
-	if ((unsigned)t > CONFIG_JOBS)
+	if ((unsigned)t > CONFIG_REGISTRARS)
 		return CONFIG_ERROR;
 	if (f == NULL)
 		f = &all;
@@ -90,7 +91,9 @@ config_list(struct config *c, enum config_table t,
 		return rc;
 	if (db_bind_opt(st, 1, f->tenant) != DB_OK ||
 	    db_bind_int64(st, 2, f->since_ms) != DB_OK ||
-	    db_bind_int64(st, 3, f->limit > 0 ? f->limit : -1) != DB_OK)
+	    db_bind_int64(st, 3, f->limit > 0 ? f->limit : -1) != DB_OK ||
+	    (t == CONFIG_JOBS && (c->scoped ? db_bind_opt(st, 4,
+	    c->registrar) : db_bind_null(st, 4)) != DB_OK))
 		return CONFIG_NOMEM;
 	if ((rc = config_status_of(c, db_json_rows(st, out))) != CONFIG_OK ||
 	    (t != CONFIG_DESTINATIONS && t != CONFIG_ENDPOINTS))
@@ -242,14 +245,16 @@ config_job_import(struct config *c, const struct config_job *j,
 	*present = 0;
 	if ((rc = config_job_add(c, j, why)) != CONFIG_EXISTS)
 		return rc;
-	if (config_job_get(c, j->tenant, j->job_id, &have) == CONFIG_OK &&
-	    strcmp(have.attempt, j->attempt) == 0 &&
-	    strcmp(have.step, j->step) == 0 &&
-	    strcmp(have.destination, j->destination) == 0 &&
-	    strcmp(have.source_url, j->source_url) == 0 &&
-	    strcmp(have.output, j->output) == 0) {
-		*present = 1;
-		return CONFIG_OK;
-	}
-	return CONFIG_EXISTS;
+	if ((rc = config_job_get(c, j->tenant, j->job_id, &have)) !=
+	    CONFIG_OK)
+		return rc == CONFIG_NOTFOUND ? CONFIG_EXISTS : rc;
+	*why = strcmp(have.attempt, j->attempt) != 0 ? "attempt" :
+	    strcmp(have.step, j->step) != 0 ? "step" :
+	    strcmp(have.destination, j->destination) != 0 ? "destination" :
+	    strcmp(have.source_url, j->source_url) != 0 ? "source_url" :
+	    strcmp(have.output, j->output) != 0 ? "output" : NULL;
+	if (*why != NULL)
+		return CONFIG_EXISTS;
+	*present = 1;
+	return CONFIG_OK;
 }

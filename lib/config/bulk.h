@@ -51,7 +51,9 @@ HB_API enum config_status config_job_parse(const char *line, size_t len,
  * for every line; the caller groups lines into transactions with
  * config_begin()).  A job already stored with the same fields is
  * CONFIG_OK with *present set: importing a file twice adds nothing.  One
- * stored under the same tenant and id with other fields is CONFIG_EXISTS.
+ * stored under the same tenant and id with other fields is CONFIG_EXISTS,
+ * *why the first field that differs ("attempt", "step", "destination",
+ * "source_url", "output"; static storage).
  */
 HB_API enum config_status config_job_import(struct config *,
     const struct config_job *, int *present, const char **why) HB_MUST_CHECK;

@@ -22,8 +22,9 @@
  * The schema's version, PRAGMA user_version (PostgreSQL's one row of
  * hookbox_config.schema_version).  2 made room for endpoints of kind
  * mapped, 3 for their authentication by a declared scheme (auth
- * 'scheme'); a file of version 1, the previous release's, or 2, is
- * opened by no one (CONFIG_OLD) until config_upgrade() has upgraded it.
+ * 'scheme'), 4 for registrars (config/registrar.h); a file of an older
+ * version is opened by no one (CONFIG_OLD) until config_upgrade() has
+ * upgraded it.
  */
 #define CONFIG_VERSION	CONFIG_SCHEMA_VERSION
 _Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
@@ -140,6 +141,23 @@ _Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
 	VERSION_TABLE_LITE \
 	"PRAGMA user_version=3;"
 
+/*
+ * The registrars (config/registrar.h): a user, and one of the tenants
+ * whose jobs it may register; a removed tenant takes its rows along.
+ * db/pg_schema.c says the same to PostgreSQL.
+ */
+#define REGISTRARS_TABLE_LITE \
+	"CREATE TABLE registrars(" \
+	" name TEXT NOT NULL," \
+	" tenant TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE," \
+	" created_at INTEGER NOT NULL," \
+	" PRIMARY KEY(name, tenant));"
+
+/* Version 3 to 4: the registrars. */
+#define MIGRATE_V4_LITE \
+	REGISTRARS_TABLE_LITE \
+	"PRAGMA user_version=4;"
+
 const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
 	"BEGIN;"
@@ -181,6 +199,7 @@ const char config_schema[] =
 	" PRIMARY KEY(tenant, job_id),"
 	" FOREIGN KEY(tenant, destination) REFERENCES destinations(tenant, name));"
 	JOBS_ACTION_INDEX ";"
+	REGISTRARS_TABLE_LITE
 	VERSION_TABLE_LITE
 	"PRAGMA user_version=" HB_STR(CONFIG_VERSION) ";"
 	"COMMIT;";
@@ -308,12 +327,15 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_DEST_LIST] = {
 	    DEST_LIST_LITE("iif(allow_internal, 'true', 'false')"),
 	    DEST_LIST_PG("allow_internal <> 0") },
+	/* ?4: a registrar, whose tenants' alone (config/registrar.h). */
 	[CONFIG_Q_JOB_LIST] =
 	    { "SELECT json_object('tenant', tenant, 'job_id', job_id,"
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
 	    " 'source_url', source_url, 'output', output, 'created_at',"
 	    " created_at * 1000) FROM jobs"
 	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
+	    " AND (?4 IS NULL OR tenant IN (SELECT tenant FROM registrars"
+	    " WHERE name = ?4))"
 	    " ORDER BY tenant, job_id LIMIT ?3",
 	    "SELECT json_build_object('tenant', tenant, 'job_id', job_id,"
 	    " 'attempt', attempt, 'step', step, 'destination', destination,"
@@ -321,6 +343,8 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " created_at * 1000) FROM jobs"
 	    " WHERE (?1::text IS NULL OR tenant = ?1)"
 	    " AND created_at * 1000 >= ?2"
+	    " AND (?4::text IS NULL OR tenant IN (SELECT tenant FROM registrars"
+	    " WHERE name = ?4))"
 	    " ORDER BY tenant COLLATE \"C\", job_id COLLATE \"C\""
 	    " LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_POLLABLE] = { "SELECT j.tenant, j.job_id, j.attempt, j.step,"
@@ -411,6 +435,29 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " AND tgrelid IN (to_regclass('hookbox_config.tenants'),"
 	    " to_regclass('hookbox_config.endpoints'),"
 	    " to_regclass('hookbox_config.secrets'))) = 4)::int" },
+	[CONFIG_Q_REGISTRAR_ADD] = { "INSERT INTO registrars(name, tenant,"
+	    " created_at) VALUES (?1, ?2, ?3)" },
+	[CONFIG_Q_REGISTRAR_DEL] = { "DELETE FROM registrars WHERE name = ?1"
+	    " AND (?2 IS NULL OR tenant = ?2)",
+	    "DELETE FROM registrars WHERE name = ?1"
+	    " AND (?2::text IS NULL OR tenant = ?2)" },
+	[CONFIG_Q_REGISTRAR_HAS] = { "SELECT count(*) FROM registrars"
+	    " WHERE name = ?1 AND (?2 IS NULL OR tenant = ?2)",
+	    "SELECT count(*) FROM registrars"
+	    " WHERE name = ?1 AND (?2::text IS NULL OR tenant = ?2)" },
+	/* The lists' parameters (above); ?1 a tenant. */
+	[CONFIG_Q_REGISTRAR_LIST] = { "SELECT json_object('name', name,"
+	    " 'tenant', tenant, 'created_at', created_at * 1000)"
+	    " FROM registrars"
+	    " WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2"
+	    " ORDER BY name, tenant LIMIT ?3",
+	    "SELECT json_build_object('name', name,"
+	    " 'tenant', tenant, 'created_at', created_at * 1000)"
+	    " FROM registrars"
+	    " WHERE (?1::text IS NULL OR tenant = ?1)"
+	    " AND created_at * 1000 >= ?2"
+	    " ORDER BY name COLLATE \"C\", tenant COLLATE \"C\""
+	    " LIMIT NULLIF(?3::bigint, -1)" },
 	[CONFIG_Q_CACHE_VERSION] = { "SELECT version FROM config_version" },
 	/* The columns of CONFIG_Q_ENDPOINT_GET and CONFIG_Q_TENANT_GET. */
 	[CONFIG_Q_CACHE_ENDPOINTS] = { "SELECT name, tenant, kind, auth,"
@@ -528,12 +575,44 @@ config_last(const struct config *c)
 	return config_status_of(c, db_last(c->db));
 }
 
+/*
+ * What a handle narrowed to a registrar may prepare (config/registrar.h):
+ * a job's look-up, add, list and removal, the reads they make, and the
+ * transactions around them.
+ */
+static int
+scope_allows(enum config_q q)
+{
+	switch (q) {
+	case CONFIG_Q_JOB_GET:
+	case CONFIG_Q_JOB_ADD:
+	case CONFIG_Q_JOB_DEL:
+	case CONFIG_Q_JOB_LIST:
+	case CONFIG_Q_JOB_OF_ACTION:
+	case CONFIG_Q_TENANT_GET:
+	case CONFIG_Q_DEST_GET:
+	case CONFIG_Q_DEST_GET_OLD:
+	case CONFIG_Q_DEST_ALLOW_COL:
+	case CONFIG_Q_REGISTRAR_HAS:
+	case CONFIG_Q_VERSION:
+	case CONFIG_Q_SNAPSHOT:
+	case CONFIG_Q_BEGIN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 struct db_stmt *
 config_stmt(struct config *c, enum config_q q, enum config_status *rc)
 {
 	struct db_stmt	*st;
 
 	*rc = CONFIG_OK;
+	if (c->scoped && !scope_allows(q)) {
+		*rc = CONFIG_DENIED;
+		return NULL;
+	}
 	if ((st = db_stmt(c->db, q)) == NULL)
 		*rc = config_last(c);
 	return st;
@@ -624,6 +703,9 @@ static const struct db_text	migrate_v2_text = {
 };
 static const struct db_text	migrate_v3_text = {
 	MIGRATE_V3_LITE, pg_schema_config_v3
+};
+static const struct db_text	migrate_v4_text = {
+	MIGRATE_V4_LITE, pg_schema_config_v4
 };
 
 /*
@@ -795,6 +877,9 @@ migrate(struct config *c, int64_t *from)
 	if (rc == CONFIG_OK && *from <= 2)
 		rc = config_status_of(c, db_exec_text(c->db,
 		    &migrate_v3_text));
+	if (rc == CONFIG_OK && *from <= 3)
+		rc = config_status_of(c, db_exec_text(c->db,
+		    &migrate_v4_text));
 	if (rc == CONFIG_OK)
 		rc = config_status_of(c, db_exec(c->db, "COMMIT"));
 out:

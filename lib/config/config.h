@@ -83,13 +83,14 @@ HB_API enum config_status config_open(const char *path, enum config_mode,
 HB_API void config_close(struct config *);
 
 /* The schema this release opens (PRAGMA user_version of config.db). */
-#define CONFIG_SCHEMA_VERSION	3
+#define CONFIG_SCHEMA_VERSION	4
 
 /*
  * Upgrades the configuration at path (config.db, or the schema
  * hookbox_config) to the schema this release opens: from version 1, the
- * previous release's, whose endpoints could not be mapped, or 2, whose
- * could not be authenticated by a declared scheme.  Run by its
+ * previous release's, whose endpoints could not be mapped, 2, whose
+ * could not be authenticated by a declared scheme, or 3, which had no
+ * registrars.  Run by its
  * owner (`hookbox init`): a serving role cannot alter a table, and
  * config_open() refuses the older schema (CONFIG_OLD) in either mode.
  * Nothing else changes: every row is kept as it was.  The previous

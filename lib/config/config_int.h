@@ -12,12 +12,16 @@
 #define HB_CONFIG_INT_H
 
 #include "config/config.h"
+#include "config/registrar.h"
 #include "db/db.h"
 
 struct config {
 	struct db	*db;
 	int		 writable;
 	int		 in_snapshot;
+	int		 scoped;	/* narrowed to registrar
+					   (config/registrar.h) */
+	char		 registrar[CONFIG_REGISTRAR_MAX + 1];
 	int		 allow_col;	/* destinations.allow_internal is
 					   there */
 };
@@ -77,6 +81,11 @@ enum config_q {
 	/* config/map.c's: a mapped endpoint's mapping. */
 	CONFIG_Q_ENDPOINT_SET_MAPPING,
 	CONFIG_Q_MAPPED_OF_TENANT,
+	/* config/registrar.c's. */
+	CONFIG_Q_REGISTRAR_ADD,
+	CONFIG_Q_REGISTRAR_DEL,
+	CONFIG_Q_REGISTRAR_HAS,
+	CONFIG_Q_REGISTRAR_LIST,
 	CONFIG_Q__N
 };
 

@@ -77,10 +77,11 @@ access_probe(const char *location, int busy_ms, enum access_need need,
 }
 
 enum access_status
-access_grant(const char *location, int busy_ms, const char *role,
-    char *why, size_t len)
+access_grant(const char *location, int busy_ms, enum access_role kind,
+    const char *role, char *why, size_t len)
 {
 	char	text[GRANTS_LEN];
+	int	rc;
 
 	if (len > 0)
 		why[0] = '\0';
@@ -88,7 +89,10 @@ access_grant(const char *location, int busy_ms, const char *role,
 		(void)snprintf(why, len, "not a PostgreSQL database");
 		return ACCESS_REFUSED;
 	}
-	if (pg_schema_grants(role, text, sizeof(text)) != 0) {
+	rc = kind == ACCESS_ROLE_REGISTRAR ?
+	    pg_schema_registrar_grants(role, text, sizeof(text)) :
+	    pg_schema_grants(role, text, sizeof(text));
+	if (rc != 0) {
 		(void)snprintf(why, len, "not a plain role name");
 		return ACCESS_REFUSED;
 	}

@@ -53,9 +53,15 @@ HB_API const char *access_strerror(enum access_status st);
 HB_API enum access_status access_probe(const char *location, int busy_ms,
     enum access_need need, char *why, size_t len) HB_MUST_CHECK;
 
+/* Whose grants access_grant() gives. */
+enum access_role {
+	ACCESS_ROLE_SERVE = 0,	/* read the configuration, write the state */
+	ACCESS_ROLE_REGISTRAR	/* the registrar service's: jobs alone */
+};
+
 /*
- * Gives role what a serving role needs (db/pg_schema.h: read the
- * configuration, write the state), in one transaction on location's
+ * Gives role what a serving role (or the registrar service's) needs
+ * (db/pg_schema.h), in one transaction on location's
  * database, as the role location connects as (the admin's); idempotent.
  * The connection takes busy_ms; a lock is not waited for.  On failure
  * why (len bytes) holds the reason, as access_probe()'s.  A directory,
@@ -63,6 +69,7 @@ HB_API enum access_status access_probe(const char *location, int busy_ms,
  * bytes): ACCESS_REFUSED, nothing asked.
  */
 HB_API enum access_status access_grant(const char *location, int busy_ms,
-    const char *role, char *why, size_t len) HB_MUST_CHECK;
+    enum access_role kind, const char *role, char *why, size_t len)
+    HB_MUST_CHECK;
 
 #endif /* HB_DB_ACCESS_H */

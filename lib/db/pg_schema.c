@@ -65,6 +65,15 @@ const char pg_schema_config_version[] =
 	"  ELSE r.grantee::regrole::text END;"
 	" END LOOP; END$$;";
 
+/* config/config.c's REGISTRARS_TABLE_LITE. */
+#define REGISTRARS_PG \
+	"CREATE TABLE hookbox_config.registrars(" \
+	" name text NOT NULL," \
+	" tenant text NOT NULL REFERENCES hookbox_config.tenants(id)" \
+	"  ON DELETE CASCADE," \
+	" created_at bigint NOT NULL," \
+	" PRIMARY KEY(name, tenant));"
+
 const char pg_schema_config[] =
 	"BEGIN;"
 	"CREATE SCHEMA hookbox_config;"
@@ -119,6 +128,7 @@ const char pg_schema_config[] =
 	"  REFERENCES hookbox_config.destinations(tenant, name));"
 	"CREATE INDEX jobs_action ON hookbox_config.jobs(tenant, attempt, step,"
 	" job_id);"
+	REGISTRARS_PG
 	/* SQLite's PRAGMA user_version: config/config.c's CONFIG_VERSION. */
 	"CREATE TABLE hookbox_config.schema_version("
 	" one boolean PRIMARY KEY DEFAULT true CHECK(one),"
@@ -153,6 +163,23 @@ const char pg_schema_config_v3[] =
 	" endpoints_auth_check CHECK(auth IN"
 	" ('hmac','key','standard','scheme'));"
 	"UPDATE hookbox_config.schema_version SET version = 3;";
+
+/*
+ * Version 3 to 4: the registrars, readable by every role that reads the
+ * tenants (the registrar service's among them).
+ */
+const char pg_schema_config_v4[] =
+	REGISTRARS_PG
+	"DO $$DECLARE r record; BEGIN"
+	" FOR r IN SELECT DISTINCT a.grantee FROM pg_class c,"
+	"  aclexplode(c.relacl) a"
+	"  WHERE c.oid = 'hookbox_config.tenants'::regclass"
+	"  AND a.privilege_type = 'SELECT' AND a.grantee <> c.relowner LOOP"
+	" EXECUTE 'GRANT SELECT ON hookbox_config.registrars TO ' ||"
+	"  CASE WHEN r.grantee = 0 THEN 'PUBLIC'"
+	"  ELSE r.grantee::regrole::text END;"
+	" END LOOP; END$$;"
+	"UPDATE hookbox_config.schema_version SET version = 4;";
 
 /*
  * Versioned subjects (hookbox(7), DATA MODEL): store/store.c's migration
@@ -344,6 +371,29 @@ plain_role(const char *s)
 
 	return n > 0 && n <= 63 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
 	    "0123456789_") == n && !(s[0] >= '0' && s[0] <= '9');
+}
+
+int
+pg_schema_registrar_grants(const char *role, char *buf, size_t len)
+{
+	int	n;
+
+	if (role == NULL || !plain_role(role))
+		return -1;
+	n = snprintf(buf, len,
+	    "BEGIN;"
+	    "GRANT USAGE ON SCHEMA hookbox_config TO %s;"
+	    "GRANT SELECT (id, active, status_base) ON hookbox_config.tenants"
+	    " TO %s;"
+	    "GRANT SELECT (tenant, name, url, idempotent, status_url,"
+	    " timeout_ms, max_attempts, allow_internal)"
+	    " ON hookbox_config.destinations TO %s;"
+	    "GRANT SELECT, INSERT, DELETE ON hookbox_config.jobs TO %s;"
+	    "GRANT SELECT ON hookbox_config.registrars,"
+	    " hookbox_config.schema_version, hookbox_config.config_version"
+	    " TO %s;"
+	    "COMMIT;", role, role, role, role, role);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 int

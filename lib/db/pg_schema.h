@@ -23,7 +23,7 @@
  * The configuration's schema version, hookbox_config.schema_version's
  * one row: config/config.c's CONFIG_VERSION, SQLite's PRAGMA user_version.
  */
-#define PG_SCHEMA_CONFIG_VERSION	3
+#define PG_SCHEMA_CONFIG_VERSION	4
 
 /*
  * Each creates one schema and its tables; an error if it exists.  The
@@ -40,6 +40,7 @@ extern const char pg_schema_state[];
  */
 extern const char pg_schema_config_v2[];
 extern const char pg_schema_config_v3[];
+extern const char pg_schema_config_v4[];
 
 /*
  * Migrations of schema hookbox_state made by an earlier release:
@@ -77,5 +78,13 @@ extern const char pg_schema_probe_serve[];
  * a buffer too short.
  */
 int pg_schema_grants(const char *role, char *buf, size_t len);
+
+/*
+ * The same for the registrar service's role (config/registrar.h): read
+ * the tenants' and destinations' columns a job's registration checks
+ * (none that holds a secret), the registrars and the schema's versions;
+ * read, add and remove jobs; nothing else.
+ */
+int pg_schema_registrar_grants(const char *role, char *buf, size_t len);
 
 #endif /* HB_DB_PG_SCHEMA_H */

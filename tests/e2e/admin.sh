@@ -301,9 +301,14 @@ eq "another step of the attempt is another action" 0 $?
 "$HB" job add j1 --tenant beta --attempt att-1 --step analyze-v1 \
     --destination sink
 eq "the same attempt and step for another tenant" 0 $?
-refused "the same job id twice" 1 "already exists" \
+refused "the same job id twice, another attempt" 1 \
+    'job j1 of tenant acme exists already with attempt "att-1", not "att-9"' \
     "$HB" job add j1 --tenant acme --attempt att-9 --step s \
     --destination sink
+out=$("$HB" job add j1 --tenant acme --attempt att-1 --step analyze-v1 \
+    --destination sink --output '{"format":"mp4"}' 2>&1)
+eq "the same job twice, the same: fine" 0 $?
+eq "and says so" "job j1 of tenant acme present already, the same" "$out"
 eq "jobs" 3 "$(q "SELECT count(*) FROM jobs")"
 
 # Removals: still referenced, or nothing there, each names the row.
@@ -606,7 +611,7 @@ contains "before: listed, nothing allowed" '"allow_internal":	false' \
 eq "before: a read adds nothing" 0 "$(cols)"
 "$HB" destination set --tenant acme sink --url http://169.254.169.254/ \
     --allow-internal
-eq "before: the first write adds it, and is stored" "1|1|3" \
+eq "before: the first write adds it, and is stored" "1|1|4" \
     "$(cols)|$(q "SELECT allow_internal FROM destinations")|$(q \
     "PRAGMA user_version")"
 export HOOKBOX_DIR="$tmp/data"
@@ -822,15 +827,15 @@ q "PRAGMA foreign_keys=OFF; BEGIN;
     INSERT INTO e1 SELECT name, tenant, kind, auth, key_header, tolerance_s,
      created_at FROM endpoints;
     DROP TABLE endpoints; ALTER TABLE e1 RENAME TO endpoints;
-    PRAGMA user_version=1; COMMIT;"
+    DROP TABLE registrars; PRAGMA user_version=1; COMMIT;"
 refused "v1: the tool says to run init" 1 "run \`hookbox init\` to upgrade it" \
     "$HB" endpoint list
 eq "v1: the responder answers 503" 503 "$(hook_status "$tmp/hmac")"
 out=$("$HB" init); rc=$?
 eq "v1: init" 0 $rc
 contains "v1: init says it upgraded" \
-    "configuration schema version 1 to 3" "$out"
-eq "v1: upgraded, its triggers again" "3 3" "$(q "PRAGMA user_version") \
+    "configuration schema version 1 to 4" "$out"
+eq "v1: upgraded, its triggers again" "4 3" "$(q "PRAGMA user_version") \
 $(q "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'
     AND name LIKE 'endpoints_version_%'")"
 eq "v1: the responder authenticates" 422 "$(hook_status "$tmp/hmac")"
@@ -858,9 +863,9 @@ if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	out=$("$HB" init); rc=$?
 	eq "old config.db: init" 0 $rc
 	contains "old config.db: init upgrades it" \
-	    "configuration schema version 1 to 3" "$out"
+	    "configuration schema version 1 to 4" "$out"
 	# The version and its triggers, made again with the endpoints.
-	eq "old config.db: upgraded, the version kept" "3 1 9" \
+	eq "old config.db: upgraded, the version kept" "4 1 9" \
 	    "$(q "PRAGMA user_version") $(q "SELECT count(*)
 	    FROM config_version") $(q "SELECT count(*)
 	    FROM sqlite_master WHERE type = 'trigger'

@@ -256,7 +256,7 @@ eq "output stored as JSON" '{"k":"v"}' \
 printf '%s\n' '{"tenant":"acme","job_id":"i1","attempt":"ia","step":"other","destination":"sink"}' |
     "$HB" job import >/dev/null 2>"$tmp/err"
 eq "the same job with other fields: bad" 1 $?
-contains "and says so" "line 1: job i1: exists already, with other fields" "$(cat "$tmp/err")"
+contains "and names the difference" 'line 1: job i1: exists already with step "s1", not "other"' "$(cat "$tmp/err")"
 # One job per tenant, attempt and step, as job add has it: a line whose
 # action another job holds (stored, or an earlier line) is bad.
 printf '%s\n' '{"tenant":"acme","job_id":"i9","attempt":"ia","step":"s1","destination":"sink"}' \

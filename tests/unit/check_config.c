@@ -664,7 +664,8 @@ static char	acc_why[512];
 #define PROBE(loc, need) \
 	access_probe((loc), BUSY_MS, (need), acc_why, sizeof(acc_why))
 #define GRANT(loc, role) \
-	access_grant((loc), BUSY_MS, (role), acc_why, sizeof(acc_why))
+	access_grant((loc), BUSY_MS, ACCESS_ROLE_SERVE, (role), acc_why, \
+	    sizeof(acc_why))
 
 START_TEST(test_access)
 {
@@ -738,7 +739,7 @@ START_TEST(test_schema_agrees)
 		return;
 	test_path(path, sizeof(path), dir, "config.db");
 	ck_assert_int_eq(config_create(path), CONFIG_OK);
-	test_schema_agree(path, dbpath, "hookbox_config", 6);
+	test_schema_agree(path, dbpath, "hookbox_config", 7);
 }
 END_TEST
 
@@ -3086,11 +3087,18 @@ START_TEST(test_job_import)
 	/* The same again: present, nothing written. */
 	ck_assert_int_eq(config_job_import(w, &j, &present, &why), CONFIG_OK);
 	ck_assert_int_eq(present, 1);
-	/* The same key with other fields: refused. */
+	/* The same key with other fields: refused, naming the first. */
 	SET(j.output, "{\"k\":2}");
 	ck_assert_int_eq(config_job_import(w, &j, &present, &why),
 	    CONFIG_EXISTS);
 	ck_assert_int_eq(present, 0);
+	ck_assert_str_eq(why, "output");
+	SET(j.step, "other");
+	ck_assert_int_eq(config_job_import(w, &j, &present, &why),
+	    CONFIG_EXISTS);
+	ck_assert_str_eq(why, "step");
+	j = test_job("acme", "j1", "a1", "sink");
+	SET(j.output, "{\"k\":1}");
 	/* Unknown destination: refused, and the transaction goes on. */
 	j = test_job("acme", "j2", "a2", "nowhere");
 	ck_assert_int_eq(config_job_import(w, &j, &present, &why),
@@ -4686,7 +4694,7 @@ START_TEST(test_upgrade)
 	make_v1(lite);
 	ck_assert_int_eq(config_upgrade(lite, BUSY_MS, &from), CONFIG_OK);
 	ck_assert_int_eq(from, 1);
-	test_schema_agree(lite, dbpath, "hookbox_config", 6);
+	test_schema_agree(lite, dbpath, "hookbox_config", 7);
 }
 END_TEST
 
