@@ -290,9 +290,19 @@ serve_one(struct settings *e, int sock)
 	log = dup(STDERR_FILENO);
 	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* The request's line first: an answer then finds the client reading. */
+	if (read_line(sock, line, REQUEST_LINE_MAX) < 0 ||
+	    (req = cJSON_Parse(line)) == NULL ||
+	    (argc = request_args(req, argv, REGISTRAR_ARGS_MAX)) < 1) {
+		(void)answer(sock, EXIT_USAGE, "", "hookbox: registrar: a"
+		    " request is a line of JSON, {\"argv\": [...]}\n");
+		cJSON_Delete(req);
+		return EXIT_USAGE;
+	}
 	if (peer_uid(sock, &uid) != 0 || (pw = getpwuid(uid)) == NULL) {
 		(void)answer(sock, EXIT_FAIL, "", "hookbox: registrar: who"
 		    " is asking cannot be told\n");
+		cJSON_Delete(req);
 		return EXIT_FAIL;
 	}
 	if (!config_registrar_name_valid(pw->pw_name) || uid == 0 ||
@@ -309,17 +319,10 @@ serve_one(struct settings *e, int sock)
 		    " not write what it trusts" : "its name is not one a"
 		    " registrar can have");
 		(void)answer(sock, EXIT_FAIL, "", line);
+		cJSON_Delete(req);
 		return EXIT_FAIL;
 	}
 	(void)snprintf(name, sizeof(name), "%s", pw->pw_name);
-	if (read_line(sock, line, REQUEST_LINE_MAX) < 0 ||
-	    (req = cJSON_Parse(line)) == NULL ||
-	    (argc = request_args(req, argv, REGISTRAR_ARGS_MAX)) < 1) {
-		(void)answer(sock, EXIT_USAGE, "", "hookbox: registrar: a"
-		    " request is a line of JSON, {\"argv\": [...]}\n");
-		cJSON_Delete(req);
-		return EXIT_USAGE;
-	}
 	/* The rest of the request is the command's standard input. */
 	if ((ofd = memfd_create("stdout", MFD_CLOEXEC)) < 0 ||
 	    (efd = memfd_create("stderr", MFD_CLOEXEC)) < 0 ||
@@ -501,8 +504,10 @@ cli_registrar_forward(const char *path, int argc, const char *const *argv)
 	    send_file(sock, fd >= 0 ? fd : STDIN_FILENO) == 0);
 	cJSON_free(s);
 	(void)shutdown(sock, SHUT_WR);
-	if (!i || (ans = read_answer(sock)) == NULL) {
-		cli_warn("the registrar service at %s gave no answer", path);
+	/* Refused before it read it all, the service still answers. */
+	if ((ans = read_answer(sock)) == NULL) {
+		cli_warn("the registrar service at %s gave no answer%s", path,
+		    i ? "" : " (the request could not be sent whole)");
 		goto out;
 	}
 	code = cJSON_GetObjectItemCaseSensitive(ans, "exit");

@@ -1,5 +1,6 @@
 #!/bin/sh
 # scripts/setup-server.sh [-h] [-u USER] [-w WEBGROUP] [-d DIR] [-b BINDIR]
+#     [-r APPUSER:TENANT]...
 #
 # Sets up a server for hookbox, as root, and can be run again at any
 # time (it changes only what is not as it should be):
@@ -13,7 +14,11 @@
 #     root writes it, and a journal of config.db's that is not root's
 #     (one USER planted, which SQLite would play into config.db at root's
 #     next write) stops the script;
-#   - state.db, -wal, -shm USER:USER 0600.
+#   - state.db, -wal, -shm USER:USER 0600;
+#   - each -r APPUSER:TENANT: APPUSER, the system user an application runs
+#     as, may register, list and remove TENANT's jobs through the registrar
+#     service (hookbox-registrar.socket; hookbox(1), REGISTRARS), and
+#     nothing else; a user in group USER, who reads the secrets, is refused.
 # WEBGROUP (default www-data) is only checked to exist: it gets the
 # socket (systemd/hookbox.socket), never the data directory.
 #
@@ -28,27 +33,30 @@
 # between the script's look and its change (a hard link, where
 # fs.protected_hardlinks is 0) is refused, not changed.
 set -eu
-user=hookbox web=www-data dir=/var/lib/hookbox bindir=""
+user=hookbox web=www-data dir=/var/lib/hookbox bindir="" registrars=""
 usage() {
 	echo "usage: setup-server.sh [-h] [-u USER] [-w WEBGROUP] [-d DIR]" \
-	    "[-b BINDIR]"
+	    "[-b BINDIR] [-r APPUSER:TENANT]..."
 	echo "  -u USER      the service user and group (default hookbox)"
 	echo "  -w WEBGROUP  the web server's group, checked to exist" \
 	    "(default www-data)"
 	echo "  -d DIR       the data directory (default /var/lib/hookbox)"
 	echo "  -b BINDIR    where hookbox is (default: on PATH)"
+	echo "  -r APPUSER:TENANT  APPUSER may register TENANT's jobs" \
+	    "(repeatable)"
 	echo "  -h, --help   print this and exit"
 }
 [ "${1:-}" = --help ] && { usage; exit 0; }
 # The leading ':' leaves the messages to us: the usage, not "Illegal
 # option".
-while getopts :hu:w:d:b: ch; do
+while getopts :hu:w:d:b:r: ch; do
 	case $ch in
 	h) usage; exit 0 ;;
 	u) user=$OPTARG ;;
 	w) web=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	b) bindir=$OPTARG ;;
+	r) registrars="$registrars $OPTARG" ;;
 	:) echo "setup-server.sh: -$OPTARG needs a value" >&2
 	   usage >&2; exit 2 ;;
 	*) echo "setup-server.sh: unknown option -$OPTARG" >&2
@@ -166,3 +174,19 @@ for f in state.db state.db-wal state.db-shm; do
 done
 say "$dir: config.db root:$user 0640, state.db $user:$user 0600;" \
     "run the responder and the dispatcher as $user"
+
+# The registrars: an application's own user, never one that reads the
+# secrets (the responder's group), which must not write what it trusts.
+for r in $registrars; do
+	ru=${r%%:*} rt=${r#*:}
+	[ -n "$ru" ] && [ -n "$rt" ] && [ "$ru" != "$r" ] ||
+	    die "-r $r: give APPUSER:TENANT"
+	getent passwd "$ru" >/dev/null || die "-r $r: no such user $ru"
+	id -nG "$ru" | tr ' ' '\n' | grep -qx "$user" &&
+	    die "-r $r: $ru is in group $user, which reads the secrets and" \
+	    "runs the responder: give the application a user of its own"
+	_m=$(HOOKBOX_DIR="$dir" "$hb" registrar add --tenant "$rt" "$ru" \
+	    2>&1) || die "-r $r: ${_m:-refused}"
+	say "$ru may register the jobs of tenant $rt (through" \
+	    "hookbox-registrar.socket)"
+done

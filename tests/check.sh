@@ -118,7 +118,8 @@ scripts() {
 	for build in build build-san; do
 		for script in "admin.sh $build/hookbox" "e2e.sh $build" \
 		    "trust.sh $build" "dispatch.sh $build" \
-		    "internal.sh $build" "group.sh $build"; do
+		    "internal.sh $build" "group.sh $build" \
+		    "registrar.sh $build"; do
 			# shellcheck disable=SC2086
 			run "tests/e2e/$script" sh tests/e2e/$script
 		done

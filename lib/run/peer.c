@@ -140,7 +140,11 @@ peer_write_all(int fd, const void *buf, size_t len)
 	ssize_t		 n;
 
 	while (len > 0) {
-		if ((n = write(fd, p, len)) < 0) {
+		/* A peer gone is EPIPE, never SIGPIPE; a file is written. */
+		if ((n = send(fd, p, len, MSG_NOSIGNAL)) < 0 &&
+		    errno == ENOTSOCK)
+			n = write(fd, p, len);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;

@@ -37,7 +37,8 @@ HB_API int peer_connect(const char *path, char *why, size_t len)
 /* The user at the other end of connected socket fd: 0, or -1. */
 HB_API int peer_uid(int fd, uid_t *uid) HB_MUST_CHECK;
 
-/* Writes all of buf: 0, or -1 (errno). */
+/* Writes all of buf to fd, a socket (a peer gone: EPIPE, no signal) or a
+   file: 0, or -1 (errno). */
 HB_API int peer_write_all(int fd, const void *buf, size_t len)
     HB_MUST_CHECK;
 
