@@ -372,7 +372,8 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 # path on the running system, without DESTDIR).
 UNITS	= systemd/hookbox.socket systemd/hookbox.service \
 	  systemd/hookbox-dispatch.service systemd/hookbox-poll.service \
-	  systemd/hookbox-poll.timer
+	  systemd/hookbox-poll.timer systemd/hookbox-registrar.socket \
+	  systemd/hookbox-registrar@.service
 
 install: $(BINS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)
@@ -419,7 +420,8 @@ uninstall:
 	    "unit drop-ins in /etc/systemd/system, nginx's site)"
 	@echo "uninstall: stop the units first (systemctl disable --now" \
 	    "hookbox.socket hookbox.service hookbox-dispatch.service" \
-	    "hookbox-poll.timer); remove the data with rm -r once it is" \
+	    "hookbox-poll.timer hookbox-registrar.socket); remove the data" \
+	    "with rm -r once it is" \
 	    "backed up"
 
 clean:

@@ -19,7 +19,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dest="$tmp/dest"
 units="hookbox.socket hookbox.service hookbox-dispatch.service
-hookbox-poll.service hookbox-poll.timer"
+hookbox-poll.service hookbox-poll.timer hookbox-registrar.socket
+hookbox-registrar@.service"
 unitdir="$dest/usr/lib/systemd/system"
 
 # mode WHAT EXPECTED FILE
@@ -70,7 +71,7 @@ for f in "$top"/presets/*.json; do
 	else fail "preset $(basename "$f") differs from the tree's"; fi
 done
 eq "the presets: mappings and samples" 1 "$([ "$npresets" -ge 6 ] && echo 1)"
-eq "files installed" $((12 + npresets)) \
+eq "files installed" $((14 + npresets)) \
     "$(find "$dest" -type f | wc -l | tr -d ' ')"
 
 # ---- man pages: groff renders them with every warning on, silently ----
@@ -103,7 +104,8 @@ for u in $units; do
 	[ -f "$unitdir/$u" ] || continue
 	lacks "$u" "@BINDIR@" "$(cat "$unitdir/$u")"
 done
-for u in hookbox.service hookbox-dispatch.service hookbox-poll.service; do
+for u in hookbox.service hookbox-dispatch.service hookbox-poll.service \
+    hookbox-registrar@.service; do
 	[ -f "$unitdir/$u" ] || continue
 	contains "$u ExecStart" "ExecStart=/usr/bin/hookbox" \
 	    "$(grep '^ExecStart=' "$unitdir/$u")"
@@ -118,7 +120,7 @@ unvars="DESTDIR=$un PREFIX=/opt/hb UNITDIR=/etc/systemd/system O=$build"
 # shellcheck disable=SC2086
 make -C "$top" install $unvars > "$tmp/make.log" 2>&1 ||
     fail "make install (for uninstall) failed: $(cat "$tmp/make.log")"
-eq "installed under PREFIX and UNITDIR" $((12 + npresets)) \
+eq "installed under PREFIX and UNITDIR" $((14 + npresets)) \
     "$(find "$un/opt/hb" "$un/etc/systemd/system" -type f | wc -l |
     tr -d ' ')"
 mkdir -p "$un/var/lib/hookbox" "$un/etc/hookbox" \
@@ -234,7 +236,8 @@ at_most() {
 		fail "$1: rated '$3', more than $2"
 	fi
 }
-for u in hookbox.service hookbox-dispatch.service hookbox-poll.service; do
+for u in hookbox.service hookbox-dispatch.service hookbox-poll.service \
+    hookbox-registrar@.service; do
 	[ -f "$unitdir/$u" ] || continue
 	systemd-analyze security --offline=true --threshold=20 --no-pager \
 	    "$unitdir/$u" > "$tmp/out" 2>&1

@@ -5,8 +5,9 @@
 # This machine's own OS is booted in a container (systemd-nspawn
 # --volatile=yes: a fresh /etc and /var in memory, /usr from the host,
 # read-only, with the staged `make install` laid over it), to a target
-# that wants hookbox.socket, hookbox-dispatch.service and
-# hookbox-poll.timer, as `systemctl enable` would.  The units run as
+# that wants hookbox.socket, hookbox-dispatch.service,
+# hookbox-poll.timer and hookbox-registrar.socket, as `systemctl enable`
+# would.  The units run as
 # they are installed: their own User=, sandbox and system call filters,
 # applied by systemd.  The data directory is made by
 # scripts/setup-server.sh for a user made for the test, which the
@@ -15,6 +16,10 @@
 #  - a signed callback through nginx and hookbox.socket is accepted;
 #  - the dispatcher delivers it to the sink, by a name with an IPv4 and
 #    an IPv6 address (getaddrinfo() without AF_NETLINK);
+#  - an application's user (setup-server.sh -r) registers a job with
+#    `hookbox job add` through hookbox-registrar.socket, whose service,
+#    root without a capability, writes config.db; adding a tenant is
+#    refused; the next callback for the job is accepted;
 #  - hookbox-poll.service, started, polls a status document and the
 #    action it accepts is delivered too;
 #  - the dispatcher does not reach a destination on a link-local address
@@ -57,6 +62,7 @@ for c in systemd-nspawn nsenter ip nginx cgi-fcgi curl perl; do
 done
 
 user=hookbox-ut
+app=hookbox-ua		# an application's user, a registrar
 name=hookbox-units-$$
 tmp=$(mktemp -d)
 chmod 0755 "$tmp"
@@ -82,13 +88,19 @@ cleanup() {
 		done
 	fi
 	rm -rf "/run/systemd/nspawn/propagate/$name"
-	userdel "$user" 2>/dev/null
-	groupdel "$user" 2>/dev/null
+	for u in "$user" "$app"; do
+		userdel "$u" 2>/dev/null
+		groupdel "$u" 2>/dev/null
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-userdel "$user" 2>/dev/null
-groupdel "$user" 2>/dev/null
+for u in "$user" "$app"; do
+	userdel "$u" 2>/dev/null
+	groupdel "$u" 2>/dev/null
+done
+useradd --system --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin --user-group "$app"
 
 # as CMD...: runs CMD as the service user, with its own groups only.
 as() {
@@ -133,10 +145,11 @@ printf 'provider-api-key' | "$HB" -d "$data" tenant add prov \
     --url "http://sink.test:$sinkport/hook"
 "$HB" -d "$data" job add job-p --tenant prov --attempt att-p \
     --step deliver-v1 --destination sink
-# The commands above ran as root: the script puts the owners back.
+# The commands above ran as root: the script puts the owners back, and
+# names the registrar.
 sh "$top/scripts/setup-server.sh" -u "$user" -d "$data" -b "$dest/usr/bin" \
-    > "$tmp/setup.log" 2>&1
-eq "setup-server.sh again" 0 $?
+    -r "$app:acme" > "$tmp/setup.log" 2>&1
+eq "setup-server.sh again ($(cat "$tmp/setup.log"))" 0 $?
 
 # ---- what the container sees in /etc ----
 mkdir -p "$tmp/etc" "$tmp/units" "$tmp/run"
@@ -153,6 +166,7 @@ cat > "$tmp/units/hookbox-test.target" <<'EOF'
 [Unit]
 Description=the hookbox units, as enabled
 Wants=hookbox.socket hookbox-dispatch.service hookbox-poll.timer
+Wants=hookbox-registrar.socket
 EOF
 # An empty /etc is a first boot: no questions on a console nobody reads.
 ln -s /dev/null "$tmp/units/systemd-firstboot.service"
@@ -275,9 +289,9 @@ if ! until_true 60 find_leader || ! until_true 60 booted; then
 	exit
 fi
 pass
-eq "units started" "active active active" "$(in_ct systemctl is-active \
-    hookbox.socket hookbox-dispatch.service hookbox-poll.timer | tr '\n' ' ' |
-    sed 's/ $//')"
+eq "units started" "active active active active" "$(in_ct systemctl \
+    is-active hookbox.socket hookbox-dispatch.service hookbox-poll.timer \
+    hookbox-registrar.socket | tr '\n' ' ' | sed 's/ $//')"
 # journal UNIT: its lines, for a failure's message.
 journal() { in_ct journalctl --no-pager -o cat -u "$1" 2>&1 | tail -n 20; }
 
@@ -327,6 +341,28 @@ else
 fi
 eq "delivered, by the state" 1 "$(jget outbox.delivered \
     "$(as "$HB" -d "$data" status --json)")"
+
+# ---- a registrar, through hookbox-registrar.socket ----
+# The application's user registers a job with the tool as root would;
+# the service, root without a capability, writes config.db; the next
+# callback for the job is accepted.  Its own user, and its journal's,
+# stay root's.
+out=$(in_ct setpriv --reuid="$app" --regid="$app" --init-groups -- \
+    env -i PATH=/usr/bin:/bin hookbox job add --tenant acme \
+    --attempt att-r --step deliver-v1 --destination sink job-r 2>&1)
+eq "registrar: job add through the socket ($(journal \
+    'hookbox-registrar@*'))" "job job-r of tenant acme added" "$out"
+out=$(in_ct setpriv --reuid="$app" --regid="$app" --init-groups -- \
+    env -i PATH=/usr/bin:/bin HOOKBOX_DIR=/var/lib/hookbox \
+    hookbox tenant add evil 2>&1)
+contains "registrar: tenant add refused" "permission denied" "$out"
+eq "registrar: the next callback is accepted" "200 accepted" \
+    "$(signed job-r)"
+eq "registrar: config.db still root's, no journal left" "root " \
+    "$(stat -c %U "$data/config.db") $(ls "$data" | grep -c journal |
+    sed 's/^0$//')"
+contains "registrar: the service logged the request" \
+    "registrar $app: job add: exit 0" "$(journal 'hookbox-registrar@*')"
 
 # ---- the poller: started as its timer would ----
 mkdir -p "$tmp/nginx/status/jobs"
