@@ -152,6 +152,42 @@ eq "one action, in the outbox" 1 \
 contains "the service logs the request" "registrar $app: job add: exit 0" \
     "$(cat "$tmp/serve.log")"
 
+# hookbox(7)'s application side, as the page writes it (its escapes
+# undone): the shell line, and the Python over the socket where there is
+# a python3.
+snippet() {
+	man_block "$1" "$2" | sed -e '/^\./d' -e 's/\\-/-/g' \
+	    -e 's/\\e/\\/g' -e 's/\\\\/\\/g' -e 's/\\&//'
+}
+man_block() {
+	sed -n "/^$1/,/^$2/p" "$top/man/hookbox.7"
+}
+sh_side=$(snippet 'hookbox job add .*"\$attempt"' '.*"\$job_id" ')
+contains "hookbox(7)'s shell side found" "job add" "$sh_side"
+out=$(as "$app" env attempt=att-sh job_id=job-sh PATH="$tmp/bin:/usr/bin" \
+    sh -c "sed 's/--destination app/--destination sink/' <<EOF | sh
+$sh_side
+EOF" 2>&1)
+eq "hookbox(7)'s shell side, as the registrar ($out)" \
+    "job job-sh of tenant acme added" "$out"
+if command -v python3 >/dev/null 2>&1; then
+	py=$(snippet 'import json, socket' '    raise RuntimeError' |
+	    sed -e "s|/run/hookbox/registrar.sock|$sock|" \
+	    -e 's/"app"/"sink"/')
+	contains "hookbox(7)'s Python side found" "socket.AF_UNIX" "$py"
+	printf 'attempt, job_id = "att-py", "job-py"\n%s\nprint(r["stdout"], end="")\n' \
+	    "$py" > "$tmp/side.py"
+	chmod 0644 "$tmp/side.py"
+	out=$(as "$app" python3 "$tmp/side.py" 2>&1)
+	eq "hookbox(7)'s Python side, as the registrar" \
+	    "job job-py of tenant acme added" "$out"
+	out=$(sed 's/"acme"/"other"/' "$tmp/side.py" | as "$app" python3 - 2>&1)
+	contains "... and refused for another tenant" \
+	    "not a tenant whose jobs this registrar may register" "$out"
+else
+	echo "registrar: no python3: hookbox(7)'s Python side not run"
+fi
+
 # Import, the file read by the client as the user.
 printf '%s\n' '{"tenant":"acme","job_id":"job-2","attempt":"att-2","step":"s1","destination":"sink"}' \
     '{"tenant":"other","job_id":"job-3","attempt":"att-3","step":"s1","destination":"sink"}' \
