@@ -38,6 +38,7 @@
 #include "config/config_int.h"
 #include "config/edit.h"
 #include "config/map.h"
+#include "config/registrar.h"
 #include "db/access.h"
 #include "db/db.h"
 #include "db/pg_schema.h"
@@ -649,6 +650,190 @@ START_TEST(test_pg_grants)
 	    DB_OK);
 	db_close(db);
 	ck_assert_int_eq(count(w, CONFIG_TENANTS), 1);
+
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
+	    " DROP ROLE %s", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+}
+END_TEST
+
+/*
+ * Registrars (config/registrar.h): named by the owner; a handle narrowed
+ * to one writes and lists its tenants' jobs alone, prepares nothing else
+ * (no tenant, no secret, no registrar), and stays narrow.
+ */
+START_TEST(test_registrar)
+{
+	struct config_secrets	 sec;
+	struct config_tenant	 t;
+	struct config_job	 j;
+	struct config		*r;
+	cJSON			*arr;
+	const char		*why = NULL;
+	char			 long_name[CONFIG_REGISTRAR_MAX + 2];
+
+	test_add_tenant(w, "acme", 1);
+	test_add_tenant(w, "other", 1);
+	test_add_tenant(w, "lone", 1);
+	test_add_destination(w, "acme", "sink");
+	test_add_destination(w, "other", "sink");
+	j = test_job("other", "jo", "ao", "sink");
+	ck_assert_int_eq(config_job_add(w, &j, &why), CONFIG_OK);
+
+	ck_assert(config_registrar_name_valid("www-data"));
+	ck_assert(config_registrar_name_valid("_app9"));
+	ck_assert(!config_registrar_name_valid(""));
+	ck_assert(!config_registrar_name_valid("9app"));
+	ck_assert(!config_registrar_name_valid("-app"));
+	ck_assert(!config_registrar_name_valid("App"));
+	ck_assert(!config_registrar_name_valid("a b"));
+	ck_assert(!config_registrar_name_valid("a;b"));
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	ck_assert(!config_registrar_name_valid(long_name));
+	long_name[CONFIG_REGISTRAR_MAX] = '\0';
+	ck_assert(config_registrar_name_valid(long_name));
+	CK_INVALID(config_registrar_add(w, "App", "acme", &why), "registrar");
+	ck_assert_int_eq(config_registrar_add(w, "app", "nosuch", &why),
+	    CONFIG_REFUSED);
+	ck_assert_int_eq(config_registrar_add(w, "app", "acme", &why),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_registrar_add(w, "app", "acme", &why),
+	    CONFIG_EXISTS);
+	ck_assert_int_eq(config_registrar_add(w, "app", "lone", &why),
+	    CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_REGISTRARS), 2);
+
+	r = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	ck_assert_int_eq(config_registrar_scope(r, "app"), CONFIG_OK);
+	ck_assert_int_eq(config_registrar_allows(r, "acme", &why), CONFIG_OK);
+	ck_assert_int_eq(config_registrar_allows(r, "other", &why),
+	    CONFIG_DENIED);
+	ck_assert_ptr_nonnull(why);
+	j = test_job("acme", "j1", "a1", "sink");
+	ck_assert_int_eq(config_job_add(r, &j, &why), CONFIG_OK);
+	ck_assert_int_eq(config_tenant_get(r, "acme", &t), CONFIG_OK);
+	j = test_job("other", "j2", "a2", "sink");
+	ck_assert_int_eq(config_job_add(r, &j, &why), CONFIG_DENIED);
+	ck_assert_ptr_nonnull(strstr(why, "registrar"));
+	ck_assert_int_eq(config_remove(r, CONFIG_JOBS, "other", "jo"),
+	    CONFIG_DENIED);
+	/* Its list: its tenants' jobs alone, whatever the filter. */
+	ck_assert_int_eq(count(r, CONFIG_JOBS), 1);
+	ck_assert_int_eq(config_list(r, CONFIG_JOBS,
+	    &(struct config_list_filter){ .tenant = "other" }, &arr),
+	    CONFIG_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(arr), 0);
+	cJSON_Delete(arr);
+	/* Nothing but jobs: no other write, no secret, no other list. */
+	t = test_tenant("evil");
+	ck_assert_int_eq(config_tenant_add(r, &t, NULL, 0, &why),
+	    CONFIG_DENIED);
+	ck_assert_int_eq(config_remove(r, CONFIG_TENANTS, "lone", NULL),
+	    CONFIG_DENIED);
+	ck_assert_int_eq(config_registrar_add(r, "app", "other", &why),
+	    CONFIG_DENIED);
+	ck_assert_int_eq(config_registrar_remove(r, "app", NULL),
+	    CONFIG_DENIED);
+	ck_assert_int_eq(config_tenant_api_key(r, "acme", &sec),
+	    CONFIG_DENIED);
+	ck_assert_int_eq(config_destination_secret(r, "acme", "sink", &sec),
+	    CONFIG_DENIED);
+	ck_assert_int_eq(config_list(r, CONFIG_TENANTS, NULL, &arr),
+	    CONFIG_DENIED);
+	ck_assert_int_eq(config_list(r, CONFIG_REGISTRARS, NULL, &arr),
+	    CONFIG_DENIED);
+	/* Narrow for good: another name does not widen it. */
+	ck_assert_int_eq(config_registrar_scope(r, "nobody"), CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_registrar_allows(r, "acme", &why),
+	    CONFIG_DENIED);
+	config_close(r);
+
+	/* A name that is no registrar is narrowed to nothing. */
+	r = test_config_open(dir, CONFIG_WRITE, BUSY_MS);
+	ck_assert_int_eq(config_registrar_scope(r, "nobody"), CONFIG_NOTFOUND);
+	j = test_job("acme", "j3", "a3", "sink");
+	ck_assert_int_eq(config_job_add(r, &j, &why), CONFIG_DENIED);
+	ck_assert_int_eq(count(r, CONFIG_JOBS), 0);
+	config_close(r);
+
+	/* A tenant removed takes its registrars' rows; the jobs stay. */
+	ck_assert_int_eq(config_remove(w, CONFIG_TENANTS, "lone", NULL),
+	    CONFIG_OK);
+	ck_assert_int_eq(count(w, CONFIG_REGISTRARS), 1);
+	ck_assert_int_eq(config_registrar_remove(w, "app", "other"),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(config_registrar_remove(w, "app", NULL), CONFIG_OK);
+	ck_assert_int_eq(config_registrar_remove(w, "app", NULL),
+	    CONFIG_NOTFOUND);
+	ck_assert_int_eq(count(w, CONFIG_JOBS), 2);
+}
+END_TEST
+
+/*
+ * PostgreSQL: the registrar service's role (pg_schema_registrar_grants())
+ * registers and removes a registrar's jobs through the library, and by
+ * SQL of its own can do nothing else: no tenant, no secret, no state.
+ */
+START_TEST(test_pg_registrar_grants)
+{
+	static const struct db_text	 none[] = { { "SELECT 1", NULL } };
+	struct config			*c;
+	struct config_job		 j;
+	struct db			*db;
+	char				 role[32], sql[128], grants[1024];
+	char				 info[PATH_MAX + 64], why[256];
+	const char			*whyc;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	test_add_tenant(w, "acme", 1);
+	test_add_destination(w, "acme", "sink");
+	ck_assert_int_eq(config_registrar_add(w, "app", "acme", &whyc),
+	    CONFIG_OK);
+	ck_assert_int_lt(snprintf(role, sizeof(role), "hb_reg_%ld",
+	    (long)getpid()), (int)sizeof(role));
+	raw_exec(NULL, pg_schema_state);
+	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS %s;"
+	    " CREATE ROLE %s LOGIN", role, role), (int)sizeof(sql));
+	raw_exec(NULL, sql);
+	ck_assert_int_eq(pg_schema_registrar_grants(role, grants,
+	    sizeof(grants)), 0);
+	raw_exec(NULL, grants);
+	ck_assert_int_lt(snprintf(info, sizeof(info), "%s user=%s", dbpath,
+	    role), (int)sizeof(info));
+
+	ck_assert_int_eq(config_open(info, CONFIG_WRITE, BUSY_MS, &c),
+	    CONFIG_OK);
+	ck_assert_int_eq(config_registrar_scope(c, "app"), CONFIG_OK);
+	j = test_job("acme", "j1", "a1", "sink");
+	ck_assert_int_eq(config_begin(c), CONFIG_OK);
+	ck_assert_int_eq(config_job_add(c, &j, &whyc), CONFIG_OK);
+	ck_assert_int_eq(config_commit(c), CONFIG_OK);
+	ck_assert_int_eq(count(c, CONFIG_JOBS), 1);
+	ck_assert_int_eq(config_remove(c, CONFIG_JOBS, "acme", "j1"),
+	    CONFIG_OK);
+	config_close(c);
+
+	ck_assert_msg(db_open_pg(info, 5000, 0, none, 1, &db, why,
+	    sizeof(why)) == DB_OK, "PostgreSQL: %s", why);
+	ck_assert_int_eq(db_exec(db, "INSERT INTO hookbox_config.tenants"
+	    "(id, created_at) VALUES ('evil', 1)"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "SELECT api_key FROM"
+	    " hookbox_config.tenants"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "SELECT secret FROM"
+	    " hookbox_config.secrets"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "SELECT secret FROM"
+	    " hookbox_config.destinations"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "INSERT INTO hookbox_config.registrars"
+	    " VALUES ('x', 'acme', 1)"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "UPDATE hookbox_config.jobs"
+	    " SET step = 'x'"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "SELECT count(*) FROM"
+	    " hookbox_state.outbox"), DB_DENIED);
+	ck_assert_int_eq(db_exec(db, "SELECT id, active FROM"
+	    " hookbox_config.tenants"), DB_OK);
+	db_close(db);
 
 	ck_assert_int_lt(snprintf(sql, sizeof(sql), "DROP OWNED BY %s;"
 	    " DROP ROLE %s", role, role), (int)sizeof(sql));
@@ -4826,6 +5011,8 @@ config_suite(void)
 	tcase_add_test(tc, test_job_parse_output);
 	tcase_add_test(tc, test_job_import);
 	tcase_add_test(tc, test_job_import_bad_lines);
+	tcase_add_test(tc, test_registrar);
+	tcase_add_test(tc, test_pg_registrar_grants);
 	suite_add_tcase(s, tc);
 
 	return s;
