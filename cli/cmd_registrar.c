@@ -22,12 +22,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +42,9 @@
 #define ANSWER_MAX		(256 * 1024 * 1024)	/* what a command
 							   printed */
 #define PEER_TIMEOUT_S		60	/* a silent peer is dropped */
+#define REGISTRAR_CONNS_MAX	16	/* requests served at once
+					   (hookbox-registrar.socket's
+					   MaxConnections=) */
 
 /* ---- registrar add, remove ---------------------------------------- */
 
@@ -358,7 +361,7 @@ cmd_registrar_serve(struct settings *e, int argc, char **argv)
 	};
 	const char	*path = NULL;
 	char		 why[512];
-	int		 ch, fd, c;
+	int		 ch, fd, c, live = 0;
 	pid_t		 pid;
 
 	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
@@ -390,8 +393,11 @@ cmd_registrar_serve(struct settings *e, int argc, char **argv)
 		cli_warn("registrar serve: %s", why);
 		return EXIT_FAIL;
 	}
-	(void)signal(SIGCHLD, SIG_IGN);	/* no zombies */
 	for (;;) {
+		/* At most REGISTRAR_CONNS_MAX at once, as the socket unit. */
+		while (live > 0 && waitpid(-1, NULL, live >=
+		    REGISTRAR_CONNS_MAX ? 0 : WNOHANG) > 0)
+			live--;
 		if ((c = accept4(fd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
@@ -405,6 +411,8 @@ cmd_registrar_serve(struct settings *e, int argc, char **argv)
 		}
 		if (pid < 0)
 			cli_warn("registrar serve: fork: %s", strerror(errno));
+		else
+			live++;
 		(void)close(c);
 	}
 }

@@ -219,6 +219,36 @@ contains "a request naming a file: refused" "reads standard input alone" \
 eq "... and nothing of it registered" 0 \
     "$("$HB" job list --json | grep -c '"job-9"')"
 
+# Requests straight to the socket, as any local program could send them.
+raw() {
+	as "$app" perl -MIO::Socket::UNIX -e '
+my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "$!\n";
+local $/; $SIG{PIPE} = "IGNORE"; print $s <STDIN>; shutdown($s, 1);
+print <$s>;' "$sock"
+}
+out=$(printf 'not json\n' | raw)
+contains "raw: not JSON: refused" "a request is a line of JSON" "$out"
+out=$(head -c 70000 /dev/zero | tr '\0' 'x' | raw)
+contains "raw: a line past 64 KiB: refused" "a request is a line of JSON" \
+    "$out"
+out=$(printf '{"argv":"job add"}\n' | raw)
+contains "raw: argv not a list: refused" "a request is a line of JSON" "$out"
+out=$( (printf '{"argv":["job","list"'; i=0; while [ $i -lt 70 ]; do
+	printf ',"--json"'; i=$((i + 1)); done; printf ']}\n') | raw)
+contains "raw: 72 words: refused" "a request is a line of JSON" "$out"
+out=$(printf '{"argv":["tenant","add","evil"]}\n' | raw)
+contains "raw: another command: refused" \
+    "a registrar runs job add, list, import and remove, and nothing else" \
+    "$out"
+out=$(printf '{"argv":["job","list","-d","/tmp"]}\n' | raw)
+contains "raw: -d: refused" "keeps its own configuration: no -d" "$out"
+out=$(printf '{"argv":["registrar","add","--tenant","other","%s"]}\n' \
+    "$app" | raw)
+contains "raw: registrar add: refused" "and nothing else" "$out"
+eq "raw: nothing of it written" "2|1" \
+    "$(sqlite3 "file:$data/config.db?mode=ro" "SELECT
+    (SELECT count(*) FROM tenants), (SELECT count(*) FROM registrars)")"
+
 # The registrar's list: its tenants alone.
 "$HB" job add --tenant other --attempt o1 --step s1 --destination sink job-o
 out=$(as "$app" "$HB" job list --json)
