@@ -233,6 +233,20 @@ reads_secrets(const struct settings *e, const struct passwd *pw)
 	return 0;
 }
 
+/* Why the service serves no user pw, or NULL when it may ask. */
+static const char *
+refusal(const struct settings *e, const struct passwd *pw)
+{
+	if (pw->pw_uid == 0)
+		return "root changes the configuration itself";
+	if (!config_registrar_name_valid(pw->pw_name))
+		return "its name is not one a registrar can have";
+	if (reads_secrets(e, pw))
+		return "it reads the configuration's secrets (the service's"
+		    " user), and the responder must not write what it trusts";
+	return NULL;
+}
+
 /* The request's words, checked, into argv (pointers into req). */
 static int
 request_args(cJSON *req, char **argv, int max)
@@ -268,8 +282,9 @@ said(int fd, const char *fmt, ...)
 	if ((size_t)n > sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
+	/* A log gone is no reason to keep the answer back. */
 	if (peer_write_all(fd, line, (size_t)n) != 0)
-		return;	/* the log is gone: the answer still goes */
+		errno = 0;
 }
 
 /*
@@ -284,13 +299,14 @@ serve_one(struct settings *e, int sock)
 	struct timeval	 tv = { PEER_TIMEOUT_S, 0 };
 	struct passwd	*pw;
 	cJSON		*req = NULL;
+	const char	*refused, *shown;
 	char		 line[REQUEST_LINE_MAX + 1], name[CONFIG_REGISTRAR_MAX + 1];
 	char		*argv[REGISTRAR_ARGS_MAX + 1], *out = NULL, *err = NULL;
 	size_t		 olen = 0, elen = 0;
 	uid_t		 uid;
-	int		 argc, code, log, ofd = -1, efd = -1;
+	int		 argc, code, logfd, ofd = -1, efd = -1;
 
-	log = dup(STDERR_FILENO);
+	logfd = dup(STDERR_FILENO);
 	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	/* The request's line first: an answer then finds the client reading. */
@@ -308,19 +324,13 @@ serve_one(struct settings *e, int sock)
 		cJSON_Delete(req);
 		return EXIT_FAIL;
 	}
-	if (!config_registrar_name_valid(pw->pw_name) || uid == 0 ||
-	    reads_secrets(e, pw)) {
-		said(log, "registrar: user %s (uid %lu) refused: it is no"
-		    " registrar's user", config_registrar_name_valid(
-		    pw->pw_name) ? pw->pw_name : "?", (unsigned long)uid);
+	if ((refused = refusal(e, pw)) != NULL) {
+		shown = config_registrar_name_valid(pw->pw_name) ?
+		    pw->pw_name : "(a name no registrar has)";
+		said(logfd, "registrar: user %s (uid %lu) refused: %s", shown,
+		    (unsigned long)uid, refused);
 		(void)snprintf(line, sizeof(line), "hookbox: user %s may not"
-		    " register jobs: %s\n", config_registrar_name_valid(
-		    pw->pw_name) ? pw->pw_name : "(a name not taken)",
-		    uid == 0 ? "root changes the configuration itself" :
-		    reads_secrets(e, pw) ? "it reads the configuration's"
-		    " secrets (the service's user), and the responder must"
-		    " not write what it trusts" : "its name is not one a"
-		    " registrar can have");
+		    " register jobs: %s\n", shown, refused);
 		(void)answer(sock, EXIT_FAIL, "", line);
 		cJSON_Delete(req);
 		return EXIT_FAIL;
@@ -339,7 +349,7 @@ serve_one(struct settings *e, int sock)
 	cli_registrar = name;
 	code = cli_run_registrar(e, argc, argv);
 	(void)fflush(NULL);
-	said(log, "registrar %s: %s %s: exit %d", name, argv[0],
+	said(logfd, "registrar %s: %s %s: exit %d", name, argv[0],
 	    argc > 1 ? argv[1] : "", code);
 	if ((out = slurp(ofd, &olen)) == NULL ||
 	    (err = slurp(efd, &elen)) == NULL)
@@ -479,7 +489,7 @@ cli_registrar_forward(const char *path, int argc, const char *const *argv)
 	cJSON		*req, *words, *ans;
 	char		 why[PATH_MAX + 256], *s;
 	const char	*file = NULL;
-	int		 sock, fd = -1, i, rc;
+	int		 sock, fd = -1, i, sent, rc;
 
 	/* job import FILE: read here, as this user, and sent as "-". */
 	if (argc > 2 && strcmp(argv[1], "import") == 0 &&
@@ -506,7 +516,7 @@ cli_registrar_forward(const char *path, int argc, const char *const *argv)
 			goto out;
 	if ((s = cJSON_PrintUnformatted(req)) == NULL)
 		goto out;
-	i = peer_write_all(sock, s, strlen(s)) == 0 &&
+	sent = peer_write_all(sock, s, strlen(s)) == 0 &&
 	    peer_write_all(sock, "\n", 1) == 0 &&
 	    (strcmp(argv[1], "import") != 0 ||
 	    send_file(sock, fd >= 0 ? fd : STDIN_FILENO) == 0);
@@ -515,13 +525,14 @@ cli_registrar_forward(const char *path, int argc, const char *const *argv)
 	/* Refused before it read it all, the service still answers. */
 	if ((ans = read_answer(sock)) == NULL) {
 		cli_warn("the registrar service at %s gave no answer%s", path,
-		    i ? "" : " (the request could not be sent whole)");
+		    sent ? "" : " (the request could not be sent whole)");
 		goto out;
 	}
 	code = cJSON_GetObjectItemCaseSensitive(ans, "exit");
 	out = cJSON_GetObjectItemCaseSensitive(ans, "stdout");
 	err = cJSON_GetObjectItemCaseSensitive(ans, "stderr");
-	if (cJSON_IsNumber(code) && cJSON_IsString(out) &&
+	if (cJSON_IsNumber(code) && code->valueint >= 0 &&
+	    code->valueint <= 255 && cJSON_IsString(out) &&
 	    cJSON_IsString(err)) {
 		(void)fputs(out->valuestring, stdout);
 		(void)fputs(err->valuestring, stderr);
