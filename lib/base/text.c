@@ -261,6 +261,20 @@ text_valid_header(const char *s)
 }
 
 int
+text_header_lower(char *dst, const char *s)
+{
+	size_t	i;
+
+	if (!text_valid_header(s))
+		return -1;
+	for (i = 0; s[i] != '\0'; i++)
+		dst[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') :
+		    s[i];
+	dst[i] = '\0';
+	return 0;
+}
+
+int
 text_has_ctl(const char *s, size_t len)
 {
 	size_t		i;

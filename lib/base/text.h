@@ -44,6 +44,13 @@ HB_API int text_valid_id(const char *s, size_t max);
 HB_API int text_valid_header(const char *s);
 
 /*
+ * A header name s in lower case, the one spelling it is matched by, into
+ * dst (room for HB_ID_MAX + 1 bytes; dst may be s).  0, or -1 when s is
+ * not a header name (text_valid_header()).
+ */
+HB_API int text_header_lower(char *dst, const char *s);
+
+/*
  * Non-zero when s is an action id: tenant:attempt:step, three valid
  * names; or a subject's, tenant:subject:version:step, with the subject a
  * valid id (which may hold ':'; namespace/subject since subjects have

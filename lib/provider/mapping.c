@@ -255,24 +255,19 @@ static enum mapping_err
 parse_header(struct field *f, const char *name, const char *s, char *why,
     size_t whylen)
 {
-	size_t	len, i;
+	char	buf[HB_ID_MAX + 1];
 
-	if (!text_valid_header(s)) {
+	/* Matched case-insensitively: one spelling, the canonical. */
+	if (text_header_lower(buf, s) != 0) {
 		say(why, whylen, "%s.header: not an HTTP header name "
 		    "(1 to %d token characters)", name, HB_ID_MAX);
 		return MAPPING_INVALID;
 	}
-	len = strlen(s);
-	if ((f->text = alloc(len + 1)) == NULL) {
+	if ((f->text = alloc(strlen(buf) + 1)) == NULL) {
 		say(why, whylen, "out of memory");
 		return MAPPING_NOMEM;
 	}
-	/* Matched case-insensitively: one spelling, the canonical. */
-	for (i = 0; i <= len; i++) {
-		f->text[i] = s[i];
-		if (f->text[i] >= 'A' && f->text[i] <= 'Z')
-			f->text[i] += 'a' - 'A';
-	}
+	memcpy(f->text, buf, strlen(buf) + 1);
 	f->kind = K_HEADER;
 	return MAPPING_OK;
 }

@@ -117,14 +117,6 @@ say(char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void
-lower(char *s)
-{
-	for (; *s != '\0'; s++)
-		if (*s >= 'A' && *s <= 'Z')
-			*s = (char)(*s - 'A' + 'a');
-}
-
 /*
  * The declaration
  */
@@ -199,13 +191,11 @@ static int
 header_member(const char *s, const char *path, char *buf, char *why,
     size_t whylen)
 {
-	if (!text_valid_header(s)) {
+	if (text_header_lower(buf, s) != 0) {
 		say(why, whylen, "%s: not a header name (1 to %d of letters,"
 		    " digits and !#$%%&'*+-.^_`|~)", path, HB_ID_MAX);
 		return -1;
 	}
-	memcpy(buf, s, strlen(s) + 1);
-	lower(buf);
 	return 0;
 }
 

@@ -517,7 +517,7 @@ END_TEST
 START_TEST(test_text_header)
 {
 	int64_t	v = -1;
-	char	name[HB_ID_MAX + 2];
+	char	name[HB_ID_MAX + 2], lower[HB_ID_MAX + 1];
 
 	ck_assert(text_valid_header("X-Hub-Signature-256"));
 	ck_assert(text_valid_header("!#$%&'*+-.^_`|~"));
@@ -531,6 +531,15 @@ START_TEST(test_text_header)
 	name[HB_ID_MAX] = 'a';
 	name[HB_ID_MAX + 1] = '\0';
 	ck_assert(!text_valid_header(name));
+	ck_assert_int_eq(text_header_lower(lower, name), -1);
+
+	/* One spelling, in place too; what is no header name is refused. */
+	ck_assert_int_eq(text_header_lower(lower, "X-Hub-Signature-256"), 0);
+	ck_assert_str_eq(lower, "x-hub-signature-256");
+	ck_assert_int_eq(text_header_lower(lower, "X Sig"), -1);
+	memcpy(lower, "Webhook-ID", sizeof("Webhook-ID"));
+	ck_assert_int_eq(text_header_lower(lower, lower), 0);
+	ck_assert_str_eq(lower, "webhook-id");
 
 	ck_assert(!text_has_ctl("t=1,\tv1=ab", 10));
 	ck_assert(text_has_ctl("t=1\r\n", 5));
