@@ -940,41 +940,42 @@ static const struct cli_edit endpoint_set = {
 /*
  * What an endpoint of auth scheme is signed with, as endpoint show adds
  * it to the row: "signature": {"algorithm", "weak" (a provider's that is
- * followed, not chosen), "timed", "signs" (the headers)}.  0, or -1 when
- * out of memory.
+ * followed, not chosen), "timed", "signs" (the headers)}, read from its
+ * stored mapping.  Returns an exit code, reported.
  */
 static int
-show_scheme(cJSON *row)
+show_scheme(struct config *cfg, const char *name, cJSON *row)
 {
-	struct mapping		*m;
+	struct mapping		*m = NULL;
 	const struct scheme	*s;
 	const char *const	*h;
-	cJSON			*v, *sig, *signs;
-	char			*text, why[256];
-	int			 rc = -1;
+	cJSON			*sig, *signs = NULL;
+	char			*text = NULL, why[256];
+	int			 rc;
 
-	v = cJSON_GetObjectItemCaseSensitive(row, "mapping");
-	if (!cJSON_IsObject(v) || (text = cJSON_PrintUnformatted(v)) == NULL)
-		return v == NULL || !cJSON_IsObject(v) ? 0 : -1;
+	if ((rc = cli_config_done(config_endpoint_mapping(cfg, name, &text),
+	    name, NULL)) != EXIT_OK || text == NULL)
+		return rc;
 	m = mapping_parse(text, strlen(text), why, sizeof(why));
-	cJSON_free(text);
+	free(text);
+	/* A mapping the reads refuse is shown as stored, unsigned. */
 	if (m == NULL || (s = mapping_scheme(m)) == NULL) {
 		mapping_free(m);
-		return 0;
+		return EXIT_OK;
 	}
-	if ((sig = cJSON_AddObjectToObject(row, "signature")) != NULL &&
+	rc = (sig = cJSON_AddObjectToObject(row, "signature")) != NULL &&
 	    cJSON_AddStringToObject(sig, "algorithm",
 	    scheme_algorithm(s)) != NULL &&
 	    cJSON_AddBoolToObject(sig, "weak", scheme_weak(s)) != NULL &&
 	    cJSON_AddBoolToObject(sig, "timed", scheme_timed(s)) != NULL &&
-	    (signs = cJSON_AddArrayToObject(sig, "signs")) != NULL) {
-		rc = 0;
-		for (h = scheme_signed_headers(s); *h != NULL && rc == 0; h++)
-			if (!cJSON_AddItemToArray(signs,
-			    cJSON_CreateString(*h)))
-				rc = -1;
-	}
+	    (signs = cJSON_AddArrayToObject(sig, "signs")) != NULL ?
+	    EXIT_OK : EXIT_FAIL;
+	for (h = scheme_signed_headers(s); *h != NULL && rc == EXIT_OK; h++)
+		if (!cJSON_AddItemToArray(signs, cJSON_CreateString(*h)))
+			rc = EXIT_FAIL;
 	mapping_free(m);
+	if (rc != EXIT_OK)
+		cli_warn("out of memory");
 	return rc;
 }
 
@@ -1026,11 +1027,13 @@ cmd_endpoint_show(struct settings *e, int argc, char **argv)
 	}
 	if (row == NULL)
 		rc = no_such("endpoint", name, NULL);
-	else if (show_scheme(row) != 0 || (out = cJSON_Print(row)) == NULL) {
-		cli_warn("out of memory");
-		rc = EXIT_FAIL;
-	} else
-		puts(out);
+	else if ((rc = show_scheme(cfg, name, row)) == EXIT_OK) {
+		if ((out = cJSON_Print(row)) == NULL) {
+			cli_warn("out of memory");
+			rc = EXIT_FAIL;
+		} else
+			puts(out);
+	}
 out:
 	cJSON_free(out);
 	cJSON_Delete(arr);
