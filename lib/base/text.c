@@ -2,7 +2,9 @@
  * base/text.c: the rules for text that enters from outside and leaves into
  * logs, headers and terminals.
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -258,6 +260,18 @@ text_valid_header(const char *s)
 		if (i == HB_ID_MAX || !tchar((unsigned char)s[i]))
 			return 0;
 	return i > 0;
+}
+
+void
+text_say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (why == NULL || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
 }
 
 int

@@ -51,6 +51,14 @@ HB_API int text_valid_header(const char *s);
 HB_API int text_header_lower(char *dst, const char *s);
 
 /*
+ * Writes a reason, printf-style, into why (whylen bytes, cut to fit);
+ * does nothing when why is NULL or whylen 0.  The parsers' one way to
+ * say why they refused.
+ */
+HB_API void text_say(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
  * Non-zero when s is an action id: tenant:attempt:step, three valid
  * names; or a subject's, tenant:subject:version:step, with the subject a
  * valid id (which may hold ':'; namespace/subject since subjects have

@@ -2,20 +2,12 @@
  * provider/form.c: application/x-www-form-urlencoded bodies read and
  * written (provider/form.h).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/fault.h"
 #include "base/text.h"
 #include "provider/form.h"
-
-static void
-say(char *why, size_t whylen, const char *fmt, const char *arg)
-{
-	if (why != NULL && whylen > 0)
-		(void)snprintf(why, whylen, fmt, arg);
-}
 
 static int
 hexval(char c)
@@ -83,14 +75,14 @@ form_parse(const char *b, size_t len, struct form *out, char *why,
 		why[0] = '\0';
 	for (i = 0; i < len; i++) {
 		if (b[i] <= ' ' || b[i] >= 0x7f) {
-			say(why, whylen, "%s", "body: a form holds a byte that"
+			text_say(why, whylen, "%s", "body: a form holds a byte that"
 			    " is not printable ASCII");
 			return FORM_INVALID;
 		}
 		nf += b[i] == '&';
 	}
 	if (len == 0 || nf > FORM_FIELDS_MAX) {
-		say(why, whylen, "%s", len == 0 ? "body: an empty form" :
+		text_say(why, whylen, "%s", len == 0 ? "body: an empty form" :
 		    "body: a form of more than 256 fields");
 		return FORM_INVALID;
 	}
@@ -104,7 +96,7 @@ form_parse(const char *b, size_t len, struct form *out, char *why,
 		if ((amp = memchr(p, '&', (size_t)(end - p))) == NULL)
 			amp = end;
 		if (amp == p) {
-			say(why, whylen, "%s", "body: an empty field in the"
+			text_say(why, whylen, "%s", "body: an empty field in the"
 			    " form");
 			goto invalid;
 		}
@@ -124,7 +116,7 @@ form_parse(const char *b, size_t len, struct form *out, char *why,
 			goto bad;
 		for (j = 0; j < out->n; j++)
 			if (strcmp(out->f[j].name, out->f[out->n].name) == 0) {
-				say(why, whylen, plain(out->f[j].name) ?
+				text_say(why, whylen, plain(out->f[j].name) ?
 				    "body: a field named twice: %s" :
 				    "body: a field named twice%s", plain(
 				    out->f[j].name) ? out->f[j].name : "");
@@ -136,13 +128,13 @@ form_parse(const char *b, size_t len, struct form *out, char *why,
 	}
 	return FORM_OK;
 bad:
-	say(why, whylen, "%s", "body: a form's name or value is empty,"
+	text_say(why, whylen, "%s", "body: a form's name or value is empty,"
 	    " badly %-encoded, not UTF-8 or holds a control character");
 invalid:
 	form_free(out);
 	return FORM_INVALID;
 nomem:
-	say(why, whylen, "%s", "out of memory");
+	text_say(why, whylen, "%s", "out of memory");
 	form_free(out);
 	return FORM_NOMEM;
 }

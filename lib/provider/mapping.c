@@ -7,7 +7,6 @@
  * effect), so that mapping_eval() only walks the body and applies the
  * value rules.  A struct mapping is never written after it is made.
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,21 +95,6 @@ struct mapping {
 
 /* What a value the operator chose may show of itself in a message. */
 #define ECHO_MAX	48
-
-static void say(char *, size_t, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why == NULL || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	(void)vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * The mapping's own allocations pass the test build's FAULT_ALLOC as
@@ -223,25 +207,25 @@ parse_pointer(struct field *f, const char *name, const char *s, char *why,
 	long	n;
 
 	if (s[0] != '\0' && s[0] != '/') {
-		say(why, whylen, "%s: a JSON pointer is \"\" or starts with "
+		text_say(why, whylen, "%s: a JSON pointer is \"\" or starts with "
 		    "\"/\"", name);
 		return MAPPING_INVALID;
 	}
 	/* Shown by the tool and in logs: as clean as an id. */
 	if (!text_valid_line(s, MAPPING_TEXT_MAX)) {
-		say(why, whylen, "%s: not UTF-8 or has control characters",
+		text_say(why, whylen, "%s: not UTF-8 or has control characters",
 		    name);
 		return MAPPING_INVALID;
 	}
 	len = strlen(s);
 	if ((f->text = alloc(2 * (len + 1))) == NULL) {
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 		return MAPPING_NOMEM;
 	}
 	memcpy(f->text, s, len + 1);
 	f->tok = f->text + len + 1;
 	if ((n = pointer_decode(s, f->tok)) < 0) {
-		say(why, whylen, "%s: \"~\" not followed by \"0\" or \"1\" in "
+		text_say(why, whylen, "%s: \"~\" not followed by \"0\" or \"1\" in "
 		    "the JSON pointer", name);
 		return MAPPING_INVALID;
 	}
@@ -259,12 +243,12 @@ parse_header(struct field *f, const char *name, const char *s, char *why,
 
 	/* Matched case-insensitively: one spelling, the canonical. */
 	if (text_header_lower(buf, s) != 0) {
-		say(why, whylen, "%s.header: not an HTTP header name "
+		text_say(why, whylen, "%s.header: not an HTTP header name "
 		    "(1 to %d token characters)", name, HB_ID_MAX);
 		return MAPPING_INVALID;
 	}
 	if ((f->text = alloc(strlen(buf) + 1)) == NULL) {
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 		return MAPPING_NOMEM;
 	}
 	memcpy(f->text, buf, strlen(buf) + 1);
@@ -299,13 +283,13 @@ parse_field_object(struct field *f, enum fid id, const cJSON *v, char *why,
 	if (where == NULL)
 		goto bad;
 	if (!cJSON_IsString(where)) {
-		say(why, whylen, "%s.%s: not a string", name, where->string);
+		text_say(why, whylen, "%s.%s: not a string", name, where->string);
 		return MAPPING_INVALID;
 	}
 	if (unit != NULL) {
 		if (!cJSON_IsString(unit) || (strcmp(unit->valuestring, "s") !=
 		    0 && strcmp(unit->valuestring, "ms") != 0)) {
-			say(why, whylen, "%s.unit: not s or ms", name);
+			text_say(why, whylen, "%s.unit: not s or ms", name);
 			return MAPPING_INVALID;
 		}
 		f->ms = strcmp(unit->valuestring, "ms") == 0;
@@ -315,19 +299,19 @@ parse_field_object(struct field *f, enum fid id, const cJSON *v, char *why,
 	if (strcmp(where->string, "pointer") == 0)
 		return parse_pointer(f, name, where->valuestring, why, whylen);
 	if (!text_valid_id(where->valuestring, HB_ID_MAX)) {
-		say(why, whylen, "%s.value: not a valid type (1 to %d bytes of"
+		text_say(why, whylen, "%s.value: not a valid type (1 to %d bytes of"
 		    " UTF-8, no control characters)", name, HB_ID_MAX);
 		return MAPPING_INVALID;
 	}
 	if ((f->text = alloc(strlen(where->valuestring) + 1)) == NULL) {
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 		return MAPPING_NOMEM;
 	}
 	memcpy(f->text, where->valuestring, strlen(where->valuestring) + 1);
 	f->kind = K_VALUE;
 	return MAPPING_OK;
 bad:
-	say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}%s",
+	text_say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}%s",
 	    name, id == F_OCCURRED ? ", with \"unit\" or not" : id == F_TYPE ?
 	    ", or {\"value\": TYPE}" : "");
 	return MAPPING_INVALID;
@@ -340,13 +324,13 @@ parse_field(struct field *f, enum fid id, const cJSON *v, int optional,
 	if (v == NULL) {
 		if (optional)
 			return MAPPING_OK;
-		say(why, whylen, "%s: missing", fnames[id]);
+		text_say(why, whylen, "%s: missing", fnames[id]);
 		return MAPPING_INVALID;
 	}
 	if (cJSON_IsObject(v))
 		return parse_field_object(f, id, v, why, whylen);
 	if (!cJSON_IsString(v)) {
-		say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}",
+		text_say(why, whylen, "%s: not a JSON pointer or {\"header\": NAME}",
 		    fnames[id]);
 		return MAPPING_INVALID;
 	}
@@ -374,22 +358,22 @@ add_type(struct mapping *m, const cJSON *v, const char *member,
 	char		 echo[ECHO_MAX];
 
 	if (!cJSON_IsString(v)) {
-		say(why, whylen, "%s: not a string", path);
+		text_say(why, whylen, "%s: not a string", path);
 		return MAPPING_INVALID;
 	}
 	if (!text_valid_id(v->valuestring, HB_ID_MAX)) {
-		say(why, whylen, "%s: not a valid type (1 to %d bytes of "
+		text_say(why, whylen, "%s: not a valid type (1 to %d bytes of "
 		    "UTF-8, no control characters)", path, HB_ID_MAX);
 		return MAPPING_INVALID;
 	}
 	if (type_find(m, v->valuestring) != NULL) {
-		say(why, whylen, "%s: \"%s\" is named twice", member,
+		text_say(why, whylen, "%s: \"%s\" is named twice", member,
 		    text_escape(v->valuestring, (size_t)-1, echo,
 		    sizeof(echo)));
 		return MAPPING_INVALID;
 	}
 	if (m->ntypes == MAPPING_TYPES_MAX) {
-		say(why, whylen, "%s: more than %d types in the mapping",
+		text_say(why, whylen, "%s: more than %d types in the mapping",
 		    member, MAPPING_TYPES_MAX);
 		return MAPPING_INVALID;
 	}
@@ -412,16 +396,16 @@ parse_steps(struct mapping *m, const cJSON *obj, const char *member,
 	enum mapping_err	 rc;
 
 	if (!cJSON_IsObject(obj)) {
-		say(why, whylen, "%s: not an object", member);
+		text_say(why, whylen, "%s: not an object", member);
 		return MAPPING_INVALID;
 	}
 	if (obj->child == NULL && effect == MAPPING_DO) {
-		say(why, whylen, "%s: names no step", member);
+		text_say(why, whylen, "%s: names no step", member);
 		return MAPPING_INVALID;
 	}
 	for (c = obj->child; c != NULL; c = c->next) {
 		if (!text_valid_name(c->string)) {
-			say(why, whylen, "%s: \"%s\" is not a valid step name",
+			text_say(why, whylen, "%s: \"%s\" is not a valid step name",
 			    member, text_escape(c->string, (size_t)-1, echo,
 			    sizeof(echo)));
 			return MAPPING_INVALID;
@@ -429,22 +413,22 @@ parse_steps(struct mapping *m, const cJSON *obj, const char *member,
 		/* An undo's step is its own: an action id names one. */
 		for (i = 0; i < m->nsteps; i++)
 			if (strcmp(m->steps[i].name, c->string) == 0) {
-				say(why, whylen, "%s: \"%s\" is already a "
+				text_say(why, whylen, "%s: \"%s\" is already a "
 				    "step", member, c->string);
 				return MAPPING_INVALID;
 			}
 		if (m->nsteps == MAPPING_TYPES_MAX) {
-			say(why, whylen, "%s: more than %d types in the "
+			text_say(why, whylen, "%s: more than %d types in the "
 			    "mapping", member, MAPPING_TYPES_MAX);
 			return MAPPING_INVALID;
 		}
 		if (!cJSON_IsArray(c)) {
-			say(why, whylen, "%s.%s: not an array", member,
+			text_say(why, whylen, "%s.%s: not an array", member,
 			    c->string);
 			return MAPPING_INVALID;
 		}
 		if (c->child == NULL) {
-			say(why, whylen, "%s.%s: names no type", member,
+			text_say(why, whylen, "%s.%s: names no type", member,
 			    c->string);
 			return MAPPING_INVALID;
 		}
@@ -473,7 +457,7 @@ parse_ignore(struct mapping *m, const cJSON *arr, char *why, size_t whylen)
 	enum mapping_err	 rc;
 
 	if (!cJSON_IsArray(arr)) {
-		say(why, whylen, "ignore: not an array");
+		text_say(why, whylen, "ignore: not an array");
 		return MAPPING_INVALID;
 	}
 	for (k = 0, t = arr->child; t != NULL; t = t->next, k++) {
@@ -500,15 +484,15 @@ name_member(const cJSON *doc, const char *member, int required, char *buf,
 	if ((c = cJSON_GetObjectItemCaseSensitive(doc, member)) == NULL) {
 		if (!required)
 			return 0;
-		say(why, whylen, "%s: missing", member);
+		text_say(why, whylen, "%s: missing", member);
 		return -1;
 	}
 	if (!cJSON_IsString(c)) {
-		say(why, whylen, "%s: not a string", member);
+		text_say(why, whylen, "%s: not a string", member);
 		return -1;
 	}
 	if (!text_valid_name(c->valuestring)) {
-		say(why, whylen, "%s: not a valid name", member);
+		text_say(why, whylen, "%s: not a valid name", member);
 		return -1;
 	}
 	memcpy(buf, c->valuestring, strlen(c->valuestring) + 1);
@@ -530,7 +514,7 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 			if (strcmp(c->string, members[i]) == 0)
 				break;
 		if (i == NELEM(members)) {
-			say(why, whylen, "\"%s\": not a member of a mapping",
+			text_say(why, whylen, "\"%s\": not a member of a mapping",
 			    text_escape(c->string, (size_t)-1, echo,
 			    sizeof(echo)));
 			return MAPPING_INVALID;
@@ -543,7 +527,7 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 	m->keep_body = 1;
 	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "carry")) != NULL) {
 		if (!cJSON_IsBool(c)) {
-			say(why, whylen, "carry: not true or false");
+			text_say(why, whylen, "carry: not true or false");
 			return MAPPING_INVALID;
 		}
 		m->keep_body = cJSON_IsTrue(c);
@@ -551,7 +535,7 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "body")) != NULL) {
 		if (!cJSON_IsString(c) || (strcmp(c->valuestring, "json") != 0 &&
 		    strcmp(c->valuestring, "form") != 0)) {
-			say(why, whylen, "body: not json or form");
+			text_say(why, whylen, "body: not json or form");
 			return MAPPING_INVALID;
 		}
 		m->form = strcmp(c->valuestring, "form") == 0;
@@ -566,7 +550,7 @@ parse_doc(struct mapping *m, const cJSON *doc, char *why, size_t whylen)
 	}
 
 	if ((c = cJSON_GetObjectItemCaseSensitive(doc, "steps")) == NULL) {
-		say(why, whylen, "steps: missing");
+		text_say(why, whylen, "steps: missing");
 		return MAPPING_INVALID;
 	}
 	if ((rc = parse_steps(m, c, "steps", MAPPING_DO, why, whylen)) !=
@@ -596,7 +580,7 @@ mapping_parse(const char *text, size_t len, char *why, size_t whylen)
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
 	if (len > MAPPING_TEXT_MAX) {
-		say(why, whylen, "mapping: longer than %d bytes",
+		text_say(why, whylen, "mapping: longer than %d bytes",
 		    MAPPING_TEXT_MAX);
 		return NULL;
 	}
@@ -605,24 +589,24 @@ mapping_parse(const char *text, size_t len, char *why, size_t whylen)
 	case JSON_OK:
 		break;
 	case JSON_NOMEM:
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 		return NULL;
 	case JSON_DUPKEY:
 		if (key[0] != '\0')
-			say(why, whylen, "\"%s\": named twice", key);
+			text_say(why, whylen, "\"%s\": named twice", key);
 		else
-			say(why, whylen, "mapping: a key is named twice");
+			text_say(why, whylen, "mapping: a key is named twice");
 		return NULL;
 	default:
-		say(why, whylen, "mapping: %s", json_strerror(js));
+		text_say(why, whylen, "mapping: %s", json_strerror(js));
 		return NULL;
 	}
 	if (!cJSON_IsObject(doc)) {
-		say(why, whylen, "mapping: not a JSON object");
+		text_say(why, whylen, "mapping: not a JSON object");
 		goto fail;
 	}
 	if ((m = alloc(sizeof(*m))) == NULL) {
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 		goto fail;
 	}
 	memset(m, 0, sizeof(*m));
@@ -835,7 +819,7 @@ parse_body(const struct mapping *m, const char *body, size_t len,
 			}
 	form_free(&f);
 	if (*out == NULL) {
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 		return MAPPING_NOMEM;
 	}
 	return MAPPING_OK;
@@ -958,7 +942,7 @@ get_id(const struct value *v, const char *name, int numeric, char *dst,
 
 	if (v->s == NULL && numeric && cJSON_IsNumber(v->j)) {
 		if (json_uint53(v->j, &n) != 0) {
-			say(why, whylen, "%s: a number, but not an integer"
+			text_say(why, whylen, "%s: a number, but not an integer"
 			    " from 0 to 2^53 - 1", name);
 			return MAPPING_INVALID;
 		}
@@ -966,12 +950,12 @@ get_id(const struct value *v, const char *name, int numeric, char *dst,
 		return MAPPING_OK;
 	}
 	if (v->s == NULL) {
-		say(why, whylen, "%s: not a string%s", name, numeric ?
+		text_say(why, whylen, "%s: not a string%s", name, numeric ?
 		    " or an integer" : "");
 		return MAPPING_INVALID;
 	}
 	if (!text_valid_id(v->s, HB_ID_MAX)) {
-		say(why, whylen, "%s: %s", name, v->s[0] == '\0' ? "empty" :
+		text_say(why, whylen, "%s: %s", name, v->s[0] == '\0' ? "empty" :
 		    "too long, not UTF-8 or has control characters");
 		return MAPPING_INVALID;
 	}
@@ -1016,7 +1000,7 @@ get_version(const struct value *v, int64_t *out, char *why, size_t whylen)
 	*out = n;
 	return MAPPING_OK;
 bad:
-	say(why, whylen, "version: not an integer");
+	text_say(why, whylen, "version: not an integer");
 	return MAPPING_INVALID;
 }
 
@@ -1042,7 +1026,7 @@ get_occurred(const struct value *v, int ms, int64_t *out, char *why,
 		if (r == UTIL_TIME_OK)
 			*out = n;
 		else if (r == UTIL_TIME_INVALID) {
-			say(why, whylen, "occurred: not epoch milliseconds");
+			text_say(why, whylen, "occurred: not epoch milliseconds");
 			return MAPPING_INVALID;
 		}
 	} else if (v->s != NULL)
@@ -1065,10 +1049,10 @@ get_occurred(const struct value *v, int ms, int64_t *out, char *why,
 	} else
 		r = UTIL_TIME_INVALID;
 	if (r == UTIL_TIME_INVALID)
-		say(why, whylen, "occurred: not an RFC 3339 date-time or "
+		text_say(why, whylen, "occurred: not an RFC 3339 date-time or "
 		    "epoch seconds");
 	else if (r == UTIL_TIME_RANGE)
-		say(why, whylen, "occurred: before 1970 or after 9999");
+		text_say(why, whylen, "occurred: before 1970 or after 9999");
 	return r == UTIL_TIME_OK ? MAPPING_OK : MAPPING_INVALID;
 }
 
@@ -1121,7 +1105,7 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 		if (m->f[i].kind == K_NONE)
 			continue;
 		if (resolve(&m->f[i], doc, hdr, arg, &v) != 0) {
-			say(why, whylen, "%s: missing", fnames[i]);
+			text_say(why, whylen, "%s: missing", fnames[i]);
 			rc = MAPPING_INVALID;
 			goto out;
 		}
@@ -1287,13 +1271,13 @@ stamp(cJSON *j, enum fid f, int ms, const struct mapping_event *ev,
 		return stamp_number_id(j, f == F_EVENT_ID ? ev->event_id :
 		    ev->subject);
 	if (!cJSON_IsString(j) || (j->type & cJSON_IsReference) != 0) {
-		say(why, whylen, "%s: not a string%s in the sample", fnames[f],
+		text_say(why, whylen, "%s: not a string%s in the sample", fnames[f],
 		    f == F_TYPE ? "" : " or a number");
 		return -1;
 	}
 	if (stamp_text(f, ev, j->valuestring[strspn(j->valuestring,
 	    "0123456789.")] == '\0', ms, buf, sizeof(buf)) != 0) {
-		say(why, whylen, "%s: cannot be written", fnames[f]);
+		text_say(why, whylen, "%s: cannot be written", fnames[f]);
 		return -1;
 	}
 	return cJSON_SetValuestring(j, buf) != NULL ? 0 : -2;
@@ -1329,7 +1313,7 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
 			continue;
 		}
 		if (resolve(&m->f[f], doc, NULL, NULL, &v) != 0) {
-			say(why, whylen, "%s: missing from the sample",
+			text_say(why, whylen, "%s: missing from the sample",
 			    fnames[f]);
 			goto out;
 		}
@@ -1337,13 +1321,13 @@ mapping_restamp(const struct mapping *m, const char *body, size_t len,
 		if ((rc = stamp((cJSON *)(uintptr_t)v.j, f, m->f[f].ms, ev,
 		    why, whylen)) != 0) {
 			if (rc == -2)
-				say(why, whylen, "out of memory");
+				text_say(why, whylen, "out of memory");
 			goto out;
 		}
 	}
 	if ((out = m->form ? form_of(doc) : cJSON_PrintUnformatted(doc)) ==
 	    NULL)
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 out:
 	cJSON_Delete(doc);
 	return out;

@@ -4,7 +4,6 @@
  * signed with one.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,21 +101,6 @@ struct scheme {
 	const char	*signs[SCHEME_PIECES_MAX + 2];	/* NULL-ended */
 };
 
-static void say(char *, size_t, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (why == NULL || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	(void)vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * The declaration
  */
@@ -140,7 +124,7 @@ only_members(const cJSON *obj, const char *path, const char *const *names,
 			if (strcmp(c->string, names[i]) == 0)
 				break;
 		if (i == n) {
-			say(why, whylen, "%s: \"%s\" is not one of its members",
+			text_say(why, whylen, "%s: \"%s\" is not one of its members",
 			    path, text_escape(c->string, (size_t)-1, echo,
 			    sizeof(echo)));
 			return 0;
@@ -163,11 +147,11 @@ string_member(const cJSON *obj, const char *path, const char *name,
 	if ((c = cJSON_GetObjectItemCaseSensitive(obj, name)) == NULL) {
 		if (!required)
 			return 0;
-		say(why, whylen, "%s.%s: missing", path, name);
+		text_say(why, whylen, "%s.%s: missing", path, name);
 		return -1;
 	}
 	if (!cJSON_IsString(c)) {
-		say(why, whylen, "%s.%s: not a string", path, name);
+		text_say(why, whylen, "%s.%s: not a string", path, name);
 		return -1;
 	}
 	*out = c->valuestring;
@@ -192,7 +176,7 @@ header_member(const char *s, const char *path, char *buf, char *why,
     size_t whylen)
 {
 	if (text_header_lower(buf, s) != 0) {
-		say(why, whylen, "%s: not a header name (1 to %d of letters,"
+		text_say(why, whylen, "%s: not a header name (1 to %d of letters,"
 		    " digits and !#$%%&'*+-.^_`|~)", path, HB_ID_MAX);
 		return -1;
 	}
@@ -240,7 +224,7 @@ parse_parts(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	const char	*sep, *assign, *sig;
 
 	if (!cJSON_IsObject(v)) {
-		say(why, whylen, "signature.parts: not an object");
+		text_say(why, whylen, "signature.parts: not an object");
 		return -1;
 	}
 	if (!only_members(v, "signature.parts", names, NELEM(names), why,
@@ -253,13 +237,13 @@ parse_parts(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	    whylen) != 0)
 		return -1;
 	if (!punct(sep) || !punct(assign) || sep[0] == assign[0]) {
-		say(why, whylen, "signature.parts: separator and assign are"
+		text_say(why, whylen, "signature.parts: separator and assign are"
 		    " two different characters, neither a letter, a digit,"
 		    " '_' nor '-'");
 		return -1;
 	}
 	if (!part_name(sig)) {
-		say(why, whylen, "signature.parts.signature: not a part's name"
+		text_say(why, whylen, "signature.parts.signature: not a part's name"
 		    " (1 to %d letters, digits, '_' and '-')", PART_MAX);
 		return -1;
 	}
@@ -279,7 +263,7 @@ parse_timestamp(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	int		 u = 0;
 
 	if (!cJSON_IsObject(v)) {
-		say(why, whylen, "signature.timestamp: not an object");
+		text_say(why, whylen, "signature.timestamp: not an object");
 		return -1;
 	}
 	if (!only_members(v, "signature.timestamp", names, NELEM(names), why,
@@ -292,12 +276,12 @@ parse_timestamp(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	    whylen) != 0)
 		return -1;
 	if ((part == NULL) == (header == NULL)) {
-		say(why, whylen, "signature.timestamp: names one of part and"
+		text_say(why, whylen, "signature.timestamp: names one of part and"
 		    " header");
 		return -1;
 	}
 	if (unit != NULL && (u = one_of(unit, units, NELEM(units))) < 0) {
-		say(why, whylen, "signature.timestamp.unit: not s or ms");
+		text_say(why, whylen, "signature.timestamp.unit: not s or ms");
 		return -1;
 	}
 	s->ts_ms = u == 1;
@@ -307,12 +291,12 @@ parse_timestamp(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 		    s->ts_name, why, whylen);
 	}
 	if (!s->parts) {
-		say(why, whylen, "signature.timestamp.part: the header has no"
+		text_say(why, whylen, "signature.timestamp.part: the header has no"
 		    " parts (signature.parts)");
 		return -1;
 	}
 	if (!part_name(part) || strcmp(part, s->sig_part) == 0) {
-		say(why, whylen, "signature.timestamp.part: not a part's name"
+		text_say(why, whylen, "signature.timestamp.part: not a part's name"
 		    " other than the signature's");
 		return -1;
 	}
@@ -327,7 +311,7 @@ add_piece(struct scheme *s, enum pkind kind, size_t off, size_t len,
     char *why, size_t whylen)
 {
 	if (s->npieces == SCHEME_PIECES_MAX) {
-		say(why, whylen, "signature.signed: more than %d pieces",
+		text_say(why, whylen, "signature.signed: more than %d pieces",
 		    SCHEME_PIECES_MAX);
 		return -1;
 	}
@@ -347,7 +331,7 @@ add_header_piece(struct scheme *s, const char *name, size_t len, char *why,
 	size_t	i;
 
 	if (len > HB_ID_MAX) {
-		say(why, whylen, "signature.signed: a header name is longer"
+		text_say(why, whylen, "signature.signed: a header name is longer"
 		    " than %d bytes", HB_ID_MAX);
 		return -1;
 	}
@@ -372,7 +356,7 @@ parse_signed(struct scheme *s, const char *t, char *why, size_t whylen)
 	size_t		 i, len, nbody = 0;
 
 	if (!printable(t, SCHEME_SIGNED_MAX, "")) {
-		say(why, whylen, "signature.signed: not 1 to %d bytes of"
+		text_say(why, whylen, "signature.signed: not 1 to %d bytes of"
 		    " printable ASCII", SCHEME_SIGNED_MAX);
 		return -1;
 	}
@@ -385,7 +369,7 @@ parse_signed(struct scheme *s, const char *t, char *why, size_t whylen)
 		    (open[0] != '\0' && (close == NULL ||
 		    memchr(open + 1, '{', (size_t)(close - open - 1)) !=
 		    NULL))) {
-			say(why, whylen, "signature.signed: a '{' or '}' that"
+			text_say(why, whylen, "signature.signed: a '{' or '}' that"
 			    " is not around a placeholder");
 			return -1;
 		}
@@ -409,7 +393,7 @@ parse_signed(struct scheme *s, const char *t, char *why, size_t whylen)
 			    memcmp(holders[i].name, open + 1, len) == 0)
 				break;
 		if (i == NELEM(holders)) {
-			say(why, whylen, "signature.signed: {%.*s} is none of"
+			text_say(why, whylen, "signature.signed: {%.*s} is none of"
 			    " {body}, {form}, {timestamp}, {url}, {secret},"
 			    " {header:NAME}", (int)(len > 32 ? 32 : len),
 			    open + 1);
@@ -421,7 +405,7 @@ parse_signed(struct scheme *s, const char *t, char *why, size_t whylen)
 			return -1;
 	}
 	if (nbody != 1) {
-		say(why, whylen, "signature.signed: {body} or {form} once, or"
+		text_say(why, whylen, "signature.signed: {body} or {form} once, or"
 		    " the body would not be what is signed");
 		return -1;
 	}
@@ -446,19 +430,19 @@ check_whole(struct scheme *s, char *why, size_t whylen)
 	size_t	i, n = 0;
 
 	if (has_piece(s, P_TIMESTAMP) && s->ts == T_NONE) {
-		say(why, whylen, "signature.signed: {timestamp} without"
+		text_say(why, whylen, "signature.signed: {timestamp} without"
 		    " signature.timestamp");
 		return -1;
 	}
 	if (has_piece(s, P_SECRET) != (!algs[s->alg].hmac &&
 	    s->alg != A_ED25519)) {
-		say(why, whylen, "signature.signed: {secret} is for a plain"
+		text_say(why, whylen, "signature.signed: {secret} is for a plain"
 		    " digest (sha1, sha256) and required by one; an HMAC"
 		    " or ed25519 takes the secret as its key");
 		return -1;
 	}
 	if (has_piece(s, P_URL) != (s->url[0] != '\0')) {
-		say(why, whylen, "signature.url: %s", s->url[0] == '\0' ?
+		text_say(why, whylen, "signature.url: %s", s->url[0] == '\0' ?
 		    "missing: the URL the provider calls, which {url} signs" :
 		    "given, but signature.signed has no {url}");
 		return -1;
@@ -495,7 +479,7 @@ parse_members(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 		return -1;
 	if (str != NULL) {
 		if (!printable(str, SCHEME_PREFIX_MAX, " ")) {
-			say(why, whylen, "signature.prefix: not 1 to %d bytes"
+			text_say(why, whylen, "signature.prefix: not 1 to %d bytes"
 			    " of printable ASCII without a space",
 			    SCHEME_PREFIX_MAX);
 			return -1;
@@ -515,7 +499,7 @@ parse_members(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	for (i = 0; i < A__N && strcmp(str, algs[i].name) != 0; i++)
 		;
 	if (i == A__N) {
-		say(why, whylen, "signature.algorithm: not one of hmac-sha1,"
+		text_say(why, whylen, "signature.algorithm: not one of hmac-sha1,"
 		    " hmac-sha256, hmac-sha512, sha1, sha256, ed25519");
 		return -1;
 	}
@@ -524,7 +508,7 @@ parse_members(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	    whylen) != 0)
 		return -1;
 	if ((i = one_of(str, encs, E__N)) < 0) {
-		say(why, whylen, "signature.encoding: not one of hex, base64,"
+		text_say(why, whylen, "signature.encoding: not one of hex, base64,"
 		    " base64url");
 		return -1;
 	}
@@ -532,12 +516,12 @@ parse_members(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	if (string_member(v, "signature", "key", 0, &str, why, whylen) != 0)
 		return -1;
 	if (str != NULL && (i = one_of(str, keys, NELEM(keys))) < 0) {
-		say(why, whylen, "signature.key: not text or base64");
+		text_say(why, whylen, "signature.key: not text or base64");
 		return -1;
 	}
 	s->key_base64 = str != NULL && i == 1;
 	if (s->alg == A_ED25519 && !s->key_base64) {
-		say(why, whylen, "signature.key: base64 for ed25519 (the"
+		text_say(why, whylen, "signature.key: base64 for ed25519 (the"
 		    " sender's public key)");
 		return -1;
 	}
@@ -547,7 +531,7 @@ parse_members(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 	if (str != NULL) {
 		if (!s->key_base64 || !printable(str, SCHEME_PREFIX_MAX,
 		    " ")) {
-			say(why, whylen, "signature.key_prefix: 1 to %d bytes"
+			text_say(why, whylen, "signature.key_prefix: 1 to %d bytes"
 			    " of printable ASCII, for a base64 key",
 			    SCHEME_PREFIX_MAX);
 			return -1;
@@ -561,7 +545,7 @@ parse_members(struct scheme *s, const cJSON *v, char *why, size_t whylen)
 		    strchr(str, '?') != NULL || strchr(str, '#') != NULL ||
 		    (strncmp(str, "https://", 8) != 0 &&
 		    strncmp(str, "http://", 7) != 0)) {
-			say(why, whylen, "signature.url: not an http or https"
+			text_say(why, whylen, "signature.url: not an http or https"
 			    " URL without a query or fragment (the request's"
 			    " query is added to it)");
 			return -1;
@@ -580,11 +564,11 @@ scheme_parse(const cJSON *v, char *why, size_t whylen, int *nomem)
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
 	if (!cJSON_IsObject(v)) {
-		say(why, whylen, "signature: not an object");
+		text_say(why, whylen, "signature: not an object");
 		return NULL;
 	}
 	if (fault_fire(FAULT_ALLOC) || (s = calloc(1, sizeof(*s))) == NULL) {
-		say(why, whylen, "out of memory");
+		text_say(why, whylen, "out of memory");
 		*nomem = 1;
 		return NULL;
 	}

@@ -541,6 +541,14 @@ START_TEST(test_text_header)
 	ck_assert_int_eq(text_header_lower(lower, lower), 0);
 	ck_assert_str_eq(lower, "webhook-id");
 
+	/* A reason, cut to fit; none asked for, none written. */
+	text_say(lower, 8, "%s: %d", "signature", 7);
+	ck_assert_str_eq(lower, "signatu");
+	text_say(NULL, 8, "%s", "x");
+	memcpy(lower, "kept", sizeof("kept"));
+	text_say(lower, 0, "%s", "x");
+	ck_assert_str_eq(lower, "kept");
+
 	ck_assert(!text_has_ctl("t=1,\tv1=ab", 10));
 	ck_assert(text_has_ctl("t=1\r\n", 5));
 	ck_assert(text_has_ctl("a\x7f", 2));
