@@ -25,6 +25,8 @@
 #ifndef HB_DB_H
 #define HB_DB_H
 
+#include <sys/stat.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -194,6 +196,18 @@ enum db_rc db_open(const char *location, const struct db_conf *,
  */
 enum db_rc db_open_sqlite(const char *path, int flags,
     const struct db_text *text, size_t n, struct db **out);
+
+/*
+ * SQLite's companions of a database file: the names it gives them, after
+ * the database's own (DB_COMPANIONS of them), and whether one is a file
+ * db_open_sqlite() lets SQLite use: sb (from fstat(), or lstat(), which
+ * sees a link as no plain file) a plain file of one name, owned by the
+ * database's owner or by this process's user.  Anything else may have
+ * been planted, for SQLite to play into the database or write through.
+ */
+#define DB_COMPANIONS	3
+extern const char *const db_companion_sfx[DB_COMPANIONS];
+int db_companion_ok(const struct stat *sb, uid_t db_owner);
 
 /* A budget of 0 still bounds a statement (statement_timeout), at this. */
 #define DB_PG_BACKSTOP_MS	5000

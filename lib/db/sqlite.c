@@ -166,16 +166,26 @@ lite_close(struct db *db)
  */
 static int	(*real_open)(const char *, int, int);
 
-/* Non-zero for a name SQLite gives a database's companion file. */
+const char *const db_companion_sfx[DB_COMPANIONS] = {
+	"-journal", "-wal", "-shm"
+};
+
+int
+db_companion_ok(const struct stat *sb, uid_t db_owner)
+{
+	return S_ISREG(sb->st_mode) && sb->st_nlink == 1 &&
+	    (sb->st_uid == db_owner || sb->st_uid == geteuid());
+}
+
+/* For a companion's name, the length of its database's; else 0. */
 static size_t
 beside(const char *path)
 {
-	static const char *const sfx[] = { "-journal", "-wal", "-shm" };
 	size_t	n = strlen(path), i, k;
 
-	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-		k = strlen(sfx[i]);
-		if (n > k && strcmp(path + n - k, sfx[i]) == 0)
+	for (i = 0; i < DB_COMPANIONS; i++) {
+		k = strlen(db_companion_sfx[i]);
+		if (n > k && strcmp(path + n - k, db_companion_sfx[i]) == 0)
 			return n - k;
 	}
 	return 0;
@@ -193,13 +203,13 @@ guard_open(const char *path, int flags, int mode)
 		return real_open(path, flags, mode);
 	if ((fd = real_open(path, flags | O_NOFOLLOW, mode)) < 0)
 		return fd;
-	ok = n < sizeof(main_path) && fstat(fd, &sb) == 0 &&
-	    S_ISREG(sb.st_mode) && sb.st_nlink == 1;
+	ok = n < sizeof(main_path) && fstat(fd, &sb) == 0;
 	if (ok) {
 		memcpy(main_path, path, n);
 		main_path[n] = '\0';
-		ok = sb.st_uid == geteuid() || (stat(main_path, &db) == 0 &&
-		    sb.st_uid == db.st_uid);
+		/* No database to own it: this process's alone. */
+		ok = db_companion_ok(&sb, stat(main_path, &db) == 0 ?
+		    db.st_uid : geteuid());
 	}
 	if (!ok) {
 		(void)close(fd);

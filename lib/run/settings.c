@@ -262,15 +262,13 @@ may(const char *path, int mode)
 }
 
 /*
- * A database's companions (-journal, -wal, -shm), as SQLite takes them
- * (db/sqlite.c): absent, or a plain file of one name owned by the
- * database's owner or by the running user; else why names the file, its
- * owner, and what to do.
+ * A database's companions (-journal, -wal, -shm): absent, or one SQLite
+ * may use (db_companion_ok()); else why names the file, its owner, and
+ * what to do.
  */
 static enum settings_dir
 check_companions(const char *db, char *why, size_t len)
 {
-	static const char *const sfx[] = { "-journal", "-wal", "-shm" };
 	struct stat	 sb, owner;
 	struct passwd	*pw;
 	char		 path[PATH_MAX + 16], who[64];
@@ -278,14 +276,11 @@ check_companions(const char *db, char *why, size_t len)
 
 	if (stat(db, &owner) != 0)
 		return SETTINGS_DIR_OK;		/* the open says the rest */
-	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-		if (snprintf(path, sizeof(path), "%s%s", db, sfx[i]) >=
-		    (int)sizeof(path))
+	for (i = 0; i < DB_COMPANIONS; i++) {
+		if (snprintf(path, sizeof(path), "%s%s", db,
+		    db_companion_sfx[i]) >= (int)sizeof(path))
 			return dir_fail(SETTINGS_DIR_ERROR, db, why, len);
-		if (lstat(path, &sb) != 0)
-			continue;
-		if (S_ISREG(sb.st_mode) && sb.st_nlink == 1 &&
-		    (sb.st_uid == owner.st_uid || sb.st_uid == geteuid()))
+		if (lstat(path, &sb) != 0 || db_companion_ok(&sb, owner.st_uid))
 			continue;
 		if ((pw = getpwuid(sb.st_uid)) != NULL && pw->pw_name != NULL)
 			(void)snprintf(who, sizeof(who), "user %s",
