@@ -37,10 +37,18 @@
 # configuration's read connections); db/obs, the round trips the
 # responders' database layer counted itself over the cell
 # (hookbox_db_round_trips_total on their metrics route, all its labels,
-# less the cost of reading the route: see db_trips) per observation, on
-# every backend, "-" when the responders do not expose it; the
+# less the cost of reading the route: see metrics_snap) per observation,
+# on every backend, "-" when the responders do not expose it; the
 # observations; the responders' CPU time per request in ms (process
-# trees, user + system, as bench/http.sh counts it).
+# trees, user + system, as bench/http.sh counts it); on PostgreSQL, what
+# the server did: st/obs, the statements it executed over the cell
+# (pg_stat_statements, the configuration's reads and the metrics route's
+# included; for BEGIN, SAVEPOINT, RELEASE and COMMIT the responders' own
+# count, see stmts_snap) per observation, st/bat
+# the same per batch (hookbox_commits_total), srv-ms the CPU time of its
+# processes per request, in ms; and under the row the statements that
+# made st/obs, most executed first ($BENCH_STMTS of them, default 8),
+# each with its executions per observation.
 #
 # The delay line's delay is a configuration, not what the kernel
 # delivers: its wake-ups and the TCP hop add their own time.  So each
@@ -176,27 +184,62 @@ line_turns() {
 	    END { print t + 0, w + 0 }'
 }
 
-# db_trips: the database round trips the responders up have counted
-# themselves, hookbox_db_round_trips_total on their metrics route (every
-# label, such as db="state" and db="config", added up, and the hosts
-# added up: each responder counts its own); "-" when one of them does
-# not expose it.  Reading the route costs round trips of its own, part of
-# them before the counter is read and part after: cell takes it twice
-# before the cell, the difference being the cost of one read, which the
-# count over the cell (from the second read to one after it) also holds.
-db_trips() {
+# metrics_snap FILE: every responder's metrics route now, in FILE.1 ..
+# FILE.N.  Reading the route costs round trips of its own, part of them
+# before the counters are read and part after: cell reads it twice before
+# the cell, the difference being the cost of one read, which the count
+# over the cell (from the second read to one after it) also holds.
+metrics_snap() {
+	_i=1
+	while [ $_i -le "$hosts_on" ]; do
+		eval "_b=\$base$_i"
+		curl -sf "$_b/hooks/_metrics" > "$1.$_i" || : > "$1.$_i"
+		_i=$((_i + 1))
+	done
+}
+
+# metric_sum NAME FILE: NAME's value in FILE's snapshot (metrics_snap),
+# every label (db="state", db="config") and every host added up; "-" when
+# one of them does not expose it.
+metric_sum() {
 	_i=1
 	_s=0
 	while [ $_i -le "$hosts_on" ]; do
-		eval "_b=\$base$_i"
-		_v=$(curl -sf "$_b/hooks/_metrics" | awk '
-		    $1 ~ /^hookbox_db_round_trips_total($|[{])/ { s += $2; n++ }
-		    END { if (n) printf "%.0f\n", s; else print "-" }')
+		_v=$(awk -v m="$1" '$1 == m || index($1, m "{") == 1 {
+		    s += $2; n++ }
+		    END { if (n) printf "%.0f\n", s; else print "-" }' "$2.$_i")
 		[ "$_v" = - ] && { echo -; return 0; }
 		_s=$((_s + _v))
 		_i=$((_i + 1))
 	done
 	echo "$_s"
+}
+
+# The server's side (PostgreSQL only): server_ticks, the CPU time of its
+# processes (the postmaster and every process it started that is still
+# running: the responders' connections, the checkpointer, the WAL
+# writer) in clock ticks; stmts_reset and stmts_snap FILE, the statements
+# it executed between them (pg_stat_statements), "calls|query" a line,
+# the bench's own left out, and those that begin, end or mark a
+# transaction too: PostgreSQL 15's pg_stat_statements counts a prepared
+# one only the first time, so the responders' own count stands for them
+# (hookbox_db_transaction_statements_total).
+server_ticks() {
+	tree_ticks "$(head -1 "$tmp/pg/data/postmaster.pid")"
+}
+stmts_reset() {
+	psql "$pg_uri" -X -Atq -c "SELECT pg_stat_statements_reset()" \
+	    >/dev/null
+}
+stmts_snap() {
+	psql "$pg_uri" -X -Atq -F '|' -c "SELECT calls,
+	    regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements
+	    WHERE dbid = (SELECT oid FROM pg_database
+	    WHERE datname = current_database())
+	    AND query NOT LIKE '%pg_stat_statements%'
+	    AND query NOT LIKE 'SELECT count(*) FROM hookbox_state.receipts%'
+	    AND query !~* '^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)'
+	    ORDER BY calls DESC" > "$1"
 }
 
 # wrk_errors FILE...: the requests wrk gave up on (its socket errors).
@@ -324,8 +367,14 @@ cell() {
 		_path=keyed
 		;;
 	esac
-	_d0=$(db_trips)
-	_d1=$(db_trips)
+	metrics_snap "$tmp/m0"
+	metrics_snap "$tmp/m1"
+	_pg=""
+	case $backend in sqlite) ;; *) _pg=1 ;; esac
+	if [ -n "$_pg" ]; then
+		stmts_reset
+		_s0=$(server_ticks)
+	fi
 	_o0=$(observations)
 	line_snap "$tmp/snap0"
 	if [ "$_h" = 1 ]; then
@@ -339,33 +388,76 @@ cell() {
 		_e=$(wrk_errors "$tmp/p1/out" "$tmp/p2/out")
 	fi
 	_o1=$(settle)
+	_obs=$((_o1 - _o0))
+	_st=- _sb=- _srv=-
+	if [ -n "$_pg" ]; then
+		_s1=$(server_ticks)
+		stmts_snap "$tmp/stmts"
+	fi
 	line_snap "$tmp/snap1"
-	_d2=$(db_trips)
+	metrics_snap "$tmp/m2"
 	_rt=$(line_turns "$tmp/snap0" "$tmp/snap1" "$_h")
+	_d0=$(metric_sum hookbox_db_round_trips_total "$tmp/m0")
+	_d1=$(metric_sum hookbox_db_round_trips_total "$tmp/m1")
+	_d2=$(metric_sum hookbox_db_round_trips_total "$tmp/m2")
+	_c1=$(metric_sum hookbox_commits_total "$tmp/m1")
+	_c2=$(metric_sum hookbox_commits_total "$tmp/m2")
+	_x1=$(metric_sum hookbox_db_transaction_statements_total "$tmp/m1")
+	_x2=$(metric_sum hookbox_db_transaction_statements_total "$tmp/m2")
 	_db=-
 	case $_d0$_d1$_d2 in
 	*-*) ;;
 	*)
-		if [ $((_o1 - _o0)) -gt 0 ]; then
-			_db=$(awk -v o=$((_o1 - _o0)) \
-			    -v t=$((_d2 - 2 * _d1 + _d0)) \
-			    'BEGIN { printf "%.1f", t / o }')
-		fi
+		[ "$_obs" -gt 0 ] && _db=$(awk -v o="$_obs" \
+		    -v t=$((_d2 - 2 * _d1 + _d0)) \
+		    'BEGIN { printf "%.1f", t / o }')
 		;;
 	esac
+	if [ -n "$_pg" ] && [ "$_obs" -gt 0 ]; then
+		_calls=$(awk -F'|' '{ s += $1 } END { print s + 0 }' \
+		    "$tmp/stmts")
+		case $_x1$_x2 in
+		*-*) _tx=- ;;
+		*)
+			_tx=$((_x2 - _x1))
+			_calls=$((_calls + _tx))
+			;;
+		esac
+		_st=$(awk -v c="$_calls" -v o="$_obs" \
+		    'BEGIN { printf "%.2f", c / o }')
+		case $_c1$_c2 in
+		*-*) ;;
+		*)
+			[ $((_c2 - _c1)) -gt 0 ] && _sb=$(awk -v c="$_calls" \
+			    -v b=$((_c2 - _c1)) 'BEGIN { printf "%.1f", c / b }')
+			;;
+		esac
+		[ "$5" -gt 0 ] && _srv=$(awk -v t=$((_s1 - _s0)) -v n="$5" \
+		    -v hz="$(getconf CLK_TCK)" \
+		    'BEGIN { printf "%.3f", t * 1000 / hz / n }')
+	fi
 	[ "$_t" = fresh ] && fresh_rate=$1
 	[ "$backend" = sqlite ] && eval "sqlite_$(echo "$_t" | tr -d -)=$1"
 	eval "_sq=\${sqlite_$(echo "$_t" | tr -d -):-}"
-	printf '%-9s %5s %-7s %9s %10s %7s %8s %s %7s %7s %7s\n' \
+	printf '%-9s %5s %-7s %9s %10s %7s %8s %s %7s %7s %7s %7s %7s %7s\n' \
 	    "$backend" "$_h" "$_t" "$1" "$2" "$(($3 + _e))" \
 	    "$(awk -v a="$1" -v b="$_sq" 'BEGIN { if (b > 0)
 	        printf "%.3f", a / b; else print "-" }')" \
-	    "$(echo "$_rt" | awk -v o=$((_o1 - _o0)) -v l="$line" '{
+	    "$(echo "$_rt" | awk -v o="$_obs" -v l="$line" '{
 	        if (l != "" && o > 0) printf "%7.1f %7.1f", $1 / o, $2 / o
-	        else printf "%7s %7s", "-", "-" }')" "$_db" "$((_o1 - _o0))" \
-	    "$6"
+	        else printf "%7s %7s", "-", "-" }')" "$_db" "$_obs" \
+	    "$6" "$_st" "$_sb" "$_srv"
 	[ "$4" -gt 0 ] && echo "  ($4 requests past the traffic's prepared" \
 	    "jobs: not all were new)"
+	# The statements that made st/obs, most called first.
+	if [ -n "$_pg" ] && [ "$_obs" -gt 0 ]; then
+		head -n "${BENCH_STMTS:-8}" "$tmp/stmts" | awk -F'|' \
+		    -v o="$_obs" '{ q = substr($0, index($0, "|") + 1)
+		    printf "    %6.2f  %s\n", $1 / o, substr(q, 1, 68) }'
+		[ "$_tx" = - ] || awk -v t="$_tx" -v o="$_obs" 'BEGIN {
+		    printf "    %6.2f  %s\n", t / o, "BEGIN, SAVEPOINT," \
+		    " RELEASE, COMMIT: the writers'"'"' own count" }'
+	fi
 	return 0
 }
 
@@ -400,8 +492,9 @@ chmod 600 "$tmp/secret"
 echo "cells: ${secs} s each, $conns connections, responders with their" \
     "defaults; the database server on this machine"
 echo
-printf '%-9s %5s %-7s %9s %10s %7s %8s %7s %7s %7s %7s %7s\n' backend \
-    hosts traffic req/s p99 failed /sqlite rt/obs writer db/obs obs cpu-ms
+printf '%-9s %5s %-7s %9s %10s %7s %8s %7s %7s %7s %7s %7s %7s %7s %7s\n' \
+    backend hosts traffic req/s p99 failed /sqlite rt/obs writer db/obs obs \
+    cpu-ms st/obs st/bat srv-ms
 
 # A fresh cell's jobs per wrk thread: more than its rate can use.
 export HOOKBOX_DIR="$tmp/data"
@@ -412,7 +505,10 @@ config sqlite 1 "$HOOKBOX_DIR"
 
 unset HOOKBOX_DIR
 data=""
+PG_SERVER_OPTS="-c shared_preload_libraries=pg_stat_statements"
+PG_SERVER_OPTS="$PG_SERVER_OPTS -c pg_stat_statements.max=1000"
 pg_start "$tmp/pg" >/dev/null || exit 1
+psql "$pg_uri" -X -q -c "CREATE EXTENSION pg_stat_statements" >/dev/null
 export HOOKBOX_DB="$pg_uri"
 setup_data
 range=$((secs * 4000))

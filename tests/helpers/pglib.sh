@@ -10,7 +10,9 @@
 # With nosync the server runs with fsync=off: the suites create a database
 # per test, and each CREATE DATABASE flushes the new files; a crash of a
 # test server loses nothing anyone keeps.  Without it fsync stays on (a
-# benchmark measures the commits' real cost).
+# benchmark measures the commits' real cost).  $PG_SERVER_OPTS, when set,
+# adds to the server's options (a benchmark's
+# "-c shared_preload_libraries=pg_stat_statements").
 # pg_locale [LOCALE] makes LOCALE (default de_DE.UTF-8) where this machine
 # lacks it, with localedef (as root; Debian's locales package has its
 # sources), so that a server may write its messages in that language
@@ -67,6 +69,7 @@ pg_start() {
 	# lock can be told who held it.
 	_opts="-k $_pgdir -c listen_addresses='' -c fsync=$_fsync"
 	_opts="$_opts -c log_lock_waits=on -c log_line_prefix='%m [%p] %a '"
+	_opts="$_opts ${PG_SERVER_OPTS:-}"
 	pg_as "$_bin/pg_ctl" -D "$_pgdir/data" -l "$_pgdir/server.log" -w \
 	    -t 60 -o "$_opts" start >/dev/null 2>&1 || {
 		echo "pg_start: the server did not start:" >&2
