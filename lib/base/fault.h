@@ -20,7 +20,7 @@
 #include "base/hb.h"
 
 enum fault_point {
-	FAULT_OUTBOX_INSERT = 0,	/* store_outbox_add(), before the INSERT */
+	FAULT_OUTBOX_INSERT = 0,	/* an outbox row, before its INSERT */
 	FAULT_BEFORE_COMMIT,		/* store_commit(), before COMMIT */
 	FAULT_AFTER_COMMIT,		/* store_commit(), after a COMMIT that
 					   went through: the file check fails */

@@ -317,66 +317,52 @@ failed(struct accept_res *res, enum store_status ss)
 }
 
 /*
- * Claims a completed job's action and adds its outbox row.  An id held
- * already fails the claim (the state is not as read), and the outbox row,
- * sent after it, does nothing.
+ * What was decided for one observation, as the store writes it: *w, with
+ * *a its new action and *payload a's payload (NULL when none), which the
+ * caller frees with cJSON_free().
  */
 static enum store_status
-claim(struct store *st, const struct accept_prep *p)
+to_put(const struct accept_prep *p, const struct decide_out *o,
+    struct store_put *w, struct store_action *a, char **payload)
 {
 	const struct config_job	*job = &p->job;
-	struct store_action	 a;
-	enum store_status	 rc;
-	char			*payload;
 
-	memset(&a, 0, sizeof(a));
-	a.id = p->action;
-	a.tenant = job->tenant;
-	a.attempt = job->attempt;
-	a.step = job->step;
-	a.job_id = job->job_id;
-	a.destination = job->destination;
-	a.now = p->now_ms;
-	if ((rc = store_action_claim(st, &a)) != STORE_OK)
-		return rc;
+	memset(w, 0, sizeof(*w));
+	memset(a, 0, sizeof(*a));
+	*payload = NULL;
+	w->tenant = job->tenant;
+	w->key = job->job_id;
+	w->obs = p->obs;
+	w->now = p->now_ms;
+	if (o->writes & DECIDE_RECEIPT) {
+		w->rcpt = &p->rcpt;
+		w->result = hb_result_name(o->res.result);
+		w->action = o->res.action;
+	}
+	if (o->writes & DECIDE_JOB)
+		w->job = &o->next;
+	if (o->writes & DECIDE_SUBJECT)
+		w->subject = &o->subject;
+	if (o->writes & DECIDE_CONFLICT) {
+		w->kind = o->kind;
+		w->recorded = o->recorded;
+		w->observed = o->observed;
+		w->conflict_action = o->res.action;
+	}
+	if (!(o->writes & DECIDE_CLAIM))
+		return STORE_OK;
 	/* Built only for a new action: a duplicate costs none. */
-	if ((payload = action_payload(p)) == NULL)
+	a->id = p->action;
+	a->tenant = job->tenant;
+	a->attempt = job->attempt;
+	a->step = job->step;
+	a->job_id = job->job_id;
+	a->destination = job->destination;
+	a->now = p->now_ms;
+	if ((*payload = action_payload(p)) == NULL)
 		return STORE_NOMEM;
-	a.payload = payload;
-	rc = store_outbox_add(st, &a);
-	cJSON_free(payload);
-	return rc;
-}
-
-/*
- * Sends what was decided for one observation, in the flight: a failure
- * known here (SQLite's, memory) is returned, the server's come when the
- * flight lands.
- */
-static enum store_status
-write_one(struct store *st, const struct accept_prep *p,
-    const struct decide_out *o)
-{
-	const struct config_job	*job = &p->job;
-	enum store_status	 rc;
-
-	if ((o->writes & DECIDE_RECEIPT) && (rc = store_receipt_put(st,
-	    &p->rcpt, hb_result_name(o->res.result), o->res.action)) !=
-	    STORE_OK)
-		return rc;
-	if ((o->writes & DECIDE_JOB) && (rc = store_job_put(st, job->tenant,
-	    job->job_id, &o->next, p->obs, p->now_ms)) != STORE_OK)
-		return rc;
-	if ((o->writes & DECIDE_SUBJECT) && (rc = store_subject_put(st,
-	    job->tenant, job->job_id, &o->subject, p->obs, p->now_ms)) !=
-	    STORE_OK)
-		return rc;
-	if ((o->writes & DECIDE_CLAIM) && (rc = claim(st, p)) != STORE_OK)
-		return rc;
-	if ((o->writes & DECIDE_CONFLICT) && (rc = store_conflict_add(st,
-	    job->tenant, job->job_id, o->res.action, o->kind, o->recorded,
-	    o->observed, p->now_ms)) != STORE_OK)
-		return rc;
+	a->payload = *payload;
+	w->claim = a;
 	return STORE_OK;
 }
 
@@ -405,24 +391,34 @@ by_job(const void *a, const void *b)
 /*
  * A batch's jobs, one member standing for each, in one order (tenant,
  * job): two hosts' batches that share jobs then wait for one another
- * instead of deadlocking.  at[i] is the flight index of job i's lock.
+ * instead of deadlocking.  at is the flight index of their lock.
  */
 struct locks {
 	const struct accept_prep	**v;
-	size_t				 *at;
+	const char			**tenant, **job_id;
 	size_t				  m;
+	size_t				  at;
 };
+
+static void
+locks_free(struct locks *lk)
+{
+	free(lk->job_id);
+	free(lk->tenant);
+	free(lk->v);
+}
 
 /* The jobs of the members not done; -1 when out of memory. */
 static int
 locks_list(struct locks *lk, size_t n, const struct accept_prep *const *p,
     const int *done)
 {
-	size_t	i, m = 0;
+	size_t	i, m = 0, k = n > 0 ? n : 1;
 
 	memset(lk, 0, sizeof(*lk));
-	if ((lk->v = calloc(n > 0 ? n : 1, sizeof(*lk->v))) == NULL ||
-	    (lk->at = calloc(n > 0 ? n : 1, sizeof(*lk->at))) == NULL)
+	if ((lk->v = calloc(k, sizeof(*lk->v))) == NULL ||
+	    (lk->tenant = calloc(k, sizeof(*lk->tenant))) == NULL ||
+	    (lk->job_id = calloc(k, sizeof(*lk->job_id))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
 		if (!done[i] && locking(p[i]))
@@ -432,6 +428,10 @@ locks_list(struct locks *lk, size_t n, const struct accept_prep *const *p,
 	for (i = 0; i < m; i++)
 		if (lk->m == 0 || by_job(&lk->v[lk->m - 1], &lk->v[i]) != 0)
 			lk->v[lk->m++] = lk->v[i];
+	for (i = 0; i < lk->m; i++) {
+		lk->tenant[i] = lk->v[i]->job.tenant;
+		lk->job_id[i] = lk->v[i]->job.job_id;
+	}
 	return 0;
 }
 
@@ -452,52 +452,47 @@ locks_fail(const struct locks *lk, size_t j, size_t n,
 }
 
 /*
- * Sends the jobs' locks (store_job_lock()) into the flight, each in a
- * savepoint of its own, so that one not had within the busy budget (held
- * by a stuck transaction elsewhere) fails its job's members alone: they
- * land with the batch's look-ups (pass()).  Nothing on SQLite, whose
- * BEGIN IMMEDIATE took the one lock there is.
+ * Sends the jobs' locks into the flight, in one statement
+ * (store_jobs_lock()) in a savepoint of its own: they land with the
+ * batch's look-ups (pass()).  Nothing on SQLite, whose BEGIN IMMEDIATE
+ * took the one lock there is.
  */
 static enum store_status
 locks_send(struct store *st, struct locks *lk)
 {
 	enum store_status	ss;
-	size_t			i;
 
-	for (i = 0; i < lk->m; i++) {
-		if ((ss = store_savepoint(st)) != STORE_OK)
-			return ss;
-		lk->at[i] = store_sent(st);
-		if ((ss = store_job_lock(st, lk->v[i]->job.tenant,
-		    lk->v[i]->job.job_id, 1)) != STORE_OK ||
-		    (ss = store_release(st)) != STORE_OK)
-			return ss;
-	}
-	return STORE_OK;
+	if (lk->m == 0)
+		return STORE_OK;
+	if ((ss = store_savepoint(st)) != STORE_OK)
+		return ss;
+	lk->at = store_sent(st);
+	if ((ss = store_jobs_lock(st, lk->tenant, lk->job_id, lk->m)) !=
+	    STORE_OK)
+		return ss;
+	return store_release(st);
 }
 
 /*
- * After job j's lock failed in the flight (its savepoint rolled back):
- * its members fail alone, and the jobs after it are locked one at a
- * time, each landed, their waits together within the busy budget: once
- * it is spent, a lock held elsewhere is not waited for.  Returns
- * STORE_OK, or why the whole transaction is lost.
+ * After the locks failed in the flight (their savepoint rolled back),
+ * one of them not had within the busy budget, which their wait spent:
+ * each is tried again without waiting, landed, in its own savepoint.
+ * The members of a job held elsewhere fail alone.  Returns STORE_OK, or
+ * why the whole transaction is lost.
  */
 static enum store_status
-locks_rest(struct store *st, const struct locks *lk, size_t j, size_t n,
+locks_rest(struct store *st, const struct locks *lk, size_t n,
     const struct accept_prep *const *p, struct accept_res *const *res,
-    int *done, enum store_status why)
+    int *done)
 {
 	enum store_status	ss;
-	int64_t			start = util_now_ms();
+	size_t			j;
 
-	locks_fail(lk, j, n, p, res, done, why);
-	for (j++; j < lk->m; j++) {
+	for (j = 0; j < lk->m; j++) {
 		if ((ss = store_savepoint(st)) != STORE_OK)
 			return ss;
-		if ((ss = store_job_lock(st, lk->v[j]->job.tenant,
-		    lk->v[j]->job.job_id, util_now_ms() - start <
-		    store_busy_ms(st))) == STORE_OK)
+		if ((ss = store_job_lock(st, lk->tenant[j], lk->job_id[j],
+		    0)) == STORE_OK)
 			ss = store_land(st, NULL);
 		if (ss == STORE_OK) {
 			if ((ss = store_release(st)) != STORE_OK)
@@ -515,36 +510,109 @@ locks_rest(struct store *st, const struct locks *lk, size_t j, size_t n,
 #define ACCEPT_MOVED_MAX	3
 
 /*
+ * The writes of one pass, and what they need while they are sent: the
+ * store's rows, the actions, their payloads, and for each member the
+ * index in the flight of its first statement.
+ */
+struct writes {
+	struct store_put	*w;
+	struct store_action	*a;
+	char			**payload;
+	size_t			*first;
+};
+
+static void
+writes_free(struct writes *wr, size_t n)
+{
+	size_t	i;
+
+	if (wr->payload != NULL)
+		for (i = 0; i < n; i++)
+			cJSON_free(wr->payload[i]);
+	free(wr->first);
+	free(wr->payload);
+	free(wr->a);
+	free(wr->w);
+}
+
+/*
+ * Sends the m members' writes: one statement per table (store_put_set())
+ * unless rows, else a statement per row, wr->first[i] where member i's
+ * start.  Returns what failed before the flight lands, with *at the
+ * member (m when none is to blame), *tried the members sent.
+ */
+static enum store_status
+writes_send(struct store *st, struct writes *wr,
+    const struct accept_prep *const *live, const struct decide_out *out,
+    size_t m, int rows, size_t *at, size_t *tried)
+{
+	enum store_status	ss = STORE_OK;
+	size_t			i, f;
+
+	*at = m;
+	*tried = 0;
+	for (i = 0; i < m; i++)
+		if ((ss = to_put(live[i], &out[i], &wr->w[i], &wr->a[i],
+		    &wr->payload[i])) != STORE_OK) {
+			*at = i;
+			return ss;
+		}
+	if (!rows) {
+		if ((ss = store_put_set(st, wr->w, m, &f)) != STORE_OK)
+			*at = f < m ? f : m;
+		return ss;
+	}
+	for (i = 0; i < m; i++) {
+		wr->first[i] = store_sent(st);
+		*tried = i + 1;
+		if ((ss = store_put_one(st, &wr->w[i])) != STORE_OK) {
+			*at = i;
+			return ss;
+		}
+	}
+	return STORE_OK;
+}
+
+/*
  * One pass: in a savepoint, looks up what the members not done need
  * (one flight, with the BEGIN and the locks sent before it), decides
- * them, and sends the writes (a second flight).  On a member's failure,
- * *culprit is its index (the savepoint rolled back, the transaction
- * standing); when the state moved under it (a key another host wrote),
- * *moved.  *lost is the index in the first flight of the statement that
- * failed it, else SIZE_MAX.
+ * them, and sends the writes (a second flight): one statement per table,
+ * or with rows a statement per row.  On a member's failure, *culprit is
+ * its index (the savepoint rolled back, the transaction standing); when
+ * the state moved under it (a key another host wrote), *moved.  When a
+ * table's statement failed on the server, which says not for which
+ * member, *unsure (the savepoint rolled back, the transaction standing):
+ * the caller passes again a row at a time.  *lost is the index in the
+ * first flight of the statement that failed it, else SIZE_MAX.
  */
 static enum store_status
 pass(struct store *st, size_t n, const struct accept_prep *const *p,
-    struct accept_res *const *res, const int *done, size_t *culprit,
-    int *moved, size_t *lost)
+    struct accept_res *const *res, const int *done, int rows,
+    size_t *culprit, int *moved, int *unsure, size_t *lost)
 {
 	const struct accept_prep	**live = NULL;
 	struct store_look		 *look = NULL;
 	struct store_found		 *found = NULL;
 	struct decide_out		 *out = NULL;
+	struct writes			  wr;
 	enum store_status		  ss = STORE_OK, rs;
-	size_t				 *idx = NULL, *first = NULL, m = 0,
-					  i, j, f, tried, rel = SIZE_MAX;
+	size_t				 *idx = NULL, m = 0, i, j, f, at,
+					  tried, rel = SIZE_MAX;
 
 	*culprit = n;
 	*moved = 0;
+	*unsure = 0;
 	*lost = SIZE_MAX;
+	memset(&wr, 0, sizeof(wr));
 	if ((live = calloc(n, sizeof(*live))) == NULL ||
 	    (look = calloc(n, sizeof(*look))) == NULL ||
 	    (found = calloc(n, sizeof(*found))) == NULL ||
 	    (out = calloc(n, sizeof(*out))) == NULL ||
 	    (idx = calloc(n, sizeof(*idx))) == NULL ||
-	    (first = calloc(n, sizeof(*first))) == NULL) {
+	    (wr.w = calloc(n, sizeof(*wr.w))) == NULL ||
+	    (wr.a = calloc(n, sizeof(*wr.a))) == NULL ||
+	    (wr.payload = calloc(n, sizeof(*wr.payload))) == NULL ||
+	    (wr.first = calloc(n, sizeof(*wr.first))) == NULL) {
 		ss = STORE_NOMEM;
 		goto out;
 	}
@@ -577,13 +645,9 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 	for (i = 0; i < m; i++)
 		found[i] = look[i].found;
 	decide_batch(m, live, found, out);
-	for (i = 0; i < m; i++) {
-		first[i] = store_sent(st);
-		if ((ss = write_one(st, live[i], &out[i])) != STORE_OK)
-			break;
-	}
-	tried = i < m ? i + 1 : m;
-	if (i == m) {
+	rows = rows || !store_sets(st);
+	if ((ss = writes_send(st, &wr, live, out, m, rows, &at, &tried)) ==
+	    STORE_OK) {
 		rel = store_sent(st);
 		ss = store_release(st);	/* a failure: with the flight's */
 	}
@@ -591,14 +655,16 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 		/*
 		 * The member whose statement failed, the last to start at or
 		 * before it (one with nothing to write starts where the next
-		 * does), or none: the release.
+		 * does), or none: the release.  A table's statement names
+		 * none.
 		 */
-		for (j = 0; j < tried && first[j] <= f; j++)
+		for (j = 0; rows && j < tried && wr.first[j] <= f; j++)
 			continue;
 		*culprit = j > 0 && f < rel ? j - 1 : m;
+		*unsure = !rows && f < rel;
 		ss = rs;
 	} else if (ss != STORE_OK)
-		*culprit = i;		/* a failure outside the flight */
+		*culprit = at;		/* a failure outside the flight */
 	else {
 		for (i = 0; i < m; i++)
 			*res[idx[i]] = out[i].res;
@@ -614,11 +680,12 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 fail:
 	if ((rs = store_rollback_to(st)) != STORE_OK) {
 		*culprit = n;	/* everything is lost, not one member */
+		*unsure = 0;
 		if (ss == STORE_OK)
 			ss = rs;
 	}
 out:
-	free(first);
+	writes_free(&wr, n);
 	free(idx);
 	free(out);
 	free(found);
@@ -633,8 +700,8 @@ accept_batch(struct store *st, size_t n, const struct accept_prep *const *p,
 {
 	struct locks		 lk;
 	enum store_status	 ss;
-	size_t			 culprit, lost, i, j;
-	int			*done, moved, moves = 0;
+	size_t			 culprit, lost, i;
+	int			*done, moved, unsure, rows = 0, moves = 0;
 
 	memset(&lk, 0, sizeof(lk));
 	if ((done = calloc(n > 0 ? n : 1, sizeof(*done))) == NULL) {
@@ -652,16 +719,21 @@ accept_batch(struct store *st, size_t n, const struct accept_prep *const *p,
 			goto fail;
 	}
 	for (;;) {
-		ss = pass(st, n, p, res, done, &culprit, &moved, &lost);
+		ss = pass(st, n, p, res, done, rows, &culprit, &moved, &unsure,
+		    &lost);
+		rows = 0;
+		if (unsure) {
+			/* A table's statement failed: find whose, a row at a time. */
+			rows = 1;
+			continue;
+		}
 		if (ss != STORE_OK && culprit == n && lk.m > 0 &&
-		    lost != SIZE_MAX && lost <= lk.at[lk.m - 1]) {
-			/* A job's lock: pass() rolled back to its savepoint. */
-			for (j = 0; j < lk.m && lk.at[j] != lost; j++)
-				continue;
-			if (j == lk.m || ss != STORE_BUSY || !store_in_tx(st))
+		    lost == lk.at) {
+			/* The locks: pass() rolled back to their savepoint. */
+			if (ss != STORE_BUSY || !store_in_tx(st))
 				goto fail;
-			if ((ss = locks_rest(st, &lk, j, n, p, res, done,
-			    ss)) != STORE_OK)
+			if ((ss = locks_rest(st, &lk, n, p, res, done)) !=
+			    STORE_OK)
 				goto fail;
 			lk.m = 0;
 			continue;
@@ -677,16 +749,14 @@ accept_batch(struct store *st, size_t n, const struct accept_prep *const *p,
 		(void)failed(res[culprit], moved ? STORE_BUSY : ss);
 		done[culprit] = 1;
 	}
-	free(lk.at);
-	free(lk.v);
+	locks_free(&lk);
 	free(done);
 	return STORE_OK;
 fail:
 	for (i = 0; i < n; i++)
 		if (skip == NULL || !skip[i])
 			(void)failed(res[i], ss);
-	free(lk.at);
-	free(lk.v);
+	locks_free(&lk);
 	free(done);
 	return ss;
 }

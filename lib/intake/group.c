@@ -293,28 +293,46 @@ answer:
 	return ss;
 }
 
+/* What a batch cost the state database. */
+struct cost {
+	uint64_t	trips;	/* round trips */
+	uint64_t	tx;	/* store_tx_statements() */
+};
+
+static void
+cost_of(const struct store *st, struct cost *c)
+{
+	c->trips = st != NULL ? store_round_trips(st) : 0;
+	c->tx = st != NULL ? store_tx_statements(st) : 0;
+}
+
 /*
- * run_batch(), *trips the round trips it made to the state database (a
- * connection closed on the way takes its count with it).
+ * run_batch(), *c what it cost the state database (a connection closed
+ * on the way takes its counts with it).
  */
 static enum store_status
-run_counted(struct group *g, struct item *batch, uint64_t *trips)
+run_counted(struct group *g, struct item *batch, struct cost *c)
 {
 	struct store		*s0 = g->st;
-	uint64_t		 t0 = s0 != NULL ? store_round_trips(s0) : 0, t;
+	struct cost		 c0, c1;
 	enum store_status	 ss;
 
+	cost_of(s0, &c0);
 	ss = run_batch(g, batch);
-	t = g->st != NULL ? store_round_trips(g->st) : 0;
-	*trips = g->st == s0 && t >= t0 ? t - t0 : t;
+	cost_of(g->st, &c1);
+	if (g->st != s0)
+		c0.trips = c0.tx = 0;
+	c->trips = c1.trips >= c0.trips ? c1.trips - c0.trips : c1.trips;
+	c->tx = c1.tx >= c0.tx ? c1.tx - c0.tx : c1.tx;
 	return ss;
 }
 
 /* Under the lock: counts a batch of n that ended with ss. */
 static void
-count(struct group *g, int64_t n, enum store_status ss, uint64_t trips)
+count(struct group *g, int64_t n, enum store_status ss, const struct cost *c)
 {
-	g->stats.round_trips += (int64_t)trips;
+	g->stats.round_trips += (int64_t)c->trips;
+	g->stats.tx_statements += (int64_t)c->tx;
 	g->stats.batches++;
 	g->stats.observations += n;
 	if (n > g->stats.largest)
@@ -335,7 +353,7 @@ run_next(struct group *g)
 {
 	struct item		*batch, *it, *next, **cut;
 	int64_t			 n;
-	uint64_t		 trips;
+	struct cost		 c;
 	enum store_status	 ss;
 
 #ifdef HB_FAULT
@@ -356,7 +374,7 @@ run_next(struct group *g)
 	g->stats.running_ms = util_now_ms();
 	pthread_mutex_unlock(&g->lock);
 
-	ss = run_counted(g, batch, &trips);
+	ss = run_counted(g, batch, &c);
 
 	/* Once posted, an item may be gone: read next first. */
 	for (it = batch; it != NULL; it = next) {
@@ -364,7 +382,7 @@ run_next(struct group *g)
 		sem_post(&it->done);
 	}
 	pthread_mutex_lock(&g->lock);
-	count(g, n, ss, trips);
+	count(g, n, ss, &c);
 	if ((g->since_ckpt += n) >= GROUP_CHECKPOINT_EVERY) {
 		g->since_ckpt = 0;
 		g->ckpt_due = 1;
@@ -515,7 +533,7 @@ group_submit(struct group *g, struct accept_prep *p,
     struct accept_res *res)
 {
 	struct item		 it;
-	uint64_t		 trips;
+	struct cost		 c;
 	enum store_status	 ss;
 
 	memset(&it, 0, sizeof(it));
@@ -525,8 +543,8 @@ group_submit(struct group *g, struct accept_prep *p,
 	if (!g->opts.threaded) {
 		/* A batch of one, on this thread, one at a time. */
 		pthread_mutex_lock(&g->lock);
-		ss = run_counted(g, &it, &trips);
-		count(g, 1, ss, trips);
+		ss = run_counted(g, &it, &c);
+		count(g, 1, ss, &c);
 		pthread_mutex_unlock(&g->lock);
 		return res->result;
 	}

@@ -86,6 +86,8 @@ struct group_stats {
 	int64_t	running_ms;	/* when the batch in hand began; 0: none */
 	/* Round trips to the state database (PostgreSQL; 0 on SQLite). */
 	int64_t	round_trips;
+	/* Of the statements sent, those of store_tx_statements(). */
+	int64_t	tx_statements;
 };
 
 /*

@@ -163,6 +163,11 @@ status_metrics(struct store *st, struct group *grp, struct metrics *m,
 	    " SQLite).");
 	status_outf(&o, "hookbox_db_round_trips_total{db=\"state\"} %lld\n",
 	    (long long)gs.round_trips);
+	family(&o, "hookbox_db_transaction_statements_total", "counter",
+	    "BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE and ROLLBACK TO"
+	    " statements that writer sent to the state database.");
+	status_outf(&o, "hookbox_db_transaction_statements_total{db=\"state\"}"
+	    " %lld\n", (long long)gs.tx_statements);
 	counters(st, m, &o);
 	destinations(st, &o);
 	family(&o, "hookbox_receipts", "gauge",

@@ -29,6 +29,12 @@ store_round_trips(const struct store *s)
 	return db_round_trips(s->db);
 }
 
+uint64_t
+store_tx_statements(const struct store *s)
+{
+	return s->tx_statements;
+}
+
 enum store_status
 store_savepoint(struct store *s)
 {

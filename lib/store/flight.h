@@ -39,6 +39,15 @@ HB_API size_t store_sent(const struct store *);
 HB_API uint64_t store_round_trips(const struct store *);
 
 /*
+ * The statements that begin, end and mark the store's transactions
+ * (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE, ROLLBACK TO) sent since
+ * it was opened: a server's own count of them may leave some out (for
+ * one, pg_stat_statements of PostgreSQL 15 counts a prepared one only
+ * the first time).
+ */
+HB_API uint64_t store_tx_statements(const struct store *);
+
+/*
  * Savepoints inside the open transaction, so that one piece of a batch
  * fails alone: store_savepoint() marks, store_release() keeps what was
  * done since, store_rollback_to() undoes it and drops the mark.  They do

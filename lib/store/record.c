@@ -1,12 +1,16 @@
 /*
  * store/record.c: the acceptance transaction's statements (see store/record.h).
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "base/json.h"
 #include "base/text.h"
 #include "store/flight.h"
+#include "store/outbox.h"
 #include "store/record.h"
 #include "store/store_int.h"
 
@@ -283,6 +287,40 @@ store_job_lock(struct store *s, const char *tenant, const char *job_id,
 }
 
 enum store_status
+store_jobs_lock(struct store *s, const char *const *tenant,
+    const char *const *job_id, size_t n)
+{
+	struct store_look	*look;
+	struct db_stmt		*st;
+	enum store_status	 ss;
+	enum db_rc		 rc;
+	char			*keys;
+	size_t			 i;
+
+	if (!store_job_locks(s) || !store_in_tx(s) || n == 0)
+		return STORE_OK;
+	if ((look = calloc(n, sizeof(*look))) == NULL)
+		return STORE_NOMEM;
+	for (i = 0; i < n; i++) {
+		look[i].tenant = tenant[i];
+		look[i].job_id = job_id[i];
+	}
+	ss = look_keys(look, n, LOOK_JOBS, &keys);
+	free(look);
+	if (ss != STORE_OK || keys == NULL)
+		return ss;
+	if ((st = store_stmt(s, STORE_Q_JOBS_LOCK)) == NULL) {
+		free(keys);
+		return store_last(s);
+	}
+	rc = db_bind_text(st, 1, keys);
+	free(keys);
+	if (rc != DB_OK)
+		return STORE_NOMEM;
+	return store_send(st);
+}
+
+enum store_status
 store_job_get(struct store *s, const char *tenant, const char *job_id,
     struct store_job *j)
 {
@@ -387,4 +425,302 @@ store_conflict_add(struct store *s, const char *tenant, const char *job_id,
 	    db_bind_opt(st, 7, observed) != DB_OK)
 		return STORE_NOMEM;
 	return store_send(st);
+}
+
+enum store_status
+store_put_one(struct store *s, const struct store_put *w)
+{
+	enum store_status	rc;
+
+	if (w->rcpt != NULL && (rc = store_receipt_put(s, w->rcpt, w->result,
+	    w->action)) != STORE_OK)
+		return rc;
+	if (w->job != NULL && (rc = store_job_put(s, w->tenant, w->key,
+	    w->job, w->obs, w->now)) != STORE_OK)
+		return rc;
+	if (w->subject != NULL && (rc = store_subject_put(s, w->tenant,
+	    w->key, w->subject, w->obs, w->now)) != STORE_OK)
+		return rc;
+	if (w->claim != NULL && ((rc = store_action_claim(s, w->claim)) !=
+	    STORE_OK || (rc = store_outbox_add(s, w->claim)) != STORE_OK))
+		return rc;
+	if (w->kind != NULL && (rc = store_conflict_add(s, w->tenant, w->key,
+	    w->conflict_action, w->kind, w->recorded, w->observed,
+	    w->now)) != STORE_OK)
+		return rc;
+	return STORE_OK;
+}
+
+int
+store_sets(const struct store *s)
+{
+	return (db_caps(s->db) & DB_CAP_SERVER) != 0;
+}
+
+/*
+ * A set's rows, a JSON array of objects whose members are the table's
+ * columns (json_populate_recordset()).  Written into a buffer that grows
+ * until the array fits: the writers below are called again from the
+ * start, so that no row needs its size worked out beforehand.  A text
+ * column is null for NULL and "", as db_bind_opt() binds them.
+ */
+static void
+col_str(struct json_out *o, const char *name, const char *v)
+{
+	json_out_raw(o, ",\"");
+	json_out_raw(o, name);
+	json_out_raw(o, "\":");
+	if (v != NULL && v[0] != '\0')
+		json_out_str(o, v);
+	else
+		json_out_raw(o, "null");
+}
+
+static void
+col_int(struct json_out *o, const char *name, int64_t v)
+{
+	char	digits[24];
+
+	(void)snprintf(digits, sizeof(digits), "%lld", (long long)v);
+	json_out_raw(o, ",\"");
+	json_out_raw(o, name);
+	json_out_raw(o, "\":");
+	json_out_raw(o, digits);
+}
+
+/* bytea's input form, "\x" and hex, as a JSON string. */
+static void
+col_bytes(struct json_out *o, const char *name, const char *b, size_t len)
+{
+	static const char	hex[] = "0123456789abcdef";
+	size_t			i;
+
+	json_out_raw(o, ",\"");
+	json_out_raw(o, name);
+	if (b == NULL) {
+		json_out_raw(o, "\":null");
+		return;
+	}
+	json_out_raw(o, "\":\"\\\\x");
+	if (!o->ok || o->len - o->off <= 2 * len + 1) {
+		o->ok = 0;
+		return;
+	}
+	for (i = 0; i < len; i++) {
+		o->buf[o->off++] = hex[(unsigned char)b[i] >> 4];
+		o->buf[o->off++] = hex[(unsigned char)b[i] & 0xf];
+	}
+	json_out_raw(o, "\"");
+}
+
+/* Non-zero when w writes the same job's (or subject's) row as v. */
+static int
+same_row(const struct store_put *w, const struct store_put *v, int subject)
+{
+	if ((subject ? w->subject == NULL || v->subject == NULL :
+	    w->job == NULL || v->job == NULL))
+		return 0;
+	return strcmp(w->tenant, v->tenant) == 0 && strcmp(w->key, v->key) == 0;
+}
+
+/* The last of what w[0..n-1]'s writes of w[k]'s job say, NULL if none. */
+static const char *
+job_detail(const struct store_put *w, size_t n, size_t k, int which)
+{
+	const char	*v, *got = NULL;
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		if (i != k && !same_row(&w[i], &w[k], 0))
+			continue;
+		v = which == 0 ? w[i].obs->file_key : which == 1 ?
+		    w[i].obs->file_url : w[i].obs->error;
+		if (v != NULL && v[0] != '\0')	/* "" binds NULL */
+			got = v;
+	}
+	return got;
+}
+
+enum set { SET_RECEIPTS, SET_JOBS, SET_SUBJECTS, SET_CLAIMS, SET_OUTBOX,
+    SET__N };
+
+/*
+ * Writes what's rows of w[0..n-1] into o; returns how many.  A job's (or
+ * subject's) state is written by the last of its writers, with what the
+ * earlier ones said that the later did not (store_job_put()'s coalesce).
+ */
+static size_t
+set_rows(struct json_out *o, enum set what, const struct store_put *w,
+    size_t n)
+{
+	const struct store_put	*v;
+	size_t			 i, k, rows = 0;
+
+	json_out_raw(o, "[");
+	for (i = 0; i < n; i++) {
+		v = &w[i];
+		switch (what) {
+		case SET_RECEIPTS:
+			if (v->rcpt == NULL)
+				continue;
+			break;
+		case SET_JOBS:
+		case SET_SUBJECTS:
+			for (k = i + 1; k < n &&
+			    !same_row(&w[k], v, what == SET_SUBJECTS); k++)
+				continue;
+			if ((what == SET_JOBS ? v->job : (const void *)
+			    v->subject) == NULL || k < n)
+				continue;	/* none, or not the last */
+			break;
+		case SET_CLAIMS:
+		case SET_OUTBOX:
+			if (v->claim == NULL)
+				continue;
+			break;
+		case SET__N:
+			continue;
+		}
+		/*
+		 * "_", a member no column has, first: every column's then
+		 * follows a comma.
+		 */
+		json_out_raw(o, rows++ > 0 ? ",{\"_\":0" : "{\"_\":0");
+		switch (what) {
+		case SET_RECEIPTS:
+			col_int(o, "received_at", v->rcpt->at);
+			col_str(o, "tenant", v->rcpt->tenant);
+			col_str(o, "endpoint", v->rcpt->endpoint);
+			col_str(o, "source", v->rcpt->source);
+			col_str(o, "delivery_id", v->rcpt->delivery_id);
+			col_str(o, "job_id", v->rcpt->job_id);
+			col_str(o, "type", v->rcpt->type);
+			col_str(o, "status", v->rcpt->status);
+			col_str(o, "stage", v->rcpt->stage);
+			col_str(o, "result", v->result);
+			col_str(o, "action_id", v->action);
+			col_bytes(o, "body", v->rcpt->body, v->rcpt->bodylen);
+			if (v->rcpt->versioned) {
+				col_int(o, "version", v->rcpt->version);
+				col_int(o, "occurred_at", v->rcpt->occurred_ms);
+			}
+			break;
+		case SET_JOBS:
+			col_str(o, "tenant", v->tenant);
+			col_str(o, "job_id", v->key);
+			col_int(o, "stage", (int)v->job->stage);
+			col_str(o, "terminal", obs_status_name(v->job->terminal));
+			col_str(o, "file_key", job_detail(w, n, i, 0));
+			col_str(o, "file_url", job_detail(w, n, i, 1));
+			col_str(o, "error", job_detail(w, n, i, 2));
+			col_int(o, "updated_at", v->now);
+			break;
+		case SET_SUBJECTS:
+			col_str(o, "tenant", v->tenant);
+			col_str(o, "subject", v->key);
+			col_int(o, "version", v->subject->version);
+			col_int(o, "occurred_at", v->subject->occurred_ms);
+			col_str(o, "effect", v->subject->undo ? "undo" : "do");
+			col_str(o, "step", v->subject->step);
+			col_str(o, "type", v->obs->type);
+			col_int(o, "updated_at", v->now);
+			break;
+		case SET_CLAIMS:
+			col_str(o, "action_id", v->claim->id);
+			col_str(o, "tenant", v->claim->tenant);
+			col_str(o, "attempt", v->claim->attempt);
+			col_str(o, "step", v->claim->step);
+			col_str(o, "job_id", v->claim->job_id);
+			col_int(o, "accepted_at", v->claim->now);
+			break;
+		case SET_OUTBOX:
+			col_str(o, "action_id", v->claim->id);
+			col_str(o, "tenant", v->claim->tenant);
+			col_str(o, "destination", v->claim->destination);
+			col_str(o, "payload", v->claim->payload);
+			col_int(o, "created_at", v->claim->now);
+			break;
+		case SET__N:
+			break;
+		}
+		json_out_raw(o, "}");
+	}
+	json_out_raw(o, "]");
+	return rows;
+}
+
+/* Sends one table's set, nothing when w has no row for it. */
+static enum store_status
+set_send(struct store *s, enum set what, const struct store_put *w,
+    size_t n)
+{
+	static const enum store_q	 q[SET__N] = { STORE_Q_RECEIPTS_SET,
+	    STORE_Q_JOBS_SET, STORE_Q_SUBJECTS_SET, STORE_Q_CLAIMS_SET,
+	    STORE_Q_OUTBOX_SET };
+	struct json_out			 o;
+	struct db_stmt			*st;
+	enum db_rc			 rc;
+	size_t				 rows;
+	char				*grown;
+
+	memset(&o, 0, sizeof(o));
+	o.len = 4096;
+	for (;;) {
+		if ((grown = realloc(o.buf, o.len)) == NULL) {
+			free(o.buf);
+			return STORE_NOMEM;
+		}
+		o.buf = grown;
+		o.off = 0;
+		o.ok = 1;
+		rows = set_rows(&o, what, w, n);
+		if (o.ok)
+			break;
+		if (o.len > SIZE_MAX / 2) {
+			free(o.buf);
+			return STORE_NOMEM;
+		}
+		o.len *= 2;
+	}
+	o.buf[o.off] = '\0';
+	if (rows == 0) {
+		free(o.buf);
+		return STORE_OK;
+	}
+	if ((st = store_stmt(s, q[what])) == NULL) {
+		free(o.buf);
+		return store_last(s);
+	}
+	rc = db_bind_text(st, 1, o.buf);
+	free(o.buf);
+	if (rc != DB_OK)
+		return STORE_NOMEM;
+	return store_send(st);
+}
+
+enum store_status
+store_put_set(struct store *s, const struct store_put *w, size_t n,
+    size_t *failed)
+{
+	enum store_status	rc;
+	size_t			i;
+	int			k;
+
+	*failed = SIZE_MAX;
+	for (i = 0; i < n; i++)
+		if (w[i].claim != NULL && fault_fire(FAULT_OUTBOX_INSERT)) {
+			*failed = i;
+			return STORE_IO;
+		}
+	for (k = 0; k < SET__N; k++)
+		if ((rc = set_send(s, (enum set)k, w, n)) != STORE_OK)
+			return rc;
+	for (i = 0; i < n; i++)
+		if (w[i].kind != NULL && (rc = store_conflict_add(s,
+		    w[i].tenant, w[i].key, w[i].conflict_action, w[i].kind,
+		    w[i].recorded, w[i].observed, w[i].now)) != STORE_OK) {
+			*failed = i;
+			return rc;
+		}
+	return STORE_OK;
 }

@@ -73,6 +73,17 @@ HB_API enum store_status store_job_get(struct store *, const char *tenant,
 HB_API enum store_status store_job_lock(struct store *, const char *tenant,
     const char *job_id, int wait) HB_MUST_CHECK;
 
+/*
+ * The locks of n jobs, tenant[i] and job_id[i], in one statement sent in
+ * the flight, taken in the order given, each waited for within the busy
+ * budget (a no-op on SQLite, or outside a transaction).  Its failure
+ * (STORE_BUSY: one of them held elsewhere too long) does not say which:
+ * store_job_lock() tries each.
+ */
+HB_API enum store_status store_jobs_lock(struct store *,
+    const char *const *tenant, const char *const *job_id, size_t n)
+    HB_MUST_CHECK;
+
 /* The busy budget the store was opened with (store_opts), ms. */
 HB_API int store_busy_ms(const struct store *);
 
@@ -112,6 +123,58 @@ struct store_action {
  */
 HB_API enum store_status store_action_claim(struct store *,
     const struct store_action *) HB_MUST_CHECK;
+
+/*
+ * One observation's writes, as the acceptance rules decided them
+ * (intake/decide.h): each part NULL when it has none.
+ */
+struct store_put {
+	const struct store_receipt	*rcpt;		/* its receipt */
+	const char			*result;	/* ... answered so */
+	const char			*action;	/* ... for this, or NULL */
+	const char			*tenant;	/* the job's or subject's */
+	const char			*key;		/* job id, or subject */
+	const struct store_job		*job;		/* the job's new state */
+	const struct store_subject	*subject;	/* the subject's */
+	const struct obs		*obs;		/* with job or subject */
+	const struct store_action	*claim;		/* a new action */
+	const char			*kind;		/* a conflict: */
+	const char			*recorded;	/* store_conflict_add()'s */
+	const char			*observed;
+	const char			*conflict_action;
+	int64_t				 now;
+};
+
+/*
+ * Sends one observation's writes, a statement a row, as the functions
+ * above and below do (store_outbox_add() the claim's outbox row).
+ */
+HB_API enum store_status store_put_one(struct store *,
+    const struct store_put *) HB_MUST_CHECK;
+
+/*
+ * Non-zero where store_put_set() writes a batch in one statement a table:
+ * a server, where each statement costs the server a parse, a plan and an
+ * execution of its own.  On SQLite a row's statement costs no more than
+ * its share of a set's would.
+ */
+HB_API int store_sets(const struct store *);
+
+/*
+ * Sends n observations' writes, in the order given, one statement per
+ * table for all of them: the receipts, the jobs' states, the subjects',
+ * the actions, their outbox rows (the conflicts, which are rare, a
+ * statement each).  Two writes of one job's (or subject's) state are
+ * one row, the later over the earlier as the rules decided them.  A
+ * failure known before anything is sent (memory, a fault a test set on
+ * the outbox) is returned with *failed the member's index; the server's
+ * come when the flight lands, and do not say which member failed: the
+ * caller then writes the members again a statement a row
+ * (store_put_one()), where the failing statement's index in the flight
+ * names it.
+ */
+HB_API enum store_status store_put_set(struct store *,
+    const struct store_put *, size_t n, size_t *failed) HB_MUST_CHECK;
 
 /*
  * Records (or counts again) an open conflict.  kind is "terminal",

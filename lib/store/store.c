@@ -272,6 +272,44 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " ON CONFLICT(tenant, job_id, kind, observed)"
 	    " WHERE resolved_at IS NULL"
 	    " DO UPDATE SET seen = conflicts.seen + 1" },
+	/*
+	 * A batch's writes, one statement a table (store_put_set()), on a
+	 * server only: each set a JSON array of rows whose members are the
+	 * table's columns.
+	 */
+	[STORE_Q_RECEIPTS_SET] = { "SELECT 1", "INSERT INTO receipts(received_at,"
+	    " tenant, endpoint, source, delivery_id, job_id, type, status, stage,"
+	    " result, action_id, body, version, occurred_at)"
+	    " SELECT received_at, tenant, endpoint, source, delivery_id, job_id,"
+	    " type, status, stage, result, action_id, body, version, occurred_at"
+	    " FROM json_populate_recordset(NULL::receipts, ?1::json)" },
+	[STORE_Q_JOBS_SET] = { "SELECT 1", "INSERT INTO job_state(tenant, job_id,"
+	    " stage, terminal, file_key, file_url, error, updated_at)"
+	    " SELECT tenant, job_id, stage, terminal, file_key, file_url, error,"
+	    " updated_at FROM json_populate_recordset(NULL::job_state, ?1::json)"
+	    " ON CONFLICT(tenant, job_id) DO UPDATE SET stage = excluded.stage,"
+	    " terminal = excluded.terminal,"
+	    " file_key = coalesce(excluded.file_key, job_state.file_key),"
+	    " file_url = coalesce(excluded.file_url, job_state.file_url),"
+	    " error = coalesce(excluded.error, job_state.error),"
+	    " updated_at = excluded.updated_at" },
+	[STORE_Q_SUBJECTS_SET] = { "SELECT 1", "INSERT INTO subjects(tenant, subject,"
+	    " version, occurred_at, effect, step, type, updated_at)"
+	    " SELECT tenant, subject, version, occurred_at, effect, step, type,"
+	    " updated_at FROM json_populate_recordset(NULL::subjects, ?1::json)"
+	    " ON CONFLICT(tenant, subject) DO UPDATE SET"
+	    " version = excluded.version, occurred_at = excluded.occurred_at,"
+	    " effect = excluded.effect, step = excluded.step,"
+	    " type = excluded.type, updated_at = excluded.updated_at" },
+	[STORE_Q_CLAIMS_SET] = { "SELECT 1", "INSERT INTO accepted(action_id, tenant,"
+	    " attempt, step, job_id, accepted_at) SELECT action_id, tenant,"
+	    " attempt, step, job_id, accepted_at"
+	    " FROM json_populate_recordset(NULL::accepted, ?1::json)" },
+	[STORE_Q_OUTBOX_SET] = { "SELECT 1", "INSERT INTO outbox(action_id, tenant,"
+	    " destination, payload, state, next_at, created_at, updated_at)"
+	    " SELECT action_id, tenant, destination, payload, 'pending',"
+	    " created_at, created_at, created_at"
+	    " FROM json_populate_recordset(NULL::outbox, ?1::json)" },
 	[STORE_Q_COUNT_OUTBOX] = { "SELECT state, count(*) FROM outbox"
 	    " GROUP BY state" },
 	[STORE_Q_COUNT_CONFLICTS] = { "SELECT count(*) FROM conflicts"
@@ -646,6 +684,14 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	 */
 	[STORE_Q_JOB_LOCK] = { "SELECT 1", "SELECT pg_advisory_xact_lock("
 	    "hashtextextended(?1::text || ':' || ?2::text, 0))" },
+	/*
+	 * A batch's, [[tenant, job], ...], one after the other in that
+	 * order: a set-returning scan yields its rows in order, and each
+	 * lock is taken as its row passes.
+	 */
+	[STORE_Q_JOBS_LOCK] = { "SELECT 1", "SELECT count(pg_advisory_xact_lock("
+	    "hashtextextended((k->>0) || ':' || (k->>1), 0)))"
+	    " FROM json_array_elements(?1::json) k" },
 	[STORE_Q_JOB_TRYLOCK] = { "SELECT 1", "SELECT"
 	    " pg_try_advisory_xact_lock(hashtextextended(?1::text || ':' ||"
 	    " ?2::text, 0))::int" },
@@ -732,6 +778,8 @@ store_last(struct store *s)
 struct db_stmt *
 store_stmt(struct store *s, enum store_q q)
 {
+	if (q <= STORE_Q_ROLLBACK_TO)
+		s->tx_statements++;
 	return db_stmt(s->db, q);
 }
 

@@ -19,6 +19,7 @@ struct store {
 	int		 in_tx;
 	int		 committed;	/* the last store_commit()'s COMMIT did */
 	int		 busy_ms;	/* the busy budget it was opened with */
+	uint64_t	 tx_statements;	/* store_tx_statements() */
 	/* The file as faccessat() last found it writable, when it did. */
 	struct stat	 granted;
 	int		 granted_ok;
@@ -28,6 +29,7 @@ struct store {
 };
 
 enum store_q {
+	/* The transaction's own statements first: store_tx_statements(). */
 	STORE_Q_BEGIN,
 	STORE_Q_COMMIT,
 	STORE_Q_ROLLBACK,
@@ -45,6 +47,12 @@ enum store_q {
 	STORE_Q_CLAIM,
 	STORE_Q_OUTBOX_ADD,
 	STORE_Q_CONFLICT_ADD,
+	STORE_Q_JOBS_LOCK,
+	STORE_Q_RECEIPTS_SET,
+	STORE_Q_JOBS_SET,
+	STORE_Q_SUBJECTS_SET,
+	STORE_Q_CLAIMS_SET,
+	STORE_Q_OUTBOX_SET,
 	STORE_Q_COUNT_OUTBOX,
 	STORE_Q_COUNT_CONFLICTS,
 	STORE_Q_OLDEST_PENDING,

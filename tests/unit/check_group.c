@@ -636,7 +636,9 @@ one_batch(int from, int n)
 /*
  * PostgreSQL: a batch costs at most three round trips to the server,
  * whatever its size: its BEGIN, locks and look-ups in one flight, its
- * writes in a second, its counts with the COMMIT in a third; fresh
+ * writes in a second, its counts with the COMMIT in a third; and at most
+ * eight statements of the transaction's own (BEGIN, savepoints, COMMIT),
+ * its locks being one statement and its writes one a table; fresh
  * observations, their duplicates, and one job's many.  Counted by the db
  * layer (the writer's connection), after a first batch has connected.
  * SQLite: none.
@@ -668,11 +670,21 @@ START_TEST(three_round_trips_a_batch)
 		ck_assert_int_eq(b.failed, 0);
 		if (test_backend == TEST_SQLITE)
 			ck_assert_int_eq(b.round_trips, 0);
-		else
+		else {
 			ck_assert_msg(b.round_trips - a.round_trips <= 3,
 			    "round %d: %lld round trips for a batch of %d",
 			    round, (long long)(b.round_trips -
 			    a.round_trips), N);
+			/*
+			 * BEGIN, the locks' SAVEPOINT and RELEASE, the
+			 * look-ups' and writes', the counts', COMMIT: none
+			 * per member.
+			 */
+			ck_assert_msg(b.tx_statements - a.tx_statements <= 8,
+			    "round %d: %lld transaction statements for a"
+			    " batch of %d", round, (long long)(b.tx_statements -
+			    a.tx_statements), N);
+		}
 	}
 	ck_assert_int_eq(answered(calls, N, HB_ACCEPTED), 1);
 	ck_assert_int_eq(answered(calls, N, HB_DUPLICATE), N - 1);
@@ -1031,6 +1043,56 @@ run_sequence(struct group *g, enum hb_result *got, char (*action)[64],
 }
 
 /*
+ * One batch writes one job's state twice, and a body of bytes beyond
+ * ASCII: on PostgreSQL one statement a table (store_put_set()), where
+ * the two writes are one row, the later over the earlier, keeping what
+ * only the earlier said (the file's key); the body's bytes are the
+ * request's, through the set's text.  As on SQLite, a statement a row.
+ */
+START_TEST(one_job_twice_in_a_set)
+{
+	static const char	 body[] = "{\"type\":\"job_completed\","
+	    "\"job_id\":\"f-041\",\"status\":\"completed\","
+	    "\"key\":\"out/\xc3\xa9t\xc3\xa9 \\\"q\\\".mp4\"}";
+	char			 hex[2 * sizeof(body) + 1];
+	size_t			 i;
+
+	set_call(&calls[0], KEY, "f-040", "{\"type\":\"job_progress\","
+	    "\"job_id\":\"f-040\",\"stage\":\"downloading\","
+	    "\"key\":\"out/early.mp4\"}");
+	set_call(&calls[1], KEY, "f-040", "{\"type\":\"job_progress\","
+	    "\"job_id\":\"f-040\",\"stage\":\"muxing\"}");
+	set_call(&calls[2], KEY, "f-041", "%s", body);
+	hold_next(3, NULL);
+	start_in_order(calls, 2, 0);	/* the third lets the batch go */
+	start(&calls[2]);
+	join_all(calls, 3);
+	ck_assert_int_eq(calls[0].res.result, HB_RECORDED);
+	ck_assert_int_eq(calls[1].res.result, HB_RECORDED);
+	ck_assert_int_eq(calls[2].res.result, HB_ACCEPTED);
+	ck_assert_int_eq(settle(3).batches, 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state WHERE"
+	    " job_id='f-040'"), 1);
+	ck_assert_int_eq(q("SELECT stage FROM job_state WHERE"
+	    " job_id='f-040'"), OBS_STAGE_MUXING);
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state WHERE"
+	    " job_id='f-040' AND file_key='out/early.mp4'"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM job_state WHERE"
+	    " job_id='f-041' AND file_key='out/\xc3\xa9t\xc3\xa9 \"q\".mp4'"),
+	    1);
+	for (i = 0; i < sizeof(body) - 1; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)body[i]);
+	ck_assert_int_eq(qf(state_path, test_backend == TEST_SQLITE ?
+	    "SELECT count(*) FROM receipts WHERE lower(hex(body)) = '%s'" :
+	    "SELECT count(*) FROM receipts WHERE encode(body, 'hex') = '%s'",
+	    hex), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE"
+	    " job_id='f-040' AND endpoint='hook' AND delivery_id IS NULL"), 2);
+	snapshot_is(state_path, "r3 j2 a1 o1 c0");
+}
+END_TEST
+
+/*
  * Inline (a batch of one on the caller's thread) and threaded give the
  * same answers, the same rows, for a sequence with every kind of answer.
  */
@@ -1232,6 +1294,7 @@ group_suite(void)
 	tcase_add_test(tc, failing_member_alone);
 	tcase_add_test(tc, conflicts_in_a_batch);
 	tcase_add_test(tc, malformed_never_reach_the_writer);
+	tcase_add_test(tc, one_job_twice_in_a_set);
 	tcase_add_test(tc, inline_matches_threaded);
 	tcase_add_test(tc, changed_while_waiting);
 	tcase_add_test(tc, state_file_replaced);
