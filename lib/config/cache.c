@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "base/fault.h"
+#include "base/json.h"
 #include "config/cache.h"
 #include "config/config_int.h"
 #include "config/pool.h"
@@ -64,8 +65,6 @@ struct config_cache {
 	int			 running;
 	enum config_status	 last;		/* the last refresh's outcome */
 	struct config_cache_stats stats;
-	int			 remote;	/* each statement a round trip:
-						   config_cache_defers() */
 };
 
 static void
@@ -506,7 +505,6 @@ config_cache_new(const char *path, int busy_ms, int conns,
 	pthread_mutex_init(&cc->lock, NULL);
 	pthread_cond_init(&cc->ended, NULL);
 	cc->stats.version = -1;
-	cc->remote = (db_location_caps(path) & DB_CAP_SERVER) != 0;
 	*out = cc;
 	return 0;
 }
@@ -723,7 +721,88 @@ int64_t
 config_cache_defers(const struct config_cache *cc,
     const struct config_snap *s)
 {
-	return cc->remote || s->single ? -1 : s->version;
+	(void)cc;
+	return s->single ? -1 : s->version;
+}
+
+/*
+ * The asks' keys, [[tenant, job], ...], as CONFIG_Q_CACHE_JOBS binds
+ * them; NULL when out of memory.
+ */
+static char *
+jobs_keys(const struct config_ask *a, size_t n)
+{
+	struct json_out	o;
+	size_t		i;
+
+	memset(&o, 0, sizeof(o));
+	o.len = 3;
+	for (i = 0; i < n; i++)
+		o.len += 6 * (strlen(a[i].tenant) + strlen(a[i].job_id)) + 12;
+	if ((o.buf = malloc(o.len)) == NULL)
+		return NULL;
+	o.ok = 1;
+	json_out_raw(&o, "[");
+	for (i = 0; i < n; i++) {
+		json_out_raw(&o, i > 0 ? ",[" : "[");
+		json_out_str(&o, a[i].tenant);
+		json_out_raw(&o, ",");
+		json_out_str(&o, a[i].job_id);
+		json_out_raw(&o, "]");
+	}
+	json_out_raw(&o, "]");
+	if (!o.ok) {		/* cannot be: o.len is enough */
+		free(o.buf);
+		return NULL;
+	}
+	o.buf[o.off] = '\0';
+	return o.buf;
+}
+
+/*
+ * CONFIG_Q_CACHE_JOBS: each ask's job (its status CONFIG_OK, j filled, or
+ * CONFIG_NOTFOUND) and config.db's version in v[i], in one statement; an
+ * ask left CONFIG_ERROR had no row.  Returns CONFIG_OK, or why nothing
+ * could be read.
+ */
+static enum config_status
+versions_jobs(struct config *c, struct config_ask *a, size_t n, int64_t *v)
+{
+	struct db_stmt		*st;
+	enum config_status	 rc;
+	enum db_rc		 drc;
+	const char		*t, *j;
+	char			*keys;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		a[i].status = CONFIG_ERROR;
+		v[i] = -1;
+	}
+	if ((st = config_stmt(c, CONFIG_Q_CACHE_JOBS, &rc)) == NULL)
+		return rc;
+	if ((keys = jobs_keys(a, n)) == NULL)
+		return CONFIG_NOMEM;
+	drc = db_bind_text(st, 1, keys);
+	free(keys);
+	if (drc != DB_OK)
+		return CONFIG_NOMEM;
+	while ((drc = db_step(st)) == DB_ROW) {
+		t = db_col_text(st, 1);
+		j = db_col_text(st, 2);
+		for (i = 0; i < n; i++) {
+			if (a[i].status != CONFIG_ERROR || t == NULL ||
+			    j == NULL || strcmp(a[i].tenant, t) != 0 ||
+			    strcmp(a[i].job_id, j) != 0)
+				continue;
+			v[i] = db_col_int64(st, 0);
+			a[i].status = db_col_null(st, 3) ? CONFIG_NOTFOUND :
+			    config_row_job(st, 3, a[i].job);
+		}
+	}
+	rc = drc == DB_DONE ? CONFIG_OK : config_status_of(c, drc);
+	db_reset(st);
+	return rc;
 }
 
 void
@@ -731,33 +810,29 @@ config_cache_jobs(struct config_cache *cc, struct config_ask *a, size_t n)
 {
 	struct config		*c;
 	enum config_status	 rc;
-	int64_t			 v;
+	int64_t			*vs, v;
 	size_t			 i;
 	int			 again = 0;
 
-	if ((c = config_pool_take(cc->pool, &rc)) == NULL) {
+	if ((vs = calloc(n > 0 ? n : 1, sizeof(*vs))) == NULL) {
 		for (i = 0; i < n; i++)
-			a[i].status = rc;
+			a[i].status = CONFIG_NOMEM;
 		return;
 	}
-	/*
-	 * One read transaction: one shared lock, one look at the header.
-	 * One statement needs none of its own.
-	 */
-	rc = n > 1 ? config_snapshot(c) : CONFIG_OK;
+	if ((c = config_pool_take(cc->pool, &rc)) != NULL) {
+		rc = versions_jobs(c, a, n, vs);
+		config_pool_give(cc->pool, c);
+	}
 	for (i = 0; i < n; i++) {
-		v = -1;
-		if ((a[i].status = rc) == CONFIG_OK)
-			a[i].status = version_job(c, a[i].tenant, a[i].job_id,
-			    &v, a[i].job);
+		if (rc != CONFIG_OK)
+			a[i].status = rc;
 		if ((a[i].status == CONFIG_OK ||
-		    a[i].status == CONFIG_NOTFOUND) && v != a[i].version)
+		    a[i].status == CONFIG_NOTFOUND) && vs[i] != a[i].version)
 			a[i].status = CONFIG_STALE;
 		again |= a[i].status == CONFIG_STALE ||
 		    a[i].status == CONFIG_ERROR;
 	}
-	config_release(c);
-	config_pool_give(cc->pool, c);
+	free(vs);
 	pthread_mutex_lock(&cc->lock);
 	cc->stats.batches++;
 	cc->stats.asked += (int64_t)n;

@@ -98,9 +98,7 @@ HB_API enum config_status config_cache_job(struct config_cache *,
 /*
  * Whether a request from snapshot s may leave its job to a batch's
  * config_cache_jobs(): s's version (>= 0), or -1 when it reads the job
- * itself with config_cache_job(): a snapshot read for one request; or
- * PostgreSQL, where a batch's asks would be a round trip each, one after
- * another, where each request's own statement runs beside the others'.
+ * itself with config_cache_job(): a snapshot read for one request.
  */
 HB_API int64_t config_cache_defers(const struct config_cache *,
     const struct config_snap *s);
@@ -115,8 +113,9 @@ struct config_ask {
 };
 
 /*
- * The jobs of many requests, each with config.db's version, in one read
- * transaction: a batch takes config.db's locks once, not once a member.
+ * The jobs of many requests, each with config.db's version, in one
+ * statement: a batch costs config.db one read (and a server one round
+ * trip and one statement), not one a member.
  * Each ask ends CONFIG_OK, CONFIG_NOTFOUND (either way its snapshot is
  * current), CONFIG_STALE (config.db holds another version, which has been
  * read: its request starts again from config_cache_hold()), or the

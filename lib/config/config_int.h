@@ -78,6 +78,7 @@ enum config_q {
 	CONFIG_Q_CACHE_SECRETS_OF,
 	CONFIG_Q_CACHE_TENANTS,
 	CONFIG_Q_CACHE_JOB,
+	CONFIG_Q_CACHE_JOBS,
 	/* config/map.c's: a mapped endpoint's mapping. */
 	CONFIG_Q_ENDPOINT_SET_MAPPING,
 	CONFIG_Q_MAPPED_OF_TENANT,
