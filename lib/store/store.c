@@ -632,6 +632,21 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    "INSERT INTO metrics(name, l1, l2, value)"
 	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
 	    " DO UPDATE SET value = metrics.value + excluded.value" },
+	/*
+	 * A batch's counts on a server (store_metrics_send()), a JSON array
+	 * of rows in their key's order, kept in that order: their locks are
+	 * taken so.
+	 */
+	[STORE_Q_METRICS_ADD] = { "SELECT 1", "INSERT INTO metrics(name, l1, l2,"
+	    " value) SELECT name, l1, l2, value FROM json_populate_recordset("
+	    "NULL::metrics, ?1::json) WITH ORDINALITY AS r(name, l1, l2, value,"
+	    " n) ORDER BY n ON CONFLICT(name, l1, l2)"
+	    " DO UPDATE SET value = metrics.value + excluded.value" },
+	[STORE_Q_METRICS_MAX] = { "SELECT 1", "INSERT INTO metrics(name, l1, l2,"
+	    " value) SELECT name, l1, l2, value FROM json_populate_recordset("
+	    "NULL::metrics, ?1::json) WITH ORDINALITY AS r(name, l1, l2, value,"
+	    " n) ORDER BY n ON CONFLICT(name, l1, l2)"
+	    " DO UPDATE SET value = greatest(metrics.value, excluded.value)" },
 	[STORE_Q_METRIC_MAX] = { "INSERT INTO metrics(name, l1, l2, value)"
 	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name, l1, l2)"
 	    " DO UPDATE SET value = max(value, excluded.value)",

@@ -2228,6 +2228,78 @@ flush(struct metrics_set *m)
 	metrics_set_clear(m);
 }
 
+/* Adds 1 to requests{ep, each of labels} in a set, in that order. */
+static void
+counts_of(struct metrics_set *m, const char *const *labels, int n)
+{
+	int	i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(metrics_set_add(m, "requests", "ep", labels[i],
+		    1), 0);
+}
+
+/*
+ * PostgreSQL: two writers count the same rows in two orders (each host
+ * counts its labels as its requests come).  Their rows' locks are taken
+ * in one order, the key's, whatever the order counted: the second waits
+ * for the first's COMMIT, and neither is ended as a deadlock (which the
+ * server finds only after deadlock_timeout, a second by default).
+ */
+START_TEST(metrics_two_writers)
+{
+	static const char *const	 ab[] = { "a", "b" }, *const ba[] = {
+					    "b", "a" }, *const b[] = { "b" };
+	struct metrics_set		 m;
+	struct store			*other;
+	pid_t				 pid;
+	int				 status, i;
+
+	if (test_backend != TEST_POSTGRES)
+		return;
+	counts_of(&m, ab, 2);		/* both rows there */
+	flush(&m);
+	metrics_set_free(&m);
+	other = test_store_open(dir, 10000, 0);
+	/* Holds a's lock. */
+	counts_of(&m, ab, 1);
+	ck_assert_int_eq(store_begin(other), STORE_OK);
+	store_metrics_send(other, &m);
+	ck_assert_int_eq(store_land(other, NULL), STORE_OK);
+	metrics_set_free(&m);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		struct store	*s = test_store_open(dir, 10000, 0);
+
+		/* Counted b first: waits for a, holding neither. */
+		counts_of(&m, ba, 2);
+		if (store_begin(s) != STORE_OK)
+			_exit(10);
+		store_metrics_send(s, &m);
+		if (store_land(s, NULL) != STORE_OK)
+			_exit(11);
+		_exit(store_commit(s) == STORE_OK ? 0 : 12);
+	}
+	usleep(300 * 1000);	/* the child waits for a's lock */
+	counts_of(&m, b, 1);
+	store_metrics_send(other, &m);
+	ck_assert_int_eq(store_land(other, NULL), STORE_OK);
+	ck_assert_int_eq(store_commit(other), STORE_OK);
+	metrics_set_free(&m);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	store_close(other);
+	ck_assert_int_eq(store_metrics_read(st, &m), STORE_OK);
+	for (i = 0; i < m.n; i++)
+		if (strcmp(m.rows[i].name, "requests") == 0)
+			ck_assert_int_eq(m.rows[i].value, 3);
+	metrics_set_free(&m);
+}
+END_TEST
+
 /*
  * What the status page shows: the minutes ride the flush and go once
  * past the window (the operator's routes have none); each destination's
@@ -3082,6 +3154,7 @@ store_suite(void)
 	tcase_add_test(ops, counts_by_state);
 	tcase_add_test(ops, destination_gauges);
 	tcase_add_test(ops, metrics_table);
+	tcase_add_test(ops, metrics_two_writers);
 	tcase_add_test(ops, status_view);
 	tcase_add_test(ops, state_names);
 	tcase_add_test(ops, receipt_counts_by_result);
