@@ -47,8 +47,9 @@
 # count, see stmts_snap) per observation, st/bat
 # the same per batch (hookbox_commits_total), srv-ms the CPU time of its
 # processes per request, in ms; and under the row the statements that
-# made st/obs, most executed first ($BENCH_STMTS of them, default 8),
-# each with its executions per observation.
+# made st/obs, those the server spent the most time executing first
+# ($BENCH_STMTS of them, default 8), each with its executions and that
+# time (ms) per observation.
 #
 # The delay line's delay is a configuration, not what the kernel
 # delivers: its wake-ups and the TCP hop add their own time.  So each
@@ -216,30 +217,42 @@ metric_sum() {
 }
 
 # The server's side (PostgreSQL only): server_ticks, the CPU time of its
-# processes (the postmaster and every process it started that is still
-# running: the responders' connections, the checkpointer, the WAL
-# writer) in clock ticks; stmts_reset and stmts_snap FILE, the statements
-# it executed between them (pg_stat_statements), "calls|query" a line,
+# processes in clock ticks: the postmaster's, every process it started
+# that still runs (the responders' connections, the checkpointer, the WAL
+# writer), and those that ended (an autovacuum worker, a psql's
+# connection), which the postmaster's own count of its children's time
+# holds once it has reaped them (fields 16 and 17 of its stat); stmts_reset and stmts_snap FILE, the statements
+# it executed between them (pg_stat_statements), "calls|ms|query" a line
+# (ms: the time it spent executing them),
 # the bench's own left out, and those that begin, end or mark a
 # transaction too: PostgreSQL 15's pg_stat_statements counts a prepared
 # one only the first time, so the responders' own count stands for them
 # (hookbox_db_transaction_statements_total).
 server_ticks() {
-	tree_ticks "$(head -1 "$tmp/pg/data/postmaster.pid")"
+	_pm=$(head -1 "$tmp/pg/data/postmaster.pid")
+	echo $(( $(tree_ticks "$_pm") + $(sed 's/.*) //' "/proc/$_pm/stat" |
+	    awk '{ print $14 + $15 }') ))
 }
 stmts_reset() {
 	psql "$pg_uri" -X -Atq -c "SELECT pg_stat_statements_reset()" \
 	    >/dev/null
 }
+# server_quiet: what the cell's set-up left the server to do (the jobs
+# it registered: autovacuum's work, dirty pages) done before the cell,
+# so that the cell's CPU is its own traffic's.
+server_quiet() {
+	psql "$pg_uri" -X -q -c "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+}
 stmts_snap() {
 	psql "$pg_uri" -X -Atq -F '|' -c "SELECT calls,
+	    round(total_exec_time::numeric, 3),
 	    regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements
 	    WHERE dbid = (SELECT oid FROM pg_database
 	    WHERE datname = current_database())
 	    AND query NOT LIKE '%pg_stat_statements%'
 	    AND query NOT LIKE 'SELECT count(*) FROM hookbox_state.receipts%'
 	    AND query !~* '^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)'
-	    ORDER BY calls DESC" > "$1"
+	    ORDER BY total_exec_time DESC" > "$1"
 }
 
 # wrk_errors FILE...: the requests wrk gave up on (its socket errors).
@@ -372,6 +385,7 @@ cell() {
 	_pg=""
 	case $backend in sqlite) ;; *) _pg=1 ;; esac
 	if [ -n "$_pg" ]; then
+		server_quiet
 		stmts_reset
 		_s0=$(server_ticks)
 	fi
@@ -449,13 +463,14 @@ cell() {
 	    "$6" "$_st" "$_sb" "$_srv"
 	[ "$4" -gt 0 ] && echo "  ($4 requests past the traffic's prepared" \
 	    "jobs: not all were new)"
-	# The statements that made st/obs, most called first.
+	# The statements that made st/obs, the longest run first.
 	if [ -n "$_pg" ] && [ "$_obs" -gt 0 ]; then
 		head -n "${BENCH_STMTS:-8}" "$tmp/stmts" | awk -F'|' \
-		    -v o="$_obs" '{ q = substr($0, index($0, "|") + 1)
-		    printf "    %6.2f  %s\n", $1 / o, substr(q, 1, 68) }'
+		    -v o="$_obs" '{ q = $0; sub(/^[^|]*[|][^|]*[|]/, "", q)
+		    printf "    %6.2f %7.4f  %s\n", $1 / o, $2 / o,
+		    substr(q, 1, 60) }'
 		[ "$_tx" = - ] || awk -v t="$_tx" -v o="$_obs" 'BEGIN {
-		    printf "    %6.2f  %s\n", t / o, "BEGIN, SAVEPOINT," \
+		    printf "    %6.2f %7s  %s\n", t / o, "-", "BEGIN, SAVEPOINT," \
 		    " RELEASE, COMMIT: the writers'"'"' own count" }'
 	fi
 	return 0
