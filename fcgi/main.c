@@ -279,7 +279,12 @@ serve(struct resp_server *srv, int listen_fd)
  * requests being served, so that a stop waits for them and no longer.
  */
 struct pool {
-	const struct resp_server	*tmpl;	/* each thread's copy's model */
+	/*
+	 * The threads' one server: its shared state set, respond() only
+	 * reads it (a copy each would be a copy of the settings' paths on
+	 * every thread's stack).
+	 */
+	struct resp_server		*srv;
 	int				 listen_fd;
 	pthread_mutex_t			 lock;
 	pthread_cond_t			 idle;
@@ -291,7 +296,6 @@ static void *
 pool_thread(void *arg)
 {
 	struct pool	*p = arg;
-	struct resp_server srv = *p->tmpl;
 	FCGX_Request	 req;
 	struct resp_io	 io;
 	int		 stop = 0;
@@ -312,7 +316,7 @@ pool_thread(void *arg)
 		p->busy++;
 		pthread_mutex_unlock(&p->lock);
 		/* A request accepted during a stop is still answered. */
-		respond(&srv, &io);
+		respond(p->srv, &io);
 		fcgi_finish(&req);
 		pthread_mutex_lock(&p->lock);
 		if (--p->busy == 0 && p->stopping)
@@ -320,7 +324,6 @@ pool_thread(void *arg)
 		stop = p->stopping;
 		pthread_mutex_unlock(&p->lock);
 	}
-	respond_close(&srv);
 	return NULL;
 }
 
@@ -330,7 +333,7 @@ pool_thread(void *arg)
  * accept() are not waited for: the process ends under them.
  */
 static int
-serve_threads(struct resp_server *tmpl, int listen_fd, int n)
+serve_threads(struct resp_server *srv, int listen_fd, int n)
 {
 	static struct pool	 p;	/* outlives the call: see the end */
 	pthread_attr_t		 attr;
@@ -339,7 +342,7 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 	int			 i, sig, started = 0;
 
 	memset(&p, 0, sizeof(p));
-	p.tmpl = tmpl;
+	p.srv = srv;
 	p.listen_fd = listen_fd;
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.idle, NULL);
@@ -347,13 +350,13 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 	stop_set(&stops);
 	pthread_sigmask(SIG_BLOCK, &stops, &old);
 
-	if (respond_shared_new(&tmpl->set, n, &tmpl->shared) != 0) {
+	if (respond_shared_new(&srv->set, n, &srv->shared) != 0) {
 		/* A thread limit must not take the service down with it. */
 		log_event(LOG_LV_ERROR, "threads_failed", "error",
 		    strerror(errno), "msg", "cannot start the writer thread;"
 		    " serving on one thread", (char *)NULL);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		serve(tmpl, listen_fd);
+		serve(srv, listen_fd);
 		return 0;
 	}
 	pthread_attr_init(&attr);
@@ -372,10 +375,10 @@ serve_threads(struct resp_server *tmpl, int listen_fd, int n)
 		log_end(&l);
 	}
 	if (started == 0) {
-		respond_shared_free(tmpl->shared);
-		tmpl->shared = NULL;
+		respond_shared_free(srv->shared);
+		srv->shared = NULL;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		serve(tmpl, listen_fd);
+		serve(srv, listen_fd);
 		return 0;
 	}
 
