@@ -649,9 +649,31 @@ set_rows(struct json_out *o, enum set what, const struct store_put *w,
 	return rows;
 }
 
-/* Sends one table's set, nothing when w has no row for it. */
+/*
+ * A set's text, at most about this many bytes, a member's rows more when
+ * they alone are: the set doubles its bodies (hex), and the server holds
+ * the whole text while it runs, so a batch of large bodies is sent in
+ * several statements.
+ */
+#define SET_BYTES_MAX	(1024 * 1024)
+
+/* About what w's row of what takes in a set's text. */
+static size_t
+set_bytes(const struct store_put *w, enum set what)
+{
+	size_t	n = 1024;
+
+	if (what == SET_RECEIPTS && w->rcpt != NULL && w->rcpt->body != NULL)
+		n += 2 * w->rcpt->bodylen;
+	if (what == SET_OUTBOX && w->claim != NULL &&
+	    w->claim->payload != NULL)
+		n += 6 * strlen(w->claim->payload);
+	return n;
+}
+
+/* Sends one statement of what for w[0..n-1]; nothing when none has a row. */
 static enum store_status
-set_send(struct store *s, enum set what, const struct store_put *w,
+set_chunk(struct store *s, enum set what, const struct store_put *w,
     size_t n)
 {
 	static const enum store_q	 q[SET__N] = { STORE_Q_RECEIPTS_SET,
@@ -696,6 +718,32 @@ set_send(struct store *s, enum set what, const struct store_put *w,
 	if (rc != DB_OK)
 		return STORE_NOMEM;
 	return store_send(st);
+}
+
+/*
+ * One table's rows, in statements of at most SET_BYTES_MAX: a job's (or
+ * subject's) writes in two of them are two rows, the later statement's
+ * over the earlier's, as two batches' would be.
+ */
+static enum store_status
+set_send(struct store *s, enum set what, const struct store_put *w,
+    size_t n)
+{
+	enum store_status	rc;
+	size_t			start, end, bytes, b;
+
+	for (start = 0; start < n; start = end) {
+		for (end = start, bytes = 0; end < n; end++) {
+			b = set_bytes(&w[end], what);
+			if (end > start && bytes + b > SET_BYTES_MAX)
+				break;
+			bytes += b;
+		}
+		if ((rc = set_chunk(s, what, w + start, end - start)) !=
+		    STORE_OK)
+			return rc;
+	}
+	return STORE_OK;
 }
 
 enum store_status

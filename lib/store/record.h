@@ -161,10 +161,12 @@ HB_API enum store_status store_put_one(struct store *,
 HB_API int store_sets(const struct store *);
 
 /*
- * Sends n observations' writes, in the order given, one statement per
- * table for all of them: the receipts, the jobs' states, the subjects',
- * the actions, their outbox rows (the conflicts, which are rare, a
- * statement each).  Two writes of one job's (or subject's) state are
+ * On a server (store_sets()), sends n observations' writes, in the order
+ * given, one statement per table for all of them: the receipts, the
+ * jobs' states, the subjects', the actions, their outbox rows (the
+ * conflicts, which are rare, a statement each); a table whose rows' text
+ * passes about a megabyte (large bodies) takes as many statements as
+ * that needs.  Two writes of one job's (or subject's) state are
  * one row, the later over the earlier as the rules decided them.  A
  * failure known before anything is sent (memory, a fault a test set on
  * the outbox) is returned with *failed the member's index; the server's
