@@ -721,9 +721,12 @@ accept_batch(struct store *st, size_t n, const struct accept_prep *const *p,
 	for (;;) {
 		ss = pass(st, n, p, res, done, rows, &culprit, &moved, &unsure,
 		    &lost);
-		rows = 0;
 		if (unsure) {
-			/* A table's statement failed: find whose, a row at a time. */
+			/*
+			 * A table's statement failed: find whose, a row at a
+			 * time, and stay so for the batch (what fails one
+			 * member may fail the next: a full disk).
+			 */
 			rows = 1;
 			continue;
 		}
