@@ -171,6 +171,25 @@ static const char *const migrations[] = {
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 
+/*
+ * What a write of a job's (or subject's) state does to the row there:
+ * the one row's (STORE_Q_JOB_PUT, STORE_Q_SUBJECT_PUT) and a batch's
+ * (STORE_Q_JOBS_SET, STORE_Q_SUBJECTS_SET) the same.  A job's keeps
+ * what the new state does not say.
+ */
+#define JOB_STATE_MERGE_PG \
+	" ON CONFLICT(tenant, job_id) DO UPDATE SET stage = excluded.stage," \
+	" terminal = excluded.terminal," \
+	" file_key = coalesce(excluded.file_key, job_state.file_key)," \
+	" file_url = coalesce(excluded.file_url, job_state.file_url)," \
+	" error = coalesce(excluded.error, job_state.error)," \
+	" updated_at = excluded.updated_at"
+#define SUBJECT_MERGE \
+	" ON CONFLICT(tenant, subject) DO UPDATE SET" \
+	" version = excluded.version, occurred_at = excluded.occurred_at," \
+	" effect = excluded.effect, step = excluded.step," \
+	" type = excluded.type, updated_at = excluded.updated_at"
+
 static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_BEGIN] = { "BEGIN IMMEDIATE",
 	    "BEGIN" },
@@ -243,12 +262,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    "INSERT INTO job_state(tenant, job_id, stage,"
 	    " terminal, file_key, file_url, error, updated_at)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-	    " ON CONFLICT(tenant, job_id) DO UPDATE SET stage = excluded.stage,"
-	    " terminal = excluded.terminal,"
-	    " file_key = coalesce(excluded.file_key, job_state.file_key),"
-	    " file_url = coalesce(excluded.file_url, job_state.file_url),"
-	    " error = coalesce(excluded.error, job_state.error),"
-	    " updated_at = excluded.updated_at" },
+	    JOB_STATE_MERGE_PG },
 	[STORE_Q_CLAIM] = { "INSERT INTO accepted(action_id, tenant, attempt, step,"
 	    " job_id, accepted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
 	[STORE_Q_OUTBOX_ADD] = { "INSERT INTO outbox(action_id, tenant, destination,"
@@ -257,10 +271,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_SUBJECT_PUT] = { "INSERT INTO subjects(tenant, subject, version,"
 	    " occurred_at, effect, step, type, updated_at)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-	    " ON CONFLICT(tenant, subject) DO UPDATE SET"
-	    " version = excluded.version, occurred_at = excluded.occurred_at,"
-	    " effect = excluded.effect, step = excluded.step,"
-	    " type = excluded.type, updated_at = excluded.updated_at" },
+	    SUBJECT_MERGE },
 	[STORE_Q_CONFLICT_ADD] = { "INSERT INTO conflicts(created_at, tenant, job_id,"
 	    " action_id, kind, recorded, observed)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
@@ -287,20 +298,12 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " stage, terminal, file_key, file_url, error, updated_at)"
 	    " SELECT tenant, job_id, stage, terminal, file_key, file_url, error,"
 	    " updated_at FROM json_populate_recordset(NULL::job_state, ?1::json)"
-	    " ON CONFLICT(tenant, job_id) DO UPDATE SET stage = excluded.stage,"
-	    " terminal = excluded.terminal,"
-	    " file_key = coalesce(excluded.file_key, job_state.file_key),"
-	    " file_url = coalesce(excluded.file_url, job_state.file_url),"
-	    " error = coalesce(excluded.error, job_state.error),"
-	    " updated_at = excluded.updated_at" },
+	    JOB_STATE_MERGE_PG },
 	[STORE_Q_SUBJECTS_SET] = { "SELECT 1", "INSERT INTO subjects(tenant, subject,"
 	    " version, occurred_at, effect, step, type, updated_at)"
 	    " SELECT tenant, subject, version, occurred_at, effect, step, type,"
 	    " updated_at FROM json_populate_recordset(NULL::subjects, ?1::json)"
-	    " ON CONFLICT(tenant, subject) DO UPDATE SET"
-	    " version = excluded.version, occurred_at = excluded.occurred_at,"
-	    " effect = excluded.effect, step = excluded.step,"
-	    " type = excluded.type, updated_at = excluded.updated_at" },
+	    SUBJECT_MERGE },
 	[STORE_Q_CLAIMS_SET] = { "SELECT 1", "INSERT INTO accepted(action_id, tenant,"
 	    " attempt, step, job_id, accepted_at) SELECT action_id, tenant,"
 	    " attempt, step, job_id, accepted_at"
