@@ -761,12 +761,12 @@ jobs_keys(const struct config_ask *a, size_t n)
 
 /*
  * CONFIG_Q_CACHE_JOBS: each ask's job (its status CONFIG_OK, j filled, or
- * CONFIG_NOTFOUND) and config.db's version in v[i], in one statement; an
- * ask left CONFIG_ERROR had no row.  Returns CONFIG_OK, or why nothing
- * could be read.
+ * CONFIG_NOTFOUND) and config.db's version in *v (every row carries the
+ * one), in one statement; an ask left CONFIG_ERROR had no row.  Returns
+ * CONFIG_OK, or why nothing could be read.
  */
 static enum config_status
-versions_jobs(struct config *c, struct config_ask *a, size_t n, int64_t *v)
+version_jobs(struct config *c, struct config_ask *a, size_t n, int64_t *v)
 {
 	struct db_stmt		*st;
 	enum config_status	 rc;
@@ -775,10 +775,9 @@ versions_jobs(struct config *c, struct config_ask *a, size_t n, int64_t *v)
 	char			*keys;
 	size_t			 i;
 
-	for (i = 0; i < n; i++) {
+	*v = -1;
+	for (i = 0; i < n; i++)
 		a[i].status = CONFIG_ERROR;
-		v[i] = -1;
-	}
 	if ((st = config_stmt(c, CONFIG_Q_CACHE_JOBS, &rc)) == NULL)
 		return rc;
 	if ((keys = jobs_keys(a, n)) == NULL)
@@ -795,7 +794,7 @@ versions_jobs(struct config *c, struct config_ask *a, size_t n, int64_t *v)
 			    j == NULL || strcmp(a[i].tenant, t) != 0 ||
 			    strcmp(a[i].job_id, j) != 0)
 				continue;
-			v[i] = db_col_int64(st, 0);
+			*v = db_col_int64(st, 0);
 			a[i].status = db_col_null(st, 3) ? CONFIG_NOTFOUND :
 			    config_row_job(st, 3, a[i].job);
 		}
@@ -810,29 +809,23 @@ config_cache_jobs(struct config_cache *cc, struct config_ask *a, size_t n)
 {
 	struct config		*c;
 	enum config_status	 rc;
-	int64_t			*vs, v;
+	int64_t			 v = -1;
 	size_t			 i;
 	int			 again = 0;
 
-	if ((vs = calloc(n > 0 ? n : 1, sizeof(*vs))) == NULL) {
-		for (i = 0; i < n; i++)
-			a[i].status = CONFIG_NOMEM;
-		return;
-	}
 	if ((c = config_pool_take(cc->pool, &rc)) != NULL) {
-		rc = versions_jobs(c, a, n, vs);
+		rc = version_jobs(c, a, n, &v);
 		config_pool_give(cc->pool, c);
 	}
 	for (i = 0; i < n; i++) {
 		if (rc != CONFIG_OK)
 			a[i].status = rc;
 		if ((a[i].status == CONFIG_OK ||
-		    a[i].status == CONFIG_NOTFOUND) && vs[i] != a[i].version)
+		    a[i].status == CONFIG_NOTFOUND) && v != a[i].version)
 			a[i].status = CONFIG_STALE;
 		again |= a[i].status == CONFIG_STALE ||
 		    a[i].status == CONFIG_ERROR;
 	}
-	free(vs);
 	pthread_mutex_lock(&cc->lock);
 	cc->stats.batches++;
 	cc->stats.asked += (int64_t)n;
