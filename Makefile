@@ -120,7 +120,8 @@ CONFIG_SRCS = lib/config/config.c lib/config/admin.c lib/config/edit.c \
 	  lib/config/bulk.c lib/config/map.c lib/config/check.c \
 	  lib/config/pool.c lib/config/cache.c lib/config/registrar.c
 STORE_SRCS = lib/store/store.c lib/store/flight.c lib/store/record.c \
-	  lib/store/outbox.c lib/store/admin.c lib/store/metrics.c \
+	  lib/store/outbox.c lib/store/circuit.c lib/store/admin.c \
+	  lib/store/metrics.c \
 	  lib/store/tenant.c
 INTAKE_SRCS = lib/intake/webhook.c lib/intake/group.c lib/intake/accept.c \
 	  lib/intake/decide.c

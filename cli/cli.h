@@ -37,7 +37,9 @@
  * table both use them.
  */
 #define DEST_TIMEOUT_MS_DEFAULT		10000
-#define DEST_ATTEMPTS_DEFAULT		10
+/* A destination's retry horizon, and its limits and circuit's count. */
+#define DEST_RETRY_FOR_MAX_S		(365 * 86400)
+#define DEST_LIMIT_MAX			10000
 #define POLL_LIMIT_DEFAULT		100
 #define POLL_TIMEOUT_MS_DEFAULT		10000
 #define LIST_LIMIT_DEFAULT		100
@@ -107,6 +109,8 @@ enum cli_arg {
 	CLI_INT,	/* a whole number min..max, in an int or an int64_t
 			   (len says which) */
 	CLI_SINCE,	/* --since's forms (util_parse_since()): int64_t ms */
+	CLI_DURATION,	/* util_parse_duration()'s forms, min..max seconds,
+			   into an int64_t */
 	CLI_FN		/* fn(argument, the struct): 0, or -1 (reported) */
 };
 
@@ -148,6 +152,9 @@ struct cli_opt {
 	{ n, c, CLI_TEXT, CLI_FIELD(CLI_ROWS_OF, f), 0, 0, fl, as, NULL }
 #define CLI_OPT_INT(n, c, f, lo, hi) \
 	{ n, c, CLI_INT, CLI_FIELD(CLI_ROWS_OF, f), lo, hi, 0, NULL, NULL }
+#define CLI_OPT_DURATION(n, c, f, lo, hi) \
+	{ n, c, CLI_DURATION, CLI_FIELD(CLI_ROWS_OF, f), lo, hi, 0, NULL, \
+	    NULL }
 #define CLI_OPT_FN(n, c, fn)	{ n, c, CLI_FN, 0, 0, 0, 0, 0, NULL, fn }
 /* --json, --limit N and --since WHEN, into the struct cli_list_opts f. */
 #define CLI_OPT_LIST(c, f) \
@@ -204,6 +211,7 @@ int	cmd_status(struct settings *, int, char **);
 int	cmd_list_state(struct settings *, int, char **);
 int	cmd_attempts(struct settings *, int, char **);
 int	cmd_requeue(struct settings *, int, char **);
+int	cmd_destination_pause(struct settings *, int, char **);
 int	cmd_reconcile(struct settings *, int, char **);
 int	cmd_conflicts(struct settings *, int, char **);
 int	cmd_resolve(struct settings *, int, char **);

@@ -23,6 +23,7 @@
 #include "config/map.h"
 #include "db/access.h"
 #include "db/pg_schema.h"
+#include "delivery/dispatch.h"
 #include "intake/webhook.h"
 #include "provider/mapping.h"
 #include "provider/scheme.h"
@@ -1355,7 +1356,10 @@ struct dest_edit {
 	const char			*tenant, *url, *surl;	/* set's */
 	const char			*keyfile;
 	int				 idem, internal; /* -1: not given */
-	int				 nosurl, timeout, attempts;
+	int				 nosurl, timeout, attempts, noattempts;
+	/* The delivery policy's: -1 (0 for the durations) not given. */
+	int				 inflight, rate, failures;
+	int64_t				 retry_for, cooldown;
 	unsigned char			 key[CONFIG_SECRET_MAX + 1];
 	ssize_t				 keylen;
 };
@@ -1375,6 +1379,15 @@ static const struct cli_opt dest_opts[] = {
 	CLI_OPT_PTR("secret-file", ADD | SET, keyfile, 0),
 	CLI_OPT_INT("timeout-ms", ADD | SET, timeout, 1, 600000),
 	CLI_OPT_INT("max-attempts", ADD | SET, attempts, 1, 1000),
+	CLI_OPT_FLAG("no-max-attempts", SET, noattempts, 1),
+	CLI_OPT_DURATION("retry-for", ADD | SET, retry_for, 1,
+	    DEST_RETRY_FOR_MAX_S),
+	CLI_OPT_INT("max-in-flight", ADD | SET, inflight, 0, DEST_LIMIT_MAX),
+	CLI_OPT_INT("rate", ADD | SET, rate, 0, DEST_LIMIT_MAX),
+	CLI_OPT_INT("circuit-failures", ADD | SET, failures, 0,
+	    DEST_LIMIT_MAX),
+	CLI_OPT_DURATION("cool-down", ADD | SET, cooldown, 1,
+	    DISPATCH_COOLDOWN_MAX_MS / 1000),
 	CLI_OPT_ONE("allow-internal", ADD | SET, internal, 1),
 	CLI_OPT_ONE("no-allow-internal", SET, internal, 0),
 };
@@ -1385,6 +1398,23 @@ dest_init(void *p)
 	struct dest_edit	*a = p;
 
 	a->idem = a->internal = -1;
+	a->inflight = a->rate = a->failures = -1;
+}
+
+/* The delivery policy's options given, into d. */
+static void
+dest_policy(const struct dest_edit *a, struct config_destination *d)
+{
+	if (a->retry_for != 0)
+		d->retry_for_s = a->retry_for;
+	if (a->inflight != -1)
+		d->max_in_flight = a->inflight;
+	if (a->rate != -1)
+		d->rate = a->rate;
+	if (a->failures != -1)
+		d->circuit_failures = a->failures;
+	if (a->cooldown != 0)
+		d->cooldown_s = a->cooldown;
 }
 
 /* Reads and checks --secret-file's key, when given. */
@@ -1415,8 +1445,11 @@ dest_add_check(void *p, char **operands)
 	d->allow_internal = a->internal == 1;
 	d->timeout_ms = a->timeout != 0 ? a->timeout :
 	    DEST_TIMEOUT_MS_DEFAULT;
-	d->max_attempts = a->attempts != 0 ? a->attempts :
-	    DEST_ATTEMPTS_DEFAULT;
+	d->max_attempts = a->attempts;	/* 0: none, the horizon alone */
+	d->retry_for_s = HB_RETRY_FOR_S_DEFAULT;
+	d->circuit_failures = HB_CIRCUIT_FAILURES_DEFAULT;
+	d->cooldown_s = HB_COOLDOWN_S_DEFAULT;
+	dest_policy(a, d);
 	if ((rc = check_name("destination NAME", d->name)) != EXIT_OK ||
 	    (rc = check_name("--tenant", d->tenant)) != EXIT_OK ||
 	    (rc = check_url("--url", d->url)) != EXIT_OK ||
@@ -1452,6 +1485,11 @@ dest_set_check(void *p, char **operands)
 		cli_warn("--status-url and --no-status-url: one or the other");
 		return EXIT_USAGE;
 	}
+	if (a->attempts != 0 && a->noattempts) {
+		cli_warn("--max-attempts and --no-max-attempts: one or the"
+		    " other");
+		return EXIT_USAGE;
+	}
 	if ((a->url != NULL && (rc = check_url("--url", a->url)) != EXIT_OK) ||
 	    (a->surl != NULL && (rc = check_url("--status-url", a->surl)) !=
 	    EXIT_OK))
@@ -1485,6 +1523,9 @@ dest_set_work(struct config *cfg, void *p)
 		d->timeout_ms = a->timeout;
 	if (a->attempts != 0)
 		d->max_attempts = a->attempts;
+	if (a->noattempts)
+		d->max_attempts = 0;
+	dest_policy(a, d);
 	if (a->internal != -1)
 		d->allow_internal = a->internal;
 	/* The row as it will be: a URL kept is judged too. */

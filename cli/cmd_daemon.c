@@ -135,6 +135,10 @@ dispatch_worker(struct settings *e, int once)
 		s = dispatch_step(d.ob);
 		if (s == DISPATCH_WORKED)
 			continue;
+		if (s == DISPATCH_HELD) {
+			sleep_ms(DISPATCH_HELD_MS);
+			continue;
+		}
 		if (s == DISPATCH_IDLE) {
 			/* --once: done when nothing is due within a second. */
 			wait = dispatch_idle_ms(d.ob, once ? ONCE_HORIZON_MS :

@@ -212,6 +212,11 @@ static const struct cli_list_col destination_cols[] = {
 	{ "allow_internal", "INTERNAL", CLI_LIST_TEXT, 0 },
 	{ "timeout_ms", "TIMEOUT_MS", CLI_LIST_NUMBER, 0 },
 	{ "max_attempts", "ATTEMPTS", CLI_LIST_NUMBER, 0 },
+	{ "retry_for_s", "RETRY_FOR_S", CLI_LIST_NUMBER, 0 },
+	{ "max_in_flight", "IN_FLIGHT", CLI_LIST_NUMBER, 0 },
+	{ "rate", "RATE", CLI_LIST_NUMBER, 0 },
+	{ "circuit_failures", "FAILURES", CLI_LIST_NUMBER, 0 },
+	{ "cooldown_s", "COOLDOWN_S", CLI_LIST_NUMBER, 0 },
 	{ "created_at", "CREATED", CLI_LIST_TIME, 0 },
 	{ "status_url", "STATUS URL", CLI_LIST_TEXT, 60 },
 };

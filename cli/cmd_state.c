@@ -15,6 +15,7 @@
 #include "intake/accept.h"
 #include "provider/tornado.h"
 #include "store/admin.h"
+#include "store/circuit.h"
 #include "store/metrics.h"
 #include "store/outbox.h"
 
@@ -139,6 +140,44 @@ out:
 	return rc;
 }
 
+/* ms, a time in unix ms or null, as seconds from now (0 when past). */
+static long long
+secs_from(const cJSON *ms, int64_t now)
+{
+	return cJSON_IsNumber(ms) && ms->valuedouble > (double)now ?
+	    ((long long)ms->valuedouble - now + 999) / 1000 : 0;
+}
+
+/*
+ * One line per destination held back or failing: its circuit, its pause,
+ * a Retry-After's hold, what it has in flight.
+ */
+static void
+print_circuits(const cJSON *a, int64_t now)
+{
+	const cJSON	*r;
+
+	cJSON_ArrayForEach(r, a) {
+		printf("destination %s of %s: circuit %s, %lld failures in a"
+		    " row, %lld in flight",
+		    cJSON_GetStringValue(cJSON_GetObjectItem(r, "destination")),
+		    cJSON_GetStringValue(cJSON_GetObjectItem(r, "tenant")),
+		    cJSON_GetStringValue(cJSON_GetObjectItem(r, "circuit")),
+		    (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(r,
+		    "failures")), (long long)cJSON_GetNumberValue(
+		    cJSON_GetObjectItem(r, "in_flight")));
+		if (cJSON_IsNumber(cJSON_GetObjectItem(r, "probe_at")))
+			printf(", next probe in %lld s", secs_from(
+			    cJSON_GetObjectItem(r, "probe_at"), now));
+		if (cJSON_IsNumber(cJSON_GetObjectItem(r, "held_until")))
+			printf(", held %lld s more (Retry-After)", secs_from(
+			    cJSON_GetObjectItem(r, "held_until"), now));
+		if (cJSON_IsTrue(cJSON_GetObjectItem(r, "paused")))
+			printf(", paused (hookbox destination resume)");
+		printf("\n");
+	}
+}
+
 /* ---- status ------------------------------------------------------- */
 
 int
@@ -178,6 +217,7 @@ cmd_status(struct settings *e, int argc, char **argv)
 	printf("\nopen conflicts: %lld\noldest pending: %lld s\n",
 	    (long long)v.counts.conflicts_open,
 	    (long long)store_counts_age(&v.counts, v.now_ms));
+	print_circuits(v.circuits, v.now_ms);
 	status_view_free(&v);
 	return EXIT_OK;
 }
@@ -364,6 +404,66 @@ cmd_requeue(struct settings *e, int argc, char **argv)
 	    "requeued by an operator", "dead or unknown")) == EXIT_OK)
 		printf("action %s requeued\n", argv[1]);
 	return rc;
+}
+
+/*
+ * destination pause|resume --tenant T NAME: the dispatchers send nothing
+ * to it while it is paused, and its actions' retry horizon does not run.
+ */
+int
+cmd_destination_pause(struct settings *e, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tenant", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct config_destination	 d;
+	struct config			*cfg = NULL;
+	struct store			*st = NULL;
+	enum config_status		 crc;
+	enum store_status		 src;
+	const char			*tenant = NULL, *name;
+	int				 ch, pause, changed, rc;
+
+	pause = strcmp(argv[0], "pause") == 0;
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
+		switch (ch) {
+		case 't':
+			tenant = optarg;
+			break;
+		default:
+			return cli_usage();
+		}
+	if (argc - optind != 1 || tenant == NULL)
+		return cli_usage();
+	name = argv[optind];
+	if (!text_valid_name(tenant) || !text_valid_name(name)) {
+		cli_warn("%s: not a valid tenant or destination name", name);
+		return EXIT_USAGE;
+	}
+	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) != EXIT_OK)
+		return rc;
+	crc = config_destination_get(cfg, tenant, name, &d);
+	config_close(cfg);
+	if (crc == CONFIG_NOTFOUND) {
+		cli_warn("destination %s of tenant %s: no such destination",
+		    name, tenant);
+		return EXIT_FAIL;
+	}
+	if (crc != CONFIG_OK && crc != CONFIG_INVALID) {
+		cli_warn("destination %s: %s", name, config_strerror(crc));
+		return EXIT_FAIL;
+	}
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_circuit_pause(st, tenant, name, pause, util_now_ms(),
+	    &changed);
+	store_close(st);
+	if (src != STORE_OK)
+		return cli_store_fail(e, src);
+	printf("destination %s %s%s\n", name, changed ? "" : "was already ",
+	    pause ? "paused" : "resumed");
+	return EXIT_OK;
 }
 
 int

@@ -422,6 +422,7 @@ opt_fill(const struct cli_opt *opts, size_t n, const struct cli_opt *o,
 {
 	char		*f = (char *)args + o->off, name[64];
 	long long	 v;
+	int64_t		 d;
 	size_t		 i;
 
 	switch (o->arg) {
@@ -464,6 +465,16 @@ opt_fill(const struct cli_opt *opts, size_t n, const struct cli_opt *o,
 			    " YYYY-MM-DDTHH:MM:SSZ)", arg);
 			return EXIT_USAGE;
 		}
+		return EXIT_OK;
+	case CLI_DURATION:
+		if (util_parse_duration(arg, &d) != 0 || d < o->val ||
+		    d > o->max) {
+			cli_warn("%s: %s: expected a duration, %llds to %llds"
+			    " (90s, 30m, 24h, 3d)", opt_name(o, name,
+			    sizeof(name)), arg, o->val, o->max);
+			return EXIT_USAGE;
+		}
+		*(int64_t *)f = d;
 		return EXIT_OK;
 	case CLI_FN:
 		return o->fn(arg, args) == 0 ? EXIT_OK : EXIT_USAGE;

@@ -949,6 +949,9 @@ setup(struct ctx *c, char *why, size_t whylen)
 	d.idempotent = 1;
 	d.timeout_ms = 5000;
 	d.max_attempts = 10;
+	d.retry_for_s = HB_RETRY_FOR_S_DEFAULT;
+	d.circuit_failures = HB_CIRCUIT_FAILURES_DEFAULT;
+	d.cooldown_s = HB_COOLDOWN_S_DEFAULT;
 	/* Its own discard port is loopback; a sink given is judged. */
 	d.allow_internal = c->o->sink == NULL;
 	/* The site's format, under the run's names: the job's route (or

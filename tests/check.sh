@@ -126,10 +126,11 @@ scripts() {
 	done
 	# The systemd units started in a container, an upgrade from the
 	# previous release, the server set-up script, the demo, two hosts
-	# on one PostgreSQL, and the presets against their providers'
+	# on one PostgreSQL, the presets against their providers'
 	# libraries (libfaketime preloaded, which the sanitizers' runtime
-	# will not follow): the normal build's programs only.
-	for script in upgrade setup run hosts pgfail units providers; do
+	# will not follow), and a destination's outage and limits (timed to
+	# the cool-downs it sets): the normal build's programs only.
+	for script in upgrade setup run hosts pgfail units providers outage; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under

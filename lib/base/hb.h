@@ -36,6 +36,15 @@
 #define HB_ACTION_MAX	(3 * HB_ID_MAX + 2)	/* tenant:attempt:step */
 #define HB_TEXT_MAX	2048	/* URLs, keys, error texts */
 #define HB_BODY_MAX_DEFAULT	(64 * 1024)
+/*
+ * A destination's delivery policy's defaults (hookbox(1), OUTAGES AND
+ * LIMITS), the command line's and what an upgrade gives a destination
+ * made before: its actions retried for three days, its circuit opened by
+ * ten failures in a row and first probed after 30 seconds.
+ */
+#define HB_RETRY_FOR_S_DEFAULT		259200
+#define HB_CIRCUIT_FAILURES_DEFAULT	10
+#define HB_COOLDOWN_S_DEFAULT		30
 
 enum hb_result {
 	HB_ACCEPTED = 0,	/* a new pending action was committed */

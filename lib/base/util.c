@@ -266,9 +266,8 @@ unit_seconds(char c)
 	return 0;
 }
 
-/* "90s", "90m", "24h", "30d" or "90" (seconds) into *secs; 0 or -1. */
-static int
-parse_duration(const char *s, int64_t *secs)
+int
+util_parse_duration(const char *s, int64_t *secs)
 {
 	char		 num[24];
 	size_t		 n;
@@ -300,7 +299,7 @@ util_parse_time(const char *s, int64_t now, int64_t *out)
 	if (s == NULL)
 		return -1;
 	if (s[0] == '+') {
-		if (parse_duration(s + 1, &d) != 0)
+		if (util_parse_duration(s + 1, &d) != 0)
 			return -1;
 		*out = now + d;
 		return 0;

@@ -123,6 +123,8 @@ HB_API enum util_time util_parse_epoch(const char *s, int64_t *ms)
  * in the past is the caller's question.
  */
 #define UTIL_DURATION_MAX	(100LL * 366 * 86400)	/* a century */
+/* "90s", "90m", "24h", "30d" or "90" (seconds) into *secs; 0 or -1. */
+HB_API int util_parse_duration(const char *s, int64_t *secs) HB_MUST_CHECK;
 HB_API int util_parse_time(const char *s, int64_t now, int64_t *out)
     HB_MUST_CHECK;
 

@@ -136,6 +136,27 @@ config_bind_destination(struct db_stmt *st, const struct config_destination *d)
 }
 
 enum db_rc
+config_bind_count(struct db_stmt *st, int idx, int64_t v)
+{
+	return v > 0 ? db_bind_int64(st, idx, v) : db_bind_null(st, idx);
+}
+
+enum db_rc
+config_bind_policy(struct db_stmt *st, int idx,
+    const struct config_destination *d)
+{
+	enum db_rc	rc;
+
+	if ((rc = db_bind_int64(st, idx, d->retry_for_s)) != DB_OK ||
+	    (rc = config_bind_count(st, idx + 1, d->max_in_flight)) !=
+	    DB_OK ||
+	    (rc = config_bind_count(st, idx + 2, d->rate)) != DB_OK ||
+	    (rc = db_bind_int64(st, idx + 3, d->circuit_failures)) != DB_OK)
+		return rc;
+	return db_bind_int64(st, idx + 4, d->cooldown_s);
+}
+
+enum db_rc
 config_bind_blob(struct db_stmt *st, int idx, const unsigned char *b,
     size_t len)
 {
@@ -299,8 +320,9 @@ config_destination_add(struct config *c, const struct config_destination *d,
 	if (config_bind_destination(st, d) != DB_OK ||
 	    config_bind_blob(st, 7, secret, secretlen) != DB_OK ||
 	    db_bind_int64(st, 8, d->timeout_ms) != DB_OK ||
-	    db_bind_int64(st, 9, d->max_attempts) != DB_OK ||
-	    db_bind_int64(st, 10, util_now()) != DB_OK)
+	    config_bind_count(st, 9, d->max_attempts) != DB_OK ||
+	    db_bind_int64(st, 10, util_now()) != DB_OK ||
+	    config_bind_policy(st, 11, d) != DB_OK)
 		return CONFIG_NOMEM;
 	rc = config_write(c, st);
 	(void)db_bind_null(st, 7);

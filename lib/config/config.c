@@ -158,6 +158,52 @@ _Static_assert(CONFIG_VERSION == PG_SCHEMA_CONFIG_VERSION,
 	REGISTRARS_TABLE_LITE \
 	"PRAGMA user_version=4;"
 
+/*
+ * Version 4 to 5: a destination's delivery policy (hookbox(1), OUTAGES
+ * AND LIMITS): how long its actions are retried, its circuit, its
+ * limits, and max_attempts that may be NULL (none: the horizon alone).
+ * SQLite cannot drop a NOT NULL: the table is made again, under its own
+ * name (the jobs' reference to it left as it is, legacy_alter_table), its
+ * rows copied with their max_attempts, which keep their meaning.  A file
+ * made before allow_internal has it added first (migrate()).
+ */
+#define DEST_POLICY_COLS \
+	" retry_for_s INTEGER NOT NULL DEFAULT " \
+	HB_STR(HB_RETRY_FOR_S_DEFAULT) " CHECK(retry_for_s > 0)," \
+	" max_in_flight INTEGER CHECK(max_in_flight > 0)," \
+	" rate INTEGER CHECK(rate > 0)," \
+	" circuit_failures INTEGER NOT NULL DEFAULT " \
+	HB_STR(HB_CIRCUIT_FAILURES_DEFAULT) \
+	" CHECK(circuit_failures >= 0)," \
+	" cooldown_s INTEGER NOT NULL DEFAULT " \
+	HB_STR(HB_COOLDOWN_S_DEFAULT) " CHECK(cooldown_s > 0),"
+#define DESTINATIONS_TABLE_LITE \
+	"CREATE TABLE destinations(" \
+	" tenant TEXT NOT NULL REFERENCES tenants(id)," \
+	" name TEXT NOT NULL," \
+	" url TEXT NOT NULL," \
+	" idempotent INTEGER NOT NULL DEFAULT 0," \
+	" status_url TEXT," \
+	" secret BLOB," \
+	" timeout_ms INTEGER NOT NULL CHECK(timeout_ms > 0)," \
+	" max_attempts INTEGER CHECK(max_attempts > 0)," \
+	" created_at INTEGER NOT NULL," \
+	" allow_internal INTEGER NOT NULL DEFAULT 0," \
+	DEST_POLICY_COLS \
+	" PRIMARY KEY(tenant, name));"
+#define MIGRATE_V5_LITE \
+	"PRAGMA legacy_alter_table=ON;" \
+	"ALTER TABLE destinations RENAME TO destinations_v4;" \
+	DESTINATIONS_TABLE_LITE \
+	"INSERT INTO destinations(tenant, name, url, idempotent, status_url," \
+	" secret, timeout_ms, max_attempts, created_at, allow_internal)" \
+	" SELECT tenant, name, url, idempotent, status_url, secret," \
+	" timeout_ms, max_attempts, created_at, allow_internal" \
+	" FROM destinations_v4;" \
+	"DROP TABLE destinations_v4;" \
+	"PRAGMA legacy_alter_table=OFF;" \
+	"PRAGMA user_version=5;"
+
 const char config_schema[] =
 	"PRAGMA journal_mode=DELETE;"
 	"BEGIN;"
@@ -175,18 +221,7 @@ const char config_schema[] =
 	" expires_at INTEGER,"
 	" created_at INTEGER NOT NULL);"
 	"CREATE INDEX secrets_endpoint ON secrets(endpoint);"
-	"CREATE TABLE destinations("
-	" tenant TEXT NOT NULL REFERENCES tenants(id),"
-	" name TEXT NOT NULL,"
-	" url TEXT NOT NULL,"
-	" idempotent INTEGER NOT NULL DEFAULT 0,"
-	" status_url TEXT,"
-	" secret BLOB,"
-	" timeout_ms INTEGER NOT NULL CHECK(timeout_ms > 0),"
-	" max_attempts INTEGER NOT NULL CHECK(max_attempts > 0),"
-	" created_at INTEGER NOT NULL,"
-	" allow_internal INTEGER NOT NULL DEFAULT 0,"
-	" PRIMARY KEY(tenant, name));"
+	DESTINATIONS_TABLE_LITE
 	"CREATE TABLE jobs("
 	" tenant TEXT NOT NULL REFERENCES tenants(id),"
 	" job_id TEXT NOT NULL,"
@@ -211,11 +246,18 @@ const char config_schema[] =
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 #define DEST_ADD	"INSERT INTO destinations(tenant, name, url," \
 	" idempotent, status_url, allow_internal, secret, timeout_ms," \
-	" max_attempts, created_at)" \
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+	" max_attempts, created_at, retry_for_s, max_in_flight, rate," \
+	" circuit_failures, cooldown_s)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13," \
+	" ?14, ?15)"
 /* ai: the column allow_internal, or what stands for it in an older file. */
+#define DEST_POLICY_JSON \
+	" 'retry_for_s', retry_for_s, 'max_in_flight', max_in_flight," \
+	" 'rate', rate, 'circuit_failures', circuit_failures," \
+	" 'cooldown_s', cooldown_s,"
 #define DEST_GET(ai)	"SELECT tenant, name, url, idempotent, status_url," \
-	" timeout_ms, max_attempts, " ai " FROM destinations" \
+	" timeout_ms, max_attempts, " ai ", retry_for_s, max_in_flight," \
+	" rate, circuit_failures, cooldown_s FROM destinations" \
 	" WHERE tenant = ?1 AND name = ?2"
 #define DEST_LIST_LITE(ai) \
 	"SELECT json_object('tenant', tenant, 'name', name," \
@@ -224,6 +266,7 @@ const char config_schema[] =
 	" 'signed', json(iif(secret IS NULL, 'false', 'true'))," \
 	" 'allow_internal', json(" ai ")," \
 	" 'timeout_ms', timeout_ms, 'max_attempts', max_attempts," \
+	DEST_POLICY_JSON \
 	" 'created_at', created_at * 1000) FROM destinations" \
 	" WHERE (?1 IS NULL OR tenant = ?1) AND created_at * 1000 >= ?2" \
 	" ORDER BY tenant, name LIMIT ?3"
@@ -233,6 +276,7 @@ const char config_schema[] =
 	" 'status_url', status_url, 'signed', secret IS NOT NULL," \
 	" 'allow_internal', " ai "," \
 	" 'timeout_ms', timeout_ms, 'max_attempts', max_attempts," \
+	DEST_POLICY_JSON \
 	" 'created_at', created_at * 1000) FROM destinations" \
 	" WHERE (?1::text IS NULL OR tenant = ?1)" \
 	" AND created_at * 1000 >= ?2" \
@@ -366,8 +410,9 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " tolerance_s = ?3 WHERE name = ?1" },
 	[CONFIG_Q_DEST_SET] = { "UPDATE destinations SET url = ?3,"
 	    " idempotent = ?4, status_url = ?5, allow_internal = ?6,"
-	    " timeout_ms = ?7, max_attempts = ?8"
-	    " WHERE tenant = ?1 AND name = ?2" },
+	    " timeout_ms = ?7, max_attempts = ?8, retry_for_s = ?9,"
+	    " max_in_flight = ?10, rate = ?11, circuit_failures = ?12,"
+	    " cooldown_s = ?13 WHERE tenant = ?1 AND name = ?2" },
 	[CONFIG_Q_DEST_SET_SECRET] = { "UPDATE destinations SET secret = ?3"
 	    " WHERE tenant = ?1 AND name = ?2" },
 	[CONFIG_Q_SECRET_LIST] = { "SELECT id, created_at, expires_at"
@@ -720,6 +765,9 @@ static const struct db_text	migrate_v3_text = {
 static const struct db_text	migrate_v4_text = {
 	MIGRATE_V4_LITE, pg_schema_config_v4
 };
+static const struct db_text	migrate_v5_text = {
+	MIGRATE_V5_LITE, pg_schema_config_v5
+};
 
 /*
  * A writer adds destinations.allow_internal to a database made before
@@ -876,6 +924,7 @@ static enum config_status
 migrate(struct config *c, int64_t *from)
 {
 	enum config_status	rc;
+	enum config_q		q;
 
 	if ((rc = config_status_of(c, db_begin(c->db, DB_BEGIN_WRITE,
 	    UPGRADE_LOCK))) != CONFIG_OK)
@@ -893,6 +942,15 @@ migrate(struct config *c, int64_t *from)
 	if (rc == CONFIG_OK && *from <= 3)
 		rc = config_status_of(c, db_exec_text(c->db,
 		    &migrate_v4_text));
+	/* Version 5 copies allow_internal: a file made before has it added. */
+	if (rc == CONFIG_OK && *from <= 4)
+		rc = config_dest_q(c, CONFIG_Q_DEST_GET, CONFIG_Q_DEST_GET_OLD,
+		    &q);
+	if (rc == CONFIG_OK && *from <= 4 && !c->allow_col)
+		rc = config_status_of(c, db_exec_text(c->db, &allow_col_text));
+	if (rc == CONFIG_OK && *from <= 4)
+		rc = config_status_of(c, db_exec_text(c->db,
+		    &migrate_v5_text));
 	if (rc == CONFIG_OK)
 		rc = config_status_of(c, db_exec(c->db, "COMMIT"));
 out:
@@ -1062,8 +1120,11 @@ config_destination_invalid(const struct config_destination *d)
 		return "destination URL (http or https)";
 	if (!valid_url(d->status_url, 0))
 		return "status URL (http or https)";
-	if (d->timeout_ms <= 0 || d->max_attempts <= 0)
+	if (d->timeout_ms <= 0 || d->max_attempts < 0)
 		return "timeout and max attempts (must be positive)";
+	if (d->retry_for_s <= 0 || d->max_in_flight < 0 || d->rate < 0 ||
+	    d->circuit_failures < 0 || d->cooldown_s <= 0)
+		return "retry horizon, limits and circuit (out of range)";
 	return NULL;
 }
 
@@ -1213,8 +1274,13 @@ config_destination_get(struct config *c, const char *tenant,
 	rc = copy_cols(st, 0, bufs, lens, 5);
 	d->idempotent = (int)db_col_int64(st, 3);
 	d->timeout_ms = (int)db_col_int64(st, 5);
-	d->max_attempts = (int)db_col_int64(st, 6);
+	d->max_attempts = (int)db_col_int64(st, 6);	/* NULL: 0 */
 	d->allow_internal = db_col_int64(st, 7) != 0;
+	d->retry_for_s = db_col_int64(st, 8);
+	d->max_in_flight = (int)db_col_int64(st, 9);
+	d->rate = (int)db_col_int64(st, 10);
+	d->circuit_failures = (int)db_col_int64(st, 11);
+	d->cooldown_s = db_col_int64(st, 12);
 	db_reset(st);
 	if (rc == CONFIG_OK && config_destination_invalid(d) != NULL)
 		rc = CONFIG_INVALID;

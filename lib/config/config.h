@@ -83,7 +83,7 @@ HB_API enum config_status config_open(const char *path, enum config_mode,
 HB_API void config_close(struct config *);
 
 /* The schema this release opens (PRAGMA user_version of config.db). */
-#define CONFIG_SCHEMA_VERSION	4
+#define CONFIG_SCHEMA_VERSION	5
 
 /*
  * Upgrades the configuration at path (config.db, or the schema

@@ -239,6 +239,16 @@ enum config_status config_writable(struct config *c, const char **why);
 enum db_rc config_bind_destination(struct db_stmt *st,
     const struct config_destination *d);
 
+/* Binds a count, or NULL (none) when it is not above 0. */
+enum db_rc config_bind_count(struct db_stmt *st, int idx, int64_t v);
+
+/*
+ * Binds a destination's delivery policy from ?idx on: retry_for_s,
+ * max_in_flight, rate, circuit_failures, cooldown_s.
+ */
+enum db_rc config_bind_policy(struct db_stmt *st, int idx,
+    const struct config_destination *d);
+
 /*
  * Inserts an endpoint's row, checked already, with its mapping's
  * canonical text (NULL for none): CONFIG_EXISTS when its name is taken.

@@ -166,7 +166,8 @@ config_destination_update(struct config *c,
 		return rc;
 	if (config_bind_destination(st, d) != DB_OK ||
 	    db_bind_int64(st, 7, d->timeout_ms) != DB_OK ||
-	    db_bind_int64(st, 8, d->max_attempts) != DB_OK)
+	    config_bind_count(st, 8, d->max_attempts) != DB_OK ||
+	    config_bind_policy(st, 9, d) != DB_OK)
 		return CONFIG_NOMEM;
 	if ((rc = changed_one(c, st, 0)) != CONFIG_OK || secret == NULL)
 		return rc;

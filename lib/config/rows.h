@@ -56,9 +56,16 @@ struct config_destination {
 	int	idempotent;	/* honours Idempotency-Key */
 	char	status_url[HB_TEXT_MAX + 1];	/* "" when none */
 	int	timeout_ms;
-	int	max_attempts;
+	int	max_attempts;	/* 0: none, the horizon alone */
 	int	allow_internal;	/* may go to internal addresses
 				   (net/addr.h) */
+	/* Its delivery policy (hookbox(1), OUTAGES AND LIMITS): */
+	int64_t	retry_for_s;	/* its actions' retry horizon */
+	int	max_in_flight;	/* requests at once; 0: no limit */
+	int	rate;		/* requests started a second; 0: no limit */
+	int	circuit_failures; /* failures in a row that open its
+				   circuit; 0: never */
+	int64_t	cooldown_s;	/* the circuit's first cool-down */
 };
 
 struct config_job {

@@ -48,6 +48,24 @@
 	VERSION_BUMP_PG("secrets")
 
 /*
+ * Version 4 to 5: a destination's delivery policy (config/config.c's
+ * MIGRATE_V5_LITE).  A role that reads destinations column by column (a
+ * registrar's) may read the new ones too.
+ */
+#define DEST_POLICY_PG(add) \
+	add "retry_for_s bigint NOT NULL DEFAULT " \
+	HB_STR(HB_RETRY_FOR_S_DEFAULT) " CHECK(retry_for_s > 0)," \
+	add "max_in_flight bigint CHECK(max_in_flight > 0)," \
+	add "rate bigint CHECK(rate > 0)," \
+	add "circuit_failures bigint NOT NULL DEFAULT " \
+	HB_STR(HB_CIRCUIT_FAILURES_DEFAULT) \
+	" CHECK(circuit_failures >= 0)," \
+	add "cooldown_s bigint NOT NULL DEFAULT " \
+	HB_STR(HB_COOLDOWN_S_DEFAULT) " CHECK(cooldown_s > 0)"
+#define DEST_POLICY_NAMES "retry_for_s, max_in_flight, rate," \
+	" circuit_failures, cooldown_s"
+
+/*
  * To a schema made before the version: the same, inside the caller's
  * transaction, and every role that may read the tenants may read the
  * version too (the serving role's grants were given before the table
@@ -110,9 +128,10 @@ const char pg_schema_config[] =
 	" status_url text,"
 	" secret bytea,"
 	" timeout_ms bigint NOT NULL CHECK(timeout_ms > 0),"
-	" max_attempts bigint NOT NULL CHECK(max_attempts > 0),"
+	" max_attempts bigint CHECK(max_attempts > 0),"
 	" created_at bigint NOT NULL,"
 	" allow_internal bigint NOT NULL DEFAULT 0,"
+	DEST_POLICY_PG(" ") ","
 	" PRIMARY KEY(tenant, name));"
 	"CREATE TABLE hookbox_config.jobs("
 	" tenant text NOT NULL REFERENCES hookbox_config.tenants(id),"
@@ -181,6 +200,22 @@ const char pg_schema_config_v4[] =
 	" END LOOP; END$$;"
 	"UPDATE hookbox_config.schema_version SET version = 4;";
 
+/* Version 4 to 5: a destination's delivery policy (DEST_POLICY_PG). */
+const char pg_schema_config_v5[] =
+	"ALTER TABLE hookbox_config.destinations"
+	" ALTER COLUMN max_attempts DROP NOT NULL,"
+	DEST_POLICY_PG(" ADD COLUMN ") ";"
+	"DO $$DECLARE r record; BEGIN"
+	" FOR r IN SELECT DISTINCT grantee FROM"
+	"  information_schema.column_privileges"
+	"  WHERE table_schema = 'hookbox_config'"
+	"  AND table_name = 'destinations' AND column_name = 'url'"
+	"  AND privilege_type = 'SELECT' AND grantee <> current_user LOOP"
+	"  EXECUTE format('GRANT SELECT (" DEST_POLICY_NAMES ")"
+	" ON hookbox_config.destinations TO %I', r.grantee);"
+	" END LOOP; END$$;"
+	"UPDATE hookbox_config.schema_version SET version = 5;";
+
 /*
  * Versioned subjects (hookbox(7), DATA MODEL): store/store.c's migration
  * 4 -> 5.
@@ -196,6 +231,30 @@ const char pg_schema_config_v4[] =
 	" type text NOT NULL," \
 	" updated_at bigint NOT NULL," \
 	" PRIMARY KEY(tenant, subject));"
+
+/*
+ * Destinations' circuits and pauses, and each outbox row's retry horizon
+ * (store/circuit.h): store/store.c's migration 6 -> 7.
+ */
+#define CIRCUITS_PG \
+	"CREATE TABLE hookbox_state.circuits(" \
+	" tenant text NOT NULL," \
+	" destination text NOT NULL," \
+	" state text NOT NULL DEFAULT 'closed'" \
+	"  CHECK(state IN ('closed','open','half'))," \
+	" failures bigint NOT NULL DEFAULT 0," \
+	" opened_at bigint," \
+	" retry_at bigint," \
+	" cooldown_ms bigint," \
+	" paused_at bigint," \
+	" hold_until bigint," \
+	" held_since bigint," \
+	" rate_next_us bigint," \
+	" updated_at bigint NOT NULL," \
+	" PRIMARY KEY(tenant, destination));"
+#define HORIZON_PG \
+	"ALTER TABLE hookbox_state.outbox ADD COLUMN horizon_from bigint," \
+	" ADD COLUMN held_ms bigint NOT NULL DEFAULT 0;"
 
 const char pg_schema_state[] =
 	"BEGIN;"
@@ -295,10 +354,12 @@ const char pg_schema_state[] =
 	" value bigint NOT NULL,"
 	" PRIMARY KEY(name, l1, l2));"
 	SUBJECTS_PG
+	CIRCUITS_PG
+	HORIZON_PG
 	/* One row: the schema's version (store/store.c's SCHEMA_VERSION_PG). */
 	"CREATE TABLE hookbox_state.schema_version("
 	" version bigint NOT NULL);"
-	"INSERT INTO hookbox_state.schema_version VALUES (3);"
+	"INSERT INTO hookbox_state.schema_version VALUES (4);"
 	"COMMIT;";
 
 /*
@@ -330,6 +391,25 @@ const char pg_schema_state_3[] =
 	"BEGIN;"
 	"UPDATE hookbox_state.subjects SET subject = '/' || subject;"
 	"UPDATE hookbox_state.schema_version SET version = 3;"
+	"COMMIT;";
+
+/*
+ * 3 -> 4: store/store.c's migration 6 -> 7.  The new table goes to every
+ * role that may move the outbox's rows: the dispatchers'.
+ */
+const char pg_schema_state_4[] =
+	"BEGIN;"
+	CIRCUITS_PG
+	HORIZON_PG
+	"DO $$DECLARE r record; BEGIN"
+	" FOR r IN SELECT DISTINCT grantee FROM"
+	"  information_schema.role_table_grants"
+	"  WHERE table_schema = 'hookbox_state' AND table_name = 'outbox'"
+	"  AND privilege_type = 'UPDATE' AND grantee <> current_user LOOP"
+	"  EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON"
+	" hookbox_state.circuits TO %I', r.grantee);"
+	" END LOOP; END$$;"
+	"UPDATE hookbox_state.schema_version SET version = 4;"
 	"COMMIT;";
 
 /*
@@ -386,7 +466,7 @@ pg_schema_registrar_grants(const char *role, char *buf, size_t len)
 	    "GRANT SELECT (id, active, status_base) ON hookbox_config.tenants"
 	    " TO %s;"
 	    "GRANT SELECT (tenant, name, url, idempotent, status_url,"
-	    " timeout_ms, max_attempts, allow_internal)"
+	    " timeout_ms, max_attempts, allow_internal, " DEST_POLICY_NAMES ")"
 	    " ON hookbox_config.destinations TO %s;"
 	    "GRANT SELECT, INSERT, DELETE ON hookbox_config.jobs TO %s;"
 	    "GRANT SELECT ON hookbox_config.registrars,"

@@ -23,7 +23,7 @@
  * The configuration's schema version, hookbox_config.schema_version's
  * one row: config/config.c's CONFIG_VERSION, SQLite's PRAGMA user_version.
  */
-#define PG_SCHEMA_CONFIG_VERSION	4
+#define PG_SCHEMA_CONFIG_VERSION	5
 
 /*
  * Each creates one schema and its tables; an error if it exists.  The
@@ -41,6 +41,7 @@ extern const char pg_schema_state[];
 extern const char pg_schema_config_v2[];
 extern const char pg_schema_config_v3[];
 extern const char pg_schema_config_v4[];
+extern const char pg_schema_config_v5[];
 
 /*
  * Migrations of schema hookbox_state made by an earlier release:
@@ -49,6 +50,7 @@ extern const char pg_schema_config_v4[];
  */
 extern const char pg_schema_state_2[];
 extern const char pg_schema_state_3[];
+extern const char pg_schema_state_4[];
 
 /*
  * The configuration's version, its table, function and triggers, for a

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sodium.h>
 
@@ -39,6 +40,7 @@ struct dest {
 /* Where one claimed row of a batch stands. */
 enum item_state {
 	ITEM_IDLE = 0,		/* not claimed, or recorded: nothing to do */
+	ITEM_WAITING,		/* claimed, to be sent at its start */
 	ITEM_SENDING,		/* its request is in flight */
 	ITEM_DONE		/* its outcome is known, not yet recorded */
 };
@@ -51,6 +53,9 @@ struct item {
 	enum item_state		 state;
 	struct http_result	 res;
 	enum store_outcome	 out;
+	int			 failed;	/* as its circuit counts */
+	int64_t			 hold_until;	/* its destination's, from
+						   Retry-After; 0: none */
 	int64_t			 started;	/* when it was sent; 0: never */
 	int64_t			 ended;		/* when the answer came */
 	int64_t			 next_at;
@@ -74,6 +79,7 @@ struct dispatch {
 	int			 slot_item[HTTP_BATCH_MAX];
 	struct store_finish	 fin[DISPATCH_BATCH];
 	int			 fin_item[DISPATCH_BATCH];
+	struct store_finish_dest fdest[DISPATCH_BATCH];
 	struct dispatch_stats	 stats;
 	/* Counts not yet in state.db: written with the next outcomes. */
 	struct metrics_set	 counts;
@@ -255,6 +261,34 @@ row_destination(struct dispatch *ob, const struct store_row *r,
 	return config_destination_get(ob->cfg, r->tenant, r->destination, d);
 }
 
+/*
+ * Whether a row's retries are spent at now: its destination's max attempts
+ * made (when it has one), or its retry horizon passed.  The horizon runs
+ * from the row's acceptance (or its last requeue), less the time its
+ * destination held it: held_ms, and the hold under way since held_since
+ * (0: none), each counted from the horizon's start.
+ */
+static int
+spent(const struct config_destination *d, int attempts, int64_t from,
+    int64_t held_ms, int64_t held_since, int64_t now)
+{
+	int64_t	ran = now - from - held_ms;
+
+	if (d->max_attempts > 0 && attempts >= d->max_attempts)
+		return 1;
+	if (held_since > 0)
+		ran -= now - (held_since > from ? held_since : from);
+	return ran >= d->retry_for_s * 1000;
+}
+
+static int
+row_spent(const struct config_destination *d, const struct store_row *r,
+    int64_t now)
+{
+	return spent(d, r->attempts, r->horizon_from, r->held_ms,
+	    r->held_since, now);
+}
+
 static enum store_status
 expire_one(struct dispatch *ob, const struct store_row *r)
 {
@@ -274,14 +308,14 @@ expire_one(struct dispatch *ob, const struct store_row *r)
 		return store_outbox_defer(ob->st, r, now,
 		    now + DISPATCH_TRANSIENT_MS, &changed);
 	}
-	if (cs == CONFIG_OK && d.idempotent && r->attempts < d.max_attempts) {
+	if (cs == CONFIG_OK && d.idempotent && !row_spent(&d, r, now)) {
 		out = STORE_OUT_RETRY;
 		at = now + dispatch_backoff(&ob->opts, r->attempts, -1);
 		note = "lease expired: outcome unknown; resending";
 	} else if (cs == CONFIG_OK && d.idempotent) {
 		out = STORE_OUT_DEAD;
 		at = now;
-		note = "lease expired: outcome unknown; no attempts left";
+		note = "lease expired: outcome unknown; retries spent";
 	} else {
 		out = STORE_OUT_UNKNOWN;
 		at = now + ob->opts.recheck_ms;
@@ -374,10 +408,10 @@ reconcile_one(struct dispatch *ob, const struct store_row *r)
 	} else if (res.status == 200) {
 		c = STORE_CHECKED_DELIVERED;
 		note = "reconciled: the destination has it";
-	} else if (res.status == 404 && r->attempts >= d.max_attempts) {
+	} else if (res.status == 404 && row_spent(&d, r, now)) {
 		c = STORE_CHECKED_DEAD;
 		note = "reconciled: the destination does not have it;"
-		    " no attempts left";
+		    " retries spent";
 	} else if (res.status == 404) {
 		c = STORE_CHECKED_RESEND;
 		note = "reconciled: the destination does not have it";
@@ -423,8 +457,7 @@ reconcile_due(struct dispatch *ob)
 /* ---- delivery ---- */
 
 enum store_outcome
-dispatch_decide(const struct http_result *r, int idempotent, int attempt,
-    int max_attempts)
+dispatch_decide(const struct http_result *r, int idempotent, int last)
 {
 	enum store_outcome	out;
 
@@ -447,7 +480,7 @@ dispatch_decide(const struct http_result *r, int idempotent, int attempt,
 	else
 		/* Maybe received, and a resend could act twice: ask. */
 		return STORE_OUT_UNKNOWN;
-	return attempt >= max_attempts ? STORE_OUT_DEAD : out;
+	return last ? STORE_OUT_DEAD : out;
 }
 
 /* A result for a request that never left. */
@@ -565,10 +598,15 @@ read_batch(struct dispatch *ob, int n)
 	config_release(ob->cfg);
 	/* The lease must outlive the request: it starts now. */
 	now = util_now_ms();
-	for (i = 0; i < m; i++)
+	for (i = 0; i < m; i++) {
 		ob->claims[i].lease_until = now + ob->opts.lease_margin_ms +
 		    (ob->items[i].cs == CONFIG_OK ?
 		    ob->items[i].dest->d.timeout_ms : 0);
+		ob->claims[i].in_flight_max = ob->items[i].cs == CONFIG_OK ?
+		    ob->items[i].dest->d.max_in_flight : 0;
+		ob->claims[i].rate = ob->items[i].cs == CONFIG_OK ?
+		    ob->items[i].dest->d.rate : 0;
+	}
 	return m;
 }
 
@@ -598,7 +636,11 @@ conclude(struct dispatch *ob, int i)
 	} else {
 		timeout_ms = it->dest->d.timeout_ms;
 		it->out = dispatch_decide(res, it->dest->d.idempotent,
-		    l->attempt, it->dest->d.max_attempts);
+		    spent(&it->dest->d, l->attempt, l->horizon_from,
+		    l->held_ms, ob->claims[i].held_since, util_now_ms()));
+		/* What its circuit counts: the destination did not answer. */
+		it->failed = !res->refused && (res->status == 0 ||
+		    res->status == 408 || res->status >= 500);
 		if (res->status > 0)
 			(void)snprintf(it->err, sizeof(it->err), "HTTP %ld",
 			    res->status);
@@ -631,6 +673,11 @@ conclude(struct dispatch *ob, int i)
 	else if (it->out == STORE_OUT_UNKNOWN)
 		/* The destination may still be working on it: ask later. */
 		it->next_at += unknown_delay(ob, timeout_ms);
+	/* A 429 or 503 that says when: the whole destination waits. */
+	it->hold_until = (res->status == 429 || res->status == 503) &&
+	    res->retry_after_ms >= 0 ? it->ended + (res->retry_after_ms <
+	    ob->opts.backoff_max_ms ? res->retry_after_ms :
+	    ob->opts.backoff_max_ms) : 0;
 	it->state = ITEM_DONE;
 }
 
@@ -745,6 +792,70 @@ log_attempt(struct dispatch *ob, const struct store_finish *f,
 		    f->lease->destination, f->lease->attempt, f->error);
 }
 
+/* A circuit that moved: one line, for an operator watching an outage. */
+static void
+log_circuit(const struct store_finish_dest *d)
+{
+	struct log_line	l;
+
+	if (d->was == d->now.state && !d->released)
+		return;
+	log_begin(&l, d->now.state == STORE_CIRCUIT_CLOSED ? LOG_LV_INFO :
+	    LOG_LV_WARN, "circuit");
+	log_str(&l, "tenant", d->tenant);
+	log_str(&l, "destination", d->destination);
+	log_str(&l, "from", store_circuit_name(d->was));
+	log_str(&l, "to", store_circuit_name(d->now.state));
+	log_int(&l, "failures", d->now.failures);
+	if (d->now.state != STORE_CIRCUIT_CLOSED)
+		log_int(&l, "probe_in_ms", d->now.retry_at - d->report.now);
+	log_end(&l);
+}
+
+/*
+ * What the finished attempts fin[0 .. m) said of each destination, for
+ * its circuit: into fdest, their number returned.
+ */
+static int
+reports(struct dispatch *ob, int m, int64_t now)
+{
+	struct store_finish_dest	*d;
+	const struct store_lease	*l;
+	const struct item		*it;
+	int				 i, j, nd = 0;
+
+	for (i = 0; i < m; i++) {
+		it = &ob->items[ob->fin_item[i]];
+		l = ob->fin[i].lease;
+		if (it->dest == NULL || it->cs != CONFIG_OK)
+			continue;
+		for (j = 0; j < nd; j++)
+			if (strcmp(ob->fdest[j].tenant, l->tenant) == 0 &&
+			    strcmp(ob->fdest[j].destination,
+			    l->destination) == 0)
+				break;
+		d = &ob->fdest[j];
+		if (j == nd) {
+			memset(d, 0, sizeof(*d));
+			memcpy(d->tenant, l->tenant, sizeof(d->tenant));
+			memcpy(d->destination, l->destination,
+			    sizeof(d->destination));
+			d->report.threshold = it->dest->d.circuit_failures;
+			d->report.cooldown_ms = it->dest->d.cooldown_s * 1000;
+			d->report.cooldown_max_ms = d->report.cooldown_ms >
+			    DISPATCH_COOLDOWN_MAX_MS ? d->report.cooldown_ms :
+			    DISPATCH_COOLDOWN_MAX_MS;
+			d->report.now = now;
+			nd++;
+		}
+		d->report.ok += it->out == STORE_OUT_DELIVERED;
+		d->report.failed += it->failed;
+		if (it->hold_until > d->report.hold_until)
+			d->report.hold_until = it->hold_until;
+	}
+	return nd;
+}
+
 /*
  * Records the outcomes known so far (every item DONE of items[0 .. n)),
  * in one transaction.  An outcome is known only here, so a busy database
@@ -762,7 +873,7 @@ record(struct dispatch *ob, int n)
 	enum store_status	 rc;
 	const char		*dest;
 	int64_t			 last = 0, now;
-	int			 i, m = 0;
+	int			 i, m = 0, nd;
 
 	for (i = 0; i < n; i++) {
 		it = &ob->items[i];
@@ -804,13 +915,16 @@ record(struct dispatch *ob, int n)
 	}
 	now = util_now_ms();
 	(void)metrics_set_max(&ob->counts, "heartbeat_ms", "", "", now);
+	nd = reports(ob, m, now);
 	do {
 		rc = store_outbox_finish(ob->st, ob->fin, m, ob->owner,
-		    &ob->counts);
+		    &ob->counts, ob->fdest, nd);
 	} while (rc == STORE_BUSY && util_now_ms() < last);
 	if (rc == STORE_OK) {
 		metrics_set_clear(&ob->counts);
 		ob->beat = now;
+		for (i = 0; i < nd; i++)
+			log_circuit(&ob->fdest[i]);
 	}
 	for (i = 0; i < m; i++)
 		log_attempt(ob, &ob->fin[i], &ob->items[ob->fin_item[i]], rc);
@@ -838,6 +952,44 @@ record_by(const struct dispatch *ob, int n)
 	return by;
 }
 
+/* Waits ms milliseconds, with nothing in flight. */
+static void
+nap(int64_t ms)
+{
+	struct timespec	ts;
+
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	(void)nanosleep(&ts, NULL);
+}
+
+/*
+ * Starts the waiting items of items[0 .. m) whose start has come; returns
+ * the first start still to come (INT64_MAX: none), and adds the items
+ * sent to *sending.  The secrets go once every item has been started.
+ */
+static int64_t
+start_due(struct dispatch *ob, int m, int *sending)
+{
+	int64_t	now = util_now_ms(), next = INT64_MAX;
+	int	i;
+
+	for (i = 0; i < m; i++) {
+		if (ob->items[i].state != ITEM_WAITING)
+			continue;
+		if (ob->claims[i].start_at > now) {
+			if (ob->claims[i].start_at < next)
+				next = ob->claims[i].start_at;
+			continue;
+		}
+		start(ob, i);
+		*sending += ob->items[i].state == ITEM_SENDING;
+	}
+	if (next == INT64_MAX)
+		dests_clear(ob);	/* the secrets are no longer needed */
+	return next;
+}
+
 static enum dispatch_status
 deliver(struct dispatch *ob)
 {
@@ -846,7 +998,8 @@ deliver(struct dispatch *ob)
 	enum dispatch_status	 os = DISPATCH_WORKED;
 	int			 done[HTTP_BATCH_MAX];
 	int			 n, m = 0, i, sending = 0, ndone;
-	int64_t			 by, wait;
+	int			 claimed = 0, held = 0;
+	int64_t			 by, next, now, wait;
 
 	if ((rc = store_outbox_pick(ob->st, util_now_ms(), ob->cursor,
 	    ob->rows, DISPATCH_BATCH, &n)) != STORE_OK)
@@ -867,22 +1020,41 @@ deliver(struct dispatch *ob)
 	/* Rows others took meanwhile are skipped: ours come next step. */
 	for (i = 0; i < m; i++) {
 		it = &ob->items[i];
+		claimed += ob->claims[i].claimed;
+		held += ob->claims[i].held;
 		if (!ob->claims[i].claimed)
 			it->state = ITEM_IDLE;
 		else if (!it->bad_row && it->cs == CONFIG_OK)
-			start(ob, i);
+			it->state = ITEM_WAITING;
 		else
 			conclude(ob, i);
-		sending += it->state == ITEM_SENDING;
 	}
-	dests_clear(ob);	/* the secrets are no longer needed */
-	while (sending > 0) {
+	if (claimed == 0 && held > 0) {
+		/* Due, but their destinations take no more now. */
+		os = DISPATCH_HELD;
+		goto out;
+	}
+	/*
+	 * Each request goes at its start (now, but under a rate), and the
+	 * outcomes known are recorded before a lease runs out.
+	 */
+	while ((next = start_due(ob, m, &sending)) != INT64_MAX ||
+	    sending > 0) {
 		by = record_by(ob, m);
-		wait = by == INT64_MAX ? 1000 : by - util_now_ms();
-		if (wait <= 0) {
+		now = util_now_ms();
+		if (by <= now) {
 			if ((rc = record(ob, m)) != STORE_OK &&
 			    failed == STORE_OK)
 				failed = rc;
+			continue;
+		}
+		wait = 1000;
+		if (by - now < wait)
+			wait = by - now;
+		if (next != INT64_MAX && next - now < wait)
+			wait = next - now > 0 ? next - now : 0;
+		if (sending == 0) {
+			nap(wait);
 			continue;
 		}
 		sending = http_batch_run(ob->batch, (long)wait, done, &ndone);

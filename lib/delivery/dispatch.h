@@ -75,12 +75,18 @@ struct dispatch_opts {
  * most this often.  While working it rides on the outcomes' transaction.
  */
 #define DISPATCH_HEARTBEAT_MS		10000
+/* The longest a destination's circuit stays open between two probes. */
+#define DISPATCH_COOLDOWN_MAX_MS	(600 * 1000)
+/* Between two tries at rows a destination's limits hold back. */
+#define DISPATCH_HELD_MS		50
 /* An expired lease or a check put off because config.db could not be read. */
 #define DISPATCH_TRANSIENT_MS		1000
 
 enum dispatch_status {
 	DISPATCH_WORKED = 0,	/* delivered, retried or settled a batch */
 	DISPATCH_IDLE,		/* nothing due */
+	DISPATCH_HELD,		/* due rows wait for their destinations'
+				   limits: try again in DISPATCH_HELD_MS */
 	DISPATCH_BUSY,		/* state.db busy; try again */
 	DISPATCH_ERROR		/* state.db failing, or out of memory */
 };
@@ -137,6 +143,6 @@ HB_API int64_t dispatch_backoff(const struct dispatch_opts *, int attempt,
  */
 struct http_result;
 HB_API enum store_outcome dispatch_decide(const struct http_result *,
-    int idempotent, int attempt, int max_attempts);
+    int idempotent, int last);
 
 #endif

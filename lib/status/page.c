@@ -218,6 +218,66 @@ str(const cJSON *row, const char *name)
 	return cJSON_IsString(x) ? x->valuestring : "";
 }
 
+/* A number member of a JSON row, or 0. */
+static int64_t
+num(const cJSON *row, const char *name)
+{
+	const cJSON	*x = cJSON_GetObjectItemCaseSensitive(row, name);
+
+	return cJSON_IsNumber(x) ? (int64_t)x->valuedouble : 0;
+}
+
+/* The destinations held back or failing: circuit, pause, hold, in flight. */
+static void
+circuits(const struct status_out *p, const struct status_view *v)
+{
+	const cJSON	*row;
+	int		 i = 0;
+
+	status_outf(p, "<h2>Circuits and pauses</h2>");
+	if (cJSON_GetArraySize(v->circuits) == 0) {
+		status_outf(p, "<p class=\"muted\">Every destination's circuit"
+		    " is closed, none paused, none failing.</p>\n");
+		return;
+	}
+	status_outf(p, "<p>A destination's circuit opens after failures in a"
+	    " row: nothing but a probe goes to it until one succeeds, and its"
+	    " actions' retry horizon does not run (<code>hookbox destination"
+	    " pause</code> and <code>resume</code> do the same by hand)."
+	    "</p><table><tr><th class=\"t\">destination</th>"
+	    "<th class=\"t\">tenant</th><th class=\"t\">circuit</th>"
+	    "<th>failures</th><th>in flight</th><th class=\"t\">next probe"
+	    "</th><th class=\"t\">held until</th><th class=\"t\">paused"
+	    "</th></tr>\n");
+	cJSON_ArrayForEach(row, v->circuits) {
+		status_outf(p, "<tr><td class=\"t\" id=\"circuit-%d-name\">",
+		    i);
+		esc(p, str(row, "destination"));
+		status_outf(p, "</td><td class=\"t\">");
+		esc(p, str(row, "tenant"));
+		status_outf(p, "</td><td class=\"t\" id=\"circuit-%d-state\">",
+		    i);
+		esc(p, str(row, "circuit"));
+		status_outf(p, "</td><td id=\"circuit-%d-failures\">%lld</td>"
+		    "<td id=\"circuit-%d-in-flight\">%lld</td><td class=\"t\">",
+		    i, (long long)num(row, "failures"), i,
+		    (long long)num(row, "in_flight"));
+		when(p, num(row, "probe_at"));
+		status_outf(p, "</td><td class=\"t\">");
+		when(p, num(row, "held_until"));
+		status_outf(p, "</td><td class=\"t\" id=\"circuit-%d-paused\">",
+		    i);
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row,
+		    "paused")))
+			when(p, num(row, "paused_at"));
+		else
+			status_outf(p, "no");
+		status_outf(p, "</td></tr>\n");
+		i++;
+	}
+	status_outf(p, "</table>\n");
+}
+
 static void
 dead(const struct status_out *p, const struct status_view *v)
 {
@@ -337,6 +397,7 @@ status_page(const struct status_view *v, const char *why, status_put_fn put,
 	health(&p, v, why);
 	actions(&p, v);
 	destinations(&p, v);
+	circuits(&p, v);
 	dead(&p, v);
 	status_outf(&p, "<h2>The last hour</h2>");
 	chart(&p, v, "requests", "Requests by result");

@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "intake/group.h"
 #include "status/status.h"
+#include "store/circuit.h"
 #include "store/metrics.h"
 #include "store/outbox.h"
 
@@ -67,6 +68,64 @@ counters(struct store *st, struct metrics *m, const struct status_out *o)
 }
 
 /* What to alert on per destination: backlog, its age, dead and unknown. */
+/* A circuit's labels' values: checked, as state.db's names are. */
+static const char *
+label(const cJSON *row, const char *name)
+{
+	const cJSON	*x = cJSON_GetObjectItemCaseSensitive(row, name);
+
+	return cJSON_IsString(x) && text_valid_name(x->valuestring) ?
+	    x->valuestring : "invalid";
+}
+
+/* Each destination's circuit, pause and requests in flight. */
+static void
+circuits(struct store *st, const struct status_out *o)
+{
+	static const struct {
+		const char	*name, *help;
+	} fams[] = {
+		{ "hookbox_destination_circuit_open", "1 while the"
+		    " destination's circuit is open or half open: nothing but"
+		    " a probe is sent to it." },
+		{ "hookbox_destination_paused", "1 while an operator has"
+		    " paused the destination." },
+		{ "hookbox_destination_in_flight", "Its requests in flight"
+		    " (leased rows), across dispatchers." },
+	};
+	const cJSON	*row, *x;
+	const char	*c;
+	cJSON		*a = NULL;
+	size_t		 k;
+	double		 v;
+
+	if (store_circuit_list(st, util_now_ms(), 1, &a) != STORE_OK) {
+		status_outf(o, "# circuits unavailable: state database busy\n");
+		return;
+	}
+	for (k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		family(o, fams[k].name, "gauge", fams[k].help);
+		cJSON_ArrayForEach(row, a) {
+			c = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(row, "circuit"));
+			if (k == 0)
+				v = c != NULL && strcmp(c, "closed") != 0;
+			else if (k == 1)
+				v = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+				    row, "paused"));
+			else {
+				x = cJSON_GetObjectItemCaseSensitive(row,
+				    "in_flight");
+				v = cJSON_IsNumber(x) ? x->valuedouble : 0;
+			}
+			status_outf(o, "%s{tenant=\"%s\",destination=\"%s\"}"
+			    " %lld\n", fams[k].name, label(row, "tenant"),
+			    label(row, "destination"), (long long)v);
+		}
+	}
+	cJSON_Delete(a);
+}
+
 static void
 destinations(struct store *st, const struct status_out *o)
 {
@@ -170,6 +229,7 @@ status_metrics(struct store *st, struct group *grp, struct metrics *m,
 	    " %lld\n", (long long)gs.tx_statements);
 	counters(st, m, &o);
 	destinations(st, &o);
+	circuits(st, &o);
 	family(&o, "hookbox_receipts", "gauge",
 	    "Notifications retained, by result.");
 	if (store_receipt_counts(st, &rc) != STORE_OK) {
@@ -269,6 +329,8 @@ status_read(struct store *st, struct metrics *m, int64_t now_ms,
 	memset(&f, 0, sizeof(f));
 	f.limit = STATUS_DEAD_MAX;
 	if ((rc = store_outbox_list(st, STORE_DEAD, &f, &v->dead)) !=
+	    STORE_OK ||
+	    (rc = store_circuit_list(st, now_ms, 0, &v->circuits)) !=
 	    STORE_OK)
 		goto fail;
 	if (m != NULL)
@@ -303,6 +365,7 @@ status_view_free(struct status_view *v)
 {
 	free(v->dests);
 	cJSON_Delete(v->dead);
+	cJSON_Delete(v->circuits);
 	metrics_set_free(&v->counters);
 	memset(v, 0, sizeof(*v));
 }
@@ -344,6 +407,26 @@ json_time(int64_t ms)
 {
 	return ms > 0 ? cJSON_CreateNumber((double)(ms / 1000)) :
 	    cJSON_CreateNull();
+}
+
+/* The circuits (store/circuit.h's list), their times in unix seconds. */
+static cJSON *
+json_circuits(const cJSON *list)
+{
+	static const char *const times[] = { "opened_at", "probe_at",
+	    "held_until", "paused_at" };
+	cJSON	*a, *row, *t;
+	size_t	 i;
+
+	if ((a = cJSON_Duplicate(list, 1)) == NULL)
+		return NULL;
+	cJSON_ArrayForEach(row, a)
+		for (i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+			if (cJSON_IsNumber(t = cJSON_GetObjectItemCaseSensitive(
+			    row, times[i])))
+				cJSON_SetNumberValue(t, (double)((int64_t)
+				    t->valuedouble / 1000));
+	return a;
 }
 
 /* The last hour's totals of kind, by word. */
@@ -419,6 +502,8 @@ status_json(const struct status_view *v)
 				cJSON_AddItemToArray(a, x);
 	if ((x = cJSON_Duplicate(v->dead, 1)) != NULL)
 		cJSON_AddItemToObject(o, "dead", x);
+	if ((x = json_circuits(v->circuits)) != NULL)
+		cJSON_AddItemToObject(o, "circuits", x);
 	if ((a = cJSON_AddObjectToObject(o, "last_hour")) != NULL) {
 		if ((x = json_hour(v, "requests")) != NULL)
 			cJSON_AddItemToObject(a, "requests", x);

@@ -79,7 +79,8 @@ struct status_dest {
  * pending, open conflicts, each destination (those with undelivered rows
  * or a recorded delivery, by name), the oldest dead actions with their
  * last error (dead: a JSON array, as store_outbox_list() makes
- * it), and the counters (persisted, plus m's not yet committed when m is
+ * it), the destinations held back or failing (store_circuit_list()),
+ * and the counters (persisted, plus m's not yet committed when m is
  * given), the per-minute counts and the heartbeat among them.
  */
 struct status_view {
@@ -89,6 +90,7 @@ struct status_view {
 	struct status_dest	*dests;
 	int			 ndests;
 	struct cJSON		*dead;
+	struct cJSON		*circuits;	/* store/circuit.h's list */
 	struct metrics_set	 counters;
 };
 

@@ -349,6 +349,8 @@ read_leases(struct db_stmt *st, struct store_claim_row *c,
 		    sizeof(l->destination));
 		l->attempt = r->row.attempts + 1;
 		l->lease_until = db_col_int64(st, 2);
+		l->horizon_from = db_col_int64(st, 3);
+		l->held_ms = db_col_int64(st, 4);
 		r->claimed = 1;
 		*any = 1;
 	}
@@ -380,37 +382,172 @@ read_attempts(struct db_stmt *st, struct store_claim_row *c,
 	return store_status_of(rc);
 }
 
+/*
+ * The circuit of each destination of d[0 .. n) ([[tenant, destination],
+ * ...] each once), read and locked into *out (calloc'd, n of them, freed
+ * by the caller) and *got.
+ */
+static enum store_status
+gate_dests(struct store *s, const char (*d)[2][HB_ID_MAX + 1], int n,
+    int64_t now, struct store_circuit **out, int *got)
+{
+	cJSON			*a;
+	char			*keys;
+	enum store_status	 rc;
+	int			 i, j;
+
+	*got = 0;
+	if ((*out = calloc((size_t)n, sizeof(**out))) == NULL ||
+	    (a = cJSON_CreateArray()) == NULL)
+		return STORE_NOMEM;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(d[i][0], d[j][0]) == 0 &&
+			    strcmp(d[i][1], d[j][1]) == 0)
+				break;
+		if (j == i && json_row(a, "ss", d[i][0], d[i][1]) != 0) {
+			cJSON_Delete(a);
+			return STORE_NOMEM;
+		}
+	}
+	if ((keys = json_text(a)) == NULL)
+		return STORE_NOMEM;
+	rc = store_circuit_gate(s, keys, now, *out, n, got);
+	cJSON_free(keys);
+	return rc;
+}
+
+/*
+ * Row c's start under its destination's rate, from g's next start: held
+ * (0) when that is a second or more away, else 1 with c's start and
+ * lease moved to it and g's next start 1/rate s on.
+ */
+static int
+rate_slot(struct store_claim_row *c, struct store_circuit *g, int64_t now)
+{
+	int64_t	slot = g->rate_next_us > now * 1000 ? g->rate_next_us :
+	    now * 1000;
+
+	if (slot >= (now + 1000) * 1000)
+		return 0;
+	g->rate_next_us = slot + (1000000 + c->rate - 1) / c->rate;
+	c->start_at = (slot + 999) / 1000;
+	c->lease_until += c->start_at - now;
+	return 1;
+}
+
+/*
+ * Holds the rows of c[0 .. n) their destinations' circuits x[0 .. nx)
+ * do not let through now, and makes probes of the first row of each
+ * circuit past its cool-down, sending its move to half open; under a
+ * rate, gives each row let through its start.  A circuit moved is sent.
+ * Each row's destination's hold's start goes with it.
+ */
+static enum store_status
+gate_rows(struct store *s, struct store_claim_row *c, int n,
+    struct store_circuit *x, int nx, int64_t now)
+{
+	struct store_circuit	*g;
+	enum store_status	 rc;
+	int			*left, *moved;
+	int			 i;
+
+	if ((left = calloc((size_t)(nx > 0 ? nx : 1), sizeof(*left))) ==
+	    NULL)
+		return STORE_NOMEM;
+	if ((moved = calloc((size_t)(nx > 0 ? nx : 1), sizeof(*moved))) ==
+	    NULL) {
+		free(left);
+		return STORE_NOMEM;
+	}
+	for (i = 0; i < nx; i++)
+		left[i] = -2;		/* not asked yet */
+	for (i = 0; i < n; i++) {
+		if ((g = store_circuit_find(x, nx, c[i].row.tenant,
+		    c[i].row.destination)) == NULL)
+			continue;	/* no circuit read: let through */
+		if (left[g - x] == -2)
+			left[g - x] = store_circuit_allows(g, now,
+			    c[i].in_flight_max);
+		c[i].held_since = g->held_since;
+		c[i].start_at = now;
+		if (left[g - x] == 0 ||
+		    (c[i].rate > 0 && !rate_slot(&c[i], g, now))) {
+			c[i].held = 1;
+			continue;
+		}
+		if (left[g - x] > 0)
+			left[g - x]--;
+		moved[g - x] |= c[i].rate > 0;
+		if (g->state == STORE_CIRCUIT_CLOSED)
+			continue;
+		/* The probe: half open until its lease runs out. */
+		c[i].probe = 1;
+		g->state = STORE_CIRCUIT_HALF;
+		g->retry_at = c[i].lease_until;
+		moved[g - x] = 1;
+	}
+	rc = STORE_OK;
+	for (i = 0; i < nx && rc == STORE_OK; i++)
+		if (moved[i])
+			rc = store_circuit_put(s, &x[i], now);
+	free(moved);
+	free(left);
+	return rc;
+}
+
 enum store_status
 store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
     const char *owner, int64_t now)
 {
 	struct db_stmt		*lease = NULL, *att = NULL;
+	struct store_circuit	*x = NULL;
 	enum store_status	 rc;
 	cJSON			*a;
 	char			*keys = NULL;
-	int			 i, any = 0;
+	char			(*d)[2][HB_ID_MAX + 1] = NULL;
+	int			 i, nx, any = 0;
 
 	for (i = 0; i < n; i++) {
-		c[i].claimed = 0;
+		c[i].claimed = c[i].held = c[i].probe = 0;
+		c[i].held_since = 0;
+		c[i].start_at = now;
 		memset(&c[i].lease, 0, sizeof(c[i].lease));
 	}
 	if (n <= 0)
 		return STORE_OK;
-	/* Each action once: a row that came twice is claimed once. */
-	if ((a = cJSON_CreateArray()) == NULL)
+	if ((d = calloc((size_t)n, sizeof(*d))) == NULL)
 		return STORE_NOMEM;
+	for (i = 0; i < n; i++) {
+		memcpy(d[i][0], c[i].row.tenant, sizeof(d[i][0]));
+		memcpy(d[i][1], c[i].row.destination, sizeof(d[i][1]));
+	}
+	/*
+	 * Two flights: BEGIN and the circuits, locked; then the leases of
+	 * the rows they let through and the attempts, and the COMMIT.
+	 */
+	if ((rc = store_begin(s)) != STORE_OK ||
+	    (rc = gate_dests(s, (const char (*)[2][HB_ID_MAX + 1])d, n, now,
+	    &x, &nx)) != STORE_OK ||
+	    (rc = gate_rows(s, c, n, x, nx, now)) != STORE_OK)
+		goto fail;
+	/* Each action once: a row that came twice is claimed once. */
+	if ((a = cJSON_CreateArray()) == NULL) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
 	for (i = 0; i < n; i++)
-		if (claim_of(c, i, c[i].row.action) == NULL &&
+		if (!c[i].held && claim_of(c, i, c[i].row.action) == NULL &&
 		    json_row(a, "snn", c[i].row.action,
 		    (int64_t)c[i].row.attempts, c[i].lease_until) != 0) {
 			cJSON_Delete(a);
-			return STORE_NOMEM;
+			rc = STORE_NOMEM;
+			goto fail;
 		}
-	if ((keys = json_text(a)) == NULL)
-		return STORE_NOMEM;
-	/* One flight: BEGIN, the leases, the attempts; then the COMMIT. */
-	if ((rc = store_begin(s)) != STORE_OK)
+	if ((keys = json_text(a)) == NULL) {
+		rc = STORE_NOMEM;
 		goto fail;
+	}
 	if ((rc = send_set(s, STORE_Q_LEASE, keys, owner, now, 3,
 	    &lease)) == STORE_OK)
 		rc = send_set(s, STORE_Q_ATTEMPT_START, keys, owner, now, 3,
@@ -421,15 +558,29 @@ store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
 		goto fail;
 	cJSON_free(keys);
 	keys = NULL;
+	/*
+	 * A probe others took is none of ours; its circuit stays as it was
+	 * (the move rolls back if nothing is claimed, and another probe
+	 * goes after its lease otherwise).
+	 */
+	for (i = 0; i < n; i++)
+		if (c[i].probe && !c[i].claimed)
+			c[i].probe = 0;
 	if (!any) {
-		/* Others took them all: nothing to commit. */
+		/* Others took them all, or none was let through. */
 		store_rollback(s);
+		free(x);
+		free(d);
 		return STORE_OK;
 	}
 	if ((rc = store_commit(s)) != STORE_OK)
 		goto fail;
+	free(x);
+	free(d);
 	return STORE_OK;
 fail:
+	free(x);
+	free(d);
 	cJSON_free(keys);
 	if (lease != NULL)
 		db_reset(lease);
@@ -495,15 +646,48 @@ finish_keys(const struct store_finish *f, int n, char **ends, char **moves,
 	return 0;
 }
 
+/*
+ * Moves the circuits of d[0 .. nd) by their reports, x[0 .. nx) as read
+ * and locked: sends each one's row, and its release when its hold ended.
+ */
+static enum store_status
+move_circuits(struct store *s, struct store_finish_dest *d, int nd,
+    struct store_circuit *x, int nx)
+{
+	struct store_circuit	*g;
+	enum store_status	 rc;
+	int64_t			 held;
+	int			 i;
+
+	for (i = 0; i < nd; i++) {
+		if ((g = store_circuit_find(x, nx, d[i].tenant,
+		    d[i].destination)) == NULL)
+			continue;
+		d[i].was = g->state;
+		held = store_circuit_step(g, &d[i].report);
+		d[i].released = held != 0;
+		d[i].now = *g;
+		if ((held != 0 && (rc = store_circuit_release(s, g, held,
+		    d[i].report.now)) != STORE_OK) ||
+		    (rc = store_circuit_put(s, g, d[i].report.now)) !=
+		    STORE_OK)
+			return rc;
+	}
+	return STORE_OK;
+}
+
 enum store_status
 store_outbox_finish(struct store *s, struct store_finish *f, int n,
-    const char *owner, const struct metrics_set *m)
+    const char *owner, const struct metrics_set *m,
+    struct store_finish_dest *d, int nd)
 {
 	struct db_stmt		*st = NULL, *moved = NULL;
+	struct store_circuit	*x = NULL;
 	enum store_status	 rc;
 	enum db_rc		 step;
 	char			*ends = NULL, *moves = NULL, *late = NULL;
-	int			 i;
+	char			(*k)[2][HB_ID_MAX + 1] = NULL;
+	int			 i, nx = 0;
 
 	for (i = 0; i < n; i++) {
 		f[i].lost = 0;
@@ -515,11 +699,20 @@ store_outbox_finish(struct store *s, struct store_finish *f, int n,
 		return STORE_OK;
 	if (finish_keys(f, n, &ends, &moves, &late) != 0)
 		return STORE_NOMEM;
+	if (nd > 0 && (k = calloc((size_t)nd, sizeof(*k))) == NULL) {
+		rc = STORE_NOMEM;
+		goto fail;
+	}
+	for (i = 0; i < nd; i++) {
+		memcpy(k[i][0], d[i].tenant, sizeof(k[i][0]));
+		memcpy(k[i][1], d[i].destination, sizeof(k[i][1]));
+	}
 	/*
 	 * One flight: BEGIN, the attempts' ends, the counts, the rows'
-	 * moves and the late deliveries; then the COMMIT.  A failure of
-	 * any is the whole outcome's: nothing is recorded, and the leases
-	 * expire as if the worker had died.
+	 * moves, the late deliveries and the circuits, locked; then their
+	 * moves and the COMMIT.  A failure of any is the whole outcome's:
+	 * nothing is recorded, and the leases expire as if the worker had
+	 * died.
 	 */
 	if ((rc = store_begin(s)) != STORE_OK ||
 	    (rc = send_set(s, STORE_Q_ATTEMPT_END, ends, owner, 0, 1,
@@ -530,8 +723,14 @@ store_outbox_finish(struct store *s, struct store_finish *f, int n,
 	if ((rc = send_set(s, STORE_Q_FINISH, moves, owner, 0, 2,
 	    &moved)) != STORE_OK ||
 	    (rc = send_set(s, STORE_Q_FINISH_LATE, late, owner, 0, 1,
-	    &st)) != STORE_OK ||
-	    (rc = store_land(s, NULL)) != STORE_OK)
+	    &st)) != STORE_OK)
+		goto fail;
+	if (nd > 0)
+		rc = gate_dests(s, (const char (*)[2][HB_ID_MAX + 1])k, nd,
+		    d[0].report.now, &x, &nx);
+	else
+		rc = store_land(s, NULL);
+	if (rc != STORE_OK)
 		goto fail;
 	for (i = 0; i < n; i++)
 		f[i].lost = 1;
@@ -543,8 +742,11 @@ store_outbox_finish(struct store *s, struct store_finish *f, int n,
 				break;
 			}
 	if ((rc = store_status_of(step)) != STORE_OK ||
+	    (rc = move_circuits(s, d, nd, x, nx)) != STORE_OK ||
 	    (rc = store_commit(s)) != STORE_OK)
 		goto fail;
+	free(x);
+	free(k);
 	cJSON_free(ends);
 	cJSON_free(moves);
 	cJSON_free(late);
@@ -552,6 +754,8 @@ store_outbox_finish(struct store *s, struct store_finish *f, int n,
 fail:
 	if (moved != NULL)
 		db_reset(moved);
+	free(x);
+	free(k);
 	cJSON_free(ends);
 	cJSON_free(moves);
 	cJSON_free(late);
@@ -592,6 +796,9 @@ collect_rows(struct store *s, enum store_q q, int64_t now,
 			continue;
 		r->attempts = (int)db_col_int64(st, 3);
 		r->lease_until = db_col_int64(st, 5);
+		r->horizon_from = db_col_int64(st, 6);
+		r->held_ms = db_col_int64(st, 7);
+		r->held_since = db_col_int64(st, 8);
 		(*n)++;
 	}
 	db_reset(st);
@@ -795,6 +1002,8 @@ store_outbox_next(struct store *s, int64_t now, int64_t *in_ms)
 	*in_ms = -1;
 	if ((st = store_stmt(s, STORE_Q_NEXT_DUE)) == NULL)
 		return store_last(s);
+	if (db_bind_int64(st, 1, now) != DB_OK)
+		return STORE_NOMEM;
 	if ((rc = db_step(st)) == DB_ROW) {
 		if (!db_col_null(st, 0)) {
 			*in_ms = db_col_int64(st, 0) - now;

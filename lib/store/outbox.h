@@ -16,6 +16,7 @@
 #ifndef HB_STORE_OUTBOX_H
 #define HB_STORE_OUTBOX_H
 
+#include "store/circuit.h"
 #include "store/store.h"
 
 struct cJSON;
@@ -50,6 +51,9 @@ struct store_lease {
 	int	 n;			/* that row's number: from 1, on
 					   across a requeue */
 	int64_t	 lease_until;
+	int64_t	 horizon_from;		/* its retry horizon's start */
+	int64_t	 held_ms;		/* time its destination held it
+					   since, not counted */
 };
 
 /* An outbox row as collected, with what a guarded move checks. */
@@ -60,6 +64,11 @@ struct store_row {
 	int	attempts;		/* attempts made (claims) so far */
 	char	owner[HB_ID_MAX + 1];	/* lease owner seen, "" for none */
 	int64_t	lease_until;		/* lease expiry seen, 0 for none */
+	/* Collected rows (store_outbox_expired(), _unknown()) only: */
+	int64_t	horizon_from;		/* its retry horizon's start */
+	int64_t	held_ms;		/* time held since, not counted */
+	int64_t	held_since;		/* its destination's hold's start,
+					   0 when not held */
 };
 
 HB_API void store_lease_clear(struct store_lease *);
@@ -83,7 +92,22 @@ HB_API enum store_status store_outbox_pick(struct store *, int64_t now,
 struct store_claim_row {
 	struct store_row	row;		/* in: as picked */
 	int64_t			lease_until;	/* in: the lease to take */
+	int			in_flight_max;	/* in: its destination's,
+						   0: none */
+	int			rate;		/* in: its destination's
+						   requests a second, 0:
+						   none */
+	int64_t			start_at;	/* out: when to send it;
+						   later than now under a
+						   rate (its lease_until
+						   moved as far) */
 	int			claimed;	/* out */
+	int			held;		/* out: its destination took
+						   no more now */
+	int			probe;		/* out: its destination's
+						   probe (store/circuit.h) */
+	int64_t			held_since;	/* out: its destination's
+						   hold's start, 0: none */
 	struct store_lease	lease;		/* out, when claimed; the
 						   caller clears it */
 };
@@ -91,6 +115,13 @@ struct store_claim_row {
 /*
  * Leases the picked rows c[0 .. n) to owner, each until its own
  * lease_until, and records each attempt's start, all in one transaction.
+ * Each destination's circuit (store/circuit.h) is read first, locked:
+ * rows beyond what it allows now (store_circuit_allows(), with the
+ * first of its rows' in_flight_max) are held, in the order given; an
+ * open circuit past its cool-down lets one row through as its probe and
+ * is half open until that row's lease_until.  Under a rate, each row
+ * let through gets its start, and rows that would start a second or more
+ * from now are held.
  * A row is leased only if it is still pending, due at now and at the
  * attempts seen when picked; others (another worker claimed them, an
  * operator moved them, the row came twice) get claimed 0 and nothing is
@@ -122,6 +153,17 @@ struct store_finish {
 	int			 lost;		/* out */
 };
 
+/* What a batch's attempts at one destination did to its circuit. */
+struct store_finish_dest {
+	char				tenant[HB_ID_MAX + 1];	/* in */
+	char				destination[HB_ID_MAX + 1];
+	struct store_circuit_report	report;		/* in */
+	enum store_circuit_state	was;		/* out */
+	struct store_circuit		now;		/* out */
+	int				released;	/* out: its hold
+							   ended */
+};
+
 /*
  * Records the end of each attempt of f[0 .. n) at its `ended` (its real
  * result, even over a "lease expired" note) and moves its row, all in one
@@ -131,13 +173,16 @@ struct store_finish {
  * end is written, except that an attempt that delivered settles a row
  * that recovery left unknown or dead as delivered all the same.  m's
  * counts (base/metrics.h; NULL for none) are added in the same transaction:
- * they are in state.db exactly when the outcomes are.  On a failure
- * nothing is written and every lost is 0.
+ * they are in state.db exactly when the outcomes are.  So are the
+ * circuits of d[0 .. nd), each moved by its report (store_circuit_step(),
+ * its hold released if it ended).  On a failure nothing is written and
+ * every lost is 0.
  */
 struct metrics_set;
 HB_API enum store_status store_outbox_finish(struct store *,
     struct store_finish *f, int n, const char *owner,
-    const struct metrics_set *m) HB_MUST_CHECK;
+    const struct metrics_set *m, struct store_finish_dest *d, int nd)
+    HB_MUST_CHECK;
 
 /*
  * Recovery and reconciliation are orchestrated by the caller: it

@@ -166,6 +166,29 @@ static const char *const migrations[] = {
 	 * every namespace of its tenant starts from it.
 	 */
 	"UPDATE subjects SET subject = '/' || subject;",
+	/*
+	 * 6 -> 7: destinations' circuits and pauses (store/circuit.h), and
+	 * each outbox row's retry horizon: when it began (NULL: created_at;
+	 * a requeue starts it again) and the time its destination held it
+	 * since, which the horizon does not count.
+	 */
+	"CREATE TABLE circuits("
+	" tenant TEXT NOT NULL,"
+	" destination TEXT NOT NULL,"
+	" state TEXT NOT NULL DEFAULT 'closed'"
+	"  CHECK(state IN ('closed','open','half')),"
+	" failures INTEGER NOT NULL DEFAULT 0,"
+	" opened_at INTEGER,"
+	" retry_at INTEGER,"
+	" cooldown_ms INTEGER,"
+	" paused_at INTEGER,"
+	" hold_until INTEGER,"
+	" held_since INTEGER,"
+	" rate_next_us INTEGER,"
+	" updated_at INTEGER NOT NULL,"
+	" PRIMARY KEY(tenant, destination)) WITHOUT ROWID;"
+	"ALTER TABLE outbox ADD COLUMN horizon_from INTEGER;"
+	"ALTER TABLE outbox ADD COLUMN held_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -321,18 +344,40 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " WHERE state IN ('pending','leased')" },
 	[STORE_Q_RECEIPT_COUNTS] = { "SELECT result, count(*) FROM receipts"
 	    " GROUP BY result ORDER BY result" },
-	/* The first tenant after ?2 with a due row (index outbox_claim). */
+	/*
+ * A pending row whose destination takes nothing now (store/circuit.h):
+ * paused, held by a Retry-After, or open (or half open) before its next
+ * probe's time; ?1 is now.
+ */
+#define CIRCUIT_COLS "c.tenant, c.destination, c.state, c.failures," \
+	" c.opened_at, c.retry_at, c.cooldown_ms, c.paused_at, c.hold_until," \
+	" c.held_since, c.rate_next_us"
+/* The circuits whose hold ends later and keeps pending rows back. */
+#define HOLD_ENDS " WHERE c.paused_at IS NULL AND (c.hold_until > ?1" \
+	" OR (c.state <> 'closed' AND c.retry_at > ?1)) AND EXISTS (SELECT 1" \
+	" FROM outbox o WHERE o.state = 'pending' AND o.tenant = c.tenant" \
+	" AND o.destination = c.destination)"
+#define HORIZON_COLS ", coalesce(horizon_from, created_at), held_ms," \
+	" (SELECT c.held_since FROM circuits c WHERE c.tenant = outbox.tenant" \
+	" AND c.destination = outbox.destination)"
+#define NOT_HELD(o) " AND NOT EXISTS (SELECT 1 FROM circuits c" \
+	" WHERE c.tenant = " o ".tenant AND c.destination = " o ".destination" \
+	" AND (c.paused_at IS NOT NULL OR c.hold_until > ?1" \
+	" OR (c.state <> 'closed' AND c.retry_at > ?1)))"
+/* The first tenant after ?2 with a due row (index outbox_claim). */
 	[STORE_Q_PICK_AFTER] = { "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
-	    " AND tenant > ?2 ORDER BY tenant, next_at LIMIT 1",
+	    " AND tenant > ?2" NOT_HELD("outbox")
+	    " ORDER BY tenant, next_at LIMIT 1",
 	    "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
-	    " AND tenant COLLATE \"C\" > ?2::text"
+	    " AND tenant COLLATE \"C\" > ?2::text" NOT_HELD("outbox")
 	    " ORDER BY tenant COLLATE \"C\", next_at LIMIT 1" },
 	/* One tenant's due rows, oldest first, ?3 of them from the ?4th. */
 	[STORE_Q_PICK_TENANT] = { "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND tenant = ?2"
-	    " AND next_at <= ?1 ORDER BY next_at LIMIT ?3 OFFSET ?4" },
+	    " AND next_at <= ?1" NOT_HELD("outbox")
+	    " ORDER BY next_at LIMIT ?3 OFFSET ?4" },
 	/* Guarded: only the row as picked, still pending and due. */
 	/*
 	 * A claim, set-based (store_outbox_claim()): ?1 the picked rows as
@@ -349,7 +394,8 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " AS u FROM json_each(?1)) AS k WHERE outbox.action_id = k.a"
 	    " AND +outbox.state = 'pending' AND +outbox.next_at <= ?3"
 	    " AND outbox.attempts = k.n"
-	    " RETURNING action_id, payload, lease_until",
+	    " RETURNING action_id, payload, lease_until,"
+	    " coalesce(horizon_from, created_at), held_ms",
 	    "WITH k AS (SELECT k->>0 AS a, (k->>1)::int AS n,"
 	    " (k->>2)::bigint AS u FROM json_array_elements(?1::json) k),"
 	    " t AS (SELECT o.action_id, k.u FROM outbox o JOIN k"
@@ -359,7 +405,8 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " UPDATE outbox o SET state = 'leased', lease_owner = ?2,"
 	    " lease_until = t.u, attempts = o.attempts + 1, updated_at = ?3"
 	    " FROM t WHERE o.action_id = t.action_id"
-	    " RETURNING o.action_id, o.payload, o.lease_until" },
+	    " RETURNING o.action_id, o.payload, o.lease_until,"
+	    " coalesce(o.horizon_from, o.created_at), o.held_ms" },
 	/*
 	 * In the order picked: the attempts' ids say the tenants' turns.
 	 * n goes on from the action's last attempt, across a requeue, which
@@ -442,9 +489,10 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " FROM json_array_elements(?1::json) k) k"
 	    " WHERE o.action_id = k.a AND o.state IN ('unknown', 'dead')" },
 	/* Collected rows: (action, tenant, destination, attempts, lease
-	   owner, lease expiry), bound with ?1 = now and ?2 = limit. */
+	   owner, lease expiry, horizon's start, time held, its destination's
+	   hold's start), bound with ?1 = now and ?2 = limit. */
 	[STORE_Q_EXPIRED] = { "SELECT action_id, tenant, destination, attempts,"
-	    " lease_owner, lease_until FROM outbox"
+	    " lease_owner, lease_until" HORIZON_COLS " FROM outbox"
 	    " WHERE state = 'leased' AND lease_until < ?1"
 	    " ORDER BY lease_until LIMIT ?2" },
 	/* The guard: the same lease as collected, and still expired. */
@@ -470,7 +518,7 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " AND lease_owner IS NOT DISTINCT FROM ?2::text"
 	    " AND lease_until = ?3" },
 	[STORE_Q_UNKNOWN_DUE] = { "SELECT action_id, tenant, destination, attempts,"
-	    " lease_owner, lease_until FROM outbox"
+	    " lease_owner, lease_until" HORIZON_COLS " FROM outbox"
 	    " WHERE state = 'unknown' AND next_at <= ?1 ORDER BY next_at"
 	    " LIMIT ?2" },
 	/* A check's claim: the row is not due again until it lapses. */
@@ -486,7 +534,8 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " AND next_at <= ?2" },
 	/* Operator moves end any status check under way. */
 	[STORE_Q_MOVE_REQUEUE] = { "UPDATE outbox SET state = 'pending', next_at = ?2,"
-	    " attempts = 0, lease_owner = NULL, lease_until = NULL,"
+	    " attempts = 0, horizon_from = ?2, held_ms = 0,"
+	    " lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"
 	    " WHERE action_id = ?1 AND state IN ('dead', 'unknown')" },
 	[STORE_Q_MOVE_DELIVERED] = { "UPDATE outbox SET state = 'delivered',"
@@ -500,12 +549,83 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_MOVE_RECHECK] = { "UPDATE outbox SET next_at = ?4,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?2,"
 	    " last_error = ?3 WHERE action_id = ?1 AND state = 'unknown'" },
+	/*
+	 * ?1 now: the first pending row of a destination not held, the
+	 * first lease to expire, the end of the first hold that keeps
+	 * pending rows back.
+	 */
 	[STORE_Q_NEXT_DUE] = { "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
-	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
-	    " FROM outbox WHERE state = 'leased')",
+	    " outbox WHERE state = 'pending'" NOT_HELD("outbox")
+	    " UNION ALL SELECT min(lease_until)"
+	    " FROM outbox WHERE state = 'leased'"
+	    " UNION ALL SELECT min(max(coalesce(c.hold_until, 0),"
+	    " CASE WHEN c.state <> 'closed' THEN coalesce(c.retry_at, 0)"
+	    " ELSE 0 END)) FROM circuits c" HOLD_ENDS ")",
 	    "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
-	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
-	    " FROM outbox WHERE state = 'leased') AS due" },
+	    " outbox WHERE state = 'pending'" NOT_HELD("outbox")
+	    " UNION ALL SELECT min(lease_until)"
+	    " FROM outbox WHERE state = 'leased'"
+	    " UNION ALL SELECT min(GREATEST(coalesce(c.hold_until, 0),"
+	    " CASE WHEN c.state <> 'closed' THEN coalesce(c.retry_at, 0)"
+	    " ELSE 0 END)) FROM circuits c" HOLD_ENDS ") AS due" },
+	/* The circuits (store/circuit.h), ?1 [[tenant, destination], ...]. */
+	[STORE_Q_CIRCUIT_MAKE] = { "INSERT INTO circuits(tenant, destination,"
+	    " updated_at) SELECT json_extract(value, '$[0]'),"
+	    " json_extract(value, '$[1]'), ?2 FROM json_each(?1) WHERE true"
+	    " ON CONFLICT DO NOTHING",
+	    "INSERT INTO circuits(tenant, destination, updated_at)"
+	    " SELECT k->>0, k->>1, ?2 FROM json_array_elements(?1::json) k"
+	    " ON CONFLICT DO NOTHING" },
+	[STORE_Q_CIRCUIT_GATE] = { "SELECT " CIRCUIT_COLS " FROM circuits c"
+	    " JOIN (SELECT json_extract(value, '$[0]') AS t,"
+	    " json_extract(value, '$[1]') AS d FROM json_each(?1)) AS k"
+	    " ON c.tenant = k.t AND c.destination = k.d"
+	    " ORDER BY c.tenant, c.destination",
+	    "SELECT " CIRCUIT_COLS " FROM circuits c"
+	    " JOIN (SELECT k->>0 AS t, k->>1 AS d"
+	    " FROM json_array_elements(?1::json) k) AS k"
+	    " ON c.tenant = k.t AND c.destination = k.d"
+	    " ORDER BY c.tenant COLLATE \"C\", c.destination COLLATE \"C\""
+	    " FOR UPDATE OF c" },
+	/* A statement of its own: on PostgreSQL, counted once locked. */
+	[STORE_Q_CIRCUIT_LEASED] = { "SELECT o.tenant, o.destination, count(*)"
+	    " FROM outbox o JOIN (SELECT json_extract(value, '$[0]') AS t,"
+	    " json_extract(value, '$[1]') AS d FROM json_each(?1)) AS k"
+	    " ON o.tenant = k.t AND o.destination = k.d"
+	    " WHERE o.state = 'leased' GROUP BY o.tenant, o.destination",
+	    "SELECT o.tenant, o.destination, count(*)"
+	    " FROM outbox o JOIN (SELECT k->>0 AS t, k->>1 AS d"
+	    " FROM json_array_elements(?1::json) k) AS k"
+	    " ON o.tenant = k.t AND o.destination = k.d"
+	    " WHERE o.state = 'leased' GROUP BY o.tenant, o.destination" },
+	[STORE_Q_CIRCUIT_PUT] = { "UPDATE circuits SET state = ?3, failures = ?4,"
+	    " opened_at = ?5, retry_at = ?6, cooldown_ms = ?7, paused_at = ?8,"
+	    " hold_until = ?9, held_since = ?10, updated_at = ?11,"
+	    " rate_next_us = ?12"
+	    " WHERE tenant = ?1 AND destination = ?2" },
+	[STORE_Q_CIRCUIT_RELEASE] = { "UPDATE outbox SET held_ms = held_ms +"
+	    " (?4 - max(?3, coalesce(horizon_from, created_at))),"
+	    " next_at = CASE WHEN state = 'pending' AND next_at > ?4 THEN ?4"
+	    " ELSE next_at END"
+	    " WHERE state IN ('pending', 'leased', 'unknown')"
+	    " AND destination = ?2 AND tenant = ?1"
+	    " AND coalesce(horizon_from, created_at) < ?4",
+	    "UPDATE outbox SET held_ms = held_ms +"
+	    " (?4::bigint - GREATEST(?3::bigint,"
+	    " coalesce(horizon_from, created_at))),"
+	    " next_at = CASE WHEN state = 'pending' AND next_at > ?4::bigint"
+	    " THEN ?4::bigint ELSE next_at END"
+	    " WHERE state IN ('pending', 'leased', 'unknown')"
+	    " AND destination = ?2 AND tenant = ?1"
+	    " AND coalesce(horizon_from, created_at) < ?4::bigint" },
+	[STORE_Q_CIRCUIT_LIST] = { "SELECT " CIRCUIT_COLS ", (SELECT count(*)"
+	    " FROM outbox o WHERE o.state = 'leased' AND o.tenant = c.tenant"
+	    " AND o.destination = c.destination) FROM circuits c"
+	    " ORDER BY c.tenant, c.destination",
+	    "SELECT " CIRCUIT_COLS ", (SELECT count(*)"
+	    " FROM outbox o WHERE o.state = 'leased' AND o.tenant = c.tenant"
+	    " AND o.destination = c.destination) FROM circuits c"
+	    " ORDER BY c.tenant COLLATE \"C\", c.destination COLLATE \"C\"" },
 	/* The read-outs: ?2 the most rows (-1: all), times in unix ms. */
 	[STORE_Q_LIST_STATE] = { "SELECT json_object('action', action_id, 'tenant',"
 	    " tenant, 'destination', destination, 'state', state, 'attempts',"
@@ -982,13 +1102,14 @@ file_journal(struct store *s, const struct store_opts *opts)
  * (SCHEMA_VERSION_PG) for later migrations.  Creators take a session lock
  * first, so that two processes initialising at once create it once.
  */
-#define SCHEMA_VERSION_PG	3
+#define SCHEMA_VERSION_PG	4
 #define SCHEMA_LOCK_PG		"7312455311853453101"	/* any fixed key */
 
 /* pg_migrations[i] takes version i + 1 to i + 2 (db/pg_schema.h). */
 static const char *const pg_migrations[SCHEMA_VERSION_PG - 1] = {
 	pg_schema_state_2,
 	pg_schema_state_3,
+	pg_schema_state_4,
 };
 
 /*

@@ -611,7 +611,7 @@ contains "before: listed, nothing allowed" '"allow_internal":	false' \
 eq "before: a read adds nothing" 0 "$(cols)"
 "$HB" destination set --tenant acme sink --url http://169.254.169.254/ \
     --allow-internal
-eq "before: the first write adds it, and is stored" "1|1|4" \
+eq "before: the first write adds it, and is stored" "1|1|5" \
     "$(cols)|$(q "SELECT allow_internal FROM destinations")|$(q \
     "PRAGMA user_version")"
 export HOOKBOX_DIR="$tmp/data"
@@ -834,8 +834,8 @@ eq "v1: the responder answers 503" 503 "$(hook_status "$tmp/hmac")"
 out=$("$HB" init); rc=$?
 eq "v1: init" 0 $rc
 contains "v1: init says it upgraded" \
-    "configuration schema version 1 to 4" "$out"
-eq "v1: upgraded, its triggers again" "4 3" "$(q "PRAGMA user_version") \
+    "configuration schema version 1 to 5" "$out"
+eq "v1: upgraded, its triggers again" "5 3" "$(q "PRAGMA user_version") \
 $(q "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'
     AND name LIKE 'endpoints_version_%'")"
 eq "v1: the responder authenticates" 422 "$(hook_status "$tmp/hmac")"
@@ -863,9 +863,9 @@ if [ -n "$OLD" ] && [ -x "$OLD" ]; then
 	out=$("$HB" init); rc=$?
 	eq "old config.db: init" 0 $rc
 	contains "old config.db: init upgrades it" \
-	    "configuration schema version 1 to 4" "$out"
+	    "configuration schema version 1 to 5" "$out"
 	# The version and its triggers, made again with the endpoints.
-	eq "old config.db: upgraded, the version kept" "4 1 9" \
+	eq "old config.db: upgraded, the version kept" "5 1 9" \
 	    "$(q "PRAGMA user_version") $(q "SELECT count(*)
 	    FROM config_version") $(q "SELECT count(*)
 	    FROM sqlite_master WHERE type = 'trigger'

@@ -111,7 +111,10 @@ contains "endpoint kind default" "(default tornado-job)" "$out"
 contains "endpoint auth default" "(default hmac)" "$out"
 out=$("$HB" destination add --help)
 contains "destination timeout default" "1..600000 (default 10000)" "$out"
-contains "destination attempts default" "1..1000 (default 10)" "$out"
+contains "destination attempts default" "(default none: the horizon alone)" \
+    "$out"
+contains "destination horizon default" "(default 259200s, three days)" "$out"
+contains "destination circuit default" "(0: never; default 10)" "$out"
 for o in --tenant --url --idempotent --status-url --secret-file; do
 	contains "destination add help lists $o" "$o" "$out"
 done

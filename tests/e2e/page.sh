@@ -92,6 +92,8 @@ codes=$( (post job-1; post job-2; post job-1 "t=1,v1=00"; post job-9;
     post job-3; post job-4; post job-1; post job-2) | paste -sd, -)
 eq "the traffic's answers" "200,200,401,422,200,200,200,200" "$codes"
 "$HB" dispatch --once >/dev/null 2>&1
+# A destination paused, and one that failed once: both in the circuits.
+"$HB" destination pause --tenant acme ok >/dev/null
 # A row no tool would write: a name and an error holding markup, as a
 # database shared with other software might hold one.
 sqlite3 "$HOOKBOX_DIR/state.db" "INSERT INTO accepted(action_id, tenant,
@@ -183,6 +185,28 @@ while [ "$i" -lt "$n" ]; do
 done
 eq "down's error shown" "HTTP 500" \
     "$(el dest-1-error | sed 's/ *$//;s/ *(.*//')"
+n=$(jget 'circuits' "$json" | sed 's/[^{]//g' | tr -d '\n' | wc -c)
+eq "two circuits listed" 2 "$n"
+i=0
+while [ "$i" -lt "$n" ]; do
+	eq "circuit $i name" "$(jget "circuits[$i].destination" "$json")" \
+	    "$(el "circuit-$i-name")"
+	eq "circuit $i state" "$(jget "circuits[$i].circuit" "$json")" \
+	    "$(el "circuit-$i-state")"
+	for f in failures in_flight; do
+		eq "circuit $i $f" "$(jget "circuits[$i].$f" "$json")" \
+		    "$(el "circuit-$i-$(echo $f | tr _ -)")"
+	done
+	i=$((i + 1))
+done
+eq "down counts its failure" "down 1 closed" "$(el circuit-0-name)\
+ $(el circuit-0-failures) $(el circuit-0-state)"
+# A paused one's cell holds when (a <time>), a running one's "no".
+eq "ok is paused, down is not" "ok  no" "$(el circuit-1-name) \
+$(el circuit-1-paused) $(el circuit-0-paused)"
+contains "paused, as the metrics say" \
+    'hookbox_destination_paused{tenant="acme",destination="ok"} 1' \
+    "$(curl -s "$base/hooks/_metrics")"
 
 # The chart's totals: the counters, less the operator's own routes.
 metrics=$(curl -s "$base/hooks/_metrics")

@@ -202,6 +202,10 @@ until_true 60 test -s "$tmp/sink.port" || fail "sink: $(cat "$tmp/sink.err")"
 "$HB" -d "$d" destination set --tenant acme \
     --url "http://127.0.0.1:$(head -n 1 "$tmp/sink.port")/hook" sink
 eq "destination set on the upgraded config.db" 0 $?
+# v0.9.0 gave it 10 attempts: kept, with the policy's defaults beside.
+eq "its max attempts kept, a horizon and a circuit added" "10|259200|10|30" \
+    "$(sqlite3 "file:$d/config.db?mode=ro" "SELECT max_attempts, retry_for_s,
+    circuit_failures, cooldown_s FROM destinations WHERE name = 'sink'")"
 "$HB" -d "$d" dispatch --once > "$tmp/dispatch.log" 2>&1
 eq "dispatch --once ($(tail -n 3 "$tmp/dispatch.log"))" 0 $?
 for a in acme:att-job-3:deliver-v1 acme:att-job-4:deliver-v1 \

@@ -1096,7 +1096,7 @@ START_TEST(wal_and_full_sync)
 	if (test_backend == TEST_POSTGRES) {
 		/* No file, no pragmas: the schema's version is kept. */
 		ck_assert_int_eq(q("SELECT version FROM"
-		    " hookbox_state.schema_version"), 3);
+		    " hookbox_state.schema_version"), 4);
 		ck_assert_int_eq(q("SELECT count(*) FROM"
 		    " hookbox_state.schema_version"), 1);
 		return;
@@ -1108,7 +1108,7 @@ START_TEST(wal_and_full_sync)
 	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "wal");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
-	ck_assert_int_eq(q("PRAGMA user_version"), 6);
+	ck_assert_int_eq(q("PRAGMA user_version"), 7);
 }
 END_TEST
 

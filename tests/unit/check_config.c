@@ -1557,8 +1557,17 @@ START_TEST(test_destination_invalid)
 	d.timeout_ms = -1;
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "timeout");
 	d = test_destination("acme", "dest");
-	d.max_attempts = 0;
+	d.max_attempts = -1;
 	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "attempts");
+	d = test_destination("acme", "dest");
+	d.retry_for_s = 0;
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "horizon");
+	d = test_destination("acme", "dest");
+	d.cooldown_s = 0;
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "circuit");
+	d = test_destination("acme", "dest");
+	d.max_in_flight = -1;
+	CK_INVALID(config_destination_add(w, &d, NULL, 0, &why), "limits");
 	d = test_destination("acme", "dest");
 	memset(big, 's', sizeof(big));
 	CK_INVALID(config_destination_add(w, &d, big, sizeof(big), &why),
@@ -1571,7 +1580,10 @@ START_TEST(test_destination_invalid)
 	memcpy(d.url, "http://", 7);
 	d.url[HB_TEXT_MAX] = '\0';
 	d.timeout_ms = 1;
-	d.max_attempts = 1;
+	d.max_attempts = 0;	/* none: the horizon alone */
+	d.retry_for_s = 1;
+	d.circuit_failures = 0;
+	d.cooldown_s = 1;
 	ck_assert_int_eq(config_destination_add(w, &d, big, CONFIG_SECRET_MAX,
 	    &why), CONFIG_OK);
 	ck_assert_int_eq(count(w, CONFIG_DESTINATIONS), 1);

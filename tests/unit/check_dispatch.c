@@ -431,9 +431,9 @@ START_TEST(internal_refused)
 		    where[i]);
 		ck_assert_msg(strstr(res.error, want) != NULL, "%s: \"%s\"",
 		    urls[i], res.error);
-		ck_assert_int_eq(dispatch_decide(&res, 1, 1, 10),
+		ck_assert_int_eq(dispatch_decide(&res, 1, 0),
 		    STORE_OUT_DEAD);
-		ck_assert_int_eq(dispatch_decide(&res, 0, 1, 10),
+		ck_assert_int_eq(dispatch_decide(&res, 0, 0),
 		    STORE_OUT_DEAD);
 		http_result_clear(&res);
 	}
@@ -558,23 +558,23 @@ START_TEST(decision_table)
 			r.timed_out = answers[i].timed_out;
 			r.refused = answers[i].refused;
 			r.retry_after_ms = -1;
-			ck_assert_msg(dispatch_decide(&r, idem, attempt, max) ==
+			ck_assert_msg(dispatch_decide(&r, idem, attempt >= max) ==
 			    expected(answers[i].cls, idem, attempt >= max),
 			    "status %ld sent %d idempotent %d attempt %d/%d:"
 			    " got %d", r.status, r.sent, idem, attempt, max,
-			    (int)dispatch_decide(&r, idem, attempt, max));
+			    (int)dispatch_decide(&r, idem, attempt >= max));
 		}
 	}
 	/* Every class was tried. */
 	for (i = 0; i < A_CLASSES; i++)
 		ck_assert_msg(seen[i], "class %zu untried", i);
-	/* Past the last attempt (an expired lease counted): still dead. */
+	/* The last attempt: a retry is dead, an unknown outcome stays. */
 	memset(&r, 0, sizeof(r));
 	r.status = 503;
-	ck_assert_int_eq(dispatch_decide(&r, 1, 5, 4), STORE_OUT_DEAD);
+	ck_assert_int_eq(dispatch_decide(&r, 1, 1), STORE_OUT_DEAD);
 	r.status = 0;
 	r.sent = 1;
-	ck_assert_int_eq(dispatch_decide(&r, 0, 5, 4), STORE_OUT_UNKNOWN);
+	ck_assert_int_eq(dispatch_decide(&r, 0, 1), STORE_OUT_UNKNOWN);
 }
 END_TEST
 

@@ -35,6 +35,7 @@
 #include "status/page.h"
 #include "status/status.h"
 #include "store/admin.h"
+#include "store/circuit.h"
 #include "store/flight.h"
 #include "store/metrics.h"
 #include "store/outbox.h"
@@ -1115,16 +1116,18 @@ END_TEST
  * nothing.
  */
 /*
- * PostgreSQL: a claim of a batch costs at most two round trips (its
- * BEGIN, leases and attempts in one flight, then the COMMIT), and so
- * does recording it with its counts; counted by the db layer.  SQLite:
- * none.
+ * PostgreSQL: a claim of a batch costs at most three round trips (its
+ * BEGIN and the circuits, locked; the leases and attempts; the COMMIT),
+ * and recording it with its counts and its destination's circuit two
+ * (the outcomes and the circuit, locked; its move and the COMMIT);
+ * counted by the db layer.  SQLite: none.
  */
-START_TEST(claim_and_record_two_round_trips)
+START_TEST(claim_and_record_round_trips)
 {
 	enum { N = 8 };
 	struct store_claim_row	 c[N];
 	struct store_finish	 f[N];
+	struct store_finish_dest d;
 	struct metrics_set	 m;
 	char			 act[N][HB_ACTION_MAX + 1];
 	uint64_t		 t;
@@ -1143,7 +1146,7 @@ START_TEST(claim_and_record_two_round_trips)
 	    STORE_OK);
 	f[0].lease = &c[0].lease;
 	f[0].ended = T0 + 20;
-	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", &m),
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", &m, NULL, 0),
 	    STORE_OK);
 	store_lease_clear(&c[0].lease);
 	for (i = 0; i < N; i++) {
@@ -1154,9 +1157,18 @@ START_TEST(claim_and_record_two_round_trips)
 	ck_assert_int_eq(store_outbox_claim(st, c, N, "w1", T0 + 10),
 	    STORE_OK);
 	if (test_backend == TEST_POSTGRES)
-		ck_assert_uint_le(store_round_trips(st) - t, 2);
+		ck_assert_uint_le(store_round_trips(st) - t, 3);
 	else
 		ck_assert_uint_eq(store_round_trips(st), 0);
+	memset(&d, 0, sizeof(d));
+	snprintf(d.tenant, sizeof(d.tenant), "%s", c[0].lease.tenant);
+	snprintf(d.destination, sizeof(d.destination), "%s",
+	    c[0].lease.destination);
+	d.report.ok = N / 2;
+	d.report.failed = N / 2;
+	d.report.threshold = 1;
+	d.report.cooldown_ms = 1000;
+	d.report.now = T0 + 20;
 	for (i = 0; i < N; i++) {
 		ck_assert_msg(c[i].claimed == 1 && c[i].lease.attempt_id > 0,
 		    "%d: claimed %d, attempt %lld", i, c[i].claimed,
@@ -1170,10 +1182,15 @@ START_TEST(claim_and_record_two_round_trips)
 		    i % 2 == 0 ? "delivered" : "retry", 1), 0);
 	}
 	t = store_round_trips(st);
-	ck_assert_int_eq(store_outbox_finish(st, f, N, "w1", &m),
+	ck_assert_int_eq(store_outbox_finish(st, f, N, "w1", &m, &d, 1),
 	    STORE_OK);
 	if (test_backend == TEST_POSTGRES)
 		ck_assert_uint_le(store_round_trips(st) - t, 2);
+	/* A delivery among them: the circuit stays closed, its count 0. */
+	ck_assert_int_eq(d.was, STORE_CIRCUIT_CLOSED);
+	ck_assert_int_eq(d.now.state, STORE_CIRCUIT_CLOSED);
+	ck_assert_int_eq(qi("SELECT failures FROM circuits WHERE"
+	    " destination = ?1", d.destination), 0);
 	for (i = 0; i < N; i++) {
 		ck_assert_int_eq(f[i].lost, 0);
 		ck_assert_str_eq(state_of(act[i]), i % 2 == 0 ?
@@ -1237,7 +1254,7 @@ START_TEST(finish_batch)
 	/* A commit that fails writes nothing. */
 	sig(ACT("b", 1), before, sizeof(before));
 	fault_set(FAULT_BEFORE_COMMIT, fail_commit, NULL);
-	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL),
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL, NULL, 0),
 	    STORE_IO);
 	fault_set(FAULT_BEFORE_COMMIT, NULL, NULL);
 	for (i = 0; i < 4; i++)
@@ -1248,7 +1265,7 @@ START_TEST(finish_batch)
 	ck_assert_str_eq(state_of(ACT("c", 1)), "unknown");
 	no_lock_held();
 
-	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL),
+	ck_assert_int_eq(store_outbox_finish(st, f, 4, "w1", NULL, NULL, 0),
 	    STORE_OK);
 	ck_assert_int_eq(f[0].lost, 0);
 	ck_assert_int_eq(f[1].lost, 0);
@@ -1274,7 +1291,7 @@ START_TEST(finish_batch)
 
 	/* Again (a retried record): every lease is gone now, nothing moves. */
 	sig(ACT("a", 1), before, sizeof(before));
-	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1", NULL),
+	ck_assert_int_eq(store_outbox_finish(st, f, 2, "w1", NULL, NULL, 0),
 	    STORE_OK);
 	ck_assert_int_eq(f[0].lost, 1);
 	ck_assert_int_eq(f[1].lost, 1);
@@ -1283,7 +1300,7 @@ START_TEST(finish_batch)
 	ck_assert_str_eq(state_of(ACT("b", 1)), "pending");
 	/* An outcome out of range is refused before anything is written. */
 	f[0].out = (enum store_outcome)9;
-	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", NULL),
+	ck_assert_int_eq(store_outbox_finish(st, f, 1, "w1", NULL, NULL, 0),
 	    STORE_ERROR);
 	for (i = 0; i < 4; i++)
 		store_lease_clear(&l[i]);
@@ -2759,18 +2776,26 @@ START_TEST(schema_agrees)
 	opts.create = 1;
 	ck_assert_int_eq(store_open(path, &opts, &s), STORE_OK);
 	store_close(s);
-	test_schema_agree(path, state_path, "hookbox_state", 9);
+	test_schema_agree(path, state_path, "hookbox_state", 10);
 }
 END_TEST
 
-/* The state's schema is this release's: user_version 6, or version 3. */
+/* A state from before the circuits (migration 6 -> 7, or 3 -> 4). */
+#define UNMAKE_7_LITE "DROP TABLE circuits;" \
+	"ALTER TABLE outbox DROP COLUMN horizon_from;" \
+	"ALTER TABLE outbox DROP COLUMN held_ms;"
+#define UNMAKE_7_PG "DROP TABLE hookbox_state.circuits;" \
+	"ALTER TABLE hookbox_state.outbox DROP COLUMN horizon_from," \
+	" DROP COLUMN held_ms;"
+
+/* The state's schema is this release's: user_version 7, or version 4. */
 static void
 assert_state_current(void)
 {
 	ck_assert_int_eq(test_db_int(state_path, test_backend == TEST_SQLITE ?
 	    "PRAGMA user_version" : "SELECT version FROM"
 	    " hookbox_state.schema_version"), test_backend == TEST_SQLITE ?
-	    6 : 3);
+	    7 : 4);
 }
 
 /*
@@ -2790,7 +2815,7 @@ START_TEST(migrate_previous_release)
 	store_close(st);
 	st = NULL;
 	if (test_backend == TEST_SQLITE)
-		test_db_exec(state_path, "DROP TABLE subjects;"
+		test_db_exec(state_path, "DROP TABLE subjects;" UNMAKE_7_LITE
 		    "ALTER TABLE receipts DROP COLUMN version;"
 		    "ALTER TABLE receipts DROP COLUMN occurred_at;"
 		    "CREATE TABLE c4(id INTEGER PRIMARY KEY,"
@@ -2811,6 +2836,7 @@ START_TEST(migrate_previous_release)
 		ck_assert_int_lt(snprintf(role, sizeof(role), "hb_mig_%ld",
 		    (long)getpid()), (int)sizeof(role));
 		test_db_exec(state_path, "DROP TABLE hookbox_state.subjects;"
+		    UNMAKE_7_PG
 		    "ALTER TABLE hookbox_state.receipts DROP COLUMN version,"
 		    " DROP COLUMN occurred_at;"
 		    "ALTER TABLE hookbox_state.conflicts"
@@ -2852,6 +2878,11 @@ START_TEST(migrate_previous_release)
 		ck_assert_int_lt(snprintf(sql, sizeof(sql), "SELECT"
 		    " has_table_privilege('%s', 'hookbox_state.subjects',"
 		    " 'INSERT')::int", role), (int)sizeof(sql));
+		ck_assert_int_eq(test_db_int(state_path, sql), 1);
+		/* And the circuits, to a role that moves the outbox's rows. */
+		ck_assert_int_lt(snprintf(sql, sizeof(sql), "SELECT"
+		    " has_table_privilege('%s', 'hookbox_state.circuits',"
+		    " 'UPDATE')::int", role), (int)sizeof(sql));
 		ck_assert_int_eq(test_db_int(state_path, sql), 1);
 		/* Opened again: nothing to do. */
 		ck_assert_int_eq(store_open(state_path, &o, &s), STORE_OK);
@@ -2899,8 +2930,8 @@ START_TEST(migrate_subjects_namespaced)
 	    " VALUES (7, 'acme', 'cms', 'event', 'e-1', 'a-1', 'accepted',"
 	    " 'acme:a-1:2:publish', 2, 5)");
 	test_db_exec(state_path, test_backend == TEST_SQLITE ?
-	    "PRAGMA user_version = 5" :
-	    "UPDATE hookbox_state.schema_version SET version = 2");
+	    UNMAKE_7_LITE "PRAGMA user_version = 5" :
+	    UNMAKE_7_PG "UPDATE hookbox_state.schema_version SET version = 2");
 	ck_assert_int_eq(test_db_int(state_path, rows), 3);
 
 	ck_assert_int_eq(store_open(state_path, &o, &st), STORE_OK);
@@ -3152,6 +3183,216 @@ START_TEST(two_claimers_never_share)
 }
 END_TEST
 
+
+/*
+ * A circuit's moves, as a pure function: failures in a row open it, a
+ * probe's failure doubles the cool-down up to the cap, a delivery closes
+ * it and gives back the hold to release, unless an operator's pause
+ * holds it still.  What it lets through: nothing while paused, held or
+ * open before the cool-down's end; one probe after; under a cap, what is
+ * left of it.
+ */
+START_TEST(circuit_moves)
+{
+	struct store_circuit		c;
+	struct store_circuit_report	r;
+
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	r.threshold = 3;
+	r.cooldown_ms = 1000;
+	r.cooldown_max_ms = 3000;
+	r.now = T0;
+	r.failed = 2;
+	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
+	ck_assert_int_eq(c.state, STORE_CIRCUIT_CLOSED);
+	ck_assert_int_eq(c.failures, 2);
+	ck_assert_int_eq(store_circuit_allows(&c, T0, 0), -1);
+	r.failed = 1;
+	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
+	ck_assert_int_eq(c.state, STORE_CIRCUIT_OPEN);
+	ck_assert_int_eq(c.opened_at, T0);
+	ck_assert_int_eq(c.retry_at, T0 + 1000);
+	ck_assert_int_eq(c.held_since, T0);
+	ck_assert_int_eq(store_circuit_allows(&c, T0 + 999, 0), 0);
+	ck_assert_int_eq(store_circuit_allows(&c, T0 + 1000, 0), 1);
+	/* Late failures of requests sent before: still open, as it was. */
+	r.now = T0 + 10;
+	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
+	ck_assert_int_eq(c.retry_at, T0 + 1000);
+	/* Probes that fail: 2 s, then 3 s (the cap), then 3 s again. */
+	c.state = STORE_CIRCUIT_HALF;
+	r.now = T0 + 1500;
+	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
+	ck_assert_int_eq(c.state, STORE_CIRCUIT_OPEN);
+	ck_assert_int_eq(c.retry_at, T0 + 3500);
+	c.state = STORE_CIRCUIT_HALF;
+	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
+	ck_assert_int_eq(c.retry_at, T0 + 4500);
+	c.state = STORE_CIRCUIT_HALF;
+	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
+	ck_assert_int_eq(c.cooldown_ms, 3000);
+	ck_assert_int_eq(c.opened_at, T0);	/* the outage's start */
+	/* A delivery closes it and gives back the hold. */
+	r.failed = 0;
+	r.ok = 1;
+	r.now = T0 + 5000;
+	ck_assert_int_eq(store_circuit_step(&c, &r), T0);
+	ck_assert_int_eq(c.state, STORE_CIRCUIT_CLOSED);
+	ck_assert_int_eq(c.failures, 0);
+	ck_assert_int_eq(c.held_since, 0);
+	/* Paused: closed, but the hold stays until resume. */
+	c.paused_at = c.held_since = T0 + 6000;
+	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
+	ck_assert_int_eq(c.held_since, T0 + 6000);
+	ck_assert_int_eq(store_circuit_allows(&c, T0 + 7000, 0), 0);
+	c.paused_at = c.held_since = 0;
+	/* A Retry-After holds it; a cap leaves what is not in flight. */
+	r.ok = 0;
+	r.hold_until = T0 + 9000;
+	(void)store_circuit_step(&c, &r);
+	ck_assert_int_eq(store_circuit_allows(&c, T0 + 8999, 0), 0);
+	ck_assert_int_eq(store_circuit_allows(&c, T0 + 9000, 0), -1);
+	c.leased = 3;
+	ck_assert_int_eq(store_circuit_allows(&c, T0 + 9000, 4), 1);
+	ck_assert_int_eq(store_circuit_allows(&c, T0 + 9000, 3), 0);
+	/* threshold 0: never opens. */
+	r.threshold = 0;
+	r.failed = 100;
+	(void)store_circuit_step(&c, &r);
+	ck_assert_int_eq(c.state, STORE_CIRCUIT_CLOSED);
+}
+END_TEST
+
+/*
+ * Claims acts[0 .. n) at now with cap and rate into c (its leases of
+ * before cleared first); returns how many.
+ */
+static int
+claim_n(const char (*acts)[HB_ACTION_MAX + 1], int n, int64_t now, int cap,
+    int rate, struct store_claim_row *c)
+{
+	int	i, got = 0;
+
+	for (i = 0; i < n; i++)
+		store_lease_clear(&c[i].lease);
+	memset(c, 0, sizeof(*c) * (size_t)n);
+	for (i = 0; i < n; i++) {
+		c[i].row = row_of(acts[i]);
+		c[i].lease_until = now + 30000;
+		c[i].in_flight_max = cap;
+		c[i].rate = rate;
+	}
+	ck_assert_int_eq(store_outbox_claim(st, c, n, "w1", now), STORE_OK);
+	for (i = 0; i < n; i++)
+		got += c[i].claimed;
+	return got;
+}
+
+/*
+ * A destination's circuit, read and moved in the claim's and the
+ * finish's transactions: opened by failures, it holds every row back
+ * until its cool-down ends, then lets one through as a probe (half open,
+ * the others held); the probe's delivery closes it and gives each
+ * undelivered row the time it was held; an operator's pause holds too,
+ * and its resume gives the time back; a cap and a rate let through only
+ * what they allow, a rate's rows each with its start.
+ */
+START_TEST(circuit_gates_claims)
+{
+	enum { N = 6 };
+	struct store_claim_row	 c[N];
+	struct store_finish_dest d;
+	struct store_finish	 f;
+	char			 act[N][HB_ACTION_MAX + 1];
+	int			 i, changed;
+
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < N; i++)
+		accept_named("a", i + 1, T0, act[i]);
+	/* One attempt fails, and the circuit (threshold 1) opens. */
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act, 1,
+	    T0 + 10, 0, 0, c), 1);
+	memset(&d, 0, sizeof(d));
+	memcpy(d.tenant, c[0].lease.tenant, sizeof(d.tenant));
+	memcpy(d.destination, c[0].lease.destination, sizeof(d.destination));
+	d.report.failed = 1;
+	d.report.threshold = 1;
+	d.report.cooldown_ms = 1000;
+	d.report.cooldown_max_ms = 4000;
+	d.report.now = T0 + 100;
+	memset(&f, 0, sizeof(f));
+	f.lease = &c[0].lease;
+	f.out = STORE_OUT_RETRY;
+	f.ended = f.next_at = T0 + 100;
+	ck_assert_int_eq(store_outbox_finish(st, &f, 1, "w1", NULL, &d, 1),
+	    STORE_OK);
+	store_lease_clear(&c[0].lease);
+	ck_assert_int_eq(d.was, STORE_CIRCUIT_CLOSED);
+	ck_assert_int_eq(d.now.state, STORE_CIRCUIT_OPEN);
+	ck_assert_str_eq(qt("SELECT state FROM circuits", NULL), "open");
+	/* Open: nothing through. */
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act, N,
+	    T0 + 500, 0, 0, c), 0);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(c[i].held, 1);
+	/* After the cool-down: one probe, and the circuit half open. */
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act, N,
+	    T0 + 1100, 0, 0, c), 1);
+	ck_assert_int_eq(c[0].probe, 1);
+	ck_assert_int_eq(c[0].held_since, T0 + 100);
+	ck_assert_str_eq(qt("SELECT state || ' ' || retry_at FROM circuits",
+	    NULL), "half 1700000031100");
+	for (i = 1; i < N; i++)
+		ck_assert_int_eq(c[i].held, 1);
+	/* The probe delivers: closed, the hold given back. */
+	memset(&f, 0, sizeof(f));
+	f.lease = &c[0].lease;
+	f.out = STORE_OUT_DELIVERED;
+	f.ended = T0 + 1200;
+	d.report.failed = 0;
+	d.report.ok = 1;
+	d.report.now = T0 + 1200;
+	ck_assert_int_eq(store_outbox_finish(st, &f, 1, "w1", NULL, &d, 1),
+	    STORE_OK);
+	store_lease_clear(&c[0].lease);
+	ck_assert_int_eq(d.was, STORE_CIRCUIT_HALF);
+	ck_assert_int_eq(d.now.state, STORE_CIRCUIT_CLOSED);
+	ck_assert_int_eq(d.released, 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE held_ms = 1100"
+	    " AND state = 'pending'", NULL), N - 1);
+	ck_assert_int_eq(qi("SELECT held_ms FROM outbox WHERE"
+	    " state = 'delivered'", NULL), 0);
+	/* Paused, then resumed: the pause's time given back too. */
+	ck_assert_int_eq(store_circuit_pause(st, d.tenant, d.destination, 1,
+	    T0 + 2000, &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act + 1,
+	    N - 1, T0 + 2500, 0, 0, c), 0);
+	ck_assert_int_eq(store_circuit_pause(st, d.tenant, d.destination, 0,
+	    T0 + 3000, &changed), STORE_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE held_ms = 2100",
+	    NULL), N - 1);
+	/* A cap of 2: two through, the rest held. */
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act + 1,
+	    N - 1, T0 + 4000, 2, 0, c), 2);
+	ck_assert_int_eq(c[2].held + c[3].held + c[4].held, 3);
+	/* With those two in flight, none more. */
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act + 3,
+	    N - 3, T0 + 4000, 2, 0, c), 0);
+	/* A rate of 2 a second: starts now and in 500 ms, then held. */
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act + 3,
+	    N - 3, T0 + 5000, 0, 2, c), 2);
+	ck_assert_int_eq(c[0].start_at, T0 + 5000);
+	ck_assert_int_eq(c[1].start_at, T0 + 5500);
+	ck_assert_int_eq(c[1].lease.lease_until, T0 + 5000 + 30000 + 500);
+	ck_assert_int_eq(c[2].held, 1);
+	for (i = 0; i < N; i++)
+		store_lease_clear(&c[i].lease);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -3183,9 +3424,11 @@ store_suite(void)
 	tcase_add_test(pick, claim_batch);
 	tcase_add_test(pick, two_claimers_never_share);
 	tcase_add_test(lease, finish_outcomes);
+	tcase_add_test(lease, circuit_moves);
+	tcase_add_test(lease, circuit_gates_claims);
 	tcase_add_test(lease, finish_lost_after_recovery);
 	tcase_add_test(lease, finish_batch);
-	tcase_add_test(lease, claim_and_record_two_round_trips);
+	tcase_add_test(lease, claim_and_record_round_trips);
 	tcase_add_test(lease, expired_collects_past_leases);
 	tcase_add_test(lease, expire_guarded);
 	tcase_add_test(lease, expire_outcomes);

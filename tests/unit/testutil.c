@@ -495,6 +495,9 @@ test_destination(const char *tenant, const char *name)
 	SET(d.url, TEST_DEST_URL);
 	d.timeout_ms = TEST_DEST_TIMEOUT_MS;
 	d.max_attempts = TEST_DEST_MAX_ATTEMPTS;
+	d.retry_for_s = HB_RETRY_FOR_S_DEFAULT;
+	d.circuit_failures = HB_CIRCUIT_FAILURES_DEFAULT;
+	d.cooldown_s = HB_COOLDOWN_S_DEFAULT;
 	return d;
 }
 
@@ -703,7 +706,7 @@ test_finish1(struct store *s, const struct store_lease *l, const char *owner,
 	f.next_at = next_at;
 	f.http_status = http_status;
 	f.error = error;
-	rc = store_outbox_finish(s, &f, 1, owner, NULL);
+	rc = store_outbox_finish(s, &f, 1, owner, NULL, NULL, 0);
 	*lost = f.lost;
 	return rc;
 }
