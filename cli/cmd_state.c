@@ -393,17 +393,122 @@ move(struct settings *e, const char *action, enum store_move m,
 	return EXIT_OK;
 }
 
+static int
+by_text(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * requeue by filter: the actions it names (or would move, --dry-run),
+ * one a line in the order of their ids, then how many.
+ */
+static int
+requeue_filtered(struct settings *e, const struct store_requeue_filter *f,
+    int dry_run)
+{
+	struct store		 *st = NULL;
+	enum store_status	  src;
+	const cJSON		 *x;
+	const char		**ids;
+	cJSON			 *a = NULL;
+	int			  n = 0, i, rc;
+
+	if ((rc = cli_open_store(e, 0, &st)) != EXIT_OK)
+		return rc;
+	src = store_outbox_requeue(st, f, dry_run, util_now_ms(),
+	    "requeued by an operator", &a);
+	store_close(st);
+	if (src != STORE_OK)
+		return cli_store_fail(e, src);
+	if ((ids = calloc((size_t)cJSON_GetArraySize(a) + 1,
+	    sizeof(*ids))) == NULL) {
+		cJSON_Delete(a);
+		return cli_store_fail(e, STORE_NOMEM);
+	}
+	cJSON_ArrayForEach(x, a)
+		ids[n++] = x->valuestring;
+	qsort(ids, (size_t)n, sizeof(*ids), by_text);
+	for (i = 0; i < n; i++)
+		printf("%s\n", ids[i]);
+	printf("%d action%s %s\n", n, n == 1 ? "" : "s", dry_run ?
+	    "would be requeued (--dry-run: nothing moved)" : "requeued");
+	free(ids);
+	cJSON_Delete(a);
+	return EXIT_OK;
+}
+
+/*
+ * requeue ACTION, or requeue [--dry-run] with a filter: --state dead
+ * (the default) or unknown, --tenant, --destination, and when the rows
+ * moved to that state, --since and --until.
+ */
 int
 cmd_requeue(struct settings *e, int argc, char **argv)
 {
-	int	rc;
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "state", required_argument, NULL, 's' },
+		{ "tenant", required_argument, NULL, 't' },
+		{ "destination", required_argument, NULL, 'd' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store_requeue_filter	 f;
+	int64_t				 now = util_now_ms();
+	int				 ch, dry_run = 0, filters = 0, rc;
 
-	if (argc != 2)
-		return cli_usage();
-	if ((rc = move(e, argv[1], STORE_MOVE_REQUEUE,
-	    "requeued by an operator", "dead or unknown")) == EXIT_OK)
-		printf("action %s requeued\n", argv[1]);
-	return rc;
+	memset(&f, 0, sizeof(f));
+	f.state = STORE_DEAD;
+	while ((ch = cli_next_opt(argc, argv, opts)) != -1) {
+		filters += ch != 'n';
+		switch (ch) {
+		case 'n':
+			dry_run = 1;
+			break;
+		case 's':
+			if (strcmp(optarg, "dead") != 0 &&
+			    strcmp(optarg, "unknown") != 0) {
+				cli_warn("--state: dead or unknown");
+				return EXIT_USAGE;
+			}
+			f.state = optarg[0] == 'd' ? STORE_DEAD :
+			    STORE_UNKNOWN;
+			break;
+		case 't':
+			f.tenant = optarg;
+			break;
+		case 'd':
+			f.destination = optarg;
+			break;
+		case 'S':
+		case 'U':
+			if (util_parse_since(optarg, now, ch == 'S' ?
+			    &f.since : &f.until) != 0) {
+				cli_warn("--%s: %s: expected a duration (30m,"
+				    " 24h, 7d) or a UTC date (YYYY-MM-DD or"
+				    " YYYY-MM-DDTHH:MM:SSZ)", ch == 'S' ?
+				    "since" : "until", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		default:
+			return cli_usage();
+		}
+	}
+	if (argc - optind == 1 && filters == 0 && !dry_run) {
+		if ((rc = move(e, argv[optind], STORE_MOVE_REQUEUE,
+		    "requeued by an operator", "dead or unknown")) == EXIT_OK)
+			printf("action %s requeued\n", argv[optind]);
+		return rc;
+	}
+	if (argc - optind != 0 || filters == 0) {
+		cli_warn("requeue: one ACTION, or a filter (--state, --tenant,"
+		    " --destination, --since, --until)");
+		return EXIT_USAGE;
+	}
+	return requeue_filtered(e, &f, dry_run);
 }
 
 /*

@@ -428,8 +428,28 @@ static const struct cli_command cmds[] = {
 	    LIST_HELP },
 	{ "attempts", NULL, cmd_attempts, W_STATE, LIST_USAGE " ACTION",
 	    LIST_HELP },
-	{ "requeue", NULL, cmd_requeue, W_STATE, "ACTION",
-	    "" },
+	{ "requeue", NULL, cmd_requeue, W_STATE,
+	    "ACTION\n"
+	    "       hookbox requeue [--dry-run] [--state dead|unknown]"
+	    " [--tenant T]\n"
+	    "       [--destination D] [--since WHEN] [--until WHEN]",
+	    "  ACTION                 one dead or unknown action, sent again\n"
+	    "  --dry-run              list what would be requeued, move"
+	    " nothing\n"
+	    "  --state S              the actions in state dead or unknown"
+	    " (default dead)\n"
+	    "  --tenant T             only tenant T's (default all)\n"
+	    "  --destination D        only those for destination D (default"
+	    " all)\n"
+	    "  --since WHEN, --until WHEN\n"
+	    "                         only those that went to that state at"
+	    " or after WHEN,\n"
+	    "                         or before it: a duration ago (30m, 24h,"
+	    " 7d) or a UTC\n"
+	    "                         date (YYYY-MM-DD or"
+	    " YYYY-MM-DDTHH:MM:SSZ; default no bound)\n"
+	    "                         A filter is at least one of these"
+	    " but --dry-run.\n" },
 	{ "reconcile", NULL, cmd_reconcile, W_STATE,
 	    "--delivered|--resend ACTION",
 	    "  --delivered            the action did arrive: mark it"

@@ -291,7 +291,8 @@ dead(const struct status_out *p, const struct status_view *v)
 	}
 	status_outf(p, "<p>The oldest %d of %lld (<code>hookbox list --state dead"
 	    "</code> lists them all; <code>hookbox requeue</code> sends one"
-	    " again).</p><table><tr><th class=\"t\">action</th>"
+	    " again, or every one a filter names: <code>hookbox requeue"
+	    " --dry-run --destination D</code>).</p><table><tr><th class=\"t\">action</th>"
 	    "<th class=\"t\">destination</th><th>attempts</th>"
 	    "<th class=\"t\">last error</th></tr>\n",
 	    cJSON_GetArraySize(v->dead),

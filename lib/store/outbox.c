@@ -994,6 +994,47 @@ store_outbox_move(struct store *s, const char *action, enum store_move m,
 }
 
 enum store_status
+store_outbox_requeue(struct store *s, const struct store_requeue_filter *f,
+    int dry_run, int64_t now, const char *note, cJSON **out)
+{
+	struct db_stmt	*st;
+	cJSON		*a, *id;
+	enum db_rc	 rc;
+
+	*out = NULL;
+	if (f->state != STORE_DEAD && f->state != STORE_UNKNOWN)
+		return STORE_ERROR;
+	if ((st = store_stmt(s, dry_run ? STORE_Q_REQUEUE_LIST :
+	    STORE_Q_REQUEUE_SET)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, store_state_name(f->state)) != DB_OK ||
+	    db_bind_opt(st, 2, f->tenant) != DB_OK ||
+	    db_bind_opt(st, 3, f->destination) != DB_OK ||
+	    db_bind_int64(st, 4, f->since) != DB_OK ||
+	    db_bind_int64(st, 5, f->until > 0 ? f->until : INT64_MAX) !=
+	    DB_OK ||
+	    (!dry_run && (db_bind_int64(st, 6, now) != DB_OK ||
+	    db_bind_opt(st, 7, note) != DB_OK)))
+		return STORE_NOMEM;
+	if ((a = cJSON_CreateArray()) == NULL)
+		return STORE_NOMEM;
+	while ((rc = db_step(st)) == DB_ROW)
+		if ((id = cJSON_CreateString(db_col_text(st, 0))) == NULL ||
+		    !cJSON_AddItemToArray(a, id)) {
+			cJSON_Delete(id);
+			rc = DB_NOMEM;
+			break;
+		}
+	db_reset(st);
+	if (rc != DB_DONE) {
+		cJSON_Delete(a);
+		return store_status_of(rc);
+	}
+	*out = a;
+	return STORE_OK;
+}
+
+enum store_status
 store_outbox_next(struct store *s, int64_t now, int64_t *in_ms)
 {
 	struct db_stmt	*st;

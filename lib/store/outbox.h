@@ -286,6 +286,27 @@ HB_API enum store_status store_outbox_move(struct store *, const char *action,
     enum store_move, int64_t now, int64_t at, const char *note, int *changed)
     HB_MUST_CHECK;
 
+/* Which rows a requeue by filter moves. */
+struct store_requeue_filter {
+	enum store_state	 state;		/* STORE_DEAD or STORE_UNKNOWN */
+	const char		*tenant;	/* NULL: any */
+	const char		*destination;	/* NULL: any */
+	int64_t			 since, until;	/* moved to that state in
+						   [since, until), unix ms;
+						   until 0: no end */
+};
+
+/*
+ * The rows f names, as a JSON array of their action ids into *out
+ * (cJSON_Delete()): with dry_run only listed (in the order they moved to
+ * their state); else each moved as STORE_MOVE_REQUEUE moves one (note as
+ * its last error), all in one statement, and the array holds exactly the
+ * rows moved, in no order.
+ */
+HB_API enum store_status store_outbox_requeue(struct store *,
+    const struct store_requeue_filter *f, int dry_run, int64_t now,
+    const char *note, struct cJSON **out) HB_MUST_CHECK;
+
 /* Milliseconds from now until a pending row is due or a lease expires;
  * -1 when there is neither. */
 HB_API enum store_status store_outbox_next(struct store *, int64_t now,

@@ -349,6 +349,20 @@ static const struct db_text sqltext[STORE_Q__N] = {
  * paused, held by a Retry-After, or open (or half open) before its next
  * probe's time; ?1 is now.
  */
+/*
+ * An operator's requeue: pending and due now (at), its attempts and its
+ * horizon started again, any status check ended, note as its last error.
+ */
+#define REQUEUE_SET(at, note) "UPDATE outbox SET state = 'pending'," \
+	" next_at = " at ", attempts = 0, horizon_from = " at ", held_ms = 0," \
+	" lease_owner = NULL, lease_until = NULL, updated_at = " at "," \
+	" last_error = " note
+#define REQUEUE_WHERE_LITE " WHERE state = ?1 AND (?2 IS NULL OR" \
+	" tenant = ?2) AND (?3 IS NULL OR destination = ?3)" \
+	" AND updated_at >= ?4 AND updated_at < ?5"
+#define REQUEUE_WHERE_PG " WHERE state = ?1 AND (?2::text IS NULL OR" \
+	" tenant = ?2) AND (?3::text IS NULL OR destination = ?3)" \
+	" AND updated_at >= ?4 AND updated_at < ?5"
 #define CIRCUIT_COLS "c.tenant, c.destination, c.state, c.failures," \
 	" c.opened_at, c.retry_at, c.cooldown_ms, c.paused_at, c.hold_until," \
 	" c.held_since, c.rate_next_us"
@@ -533,11 +547,21 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " last_error = ?4 WHERE action_id = ?1 AND state = 'unknown'"
 	    " AND next_at <= ?2" },
 	/* Operator moves end any status check under way. */
-	[STORE_Q_MOVE_REQUEUE] = { "UPDATE outbox SET state = 'pending', next_at = ?2,"
-	    " attempts = 0, horizon_from = ?2, held_ms = 0,"
-	    " lease_owner = NULL, lease_until = NULL,"
-	    " updated_at = ?2, last_error = ?3"
+	[STORE_Q_MOVE_REQUEUE] = { REQUEUE_SET("?2", "?3")
 	    " WHERE action_id = ?1 AND state IN ('dead', 'unknown')" },
+	/*
+	 * A requeue by filter (store_outbox_requeue()): ?1 the state, ?2 a
+	 * tenant, ?3 a destination (NULL: any), moved to that state in
+	 * [?4, ?5); the list in the order moved, and the move itself.
+	 */
+	[STORE_Q_REQUEUE_LIST] = { "SELECT action_id FROM outbox"
+	    REQUEUE_WHERE_LITE " ORDER BY updated_at, action_id",
+	    "SELECT action_id FROM outbox" REQUEUE_WHERE_PG
+	    " ORDER BY updated_at, action_id COLLATE \"C\"" },
+	[STORE_Q_REQUEUE_SET] = { REQUEUE_SET("?6", "?7") REQUEUE_WHERE_LITE
+	    " RETURNING action_id",
+	    REQUEUE_SET("?6::bigint", "?7") REQUEUE_WHERE_PG
+	    " RETURNING action_id" },
 	[STORE_Q_MOVE_DELIVERED] = { "UPDATE outbox SET state = 'delivered',"
 	    " lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"
