@@ -998,8 +998,6 @@ store_outbox_requeue(struct store *s, const struct store_requeue_filter *f,
     int dry_run, int64_t now, const char *note, cJSON **out)
 {
 	struct db_stmt	*st;
-	cJSON		*a, *id;
-	enum db_rc	 rc;
 
 	*out = NULL;
 	if (f->state != STORE_DEAD && f->state != STORE_UNKNOWN)
@@ -1016,22 +1014,7 @@ store_outbox_requeue(struct store *s, const struct store_requeue_filter *f,
 	    (!dry_run && (db_bind_int64(st, 6, now) != DB_OK ||
 	    db_bind_opt(st, 7, note) != DB_OK)))
 		return STORE_NOMEM;
-	if ((a = cJSON_CreateArray()) == NULL)
-		return STORE_NOMEM;
-	while ((rc = db_step(st)) == DB_ROW)
-		if ((id = cJSON_CreateString(db_col_text(st, 0))) == NULL ||
-		    !cJSON_AddItemToArray(a, id)) {
-			cJSON_Delete(id);
-			rc = DB_NOMEM;
-			break;
-		}
-	db_reset(st);
-	if (rc != DB_DONE) {
-		cJSON_Delete(a);
-		return store_status_of(rc);
-	}
-	*out = a;
-	return STORE_OK;
+	return store_status_of(db_json_rows(st, out));
 }
 
 enum store_status

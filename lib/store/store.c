@@ -552,16 +552,17 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	/*
 	 * A requeue by filter (store_outbox_requeue()): ?1 the state, ?2 a
 	 * tenant, ?3 a destination (NULL: any), moved to that state in
-	 * [?4, ?5); the list in the order moved, and the move itself.
+	 * [?4, ?5); the list in the order moved, and the move itself, each
+	 * action id as a JSON string.
 	 */
-	[STORE_Q_REQUEUE_LIST] = { "SELECT action_id FROM outbox"
+	[STORE_Q_REQUEUE_LIST] = { "SELECT json_quote(action_id) FROM outbox"
 	    REQUEUE_WHERE_LITE " ORDER BY updated_at, action_id",
-	    "SELECT action_id FROM outbox" REQUEUE_WHERE_PG
+	    "SELECT to_json(action_id) FROM outbox" REQUEUE_WHERE_PG
 	    " ORDER BY updated_at, action_id COLLATE \"C\"" },
 	[STORE_Q_REQUEUE_SET] = { REQUEUE_SET("?6", "?7") REQUEUE_WHERE_LITE
-	    " RETURNING action_id",
+	    " RETURNING json_quote(action_id)",
 	    REQUEUE_SET("?6::bigint", "?7") REQUEUE_WHERE_PG
-	    " RETURNING action_id" },
+	    " RETURNING to_json(action_id)" },
 	[STORE_Q_MOVE_DELIVERED] = { "UPDATE outbox SET state = 'delivered',"
 	    " lease_owner = NULL, lease_until = NULL,"
 	    " updated_at = ?2, last_error = ?3"

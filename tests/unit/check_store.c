@@ -3393,6 +3393,71 @@ START_TEST(circuit_gates_claims)
 }
 END_TEST
 
+
+/*
+ * A requeue by filter moves exactly what its dry run listed, each as one
+ * requeue moves it (attempts and horizon anew), and nothing else: not
+ * another state, not another tenant's, not one that went dead outside
+ * the time range.
+ */
+START_TEST(requeue_by_filter)
+{
+	enum { N = 4 };
+	struct store_requeue_filter	 f;
+	struct store_claim_row		 c[N];
+	struct store_finish		 fin[N];
+	char				 act[N][HB_ACTION_MAX + 1];
+	cJSON				*dry = NULL, *moved = NULL;
+	char				*a, *b;
+	int				 i;
+
+	memset(c, 0, sizeof(c));
+	memset(fin, 0, sizeof(fin));
+	for (i = 0; i < N; i++)
+		accept_named(i < 3 ? "a" : "b", i + 1, T0, act[i]);
+	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act, N,
+	    T0 + 10, 0, 0, c), N);
+	for (i = 0; i < N; i++) {
+		fin[i].lease = &c[i].lease;
+		fin[i].out = i == 1 ? STORE_OUT_UNKNOWN : STORE_OUT_DEAD;
+		/* The first went dead before the range asked for. */
+		fin[i].ended = fin[i].next_at = i == 0 ? T0 + 20 : T0 + 500;
+	}
+	ck_assert_int_eq(store_outbox_finish(st, fin, N, "w1", NULL, NULL, 0),
+	    STORE_OK);
+	memset(&f, 0, sizeof(f));
+	f.state = STORE_DEAD;
+	f.tenant = "a";
+	f.since = T0 + 100;
+	ck_assert_int_eq(store_outbox_requeue(st, &f, 1, T0 + 1000, "again",
+	    &dry), STORE_OK);
+	ck_assert_ptr_nonnull(a = cJSON_PrintUnformatted(dry));
+	ck_assert_str_eq(a, "[\"a:att-3:" TEST_STEP "\"]");
+	ck_assert_str_eq(state_of(act[2]), "dead");
+	ck_assert_int_eq(store_outbox_requeue(st, &f, 0, T0 + 1000, "again",
+	    &moved), STORE_OK);
+	ck_assert_ptr_nonnull(b = cJSON_PrintUnformatted(moved));
+	ck_assert_str_eq(a, b);
+	ck_assert_str_eq(state_of(act[2]), "pending");
+	ck_assert_int_eq(qi("SELECT attempts + held_ms FROM outbox WHERE"
+	    " action_id = ?1", act[2]), 0);
+	ck_assert_int_eq(qi("SELECT horizon_from FROM outbox WHERE"
+	    " action_id = ?1", act[2]), T0 + 1000);
+	ck_assert_str_eq(state_of(act[0]), "dead");
+	ck_assert_str_eq(state_of(act[1]), "unknown");
+	ck_assert_str_eq(state_of(act[3]), "dead");
+	f.state = STORE_DELIVERED;
+	cJSON_Delete(dry);
+	ck_assert_int_eq(store_outbox_requeue(st, &f, 1, T0, NULL, &dry),
+	    STORE_ERROR);
+	cJSON_free(a);
+	cJSON_free(b);
+	cJSON_Delete(moved);
+	for (i = 0; i < N; i++)
+		store_lease_clear(&c[i].lease);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -3426,6 +3491,7 @@ store_suite(void)
 	tcase_add_test(lease, finish_outcomes);
 	tcase_add_test(lease, circuit_moves);
 	tcase_add_test(lease, circuit_gates_claims);
+	tcase_add_test(lease, requeue_by_filter);
 	tcase_add_test(lease, finish_lost_after_recovery);
 	tcase_add_test(lease, finish_batch);
 	tcase_add_test(lease, claim_and_record_round_trips);
