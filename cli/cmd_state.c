@@ -148,6 +148,15 @@ secs_from(const cJSON *ms, int64_t now)
 	    ((long long)ms->valuedouble - now + 999) / 1000 : 0;
 }
 
+/* A name from state.db, for a terminal: "invalid" unless a valid one. */
+static const char *
+name_of(const cJSON *r, const char *member)
+{
+	const char	*s = cJSON_GetStringValue(cJSON_GetObjectItem(r, member));
+
+	return s != NULL && text_valid_name(s) ? s : "invalid";
+}
+
 /*
  * One line per destination held back or failing: its circuit, its pause,
  * a Retry-After's hold, what it has in flight.
@@ -159,10 +168,8 @@ print_circuits(const cJSON *a, int64_t now)
 
 	cJSON_ArrayForEach(r, a) {
 		printf("destination %s of %s: circuit %s, %lld failures in a"
-		    " row, %lld in flight",
-		    cJSON_GetStringValue(cJSON_GetObjectItem(r, "destination")),
-		    cJSON_GetStringValue(cJSON_GetObjectItem(r, "tenant")),
-		    cJSON_GetStringValue(cJSON_GetObjectItem(r, "circuit")),
+		    " row, %lld in flight", name_of(r, "destination"),
+		    name_of(r, "tenant"), name_of(r, "circuit"),
 		    (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(r,
 		    "failures")), (long long)cJSON_GetNumberValue(
 		    cJSON_GetObjectItem(r, "in_flight")));

@@ -109,7 +109,9 @@ suites() {
 			run "tests/e2e/$script" sh tests/e2e/$script
 		done
 	done
-	for script in page install mandrift completion; do
+	# And a destination's outage and limits (timed to the cool-downs
+	# it sets; its own PostgreSQL server): the normal build's.
+	for script in page install mandrift completion outage; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 }
@@ -128,9 +130,8 @@ scripts() {
 	# previous release, the server set-up script, the demo, two hosts
 	# on one PostgreSQL, the presets against their providers'
 	# libraries (libfaketime preloaded, which the sanitizers' runtime
-	# will not follow), and a destination's outage and limits (timed to
-	# the cool-downs it sets): the normal build's programs only.
-	for script in upgrade setup run hosts pgfail units providers outage; do
+	# will not follow): the normal build's programs only.
+	for script in upgrade setup run hosts pgfail units providers; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under
