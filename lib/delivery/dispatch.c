@@ -999,8 +999,18 @@ deliver(struct dispatch *ob)
 	int			 done[HTTP_BATCH_MAX];
 	int			 n, m = 0, i, sending = 0, ndone;
 	int			 claimed = 0, held = 0;
-	int64_t			 by, next, now, wait;
+	int64_t			 by, next, now, wait, in_ms;
 
+	/*
+	 * Nothing due (an index's first entry says so): no pick, which
+	 * reads a tenant's rows until one is due, and a backlog held back
+	 * by its destination is all rows not due.
+	 */
+	if ((rc = store_outbox_next(ob->st, util_now_ms(), &in_ms)) !=
+	    STORE_OK)
+		return status_of(rc);
+	if (in_ms != 0)
+		return DISPATCH_IDLE;
 	if ((rc = store_outbox_pick(ob->st, util_now_ms(), ob->cursor,
 	    ob->rows, DISPATCH_BATCH, &n)) != STORE_OK)
 		return status_of(rc);

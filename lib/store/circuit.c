@@ -74,6 +74,20 @@ store_circuit_step(struct store_circuit *c,
 	return held;
 }
 
+int64_t
+store_circuit_held_until(const struct store_circuit *c, int64_t now)
+{
+	int64_t	until = 0;
+
+	if (c->paused_at != 0)
+		return now + STORE_PAUSE_RETIME_MS;
+	if (c->hold_until > now)
+		until = c->hold_until;
+	if (c->state != STORE_CIRCUIT_CLOSED && c->retry_at > until)
+		until = c->retry_at;
+	return until > now ? until : 0;
+}
+
 int
 store_circuit_allows(const struct store_circuit *c, int64_t now,
     int in_flight_max)

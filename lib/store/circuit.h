@@ -82,6 +82,17 @@ HB_API int64_t store_circuit_step(struct store_circuit *c,
     const struct store_circuit_report *r);
 
 /*
+ * When c stops holding its rows back, if it does now (a pure function):
+ * the end of a Retry-After's hold or of an open (or half open) circuit's
+ * wait for its probe, whichever is later; while paused, now +
+ * STORE_PAUSE_RETIME_MS (a resume makes them due at once).  0 when it
+ * holds nothing back.
+ */
+#define STORE_PAUSE_RETIME_MS	(3600 * 1000)
+HB_API int64_t store_circuit_held_until(const struct store_circuit *c,
+    int64_t now);
+
+/*
  * How many of its rows may be claimed now (a pure function): 0 while it is
  * paused, held or open before its retry_at, 1 (a probe) when open or half
  * open after it, else in_flight_max less its leased rows (in_flight_max 0:

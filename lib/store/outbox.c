@@ -437,11 +437,49 @@ rate_slot(struct store_claim_row *c, struct store_circuit *g, int64_t now)
 }
 
 /*
- * Holds the rows of c[0 .. n) their destinations' circuits x[0 .. nx)
- * do not let through now, and makes probes of the first row of each
- * circuit past its cool-down, sending its move to half open; under a
- * rate, gives each row let through its start.  A circuit moved is sent.
- * Each row's destination's hold's start goes with it.
+ * Sends the new due times of the rows of c[0 .. n) their destinations
+ * hold back (retimed), so that no pick reads them again before then.
+ */
+static enum store_status
+retime(struct store *s, const struct store_claim_row *c, int n)
+{
+	struct db_stmt		*st;
+	enum store_status	 rc;
+	cJSON			*a;
+	char			*keys;
+	int			 i, any = 0;
+
+	if ((a = cJSON_CreateArray()) == NULL)
+		return STORE_NOMEM;
+	for (i = 0; i < n; i++)
+		if (c[i].retimed && (any = 1) && json_row(a, "sn",
+		    c[i].row.action, c[i].start_at) != 0) {
+			cJSON_Delete(a);
+			return STORE_NOMEM;
+		}
+	if (!any) {
+		cJSON_Delete(a);
+		return STORE_OK;
+	}
+	if ((keys = json_text(a)) == NULL)
+		return STORE_NOMEM;
+	if ((st = store_stmt(s, STORE_Q_CIRCUIT_RETIME)) == NULL) {
+		cJSON_free(keys);
+		return store_last(s);
+	}
+	rc = db_bind_text(st, 1, keys) != DB_OK ? STORE_NOMEM : store_send(st);
+	cJSON_free(keys);
+	return rc;
+}
+
+/*
+ * Sorts the rows of c[0 .. n) by what their destinations' circuits
+ * x[0 .. nx) let through now: a row whose destination is paused, held by
+ * a Retry-After or open is retimed (its start_at the hold's end); one
+ * beyond its in-flight cap or rate is held; the first row of a circuit
+ * past its cool-down is its probe, and the circuit half open (sent);
+ * under a rate, a row let through gets its start.  Each row's
+ * destination's hold's start goes with it.
  */
 static enum store_status
 gate_rows(struct store *s, struct store_claim_row *c, int n,
@@ -449,6 +487,7 @@ gate_rows(struct store *s, struct store_claim_row *c, int n,
 {
 	struct store_circuit	*g;
 	enum store_status	 rc;
+	int64_t			 until;
 	int			*left, *moved;
 	int			 i;
 
@@ -471,6 +510,12 @@ gate_rows(struct store *s, struct store_claim_row *c, int n,
 			    c[i].in_flight_max);
 		c[i].held_since = g->held_since;
 		c[i].start_at = now;
+		if (left[g - x] == 0 &&
+		    (until = store_circuit_held_until(g, now)) > 0) {
+			c[i].retimed = 1;
+			c[i].start_at = until;
+			continue;
+		}
 		if (left[g - x] == 0 ||
 		    (c[i].rate > 0 && !rate_slot(&c[i], g, now))) {
 			c[i].held = 1;
@@ -487,7 +532,7 @@ gate_rows(struct store *s, struct store_claim_row *c, int n,
 		g->retry_at = c[i].lease_until;
 		moved[g - x] = 1;
 	}
-	rc = STORE_OK;
+	rc = retime(s, c, n);
 	for (i = 0; i < nx && rc == STORE_OK; i++)
 		if (moved[i])
 			rc = store_circuit_put(s, &x[i], now);
@@ -509,7 +554,7 @@ store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
 	int			 i, nx, any = 0;
 
 	for (i = 0; i < n; i++) {
-		c[i].claimed = c[i].held = c[i].probe = 0;
+		c[i].claimed = c[i].held = c[i].probe = c[i].retimed = 0;
 		c[i].held_since = 0;
 		c[i].start_at = now;
 		memset(&c[i].lease, 0, sizeof(c[i].lease));
@@ -537,7 +582,8 @@ store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
 		goto fail;
 	}
 	for (i = 0; i < n; i++)
-		if (!c[i].held && claim_of(c, i, c[i].row.action) == NULL &&
+		if (!c[i].held && !c[i].retimed &&
+		    claim_of(c, i, c[i].row.action) == NULL &&
 		    json_row(a, "snn", c[i].row.action,
 		    (int64_t)c[i].row.attempts, c[i].lease_until) != 0) {
 			cJSON_Delete(a);
@@ -563,9 +609,11 @@ store_outbox_claim(struct store *s, struct store_claim_row *c, int n,
 	 * (the move rolls back if nothing is claimed, and another probe
 	 * goes after its lease otherwise).
 	 */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (c[i].probe && !c[i].claimed)
 			c[i].probe = 0;
+		any |= c[i].retimed;
+	}
 	if (!any) {
 		/* Others took them all, or none was let through. */
 		store_rollback(s);
@@ -1026,8 +1074,6 @@ store_outbox_next(struct store *s, int64_t now, int64_t *in_ms)
 	*in_ms = -1;
 	if ((st = store_stmt(s, STORE_Q_NEXT_DUE)) == NULL)
 		return store_last(s);
-	if (db_bind_int64(st, 1, now) != DB_OK)
-		return STORE_NOMEM;
 	if ((rc = db_step(st)) == DB_ROW) {
 		if (!db_col_null(st, 0)) {
 			*in_ms = db_col_int64(st, 0) - now;

@@ -103,7 +103,12 @@ struct store_claim_row {
 						   moved as far) */
 	int			claimed;	/* out */
 	int			held;		/* out: its destination took
-						   no more now */
+						   no more now (its in-flight
+						   cap or rate) */
+	int			retimed;	/* out: its destination holds
+						   it back (paused, open,
+						   Retry-After): not due
+						   before start_at */
 	int			probe;		/* out: its destination's
 						   probe (store/circuit.h) */
 	int64_t			held_since;	/* out: its destination's
@@ -121,7 +126,10 @@ struct store_claim_row {
  * open circuit past its cool-down lets one row through as its probe and
  * is half open until that row's lease_until.  Under a rate, each row
  * let through gets its start, and rows that would start a second or more
- * from now are held.
+ * from now are held.  A row whose destination is paused, held by a
+ * Retry-After or open is retimed instead: not due before the hold's end
+ * (store_circuit_held_until()), so that picks do not read it again
+ * meanwhile; a release makes it due again (store_circuit_release()).
  * A row is leased only if it is still pending, due at now and at the
  * attempts seen when picked; others (another worker claimed them, an
  * operator moved them, the row came twice) get claimed 0 and nothing is

@@ -213,6 +213,30 @@ static const char *const migrations[] = {
 	" effect = excluded.effect, step = excluded.step," \
 	" type = excluded.type, updated_at = excluded.updated_at"
 
+/*
+ * An operator's requeue: pending and due now (at), its attempts and its
+ * horizon started again, any status check ended, note as its last error;
+ * a requeue by filter's rows (store_outbox_requeue()).
+ */
+#define REQUEUE_SET(at, note) "UPDATE outbox SET state = 'pending'," \
+	" next_at = " at ", attempts = 0, horizon_from = " at ", held_ms = 0," \
+	" lease_owner = NULL, lease_until = NULL, updated_at = " at "," \
+	" last_error = " note
+#define REQUEUE_WHERE_LITE " WHERE state = ?1 AND (?2 IS NULL OR" \
+	" tenant = ?2) AND (?3 IS NULL OR destination = ?3)" \
+	" AND updated_at >= ?4 AND updated_at < ?5"
+#define REQUEUE_WHERE_PG " WHERE state = ?1 AND (?2::text IS NULL OR" \
+	" tenant = ?2) AND (?3::text IS NULL OR destination = ?3)" \
+	" AND updated_at >= ?4 AND updated_at < ?5"
+/* A circuit's row, as store/circuit.c reads it. */
+#define CIRCUIT_COLS "c.tenant, c.destination, c.state, c.failures," \
+	" c.opened_at, c.retry_at, c.cooldown_ms, c.paused_at, c.hold_until," \
+	" c.held_since, c.rate_next_us"
+/* A collected row's retry horizon, and its destination's hold's start. */
+#define HORIZON_COLS ", coalesce(horizon_from, created_at), held_ms," \
+	" (SELECT c.held_since FROM circuits c WHERE c.tenant = outbox.tenant" \
+	" AND c.destination = outbox.destination)"
+
 static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_BEGIN] = { "BEGIN IMMEDIATE",
 	    "BEGIN" },
@@ -344,54 +368,18 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " WHERE state IN ('pending','leased')" },
 	[STORE_Q_RECEIPT_COUNTS] = { "SELECT result, count(*) FROM receipts"
 	    " GROUP BY result ORDER BY result" },
-	/*
- * A pending row whose destination takes nothing now (store/circuit.h):
- * paused, held by a Retry-After, or open (or half open) before its next
- * probe's time; ?1 is now.
- */
-/*
- * An operator's requeue: pending and due now (at), its attempts and its
- * horizon started again, any status check ended, note as its last error.
- */
-#define REQUEUE_SET(at, note) "UPDATE outbox SET state = 'pending'," \
-	" next_at = " at ", attempts = 0, horizon_from = " at ", held_ms = 0," \
-	" lease_owner = NULL, lease_until = NULL, updated_at = " at "," \
-	" last_error = " note
-#define REQUEUE_WHERE_LITE " WHERE state = ?1 AND (?2 IS NULL OR" \
-	" tenant = ?2) AND (?3 IS NULL OR destination = ?3)" \
-	" AND updated_at >= ?4 AND updated_at < ?5"
-#define REQUEUE_WHERE_PG " WHERE state = ?1 AND (?2::text IS NULL OR" \
-	" tenant = ?2) AND (?3::text IS NULL OR destination = ?3)" \
-	" AND updated_at >= ?4 AND updated_at < ?5"
-#define CIRCUIT_COLS "c.tenant, c.destination, c.state, c.failures," \
-	" c.opened_at, c.retry_at, c.cooldown_ms, c.paused_at, c.hold_until," \
-	" c.held_since, c.rate_next_us"
-/* The circuits whose hold ends later and keeps pending rows back. */
-#define HOLD_ENDS " WHERE c.paused_at IS NULL AND (c.hold_until > ?1" \
-	" OR (c.state <> 'closed' AND c.retry_at > ?1)) AND EXISTS (SELECT 1" \
-	" FROM outbox o WHERE o.state = 'pending' AND o.tenant = c.tenant" \
-	" AND o.destination = c.destination)"
-#define HORIZON_COLS ", coalesce(horizon_from, created_at), held_ms," \
-	" (SELECT c.held_since FROM circuits c WHERE c.tenant = outbox.tenant" \
-	" AND c.destination = outbox.destination)"
-#define NOT_HELD(o) " AND NOT EXISTS (SELECT 1 FROM circuits c" \
-	" WHERE c.tenant = " o ".tenant AND c.destination = " o ".destination" \
-	" AND (c.paused_at IS NOT NULL OR c.hold_until > ?1" \
-	" OR (c.state <> 'closed' AND c.retry_at > ?1)))"
-/* The first tenant after ?2 with a due row (index outbox_claim). */
+	/* The first tenant after ?2 with a due row (index outbox_claim). */
 	[STORE_Q_PICK_AFTER] = { "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
-	    " AND tenant > ?2" NOT_HELD("outbox")
-	    " ORDER BY tenant, next_at LIMIT 1",
+	    " AND tenant > ?2 ORDER BY tenant, next_at LIMIT 1",
 	    "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND next_at <= ?1"
-	    " AND tenant COLLATE \"C\" > ?2::text" NOT_HELD("outbox")
+	    " AND tenant COLLATE \"C\" > ?2::text"
 	    " ORDER BY tenant COLLATE \"C\", next_at LIMIT 1" },
 	/* One tenant's due rows, oldest first, ?3 of them from the ?4th. */
 	[STORE_Q_PICK_TENANT] = { "SELECT action_id, tenant, destination,"
 	    " attempts FROM outbox WHERE state = 'pending' AND tenant = ?2"
-	    " AND next_at <= ?1" NOT_HELD("outbox")
-	    " ORDER BY next_at LIMIT ?3 OFFSET ?4" },
+	    " AND next_at <= ?1 ORDER BY next_at LIMIT ?3 OFFSET ?4" },
 	/* Guarded: only the row as picked, still pending and due. */
 	/*
 	 * A claim, set-based (store_outbox_claim()): ?1 the picked rows as
@@ -574,25 +562,12 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	[STORE_Q_MOVE_RECHECK] = { "UPDATE outbox SET next_at = ?4,"
 	    " lease_owner = NULL, lease_until = NULL, updated_at = ?2,"
 	    " last_error = ?3 WHERE action_id = ?1 AND state = 'unknown'" },
-	/*
-	 * ?1 now: the first pending row of a destination not held, the
-	 * first lease to expire, the end of the first hold that keeps
-	 * pending rows back.
-	 */
 	[STORE_Q_NEXT_DUE] = { "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
-	    " outbox WHERE state = 'pending'" NOT_HELD("outbox")
-	    " UNION ALL SELECT min(lease_until)"
-	    " FROM outbox WHERE state = 'leased'"
-	    " UNION ALL SELECT min(max(coalesce(c.hold_until, 0),"
-	    " CASE WHEN c.state <> 'closed' THEN coalesce(c.retry_at, 0)"
-	    " ELSE 0 END)) FROM circuits c" HOLD_ENDS ")",
+	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
+	    " FROM outbox WHERE state = 'leased')",
 	    "SELECT min(t) FROM (SELECT min(next_at) AS t FROM"
-	    " outbox WHERE state = 'pending'" NOT_HELD("outbox")
-	    " UNION ALL SELECT min(lease_until)"
-	    " FROM outbox WHERE state = 'leased'"
-	    " UNION ALL SELECT min(GREATEST(coalesce(c.hold_until, 0),"
-	    " CASE WHEN c.state <> 'closed' THEN coalesce(c.retry_at, 0)"
-	    " ELSE 0 END)) FROM circuits c" HOLD_ENDS ") AS due" },
+	    " outbox WHERE state = 'pending' UNION ALL SELECT min(lease_until)"
+	    " FROM outbox WHERE state = 'leased') AS due" },
 	/* The circuits (store/circuit.h), ?1 [[tenant, destination], ...]. */
 	[STORE_Q_CIRCUIT_MAKE] = { "INSERT INTO circuits(tenant, destination,"
 	    " updated_at) SELECT json_extract(value, '$[0]'),"
@@ -623,6 +598,18 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " FROM json_array_elements(?1::json) k) AS k"
 	    " ON o.tenant = k.t AND o.destination = k.d"
 	    " WHERE o.state = 'leased' GROUP BY o.tenant, o.destination" },
+	/*
+	 * Rows picked that their destination holds back, ?1 [[action, until],
+	 * ...]: not due before then, so that no pick reads them again.
+	 */
+	[STORE_Q_CIRCUIT_RETIME] = { "UPDATE outbox SET next_at = k.u FROM (SELECT"
+	    " json_extract(value, '$[0]') AS a, json_extract(value, '$[1]')"
+	    " AS u FROM json_each(?1)) AS k WHERE outbox.action_id = k.a"
+	    " AND +outbox.state = 'pending' AND +outbox.next_at < k.u",
+	    "UPDATE outbox o SET next_at = k.u FROM (SELECT k->>0 AS a,"
+	    " (k->>1)::bigint AS u FROM json_array_elements(?1::json) k) k"
+	    " WHERE o.action_id = k.a AND o.state = 'pending'"
+	    " AND o.next_at < k.u" },
 	[STORE_Q_CIRCUIT_PUT] = { "UPDATE circuits SET state = ?3, failures = ?4,"
 	    " opened_at = ?5, retry_at = ?6, cooldown_ms = ?7, paused_at = ?8,"
 	    " hold_until = ?9, held_since = ?10, updated_at = ?11,"

@@ -56,6 +56,8 @@ action() {
 sq() { sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" ".timeout 5000" "$1"; }
 count() { sq "SELECT count(*) FROM outbox WHERE destination = '$1'$2"; }
 all_delivered() { test "$(count "$1" " AND state <> 'delivered'")" = 0; }
+# none_due DEST: none of its pending rows due now.
+none_due() { test "$(count "$1" " AND state = 'pending' AND next_at <= $(now_ms)")" = 0; }
 # dead_is DEST N: N of its rows dead (read again each time, for until_true).
 dead_is() { test "$(count "$1" " AND state = 'dead'")" = "$2"; }
 attempts_of() { sq "SELECT count(*) FROM attempts a JOIN outbox o
@@ -107,6 +109,10 @@ i=0
 while [ $i -lt 8 ]; do action down; i=$((i + 1)); done
 until_true 30 circuit_is down open
 eq "outage: the circuit opens" open "$(circuit down circuit)"
+# Held back, its rows are not due before the probe: no pick reads them.
+if until_true 10 none_due down; then pass; else
+	fail "outage: its rows stay due while it is open"
+fi
 contains "outage: logged" "event=circuit tenant=acme destination=down from=closed to=open" \
     "$(cat "$tmp/dispatch.log")"
 t_down=$(now_ms)

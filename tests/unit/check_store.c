@@ -3215,7 +3215,9 @@ START_TEST(circuit_moves)
 	ck_assert_int_eq(c.retry_at, T0 + 1000);
 	ck_assert_int_eq(c.held_since, T0);
 	ck_assert_int_eq(store_circuit_allows(&c, T0 + 999, 0), 0);
+	ck_assert_int_eq(store_circuit_held_until(&c, T0 + 999), T0 + 1000);
 	ck_assert_int_eq(store_circuit_allows(&c, T0 + 1000, 0), 1);
+	ck_assert_int_eq(store_circuit_held_until(&c, T0 + 1000), 0);
 	/* Late failures of requests sent before: still open, as it was. */
 	r.now = T0 + 10;
 	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
@@ -3246,12 +3248,15 @@ START_TEST(circuit_moves)
 	ck_assert_int_eq(store_circuit_step(&c, &r), 0);
 	ck_assert_int_eq(c.held_since, T0 + 6000);
 	ck_assert_int_eq(store_circuit_allows(&c, T0 + 7000, 0), 0);
+	ck_assert_int_eq(store_circuit_held_until(&c, T0 + 7000),
+	    T0 + 7000 + STORE_PAUSE_RETIME_MS);
 	c.paused_at = c.held_since = 0;
 	/* A Retry-After holds it; a cap leaves what is not in flight. */
 	r.ok = 0;
 	r.hold_until = T0 + 9000;
 	(void)store_circuit_step(&c, &r);
 	ck_assert_int_eq(store_circuit_allows(&c, T0 + 8999, 0), 0);
+	ck_assert_int_eq(store_circuit_held_until(&c, T0 + 8999), T0 + 9000);
 	ck_assert_int_eq(store_circuit_allows(&c, T0 + 9000, 0), -1);
 	c.leased = 3;
 	ck_assert_int_eq(store_circuit_allows(&c, T0 + 9000, 4), 1);
@@ -3331,11 +3336,13 @@ START_TEST(circuit_gates_claims)
 	ck_assert_int_eq(d.was, STORE_CIRCUIT_CLOSED);
 	ck_assert_int_eq(d.now.state, STORE_CIRCUIT_OPEN);
 	ck_assert_str_eq(qt("SELECT state FROM circuits", NULL), "open");
-	/* Open: nothing through. */
+	/* Open: nothing through, and nothing due before its probe. */
 	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act, N,
 	    T0 + 500, 0, 0, c), 0);
 	for (i = 0; i < N; i++)
-		ck_assert_int_eq(c[i].held, 1);
+		ck_assert_int_eq(c[i].retimed, 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE"
+	    " next_at = 1700000001100", NULL), N);
 	/* After the cool-down: one probe, and the circuit half open. */
 	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act, N,
 	    T0 + 1100, 0, 0, c), 1);
@@ -3343,8 +3350,11 @@ START_TEST(circuit_gates_claims)
 	ck_assert_int_eq(c[0].held_since, T0 + 100);
 	ck_assert_str_eq(qt("SELECT state || ' ' || retry_at FROM circuits",
 	    NULL), "half 1700000031100");
+	/* The others wait for it to end. */
 	for (i = 1; i < N; i++)
-		ck_assert_int_eq(c[i].held, 1);
+		ck_assert_int_eq(c[i].retimed, 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE"
+	    " next_at = 1700000031100", NULL), N - 1);
 	/* The probe delivers: closed, the hold given back. */
 	memset(&f, 0, sizeof(f));
 	f.lease = &c[0].lease;
@@ -3360,7 +3370,7 @@ START_TEST(circuit_gates_claims)
 	ck_assert_int_eq(d.now.state, STORE_CIRCUIT_CLOSED);
 	ck_assert_int_eq(d.released, 1);
 	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE held_ms = 1100"
-	    " AND state = 'pending'", NULL), N - 1);
+	    " AND state = 'pending' AND next_at = 1700000001200", NULL), N - 1);
 	ck_assert_int_eq(qi("SELECT held_ms FROM outbox WHERE"
 	    " state = 'delivered'", NULL), 0);
 	/* Paused, then resumed: the pause's time given back too. */
@@ -3369,11 +3379,12 @@ START_TEST(circuit_gates_claims)
 	ck_assert_int_eq(changed, 1);
 	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act + 1,
 	    N - 1, T0 + 2500, 0, 0, c), 0);
+	ck_assert_int_eq(c[0].start_at, T0 + 2500 + STORE_PAUSE_RETIME_MS);
 	ck_assert_int_eq(store_circuit_pause(st, d.tenant, d.destination, 0,
 	    T0 + 3000, &changed), STORE_OK);
 	ck_assert_int_eq(changed, 1);
-	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE held_ms = 2100",
-	    NULL), N - 1);
+	ck_assert_int_eq(qi("SELECT count(*) FROM outbox WHERE held_ms = 2100"
+	    " AND next_at = 1700000003000", NULL), N - 1);
 	/* A cap of 2: two through, the rest held. */
 	ck_assert_int_eq(claim_n((const char (*)[HB_ACTION_MAX + 1])act + 1,
 	    N - 1, T0 + 4000, 2, 0, c), 2);
