@@ -104,6 +104,19 @@ store_circuit_allows(const struct store_circuit *c, int64_t now,
 	return left > 0 ? (int)left : 0;
 }
 
+int
+store_circuit_same(const struct store_circuit *a,
+    const struct store_circuit *b)
+{
+	return a->state == b->state && a->failures == b->failures &&
+	    a->opened_at == b->opened_at && a->retry_at == b->retry_at &&
+	    a->cooldown_ms == b->cooldown_ms && a->paused_at == b->paused_at &&
+	    a->hold_until == b->hold_until && a->held_since == b->held_since &&
+	    a->rate_next_us == b->rate_next_us &&
+	    strcmp(a->tenant, b->tenant) == 0 &&
+	    strcmp(a->destination, b->destination) == 0;
+}
+
 static enum store_circuit_state
 state_of(const char *s)
 {

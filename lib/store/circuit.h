@@ -101,6 +101,10 @@ HB_API int64_t store_circuit_held_until(const struct store_circuit *c,
 HB_API int store_circuit_allows(const struct store_circuit *, int64_t now,
     int in_flight_max);
 
+/* Whether a and b hold the same row (a pure function). */
+HB_API int store_circuit_same(const struct store_circuit *a,
+    const struct store_circuit *b);
+
 /* The circuit of tenant's destination among c[0 .. n); NULL if none. */
 HB_API struct store_circuit *store_circuit_find(struct store_circuit *c,
     int n, const char *tenant, const char *destination);

@@ -702,7 +702,7 @@ static enum store_status
 move_circuits(struct store *s, struct store_finish_dest *d, int nd,
     struct store_circuit *x, int nx)
 {
-	struct store_circuit	*g;
+	struct store_circuit	*g, before;
 	enum store_status	 rc;
 	int64_t			 held;
 	int			 i;
@@ -711,12 +711,16 @@ move_circuits(struct store *s, struct store_finish_dest *d, int nd,
 		if ((g = store_circuit_find(x, nx, d[i].tenant,
 		    d[i].destination)) == NULL)
 			continue;
+		before = *g;
 		d[i].was = g->state;
 		held = store_circuit_step(g, &d[i].report);
 		d[i].released = held != 0;
 		d[i].now = *g;
-		if ((held != 0 && (rc = store_circuit_release(s, g, held,
-		    d[i].report.now)) != STORE_OK) ||
+		if (held != 0 && (rc = store_circuit_release(s, g, held,
+		    d[i].report.now)) != STORE_OK)
+			return rc;
+		/* A healthy destination's row stays as it was: not written. */
+		if (!store_circuit_same(&before, g) &&
 		    (rc = store_circuit_put(s, g, d[i].report.now)) !=
 		    STORE_OK)
 			return rc;
