@@ -278,6 +278,40 @@ contains "status --json: circuits" '"circuits":' "$metrics"
 kill "$dpid"
 wait "$dpid" 2>/dev/null
 
+# ---- a probe's dispatcher killed mid-way ----
+# The probe hangs at the sink, and its dispatcher is killed with SIGKILL:
+# the circuit stays half open until the probe's lease runs out, then the
+# next dispatcher sends another probe, and the destination's actions go.
+sink crash 204
+crash=$port
+kill "$sinkpid"
+wait "$sinkpid" 2>/dev/null
+"$HB" destination add crash --tenant acme --idempotent --timeout-ms 2000 \
+    --url "http://127.0.0.1:$crash/hook" --circuit-failures 1 --cool-down 1s
+"$HB" dispatch > "$tmp/d2.log" 2>&1 &
+d2=$!
+pids="$pids $d2"
+action crash
+action crash
+until_true 30 circuit_is crash open
+sink crash "hang:8,204" "$crash"
+until_true 30 posts_ge crash 1
+kill -9 "$d2"
+wait "$d2" 2>/dev/null
+eq "killed probe: the circuit stays half open" half-open \
+    "$(circuit crash circuit)"
+"$HB" dispatch > "$tmp/d3.log" 2>&1 &
+d3=$!
+pids="$pids $d3"
+until_true 60 all_delivered crash
+eq "killed probe: both delivered after another probe" "3 2" \
+    "$(posts crash) $(keys crash)"
+eq "killed probe: closed again" "" "$(circuit crash circuit)"
+contains "killed probe: its lease expired" "event=lease_expired" \
+    "$(cat "$tmp/d3.log")"
+kill "$d3"
+wait "$d3" 2>/dev/null
+
 # ---- two dispatchers on one PostgreSQL: the cap between them ----
 chmod 0755 "$tmp"
 if pg_start "$tmp/pg" nosync; then
