@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/log.h"
 #include "base/text.h"
@@ -35,15 +34,6 @@ on_stop(int sig)
 	stop_requested = 1;
 }
 
-static void
-sleep_ms(int64_t ms)
-{
-	struct timespec	ts;
-
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);	/* a signal cuts it short: fine */
-}
 
 /*
  * A dispatcher's connections, opened again when a file is no longer the
@@ -129,14 +119,14 @@ dispatch_worker(struct settings *e, int once)
 		if ((rc = dispatcher_open(e, &opts, &d, &total)) != EXIT_OK) {
 			if (once)
 				break;
-			sleep_ms(1000);
+			util_sleep_ms(1000);
 			continue;
 		}
 		s = dispatch_step(d.ob);
 		if (s == DISPATCH_WORKED)
 			continue;
 		if (s == DISPATCH_HELD) {
-			sleep_ms(DISPATCH_HELD_MS);
+			util_sleep_ms(DISPATCH_HELD_MS);
 			continue;
 		}
 		if (s == DISPATCH_IDLE) {
@@ -145,7 +135,7 @@ dispatch_worker(struct settings *e, int once)
 			    250);
 			if (once && wait >= ONCE_HORIZON_MS)
 				break;
-			sleep_ms(wait > 0 ? wait : 1);
+			util_sleep_ms(wait > 0 ? wait : 1);
 			continue;
 		}
 		log_event(s == DISPATCH_BUSY ? LOG_LV_WARN : LOG_LV_ERROR,
@@ -156,7 +146,7 @@ dispatch_worker(struct settings *e, int once)
 			rc = s == DISPATCH_BUSY ? EXIT_TEMPFAIL : EXIT_FAIL;
 			break;
 		}
-		sleep_ms(s == DISPATCH_BUSY ? 50 : 1000);
+		util_sleep_ms(s == DISPATCH_BUSY ? 50 : 1000);
 	}
 	if (stop_requested && rc != EXIT_OK && !once)
 		rc = EXIT_OK;

@@ -299,14 +299,11 @@ answer_of(const struct http_result *r, struct answer *a)
 static void
 wait_retry(const struct http_result *r)
 {
-	struct timespec	ts;
-	int64_t		ms = r->retry_after_ms;
+	int64_t	ms = r->retry_after_ms;
 
 	if (ms < 100 || ms > RETRY_MAX_MS)
 		ms = ms < 100 ? 100 : RETRY_MAX_MS;
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	(void)nanosleep(&ts, NULL);
+	util_sleep_ms(ms);
 }
 
 /*

@@ -111,6 +111,18 @@ util_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void
+util_sleep_ms(int64_t ms)
+{
+	struct timespec	ts;
+
+	if (ms < 0)
+		ms = 0;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	(void)nanosleep(&ts, NULL);
+}
+
 /* ---- times -------------------------------------------------------- */
 
 static int

@@ -146,4 +146,7 @@ HB_API int util_parse_since(const char *s, int64_t now_ms, int64_t *out)
 HB_API int64_t util_now(void);
 HB_API int64_t util_now_ms(void);
 
+/* Sleeps ms milliseconds (not below 0); a signal cuts it short. */
+HB_API void util_sleep_ms(int64_t ms);
+
 #endif

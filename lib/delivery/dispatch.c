@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sodium.h>
 
@@ -952,17 +951,6 @@ record_by(const struct dispatch *ob, int n)
 	return by;
 }
 
-/* Waits ms milliseconds, with nothing in flight. */
-static void
-nap(int64_t ms)
-{
-	struct timespec	ts;
-
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	(void)nanosleep(&ts, NULL);
-}
-
 /*
  * Starts the waiting items of items[0 .. m) whose start has come; returns
  * the first start still to come (INT64_MAX: none), and adds the items
@@ -1064,7 +1052,7 @@ deliver(struct dispatch *ob)
 		if (next != INT64_MAX && next - now < wait)
 			wait = next - now > 0 ? next - now : 0;
 		if (sending == 0) {
-			nap(wait);
+			util_sleep_ms(wait);	/* nothing in flight */
 			continue;
 		}
 		sending = http_batch_run(ob->batch, (long)wait, done, &ndone);
