@@ -561,12 +561,13 @@ dests_clear(struct dispatch *ob)
 static int
 read_batch(struct dispatch *ob, int n)
 {
-	const struct store_row	*r;
-	struct item		*it;
-	struct dest		*x;
-	enum config_status	 cs;
-	int64_t			 now;
-	int			 i, m = 0;
+	const struct store_row		*r;
+	const struct config_destination	*d;
+	struct item			*it;
+	struct dest			*x;
+	enum config_status		 cs;
+	int64_t				 now;
+	int				 i, m = 0;
 
 	ob->ndests = 0;
 	if ((cs = config_snapshot(ob->cfg)) != CONFIG_OK) {
@@ -598,13 +599,14 @@ read_batch(struct dispatch *ob, int n)
 	/* The lease must outlive the request: it starts now. */
 	now = util_now_ms();
 	for (i = 0; i < m; i++) {
-		ob->claims[i].lease_until = now + ob->opts.lease_margin_ms +
-		    (ob->items[i].cs == CONFIG_OK ?
-		    ob->items[i].dest->d.timeout_ms : 0);
-		ob->claims[i].in_flight_max = ob->items[i].cs == CONFIG_OK ?
-		    ob->items[i].dest->d.max_in_flight : 0;
-		ob->claims[i].rate = ob->items[i].cs == CONFIG_OK ?
-		    ob->items[i].dest->d.rate : 0;
+		ob->claims[i].lease_until = now + ob->opts.lease_margin_ms;
+		ob->claims[i].in_flight_max = ob->claims[i].rate = 0;
+		if (ob->items[i].cs != CONFIG_OK)
+			continue;
+		d = &ob->items[i].dest->d;
+		ob->claims[i].lease_until += d->timeout_ms;
+		ob->claims[i].in_flight_max = d->max_in_flight;
+		ob->claims[i].rate = d->rate;
 	}
 	return m;
 }
@@ -813,7 +815,8 @@ log_circuit(const struct store_finish_dest *d)
 
 /*
  * What the finished attempts fin[0 .. m) said of each destination, for
- * its circuit: into fdest, their number returned.
+ * its circuit: into fdest, their number returned.  The batch read each
+ * destination once (dest_of()): its place there is its report's key.
  */
 static int
 reports(struct dispatch *ob, int m, int64_t now)
@@ -821,18 +824,18 @@ reports(struct dispatch *ob, int m, int64_t now)
 	struct store_finish_dest	*d;
 	const struct store_lease	*l;
 	const struct item		*it;
+	int				 at[DISPATCH_BATCH];
 	int				 i, j, nd = 0;
 
+	for (i = 0; i < DISPATCH_BATCH; i++)
+		at[i] = -1;
 	for (i = 0; i < m; i++) {
 		it = &ob->items[ob->fin_item[i]];
 		l = ob->fin[i].lease;
 		if (it->dest == NULL || it->cs != CONFIG_OK)
 			continue;
-		for (j = 0; j < nd; j++)
-			if (strcmp(ob->fdest[j].tenant, l->tenant) == 0 &&
-			    strcmp(ob->fdest[j].destination,
-			    l->destination) == 0)
-				break;
+		if ((j = at[it->dest - ob->dests]) == -1)
+			j = at[it->dest - ob->dests] = nd;
 		d = &ob->fdest[j];
 		if (j == nd) {
 			memset(d, 0, sizeof(*d));
