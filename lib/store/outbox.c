@@ -463,11 +463,7 @@ retime(struct store *s, const struct store_claim_row *c, int n)
 	}
 	if ((keys = json_text(a)) == NULL)
 		return STORE_NOMEM;
-	if ((st = store_stmt(s, STORE_Q_CIRCUIT_RETIME)) == NULL) {
-		cJSON_free(keys);
-		return store_last(s);
-	}
-	rc = db_bind_text(st, 1, keys) != DB_OK ? STORE_NOMEM : store_send(st);
+	rc = send_set(s, STORE_Q_CIRCUIT_RETIME, keys, NULL, 0, 1, &st);
 	cJSON_free(keys);
 	return rc;
 }
