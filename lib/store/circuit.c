@@ -42,12 +42,25 @@ open_for(struct store_circuit *c, int64_t now, int64_t cool)
 		c->held_since = now;
 }
 
+/*
+ * The start of c's hold, cleared, when that hold has just ended (closed
+ * and not paused); else 0.
+ */
+static int64_t
+hold_ended(struct store_circuit *c)
+{
+	int64_t	held = c->held_since;
+
+	if (c->state != STORE_CIRCUIT_CLOSED || c->paused_at != 0)
+		return 0;
+	c->held_since = 0;
+	return held;
+}
+
 int64_t
 store_circuit_step(struct store_circuit *c,
     const struct store_circuit_report *r)
 {
-	int64_t	held;
-
 	if (r->hold_until > c->hold_until)
 		c->hold_until = r->hold_until;
 	if (r->ok > 0) {
@@ -66,12 +79,7 @@ store_circuit_step(struct store_circuit *c,
 		    r->threshold > 0 && c->failures >= r->threshold)
 			open_for(c, r->now, r->cooldown_ms);
 	}
-	if (c->state != STORE_CIRCUIT_CLOSED || c->paused_at != 0 ||
-	    c->held_since == 0)
-		return 0;
-	held = c->held_since;
-	c->held_since = 0;
-	return held;
+	return hold_ended(c);
 }
 
 int64_t
@@ -368,13 +376,9 @@ store_circuit_pause(struct store *s, const char *tenant,
 	} else if (!pause && c.paused_at != 0) {
 		c.paused_at = 0;
 		*changed = 1;
-		held = c.state == STORE_CIRCUIT_CLOSED ? c.held_since : 0;
-		if (held != 0) {
-			c.held_since = 0;
-			if ((rc = store_circuit_release(s, &c, held, now)) !=
-			    STORE_OK)
-				goto out;
-		}
+		if ((held = hold_ended(&c)) != 0 &&
+		    (rc = store_circuit_release(s, &c, held, now)) != STORE_OK)
+			goto out;
 	}
 	if (*changed && (rc = store_circuit_put(s, &c, now)) != STORE_OK)
 		goto out;
