@@ -3,7 +3,8 @@
 # the code that runs threads in the ThreadSanitizer build.  Run by `make
 # check` after the three builds; its closing line "check: N passed, N
 # failed" counts individual checks and names every run that failed, with
-# its failing tests: Check's "file:line:F|E|S:case:test:..." lines (S: in
+# its failing tests and the start of each one's message: Check's
+# "file:line:F|E|S:case:test:iteration: message" lines (S: in
 # a fixture, or the test's process exiting non-zero after it, as one does
 # on a sanitizer's report: "(null):-1:S:..."), the sanitizers' SUMMARY
 # lines and the scripts' "FAIL: what" lines.
@@ -33,7 +34,7 @@ run() {
 	echo "-- $_name: $(($(date +%s) - _t0)) s"
 	cat "$log.one" >> "$log"
 	_what=$(sed -n \
-	    -e 's/^[^ :]*:-\{0,1\}[0-9]*:[FES]:\([^:]*:[^:]*\):.*/\1/p' \
+	    -e 's/^[^ :]*:-\{0,1\}[0-9]*:[FES]:\([^:]*:[^:]*\):[0-9]*: \(.\{1,100\}\).*/\1: \2/p' \
 	    -e 's/^SUMMARY: \([A-Za-z]*Sanitizer: .\{1,120\}\).*/\1/p' \
 	    -e 's/^FAIL: \(.\{1,80\}\).*/\1/p' "$log.one" | sort -u |
 	    paste -sd ';' - | sed 's/;/; /g')
