@@ -827,14 +827,24 @@ static int
 endpoint_said(const void *p)
 {
 	const struct endpoint_edit	*a = p;
+	const char			*d;
+	size_t				 i, k;
 
 	if (a->m == NULL)
 		return 0;
 	/* add: the name is the row's; set: the operand. */
-	printf("endpoint %s%s, its actions to destination %s\n",
+	printf("endpoint %s%s, its actions to destination",
 	    a->name == NULL ? a->ep.name : a->name, a->name == NULL ?
-	    " added: kind mapped" : ": mapping replaced",
-	    mapping_destination(a->m));
+	    " added: kind mapped" : ": mapping replaced");
+	/* Each once, as the mapping names them: its own, its steps'. */
+	for (i = 0; (d = mapping_destination_at(a->m, i)) != NULL; i++) {
+		for (k = 0; k < i; k++)
+			if (strcmp(mapping_destination_at(a->m, k), d) == 0)
+				break;
+		if (k == i)
+			printf("%s %s", i > 0 ? "," : "", d);
+	}
+	printf("\n");
 	return 1;
 }
 

@@ -1475,8 +1475,9 @@ config_dest_mapped_by(struct config *c, const char *tenant, const char *dest,
 	struct db_stmt		*st;
 	enum config_status	 rc;
 	enum db_rc		 drc;
-	const char		*t;
+	const char		*t, *d;
 	char			 why[256];
+	size_t			 i;
 	int			 hit;
 
 	if ((st = config_stmt(c, CONFIG_Q_MAPPED_OF_TENANT, &rc)) == NULL)
@@ -1491,7 +1492,9 @@ config_dest_mapped_by(struct config *c, const char *tenant, const char *dest,
 				break;
 			continue;
 		}
-		hit = strcmp(mapping_destination(m), dest) == 0;
+		for (i = 0, hit = 0; !hit &&
+		    (d = mapping_destination_at(m, i)) != NULL; i++)
+			hit = strcmp(d, dest) == 0;
 		mapping_free(m);
 		if (hit) {
 			rc = db_col_copy(st, 0, name, len) != 0 ?

@@ -57,7 +57,7 @@ agree(const struct mapping *m, enum config_auth auth, char *why,
  * The mapping text (len bytes) for an endpoint of tenant authenticated
  * by auth, checked: it parses, its signature and auth agree (agree()),
  * every field it takes from a header is one the authentication signs,
- * and its destination is one of the tenant's.  With adopt, a mapping
+ * and every destination it names is one of the tenant's.  With adopt, a mapping
  * that declares a signature makes *auth scheme.  Into *canon its
  * canonical text (free()), or the status and why.
  */
@@ -70,9 +70,10 @@ check(struct config *c, const char *tenant, enum config_auth *auth,
 	struct config_destination	 d;
 	struct mapping			*m;
 	enum config_status		 rc;
-	const char			*field, *header = NULL;
+	const char			*field, *header = NULL, *dest;
 	const char *const		*signs;
 	char				 esc[HB_ID_MAX * 4 + 1];
+	size_t				 i;
 
 	*canon = NULL;
 	if ((rc = config_tenant_get(c, tenant, &t)) == CONFIG_NOTFOUND) {
@@ -106,14 +107,17 @@ check(struct config *c, const char *tenant, enum config_auth *auth,
 		mapping_free(m);
 		return CONFIG_INVALID;
 	}
-	rc = config_destination_get(c, tenant, mapping_destination(m), &d);
-	if (rc == CONFIG_NOTFOUND) {
-		(void)snprintf(why, whylen, "destination \"%s\" is not one of"
-		    " tenant %s's destinations (destination add makes one)",
-		    text_escape(mapping_destination(m), (size_t)-1, esc,
-		    sizeof(esc)), tenant);
-		rc = CONFIG_REFUSED;
-	}
+	/* Every destination it names, the mapping's and its steps'. */
+	for (i = 0, rc = CONFIG_OK; rc == CONFIG_OK &&
+	    (dest = mapping_destination_at(m, i)) != NULL; i++)
+		if ((rc = config_destination_get(c, tenant, dest, &d)) ==
+		    CONFIG_NOTFOUND) {
+			(void)snprintf(why, whylen, "destination \"%s\" is not"
+			    " one of tenant %s's destinations (destination add"
+			    " makes one)", text_escape(dest, (size_t)-1, esc,
+			    sizeof(esc)), tenant);
+			rc = CONFIG_REFUSED;
+		}
 	if (rc == CONFIG_OK && (*canon = mapping_text(m)) == NULL)
 		rc = CONFIG_NOMEM;
 	mapping_free(m);

@@ -62,9 +62,11 @@ struct field {
 
 struct step {
 	char			name[HB_ID_MAX + 1];
+	char			dest[HB_ID_MAX + 1];	/* "": the mapping's */
 	enum mapping_effect	effect;		/* MAPPING_DO or _UNDO */
 };
 
+/* A type, once for each step that names it (a fan-out's, in order). */
 struct type {
 	char			name[HB_ID_MAX + 1];
 	enum mapping_effect	effect;
@@ -337,18 +339,11 @@ parse_field(struct field *f, enum fid id, const cJSON *v, int optional,
 	return parse_pointer(f, fnames[id], v->valuestring, why, whylen);
 }
 
-static const struct type *
-type_find(const struct mapping *m, const char *name)
-{
-	size_t	i;
-
-	for (i = 0; i < m->ntypes; i++)
-		if (strcmp(m->types[i].name, name) == 0)
-			return &m->types[i];
-	return NULL;
-}
-
-/* Adds the type at v; path names it ("steps.publish[1]"). */
+/*
+ * Adds the type at v; path names it ("steps.publish[1]").  A type another
+ * step of the same list names already fans out, up to MAPPING_FANOUT_MAX
+ * steps.
+ */
 static enum mapping_err
 add_type(struct mapping *m, const cJSON *v, const char *member,
     const char *path, enum mapping_effect effect, size_t step, char *why,
@@ -356,6 +351,7 @@ add_type(struct mapping *m, const cJSON *v, const char *member,
 {
 	struct type	*t;
 	char		 echo[ECHO_MAX];
+	size_t		 i, fan = 0;
 
 	if (!cJSON_IsString(v)) {
 		text_say(why, whylen, "%s: not a string", path);
@@ -366,11 +362,24 @@ add_type(struct mapping *m, const cJSON *v, const char *member,
 		    "UTF-8, no control characters)", path, HB_ID_MAX);
 		return MAPPING_INVALID;
 	}
-	if (type_find(m, v->valuestring) != NULL) {
-		text_say(why, whylen, "%s: \"%s\" is named twice", member,
-		    text_escape(v->valuestring, (size_t)-1, echo,
-		    sizeof(echo)));
-		return MAPPING_INVALID;
+	for (i = 0; i < m->ntypes; i++) {
+		t = &m->types[i];
+		if (strcmp(t->name, v->valuestring) != 0)
+			continue;
+		if (t->effect != effect || effect == MAPPING_IGNORE ||
+		    t->step == step) {
+			text_say(why, whylen, "%s: \"%s\" is named twice",
+			    member, text_escape(v->valuestring, (size_t)-1,
+			    echo, sizeof(echo)));
+			return MAPPING_INVALID;
+		}
+		if (++fan == MAPPING_FANOUT_MAX) {
+			text_say(why, whylen, "%s: \"%s\" makes more than %d "
+			    "steps", path, text_escape(v->valuestring,
+			    (size_t)-1, echo, sizeof(echo)),
+			    MAPPING_FANOUT_MAX);
+			return MAPPING_INVALID;
+		}
 	}
 	if (m->ntypes == MAPPING_TYPES_MAX) {
 		text_say(why, whylen, "%s: more than %d types in the mapping",
@@ -384,12 +393,67 @@ add_type(struct mapping *m, const cJSON *v, const char *member,
 	return MAPPING_OK;
 }
 
-/* "steps" or "undo": an object of step names, each a list of types. */
+/*
+ * A step's value, c (named c->string in member): its list of types, in
+ * *types, and the destination an object names, in st->dest.
+ */
+static enum mapping_err
+step_value(struct step *st, const cJSON *c, const char *member,
+    const cJSON **types, char *why, size_t whylen)
+{
+	const cJSON	*k, *d;
+	char		 echo[ECHO_MAX];
+
+	*types = c;
+	if (cJSON_IsObject(c)) {
+		for (k = c->child; k != NULL; k = k->next)
+			if (strcmp(k->string, "types") != 0 &&
+			    strcmp(k->string, "destination") != 0) {
+				text_say(why, whylen, "%s.%s: \"%s\": not a "
+				    "member of a step (types, destination)",
+				    member, c->string, text_escape(k->string,
+				    (size_t)-1, echo, sizeof(echo)));
+				return MAPPING_INVALID;
+			}
+		if ((*types = cJSON_GetObjectItemCaseSensitive(c, "types")) ==
+		    NULL) {
+			text_say(why, whylen, "%s.%s.types: missing", member,
+			    c->string);
+			return MAPPING_INVALID;
+		}
+		d = cJSON_GetObjectItemCaseSensitive(c, "destination");
+		if (d != NULL && (!cJSON_IsString(d) ||
+		    !text_valid_name(d->valuestring))) {
+			text_say(why, whylen, "%s.%s.destination: not a valid "
+			    "destination name", member, c->string);
+			return MAPPING_INVALID;
+		}
+		if (d != NULL)
+			memcpy(st->dest, d->valuestring,
+			    strlen(d->valuestring) + 1);
+	}
+	if (!cJSON_IsArray(*types)) {
+		text_say(why, whylen, "%s.%s%s: not an array", member,
+		    c->string, *types != c ? ".types" : "");
+		return MAPPING_INVALID;
+	}
+	if ((*types)->child == NULL) {
+		text_say(why, whylen, "%s.%s: names no type", member,
+		    c->string);
+		return MAPPING_INVALID;
+	}
+	return MAPPING_OK;
+}
+
+/*
+ * "steps" or "undo": an object of step names, each a list of types or an
+ * object with the list and a destination (step_value()).
+ */
 static enum mapping_err
 parse_steps(struct mapping *m, const cJSON *obj, const char *member,
     enum mapping_effect effect, char *why, size_t whylen)
 {
-	const cJSON		*c, *t;
+	const cJSON		*c, *t, *types;
 	struct step		*st;
 	char			 path[2 * HB_ID_MAX], echo[ECHO_MAX];
 	size_t			 i, k;
@@ -422,22 +486,16 @@ parse_steps(struct mapping *m, const cJSON *obj, const char *member,
 			    "mapping", member, MAPPING_TYPES_MAX);
 			return MAPPING_INVALID;
 		}
-		if (!cJSON_IsArray(c)) {
-			text_say(why, whylen, "%s.%s: not an array", member,
-			    c->string);
-			return MAPPING_INVALID;
-		}
-		if (c->child == NULL) {
-			text_say(why, whylen, "%s.%s: names no type", member,
-			    c->string);
-			return MAPPING_INVALID;
-		}
 		st = &m->steps[m->nsteps];
+		memset(st, 0, sizeof(*st));
+		if ((rc = step_value(st, c, member, &types, why, whylen)) !=
+		    MAPPING_OK)
+			return rc;
 		memcpy(st->name, c->string, strlen(c->string) + 1);
 		st->effect = effect;
-		for (k = 0, t = c->child; t != NULL; t = t->next, k++) {
-			(void)snprintf(path, sizeof(path), "%s.%s[%zu]", member,
-			    c->string, k);
+		for (k = 0, t = types->child; t != NULL; t = t->next, k++) {
+			(void)snprintf(path, sizeof(path), "%s.%s%s[%zu]",
+			    member, c->string, types != c ? ".types" : "", k);
 			rc = add_type(m, t, member, path, effect, m->nsteps,
 			    why, whylen);
 			if (rc != MAPPING_OK)
@@ -640,6 +698,19 @@ mapping_destination(const struct mapping *m)
 }
 
 const char *
+mapping_destination_at(const struct mapping *m, size_t i)
+{
+	size_t	k;
+
+	if (i == 0)
+		return m->dest;
+	for (k = 0; k < m->nsteps; k++)
+		if (m->steps[k].dest[0] != '\0' && --i == 0)
+			return m->steps[k].dest;
+	return NULL;
+}
+
+const char *
 mapping_namespace(const struct mapping *m)
 {
 	return m->space[0] != '\0' ? m->space : NULL;
@@ -692,8 +763,17 @@ put_steps(struct json_out *o, const struct mapping *m, enum mapping_effect e,
 		} else
 			json_out_raw(o, ",");
 		json_out_str(o, m->steps[i].name);
-		json_out_raw(o, ":");
-		put_list(o, m, e, i);
+		/* A step with a destination of its own is an object. */
+		if (m->steps[i].dest[0] != '\0') {
+			json_out_raw(o, ":{\"types\":");
+			put_list(o, m, e, i);
+			json_out_raw(o, ",\"destination\":");
+			json_out_str(o, m->steps[i].dest);
+			json_out_raw(o, "}");
+		} else {
+			json_out_raw(o, ":");
+			put_list(o, m, e, i);
+		}
 		first = 0;
 	}
 	if (!first)
@@ -716,7 +796,8 @@ mapping_text(const struct mapping *m)
 		if (m->f[i].text != NULL)
 			len += 6 * strlen(m->f[i].text) + 16;
 	for (i = 0; i < m->nsteps; i++)
-		len += 6 * strlen(m->steps[i].name) + 16;
+		len += 6 * (strlen(m->steps[i].name) +
+		    strlen(m->steps[i].dest)) + 48;
 	for (i = 0; i < m->ntypes; i++)
 		len += 6 * strlen(m->types[i].name) + 16;
 	if (m->scheme != NULL) {
@@ -1091,6 +1172,7 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 	struct mapping_event	 ev;
 	struct value		 v;
 	const struct type	*t;
+	const struct step	*st;
 	cJSON			*doc = NULL;
 	size_t			 i;
 	enum mapping_err	 rc;
@@ -1138,11 +1220,20 @@ mapping_eval(const struct mapping *m, const char *body, size_t len,
 	/* One that names no event: the event is what it says. */
 	if (m->f[F_EVENT_ID].kind == K_NONE)
 		derive_id(&ev);
-	t = type_find(m, ev.type);
-	if (t != NULL && t->effect != MAPPING_IGNORE) {
+	/* Every step its type makes, in the order the mapping names them. */
+	for (i = 0; i < m->ntypes; i++) {
+		t = &m->types[i];
+		if (t->effect == MAPPING_IGNORE || strcmp(t->name, ev.type) != 0)
+			continue;
 		ev.effect = t->effect;
-		memcpy(ev.step, m->steps[t->step].name, sizeof(ev.step));
+		st = &m->steps[t->step];
+		memcpy(ev.steps[ev.nsteps].name, st->name, sizeof(st->name));
+		memcpy(ev.steps[ev.nsteps].destination, st->dest[0] != '\0' ?
+		    st->dest : m->dest, sizeof(st->dest));
+		ev.nsteps++;
 	}
+	if (ev.nsteps > 0)
+		memcpy(ev.step, ev.steps[0].name, sizeof(ev.step));
 	*out = ev;
 out:
 	cJSON_Delete(doc);

@@ -20,7 +20,9 @@
  *     "version":   "/data/version",		(optional, see below)
  *     "type":      "/type",
  *     "occurred":  "/data/updated_at",
- *     "steps":  {"publish":   ["asset.approved", "asset.replaced"]},
+ *     "steps":  {"publish":   ["asset.approved", "asset.replaced"],
+ *                "purge":     {"types": ["asset.replaced"],
+ *                              "destination": "cdn"}},
  *     "undo":   {"unpublish": ["asset.unpublished", "asset.deleted"]},
  *     "ignore": ["asset.viewed"],
  *     "carry":  true,				(optional, see below)
@@ -49,9 +51,18 @@
  * as their decimal text.
  * Types are compared byte for byte.  A type named in none of the lists
  * is ignored as one in "ignore" is; a type named in two places is a
- * mapping error, as are more than MAPPING_TYPES_MAX types in all.  Step
- * names pass text_valid_name(); "steps" names one at least, each step
- * one type at least, and no step is in both "steps" and "undo".
+ * mapping error, as are more than MAPPING_TYPES_MAX types in all (a type
+ * counted once per step that names it).  Step names pass
+ * text_valid_name(); "steps" names one at least, each step one type at
+ * least, and no step is in both "steps" and "undo".
+ *
+ * A step is a list of types, or an object {"types": [...],
+ * "destination": NAME} whose actions go to a destination of their own
+ * (text_valid_name()), not the mapping's.  A type named by several steps
+ * of one list (at most MAPPING_FANOUT_MAX) fans out: the event takes
+ * effect once, for its subject, and makes an action for each of those
+ * steps, in the order the mapping names them.  A type named in two lists,
+ * or twice in one step, is an error.
  *
  * "namespace" names (text_valid_name()) the subjects' namespace: an
  * endpoint's subjects are its own unless mappings name one namespace
@@ -84,6 +95,7 @@
 
 #define MAPPING_TEXT_MAX	(16 * 1024)	/* bytes of a mapping file */
 #define MAPPING_TYPES_MAX	64	/* types named in one mapping */
+#define MAPPING_FANOUT_MAX	8	/* steps one type makes */
 
 struct mapping;
 struct scheme;
@@ -101,6 +113,12 @@ enum mapping_err {
 	MAPPING_NOMEM		/* out of memory: try again */
 };
 
+/* A step an event makes, and where its action goes. */
+struct mapping_step {
+	char	name[HB_ID_MAX + 1];
+	char	destination[HB_ID_MAX + 1];
+};
+
 /* One event, as the mapping read it. */
 struct mapping_event {
 	char			event_id[HB_ID_MAX + 1];
@@ -110,6 +128,12 @@ struct mapping_event {
 	int64_t			occurred_ms;	/* since the epoch, UTC */
 	enum mapping_effect	effect;
 	char			step[HB_ID_MAX + 1];	/* "" when ignored */
+	/*
+	 * Every step it makes (steps[0] is step's), each with its
+	 * destination: 0 when ignored, 1 unless its type fans out.
+	 */
+	struct mapping_step	steps[MAPPING_FANOUT_MAX];
+	size_t			nsteps;
 };
 
 /*
@@ -136,8 +160,19 @@ HB_API void mapping_free(struct mapping *);
  */
 HB_API char *mapping_text(const struct mapping *);
 
-/* The destination its actions go to.  Valid while the mapping is. */
+/*
+ * The destination its actions go to, but for a step's that names its
+ * own.  Valid while the mapping is.
+ */
 HB_API const char *mapping_destination(const struct mapping *);
+
+/*
+ * Every destination its actions may go to, by index: 0 the mapping's,
+ * then each step's own in the order given (one may be named twice);
+ * NULL past the last.  Valid while the mapping is.
+ */
+HB_API const char *mapping_destination_at(const struct mapping *,
+    size_t i);
 
 /*
  * The subjects' namespace the mapping names; NULL when it names none (the

@@ -708,6 +708,15 @@ refused "mapped: an unknown destination" 1 \
  media's destinations" \
     "$HB" endpoint add m1 --tenant media --kind mapped --auth standard \
     --mapping "$tmp/nope.json" --secret-file "$tmp/whsec"
+# A step's own destination too (a fan-out, hookbox(1)).
+sed 's/"publish":   \[\(.*\)\]}/"publish": [\1], "purge": {"types":\
+ ["asset.replaced"], "destination": "cdn9"}}/' "$tmp/cms.json" \
+    > "$tmp/fan.json"
+refused "mapped: a step's unknown destination" 1 \
+    "--mapping \"$tmp/fan.json\": destination \"cdn9\" is not one of tenant\
+ media's destinations" \
+    "$HB" endpoint add m1 --tenant media --kind mapped --auth standard \
+    --mapping "$tmp/fan.json" --secret-file "$tmp/whsec"
 # Kind and mapping go together.
 refused "mapped: --kind mapped without --mapping" 2 \
     "--kind mapped needs --mapping FILE" \

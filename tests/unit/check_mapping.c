@@ -334,7 +334,21 @@ static const struct badcase {
 	{ "steps", "{\"a:b\":[\"a\"]}", "steps: \"a:b\" is not a valid step "
 	    "name" },
 	{ "steps", "{\"publish\":\"a\"}", "steps.publish: not an array" },
-	{ "steps", "{\"publish\":{\"a\":1}}", "steps.publish: not an array" },
+	{ "steps", "{\"publish\":{\"a\":1}}", "steps.publish: \"a\": not a "
+	    "member of a step (types, destination)" },
+	{ "steps", "{\"p\":{\"destination\":\"d\"}}", "steps.p.types: "
+	    "missing" },
+	{ "steps", "{\"p\":{\"types\":\"a\"}}", "steps.p.types: not an "
+	    "array" },
+	{ "steps", "{\"p\":{\"types\":[]}}", "steps.p: names no type" },
+	{ "steps", "{\"p\":{\"types\":[\"a\",1]}}", "steps.p.types[1]: not "
+	    "a string" },
+	{ "steps", "{\"p\":{\"types\":[\"a\"],\"destination\":\"a b\"}}",
+	    "steps.p.destination: not a valid destination name" },
+	{ "steps", "{\"p\":{\"types\":[\"a\"],\"destination\":1}}",
+	    "steps.p.destination: not a valid destination name" },
+	{ "steps", "{\"p\":{\"types\":[\"a\"],\"destination\":\"\"}}",
+	    "steps.p.destination: not a valid destination name" },
 	{ "steps", "{\"publish\":[]}", "steps.publish: names no type" },
 	{ "steps", "{\"publish\":[\"a\",1]}", "steps.publish[1]: not a "
 	    "string" },
@@ -346,8 +360,8 @@ static const struct badcase {
 	    "valid type (1 to 128 bytes of UTF-8, no control characters)" },
 	{ "steps", "{\"publish\":[\"a\",\"a\"]}", "steps: \"a\" is named "
 	    "twice" },
-	{ "steps", "{\"p\":[\"a\"],\"q\":[\"b\",\"a\"]}", "steps: \"a\" is "
-	    "named twice" },
+	{ "steps", "{\"p\":{\"types\":[\"a\",\"a\"],\"destination\":"
+	    "\"d\"}}", "steps: \"a\" is named twice" },
 	{ "undo", "{\"unpublish\":[\"asset.approved\"]}", "undo: "
 	    "\"asset.approved\" is named twice" },
 	{ "undo", "{\"publish\":[\"asset.gone\"]}", "undo: \"publish\" is "
@@ -651,6 +665,17 @@ static const struct roundcase {
 	    "\"steps\":{\"p\":[\"a\"]}}",
 	  "{\"destination\":\"d\",\"event_id\":\"/i\",\"subject\":\"/s\","
 	    "\"type\":\"/t\",\"occurred\":\"/o\",\"steps\":{\"p\":[\"a\"]}}" },
+	/* A fan-out: a type in two steps, one to a destination of its own. */
+	{ "{\"destination\":\"d\",\"event_id\":\"/i\",\"subject\":\"/s\","
+	    "\"type\":\"/t\",\"occurred\":\"/o\",\"steps\":{\"p\":[\"a\"],"
+	    "\"q\":{\"destination\":\"cdn\",\"types\":[\"b\",\"a\"]},"
+	    "\"r\":{\"types\":[\"a\"]}},\"undo\":{\"u\":[\"c\"],"
+	    "\"v\":{\"types\":[\"c\"],\"destination\":\"cdn\"}}}",
+	  "{\"destination\":\"d\",\"event_id\":\"/i\",\"subject\":\"/s\","
+	    "\"type\":\"/t\",\"occurred\":\"/o\",\"steps\":{\"p\":[\"a\"],"
+	    "\"q\":{\"types\":[\"b\",\"a\"],\"destination\":\"cdn\"},"
+	    "\"r\":[\"a\"]},\"undo\":{\"u\":[\"c\"],"
+	    "\"v\":{\"types\":[\"c\"],\"destination\":\"cdn\"}}}" },
 	{ example, canonical },
 };
 
@@ -757,6 +782,102 @@ START_TEST(test_eval_do)
 	ck_assert_int_eq(ev.occurred_ms, 1714557601000LL);
 	free(b);
 	mapping_free(m);
+}
+END_TEST
+
+/* The header's fan-out: the approval publishes and purges the CDN. */
+static const char fanout[] =
+    "{\"destination\":\"cms\",\"event_id\":{\"header\":\"Webhook-Id\"},"
+    "\"subject\":\"/data/asset_id\",\"version\":\"/data/version\","
+    "\"type\":\"/type\",\"occurred\":\"/data/updated_at\","
+    "\"steps\":{\"publish\":[\"asset.approved\",\"asset.replaced\"],"
+    "\"purge\":{\"types\":[\"asset.replaced\"],\"destination\":\"cdn\"},"
+    "\"index\":{\"types\":[\"asset.replaced\"],\"destination\":\"search\"}},"
+    "\"undo\":{\"unpublish\":[\"asset.deleted\"],"
+    "\"forget\":{\"types\":[\"asset.deleted\"],\"destination\":\"cdn\"}}}";
+
+START_TEST(test_eval_fanout)
+{
+	struct mapping		*m;
+	struct mapping_event	 ev;
+	char			*b;
+
+	m = mgood(fanout);
+	/* Every destination it names: its own, then its steps'. */
+	ck_assert_str_eq(mapping_destination_at(m, 0), "cms");
+	ck_assert_str_eq(mapping_destination_at(m, 1), "cdn");
+	ck_assert_str_eq(mapping_destination_at(m, 2), "search");
+	ck_assert_str_eq(mapping_destination_at(m, 3), "cdn");
+	ck_assert_ptr_null(mapping_destination_at(m, 4));
+
+	/* One step, to the mapping's destination. */
+	b = body_of("asset.approved", "17", "1714557601");
+	ck_assert_msg(eval(m, b, std_hdrs, &ev) == MAPPING_OK, "%s", why);
+	ck_assert_uint_eq(ev.nsteps, 1);
+	ck_assert_str_eq(ev.step, "publish");
+	ck_assert_str_eq(ev.steps[0].name, "publish");
+	ck_assert_str_eq(ev.steps[0].destination, "cms");
+	free(b);
+
+	/* Three, in the order the mapping names them. */
+	b = body_of("asset.replaced", "18", "1714557601");
+	ck_assert_msg(eval(m, b, std_hdrs, &ev) == MAPPING_OK, "%s", why);
+	ck_assert_int_eq(ev.effect, MAPPING_DO);
+	ck_assert_uint_eq(ev.nsteps, 3);
+	ck_assert_str_eq(ev.step, "publish");
+	ck_assert_str_eq(ev.steps[0].destination, "cms");
+	ck_assert_str_eq(ev.steps[1].name, "purge");
+	ck_assert_str_eq(ev.steps[1].destination, "cdn");
+	ck_assert_str_eq(ev.steps[2].name, "index");
+	ck_assert_str_eq(ev.steps[2].destination, "search");
+	free(b);
+
+	/* An undo fans out too. */
+	b = body_of("asset.deleted", "19", "1714557601");
+	ck_assert_msg(eval(m, b, std_hdrs, &ev) == MAPPING_OK, "%s", why);
+	ck_assert_int_eq(ev.effect, MAPPING_UNDO);
+	ck_assert_uint_eq(ev.nsteps, 2);
+	ck_assert_str_eq(ev.steps[0].name, "unpublish");
+	ck_assert_str_eq(ev.steps[1].name, "forget");
+	ck_assert_str_eq(ev.steps[1].destination, "cdn");
+	free(b);
+
+	/* An ignored type makes none. */
+	b = body_of("asset.viewed", "20", "1714557601");
+	ck_assert_msg(eval(m, b, std_hdrs, &ev) == MAPPING_OK, "%s", why);
+	ck_assert_int_eq(ev.effect, MAPPING_IGNORE);
+	ck_assert_uint_eq(ev.nsteps, 0);
+	ck_assert_str_eq(ev.step, "");
+	free(b);
+	mapping_free(m);
+}
+END_TEST
+
+/* MAPPING_FANOUT_MAX steps of one type, and one more refused. */
+START_TEST(test_fanout_max)
+{
+	char	steps[1024];
+	char	*s;
+	size_t	off, i, n;
+
+	for (n = MAPPING_FANOUT_MAX; n <= MAPPING_FANOUT_MAX + 1; n++) {
+		off = 0;
+		steps[0] = '\0';
+		for (i = 0; i < n; i++)
+			off += (size_t)snprintf(steps + off, sizeof(steps) -
+			    off, "%s\"s%zu\":[\"asset.approved\"]",
+			    i > 0 ? "," : "{", i);
+		(void)snprintf(steps + off, sizeof(steps) - off, "}");
+		s = with("steps", steps);
+		if (n == MAPPING_FANOUT_MAX)
+			mapping_free(mgood(s));
+		else {
+			ck_assert_ptr_null(mparse(s));
+			ck_assert_str_eq(why, "steps.s8[0]: \"asset.approved\""
+			    " makes more than 8 steps");
+		}
+		cJSON_free(s);
+	}
 }
 END_TEST
 
@@ -2262,6 +2383,8 @@ mapping_suite(void)
 	tc = tcase_create("effect");
 	tcase_add_test(tc, test_eval_do);
 	tcase_add_test(tc, test_eval_undo);
+	tcase_add_test(tc, test_eval_fanout);
+	tcase_add_test(tc, test_fanout_max);
 	tcase_add_test(tc, test_eval_ignore);
 	tcase_add_test(tc, test_eval_no_version);
 	tcase_add_test(tc, test_eval_no_event_id);
