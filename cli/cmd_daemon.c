@@ -269,7 +269,7 @@ cmd_dispatch(struct settings *e, int argc, char **argv)
 static void
 poll_report(void *arg, const struct poll_report *r)
 {
-	char	out[1024];
+	char	out[ACCEPT_JSON_MAX];
 
 	(void)arg;
 	if (r->res != NULL && accept_res_json(r->res, out, sizeof(out)) == 0)

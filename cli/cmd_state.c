@@ -99,7 +99,7 @@ cmd_observe(struct settings *e, int argc, char **argv)
 	struct obs		 o;
 	struct config		*cfg = NULL;
 	struct store		*st = NULL;
-	char			*body = NULL, out[1024];
+	char			*body = NULL, out[ACCEPT_JSON_MAX];
 	size_t			 len;
 	enum tornado_err	 perr;
 	int			 rc;

@@ -138,7 +138,7 @@ answer(const struct resp_server *srv, struct rq *rq, int status,
 {
 	const struct resp_io	*io = rq->io;
 
-	char	body[1024], extra[96];
+	char	body[ACCEPT_JSON_MAX], extra[96];
 	int	n;
 
 	extra[0] = '\0';

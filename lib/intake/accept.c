@@ -176,8 +176,10 @@ static int
 subject_job(const struct accept_req *req, struct accept_prep *p,
     struct accept_res *res)
 {
-	const struct obs	*o = req->obs;
-	struct config_job	*j = &p->job;
+	const struct obs		*o = req->obs;
+	const struct mapping_step	*m;
+	struct config_job		*j = &p->job;
+	size_t				 k;
 
 	(void)snprintf(j->tenant, sizeof(j->tenant), "%s", req->tenant);
 	(void)snprintf(j->step, sizeof(j->step), "%s", o->step);
@@ -195,6 +197,26 @@ subject_job(const struct accept_req *req, struct accept_prep *p,
 		res->result = HB_MALFORMED;
 		return -1;
 	}
+	/*
+	 * A fan-out's other steps: names, as the first's, so that each
+	 * action id fits as its does (HB_ACTION_MAX).
+	 */
+	if (req->nmore > MAPPING_FANOUT_MAX - 1) {
+		res->detail = "more steps than an event makes";
+		res->result = HB_MALFORMED;
+		return -1;
+	}
+	for (k = 0; k < req->nmore; k++) {
+		m = &req->more[k];
+		if (!text_valid_name(m->name) ||
+		    !text_valid_name(m->destination)) {
+			res->detail = "identifier empty, too long or not UTF-8";
+			res->result = HB_MALFORMED;
+			return -1;
+		}
+		p->more[k] = *m;
+	}
+	p->nmore = req->nmore;
 	return 0;
 }
 
@@ -585,38 +607,80 @@ writes_send(struct store *st, struct writes *wr,
  * the caller passes again a row at a time.  *lost is the index in the
  * first flight of the statement that failed it, else SIZE_MAX.
  */
+/*
+ * f made a member that follows lead (intake/prep.h): its k-th other
+ * step, with that step's destination and action.
+ */
+static void
+follower(struct accept_prep *f, const struct accept_prep *lead, size_t k)
+{
+	*f = *lead;
+	f->nmore = 0;
+	f->follows = 1;
+	(void)snprintf(f->job.step, sizeof(f->job.step), "%s",
+	    lead->more[k].name);
+	(void)snprintf(f->job.destination, sizeof(f->job.destination), "%s",
+	    lead->more[k].destination);
+	/* accept_prepare() saw that it fits. */
+	(void)snprintf(f->action, sizeof(f->action), "%s:%s:%s",
+	    f->job.tenant, f->job.attempt, f->job.step);
+}
+
+/*
+ * A follower's answer (decided as the member before it was) into its
+ * observation's: its step named, and "accepted" when it made the only
+ * new action of them.
+ */
+static void
+res_follow(struct accept_res *res, const struct accept_prep *f,
+    const struct accept_res *fr)
+{
+	(void)snprintf(res->more[res->nmore++], sizeof(res->more[0]), "%s",
+	    f->job.step);
+	if (fr->result == HB_ACCEPTED && res->result == HB_DUPLICATE) {
+		res->result = HB_ACCEPTED;
+		res->detail = NULL;
+	}
+}
+
 static enum store_status
 pass(struct store *st, size_t n, const struct accept_prep *const *p,
     struct accept_res *const *res, const int *done, int rows,
     size_t *culprit, int *moved, int *unsure, size_t *lost)
 {
 	const struct accept_prep	**live = NULL;
+	struct accept_prep		 *fol = NULL;
 	struct store_look		 *look = NULL;
 	struct store_found		 *found = NULL;
 	struct decide_out		 *out = NULL;
 	struct writes			  wr;
 	enum store_status		  ss = STORE_OK, rs;
-	size_t				 *idx = NULL, m = 0, i, j, f, at,
-					  tried, rel = SIZE_MAX;
+	size_t				 *idx = NULL, m = 0, i, j, k, f, at,
+					  tried, rel = SIZE_MAX, nf = 0;
 
 	*culprit = n;
 	*moved = 0;
 	*unsure = 0;
 	*lost = SIZE_MAX;
 	memset(&wr, 0, sizeof(wr));
-	if ((live = calloc(n, sizeof(*live))) == NULL ||
-	    (look = calloc(n, sizeof(*look))) == NULL ||
-	    (found = calloc(n, sizeof(*found))) == NULL ||
-	    (out = calloc(n, sizeof(*out))) == NULL ||
-	    (idx = calloc(n, sizeof(*idx))) == NULL ||
-	    (wr.w = calloc(n, sizeof(*wr.w))) == NULL ||
-	    (wr.a = calloc(n, sizeof(*wr.a))) == NULL ||
-	    (wr.payload = calloc(n, sizeof(*wr.payload))) == NULL ||
-	    (wr.first = calloc(n, sizeof(*wr.first))) == NULL) {
+	/* A fan-out's other steps are members of their own (follower()). */
+	for (i = 0; i < n; i++)
+		if (!done[i])
+			nf += p[i]->nmore;
+	if ((live = calloc(n + nf, sizeof(*live))) == NULL ||
+	    (fol = calloc(nf > 0 ? nf : 1, sizeof(*fol))) == NULL ||
+	    (look = calloc(n + nf, sizeof(*look))) == NULL ||
+	    (found = calloc(n + nf, sizeof(*found))) == NULL ||
+	    (out = calloc(n + nf, sizeof(*out))) == NULL ||
+	    (idx = calloc(n + nf, sizeof(*idx))) == NULL ||
+	    (wr.w = calloc(n + nf, sizeof(*wr.w))) == NULL ||
+	    (wr.a = calloc(n + nf, sizeof(*wr.a))) == NULL ||
+	    (wr.payload = calloc(n + nf, sizeof(*wr.payload))) == NULL ||
+	    (wr.first = calloc(n + nf, sizeof(*wr.first))) == NULL) {
 		ss = STORE_NOMEM;
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0, nf = 0; i < n; i++) {
 		if (done[i])
 			continue;
 		idx[m] = i;
@@ -633,6 +697,13 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 			look[m].action = p[i]->action;
 		}
 		m++;
+		/* Its followers need their actions alone looked up. */
+		for (k = 0; k < p[i]->nmore; k++, m++) {
+			follower(&fol[nf], p[i], k);
+			idx[m] = i;
+			live[m] = &fol[nf];
+			look[m].action = fol[nf++].action;
+		}
 	}
 	if (m == 0)
 		goto out;
@@ -667,7 +738,10 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 		*culprit = at;		/* a failure outside the flight */
 	else {
 		for (i = 0; i < m; i++)
-			*res[idx[i]] = out[i].res;
+			if (!live[i]->follows)
+				*res[idx[i]] = out[i].res;
+			else
+				res_follow(res[idx[i]], live[i], &out[i].res);
 		goto out;
 	}
 	if (*culprit < m) {
@@ -685,11 +759,12 @@ fail:
 			ss = rs;
 	}
 out:
-	writes_free(&wr, n);
+	writes_free(&wr, m);
 	free(idx);
 	free(out);
 	free(found);
 	free(look);
+	free(fol);
 	free(live);
 	return ss;
 }
@@ -798,6 +873,30 @@ put_raw(char *buf, size_t len, size_t *off, const char *s)
  * that a request refused for want of it is still told so, and a 200 still
  * names its action.
  */
+/*
+ * A fan-out's "actions": the first, then each other step's in its place
+ * (a step is the action id's last part).  -1 when it does not fit.
+ */
+static int
+put_actions(char *buf, size_t len, size_t *off, const struct accept_res *res)
+{
+	char	id[HB_ACTION_MAX + 1];
+	size_t	k;
+	int	head = (int)(strrchr(res->action, ':') - res->action) + 1;
+
+	if (put_raw(buf, len, off, ",\"actions\":[") != 0 ||
+	    json_put_string(buf, len, off, res->action) != 0)
+		return -1;
+	for (k = 0; k < res->nmore; k++) {
+		(void)snprintf(id, sizeof(id), "%.*s%s", head, res->action,
+		    res->more[k]);
+		if (put_raw(buf, len, off, ",") != 0 ||
+		    json_put_string(buf, len, off, id) != 0)
+			return -1;
+	}
+	return put_raw(buf, len, off, "]");
+}
+
 int
 accept_res_json(const struct accept_res *res, char *buf, size_t len)
 {
@@ -810,6 +909,8 @@ accept_res_json(const struct accept_res *res, char *buf, size_t len)
 	    (res->action[0] != '\0' &&
 	    (put_raw(buf, len, &off, ",\"action\":") != 0 ||
 	    json_put_string(buf, len, &off, res->action) != 0)) ||
+	    (res->nmore > 0 && strchr(res->action, ':') != NULL &&
+	    put_actions(buf, len, &off, res) != 0) ||
 	    (res->detail != NULL &&
 	    (put_raw(buf, len, &off, ",\"detail\":") != 0 ||
 	    json_put_string(buf, len, &off, res->detail) != 0)) ||

@@ -117,12 +117,14 @@ HB_API enum store_status accept_batch(struct store *, size_t n,
 
 /*
  * Writes the JSON answer for a result into buf: {"result":..} with
- * "action" when there is one and "detail" when there is one, on one line
+ * "action" when there is one, "actions" (every action id, that one
+ * first) for a fan-out, and "detail" when there is one, on one line
  * (control characters escaped).  The same document is the HTTP body and
  * the command line's output.  It allocates nothing, so it answers even
  * when memory ran out.  Returns 0, or -1 when buf is too small (buf is
- * then "" if len > 0; 1 KiB always suffices).
+ * then "" if len > 0; ACCEPT_JSON_MAX always suffices).
  */
+#define ACCEPT_JSON_MAX	(1024 + 2 * MAPPING_FANOUT_MAX * (HB_ACTION_MAX + 4))
 HB_API int accept_res_json(const struct accept_res *, char *buf, size_t len)
     HB_MUST_CHECK;
 

@@ -258,6 +258,34 @@ subject(const struct accept_prep *p, const struct store_found *r,
 		o->res.detail = "this version's step was acted on before";
 }
 
+/*
+ * A fan-out's later step (intake/prep.h, follows): its event is the
+ * member's before it, decided there.  When that took effect, this
+ * step's action is claimed as that one's was; else it is answered as
+ * that one was, and nothing is written for it.
+ */
+static void
+follow(size_t i, const struct accept_prep *const *p,
+    const struct store_found *found, struct decide_out *out)
+{
+	const struct decide_out	*lead;
+	struct store_found	 r;
+	size_t			 k = i;
+
+	while (k > 0 && p[k]->follows)
+		k--;
+	lead = &out[k];
+	if (!(lead->writes & DECIDE_SUBJECT)) {
+		out[i].res.result = lead->res.result;
+		out[i].res.detail = lead->res.detail;
+		return;
+	}
+	seen_by(i, p, found, out, &r);
+	claim(p[i], &r, &out[i]);
+	if (out[i].res.result == HB_DUPLICATE)
+		out[i].res.detail = "this version's step was acted on before";
+}
+
 void
 decide_batch(size_t n, const struct accept_prep *const *p,
     const struct store_found *found, struct decide_out *out)
@@ -270,6 +298,10 @@ decide_batch(size_t n, const struct accept_prep *const *p,
 		o = &out[i];
 		memset(o, 0, sizeof(*o));
 		memcpy(o->res.action, p[i]->action, sizeof(o->res.action));
+		if (p[i]->follows) {
+			follow(i, p, found, out);
+			continue;
+		}
 		seen_by(i, p, found, out, &r);
 		if (r.seen) {
 			/* Nothing is written: the first receipt stands. */

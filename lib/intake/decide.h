@@ -55,6 +55,10 @@ struct decide_out {
  * that action was claimed before (the step of one version acts once).
  * An undo is an event as any other: it takes effect with its own step
  * (unpublish), and an approval older than it is stale.
+ *
+ * A fan-out's later steps (members that follow the one before them) are
+ * that event: when it took effect each claims its own action, accepted
+ * or a duplicate as above; else each is answered as it was.
  */
 
 /*

@@ -14,6 +14,7 @@
 
 #include "base/hb.h"
 #include "config/rows.h"
+#include "provider/mapping.h"
 #include "provider/obs.h"
 #include "store/rows.h"
 
@@ -32,6 +33,12 @@ struct accept_req {
 	const char		*destination;
 	const char		*space;
 	/*
+	 * A fan-out (provider/mapping.h): the steps it makes besides
+	 * obs->step, each with its destination.
+	 */
+	const struct mapping_step *more;
+	size_t			 nmore;
+	/*
 	 * The body travels with the action as its payload's "data": 1 as
 	 * it is (a JSON object), ACCEPT_CARRY_TEXT as a JSON string (a
 	 * form); 0: not.
@@ -49,6 +56,12 @@ struct accept_res {
 	 * a subject's event tenant:namespace/subject:version:step.
 	 */
 	char		 action[HB_ACTION_MAX + 1];
+	/*
+	 * A fan-out's: the steps of its other actions, whose ids are
+	 * action's with each in place of its step.
+	 */
+	char		 more[MAPPING_FANOUT_MAX - 1][HB_ID_MAX + 1];
+	size_t		 nmore;
 	/*
 	 * Why, for results that are not self-explanatory: static storage,
 	 * or the why buffer below.  Never a secret or a signature.
@@ -74,6 +87,15 @@ struct accept_prep {
 	char			 action[HB_ACTION_MAX + 1];
 	/* A subject's event: rcpt's body is its action's "data" too. */
 	int			 carry;
+	/*
+	 * A fan-out's other steps (accept_req's more), each an action of
+	 * its own; and in a batch, made of those, a member that follows
+	 * the one before it: the same event, decided with it, one of its
+	 * steps.
+	 */
+	struct mapping_step	 more[MAPPING_FANOUT_MAX - 1];
+	size_t			 nmore;
+	int			 follows;
 	struct store_receipt	 rcpt;
 	/*
 	 * A job event prepared without its job (an accept_config with no

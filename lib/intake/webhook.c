@@ -114,14 +114,13 @@ hdr_value(void *arg, const char *name)
  */
 static int
 mapped(const struct config_endpoint *ep, const struct webhook_req *req,
-    struct obs *o, struct accept_res *res)
+    struct obs *o, struct mapping_event *ev, struct accept_res *res)
 {
-	struct mapping_event	ev;
 	struct hdr		hd = { req };
 	enum mapping_err	me;
 
 	me = mapping_eval(ep->mapping, req->body, req->bodylen, hdr_value, &hd,
-	    &ev, res->why, sizeof(res->why));
+	    ev, res->why, sizeof(res->why));
 	if (me == MAPPING_NOMEM) {
 		res->result = HB_NOMEM;
 		return -1;
@@ -133,27 +132,28 @@ mapped(const struct config_endpoint *ep, const struct webhook_req *req,
 	}
 	memset(o, 0, sizeof(*o));
 	o->source = OBS_SRC_EVENT;
-	o->event = ev.effect == MAPPING_IGNORE ? OBS_EV_UNKNOWN :
+	o->event = ev->effect == MAPPING_IGNORE ? OBS_EV_UNKNOWN :
 	    OBS_EV_SUBJECT;
-	o->undo = ev.effect == MAPPING_UNDO;
-	o->version = ev.version;
-	o->occurred_ms = ev.occurred_ms;
-	memcpy(o->type, ev.type, sizeof(o->type));
-	memcpy(o->job_id, ev.subject, sizeof(o->job_id));
-	memcpy(o->delivery_id, ev.event_id, sizeof(o->delivery_id));
-	memcpy(o->step, ev.step, sizeof(o->step));
+	o->undo = ev->effect == MAPPING_UNDO;
+	o->version = ev->version;
+	o->occurred_ms = ev->occurred_ms;
+	memcpy(o->type, ev->type, sizeof(o->type));
+	memcpy(o->job_id, ev->subject, sizeof(o->job_id));
+	memcpy(o->delivery_id, ev->event_id, sizeof(o->delivery_id));
+	memcpy(o->step, ev->step, sizeof(o->step));
 	return 0;
 }
 
 /*
  * The body (and for a mapped endpoint the headers) read with the
- * endpoint's format into o; for a mapped endpoint, areq's destination
- * and subjects' namespace set.  -1 with res filled: malformed, or out of
- * memory.
+ * endpoint's format into o; for a mapped endpoint, the event in *ev, and
+ * areq's destination, fan-out (pointing into *ev) and subjects'
+ * namespace set.  -1 with res filled: malformed, or out of memory.
  */
 static int
 parse(const struct config_endpoint *ep, const struct webhook_req *req,
-    struct obs *o, struct accept_req *areq, struct accept_res *res)
+    struct obs *o, struct mapping_event *ev, struct accept_req *areq,
+    struct accept_res *res)
 {
 	enum tornado_err	te;
 	int			 form;
@@ -166,9 +166,15 @@ parse(const struct config_endpoint *ep, const struct webhook_req *req,
 		return -1;
 	}
 	if (ep->kind == CONFIG_KIND_MAPPED) {
-		if (mapped(ep, req, o, res) != 0)
+		if (mapped(ep, req, o, ev, res) != 0)
 			return -1;
-		areq->destination = mapping_destination(ep->mapping);
+		/* Each step to its own destination: the first here. */
+		areq->destination = ev->nsteps > 0 ?
+		    ev->steps[0].destination : mapping_destination(ep->mapping);
+		if (ev->nsteps > 1) {
+			areq->more = &ev->steps[1];
+			areq->nmore = ev->nsteps - 1;
+		}
 		areq->carry = !mapping_carries_body(ep->mapping) ? 0 :
 		    mapping_reads_form(ep->mapping) ? ACCEPT_CARRY_TEXT : 1;
 		if ((areq->space = mapping_namespace(ep->mapping)) == NULL)
@@ -201,6 +207,7 @@ prepare(struct webhook_cfg *hc, const struct webhook_req *req,
 	struct config_endpoint		*ep = &h->ep;
 	struct config_secrets		 sec;
 	struct accept_req		 areq;
+	struct mapping_event		 ev;
 	enum config_status		 cs;
 	enum auth_status		 as;
 
@@ -231,7 +238,7 @@ prepare(struct webhook_cfg *hc, const struct webhook_req *req,
 	}
 
 	memset(&areq, 0, sizeof(areq));
-	if (parse(ep, req, &h->obs, &areq, res) != 0)
+	if (parse(ep, req, &h->obs, &ev, &areq, res) != 0)
 		return -1;
 	areq.tenant = ep->tenant;
 	areq.endpoint = ep->name;

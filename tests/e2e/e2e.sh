@@ -552,6 +552,62 @@ eq "namespaces: cms's v4 through the second route" \
 signed cms-2 "$(ev r-2 asset.approved 2026-12-01T15:00:00Z 3)"
 eq "namespaces: and an older one, stale" "200 stale" "$code $result"
 
+# ---- a fan-out: one event, a step to each destination, each once ----
+# hookbox(1), MAPPED ENDPOINTS: a replacement publishes on the site and
+# purges the CDN; each action is delivered, by a real dispatcher to a
+# real HTTP server, to its own destination alone, once.
+SINK="$build/tests/sink"
+for d in site cdn; do
+	"$SINK" -p 0 -l "$tmp/$d.log" > "$tmp/$d.port" 2>/dev/null &
+	pids="$pids $!"
+	until_true 60 test -s "$tmp/$d.port" || fail "sink $d did not start"
+	"$HB" destination add "$d" --tenant acme --idempotent --url \
+	    "http://127.0.0.1:$(head -n 1 "$tmp/$d.port")/hook" >/dev/null
+done
+printf '%s\n' '{"destination": "site", "event_id": "/id",' \
+    ' "subject": "/data/asset_id", "version": "/data/version",' \
+    ' "type": "/type", "occurred": "/created_at",' \
+    ' "steps": {"publish": ["asset.approved", "asset.replaced"],' \
+    '  "purge": {"types": ["asset.replaced"], "destination": "cdn"}}}' \
+    > "$tmp/fan.json"
+eq "fan-out: the endpoint names both destinations" \
+    "endpoint fan added: kind mapped, its actions to destination site, cdn" \
+    "$("$HB" endpoint add fan --tenant acme --kind mapped --mapping \
+    "$tmp/fan.json" --header Cms-Signature --secret-file "$tmp/hmac.secret")"
+"$HB" destination remove --tenant acme cdn 2> "$scratch/err"
+eq "fan-out: a step's destination is not removed under it" \
+    "1 hookbox: destination cdn of tenant acme: still referenced by endpoint fan" \
+    "$? $(cat "$scratch/err")"
+signed fan "$(ev f-1 asset.replaced 2026-12-01T10:00:00Z 1)"
+eq "fan-out: one event, an action a step" \
+    '200 accepted ["acme:fan/a-1:1:publish","acme:fan/a-1:1:purge"]' \
+    "$code $result $(jget actions "$reply")"
+signed fan "$(ev f-2 asset.replaced 2026-12-01T10:00:00Z 1)"
+eq "fan-out: the same event under another id" "200 duplicate" \
+    "$code $result"
+signed fan "$(ev f-3 asset.approved 2026-12-01T11:00:00Z 2)"
+eq "fan-out: a type of one step, one action" \
+    "200 accepted acme:fan/a-1:2:publish " \
+    "$code $result $(jget action "$reply") $(jget actions "$reply")"
+# fan_sent: a dispatcher's pass, then whether all three are delivered.
+fan_sent() {
+	"$HB" dispatch --once >/dev/null 2>&1
+	test "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT count(*)
+	    FROM outbox WHERE action_id LIKE 'acme:fan/%' AND
+	    state = 'delivered'")" = 3
+}
+if until_true 30 fan_sent; then pass; else
+	fail "fan-out: not all three delivered"
+fi
+# posted SINK: the actions its log holds, each "path step", sorted.
+posted() {
+	awk -F'\t' '$2 == "POST" { print $3, $10 }' "$tmp/$1.log" |
+	    sed 's/ .*"step":"\([^"]*\)".*/ \1/' | sort | tr '\n' ' '
+}
+eq "fan-out: each delivered once to its own destination" \
+    "site: /hook publish /hook publish  cdn: /hook purge " \
+    "site: $(posted site) cdn: $(posted cdn)"
+
 # ---- the Mux preset: its mapping and sample bodies from presets/ ----
 presets="$(dirname "$0")/../../presets"
 "$HB" destination add downstream --tenant acme \

@@ -330,6 +330,221 @@ START_TEST(subject_versions)
 END_TEST
 
 /*
+ * A fan-out's event (provider/mapping.h): of subject a-1 from endpoint
+ * cms, its first step publish to sink, then purge to cdn and index to
+ * search (the first nmore of those), into *p prepared, its answer in
+ * *res.  Returns accept_prepare()'s.
+ */
+static const struct mapping_step fan_steps[] = {
+	{ "purge", "cdn" }, { "index", "search" },
+};
+
+static int
+fan_prepare(struct accept_req *req, struct obs *o, const char *id,
+    int64_t v, int64_t t, size_t nmore, struct accept_prep *p,
+    struct accept_res *res)
+{
+	memset(o, 0, sizeof(*o));
+	o->source = OBS_SRC_EVENT;
+	o->event = OBS_EV_SUBJECT;
+	(void)snprintf(o->type, sizeof(o->type), "asset.replaced");
+	(void)snprintf(o->job_id, sizeof(o->job_id), "a-1");
+	(void)snprintf(o->delivery_id, sizeof(o->delivery_id), "%s", id);
+	(void)snprintf(o->step, sizeof(o->step), "publish");
+	o->version = v;
+	o->occurred_ms = t;
+	memset(req, 0, sizeof(*req));
+	req->tenant = "acme";
+	req->endpoint = "cms";
+	req->destination = "sink";
+	req->space = "cms";
+	req->obs = o;
+	req->more = fan_steps;
+	req->nmore = nmore;
+	req->body = "{}";
+	req->bodylen = 2;
+	req->now_ms = util_now_ms();
+	return p != NULL ? accept_prepare(cfg, req, p, res) : 0;
+}
+
+/* fan_prepare(), then the event accepted alone. */
+static enum hb_result
+fan(const char *id, int64_t v, int64_t t, size_t nmore,
+    struct accept_res *res)
+{
+	struct accept_req	req;
+	struct obs		o;
+
+	(void)fan_prepare(&req, &o, id, v, t, nmore, NULL, NULL);
+	return accept_observation(st, cfg, &req, res);
+}
+
+/*
+ * A fan-out: one event, one receipt and one subject state, an action for
+ * each step with its own destination; the event again, or another id of
+ * it, makes none; an older one is stale for every step; a newer one
+ * makes each again; a step acted on before (by an event of that step
+ * alone) is a duplicate while the others are accepted.  The answer names
+ * every action.
+ */
+START_TEST(fanout_steps)
+{
+	struct accept_res	res;
+	char			buf[ACCEPT_JSON_MAX];
+
+	ck_assert_int_eq(fan("f-1", 1, 1000, 2, &res), HB_ACCEPTED);
+	ck_assert_str_eq(res.action, "acme:cms/a-1:1:publish");
+	ck_assert_uint_eq(res.nmore, 2);
+	ck_assert_int_eq(accept_res_json(&res, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "{\"result\":\"accepted\","
+	    "\"action\":\"acme:cms/a-1:1:publish\",\"actions\":["
+	    "\"acme:cms/a-1:1:publish\",\"acme:cms/a-1:1:purge\","
+	    "\"acme:cms/a-1:1:index\"]}");
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM subjects"), 1);
+	ck_assert_int_eq(q("SELECT count(*) FROM accepted WHERE job_id ="
+	    " 'cms/a-1'"), 3);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE"
+	    " (action_id = 'acme:cms/a-1:1:publish' AND destination = 'sink')"
+	    " OR (action_id = 'acme:cms/a-1:1:purge' AND destination = 'cdn')"
+	    " OR (action_id = 'acme:cms/a-1:1:index' AND"
+	    " destination = 'search')"), 3);
+	/* Each payload names its own step and action. */
+	ck_assert_int_eq(q2("SELECT count(*) FROM outbox WHERE"
+	    " json_extract(payload, '$.step') = substr(action_id, 16)"
+	    " AND json_extract(payload, '$.action') = action_id",
+	    "SELECT count(*) FROM outbox WHERE"
+	    " payload::json->>'step' = substr(action_id, 16)"
+	    " AND payload::json->>'action' = action_id"), 3);
+
+	ck_assert_int_eq(fan("f-1", 1, 1000, 2, &res), HB_DUPLICATE);
+	ck_assert_int_eq(fan("f-2", 1, 1000, 2, &res), HB_DUPLICATE);
+	ck_assert_uint_eq(res.nmore, 2);
+	ck_assert_int_eq(fan("f-3", 0, 3000, 2, &res), HB_STALE);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 3);
+
+	ck_assert_int_eq(fan("f-4", 2, 1000, 2, &res), HB_ACCEPTED);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id LIKE"
+	    " 'acme:cms/a-1:2:%'"), 3);
+
+	/* v3's publish alone, then v3 later with its fan-out. */
+	ck_assert_int_eq(fan("f-5", 3, 1000, 0, &res), HB_ACCEPTED);
+	ck_assert_uint_eq(res.nmore, 0);
+	ck_assert_int_eq(fan("f-6", 3, 2000, 1, &res), HB_ACCEPTED);
+	ck_assert_str_eq(res.action, "acme:cms/a-1:3:publish");
+	ck_assert_ptr_null(res.detail);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id LIKE"
+	    " 'acme:cms/a-1:3:%'"), 2);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 6);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 8);
+}
+END_TEST
+
+/*
+ * A fan-out in a batch: its event and the same event under another id in
+ * one batch make each step's action once.  When one step's row is
+ * refused, that observation alone is answered 503 and nothing of it
+ * stays, not its receipt nor its other steps; the batch's other member
+ * is accepted.
+ */
+START_TEST(fanout_batch)
+{
+	struct accept_req		 req[3];
+	struct obs			 o[3];
+	struct accept_prep		 p[3];
+	struct accept_res		 r[3];
+	const struct accept_prep	*pp[3] = { &p[0], &p[1], &p[2] };
+	struct accept_res		*rp[3] = { &r[0], &r[1], &r[2] };
+
+	ck_assert_int_eq(fan_prepare(&req[0], &o[0], "b-1", 1, 1000, 2, &p[0],
+	    &r[0]), 0);
+	ck_assert_int_eq(fan_prepare(&req[1], &o[1], "b-2", 1, 1000, 2, &p[1],
+	    &r[1]), 0);
+	ck_assert_int_eq(store_begin(st), STORE_OK);
+	ck_assert_int_eq(accept_batch(st, 2, pp, rp, NULL), STORE_OK);
+	ck_assert_int_eq(store_commit(st), STORE_OK);
+	ck_assert_int_eq(r[0].result, HB_ACCEPTED);
+	ck_assert_int_eq(r[1].result, HB_DUPLICATE);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 3);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 2);
+
+	if (test_backend == TEST_SQLITE)
+		test_db_exec(state_path, "CREATE TRIGGER refuse BEFORE INSERT"
+		    " ON outbox WHEN NEW.action_id = 'acme:cms/a-1:2:index'"
+		    " BEGIN SELECT RAISE(ABORT, 'refused'); END");
+	else
+		test_db_exec(state_path, "CREATE FUNCTION refuse() RETURNS"
+		    " trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION"
+		    " 'refused'; END$$; CREATE TRIGGER refuse BEFORE INSERT ON"
+		    " outbox FOR EACH ROW WHEN (NEW.action_id ="
+		    " 'acme:cms/a-1:2:index') EXECUTE FUNCTION refuse()");
+	ck_assert_int_eq(fan_prepare(&req[0], &o[0], "b-3", 2, 1000, 2, &p[0],
+	    &r[0]), 0);
+	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, completed1,
+	    &r[2]), HB_ACCEPTED);	/* job-1's action, claimed now */
+	ck_assert_int_eq(fan_prepare(&req[1], &o[1], "b-4", 4, 1000, 1, &p[1],
+	    &r[1]), 0);
+	ck_assert_int_eq(store_begin(st), STORE_OK);
+	ck_assert_int_eq(accept_batch(st, 2, pp, rp, NULL), STORE_OK);
+	ck_assert_int_eq(store_commit(st), STORE_OK);
+	ck_assert_int_eq(r[0].result, HB_UNAVAILABLE);
+	ck_assert_int_eq(r[1].result, HB_ACCEPTED);
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE delivery_id ="
+	    " 'b-3'"), 0);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id LIKE"
+	    " 'acme:cms/a-1:2:%'"), 0);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id LIKE"
+	    " 'acme:cms/a-1:4:%'"), 2);
+	test_db_exec(state_path, test_backend == TEST_SQLITE ?
+	    "DROP TRIGGER refuse" : "DROP TRIGGER refuse ON outbox");
+}
+END_TEST
+
+/*
+ * A fan-out's step that is no name, or more steps than an event makes:
+ * malformed, nothing written.
+ */
+START_TEST(fanout_bad_steps)
+{
+	struct mapping_step	m[MAPPING_FANOUT_MAX];
+	struct accept_req	req;
+	struct accept_res	res;
+	struct obs		o;
+	char			snap[128];
+	size_t			i;
+
+	(void)fan_prepare(&req, &o, "l-1", 1, 1000, 0, NULL, NULL);
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < MAPPING_FANOUT_MAX; i++) {
+		(void)snprintf(m[i].name, sizeof(m[i].name), "s%zu", i);
+		(void)snprintf(m[i].destination, sizeof(m[i].destination),
+		    "cdn");
+	}
+	req.more = m;
+	req.nmore = MAPPING_FANOUT_MAX;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	ck_assert_str_eq(res.detail, "more steps than an event makes");
+	(void)snprintf(m[1].name, sizeof(m[1].name), "a:b");
+	req.nmore = 2;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	m[1].name[1] = '-';
+	m[1].destination[0] = '\0';
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_MALFORMED);
+	snapshot(snap, sizeof(snap));
+	ck_assert_str_eq(snap, "r0 j0 a0 o0 c0");
+	/* One fewer, each a name: all of them. */
+	m[1].destination[0] = 'c';
+	req.nmore = MAPPING_FANOUT_MAX - 1;
+	ck_assert_int_eq(accept_observation(st, cfg, &req, &res),
+	    HB_ACCEPTED);
+	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), MAPPING_FANOUT_MAX);
+}
+END_TEST
+
+/*
  * The payload's integers keep every digit: the highest version a mapping
  * reads (2^53 - 1), which cJSON's printing of a double cut to fifteen
  * significant digits, reaches the downstream as it came.
@@ -1494,6 +1709,9 @@ accept_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, same_event_twice);
 	tcase_add_test(tc, subject_versions);
+	tcase_add_test(tc, fanout_steps);
+	tcase_add_test(tc, fanout_batch);
+	tcase_add_test(tc, fanout_bad_steps);
 	tcase_add_test(tc, payload_integers_exact);
 	tcase_add_test(tc, payload_carries_body);
 	tcase_add_test(tc, subject_too_long);

@@ -274,6 +274,65 @@ START_TEST(batch_subject_disorder)
 }
 END_TEST
 
+/*
+ * A fan-out's members: each event's first step and, following it, its
+ * purge.  A follower claims its own action only when its event took
+ * effect, and is answered as its event was otherwise; it writes no
+ * receipt and no subject state.  A follower's action claimed before (its
+ * found) is a duplicate while its event's first is accepted.
+ */
+START_TEST(batch_fanout)
+{
+	static const struct {
+		int64_t		 v, t;
+		const char	*step, *id;
+		int		 follows;
+		int		 claimed;
+		enum hb_result	 result;
+		unsigned	 writes;
+	} ev[] = {
+		{ 2, 10, "publish", "e-1", 0, 0, HB_ACCEPTED, R | S | C },
+		{ 2, 10, "purge", "e-1", 1, 0, HB_ACCEPTED, C },
+		{ 2, 10, "publish", "e-2", 0, 0, HB_DUPLICATE, R },
+		{ 2, 10, "purge", "e-2", 1, 0, HB_DUPLICATE, 0 },
+		{ 1, 10, "publish", "e-3", 0, 0, HB_STALE, R },
+		{ 1, 10, "purge", "e-3", 1, 0, HB_STALE, 0 },
+		{ 2, 10, "publish", "e-1", 0, 0, HB_DUPLICATE, 0 },
+		{ 2, 10, "purge", "e-1", 1, 0, HB_DUPLICATE, 0 },
+		{ 3, 10, "publish", "e-4", 0, 0, HB_ACCEPTED, R | S | C },
+		{ 3, 10, "purge", "e-4", 1, 1, HB_DUPLICATE, 0 },
+	};
+	struct member			 m[NELEM(ev)];
+	const struct accept_prep	*p[NELEM(ev)];
+	struct store_found		 r[NELEM(ev)];
+	struct decide_out		 o[NELEM(ev)];
+	size_t				 i;
+
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < NELEM(ev); i++) {
+		vmember(&m[i], "a-1", ev[i].v, ev[i].t, DO, ev[i].step,
+		    ev[i].id);
+		m[i].prep.follows = ev[i].follows;
+		p[i] = &m[i].prep;
+		r[i].claimed = ev[i].claimed;
+		(void)snprintf(r[i].owner, sizeof(r[i].owner), "a-1");
+	}
+	decide_batch(NELEM(ev), p, r, o);
+	for (i = 0; i < NELEM(ev); i++) {
+		ck_assert_msg(o[i].res.result == ev[i].result,
+		    "member %zu: %s, not %s", i,
+		    hb_result_name(o[i].res.result),
+		    hb_result_name(ev[i].result));
+		ck_assert_msg(o[i].writes == ev[i].writes,
+		    "member %zu: writes %#x, not %#x", i, o[i].writes,
+		    ev[i].writes);
+		ck_assert_str_eq(o[i].res.action, m[i].prep.action);
+	}
+	/* The subject's state is the first step's, not a follower's. */
+	ck_assert_str_eq(o[8].subject.step, "publish");
+}
+END_TEST
+
 /* A job observation of job_id for tenant acme, action acme:ATTEMPT:s. */
 static void
 member(struct member *m, const char *job_id, const char *attempt, int event,
@@ -546,6 +605,7 @@ decide_suite(void)
 	tcase_add_loop_test(tc, table, 0, (int)NELEM(rows));
 	tcase_add_loop_test(tc, subject_table, 0, (int)NELEM(vrows));
 	tcase_add_test(tc, batch_subject_disorder);
+	tcase_add_test(tc, batch_fanout);
 	tcase_add_test(tc, delivery_seen);
 	tcase_add_test(tc, batch_one_job);
 	tcase_add_test(tc, batch_jobs_apart);
