@@ -596,18 +596,6 @@ writes_send(struct store *st, struct writes *wr,
 }
 
 /*
- * One pass: in a savepoint, looks up what the members not done need
- * (one flight, with the BEGIN and the locks sent before it), decides
- * them, and sends the writes (a second flight): one statement per table,
- * or with rows a statement per row.  On a member's failure, *culprit is
- * its index (the savepoint rolled back, the transaction standing); when
- * the state moved under it (a key another host wrote), *moved.  When a
- * table's statement failed on the server, which says not for which
- * member, *unsure (the savepoint rolled back, the transaction standing):
- * the caller passes again a row at a time.  *lost is the index in the
- * first flight of the statement that failed it, else SIZE_MAX.
- */
-/*
  * f made a member that follows lead (intake/prep.h): its k-th other
  * step, with that step's destination and action.
  */
@@ -626,23 +614,26 @@ follower(struct accept_prep *f, const struct accept_prep *lead, size_t k)
 	    f->job.tenant, f->job.attempt, f->job.step);
 }
 
-/*
- * A follower's answer (decided as the member before it was) into its
- * observation's: its step named, and "accepted" when it made the only
- * new action of them.
- */
+/* A follower's step, named in its observation's answer. */
 static void
-res_follow(struct accept_res *res, const struct accept_prep *f,
-    const struct accept_res *fr)
+res_follow(struct accept_res *res, const struct accept_prep *f)
 {
 	(void)snprintf(res->more[res->nmore++], sizeof(res->more[0]), "%s",
 	    f->job.step);
-	if (fr->result == HB_ACCEPTED && res->result == HB_DUPLICATE) {
-		res->result = HB_ACCEPTED;
-		res->detail = NULL;
-	}
 }
 
+/*
+ * One pass: in a savepoint, looks up what the members not done need
+ * (one flight, with the BEGIN and the locks sent before it), decides
+ * them, and sends the writes (a second flight): one statement per table,
+ * or with rows a statement per row.  On a member's failure, *culprit is
+ * its index (the savepoint rolled back, the transaction standing); when
+ * the state moved under it (a key another host wrote), *moved.  When a
+ * table's statement failed on the server, which says not for which
+ * member, *unsure (the savepoint rolled back, the transaction standing):
+ * the caller passes again a row at a time.  *lost is the index in the
+ * first flight of the statement that failed it, else SIZE_MAX.
+ */
 static enum store_status
 pass(struct store *st, size_t n, const struct accept_prep *const *p,
     struct accept_res *const *res, const int *done, int rows,
@@ -741,7 +732,7 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 			if (!live[i]->follows)
 				*res[idx[i]] = out[i].res;
 			else
-				res_follow(res[idx[i]], live[i], &out[i].res);
+				res_follow(res[idx[i]], live[i]);
 		goto out;
 	}
 	if (*culprit < m) {
@@ -869,11 +860,6 @@ put_raw(char *buf, size_t len, size_t *off, const char *s)
 }
 
 /*
- * Written by hand, not with cJSON: the answer must not need memory, so
- * that a request refused for want of it is still told so, and a 200 still
- * names its action.
- */
-/*
  * A fan-out's "actions": the first, then each other step's in its place
  * (a step is the action id's last part).  -1 when it does not fit.
  */
@@ -897,6 +883,11 @@ put_actions(char *buf, size_t len, size_t *off, const struct accept_res *res)
 	return put_raw(buf, len, off, "]");
 }
 
+/*
+ * Written by hand, not with cJSON: the answer must not need memory, so
+ * that a request refused for want of it is still told so, and a 200 still
+ * names its action.
+ */
 int
 accept_res_json(const struct accept_res *res, char *buf, size_t len)
 {

@@ -261,14 +261,15 @@ subject(const struct accept_prep *p, const struct store_found *r,
 /*
  * A fan-out's later step (intake/prep.h, follows): its event is the
  * member's before it, decided there.  When that took effect, this
- * step's action is claimed as that one's was; else it is answered as
- * that one was, and nothing is written for it.
+ * step's action is claimed as that one's was, and the event is accepted
+ * when any of its actions is new; else this step is answered as that
+ * one was, and nothing is written for it.
  */
 static void
 follow(size_t i, const struct accept_prep *const *p,
     const struct store_found *found, struct decide_out *out)
 {
-	const struct decide_out	*lead;
+	struct decide_out	*lead;
 	struct store_found	 r;
 	size_t			 k = i;
 
@@ -284,6 +285,11 @@ follow(size_t i, const struct accept_prep *const *p,
 	claim(p[i], &r, &out[i]);
 	if (out[i].res.result == HB_DUPLICATE)
 		out[i].res.detail = "this version's step was acted on before";
+	else if (out[i].res.result == HB_ACCEPTED &&
+	    lead->res.result == HB_DUPLICATE) {
+		lead->res.result = HB_ACCEPTED;
+		lead->res.detail = NULL;
+	}
 }
 
 void

@@ -330,6 +330,33 @@ START_TEST(subject_versions)
 END_TEST
 
 /*
+ * The server refuses to insert action's outbox row (a trigger), so that
+ * the statement that writes it fails as a full disk's would; NULL: it
+ * takes every row again.
+ */
+static void
+refuse_outbox(const char *action)
+{
+	char	sql[512];
+
+	if (action == NULL)
+		(void)snprintf(sql, sizeof(sql), "%s", test_backend ==
+		    TEST_SQLITE ? "DROP TRIGGER refuse" :
+		    "DROP TRIGGER refuse ON outbox; DROP FUNCTION refuse()");
+	else if (test_backend == TEST_SQLITE)
+		(void)snprintf(sql, sizeof(sql), "CREATE TRIGGER refuse BEFORE"
+		    " INSERT ON outbox WHEN NEW.action_id = '%s' BEGIN SELECT"
+		    " RAISE(ABORT, 'refused'); END", action);
+	else
+		(void)snprintf(sql, sizeof(sql), "CREATE FUNCTION refuse()"
+		    " RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE"
+		    " EXCEPTION 'refused'; END$$; CREATE TRIGGER refuse BEFORE"
+		    " INSERT ON outbox FOR EACH ROW WHEN (NEW.action_id ="
+		    " '%s') EXECUTE FUNCTION refuse()", action);
+	test_db_exec(state_path, sql);
+}
+
+/*
  * A fan-out's event (provider/mapping.h): of subject a-1 from endpoint
  * cms, its first step publish to sink, then purge to cdn and index to
  * search (the first nmore of those), into *p prepared, its answer in
@@ -435,6 +462,9 @@ START_TEST(fanout_steps)
 	ck_assert_ptr_null(res.detail);
 	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id LIKE"
 	    " 'acme:cms/a-1:3:%'"), 2);
+	/* Its receipt says what its answer does. */
+	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE delivery_id ="
+	    " 'f-6' AND result = 'accepted'"), 1);
 	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 6);
 	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 8);
 }
@@ -468,16 +498,7 @@ START_TEST(fanout_batch)
 	ck_assert_int_eq(q("SELECT count(*) FROM outbox"), 3);
 	ck_assert_int_eq(q("SELECT count(*) FROM receipts"), 2);
 
-	if (test_backend == TEST_SQLITE)
-		test_db_exec(state_path, "CREATE TRIGGER refuse BEFORE INSERT"
-		    " ON outbox WHEN NEW.action_id = 'acme:cms/a-1:2:index'"
-		    " BEGIN SELECT RAISE(ABORT, 'refused'); END");
-	else
-		test_db_exec(state_path, "CREATE FUNCTION refuse() RETURNS"
-		    " trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION"
-		    " 'refused'; END$$; CREATE TRIGGER refuse BEFORE INSERT ON"
-		    " outbox FOR EACH ROW WHEN (NEW.action_id ="
-		    " 'acme:cms/a-1:2:index') EXECUTE FUNCTION refuse()");
+	refuse_outbox("acme:cms/a-1:2:index");
 	ck_assert_int_eq(fan_prepare(&req[0], &o[0], "b-3", 2, 1000, 2, &p[0],
 	    &r[0]), 0);
 	ck_assert_int_eq(run_with(st, cfg, "acme", CALLBACK, completed1,
@@ -495,8 +516,7 @@ START_TEST(fanout_batch)
 	    " 'acme:cms/a-1:2:%'"), 0);
 	ck_assert_int_eq(q("SELECT count(*) FROM outbox WHERE action_id LIKE"
 	    " 'acme:cms/a-1:4:%'"), 2);
-	test_db_exec(state_path, test_backend == TEST_SQLITE ?
-	    "DROP TRIGGER refuse" : "DROP TRIGGER refuse ON outbox");
+	refuse_outbox(NULL);
 }
 END_TEST
 
@@ -1597,16 +1617,7 @@ START_TEST(write_flight_member_fails_alone)
 	gcall_prepare(&c[1], "{\"type\":\"job_completed\","
 	    "\"job_id\":\"job-3\",\"status\":\"completed\"}");
 	c[0].g = c[1].g = test_group_new(state_path, 1, NULL);
-	if (test_backend == TEST_SQLITE)
-		test_db_exec(state_path, "CREATE TRIGGER refuse BEFORE INSERT"
-		    " ON outbox WHEN NEW.action_id = 'acme:att-42:analyze-v1'"
-		    " BEGIN SELECT RAISE(ABORT, 'refused'); END");
-	else
-		test_db_exec(state_path, "CREATE FUNCTION refuse() RETURNS"
-		    " trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION"
-		    " 'refused'; END$$; CREATE TRIGGER refuse BEFORE INSERT ON"
-		    " outbox FOR EACH ROW WHEN (NEW.action_id ="
-		    " 'acme:att-42:analyze-v1') EXECUTE FUNCTION refuse()");
+	refuse_outbox("acme:att-42:analyze-v1");
 	gcall_batch(c, 2);
 	ck_assert_int_eq(c[0].r, HB_UNAVAILABLE);
 	ck_assert_int_eq(c[1].r, HB_ACCEPTED);
@@ -1614,8 +1625,7 @@ START_TEST(write_flight_member_fails_alone)
 	ck_assert_str_eq(snap, "r1 j1 a1 o1 c0");
 	ck_assert_int_eq(q("SELECT count(*) FROM receipts WHERE job_id ="
 	    " 'job-1'"), 0);
-	test_db_exec(state_path, test_backend == TEST_SQLITE ?
-	    "DROP TRIGGER refuse" : "DROP TRIGGER refuse ON outbox");
+	refuse_outbox(NULL);
 	gcall_batch(c, 1);
 	ck_assert_int_eq(c[0].r, HB_ACCEPTED);
 	group_free(c[0].g);

@@ -279,7 +279,8 @@ END_TEST
  * purge.  A follower claims its own action only when its event took
  * effect, and is answered as its event was otherwise; it writes no
  * receipt and no subject state.  A follower's action claimed before (its
- * found) is a duplicate while its event's first is accepted.
+ * found) is a duplicate while its event's first is accepted; the event
+ * is accepted when any of its actions is new.
  */
 START_TEST(batch_fanout)
 {
@@ -301,6 +302,9 @@ START_TEST(batch_fanout)
 		{ 2, 10, "purge", "e-1", 1, 0, HB_DUPLICATE, 0 },
 		{ 3, 10, "publish", "e-4", 0, 0, HB_ACCEPTED, R | S | C },
 		{ 3, 10, "purge", "e-4", 1, 1, HB_DUPLICATE, 0 },
+		/* Its first step's claimed before, the other's new. */
+		{ 4, 10, "publish", "e-5", 0, 1, HB_ACCEPTED, R | S },
+		{ 4, 10, "purge", "e-5", 1, 0, HB_ACCEPTED, C },
 	};
 	struct member			 m[NELEM(ev)];
 	const struct accept_prep	*p[NELEM(ev)];
