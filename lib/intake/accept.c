@@ -659,7 +659,7 @@ pass(struct store *st, size_t n, const struct accept_prep *const *p,
 		if (!done[i])
 			nf += p[i]->nmore;
 	if ((live = calloc(n + nf, sizeof(*live))) == NULL ||
-	    (fol = calloc(nf > 0 ? nf : 1, sizeof(*fol))) == NULL ||
+	    (nf > 0 && (fol = calloc(nf, sizeof(*fol))) == NULL) ||
 	    (look = calloc(n + nf, sizeof(*look))) == NULL ||
 	    (found = calloc(n + nf, sizeof(*found))) == NULL ||
 	    (out = calloc(n + nf, sizeof(*out))) == NULL ||
