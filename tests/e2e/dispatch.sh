@@ -68,6 +68,25 @@ action() {
 	a="$_t:att-$n:deliver-v1"
 }
 
+# actions DEST TENANT N: N actions as action() makes them, their jobs
+# registered in one import.
+actions() {
+	: > "$tmp/jobs.jsonl"
+	_first=$((n + 1))
+	while [ $n -lt $((_first + $3 - 1)) ]; do
+		n=$((n + 1))
+		printf '{"job_id":"job-%s","attempt":"att-%s","step":"%s","destination":"%s"}\n' \
+		    "$n" "$n" deliver-v1 "$1" >> "$tmp/jobs.jsonl"
+	done
+	"$HB" job import --tenant "$2" "$tmp/jobs.jsonl" >/dev/null || exit 1
+	_i=$_first
+	while [ $_i -le $n ]; do
+		printf '{"id":"job-%s","status":"Completed"}' "$_i" |
+		    "$HB" observe --tenant "$2" >/dev/null || exit 1
+		_i=$((_i + 1))
+	done
+}
+
 state_of() {
 	sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" \
 	    "SELECT state FROM outbox WHERE action_id = '$1'"
@@ -612,12 +631,8 @@ eq "no new action invented" "$before" "$(sq "SELECT count(*) FROM accepted")"
 sink many slow:100:204
 "$HB" destination add many --tenant acme --url "http://127.0.0.1:$port/hook"
 "$HB" destination add many --tenant beta --url "http://127.0.0.1:$port/hook"
-i=0
-while [ $i -lt 60 ]; do
-	action many
-	action many beta
-	i=$((i + 1))
-done
+actions many acme 60
+actions many beta 60
 "$HB" dispatch --once --workers 2 & d1=$!
 "$HB" dispatch --once --workers 2 & d2=$!
 wait $d1; r1=$?
@@ -636,11 +651,8 @@ sink rr 204
 "$HB" destination add rr --tenant beta --url "http://127.0.0.1:$port/hook"
 # acme's backlog is older and larger than a batch; beta's three rows
 # still go in the first batch, interleaved with acme's.
-i=0
-while [ $i -lt 70 ]; do action rr; i=$((i + 1)); done
-action rr beta
-action rr beta
-action rr beta
+actions rr acme 70
+actions rr beta 3
 "$HB" dispatch --once
 # In the order claimed (a batch's requests are in flight together, so
 # the sink's arrival order says nothing): tenants take turns.

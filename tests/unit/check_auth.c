@@ -1351,5 +1351,5 @@ main(void)
 {
 	if (sodium_init() < 0)
 		return 1;
-	return test_run(auth_suite);
+	return test_run_pure(auth_suite);
 }

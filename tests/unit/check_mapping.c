@@ -2440,5 +2440,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(mapping_suite);
+	return test_run_pure(mapping_suite);
 }

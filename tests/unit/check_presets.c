@@ -331,5 +331,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(presets_suite);
+	return test_run_pure(presets_suite);
 }

@@ -1035,5 +1035,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(scheme_suite);
+	return test_run_pure(scheme_suite);
 }

@@ -1869,5 +1869,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(tornado_suite);
+	return test_run_pure(tornado_suite);
 }

@@ -1694,5 +1694,5 @@ main(void)
 {
 	if (util_init() != 0)
 		return 1;
-	return test_run(util_suite);
+	return test_run_pure(util_suite);
 }

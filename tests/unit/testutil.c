@@ -27,18 +27,32 @@ test_timeout(void)
 	(void)setenv("CK_DEFAULT_TIMEOUT", TEST_TIMEOUT_S, 0);
 }
 
-int
-test_run(Suite *(*make)(void))
+static int
+run(Suite *(*make)(void), int pure)
 {
 	SRunner	*sr;
 	int	 failed;
 
 	test_timeout();
 	sr = srunner_create(make());
+	if (pure && getenv("CK_FORK") == NULL)
+		srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int
+test_run(Suite *(*make)(void))
+{
+	return run(make, 0);
+}
+
+int
+test_run_pure(Suite *(*make)(void))
+{
+	return run(make, 1);
 }
 
 enum test_backend	test_backend = TEST_SQLITE;

@@ -34,6 +34,17 @@
 int test_run(Suite *(*make)(void));
 
 /*
+ * test_run() for a suite of pure functions (no database, no process, no
+ * thread): its tests run in this process, one after another, not each
+ * in a child of its own, unless CK_FORK says otherwise.  Under the
+ * sanitizers a child costs about 60 ms (LeakSanitizer's check as it
+ * exits), the whole of such a suite's time.  A crash or a sanitizer's
+ * report ends the run, which tests/check.sh counts as a failure; a
+ * hang is stopped by its time limit.
+ */
+int test_run_pure(Suite *(*make)(void));
+
+/*
  * The backend the running tests' databases are on.  test_run_backends()
  * sets it before each run; the builders below (test_location() and the
  * test_*_open() functions) follow it.
