@@ -111,8 +111,10 @@ suites() {
 		done
 	done
 	# And a destination's outage and limits (timed to the cool-downs
-	# it sets; its own PostgreSQL server): the normal build's.
-	for script in page install mandrift completion outage; do
+	# it sets; its own PostgreSQL server), and the presets against
+	# their providers' libraries (libfaketime preloaded, which the
+	# sanitizers' runtime will not follow): the normal build's.
+	for script in page install mandrift completion outage providers; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 }
@@ -129,10 +131,8 @@ scripts() {
 	done
 	# The systemd units started in a container, an upgrade from the
 	# previous release, the server set-up script, the demo, two hosts
-	# on one PostgreSQL, the presets against their providers'
-	# libraries (libfaketime preloaded, which the sanitizers' runtime
-	# will not follow): the normal build's programs only.
-	for script in upgrade setup run hosts pgfail units providers; do
+	# on one PostgreSQL: the normal build's programs only.
+	for script in upgrade setup run hosts pgfail units; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under
