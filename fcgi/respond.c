@@ -131,15 +131,26 @@ head(struct rq *rq, int status, const char *type, const char *extra)
 		out(rq->io, buf, (size_t)n);
 }
 
-/* Answers a result as its JSON document. */
+/*
+ * Answers a result as its JSON document: in a buffer of the thread's
+ * stack, or for a fan-out's, whose "actions" may not fit there, one
+ * allocated (without it, the answer is its result alone).
+ */
 static void
 answer(const struct resp_server *srv, struct rq *rq, int status,
     const struct accept_res *res, const char *word)
 {
 	const struct resp_io	*io = rq->io;
+	char			 small[ACCEPT_JSON_ONE], extra[96];
+	char			*body = small, *big = NULL;
+	size_t			 size = sizeof(small);
+	int			 n;
 
-	char	body[ACCEPT_JSON_MAX], extra[96];
-	int	n;
+	if (res != NULL && res->nmore > 0 &&
+	    (big = malloc(ACCEPT_JSON_MAX)) != NULL) {
+		body = big;
+		size = ACCEPT_JSON_MAX;
+	}
 
 	extra[0] = '\0';
 	if (status == 503)
@@ -148,10 +159,10 @@ answer(const struct resp_server *srv, struct rq *rq, int status,
 	else if (status == 405)
 		(void)snprintf(extra, sizeof(extra), "Allow: POST\r\n");
 	if (word != NULL)
-		n = snprintf(body, sizeof(body), "{\"result\":\"%s\"}", word);
+		n = snprintf(body, size, "{\"result\":\"%s\"}", word);
 	else
-		n = accept_res_json(res, body, sizeof(body)) == 0 ?
-		    (int)strlen(body) : snprintf(body, sizeof(body),
+		n = accept_res_json(res, body, size) == 0 ?
+		    (int)strlen(body) : snprintf(body, size,
 		    "{\"result\":\"%s\"}", hb_result_name(res->result));
 	head(rq, status, "application/json", extra);
 	rq->result = word != NULL ? word : hb_result_name(res->result);
@@ -159,10 +170,11 @@ answer(const struct resp_server *srv, struct rq *rq, int status,
 		rq->action = res->action;
 		rq->detail = res->detail;
 	}
-	if (n > 0 && (size_t)n < sizeof(body)) {
+	if (n > 0 && (size_t)n < size) {
 		out(io, body, (size_t)n);
 		out(io, "\n", 1);
 	}
+	free(big);
 }
 
 static void

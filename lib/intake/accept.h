@@ -122,9 +122,12 @@ HB_API enum store_status accept_batch(struct store *, size_t n,
  * (control characters escaped).  The same document is the HTTP body and
  * the command line's output.  It allocates nothing, so it answers even
  * when memory ran out.  Returns 0, or -1 when buf is too small (buf is
- * then "" if len > 0; ACCEPT_JSON_MAX always suffices).
+ * then "" if len > 0): ACCEPT_JSON_ONE suffices for an answer without
+ * "actions", ACCEPT_JSON_MAX for any.
  */
-#define ACCEPT_JSON_MAX	(1024 + 2 * MAPPING_FANOUT_MAX * (HB_ACTION_MAX + 4))
+#define ACCEPT_JSON_ONE	1024
+#define ACCEPT_JSON_MAX	(ACCEPT_JSON_ONE + \
+	2 * MAPPING_FANOUT_MAX * (HB_ACTION_MAX + 4))
 HB_API int accept_res_json(const struct accept_res *, char *buf, size_t len)
     HB_MUST_CHECK;
 
