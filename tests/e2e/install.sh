@@ -57,6 +57,11 @@ fi
 for u in $units; do
 	mode "$u" 644 "$unitdir/$u"
 done
+# The README is not installed: what is cites the manual pages.
+for f in "$dest/usr/share/hookbox/hookbox.conf" "$unitdir"/*; do
+	lacks "$(basename "$f") cites only what is installed" README \
+	    "$(cat "$f")"
+done
 mode "hookbox(1)" 644 "$dest/usr/share/man/man1/hookbox.1"
 mode "hookbox(7)" 644 "$dest/usr/share/man/man7/hookbox.7"
 mode "hookbox-fcgi(8)" 644 "$dest/usr/share/man/man8/hookbox-fcgi.8"
