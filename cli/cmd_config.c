@@ -171,7 +171,7 @@ grant(const struct settings *e, enum access_role kind, const char *role)
  * when it did.  Returns an exit code, reported.
  */
 static int
-upgrade(const struct settings *e)
+upgrade(const struct settings *e, int *moved)
 {
 	enum config_status	rc;
 	int			from = 0;
@@ -185,7 +185,7 @@ upgrade(const struct settings *e)
 			    " owner, the admin role?)" : "");
 		return cli_config_exit(rc);
 	}
-	if (from != CONFIG_SCHEMA_VERSION)
+	if ((*moved = from != CONFIG_SCHEMA_VERSION))
 		printf("upgraded %s: configuration schema version %d to %d\n",
 		    settings_config_name(e), from, CONFIG_SCHEMA_VERSION);
 	return EXIT_OK;
@@ -194,7 +194,8 @@ upgrade(const struct settings *e)
 /*
  * init [--grant ROLE]...: a directory gets config.db and state.db; a
  * PostgreSQL database its two schemas, and each ROLE the grants a serving
- * role needs.  Run twice, it changes nothing (grants are idempotent).
+ * role needs.  Run twice, it changes nothing (grants are idempotent), and
+ * says which: made, upgraded (each schema that was), or current already.
  */
 int
 cmd_init(struct settings *e, int argc, char **argv)
@@ -202,7 +203,7 @@ cmd_init(struct settings *e, int argc, char **argv)
 	struct other_opts	 a;
 	struct store		*st = NULL;
 	enum config_status	 crc;
-	int			 rc, i;
+	int			 rc, i, from, to, made, moved = 0;
 
 	if ((rc = other_args(argc, argv, INIT, 0, &a)) != EXIT_OK)
 		return rc;
@@ -223,7 +224,7 @@ cmd_init(struct settings *e, int argc, char **argv)
 		return cli_config_exit(crc);
 	}
 	/* There already: brought up to this release's schema. */
-	if (crc == CONFIG_EXISTS && (rc = upgrade(e)) != EXIT_OK)
+	if (crc == CONFIG_EXISTS && (rc = upgrade(e, &moved)) != EXIT_OK)
 		return rc;
 	if ((rc = cli_open_store(e, 1, &st)) != EXIT_OK) {
 		/*
@@ -236,8 +237,18 @@ cmd_init(struct settings *e, int argc, char **argv)
 			cli_warn("%s: %s", e->config_path, strerror(errno));
 		return rc;
 	}
+	made = store_schema_moved(st, &from, &to) && from == 0;
+	if (!made && to != 0) {
+		printf("upgraded %s: state schema version %d to %d\n",
+		    settings_state_name(e), from, to);
+		moved = 1;
+	}
 	store_close(st);
-	printf("initialised %s\n", e->shown);
+	if (crc == CONFIG_OK || made)
+		printf("initialised %s\n", e->shown);
+	else if (!moved)
+		printf("%s: initialised already, its schemas current;"
+		    " nothing changed\n", e->shown);
 	for (i = 0; i < a.nroles; i++)
 		if ((rc = grant(e, a.kinds[i], a.roles[i])) != EXIT_OK)
 			return rc;

@@ -1024,7 +1024,11 @@ migrate(struct store *s)
 		    STORE_OK)
 			goto out;
 	}
-	rc = store_status_of(db_exec(s->db, "COMMIT"));
+	if ((rc = store_status_of(db_exec(s->db, "COMMIT"))) == STORE_OK &&
+	    v != SCHEMA_VERSION) {
+		s->moved_from = v;
+		s->moved_to = SCHEMA_VERSION;
+	}
 out:
 	if (rc != STORE_OK && db_in_tx(s->db))
 		(void)db_exec(s->db, "ROLLBACK");
@@ -1147,6 +1151,10 @@ server_migrate(struct store *s, int64_t v)
 		v = db_col_int64(st, 0);
 		db_reset(st);
 	}
+	if (rc == STORE_OK && v >= 1 && v < SCHEMA_VERSION_PG) {
+		s->moved_from = (int)v;
+		s->moved_to = SCHEMA_VERSION_PG;
+	}
 	for (; rc == STORE_OK && v >= 1 && v < SCHEMA_VERSION_PG; v++)
 		if ((rc = store_status_of(db_exec(s->db,
 		    pg_migrations[v - 1]))) != STORE_OK)
@@ -1185,6 +1193,8 @@ server_schema(struct store *s, int create)
 		if (rc != STORE_OK)
 			(void)snprintf(s->err, sizeof(s->err), "%s",
 			    db_errmsg(s->db));
+		else
+			s->moved_to = SCHEMA_VERSION_PG;
 	} else
 		rc = STORE_OK;
 	if (create)
@@ -1219,6 +1229,14 @@ server_schema(struct store *s, int create)
 		return STORE_ERROR;	/* written by a newer hookbox */
 	}
 	return STORE_OK;
+}
+
+int
+store_schema_moved(const struct store *s, int *from, int *to)
+{
+	*from = s->moved_from;
+	*to = s->moved_to;
+	return s->moved_to != 0;
 }
 
 /* Why this thread's last store_open() failed. */

@@ -78,6 +78,12 @@ HB_API enum store_status store_open(const char *path,
 HB_API void store_close(struct store *);
 
 /*
+ * Non-zero when this store_open() made or migrated the schema: *from the
+ * version it found (0: none, made now), *to the one it left.
+ */
+HB_API int store_schema_moved(const struct store *, int *from, int *to);
+
+/*
  * The last error's message (SQLite's or the PostgreSQL server's), for
  * logs: never a bound value, never a conninfo's password.  NULL: why this
  * thread's last store_open() failed.

@@ -26,6 +26,8 @@ struct store {
 	/* Minute counts older than this were pruned (store/metrics.c). */
 	int64_t		 minute_pruned;
 	char		 err[256];	/* why an open failed */
+	/* What this open did to the schema (store_schema_moved()). */
+	int		 moved_from, moved_to;
 };
 
 enum store_q {

@@ -57,8 +57,10 @@ eq "init --grant: exit" 0 $?
 contains "init: says so" \
     "initialised user=hookbox_admin dbname=hookbox host=$pg_host" "$out"
 contains "init: granted" "granted hookbox_serve" "$out"
-"$HB" -d "$admin" init --grant hookbox_serve >/dev/null 2>&1
+out=$("$HB" -d "$admin" init --grant hookbox_serve 2>&1)
 eq "init twice: exit 0" 0 $?
+contains "init twice: says nothing changed" \
+    "initialised already, its schemas current; nothing changed" "$out"
 eq "both schemas" "hookbox_config hookbox_state" "$(q "SELECT string_agg(
     nspname, ' ' ORDER BY nspname) FROM pg_namespace WHERE nspname LIKE
     'hookbox_%'")"

@@ -139,8 +139,20 @@ eq "a subject's state from before namespaces: every namespace's" \
 eq "init upgrades config.db ($(cat "$tmp/init.log"))" 0 $?
 eq "config.db's user_version after init" "$new_config" "$(uv "$d/config.db")"
 schema "$d" > "$tmp/schema.1"
-"$HB" -d "$d" status > /dev/null 2>&1 && "$HB" -d "$d" init > /dev/null 2>&1
+contains "init says config.db was upgraded" \
+    "configuration schema version $old_config to $new_config" \
+    "$(cat "$tmp/init.log")"
+"$HB" -d "$d" status > /dev/null 2>&1 && "$HB" -d "$d" init > "$tmp/init.2" 2>&1
 eq "a second open and init" 0 $?
+eq "and init says it changed nothing" \
+    "$d: initialised already, its schemas current; nothing changed" \
+    "$(cat "$tmp/init.2")"
+# init as the first open: both schemas, each said.
+restore "$tmp/data2" || fail "restoring the fixtures again"
+eq "init first: says so of each" "upgraded $tmp/data2/config.db:\
+ configuration schema version $old_config to $new_config
+upgraded $tmp/data2/state.db: state schema version $old_state to $new_state" \
+    "$("$HB" -d "$tmp/data2" init 2>&1)"
 schema "$d" > "$tmp/schema.2"
 eq "a second open changes no schema nor version" "" \
     "$(diff "$tmp/schema.1" "$tmp/schema.2")"
