@@ -419,11 +419,14 @@ uninstall:
 	    "\$$HOOKBOX_DIR or \$$HOOKBOX_DB's database: config.db and" \
 	    "state.db) and the operator's configuration (/etc/hookbox," \
 	    "unit drop-ins in /etc/systemd/system, nginx's site)"
-	@echo "uninstall: stop the units first (systemctl disable --now" \
+	@echo "uninstall: a unit still running goes on with the program" \
+	    "it started until stopped: systemctl disable --now" \
 	    "hookbox.socket hookbox.service hookbox-dispatch.service" \
-	    "hookbox-poll.timer hookbox-registrar.socket); remove the data" \
-	    "with rm -r once it is" \
-	    "backed up"
+	    "hookbox-poll.timer hookbox-registrar.socket, then" \
+	    "systemctl daemon-reload"
+	@echo "uninstall: before removing the data (rm -r DIR), back it" \
+	    "up with sqlite3 DIR/state.db \".backup FILE\" (and config.db):" \
+	    "a copy of state.db alone misses what its -wal holds"
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan build-fuzz

@@ -152,6 +152,8 @@ eq "uninstall leaves only the data and the operator's files" \
     "$(cat "$tmp/kept.want")" "$(cd "$un" && find . -type f | sort)"
 eq "kept: the data files" "config.db state.db state.db-wal" \
     "$(ls "$un/var/lib/hookbox" | tr '\n' ' ' | sed 's/ $//')"
+contains "uninstall says how to back the data up, WAL and all" \
+    'sqlite3 DIR/state.db ".backup FILE"' "$(cat "$tmp/un.log")"
 contains "uninstall says the data directory is kept" \
     "kept the data directory (/var/lib/hookbox" "$(cat "$tmp/un.log")"
 contains "uninstall says a directory with other files is kept" \
