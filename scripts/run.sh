@@ -5,8 +5,9 @@
 # fresh job registered on every run, the responder on a unix socket, nginx
 # on 127.0.0.1:$HOOKBOX_PORT (default 8088) with its own configuration and
 # nothing that needs root, and the dispatcher delivering to nginx's /sink
-# (a 204).  Ctrl-C (or SIGTERM) stops it all and exits 0; anything that
-# fails, at start or later, stops it all and exits 1.
+# (a 204).  Ctrl-C (or SIGTERM) stops it all and exits 0 (under `make
+# run`, make, interrupted too, exits 130); anything that fails, at start
+# or later, stops it all and exits 1.
 #
 #   HOOKBOX_PORT      the loopback port (default 8088); it must be free
 #   HOOKBOX_RUN_DIR   where the demo lives (default ./run); delete it to
