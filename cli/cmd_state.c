@@ -187,6 +187,39 @@ print_circuits(const cJSON *a, int64_t now)
 
 /* ---- status ------------------------------------------------------- */
 
+/*
+ * What a dead dispatcher would hide in the counts above: when one last
+ * recorded (stale past STATUS_HEARTBEAT_STALE_S), and each destination's
+ * last error, as the page shows them.
+ */
+static void
+print_health(const struct status_view *v)
+{
+	const struct store_dest_gauge	*g;
+	char				 name[4 * HB_ID_MAX + 1];
+	char				 err[4 * STORE_DEST_ERROR_MAX + 1];
+	int64_t				 age;
+	int				 k;
+
+	if (v->heartbeat_ms == 0)
+		printf("dispatcher: none has recorded yet (hookbox dispatch)\n");
+	else {
+		age = store_age(v->heartbeat_ms, v->now_ms);
+		printf("dispatcher: last recorded %lld s ago%s\n",
+		    (long long)age, age > STATUS_HEARTBEAT_STALE_S ? ": none"
+		    " is recording (hookbox dispatch, or its unit)" : "");
+	}
+	for (k = 0; k < v->ndests; k++) {
+		g = &v->dests[k].g;
+		if (g->error_ms > 0)
+			printf("destination %s: last error %lld s ago: %s\n",
+			    text_escape(g->destination, (size_t)-1, name,
+			    sizeof(name)), (long long)store_age(g->error_ms,
+			    v->now_ms), text_escape(g->error, (size_t)-1, err,
+			    sizeof(err)));
+	}
+}
+
 int
 cmd_status(struct settings *e, int argc, char **argv)
 {
@@ -224,6 +257,7 @@ cmd_status(struct settings *e, int argc, char **argv)
 	printf("\nopen conflicts: %lld\noldest pending: %lld s\n",
 	    (long long)v.counts.conflicts_open,
 	    (long long)store_counts_age(&v.counts, v.now_ms));
+	print_health(&v);
 	print_circuits(v.circuits, v.now_ms);
 	status_view_free(&v);
 	return EXIT_OK;

@@ -139,7 +139,8 @@ health(const struct status_out *p, const struct status_view *v, const char *why)
 	if (v->heartbeat_ms > 0) {
 		age = store_age(v->heartbeat_ms, v->now_ms);
 		status_outf(p, " (<span id=\"heartbeat-age\">%lld</span> s ago%s)",
-		    (long long)age, age > 60 ? ", <span class=\"bad\">no"
+		    (long long)age, age > STATUS_HEARTBEAT_STALE_S ?
+		    ", <span class=\"bad\">no"
 		    " dispatcher is recording</span>" : "");
 	}
 	status_outf(p, "</p>\n");

@@ -235,14 +235,15 @@ eq "oversized input refused" 1 $?
 doc='{"id":"job-2","status":"Completed"}'
 i=0
 while [ $i -lt 8 ]; do
-	(printf '%s' "$doc" | "$HB" observe --tenant acme > "$tmp/out.$i";
-	    echo $? > "$tmp/rc.$i") &
+	(printf '%s' "$doc" | "$HB" observe --tenant acme > "$tmp/out.$i" \
+	    2> "$tmp/err.$i"; echo $? > "$tmp/rc.$i") &
 	i=$((i + 1))
 done
 wait
 acc=0; dup=0; i=0
 while [ $i -lt 8 ]; do
-	eq "concurrent observe $i exit" 0 "$(cat "$tmp/rc.$i")"
+	eq "concurrent observe $i exit ($(cat "$tmp/out.$i" "$tmp/err.$i"))" \
+	    0 "$(cat "$tmp/rc.$i")"
 	case $(jget result "$(cat "$tmp/out.$i")") in
 	accepted) acc=$((acc + 1)) ;;
 	duplicate) dup=$((dup + 1)) ;;
@@ -313,8 +314,17 @@ eq "uninitialised DIR: dispatch refused" 1 $?
 contains "uninitialised DIR: dispatch says so" "not initialised" \
     "$(cat "$tmp/err")"
 "$HB" -d "$tmp/blank" init >/dev/null; eq "init makes the files" 0 $?
+contains "status: no dispatcher yet" \
+    "dispatcher: none has recorded yet (hookbox dispatch)" \
+    "$("$HB" -d "$tmp/blank" status)"
 "$HB" -d "$tmp/blank" dispatch --once 2> "$tmp/err"
 eq "dispatch --once on a new DIR" 0 $?
+# Its heartbeat, as one that stopped two minutes ago left it.
+sqlite3 "$tmp/blank/state.db" "UPDATE metrics SET value = value - 120000
+    WHERE name = 'heartbeat_ms'"
+contains "status: a dispatcher gone quiet" \
+    "s ago: none is recording (hookbox dispatch, or its unit)" \
+    "$("$HB" -d "$tmp/blank" status)"
 contains "dispatch start line" \
     " level=info event=start program=\"hookbox dispatch\" version=$ver dir=$tmp/blank " \
     "$(cat "$tmp/err")"

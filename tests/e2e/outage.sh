@@ -117,6 +117,14 @@ if until_true 10 none_due down; then pass; else
 fi
 contains "outage: logged" "event=circuit tenant=acme destination=down from=closed to=open" \
     "$(cat "$tmp/dispatch.log")"
+# Plain status says what the page does: the dispatcher's heartbeat, and
+# why the destination fails.
+out=$("$HB" status)
+contains "status: the heartbeat" "dispatcher: last recorded" "$out"
+lacks "status: a live dispatcher is not said to be gone" "none is recording" \
+    "$out"
+contains "status: the destination's last error" "destination down: last error" \
+    "$out"
 # Attempts claimed before it opened may still start after: wait for
 # their outcomes, then count from there.
 until_true 10 none_leased down
