@@ -620,7 +620,7 @@ cmd_reconcile(struct settings *e, int argc, char **argv)
 		{ "resend", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int	ch, how = 0;
+	int	ch, how = 0, rc;
 
 	while ((ch = cli_next_opt(argc, argv, opts)) != -1)
 		switch (ch) {
@@ -635,11 +635,20 @@ cmd_reconcile(struct settings *e, int argc, char **argv)
 		}
 	if (argc - optind != 1 || how == 0)
 		return cli_usage();
-	if (how == 'd')
-		return move(e, argv[optind], STORE_MOVE_DELIVERED,
-		    "reconciled by an operator: delivered", "unknown or dead");
-	return move(e, argv[optind], STORE_MOVE_RESEND,
-	    "reconciled by an operator: resend", "unknown");
+	/* Said, as requeue says it: the operator sees what moved. */
+	if (how == 'd') {
+		if ((rc = move(e, argv[optind], STORE_MOVE_DELIVERED,
+		    "reconciled by an operator: delivered",
+		    "unknown or dead")) == EXIT_OK)
+			printf("action %s reconciled: delivered\n",
+			    argv[optind]);
+		return rc;
+	}
+	if ((rc = move(e, argv[optind], STORE_MOVE_RESEND,
+	    "reconciled by an operator: resend", "unknown")) == EXIT_OK)
+		printf("action %s reconciled: to be sent again\n",
+		    argv[optind]);
+	return rc;
 }
 
 int

@@ -299,7 +299,9 @@ eq "timeout, not idempotent: unknown" unknown "$(state_of "$a")"
 eq "not resent" 1 "$(posts late)"
 st=$("$HB" status --json)
 eq "status counts the unknown" 1 "$(jget outbox.unknown "$st")"
-"$HB" reconcile --resend "$a"; eq "reconcile --resend" 0 $?
+out=$("$HB" reconcile --resend "$a"); eq "reconcile --resend" 0 $?
+eq "reconcile --resend says so" "action $a reconciled: to be sent again" \
+    "$out"
 "$HB" dispatch --once
 eq "resent on the operator's word" 2 "$(posts late)"
 
@@ -346,7 +348,8 @@ killed holdn
 eq "not idempotent: unknown" unknown "$(state_of "$a")"
 "$HB" dispatch --once
 eq "and nothing more is sent" 1 "$(posts holdn)"
-"$HB" reconcile --delivered "$a"; eq "reconcile --delivered" 0 $?
+out=$("$HB" reconcile --delivered "$a"); eq "reconcile --delivered" 0 $?
+eq "reconcile --delivered says so" "action $a reconciled: delivered" "$out"
 eq "operator: delivered" delivered "$(state_of "$a")"
 "$HB" reconcile --delivered "$a" 2>/dev/null
 eq "reconcile of a delivered row refused" 1 $?
