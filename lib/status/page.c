@@ -279,34 +279,38 @@ circuits(const struct status_out *p, const struct status_view *v)
 	status_outf(p, "</table>\n");
 }
 
+/*
+ * The oldest of the actions an operator must settle, rows (id prefix
+ * kind: "dead", "unknown"), of total, under title, with what to run
+ * (HTML) for them.
+ */
 static void
-dead(const struct status_out *p, const struct status_view *v)
+unsettled(const struct status_out *p, const char *title, const char *kind,
+    const cJSON *rows, int64_t total, const char *todo)
 {
 	const cJSON	*row, *n;
 	int		 i = 0;
 
-	status_outf(p, "<h2>Dead actions</h2>");
-	if (cJSON_GetArraySize(v->dead) == 0) {
+	status_outf(p, "<h2>%s</h2>", title);
+	if (cJSON_GetArraySize(rows) == 0) {
 		status_outf(p, "<p class=\"muted\">None.</p>\n");
 		return;
 	}
-	status_outf(p, "<p>The oldest %d of %lld (<code>hookbox list --state dead"
-	    "</code> lists them all; <code>hookbox requeue</code> sends one"
-	    " again, or every one a filter names: <code>hookbox requeue"
-	    " --dry-run --destination D</code>).</p><table><tr><th class=\"t\">action</th>"
-	    "<th class=\"t\">destination</th><th>attempts</th>"
+	status_outf(p, "<p>The oldest %d of %lld (<code>hookbox list --state %s"
+	    "</code> lists them all; %s).</p><table><tr><th class=\"t\">action"
+	    "</th><th class=\"t\">destination</th><th>attempts</th>"
 	    "<th class=\"t\">last error</th></tr>\n",
-	    cJSON_GetArraySize(v->dead),
-	    (long long)v->counts.outbox[STORE_DEAD]);
-	cJSON_ArrayForEach(row, v->dead) {
+	    cJSON_GetArraySize(rows), (long long)total, kind, todo);
+	cJSON_ArrayForEach(row, rows) {
 		n = cJSON_GetObjectItemCaseSensitive(row, "attempts");
-		status_outf(p, "<tr><td class=\"t\" id=\"dead-%d-action\">", i);
+		status_outf(p, "<tr><td class=\"t\" id=\"%s-%d-action\">",
+		    kind, i);
 		esc(p, str(row, "action"));
 		status_outf(p, "</td><td class=\"t\">");
 		esc(p, str(row, "destination"));
 		status_outf(p, "</td><td>%lld</td><td class=\"t err\""
-		    " id=\"dead-%d-error\">", cJSON_IsNumber(n) ?
-		    (long long)n->valuedouble : 0LL, i);
+		    " id=\"%s-%d-error\">", cJSON_IsNumber(n) ?
+		    (long long)n->valuedouble : 0LL, kind, i);
 		esc(p, str(row, "last_error"));
 		status_outf(p, "</td></tr>\n");
 		i++;
@@ -400,7 +404,16 @@ status_page(const struct status_view *v, const char *why, status_put_fn put,
 	actions(&p, v);
 	destinations(&p, v);
 	circuits(&p, v);
-	dead(&p, v);
+	unsettled(&p, "Dead actions", "dead", v->dead,
+	    v->counts.outbox[STORE_DEAD], "<code>hookbox requeue</code> sends"
+	    " one again, or every one a filter names: <code>hookbox requeue"
+	    " --dry-run --destination D</code>");
+	unsettled(&p, "Unknown outcomes", "unknown", v->unknown,
+	    v->counts.outbox[STORE_UNKNOWN], "each was sent, and its answer"
+	    " never came: ask the destination, then <code>hookbox reconcile"
+	    " --delivered ACTION</code> if it has it, <code>--resend"
+	    " ACTION</code> if not, or <code>hookbox requeue --state unknown"
+	    " --dry-run</code> for many");
 	status_outf(&p, "<h2>The last hour</h2>");
 	chart(&p, v, "requests", "Requests by result");
 	chart(&p, v, "deliveries", "Deliveries by outcome");

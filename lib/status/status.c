@@ -330,6 +330,8 @@ status_read(struct store *st, struct metrics *m, int64_t now_ms,
 	f.limit = STATUS_DEAD_MAX;
 	if ((rc = store_outbox_list(st, STORE_DEAD, &f, &v->dead)) !=
 	    STORE_OK ||
+	    (rc = store_outbox_list(st, STORE_UNKNOWN, &f, &v->unknown)) !=
+	    STORE_OK ||
 	    (rc = store_circuit_list(st, now_ms, 0, &v->circuits)) !=
 	    STORE_OK)
 		goto fail;
@@ -365,6 +367,7 @@ status_view_free(struct status_view *v)
 {
 	free(v->dests);
 	cJSON_Delete(v->dead);
+	cJSON_Delete(v->unknown);
 	cJSON_Delete(v->circuits);
 	metrics_set_free(&v->counters);
 	memset(v, 0, sizeof(*v));
@@ -502,6 +505,8 @@ status_json(const struct status_view *v)
 				cJSON_AddItemToArray(a, x);
 	if ((x = cJSON_Duplicate(v->dead, 1)) != NULL)
 		cJSON_AddItemToObject(o, "dead", x);
+	if ((x = cJSON_Duplicate(v->unknown, 1)) != NULL)
+		cJSON_AddItemToObject(o, "unknown", x);
 	if ((x = json_circuits(v->circuits)) != NULL)
 		cJSON_AddItemToObject(o, "circuits", x);
 	if ((a = cJSON_AddObjectToObject(o, "last_hour")) != NULL) {

@@ -66,7 +66,7 @@ HB_API const char *status_health(struct store *st, struct group *g,
 /* ---- what the status page and `hookbox status` show ---- */
 
 #define STATUS_DESTS_MAX	1000	/* destinations shown */
-#define STATUS_DEAD_MAX		20	/* dead actions listed */
+#define STATUS_DEAD_MAX		20	/* dead (and unknown) actions listed */
 
 /* One destination: its undelivered rows, last error and last delivery. */
 /*
@@ -84,8 +84,9 @@ struct status_dest {
  * One read of state.db for an operator: the outbox by state, the oldest
  * pending, open conflicts, each destination (those with undelivered rows
  * or a recorded delivery, by name), the oldest dead actions with their
- * last error (dead: a JSON array, as store_outbox_list() makes
- * it), the destinations held back or failing (store_circuit_list()),
+ * last error, and the oldest whose outcome is unknown (dead, unknown:
+ * JSON arrays, as store_outbox_list() makes them), the destinations
+ * held back or failing (store_circuit_list()),
  * and the counters (persisted, plus m's not yet committed when m is
  * given), the per-minute counts and the heartbeat among them.
  */
@@ -96,6 +97,7 @@ struct status_view {
 	struct status_dest	*dests;
 	int			 ndests;
 	struct cJSON		*dead;
+	struct cJSON		*unknown;
 	struct cJSON		*circuits;	/* store/circuit.h's list */
 	struct metrics_set	 counters;
 };

@@ -104,6 +104,13 @@ sqlite3 "$HOOKBOX_DIR/state.db" "INSERT INTO accepted(action_id, tenant,
     1, 0, 1000, 2000, '<script>document.title=\"owned\"</script><img
     src=\"http://198.51.100.7/x.png\">')" ||
     fail "the planted row could not be written"
+# And one whose outcome is unknown, as an expired lease leaves it.
+sqlite3 "$HOOKBOX_DIR/state.db" "INSERT INTO accepted(action_id, tenant,
+    attempt, step, job_id, accepted_at) VALUES ('acme:x:z', 'acme', 'x',
+    'z', 'job-x', 1); INSERT INTO outbox(action_id, tenant, destination,
+    payload, state, attempts, next_at, created_at, updated_at, last_error)
+    VALUES ('acme:x:z', 'acme', 'down', '{}', 'unknown', 1, 0, 1000, 2000,
+    'lease expired')" || fail "the unknown row could not be written"
 
 # ---- the page, as the browser sees it ----
 # chrome URL OUTDIR [EXTRA...]: loads URL headless with a profile of its
@@ -169,6 +176,11 @@ for s in pending leased delivered dead unknown; do
 done
 eq "three delivered in the table" 3 "$(el outbox-delivered)"
 eq "dead as status --json" 2 "$(el outbox-dead)"
+eq "the unknown outcome listed, as status --json" \
+    "acme:x:z acme:x:z lease expired" "$(jget 'unknown[0].action' "$json") \
+$(el unknown-0-action) $(el unknown-0-error)"
+contains "and what to run for it" "hookbox reconcile --delivered ACTION" \
+    "$dom"
 eq "open conflicts" "$(jget conflicts_open "$json")" "$(el conflicts-open)"
 eq "unknown outcomes" "$(jget outbox.unknown "$json")" \
     "$(el unknown-outcomes)"
