@@ -10,6 +10,9 @@
 #   make install    install the programs, the systemd units and the nginx
 #                   snippet into $(DESTDIR)$(PREFIX) (needs no root with
 #                   DESTDIR)
+#   make deb        build the Debian package, $(O)/deb/hookbox_VERSION_ARCH.deb
+#                   (HB_VERSION= another version), from a clean copy of
+#                   the tree, without root
 #   make uninstall  remove what `make install` installed (the same PREFIX,
 #                   DESTDIR and directories); never the data directory
 #
@@ -20,6 +23,8 @@
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 UNITDIR	?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DATADIR	?= $(PREFIX)/share/hookbox
 MANDIR	?= $(PREFIX)/share/man
 COMPDIR	?= $(PREFIX)/share/bash-completion/completions
@@ -334,6 +339,10 @@ run:
 	$(MAKE) all
 	sh scripts/run.sh $(O)
 
+# The Debian package, from a clean copy of the tree (scripts/deb.sh).
+deb:
+	sh scripts/deb.sh $(O)/deb $(HB_VERSION)
+
 # Fuzzing (clang's libFuzzer): one target per parser, FUZZ_RUNS inputs each.
 # The library (and cJSON, see CJSON_SRC above) is compiled once into
 # build-fuzz/ and linked into each target; only tests/fuzz/fuzz.c differs.
@@ -384,6 +393,10 @@ install: $(BINS)
 		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $$f && chmod 0644 $$f || exit 1; \
 	done
 	install -m 0644 nginx/hookbox.conf $(DESTDIR)$(DATADIR)/hookbox.conf
+	install -m 0755 scripts/setup-server.sh $(DESTDIR)$(DATADIR)/setup-server.sh
+	install -d $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+	install -m 0644 systemd/hookbox.sysusers $(DESTDIR)$(SYSUSERSDIR)/hookbox.conf
+	install -m 0644 systemd/hookbox.tmpfiles $(DESTDIR)$(TMPFILESDIR)/hookbox.conf
 	install -d $(DESTDIR)$(DATADIR)/presets
 	install -m 0644 presets/*.json $(DESTDIR)$(DATADIR)/presets
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
@@ -402,7 +415,10 @@ uninstall:
 	for u in $(UNITS); do \
 		rm -f $(DESTDIR)$(UNITDIR)/$${u#systemd/} || exit 1; \
 	done
-	rm -f $(DESTDIR)$(DATADIR)/hookbox.conf
+	rm -f $(DESTDIR)$(DATADIR)/hookbox.conf \
+	    $(DESTDIR)$(DATADIR)/setup-server.sh \
+	    $(DESTDIR)$(SYSUSERSDIR)/hookbox.conf \
+	    $(DESTDIR)$(TMPFILESDIR)/hookbox.conf
 	for p in presets/*.json; do \
 		rm -f $(DESTDIR)$(DATADIR)/$$p || exit 1; \
 	done
@@ -431,5 +447,5 @@ uninstall:
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan build-fuzz
 
-.PHONY: all tests check deps run install uninstall clean fuzz
+.PHONY: all tests check deps run install uninstall clean fuzz deb
 .SECONDARY:

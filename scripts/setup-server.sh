@@ -9,7 +9,8 @@
 #   - the data directory DIR (default /var/lib/hookbox), root:USER 1770:
 #     USER may create state.db's -wal and -shm there, and the sticky bit
 #     keeps it from removing or renaming files it does not own (config.db);
-#   - `hookbox init` there when it has no databases yet;
+#   - `hookbox init` there: it makes the databases when there are none
+#     yet, and upgrades those an older hookbox made;
 #   - config.db root:USER 0640: USER reads it (secrets included), only
 #     root writes it, and a journal of config.db's that is not root's
 #     (one USER planted, which SQLite would play into config.db at root's
@@ -163,11 +164,18 @@ for f in config.db-journal config.db-wal config.db-shm; do
 	    "remove it"
 done
 if [ ! -e "$dir/config.db" ] && [ ! -e "$dir/state.db" ]; then
-	HOOKBOX_DIR="$dir" "$hb" init >/dev/null
+	"$hb" -d "$dir" init >/dev/null
 	say "$dir initialised"
+else
+	[ -f "$dir/config.db" ] && [ -f "$dir/state.db" ] ||
+	    die "$dir: one database is missing; restore it, or move both away"
+	# Databases an older hookbox made are upgraded to this one's
+	# schemas (init says which, or that nothing changed): by root, so
+	# only once config.db is known to be root's.
+	own config.db root "$user" 0640
+	_m=$("$hb" -d "$dir" init 2>&1) || die "hookbox init: $_m"
+	say "$_m"
 fi
-[ -f "$dir/config.db" ] && [ -f "$dir/state.db" ] ||
-    die "$dir: one database is missing; restore it, or move both away"
 own config.db root "$user" 0640
 for f in state.db state.db-wal state.db-shm; do
 	own "$f" "$user" "$user" 0600
@@ -185,7 +193,7 @@ for r in $registrars; do
 	id -nG "$ru" | tr ' ' '\n' | grep -qx "$user" &&
 	    die "-r $r: $ru is in group $user, which reads the secrets and" \
 	    "runs the responder: give the application a user of its own"
-	_m=$(HOOKBOX_DIR="$dir" "$hb" registrar add --tenant "$rt" "$ru" \
+	_m=$("$hb" -d "$dir" registrar add --tenant "$rt" "$ru" \
 	    2>&1) || die "-r $r: ${_m:-refused}"
 	say "$ru may register the jobs of tenant $rt (through" \
 	    "hookbox-registrar.socket)"

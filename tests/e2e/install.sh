@@ -48,6 +48,18 @@ for p in hookbox hookbox-fcgi; do
 	fi
 done
 mode "nginx snippet" 644 "$dest/usr/share/hookbox/hookbox.conf"
+mode "setup-server.sh" 755 "$dest/usr/share/hookbox/setup-server.sh"
+mode "sysusers.d" 644 "$dest/usr/lib/sysusers.d/hookbox.conf"
+mode "tmpfiles.d" 644 "$dest/usr/lib/tmpfiles.d/hookbox.conf"
+for f in setup-server.sh:scripts/setup-server.sh \
+    ../../lib/sysusers.d/hookbox.conf:systemd/hookbox.sysusers \
+    ../../lib/tmpfiles.d/hookbox.conf:systemd/hookbox.tmpfiles; do
+	if cmp -s "$top/${f#*:}" "$dest/usr/share/hookbox/${f%%:*}"; then
+		pass
+	else
+		fail "${f%%:*} differs from ${f#*:}"
+	fi
+done
 if cmp -s "$top/nginx/hookbox.conf" "$dest/usr/share/hookbox/hookbox.conf"
 then
 	pass
@@ -76,7 +88,7 @@ for f in "$top"/presets/*.json; do
 	else fail "preset $(basename "$f") differs from the tree's"; fi
 done
 eq "the presets: mappings and samples" 1 "$([ "$npresets" -ge 6 ] && echo 1)"
-eq "files installed" $((14 + npresets)) \
+eq "files installed" $((17 + npresets)) \
     "$(find "$dest" -type f | wc -l | tr -d ' ')"
 
 # ---- man pages: groff renders them with every warning on, silently ----
@@ -125,7 +137,7 @@ unvars="DESTDIR=$un PREFIX=/opt/hb UNITDIR=/etc/systemd/system O=$build"
 # shellcheck disable=SC2086
 make -C "$top" install $unvars > "$tmp/make.log" 2>&1 ||
     fail "make install (for uninstall) failed: $(cat "$tmp/make.log")"
-eq "installed under PREFIX and UNITDIR" $((14 + npresets)) \
+eq "installed under PREFIX and UNITDIR" $((17 + npresets)) \
     "$(find "$un/opt/hb" "$un/etc/systemd/system" -type f | wc -l |
     tr -d ' ')"
 mkdir -p "$un/var/lib/hookbox" "$un/etc/hookbox" \
@@ -140,7 +152,7 @@ printf '[Service]\nEnvironmentFile=/etc/hookbox/env\n' \
 # directory (said so).
 echo "local" > "$un/opt/hb/share/hookbox/local.conf"
 (cd "$un" && find . -type f ! -path './opt/hb/bin/*' \
-    ! -path './opt/hb/share/*' ! -name 'hookbox*.service' \
+    ! -path './opt/hb/share/*' ! -path './opt/hb/lib/*' ! -name 'hookbox*.service' \
     ! -name 'hookbox*.socket' ! -name 'hookbox*.timer' | sort) \
     > "$tmp/kept.want"
 echo ./opt/hb/share/hookbox/local.conf >> "$tmp/kept.want"
@@ -176,7 +188,8 @@ lacks "uninstall again: nothing kept" \
 # --root does not help (it then finds none of the system's own units,
 # sysinit.target and the rest).  So each installed unit is verified as a
 # copy whose ExecStart names the built program.  User=hookbox need not
-# exist: verify does not look users up.
+# exist: verify does not look users up.  It also runs man for each page
+# Documentation= cites: the installed pages, found on MANPATH.
 if ! command -v systemd-analyze >/dev/null 2>&1; then
 	fail "systemd-analyze not found (make deps installs systemd)"
 	finish install
@@ -190,7 +203,8 @@ for u in $units; do
 done
 # verify EXPECT_STATUS EXPECT_STDERR(empty|some) UNIT
 verify() {
-	systemd-analyze verify "$tmp/verify/$3" > "$tmp/out" 2> "$tmp/err"
+	MANPATH="$dest/usr/share/man" systemd-analyze verify \
+	    "$tmp/verify/$3" > "$tmp/out" 2> "$tmp/err"
 	_rc=$?
 	_err=$(cat "$tmp/err")
 	if [ "$1" = 0 ]; then
