@@ -47,6 +47,7 @@ set -u
 build=$(cd "${1:?usage: units.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/helpers/lib.sh"
+. "$top/tests/helpers/nspawn.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "units: skipped (needs root to boot a container)"
@@ -68,26 +69,12 @@ tmp=$(mktemp -d)
 chmod 0755 "$tmp"
 dest="$tmp/dest"
 data="$tmp/data"
-nspawn=""
-cg=""
 cleanup() {
 	for f in "$tmp/nginx/nginx.pid" "$tmp/sink.pid" "$tmp/ll.pid"; do
 		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
 	done
-	if [ -n "$nspawn" ] && kill -0 "$nspawn" 2>/dev/null; then
-		kill -TERM "$nspawn" 2>/dev/null
-		until_true 30 sh -c "! kill -0 $nspawn 2>/dev/null" ||
-		    kill -KILL "$nspawn" 2>/dev/null
-	fi
+	ct_stop
 	wait 2>/dev/null
-	# nspawn mirrors the directory in the legacy hierarchies too.
-	if [ -n "$cg" ]; then
-		for _h in /sys/fs/cgroup /sys/fs/cgroup/*; do
-			[ -d "$_h/$name" ] && find "$_h/$name" -depth -type d \
-			    -exec rmdir {} + 2>/dev/null
-		done
-	fi
-	rm -rf "/run/systemd/nspawn/propagate/$name"
 	for u in "$user" "$app"; do
 		userdel "$u" 2>/dev/null
 		groupdel "$u" 2>/dev/null
@@ -229,27 +216,7 @@ print "done=yes\n";
 EOF
 
 # ---- boot ----
-# Without systemd on the host, the container's cgroups go in a directory
-# of their own (removed after); the unified hierarchy inside lets
-# systemd attach its IP firewall (BPF, hence CAP_BPF and bpf()).
-keep=""
-if [ ! -d /run/systemd/system ]; then
-	for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-		if [ "$(stat -f -c %T "$m" 2>/dev/null)" = cgroup2fs ]; then
-			cg="$m/$name"
-			break
-		fi
-	done
-	[ -n "$cg" ] && mkdir "$cg"
-	keep="--keep-unit --register=no"
-fi
-# shellcheck disable=SC2086
-SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 sh -c '
-	[ -z "$1" ] || echo $$ > "$1/cgroup.procs" || exit 1
-	shift
-	exec "$@"' sh "$cg" \
-    systemd-nspawn -M "$name" -D / --volatile=yes $keep --private-network \
-    --capability=CAP_BPF --system-call-filter=bpf --console=pipe \
+ct_boot "$name" "$tmp/boot.log" -D / --volatile=yes \
     --overlay-ro="/usr:$dest/usr:/usr" \
     --bind-ro="$tmp/etc/passwd:/etc/passwd" \
     --bind-ro="$tmp/etc/group:/etc/group" \
@@ -258,32 +225,11 @@ SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 sh -c '
     --bind-ro="$tmp/units:/etc/systemd/system" \
     --bind-ro="$tmp/probe.pl:/etc/hookbox-probe.pl" \
     --bind="$data:/var/lib/hookbox" --bind="$tmp/run:/run/hookbox" \
-    -b -- systemd.unit=hookbox-test.target \
-    < /dev/null > "$tmp/boot.log" 2>&1 &
-nspawn=$!
-
-leader=""
-find_leader() {
-	for _p in $(pgrep -P "$nspawn"); do
-		if [ "$(cat "/proc/$_p/comm" 2>/dev/null)" = systemd ]; then
-			leader=$_p
-			return 0
-		fi
-	done
-	return 1
-}
-# in_ct CMD...: CMD inside the container; in_net CMD...: CMD in its
-# network only (this machine's files).
-in_ct() { nsenter -t "$leader" -a "$@"; }
-in_net() { nsenter -t "$leader" -n "$@"; }
+    -b -- systemd.unit=hookbox-test.target
 # start UNIT: starts it and waits for its start (a oneshot's run), for at
 # most 60 s: a oneshot has no start timeout of its own.
-start() { timeout 60 nsenter -t "$leader" -a systemctl start "$1"; }
-booted() {
-	[ "$(in_ct systemctl is-active hookbox-test.target 2>/dev/null)" = \
-	    active ]
-}
-if ! until_true 60 find_leader || ! until_true 60 booted; then
+start() { timeout 60 nsenter -t "$ct_leader" -a systemctl start "$1"; }
+if ! ct_up 60 hookbox-test.target; then
 	fail "the container did not boot: $(tail -n 40 "$tmp/boot.log")"
 	finish units
 	exit
@@ -292,8 +238,6 @@ pass
 eq "units started" "active active active active" "$(in_ct systemctl \
     is-active hookbox.socket hookbox-dispatch.service hookbox-poll.timer \
     hookbox-registrar.socket | tr '\n' ' ' | sed 's/ $//')"
-# journal UNIT: its lines, for a failure's message.
-journal() { in_ct journalctl --no-pager -o cat -u "$1" 2>&1 | tail -n 20; }
 
 # ---- the container's network: nginx, the sinks ----
 in_net ip addr add "$ll/32" dev lo
@@ -327,7 +271,7 @@ EOF
 eq "health through nginx" 200 "$(in_net curl -s -o /dev/null \
     -w '%{http_code}' "$base/hooks/_health")"
 out=$(signed job-1)
-eq "a signed callback is accepted ($(journal hookbox.service))" \
+eq "a signed callback is accepted ($(ct_journal hookbox.service))" \
     "200 accepted" "$out"
 eq "hookbox.service started by its socket" active \
     "$(in_ct systemctl is-active hookbox.service)"
@@ -337,7 +281,7 @@ delivered() { grep -q "	POST	/hook	$1	" "$tmp/sink.log" 2>/dev/null; }
 if until_true 30 delivered acme:att-1:deliver-v1; then
 	pass
 else
-	fail "not delivered: $(journal hookbox-dispatch.service)"
+	fail "not delivered: $(ct_journal hookbox-dispatch.service)"
 fi
 eq "delivered, by the state" 1 "$(jget outbox.delivered \
     "$(as "$HB" -d "$data" status --json)")"
@@ -350,7 +294,7 @@ eq "delivered, by the state" 1 "$(jget outbox.delivered \
 out=$(in_ct setpriv --reuid="$app" --regid="$app" --init-groups -- \
     env -i PATH=/usr/bin:/bin hookbox job add --tenant acme \
     --attempt att-r --step deliver-v1 --destination sink job-r 2>&1)
-eq "registrar: job add through the socket ($(journal \
+eq "registrar: job add through the socket ($(ct_journal \
     'hookbox-registrar@*'))" "job job-r of tenant acme added" "$out"
 out=$(in_ct setpriv --reuid="$app" --regid="$app" --init-groups -- \
     env -i PATH=/usr/bin:/bin HOOKBOX_DIR=/var/lib/hookbox \
@@ -362,7 +306,7 @@ eq "registrar: config.db still root's, no journal left" "root " \
     "$(stat -c %U "$data/config.db") $(ls "$data" | grep -c journal |
     sed 's/^0$//')"
 contains "registrar: the service logged the request" \
-    "registrar $app: job add: exit 0" "$(journal 'hookbox-registrar@*')"
+    "registrar $app: job add: exit 0" "$(ct_journal 'hookbox-registrar@*')"
 
 # ---- the poller: started as its timer would ----
 mkdir -p "$tmp/nginx/status/jobs"
@@ -370,14 +314,14 @@ printf '{"id":"job-p","status":"Completed","step":"Finished","finished_at":17645
     > "$tmp/nginx/status/jobs/job-p"
 start hookbox-poll.service
 rc=$?
-eq "hookbox-poll.service ran ($(journal hookbox-poll.service))" 0 $rc
+eq "hookbox-poll.service ran ($(ct_journal hookbox-poll.service))" 0 $rc
 contains "poll asked and was answered" \
     "event=poll_summary asked=1 answered=1 failed=0" \
-    "$(journal hookbox-poll.service)"
+    "$(ct_journal hookbox-poll.service)"
 if until_true 30 delivered prov:att-p:deliver-v1; then
 	pass
 else
-	fail "polled action not delivered: $(journal hookbox-dispatch.service)"
+	fail "polled action not delivered: $(ct_journal hookbox-dispatch.service)"
 fi
 
 # ---- no link-local destination ----
@@ -431,7 +375,7 @@ unit_has() {
 for u in hookbox hookbox-dispatch hookbox-poll; do
 	start "probe-$u.service"
 	rc=$?
-	eq "probe-$u ran ($(journal "probe-$u.service"))" 0 $rc
+	eq "probe-$u ran ($(ct_journal "probe-$u.service"))" 0 $rc
 	p=$(cat "$tmp/run/probe-$u.out" 2>/dev/null)
 	while IFS='|' read -r line wants; do
 		if grep -qxF "$line" "$sysunits/$u.service"; then
@@ -464,9 +408,9 @@ in_ct sh -c 'mkdir -p /run/systemd/system/hookbox.socket.d &&
     systemctl start hookbox.socket'
 eq "hookbox.socket on TCP" 0 $?
 out=$(env -i REQUEST_METHOD=GET DOCUMENT_URI=/hooks/_health \
-    HOOKBOX_DIR=/var/lib/hookbox nsenter -t "$leader" -n \
+    HOOKBOX_DIR=/var/lib/hookbox nsenter -t "$ct_leader" -n \
     cgi-fcgi -bind -connect 127.0.0.1:9000 2>&1 | tr -d '\r')
-contains "health over TCP ($(journal hookbox.service))" '{"status":"ok"}' \
+contains "health over TCP ($(ct_journal hookbox.service))" '{"status":"ok"}' \
     "$out"
 eq "the responder still has no network" "yes 0.0.0.0/0 ::/0" \
     "$(in_ct systemctl show -P PrivateNetwork hookbox.service) $(in_ct \
