@@ -35,6 +35,7 @@ set -u
 build=$(cd "${1:?usage: upgrade.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/helpers/lib.sh"
+. "$top/tests/helpers/nspawn.sh"
 . "$top/tests/fixtures/v0.9.0.sh"
 HB="$build/hookbox"
 FCGI="$build/hookbox-fcgi"
@@ -284,23 +285,10 @@ fi
 # the fixtures, set up by scripts/setup-server.sh.
 user=hookbox-up
 name=hookbox-upgrade-$$
-nspawn=""
-cg=""
 service_cleanup() {
 	[ -f "$tmp/sink.pid" ] && kill "$(cat "$tmp/sink.pid")" 2>/dev/null
-	if [ -n "$nspawn" ] && kill -0 "$nspawn" 2>/dev/null; then
-		kill -TERM "$nspawn" 2>/dev/null
-		until_true 30 sh -c "! kill -0 $nspawn 2>/dev/null" ||
-		    kill -KILL "$nspawn" 2>/dev/null
-	fi
+	ct_stop
 	wait 2>/dev/null
-	if [ -n "$cg" ]; then
-		for _h in /sys/fs/cgroup /sys/fs/cgroup/*; do
-			[ -d "$_h/$name" ] && find "$_h/$name" -depth -type d \
-			    -exec rmdir {} + 2>/dev/null
-		done
-	fi
-	rm -rf "/run/systemd/nspawn/propagate/$name"
 	userdel "$user" 2>/dev/null
 	groupdel "$user" 2>/dev/null
 }
@@ -335,58 +323,18 @@ service() {
 	    'Wants=hookbox.socket' > "$tmp/units/hookbox-test.target"
 	ln -s /dev/null "$tmp/units/systemd-firstboot.service"
 
-	keep=""
-	if [ ! -d /run/systemd/system ]; then
-		for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-			if [ "$(stat -f -c %T "$m" 2>/dev/null)" = cgroup2fs ]
-			then
-				cg="$m/$name"
-				break
-			fi
-		done
-		[ -n "$cg" ] && mkdir "$cg"
-		keep="--keep-unit --register=no"
-	fi
-	# shellcheck disable=SC2086
-	SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 sh -c '
-		[ -z "$1" ] || echo $$ > "$1/cgroup.procs" || exit 1
-		shift
-		exec "$@"' sh "$cg" \
-	    systemd-nspawn -M "$name" -D / --volatile=yes $keep \
-	    --private-network --capability=CAP_BPF --system-call-filter=bpf \
-	    --console=pipe --bind="$local_:/usr/local" \
+	ct_boot "$name" "$tmp/boot.log" -D / --volatile=yes \
+	    --bind="$local_:/usr/local" \
 	    --bind-ro="$tmp/etc/passwd:/etc/passwd" \
 	    --bind-ro="$tmp/etc/group:/etc/group" \
 	    --bind-ro="$tmp/etc/nsswitch.conf:/etc/nsswitch.conf" \
 	    --bind-ro="$tmp/units:/etc/systemd/system" \
 	    --bind="$srv:/var/lib/hookbox" --bind="$tmp/run:/run/hookbox" \
-	    -b -- systemd.unit=hookbox-test.target \
-	    < /dev/null > "$tmp/boot.log" 2>&1 &
-	nspawn=$!
-	leader=""
-	find_leader() {
-		for _p in $(pgrep -P "$nspawn"); do
-			if [ "$(cat "/proc/$_p/comm" 2>/dev/null)" = systemd ]
-			then
-				leader=$_p
-				return 0
-			fi
-		done
-		return 1
-	}
-	in_ct() { nsenter -t "$leader" -a "$@"; }
-	in_net() { nsenter -t "$leader" -n "$@"; }
-	booted() {
-		[ "$(in_ct systemctl is-active hookbox-test.target \
-		    2>/dev/null)" = active ]
-	}
-	if ! until_true 60 find_leader || ! until_true 60 booted; then
+	    -b -- systemd.unit=hookbox-test.target
+	if ! ct_up 60 hookbox-test.target; then
 		fail "the container did not boot: $(tail -n 40 "$tmp/boot.log")"
 		return
 	fi
-	journal() {
-		in_ct journalctl --no-pager -o cat -u "$1" 2>&1 | tail -n 20
-	}
 	# started UNIT: the version its last start line logged.
 	started() {
 		in_ct journalctl --no-pager -o cat -u "$1" 2>/dev/null |
@@ -414,12 +362,12 @@ service() {
 
 	# v0.9.0 running: the responder by its socket, the dispatcher.
 	in_ct systemctl start hookbox-dispatch.service
-	eq "v0.9.0: health ($(journal hookbox.service))" '{"status":"ok"}' \
+	eq "v0.9.0: health ($(ct_journal hookbox.service))" '{"status":"ok"}' \
 	    "$(health)"
 	eq "v0.9.0 answers a duplicate" duplicate "$(post tornado completed-1)"
 	for a in acme:att-job-3:deliver-v1 acme:a-1:2:publish; do
 		until_true 30 delivered "$a" ||
-		    fail "v0.9.0 did not deliver $a: $(journal \
+		    fail "v0.9.0 did not deliver $a: $(ct_journal \
 		    hookbox-dispatch.service)"
 	done
 	for u in hookbox.service hookbox-dispatch.service; do
@@ -463,7 +411,7 @@ service() {
 	in_ct systemctl daemon-reload &&
 	    in_ct systemctl restart hookbox.service hookbox-dispatch.service
 	eq "daemon-reload, restart" 0 $?
-	eq "restarted: health ($(journal hookbox.service))" \
+	eq "restarted: health ($(ct_journal hookbox.service))" \
 	    '{"status":"ok"}' "$(health)"
 	new_fcgi=$(pid_of hookbox.service)
 	new_disp=$(pid_of hookbox-dispatch.service)
@@ -488,7 +436,7 @@ service() {
 	eq "a new callback, answered by the new responder" accepted \
 	    "$(post tornado completed-5)"
 	until_true 30 delivered acme:att-job-5:deliver-v1 ||
-	    fail "the new dispatcher did not deliver: $(journal \
+	    fail "the new dispatcher did not deliver: $(ct_journal \
 	    hookbox-dispatch.service)"
 	eq "state.db, migrated by the new programs" "$new_state" \
 	    "$(uv "$srv/state.db")"
