@@ -174,7 +174,7 @@ else
 	# only once config.db is known to be root's.
 	own config.db root "$user" 0640
 	_m=$("$hb" -d "$dir" init 2>&1) || die "hookbox init: $_m"
-	say "$_m"
+	printf '%s\n' "$_m" | while IFS= read -r _l; do say "$_l"; done
 fi
 own config.db root "$user" 0640
 for f in state.db state.db-wal state.db-shm; do
