@@ -111,10 +111,11 @@ suites() {
 		done
 	done
 	# And a destination's outage and limits (timed to the cool-downs
-	# it sets; its own PostgreSQL server), and the presets against
-	# their providers' libraries (libfaketime preloaded, which the
-	# sanitizers' runtime will not follow): the normal build's.
-	for script in page install mandrift completion outage providers; do
+	# it sets; its own PostgreSQL server), the presets against their
+	# providers' libraries (libfaketime preloaded, which the sanitizers'
+	# runtime will not follow), and the Debian package, built, linted
+	# and installed in a container: the normal build's.
+	for script in page install mandrift completion outage providers deb; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 }
