@@ -10,9 +10,9 @@
 # chromium for tests/e2e/page.sh, which loads the status page in it;
 # locales, whose sources tests/check.sh makes a German locale from, for a
 # PostgreSQL server whose messages are not in English; debhelper, with
-# dpkg-dev, for `make deb`, and lintian, which tests/e2e/deb.sh runs on
-# the package).  A
-# no-op when everything is present.  Run as root (or with sudo on
+# dpkg-dev and build-essential (which dpkg-buildpackage checks for), for
+# `make deb`, and lintian, which tests/e2e/deb.sh runs on the package).
+# A no-op when everything is present.  Run as root (or with sudo on
 # PATH).  -l prints the set's packages, one a line, and installs nothing.
 set -eu
 
@@ -26,8 +26,8 @@ libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl
 bash-completion"
 check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
 util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
-postgresql systemd-container iproute2 chromium locales faketime debhelper
-lintian"
+postgresql systemd-container iproute2 chromium locales faketime
+build-essential debhelper lintian"
 case "${1:-check}" in
 run) pkgs=$run_pkgs ;;
 check) pkgs=$check_pkgs ;;
