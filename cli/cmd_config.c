@@ -27,6 +27,7 @@
 #include "intake/webhook.h"
 #include "provider/mapping.h"
 #include "provider/scheme.h"
+#include "store/metrics.h"
 #include "store/store.h"
 
 #include "cli.h"
@@ -1085,7 +1086,28 @@ struct secret_walk {
 	int64_t	 last;		/* the newest id */
 	cJSON		*arr;	/* --json: the rows, else NULL */
 	struct table	*tab;	/* the table's rows, else NULL */
+	const char	*endpoint;
+	/* state.db's counters, for each secret's last use; NULL: unknown */
+	const struct metrics_set *used;
 };
+
+/* When the endpoint's secret id was last used (unix ms), or 0. */
+static int64_t
+secret_used(const struct secret_walk *w, int64_t id)
+{
+	const struct metrics_row	*r;
+	char				 l2[24];
+	int				 i;
+
+	(void)snprintf(l2, sizeof(l2), "%lld", (long long)id);
+	for (i = 0; w->used != NULL && i < w->used->n; i++) {
+		r = &w->used->rows[i];
+		if (strcmp(r->name, "secret_used_ms") == 0 &&
+		    strcmp(r->l1, w->endpoint) == 0 && strcmp(r->l2, l2) == 0)
+			return r->value;
+	}
+	return 0;
+}
 
 static int
 secret_active(const struct config_secret_info *si, int64_t now)
@@ -1098,9 +1120,10 @@ walk_secret(void *arg, const struct config_secret_info *si)
 {
 	struct secret_walk	*w = arg;
 	cJSON			*o;
-	char			 id[24], c[32], x[32];
-	const char		*row[4];
+	char			 id[24], c[32], x[32], u[32];
+	const char		*row[5];
 	int			 act = secret_active(si, w->now);
+	int64_t			 used = secret_used(w, si->id);
 
 	w->active += act;
 	w->last = si->id;
@@ -1118,7 +1141,11 @@ walk_secret(void *arg, const struct config_secret_info *si)
 		    cJSON_AddNullToObject(o, "expires_at") :
 		    cJSON_AddNumberToObject(o, "expires_at",
 		    (double)si->expires_at * 1000)) == NULL ||
-		    cJSON_AddBoolToObject(o, "active", act) == NULL)
+		    cJSON_AddBoolToObject(o, "active", act) == NULL ||
+		    (w->used == NULL || used == 0 ?
+		    cJSON_AddNullToObject(o, "last_used_at") :
+		    cJSON_AddNumberToObject(o, "last_used_at", (double)used)) ==
+		    NULL)
 			return -1;
 	} else if (w->tab != NULL) {
 		(void)snprintf(id, sizeof(id), "%lld", (long long)si->id);
@@ -1126,6 +1153,8 @@ walk_secret(void *arg, const struct config_secret_info *si)
 		row[1] = secret_time(si->created_at, c, sizeof(c));
 		row[2] = secret_time(si->expires_at, x, sizeof(x));
 		row[3] = act ? "yes" : "no";
+		row[4] = w->used == NULL ? "?" : used == 0 ? "-" :
+		    (cli_list_time(used, u, sizeof(u)), u);
 		if (table_add(w->tab, row) != 0)
 			return -1;
 	}
@@ -1270,20 +1299,38 @@ secret_list(struct settings *e, int argc, char **argv)
 	static const struct table_col cols[] = {
 		{ "ID", TABLE_RIGHT, 0 }, { "CREATED", TABLE_LEFT, 0 },
 		{ "EXPIRES", TABLE_LEFT, 0 }, { "ACTIVE", TABLE_LEFT, 0 },
+		{ "LAST USED", TABLE_LEFT, 0 },
 	};
 	struct other_opts	 a;
 	struct secret_walk	 w;
 	struct config		*cfg = NULL;
+	struct store		*st = NULL;
+	struct metrics_set	 used;
 	int			 rc;
 
 	if ((rc = other_args(argc, argv, SECRET_LIST, 1, &a)) != EXIT_OK)
 		return rc;
 	memset(&w, 0, sizeof(w));
+	memset(&used, 0, sizeof(used));
 	w.now = util_now();
+	w.endpoint = argv[optind];
 	if (a.json ? (w.arr = cJSON_CreateArray()) == NULL :
-	    (w.tab = table_new(cols, 4)) == NULL) {
+	    (w.tab = table_new(cols, 5)) == NULL) {
 		cli_warn("out of memory");
 		return EXIT_FAIL;
+	}
+	/*
+	 * Each secret's last use is in state.db's counters (the
+	 * responder's, as of its last COMMIT); where state.db cannot be
+	 * read, the list says so and shows the rest.
+	 */
+	if (cli_open_store(e, 0, &st) == EXIT_OK) {
+		if (store_metrics_read(st, &used) == STORE_OK)
+			w.used = &used;
+		else
+			cli_warn("%s: the secrets' last use cannot be read",
+			    settings_state_name(e));
+		store_close(st);
 	}
 	if ((rc = cli_open_config(e, CONFIG_READ, &cfg)) == EXIT_OK) {
 		rc = walk_secrets(cfg, argv[optind], &w);
@@ -1296,6 +1343,7 @@ secret_list(struct settings *e, int argc, char **argv)
 		table_print(w.tab, stdout);
 	cJSON_Delete(w.arr);
 	table_free(w.tab);
+	metrics_set_free(&used);
 	return rc;
 }
 

@@ -55,6 +55,8 @@ struct rq {
 	int			 status;
 	int			 counted;	/* by the writer
 						   (intake/group.h) */
+	int64_t			 secret;	/* the id of the secret it
+						   was signed with; 0: none */
 };
 
 static int
@@ -578,6 +580,8 @@ log_request(const struct rq *rq)
 	log_str(&l, "method", rq->method);
 	log_str(&l, "endpoint", rq->path);
 	log_str(&l, "tenant", rq->tenant);
+	if (rq->secret > 0)
+		log_int(&l, "secret", rq->secret);
 	log_str(&l, "result", rq->result);
 	log_int(&l, "status", rq->status);
 	log_str(&l, "action", rq->action != NULL && rq->action[0] != '\0' ?
@@ -691,7 +695,7 @@ respond(struct resp_server *srv, const struct resp_io *io)
 	struct accept_res	 res;
 	struct store		*st;
 	const char	*path;
-	char		 pathbuf[1024];
+	char		 pathbuf[1024], id[24];
 	size_t		 i;
 	int		 get;
 
@@ -735,15 +739,27 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		goto done;
 	}
 	hook(srv, &rq, &h, &res);
+	rq.secret = h.secret;
 done:
 	if (rq.status == 0)
 		return;
 	log_request(&rq);
 	/*
 	 * Counted in memory; state.db has it with the writer's next COMMIT
-	 * (an unauthenticated request writes nothing by itself).
+	 * (an unauthenticated request writes nothing by itself), with the
+	 * last use of the secret it was signed with: what a rotation
+	 * watches before it revokes the old one.  A request the writer
+	 * answered was counted with its batch.
 	 */
-	if (!rq.counted && open_shared(srv) == 0)
-		metrics_count(srv->shared->metrics, "requests", rq.endpoint,
-		    rq.result != NULL ? rq.result : "none", util_now_ms());
+	if (open_shared(srv) != 0)
+		return;
+	if (rq.counted)
+		return;
+	metrics_count(srv->shared->metrics, "requests", rq.endpoint,
+	    rq.result != NULL ? rq.result : "none", util_now_ms());
+	if (rq.secret > 0) {
+		(void)snprintf(id, sizeof(id), "%lld", (long long)rq.secret);
+		metrics_max(srv->shared->metrics, "secret_used_ms",
+		    rq.endpoint, id, util_now_ms());
+	}
 }

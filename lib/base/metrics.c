@@ -186,6 +186,17 @@ metrics_add(struct metrics *m, const char *name, const char *l1,
 }
 
 void
+metrics_max(struct metrics *m, const char *name, const char *l1,
+    const char *l2, int64_t value)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	(void)metrics_set_max(&m->pending, name, l1, l2, value);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void
 metrics_count(struct metrics *m, const char *name, const char *l1,
     const char *l2, int64_t now_ms)
 {
@@ -267,6 +278,7 @@ enum fam {
 	F_POLLS,
 	F_HISTOGRAM,
 	F_HEARTBEAT,
+	F_SECRET,
 	F__N
 };
 
@@ -288,6 +300,10 @@ static const struct {
 	    "gauge", "When a dispatcher last recorded that it was alive"
 	    " (every 10 s while idle, every batch while working).", NULL,
 	    NULL },
+	[F_SECRET] = { "hookbox_endpoint_secret_last_used_timestamp_seconds",
+	    "gauge", "When a request signed with the endpoint's secret (its"
+	    " id, as endpoint secret list shows it) was last answered.",
+	    "endpoint", "secret" },
 };
 
 /* A row's family and its place among the histogram's lines. */
@@ -303,6 +319,8 @@ family(const struct metrics_row *r, int *sub)
 		return F_POLLS;
 	if (strcmp(r->name, "heartbeat_ms") == 0)
 		return F_HEARTBEAT;
+	if (strcmp(r->name, "secret_used_ms") == 0)
+		return F_SECRET;
 	if (strcmp(r->name, "delivery_le") == 0)
 		return F_HISTOGRAM;
 	*sub = strcmp(r->name, "delivery_sum_us") == 0 ? 1 :
@@ -418,6 +436,11 @@ metrics_render(struct metrics_set *s,
 				    "%s%s{destination=\"%s\"} %lld\n",
 				    fams[f].metric, suffix, a,
 				    (long long)r->value);
+			break;
+		case F_SECRET:
+			n = snprintf(line, sizeof(line), "%s{%s=\"%s\",%s=\"%s\"}"
+			    " %.3f\n", fams[f].metric, fams[f].k1, a,
+			    fams[f].k2, b, (double)r->value / 1e3);
 			break;
 		default:
 			n = snprintf(line, sizeof(line), "%s %.3f\n",

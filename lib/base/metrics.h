@@ -22,6 +22,9 @@
  *   delivery_count	hookbox_delivery_duration_seconds_count{destination}
  *   heartbeat_ms	hookbox_dispatcher_heartbeat_timestamp_seconds
  *   delivered_ms	a destination's last delivery, unix ms (the status page)
+ *   secret_used_ms	hookbox_endpoint_secret_last_used_timestamp_seconds
+ *			{endpoint,secret}: when a request signed with an
+ *			endpoint's secret (l2 its id) was last answered
  *   minute		per-minute counts for the status page's chart: l1 the
  *			minute (unix minutes, METRICS_MINUTE_DIGITS digits,
  *			so that they sort as text), l2 "requests:RESULT" or
@@ -100,6 +103,9 @@ HB_API void metrics_free(struct metrics *);
 /* Counts delta, thread-safe. */
 HB_API void metrics_add(struct metrics *, const char *name, const char *l1,
     const char *l2, int64_t delta);
+/* Keeps the larger value (a time), thread-safe. */
+HB_API void metrics_max(struct metrics *, const char *name, const char *l1,
+    const char *l2, int64_t value);
 /* metrics_set_count() on the process's counts, thread-safe. */
 HB_API void metrics_count(struct metrics *, const char *name,
     const char *l1, const char *l2, int64_t now_ms);

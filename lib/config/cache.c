@@ -18,6 +18,7 @@
 
 /* One secret of an endpoint, its bytes in the snapshot's keys. */
 struct snap_secret {
+	int64_t	id;
 	size_t	off, len;
 	int64_t	expires;	/* unix seconds, when not never */
 	int	never;		/* no expiry */
@@ -308,6 +309,7 @@ read_secrets(struct config *c, struct db_stmt *st, struct config_snap *s)
 			k->len = len;
 		k->never = db_col_null(st, 2);
 		k->expires = db_col_int64(st, 2);
+		k->id = db_col_int64(st, 3);
 		s->nsec++;
 		ep->n++;
 	}
@@ -653,6 +655,7 @@ config_snap_secrets(const struct config_snap *s, const char *endpoint,
 		}
 		out->s[out->n].key = s->keys + k->off;
 		out->s[out->n].keylen = k->len;
+		out->id[out->n] = k->id;
 		out->n++;
 	}
 	return CONFIG_OK;

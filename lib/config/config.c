@@ -305,7 +305,7 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2" },
 	[CONFIG_Q_DEST_GET] = { DEST_GET("allow_internal") },
 	/* At most CONFIG_SECRETS_MAX + 1 rows. */
-	[CONFIG_Q_SECRETS] = { "SELECT secret FROM secrets WHERE endpoint = ?1"
+	[CONFIG_Q_SECRETS] = { "SELECT secret, id FROM secrets WHERE endpoint = ?1"
 	    " AND (expires_at IS NULL OR expires_at > ?2)"
 	    " ORDER BY id DESC LIMIT 9" },
 	[CONFIG_Q_SECRET_COUNT] =
@@ -508,10 +508,10 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	[CONFIG_Q_CACHE_ENDPOINTS] = { "SELECT name, tenant, kind, auth,"
 	    " key_header, tolerance_s, mapping FROM endpoints" },
 	/* Each endpoint's together, newest first. */
-	[CONFIG_Q_CACHE_SECRETS] = { "SELECT endpoint, secret, expires_at"
+	[CONFIG_Q_CACHE_SECRETS] = { "SELECT endpoint, secret, expires_at, id"
 	    " FROM secrets ORDER BY endpoint, id DESC" },
-	[CONFIG_Q_CACHE_SECRETS_OF] = { "SELECT endpoint, secret, expires_at"
-	    " FROM secrets WHERE endpoint = ?1 ORDER BY id DESC" },
+	[CONFIG_Q_CACHE_SECRETS_OF] = { "SELECT endpoint, secret, expires_at,"
+	    " id FROM secrets WHERE endpoint = ?1 ORDER BY id DESC" },
 	[CONFIG_Q_CACHE_TENANTS] = { "SELECT id, active, status_base"
 	    " FROM tenants" },
 	/*
@@ -1300,11 +1300,12 @@ config_secrets_clear(struct config_secrets *s)
 }
 
 /*
- * Collects the blob column 0 of every row into one wiped-on-clear buffer.
- * The statement has been bound by the caller.
+ * Collects the blob column 0 of every row into one wiped-on-clear buffer,
+ * and with ids its id from column 1.  The statement has been bound by
+ * the caller.
  */
 static enum config_status
-collect_secrets(struct config *c, struct db_stmt *st,
+collect_secrets(struct config *c, struct db_stmt *st, int ids,
     struct config_secrets *out)
 {
 	unsigned char	 tmp[CONFIG_SECRETS_MAX * CONFIG_SECRET_MAX];
@@ -1326,6 +1327,8 @@ collect_secrets(struct config *c, struct db_stmt *st,
 			break;
 		}
 		memcpy(tmp + used, v, len);
+		if (ids)
+			out->id[out->n] = db_col_int64(st, 1);
 		out->s[out->n].keylen = len;
 		out->s[out->n].key = (const unsigned char *)(uintptr_t)used;
 		out->n++;
@@ -1364,7 +1367,7 @@ config_endpoint_secrets(struct config *c, const char *endpoint, int64_t now,
 	if (db_bind_opt(st, 1, endpoint) != DB_OK ||
 	    db_bind_int64(st, 2, now) != DB_OK)
 		return CONFIG_NOMEM;
-	return collect_secrets(c, st, out);
+	return collect_secrets(c, st, 1, out);
 }
 
 static enum config_status
@@ -1380,7 +1383,7 @@ secret_by_key(struct config *c, enum config_q q, const char *k1, const char *k2,
 	if (db_bind_opt(st, 1, k1) != DB_OK ||
 	    (k2 != NULL && db_bind_opt(st, 2, k2) != DB_OK))
 		return CONFIG_NOMEM;
-	return collect_secrets(c, st, out);
+	return collect_secrets(c, st, 0, out);
 }
 
 enum config_status

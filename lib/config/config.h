@@ -62,6 +62,8 @@ enum config_mode { CONFIG_READ, CONFIG_WRITE };
  */
 struct config_secrets {
 	struct auth_secret	 s[CONFIG_SECRETS_MAX];
+	int64_t			 id[CONFIG_SECRETS_MAX];	/* an endpoint's
+						   secrets' ids; else 0 */
 	size_t			 n;
 	unsigned char		*buf;
 	size_t			 buflen;

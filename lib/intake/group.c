@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,16 @@ label(const struct item *it)
 	return e != NULL && text_valid_name(e) ? e : "unknown";
 }
 
+/* The member's secret's id as a label; 0 when it has none. */
+static int
+secret_label(const struct item *it, char *buf, size_t len)
+{
+	if (it->prep->secret <= 0)
+		return 0;
+	(void)snprintf(buf, len, "%lld", (long long)it->prep->secret);
+	return 1;
+}
+
 /*
  * Counts the members' answers in memory, for the next batch: their
  * counts did not ride a COMMIT (it failed, or their own write did).  A
@@ -99,10 +110,17 @@ count_answers(struct group *g, struct item *batch)
 	struct item	*it;
 	int64_t		 now = util_now_ms();
 
-	for (it = batch; it != NULL; it = it->next)
-		if (!it->prep->config_stale)
-			metrics_count(g->opts.metrics, "requests", label(it),
-			    hb_result_name(it->res->result), now);
+	char		 id[24];
+
+	for (it = batch; it != NULL; it = it->next) {
+		if (it->prep->config_stale)
+			continue;
+		metrics_count(g->opts.metrics, "requests", label(it),
+		    hb_result_name(it->res->result), now);
+		if (secret_label(it, id, sizeof(id)))
+			metrics_max(g->opts.metrics, "secret_used_ms",
+			    label(it), id, now);
+	}
 }
 
 /*
@@ -121,15 +139,21 @@ counts(struct group *g, struct item *batch)
 {
 	struct item	*it;
 	int64_t		 now = util_now_ms();
+	char		 id[24];
 
 	metrics_set_clear(&g->flush);
 	if (metrics_take(g->opts.metrics, &g->flush) != 0)
 		return NULL;
-	for (it = batch; it != NULL; it = it->next)
-		if (!it->prep->config_stale && metrics_set_count(&g->flush,
-		    "requests", label(it), hb_result_name(it->res->result),
-		    now) != 0)
+	for (it = batch; it != NULL; it = it->next) {
+		if (it->prep->config_stale)
+			continue;
+		if (metrics_set_count(&g->flush, "requests", label(it),
+		    hb_result_name(it->res->result), now) != 0 ||
+		    (secret_label(it, id, sizeof(id)) &&
+		    metrics_set_max(&g->flush, "secret_used_ms", label(it), id,
+		    now) != 0))
 			return NULL;
+	}
 	return &g->flush;
 }
 

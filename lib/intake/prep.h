@@ -108,6 +108,12 @@ struct accept_prep {
 	int			 job_wanted;
 	int64_t			 version;
 	int			 config_stale;
+	/*
+	 * The id of the endpoint's secret the request was signed with (0:
+	 * none): its last use rides the batch's COMMIT with the request's
+	 * count (base/metrics.h, secret_used_ms).
+	 */
+	int64_t			 secret;
 };
 
 #endif

@@ -11,9 +11,11 @@
 #include "provider/scheme.h"
 #include "provider/tornado.h"
 
+/* *matched: the index in sec of the secret the request was signed with. */
 static enum auth_status
 authenticate(const struct config_endpoint *ep,
-    const struct config_secrets *sec, const struct webhook_req *req)
+    const struct config_secrets *sec, const struct webhook_req *req,
+    size_t *matched)
 {
 	const unsigned char	*body = (const unsigned char *)req->body;
 	const char		*v;
@@ -26,17 +28,18 @@ authenticate(const struct config_endpoint *ep,
 		v = req->header(req->arg, ep->key_header[0] != '\0' ?
 		    ep->key_header : WEBHOOK_HMAC_HEADER);
 		return auth_verify_tsig(v, body, req->bodylen, sec->s, sec->n,
-		    now, ep->tolerance);
+		    now, ep->tolerance, matched);
 	case CONFIG_AUTH_STANDARD:
 		return auth_verify_stdwebhooks(
 		    req->header(req->arg, "webhook-id"),
 		    req->header(req->arg, "webhook-timestamp"),
 		    req->header(req->arg, "webhook-signature"),
-		    body, req->bodylen, sec->s, sec->n, now, ep->tolerance);
+		    body, req->bodylen, sec->s, sec->n, now, ep->tolerance,
+		    matched);
 	case CONFIG_AUTH_KEY:
 		v = req->header(req->arg, ep->key_header);
 		return auth_verify_key(v, v != NULL ? strlen(v) : 0, sec->s,
-		    sec->n, now);
+		    sec->n, now, matched);
 	case CONFIG_AUTH_SCHEME:
 		if (ep->mapping == NULL || mapping_scheme(ep->mapping) == NULL)
 			return AUTH_ERROR;
@@ -47,7 +50,7 @@ authenticate(const struct config_endpoint *ep,
 		sr.query = req->query;
 		sr.now_ms = req->now_ms;
 		return scheme_verify(mapping_scheme(ep->mapping), &sr, sec->s,
-		    sec->n, ep->tolerance);
+		    sec->n, ep->tolerance, matched);
 	}
 	return AUTH_ERROR;
 }
@@ -210,6 +213,7 @@ prepare(struct webhook_cfg *hc, const struct webhook_req *req,
 	struct mapping_event		 ev;
 	enum config_status		 cs;
 	enum auth_status		 as;
+	size_t				 matched = 0;
 
 	memset(res, 0, sizeof(*res));
 	if ((cs = config_snap_endpoint(hc->snap, req->endpoint, ep)) ==
@@ -225,7 +229,9 @@ prepare(struct webhook_cfg *hc, const struct webhook_req *req,
 	if ((cs = config_snap_secrets(hc->snap, ep->name, req->now_ms / 1000,
 	    &sec)) != CONFIG_OK)
 		return config_failed(res, cs);
-	as = authenticate(ep, &sec, req);
+	as = authenticate(ep, &sec, req, &matched);
+	if (as == AUTH_OK)
+		h->secret = sec.id[matched];
 	config_secrets_clear(&sec);
 	if (as == AUTH_ERROR) {
 		res->result = HB_NOMEM;
@@ -248,6 +254,7 @@ prepare(struct webhook_cfg *hc, const struct webhook_req *req,
 	areq.now_ms = req->now_ms;
 	if (accept_prepare_from(&ac, &areq, &h->prep, res) != 0)
 		return -1;
+	h->prep.secret = h->secret;
 	/* The batch's look-up of the job confirms the snapshot. */
 	h->prep.version = hc->defer;
 	if (h->prep.job_wanted)

@@ -58,6 +58,8 @@ struct webhook_obs {
 	struct config_endpoint	ep;
 	struct obs		obs;
 	struct accept_prep	prep;	/* points into ep, obs and the request */
+	int64_t			secret;	/* the id of the endpoint's secret
+					   it was signed with; 0 before */
 };
 
 /*

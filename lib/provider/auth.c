@@ -272,15 +272,28 @@ tsig_parse(const char *h, size_t len, struct tsig *ts)
 }
 
 enum auth_status
+auth_verdict(size_t nactive, int match, size_t first, size_t *matched)
+{
+	if (nactive == 0)
+		return AUTH_NO_SECRET;
+	if (!match)
+		return AUTH_BAD_SIGNATURE;
+	if (matched != NULL)
+		*matched = first;
+	return AUTH_OK;
+}
+
+enum auth_status
 auth_verify_tsig(const char *header, const unsigned char *body,
     size_t bodylen, const struct auth_secret *secrets, size_t nsecrets,
-    int64_t now, int64_t tolerance)
+    int64_t now, int64_t tolerance, size_t *matched)
 {
 	struct tsig			 ts;
 	unsigned char			 mac[MAC_LEN];
 	const unsigned char		*parts[3];
 	size_t				 lens[3], len, i, nactive = 0;
-	int				 match = 0;
+	size_t				 first = 0;
+	int				 match = 0, m;
 	enum auth_status		 rc;
 
 	sodium_memzero(&ts, sizeof(ts));
@@ -320,12 +333,12 @@ auth_verify_tsig(const char *header, const unsigned char *body,
 			rc = AUTH_ERROR;
 			goto out;
 		}
-		match |= sigset_match(&ts.sigs, mac);
+		m = sigset_match(&ts.sigs, mac);
+		if (m && !match)
+			first = i;
+		match |= m;
 	}
-	if (nactive == 0)
-		rc = AUTH_NO_SECRET;
-	else
-		rc = match ? AUTH_OK : AUTH_BAD_SIGNATURE;
+	rc = auth_verdict(nactive, match, first, matched);
 out:
 	sodium_memzero(mac, sizeof(mac));
 	sodium_memzero(&ts, sizeof(ts));
@@ -459,16 +472,16 @@ enum auth_status
 auth_verify_stdwebhooks(const char *id, const char *timestamp,
     const char *signature, const unsigned char *body, size_t bodylen,
     const struct auth_secret *secrets, size_t nsecrets,
-    int64_t now, int64_t tolerance)
+    int64_t now, int64_t tolerance, size_t *matched)
 {
 	struct sigset		 sigs;
 	unsigned char		 key[SW_KEY_MAX];
 	unsigned char		 mac[MAC_LEN];
 	const unsigned char	*parts[5];
 	size_t			 lens[5], idlen, tslen, siglen, keylen, i;
-	size_t			 nactive = 0;
+	size_t			 nactive = 0, first = 0;
 	int64_t			 tval;
-	int			 match = 0;
+	int			 match = 0, m;
 	enum auth_status	 rc;
 
 	sodium_memzero(&sigs, sizeof(sigs));
@@ -519,12 +532,12 @@ auth_verify_stdwebhooks(const char *id, const char *timestamp,
 			goto out;
 		}
 		sodium_memzero(key, sizeof(key));
-		match |= sigset_match(&sigs, mac);
+		m = sigset_match(&sigs, mac);
+		if (m && !match)
+			first = i;
+		match |= m;
 	}
-	if (nactive == 0)
-		rc = AUTH_NO_SECRET;
-	else
-		rc = match ? AUTH_OK : AUTH_BAD_SIGNATURE;
+	rc = auth_verdict(nactive, match, first, matched);
 out:
 	sodium_memzero(mac, sizeof(mac));
 	sodium_memzero(key, sizeof(key));
@@ -607,11 +620,12 @@ auth_key_hash(const char *key, size_t keylen,
 
 enum auth_status
 auth_verify_key(const char *presented, size_t presentedlen,
-    const struct auth_secret *hashes, size_t nhashes, int64_t now)
+    const struct auth_secret *hashes, size_t nhashes, int64_t now,
+    size_t *matched)
 {
 	unsigned char		h[AUTH_HASH_LEN];
-	size_t			i, nactive = 0;
-	int			match = 0;
+	size_t			i, nactive = 0, first = 0;
+	int			match = 0, m;
 	enum auth_status	rc;
 
 	sodium_memzero(h, sizeof(h));
@@ -636,12 +650,12 @@ auth_verify_key(const char *presented, size_t presentedlen,
 		    !secret_active(&hashes[i], now))
 			continue;
 		nactive++;
-		match |= sodium_memcmp(hashes[i].key, h, AUTH_HASH_LEN) == 0;
+		m = sodium_memcmp(hashes[i].key, h, AUTH_HASH_LEN) == 0;
+		if (m && !match)
+			first = i;
+		match |= m;
 	}
-	if (nactive == 0)
-		rc = AUTH_NO_SECRET;
-	else
-		rc = match ? AUTH_OK : AUTH_BAD_SIGNATURE;
+	rc = auth_verdict(nactive, match, first, matched);
 out:
 	sodium_memzero(h, sizeof(h));
 	return rc;

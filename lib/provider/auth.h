@@ -8,6 +8,9 @@
  *
  * Secrets are passed as an array so that several can be active at once
  * (rotation).  A secret whose expires_at is non-zero and <= now is skipped.
+ * A verifier that returns AUTH_OK sets *matched (when matched is not
+ * NULL) to the index of the first secret that matched, so that the
+ * caller can say which one the sender used; it is left alone otherwise.
  * No function here logs or copies a secret or a signature anywhere.
  *
  * Transactions: none; no database.
@@ -60,7 +63,7 @@ HB_API int auth_hmac_sha256(const unsigned char *key, size_t keylen,
 HB_API enum auth_status auth_verify_tsig(const char *header,
     const unsigned char *body, size_t bodylen,
     const struct auth_secret *secrets, size_t nsecrets,
-    int64_t now, int64_t tolerance) HB_MUST_CHECK;
+    int64_t now, int64_t tolerance, size_t *matched) HB_MUST_CHECK;
 
 /*
  * Writes "t=<t>,v1=<hex>" for the first active secret into out.
@@ -81,7 +84,7 @@ HB_API enum auth_status auth_verify_stdwebhooks(const char *id,
     const char *timestamp, const char *signature,
     const unsigned char *body, size_t bodylen,
     const struct auth_secret *secrets, size_t nsecrets,
-    int64_t now, int64_t tolerance) HB_MUST_CHECK;
+    int64_t now, int64_t tolerance, size_t *matched) HB_MUST_CHECK;
 
 /*
  * Writes "v1,<base64>" for the given secret ("whsec_..." form) into out.
@@ -102,6 +105,14 @@ HB_API int auth_key_hash(const char *key, size_t keylen,
  */
 HB_API enum auth_status auth_verify_key(const char *presented,
     size_t presentedlen, const struct auth_secret *hashes, size_t nhashes,
-    int64_t now) HB_MUST_CHECK;
+    int64_t now, size_t *matched) HB_MUST_CHECK;
+
+/*
+ * The end of every verifier, over the secrets it tried: AUTH_NO_SECRET
+ * when none was active, AUTH_BAD_SIGNATURE when none matched, else
+ * AUTH_OK with *matched (if not NULL) set to first.
+ */
+HB_API enum auth_status auth_verdict(size_t nactive, int match,
+    size_t first, size_t *matched);
 
 #endif

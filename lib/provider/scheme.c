@@ -1104,7 +1104,8 @@ active(const struct auth_secret *a, int64_t now_ms)
 
 enum auth_status
 scheme_verify(const struct scheme *s, const struct scheme_req *req,
-    const struct auth_secret *secrets, size_t nsecrets, int64_t tolerance)
+    const struct auth_secret *secrets, size_t nsecrets, int64_t tolerance,
+    size_t *matched)
 {
 	struct presented	 p;
 	struct message		 m;
@@ -1112,8 +1113,8 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 	const unsigned char	*key;
 	unsigned char		*flat = NULL;
 	size_t			 i, j, keylen = 0, flatlen = 0, nactive = 0;
-	size_t			 len;
-	int			 match = 0;
+	size_t			 len, first = 0;
+	int			 match = 0, mi;
 	enum auth_status	 rc;
 
 	/* What was presented is the request's: only our own is wiped. */
@@ -1144,12 +1145,13 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 		    key_of(s, secrets[i].key, secrets[i].keylen, 0, buf, &key,
 		    &keylen) != 0)
 			continue;
+		mi = 0;
 		if (s->alg == A_ED25519) {
 			if (keylen != crypto_sign_PUBLICKEYBYTES)
 				continue;
 			nactive++;
 			for (j = 0; j < p.n; j++)
-				match |= p.ok[j] &
+				mi |= p.ok[j] &
 				    (crypto_sign_verify_detached(p.sig[j],
 				    flat, flatlen, key) == 0);
 		} else {
@@ -1159,16 +1161,16 @@ scheme_verify(const struct scheme *s, const struct scheme_req *req,
 				goto out;
 			}
 			for (j = 0; j < p.n; j++)
-				match |= p.ok[j] & (sodium_memcmp(p.sig[j], d,
+				mi |= p.ok[j] & (sodium_memcmp(p.sig[j], d,
 				    len) == 0);
 		}
 		if (s->key_base64)
 			sodium_memzero(buf, keylen);
+		if (mi && !match)
+			first = i;
+		match |= mi;
 	}
-	if (nactive == 0)
-		rc = AUTH_NO_SECRET;
-	else
-		rc = match ? AUTH_OK : AUTH_BAD_SIGNATURE;
+	rc = auth_verdict(nactive, match, first, matched);
 out:
 	sodium_memzero(d, sizeof(d));
 	message_free(&m);

@@ -138,12 +138,13 @@ struct scheme_req {
  * signature of the scheme in it, a part twice, a time that is not a
  * decimal integer, a header longer than AUTH_HEADER_MAX or holding a
  * control byte), AUTH_TIMESTAMP, AUTH_NO_SECRET (none active, or none
- * that decodes as "key" says), then AUTH_OK or AUTH_BAD_SIGNATURE.
+ * that decodes as "key" says), then AUTH_OK (with *matched, as
+ * provider/auth.h says) or AUTH_BAD_SIGNATURE.
  * Every comparison is constant-time, every key and digest wiped.
  */
 HB_API enum auth_status scheme_verify(const struct scheme *,
     const struct scheme_req *, const struct auth_secret *secrets,
-    size_t nsecrets, int64_t tolerance) HB_MUST_CHECK;
+    size_t nsecrets, int64_t tolerance, size_t *matched) HB_MUST_CHECK;
 
 /* A header scheme_sign() writes. */
 struct scheme_header {

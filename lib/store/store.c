@@ -790,18 +790,20 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " DO UPDATE SET value = greatest(metrics.value, excluded.value)" },
 	[STORE_Q_METRIC_LIST] = { "SELECT name, l1, l2, value FROM metrics" },
 	/*
-	 * The series of endpoints (?1) and destinations (?2, JSON arrays
-	 * of the names configured now) that are no longer configured.
+	 * The series of endpoints (?1: requests and their secrets' last
+	 * use) and destinations (?2; JSON arrays of the names configured
+	 * now) that are no longer configured.
 	 */
-	[STORE_Q_METRIC_FORGET] = { "DELETE FROM metrics WHERE (name ="
-	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics',"
-	    " '_status') AND l1 NOT IN (SELECT value FROM json_each(?1)))"
+	[STORE_Q_METRIC_FORGET] = { "DELETE FROM metrics WHERE (name IN"
+	    " ('requests', 'secret_used_ms') AND l1 NOT IN ('unknown',"
+	    " '_health', '_metrics', '_status') AND l1 NOT IN (SELECT value"
+	    " FROM json_each(?1)))"
 	    " OR (name IN ('deliveries', 'delivery_le', 'delivery_sum_us',"
 	    " 'delivery_count', 'delivered_ms') AND l1 NOT IN (SELECT value"
 	    " FROM json_each(?2)))",
-	    "DELETE FROM metrics WHERE (name ="
-	    " 'requests' AND l1 NOT IN ('unknown', '_health', '_metrics',"
-	    " '_status') AND l1 NOT IN (SELECT"
+	    "DELETE FROM metrics WHERE (name IN"
+	    " ('requests', 'secret_used_ms') AND l1 NOT IN ('unknown',"
+	    " '_health', '_metrics', '_status') AND l1 NOT IN (SELECT"
 	    " json_array_elements_text(?1::json)))"
 	    " OR (name IN ('deliveries', 'delivery_le', 'delivery_sum_us',"
 	    " 'delivery_count', 'delivered_ms') AND l1 NOT IN (SELECT"

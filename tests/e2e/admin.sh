@@ -413,8 +413,8 @@ eq "destination set: the new secret" "$(cat "$tmp/bare")" \
 # ---- 10. rotation: secret add, list, revoke, --retire-others-after ----
 # The responder, as a CGI program: 401 for a signature no active secret
 # makes, 422 (unknown job, after authentication) for one that passes.
-hook_status() {	# SECRET_FILE: the status of a POST signed with it
-	_body='{"type":"job_completed","job_id":"nosuch","status":"completed"}'
+hook_status() {	# SECRET_FILE [JOB]: the status of a POST signed with it
+	_body='{"type":"job_completed","job_id":"'"${2:-nosuch}"'","status":"completed"}'
 	_t=$(date +%s)
 	_mac=$(printf '%s.%s' "$_t" "$_body" |
 	    openssl dgst -sha256 -hmac "$(cat "$1")" -r | cut -d' ' -f1)
@@ -422,8 +422,14 @@ hook_status() {	# SECRET_FILE: the status of a POST signed with it
 	    GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
 	    PATH_INFO=/hooks/tornado CONTENT_TYPE=application/json \
 	    CONTENT_LENGTH=${#_body} \
-	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" 2>/dev/null |
-	    sed -n 's/^Status: \([0-9]*\).*/\1/p'
+	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" \
+	    2>"$tmp/hook.log" | sed -n 's/^Status: \([0-9]*\).*/\1/p'
+}
+# last_used ID: secret ID's last_used_at in secret list --json ("" for null).
+last_used() {
+	sqlite3 :memory: "SELECT json_extract(value, '\$.last_used_at') FROM
+	    json_each('$("$HB" endpoint secret list --json tornado)')
+	    WHERE json_extract(value, '\$.id') = $1"
 }
 eq "the first secret authenticates" 422 "$(hook_status "$tmp/hmac")"
 eq "a secret never added does not" 401 "$(hook_status "$tmp/hmac2")"
@@ -431,8 +437,8 @@ eq "a secret never added does not" 401 "$(hook_status "$tmp/hmac2")"
 out=$("$HB" endpoint secret list tornado); rc=$?
 eq "secret list: exit" 0 $rc
 contains "secret list: a header" "ID" "$out"
-eq "secret list: the secret's row ends never, active" 1 \
-    "$(printf '%s\n' "$out" | grep -c ' never  *yes$')"
+eq "secret list: the secret's row ends never, active, never used" 1 \
+    "$(printf '%s\n' "$out" | grep -c ' never  *yes  *-$')"
 lacks "secret list: never the secret" "an-hmac-secret" "$out"
 out=$("$HB" endpoint secret list --json tornado)
 eq "secret list --json: one" 1 \
@@ -476,6 +482,37 @@ eq "both authenticate meanwhile (old)" 422 "$(hook_status "$tmp/hmac")"
 eq "both authenticate meanwhile (new)" 422 "$(hook_status "$tmp/hmac2")"
 out=$("$HB" endpoint secret list tornado)
 eq "secret list: two rows" 3 "$(printf '%s\n' "$out" | wc -l)"
+
+# Which secret each request was signed with, while both are active: its
+# id in the request's log line, and each one's last use in secret list
+# (committed with the request it answered).
+new=$(q "SELECT max(id) FROM secrets WHERE endpoint = 'tornado'")
+"$HB" destination add rot --tenant acme --url http://127.0.0.1:9/ \
+    >/dev/null && "$HB" job add rot-1 --tenant acme --attempt rot-1 \
+    --step s --destination rot >/dev/null && "$HB" job add rot-2 \
+    --tenant acme --attempt rot-2 --step s --destination rot >/dev/null
+eq "rotation: jobs for the old and the new secret" 0 $?
+eq "rotation: nothing used yet" "|" "$(last_used "$old")|$(last_used "$new")"
+contains "rotation: LAST USED, not yet" " -" \
+    "$("$HB" endpoint secret list tornado | grep "^ *$old ")"
+t0=$(date +%s)
+eq "rotation: signed with the old secret" 200 \
+    "$(hook_status "$tmp/hmac" rot-1)"
+contains "rotation: the log names the old secret" \
+    " secret=$old result=accepted" "$(cat "$tmp/hook.log")"
+eq "rotation: the old one's last use, not the new one's" "1|" \
+    "$(last_used "$old" | awk -v t="$t0" '{ print ($1 >= t * 1000) }')|$(
+    last_used "$new")"
+eq "rotation: signed with the new secret" 200 \
+    "$(hook_status "$tmp/hmac2" rot-2)"
+contains "rotation: the log names the new secret" \
+    " secret=$new result=accepted" "$(cat "$tmp/hook.log")"
+eq "rotation: the new one's last use too" 1 \
+    "$(last_used "$new" | awk -v t="$t0" '{ print ($1 >= t * 1000) }')"
+contains "rotation: LAST USED in the table" "$(date -u +%Y-%m-%d)" \
+    "$("$HB" endpoint secret list tornado | grep "^ *$new ")"
+lacks "rotation: an unauthenticated request names no secret" "secret=" \
+    "$(hook_status "$tmp/short" rot-1 >/dev/null; cat "$tmp/hook.log")"
 
 # A secret that already expires sooner keeps its expiry.
 "$HB" endpoint secret add --secret-file "$tmp/hmac3" --expires +1h tornado \
@@ -801,8 +838,14 @@ mapped_status() {	# ENDPOINT SECRET_FILE
 	    GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
 	    PATH_INFO="/hooks/$1" CONTENT_TYPE=application/json \
 	    CONTENT_LENGTH=${#_body} \
-	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" 2>/dev/null |
-	    sed -n 's/^Status: \([0-9]*\).*/\1/p'
+	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" \
+	    2>"$tmp/hook.log" | sed -n 's/^Status: \([0-9]*\).*/\1/p'
+}
+# last_used ID: secret ID's last_used_at in secret list --json ("" for null).
+last_used() {
+	sqlite3 :memory: "SELECT json_extract(value, '\$.last_used_at') FROM
+	    json_each('$("$HB" endpoint secret list --json tornado)')
+	    WHERE json_extract(value, '\$.id') = $1"
 }
 eq "mapped: a body without the mapped fields, 400" 400 \
     "$(mapped_status cms-body "$tmp/hmac")"

@@ -800,6 +800,7 @@ eq "they are counted (from memory)" $((u0 + 30)) \
 eq "metrics wrote nothing either" "$before" "$(files)"
 "$HB" job add job-restart --tenant acme --attempt att-restart \
     --step analyze-v1 --destination sink
+t0=$(date +%s)
 signed tornado "$(completed job-restart)"
 eq "an accepted request commits the counts with it" "200 accepted" "$code $result"
 c1=$(counts)
@@ -808,6 +809,13 @@ contains "counted before the restart" \
 kill "$fcgi_pid"; wait "$fcgi_pid"
 start_one
 eq "counts after a restart = counts before" "$c1" "$(counts)"
+# The secret the request was signed with, and when: a gauge that a
+# rotation watches go still before it revokes the old secret.
+sid=$(sqlite3 "$HOOKBOX_DIR/config.db" \
+    "SELECT max(id) FROM secrets WHERE endpoint = 'tornado'")
+used=$(msample "hookbox_endpoint_secret_last_used_timestamp_seconds{endpoint=\"tornado\",secret=\"$sid\"}")
+eq "the secret's last use, kept across the restart ($used)" 1 \
+    "$(awk -v v="$used" -v t="$t0" 'BEGIN { print (v >= t && v < t + 60) }')"
 # E2E_SAMPLE=DIR keeps what an operator would see after the suite: the
 # responder's log and the metrics page.
 if [ -n "${E2E_SAMPLE:-}" ]; then

@@ -182,13 +182,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 #if defined(FUZZ_TSIG)
 	(void)a; (void)b;
 	rc = auth_verify_tsig(s, (const unsigned char *)"{}", 2, &sec, 1,
-	    1700000000, 300);
+	    1700000000, 300, NULL);
 #else
 	/* Three NUL-separated values: id, timestamp, signature. */
 	a = s + strlen(s) + (strlen(s) < len ? 1 : 0);
 	b = a + strlen(a) + (a + strlen(a) < s + len ? 1 : 0);
 	rc = auth_verify_stdwebhooks(s, a, b, (const unsigned char *)"{}", 2,
-	    &sec, 1, 1700000000, 300);
+	    &sec, 1, 1700000000, 300, NULL);
 #endif
 	/* Random bytes never make a valid MAC. */
 	if (rc == AUTH_OK || (unsigned)rc > AUTH_ERROR)
@@ -486,7 +486,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	r.body = data;
 	r.bodylen = len;
 	r.now_ms = 1700000000000LL;
-	rc = scheme_verify(fixed[NSHAPES - 1], &r, sec, 2, 300);
+	rc = scheme_verify(fixed[NSHAPES - 1], &r, sec, 2, 300, NULL);
 	if (rc == AUTH_OK || rc == AUTH_ERROR || (unsigned)rc > AUTH_ERROR)
 		abort();
 	/* The input's first line is the signature, the rest the time. */
@@ -503,7 +503,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	r.query = hv[1];
 	r.now_ms = 1700000000000LL;
 	for (i = 0; i < NSHAPES; i++) {
-		rc = scheme_verify(fixed[i], &r, sec, 2, 300);
+		rc = scheme_verify(fixed[i], &r, sec, 2, 300, NULL);
 		/* Random bytes never make a valid signature. */
 		if (rc == AUTH_OK || rc == AUTH_ERROR ||
 		    (unsigned)rc > AUTH_ERROR)

@@ -81,7 +81,7 @@ ka_verify(const char *header, int64_t now)
 	struct auth_secret	s = mksecret(KA_SECRET, 0);
 
 	return auth_verify_tsig(header, (const unsigned char *)KA_BODY,
-	    strlen(KA_BODY), &s, 1, now, TOL);
+	    strlen(KA_BODY), &s, 1, now, TOL, NULL);
 }
 
 /* Verifies Standard Webhooks headers against the specification's example. */
@@ -91,7 +91,8 @@ sw_verify(const char *id, const char *ts, const char *sig, int64_t now)
 	struct auth_secret	s = mksecret(SW_SECRET, 0);
 
 	return auth_verify_stdwebhooks(id, ts, sig,
-	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, now, TOL);
+	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, now, TOL,
+	    NULL);
 }
 
 /*
@@ -246,10 +247,10 @@ START_TEST(test_tsig_empty_body)
 	struct auth_secret	 s = mksecret(KA_SECRET, 0);
 	char			 out[128];
 
-	ck_assert_int_eq(auth_verify_tsig(hdr, NULL, 0, &s, 1, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig(hdr, NULL, 0, &s, 1, KA_T, TOL, NULL),
 	    AUTH_OK);
 	ck_assert_int_eq(auth_verify_tsig(hdr, (const unsigned char *)"", 0,
-	    &s, 1, KA_T, TOL), AUTH_OK);
+	    &s, 1, KA_T, TOL, NULL), AUTH_OK);
 	ck_assert_int_eq(auth_sign_tsig(&s, 1, KA_T, KA_T, NULL, 0, out,
 	    sizeof(out)), 0);
 	ck_assert_str_eq(out, hdr);
@@ -276,24 +277,24 @@ START_TEST(test_tsig_roundtrip)
 	ck_assert_int_eq(strncmp(out, "t=1750000123,v1=", 16), 0);
 	ck_assert_uint_eq(strlen(out), 16 + 64);
 	ck_assert_int_eq(auth_verify_tsig(out, body, sizeof(body), &s, 1, now,
-	    TOL), AUTH_OK);
+	    TOL, NULL), AUTH_OK);
 
 	/* Any one byte changed, one byte more or less: rejected. */
 	for (i = 0; i < sizeof(body); i++) {
 		memcpy(copy, body, sizeof(body));
 		copy[i] ^= 0x01;
 		ck_assert_int_eq(auth_verify_tsig(out, copy, sizeof(copy), &s,
-		    1, now, TOL), AUTH_BAD_SIGNATURE);
+		    1, now, TOL, NULL), AUTH_BAD_SIGNATURE);
 	}
 	ck_assert_int_eq(auth_verify_tsig(out, body, sizeof(body) - 1, &s, 1,
-	    now, TOL), AUTH_BAD_SIGNATURE);
-	ck_assert_int_eq(auth_verify_tsig(out, body, 0, &s, 1, now, TOL),
+	    now, TOL, NULL), AUTH_BAD_SIGNATURE);
+	ck_assert_int_eq(auth_verify_tsig(out, body, 0, &s, 1, now, TOL, NULL),
 	    AUTH_BAD_SIGNATURE);
 
 	/* Another key: rejected. */
 	s.keylen--;
 	ck_assert_int_eq(auth_verify_tsig(out, body, sizeof(body), &s, 1, now,
-	    TOL), AUTH_BAD_SIGNATURE);
+	    TOL, NULL), AUTH_BAD_SIGNATURE);
 }
 END_TEST
 
@@ -301,7 +302,7 @@ START_TEST(test_tsig_body_one_byte)
 {
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER,
 	    (const unsigned char *)"{\"a\":2}", 7, &(struct auth_secret){
-	    (const unsigned char *)KA_SECRET, 6, 0 }, 1, KA_T, TOL),
+	    (const unsigned char *)KA_SECRET, 6, 0 }, 1, KA_T, TOL, NULL),
 	    AUTH_BAD_SIGNATURE);
 }
 END_TEST
@@ -332,16 +333,16 @@ START_TEST(test_tsig_tolerance_signed)
 		ck_assert_int_eq(auth_sign_tsig(&s, 1, now, now + off[i],
 		    (const unsigned char *)"x", 1, out, sizeof(out)), 0);
 		ck_assert_int_eq(auth_verify_tsig(out,
-		    (const unsigned char *)"x", 1, &s, 1, now, TOL),
+		    (const unsigned char *)"x", 1, &s, 1, now, TOL, NULL),
 		    ok[i] ? AUTH_OK : AUTH_TIMESTAMP);
 	}
 	/* Tolerance 0: only exactly now. */
 	ck_assert_int_eq(auth_sign_tsig(&s, 1, now, now,
 	    (const unsigned char *)"x", 1, out, sizeof(out)), 0);
 	ck_assert_int_eq(auth_verify_tsig(out, (const unsigned char *)"x", 1,
-	    &s, 1, now, 0), AUTH_OK);
+	    &s, 1, now, 0, NULL), AUTH_OK);
 	ck_assert_int_eq(auth_verify_tsig(out, (const unsigned char *)"x", 1,
-	    &s, 1, now + 1, 0), AUTH_TIMESTAMP);
+	    &s, 1, now + 1, 0, NULL), AUTH_TIMESTAMP);
 }
 END_TEST
 
@@ -504,10 +505,10 @@ START_TEST(test_short_digest)
 	n = snprintf(hdr, sizeof(hdr), "t=%s,v1=%s", KA_TS, hex);
 	ck_assert(n > 0 && (size_t)n < sizeof(hdr));
 	ck_assert_int_eq(auth_verify_tsig(hdr, (const unsigned char *)body,
-	    strlen(body), &s, 1, KA_T, TOL), AUTH_OK);
+	    strlen(body), &s, 1, KA_T, TOL, NULL), AUTH_OK);
 	hdr[n - 2] = '\0';
 	ck_assert_int_eq(auth_verify_tsig(hdr, (const unsigned char *)body,
-	    strlen(body), &s, 1, KA_T, TOL), AUTH_BAD_SIGNATURE);
+	    strlen(body), &s, 1, KA_T, TOL, NULL), AUTH_BAD_SIGNATURE);
 
 	/* Standard Webhooks: "id.<t>.<body>", key "k". */
 	s = mksecret("whsec_aw==", 0);	/* base64 of "k" */
@@ -531,14 +532,14 @@ START_TEST(test_short_digest)
 	n = snprintf(sig, sizeof(sig), "v1,%s", b64);
 	ck_assert(n > 0 && (size_t)n < sizeof(sig));
 	ck_assert_int_eq(auth_verify_stdwebhooks("id", KA_TS, sig,
-	    (const unsigned char *)body, strlen(body), &s, 1, KA_T, TOL),
+	    (const unsigned char *)body, strlen(body), &s, 1, KA_T, TOL, NULL),
 	    AUTH_OK);
 	sodium_bin2base64(b64, sizeof(b64), mac, 31,
 	    sodium_base64_VARIANT_ORIGINAL);
 	n = snprintf(sig, sizeof(sig), "v1,%s", b64);
 	ck_assert(n > 0 && (size_t)n < sizeof(sig));
 	ck_assert_int_eq(auth_verify_stdwebhooks("id", KA_TS, sig,
-	    (const unsigned char *)body, strlen(body), &s, 1, KA_T, TOL),
+	    (const unsigned char *)body, strlen(body), &s, 1, KA_T, TOL, NULL),
 	    AUTH_BAD_SIGNATURE);
 }
 END_TEST
@@ -591,25 +592,37 @@ END_TEST
 
 START_TEST(test_tsig_rotation)
 {
-	struct auth_secret	s[2];
+	struct auth_secret	 s[3];
+	const unsigned char	*b = (const unsigned char *)KA_BODY;
+	size_t			 bl = strlen(KA_BODY), m;
 
-	/* The second secret signs. */
+	/* The second secret signs, and the verifier says which one. */
 	s[0] = mksecret("old-secret", 0);
 	s[1] = mksecret(KA_SECRET, 0);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER,
-	    (const unsigned char *)KA_BODY, strlen(KA_BODY), s, 2, KA_T, TOL),
-	    AUTH_OK);
+	m = 9;
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 2, KA_T, TOL,
+	    &m), AUTH_OK);
+	ck_assert_uint_eq(m, 1);
 	/* The first one signs. */
 	s[0] = mksecret(KA_SECRET, 0);
 	s[1] = mksecret("new-secret", 0);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER,
-	    (const unsigned char *)KA_BODY, strlen(KA_BODY), s, 2, KA_T, TOL),
-	    AUTH_OK);
-	/* Neither. */
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 2, KA_T, TOL,
+	    &m), AUTH_OK);
+	ck_assert_uint_eq(m, 0);
+	/* Both are the same secret: the first of them. */
+	s[1] = s[0];
+	s[0] = mksecret("expired", KA_T - 1);
+	s[2] = s[1];
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 3, KA_T, TOL,
+	    &m), AUTH_OK);
+	ck_assert_uint_eq(m, 1);
+	/* Neither: the index is left alone. */
 	s[0] = mksecret("old-secret", 0);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER,
-	    (const unsigned char *)KA_BODY, strlen(KA_BODY), s, 2, KA_T, TOL),
-	    AUTH_BAD_SIGNATURE);
+	s[1] = mksecret("new-secret", 0);
+	m = 9;
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 2, KA_T, TOL,
+	    &m), AUTH_BAD_SIGNATURE);
+	ck_assert_uint_eq(m, 9);
 }
 END_TEST
 
@@ -621,24 +634,29 @@ START_TEST(test_tsig_expired)
 
 	/* The only secret matches but has expired (expires_at <= now). */
 	s[0] = mksecret(KA_SECRET, KA_T - 1);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL,
+	    NULL),
 	    AUTH_NO_SECRET);
 	s[0] = mksecret(KA_SECRET, KA_T);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL,
+	    NULL),
 	    AUTH_NO_SECRET);
 	s[0] = mksecret(KA_SECRET, KA_T + 1);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL,
+	    NULL),
 	    AUTH_OK);
 	/* An active secret exists, but it does not match. */
 	s[0] = mksecret(KA_SECRET, KA_T);
 	s[1] = mksecret("other", 0);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 2, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 2, KA_T, TOL,
+	    NULL),
 	    AUTH_BAD_SIGNATURE);
 	/* No secrets at all, or only an empty one. */
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, NULL, 0, KA_T,
-	    TOL), AUTH_NO_SECRET);
+	    TOL, NULL), AUTH_NO_SECRET);
 	s[0] = mksecret("", 0);
-	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, s, 1, KA_T, TOL,
+	    NULL),
 	    AUTH_NO_SECRET);
 }
 END_TEST
@@ -651,14 +669,14 @@ START_TEST(test_tsig_order)
 	char			 buf[AUTH_HEADER_MAX + 1];
 
 	/* MISSING, MALFORMED, TIMESTAMP come before NO_SECRET. */
-	ck_assert_int_eq(auth_verify_tsig("", b, bl, &s, 1, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig("", b, bl, &s, 1, KA_T, TOL, NULL),
 	    AUTH_MISSING);
-	ck_assert_int_eq(auth_verify_tsig("t=x", b, bl, &s, 1, KA_T, TOL),
+	ck_assert_int_eq(auth_verify_tsig("t=x", b, bl, &s, 1, KA_T, TOL, NULL),
 	    AUTH_MALFORMED);
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, &s, 1,
-	    KA_T + TOL + 1, TOL), AUTH_TIMESTAMP);
+	    KA_T + TOL + 1, TOL, NULL), AUTH_TIMESTAMP);
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, b, bl, NULL, 0,
-	    KA_T - TOL - 1, TOL), AUTH_TIMESTAMP);
+	    KA_T - TOL - 1, TOL, NULL), AUTH_TIMESTAMP);
 	/* MALFORMED comes before TIMESTAMP. */
 	many_v1(buf, sizeof(buf), 9, 1);
 	ck_assert_int_eq(ka_verify(buf, 0), AUTH_MALFORMED);
@@ -672,15 +690,16 @@ START_TEST(test_tsig_bad_args)
 	struct auth_secret	bad = { NULL, 6, 0 };
 
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER, NULL, 1, &s, 1, KA_T,
-	    TOL), AUTH_ERROR);
+	    TOL, NULL), AUTH_ERROR);
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER,
 	    (const unsigned char *)KA_BODY, strlen(KA_BODY), NULL, 1, KA_T,
-	    TOL), AUTH_ERROR);
+	    TOL, NULL), AUTH_ERROR);
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER,
 	    (const unsigned char *)KA_BODY, strlen(KA_BODY), &bad, 1, KA_T,
-	    TOL), AUTH_ERROR);
+	    TOL, NULL), AUTH_ERROR);
 	ck_assert_int_eq(auth_verify_tsig(KA_HEADER,
-	    (const unsigned char *)KA_BODY, strlen(KA_BODY), &s, 1, KA_T, -1),
+	    (const unsigned char *)KA_BODY, strlen(KA_BODY), &s, 1, KA_T, -1,
+	    NULL),
 	    AUTH_ERROR);
 }
 END_TEST
@@ -741,12 +760,12 @@ START_TEST(test_tsig_sign)
 	    (const unsigned char *)KA_BODY, strlen(KA_BODY), big, sizeof(big)),
 	    0);
 	ck_assert_int_eq(auth_verify_tsig(big, (const unsigned char *)KA_BODY,
-	    strlen(KA_BODY), s, 1, 0, 0), AUTH_OK);
+	    strlen(KA_BODY), s, 1, 0, 0, NULL), AUTH_OK);
 	ck_assert_int_eq(auth_sign_tsig(s, 1, KA_T, INT64_MAX,
 	    (const unsigned char *)KA_BODY, strlen(KA_BODY), big, sizeof(big)),
 	    0);
 	ck_assert_int_eq(auth_verify_tsig(big, (const unsigned char *)KA_BODY,
-	    strlen(KA_BODY), s, 1, INT64_MAX, 0), AUTH_OK);
+	    strlen(KA_BODY), s, 1, INT64_MAX, 0, NULL), AUTH_OK);
 }
 END_TEST
 
@@ -762,7 +781,8 @@ START_TEST(test_sw_spec_example)
 	ck_assert_int_eq(sw_verify(SW_ID, SW_TS, SW_SIG, SW_T), AUTH_OK);
 	/* A secret without the whsec_ prefix is base64 too. */
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG,
-	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, SW_T, TOL),
+	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, SW_T, TOL,
+	    NULL),
 	    AUTH_OK);
 
 	ck_assert_int_eq(auth_sign_stdwebhooks(
@@ -878,27 +898,27 @@ START_TEST(test_sw_roundtrip)
 	ck_assert_int_eq(strncmp(out, "v1,", 3), 0);
 	ck_assert_uint_eq(strlen(out), 3 + 44);
 	ck_assert_int_eq(auth_verify_stdwebhooks("msg_1", "1750000000", out,
-	    body, sizeof(body), &s, 1, now, TOL), AUTH_OK);
+	    body, sizeof(body), &s, 1, now, TOL, NULL), AUTH_OK);
 	ck_assert_int_eq(auth_verify_stdwebhooks("msg_2", "1750000000", out,
-	    body, sizeof(body), &s, 1, now, TOL), AUTH_BAD_SIGNATURE);
+	    body, sizeof(body), &s, 1, now, TOL, NULL), AUTH_BAD_SIGNATURE);
 	for (i = 0; i < sizeof(body); i++) {
 		memcpy(copy, body, sizeof(body));
 		copy[i] ^= 0x80;
 		ck_assert_int_eq(auth_verify_stdwebhooks("msg_1", "1750000000",
-		    out, copy, sizeof(copy), &s, 1, now, TOL),
+		    out, copy, sizeof(copy), &s, 1, now, TOL, NULL),
 		    AUTH_BAD_SIGNATURE);
 	}
 	/* The spec's secret does not verify it. */
 	s = mksecret(SW_SECRET, 0);
 	ck_assert_int_eq(auth_verify_stdwebhooks("msg_1", "1750000000", out,
-	    body, sizeof(body), &s, 1, now, TOL), AUTH_BAD_SIGNATURE);
+	    body, sizeof(body), &s, 1, now, TOL, NULL), AUTH_BAD_SIGNATURE);
 
 	/* Empty body, NULL pointer. */
 	s = mksecret(secret, 0);
 	ck_assert_int_eq(auth_sign_stdwebhooks((const unsigned char *)secret,
 	    strlen(secret), "msg_1", now, NULL, 0, out, sizeof(out)), 0);
 	ck_assert_int_eq(auth_verify_stdwebhooks("msg_1", "1750000000", out,
-	    NULL, 0, &s, 1, now, TOL), AUTH_OK);
+	    NULL, 0, &s, 1, now, TOL, NULL), AUTH_OK);
 }
 END_TEST
 
@@ -920,7 +940,7 @@ START_TEST(test_sw_tolerance)
 		    sizeof(out)), 0);
 		ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, ts[i], out,
 		    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1,
-		    SW_T, TOL), ok[i] ? AUTH_OK : AUTH_TIMESTAMP);
+		    SW_T, TOL, NULL), ok[i] ? AUTH_OK : AUTH_TIMESTAMP);
 	}
 }
 END_TEST
@@ -983,47 +1003,49 @@ START_TEST(test_sw_secrets)
 {
 	struct auth_secret	s[3];
 	const unsigned char	*b = (const unsigned char *)SW_BODY;
-	size_t			 bl = strlen(SW_BODY);
+	size_t			 bl = strlen(SW_BODY), m;
 
 	/* Secrets that do not decode are skipped. */
 	s[0] = mksecret("whsec_!!!not base64!!!", 0);
 	s[1] = mksecret("whsec_", 0);
 	s[2] = mksecret(SW_SECRET, 0);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    s, 3, SW_T, TOL), AUTH_OK);
+	    s, 3, SW_T, TOL, NULL), AUTH_OK);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    s, 2, SW_T, TOL), AUTH_NO_SECRET);
+	    s, 2, SW_T, TOL, NULL), AUTH_NO_SECRET);
 	/* Unpadded base64 does not decode (the original variant is padded). */
 	s[0] = mksecret("whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7o", 0);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    s, 1, SW_T, TOL), AUTH_NO_SECRET);
+	    s, 1, SW_T, TOL, NULL), AUTH_NO_SECRET);
 
-	/* Rotation: the second secret signs. */
+	/* Rotation: the second secret signs, and it is named. */
 	s[0] = mksecret("whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", 0);
 	s[1] = mksecret(SW_SECRET, 0);
+	m = 9;
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    s, 2, SW_T, TOL), AUTH_OK);
+	    s, 2, SW_T, TOL, &m), AUTH_OK);
+	ck_assert_uint_eq(m, 1);
 
 	/* Expired. */
 	s[0] = mksecret(SW_SECRET, SW_T);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    s, 1, SW_T, TOL), AUTH_NO_SECRET);
+	    s, 1, SW_T, TOL, NULL), AUTH_NO_SECRET);
 	s[1] = mksecret("whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", 0);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    s, 2, SW_T, TOL), AUTH_BAD_SIGNATURE);
+	    s, 2, SW_T, TOL, NULL), AUTH_BAD_SIGNATURE);
 	s[0] = mksecret(SW_SECRET, SW_T + 1);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    s, 1, SW_T, TOL), AUTH_OK);
+	    s, 1, SW_T, TOL, NULL), AUTH_OK);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    NULL, 0, SW_T, TOL), AUTH_NO_SECRET);
+	    NULL, 0, SW_T, TOL, NULL), AUTH_NO_SECRET);
 
 	/* MALFORMED and TIMESTAMP come before NO_SECRET. */
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, "x", SW_SIG, b, bl,
-	    NULL, 0, SW_T, TOL), AUTH_MALFORMED);
+	    NULL, 0, SW_T, TOL, NULL), AUTH_MALFORMED);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    NULL, 0, SW_T + TOL + 1, TOL), AUTH_TIMESTAMP);
+	    NULL, 0, SW_T + TOL + 1, TOL, NULL), AUTH_TIMESTAMP);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, "", b, bl,
-	    NULL, 0, SW_T, TOL), AUTH_MISSING);
+	    NULL, 0, SW_T, TOL, NULL), AUTH_MISSING);
 }
 END_TEST
 
@@ -1039,12 +1061,14 @@ START_TEST(test_sw_id_limits)
 	    (const unsigned char *)SW_BODY, strlen(SW_BODY), out, sizeof(out)),
 	    0);
 	ck_assert_int_eq(auth_verify_stdwebhooks(id, SW_TS, out,
-	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, SW_T, TOL),
+	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, SW_T, TOL,
+	    NULL),
 	    AUTH_OK);
 	id[256] = 'i';
 	id[257] = '\0';
 	ck_assert_int_eq(auth_verify_stdwebhooks(id, SW_TS, out,
-	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, SW_T, TOL),
+	    (const unsigned char *)SW_BODY, strlen(SW_BODY), &s, 1, SW_T, TOL,
+	    NULL),
 	    AUTH_MALFORMED);
 	ck_assert_int_eq(auth_sign_stdwebhooks(
 	    (const unsigned char *)SW_SECRET, strlen(SW_SECRET), id, SW_T,
@@ -1105,13 +1129,13 @@ START_TEST(test_sw_bad_args)
 	size_t			 bl = strlen(SW_BODY);
 
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, NULL,
-	    1, &s, 1, SW_T, TOL), AUTH_ERROR);
+	    1, &s, 1, SW_T, TOL, NULL), AUTH_ERROR);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    NULL, 1, SW_T, TOL), AUTH_ERROR);
+	    NULL, 1, SW_T, TOL, NULL), AUTH_ERROR);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    &bad, 1, SW_T, TOL), AUTH_ERROR);
+	    &bad, 1, SW_T, TOL, NULL), AUTH_ERROR);
 	ck_assert_int_eq(auth_verify_stdwebhooks(SW_ID, SW_TS, SW_SIG, b, bl,
-	    &s, 1, SW_T, -5), AUTH_ERROR);
+	    &s, 1, SW_T, -5, NULL), AUTH_ERROR);
 }
 END_TEST
 
@@ -1153,32 +1177,37 @@ START_TEST(test_key_verify)
 	unsigned char		 h[AUTH_HASH_LEN], h2[AUTH_HASH_LEN];
 	struct auth_secret	 s[2];
 	int64_t			 now = INT64_C(1700000000);
+	size_t			 m;
 
 	ck_assert_int_eq(auth_key_hash(key, strlen(key), h), 0);
 	s[0].key = h;
 	s[0].keylen = sizeof(h);
 	s[0].expires_at = 0;
-	ck_assert_int_eq(auth_verify_key(key, strlen(key), s, 1, now),
+	ck_assert_int_eq(auth_verify_key(key, strlen(key), s, 1, now, NULL),
 	    AUTH_OK);
 	/* Wrong keys: another, a prefix, one byte more, an embedded NUL. */
-	ck_assert_int_eq(auth_verify_key("hb_live_0123456788", 18, s, 1, now),
+	ck_assert_int_eq(auth_verify_key("hb_live_0123456788", 18, s, 1, now,
+	    NULL),
 	    AUTH_BAD_SIGNATURE);
-	ck_assert_int_eq(auth_verify_key(key, strlen(key) - 1, s, 1, now),
+	ck_assert_int_eq(auth_verify_key(key, strlen(key) - 1, s, 1, now, NULL),
 	    AUTH_BAD_SIGNATURE);
 	ck_assert_int_eq(auth_verify_key("hb_live_01234567890", 19, s, 1,
-	    now), AUTH_BAD_SIGNATURE);
+	    now, NULL), AUTH_BAD_SIGNATURE);
 	ck_assert_int_eq(auth_verify_key("hb_live_0123456789\0", 19, s, 1,
-	    now), AUTH_BAD_SIGNATURE);
+	    now, NULL), AUTH_BAD_SIGNATURE);
 
 	/* Rotation: the second hash matches. */
 	ck_assert_int_eq(auth_key_hash("other", 5, h2), 0);
 	s[1] = s[0];
 	s[0].key = h2;
-	ck_assert_int_eq(auth_verify_key(key, strlen(key), s, 2, now),
+	ck_assert_int_eq(auth_verify_key(key, strlen(key), s, 2, now, &m),
 	    AUTH_OK);
-	ck_assert_int_eq(auth_verify_key("other", 5, s, 2, now), AUTH_OK);
-	ck_assert_int_eq(auth_verify_key("neither", 7, s, 2, now),
+	ck_assert_uint_eq(m, 1);
+	ck_assert_int_eq(auth_verify_key("other", 5, s, 2, now, &m), AUTH_OK);
+	ck_assert_uint_eq(m, 0);
+	ck_assert_int_eq(auth_verify_key("neither", 7, s, 2, now, &m),
 	    AUTH_BAD_SIGNATURE);
+	ck_assert_uint_eq(m, 0);
 }
 END_TEST
 
@@ -1193,22 +1222,29 @@ START_TEST(test_key_missing_and_long)
 	s.key = h;
 	s.keylen = sizeof(h);
 	s.expires_at = 0;
-	ck_assert_int_eq(auth_verify_key(NULL, 0, &s, 1, 1), AUTH_MISSING);
-	ck_assert_int_eq(auth_verify_key(NULL, 5, &s, 1, 1), AUTH_MISSING);
-	ck_assert_int_eq(auth_verify_key("", 0, &s, 1, 1), AUTH_MISSING);
-	ck_assert_int_eq(auth_verify_key("abc", 0, &s, 1, 1), AUTH_MISSING);
-	ck_assert_int_eq(auth_verify_key(NULL, 0, NULL, 0, 1), AUTH_MISSING);
+	ck_assert_int_eq(auth_verify_key(NULL, 0, &s, 1, 1, NULL),
+	    AUTH_MISSING);
+	ck_assert_int_eq(auth_verify_key(NULL, 5, &s, 1, 1, NULL),
+	    AUTH_MISSING);
+	ck_assert_int_eq(auth_verify_key("", 0, &s, 1, 1, NULL), AUTH_MISSING);
+	ck_assert_int_eq(auth_verify_key("abc", 0, &s, 1, 1, NULL),
+	    AUTH_MISSING);
+	ck_assert_int_eq(auth_verify_key(NULL, 0, NULL, 0, 1, NULL),
+	    AUTH_MISSING);
 	/* Longest accepted, then one byte more. */
-	ck_assert_int_eq(auth_verify_key(big, AUTH_HEADER_MAX, &s, 1, 1),
+	ck_assert_int_eq(auth_verify_key(big, AUTH_HEADER_MAX, &s, 1, 1, NULL),
 	    AUTH_OK);
-	ck_assert_int_eq(auth_verify_key(big, AUTH_HEADER_MAX + 1, &s, 1, 1),
+	ck_assert_int_eq(auth_verify_key(big, AUTH_HEADER_MAX + 1, &s, 1, 1,
+	    NULL),
 	    AUTH_MALFORMED);
-	ck_assert_int_eq(auth_verify_key(big, AUTH_HEADER_MAX + 1, NULL, 0, 1),
+	ck_assert_int_eq(auth_verify_key(big, AUTH_HEADER_MAX + 1, NULL, 0, 1,
+	    NULL),
 	    AUTH_MALFORMED);
 	/* Bad arguments. */
-	ck_assert_int_eq(auth_verify_key("abc", 3, NULL, 1, 1), AUTH_ERROR);
+	ck_assert_int_eq(auth_verify_key("abc", 3, NULL, 1, 1, NULL),
+	    AUTH_ERROR);
 	s.key = NULL;
-	ck_assert_int_eq(auth_verify_key("abc", 3, &s, 1, 1), AUTH_ERROR);
+	ck_assert_int_eq(auth_verify_key("abc", 3, &s, 1, 1, NULL), AUTH_ERROR);
 }
 END_TEST
 
@@ -1224,20 +1260,23 @@ START_TEST(test_key_expired)
 	s[0].key = h;
 	s[0].keylen = sizeof(h);
 	s[0].expires_at = now;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, now), AUTH_NO_SECRET);
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, now, NULL),
+	    AUTH_NO_SECRET);
 	s[0].expires_at = now - 100;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, now), AUTH_NO_SECRET);
-	ck_assert_int_eq(auth_verify_key("x", 1, s, 1, now), AUTH_NO_SECRET);
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, now, NULL),
+	    AUTH_NO_SECRET);
+	ck_assert_int_eq(auth_verify_key("x", 1, s, 1, now, NULL),
+	    AUTH_NO_SECRET);
 	s[0].expires_at = now + 1;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, now), AUTH_OK);
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, now, NULL), AUTH_OK);
 	/* The matching one expired, an active one does not match. */
 	s[0].expires_at = now;
 	s[1].key = h2;
 	s[1].keylen = sizeof(h2);
 	s[1].expires_at = 0;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 2, now),
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 2, now, NULL),
 	    AUTH_BAD_SIGNATURE);
-	ck_assert_int_eq(auth_verify_key(key, 5, NULL, 0, now),
+	ck_assert_int_eq(auth_verify_key(key, 5, NULL, 0, now, NULL),
 	    AUTH_NO_SECRET);
 }
 END_TEST
@@ -1255,17 +1294,20 @@ START_TEST(test_key_wrong_length)
 	s[0].key = h;
 	s[0].keylen = AUTH_HASH_LEN + 1;
 	s[0].expires_at = 0;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, 0), AUTH_NO_SECRET);
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, 0, NULL),
+	    AUTH_NO_SECRET);
 	s[0].keylen = AUTH_HASH_LEN - 1;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, 0), AUTH_NO_SECRET);
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, 0, NULL),
+	    AUTH_NO_SECRET);
 	s[1].key = h2;
 	s[1].keylen = sizeof(h2);
 	s[1].expires_at = 0;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 2, 0),
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 2, 0, NULL),
 	    AUTH_BAD_SIGNATURE);
-	ck_assert_int_eq(auth_verify_key("k-456", 5, s, 2, 0), AUTH_OK);
+	ck_assert_int_eq(auth_verify_key("k-456", 5, s, 2, 0, NULL), AUTH_OK);
 	s[0].keylen = 0;
-	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, 0), AUTH_NO_SECRET);
+	ck_assert_int_eq(auth_verify_key(key, 5, s, 1, 0, NULL),
+	    AUTH_NO_SECRET);
 }
 END_TEST
 

@@ -1900,9 +1900,10 @@ START_TEST(test_key_hashed)
 	ck_assert_uint_eq(sec.s[0].keylen, AUTH_HASH_LEN);
 	ck_assert_mem_eq(sec.s[0].key, hash, AUTH_HASH_LEN);
 	ck_assert_int_eq(auth_verify_key(KEY_SECRET, strlen(KEY_SECRET),
-	    sec.s, sec.n, util_now()), AUTH_OK);
+	    sec.s, sec.n, util_now(), NULL), AUTH_OK);
 	ck_assert_int_eq(auth_verify_key("hb_live_key_4e8b1d6f0a2d",
-	    strlen(KEY_SECRET), sec.s, sec.n, util_now()), AUTH_BAD_SIGNATURE);
+	    strlen(KEY_SECRET), sec.s, sec.n, util_now(), NULL),
+	    AUTH_BAD_SIGNATURE);
 	config_secrets_clear(&sec);
 
 	/* The clear key is nowhere in the table, nor in the file. */
@@ -3001,7 +3002,7 @@ verify_with(const char *endpoint, const char *secret, int64_t now)
 	ck_assert_int_eq(config_endpoint_secrets(r, endpoint, now, &sec),
 	    CONFIG_OK);
 	as = auth_verify_tsig(sig, body, sizeof(body) - 1, sec.s, sec.n, now,
-	    AUTH_TOLERANCE_DEFAULT);
+	    AUTH_TOLERANCE_DEFAULT, NULL);
 	config_secrets_clear(&sec);
 	config_close(r);
 	return as;

@@ -284,12 +284,12 @@ START_TEST(signature_verifies)
 		ck_assert_ptr_nonnull(strstr(f[9], want));
 		ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
 		    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
-		    AUTH_TOLERANCE_DEFAULT), AUTH_OK);
+		    AUTH_TOLERANCE_DEFAULT, NULL), AUTH_OK);
 		/* The same headers do not verify another body. */
 		f[9][1] = f[9][1] == 'x' ? 'y' : 'x';
 		ck_assert_int_eq(auth_verify_stdwebhooks(f[4], f[5], f[6],
 		    (const unsigned char *)f[9], strlen(f[9]), &sec, 1, now,
-		    AUTH_TOLERANCE_DEFAULT), AUTH_BAD_SIGNATURE);
+		    AUTH_TOLERANCE_DEFAULT, NULL), AUTH_BAD_SIGNATURE);
 		n++;
 	}
 	fclose(fp);

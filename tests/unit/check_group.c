@@ -601,9 +601,14 @@ START_TEST(counts_ride_the_commit)
 	ck_assert_int_eq(persisted("unauthorized"), 5);
 	ck_assert_int_eq(persisted("unavailable"), N);
 	ck_assert_int_eq(persisted("accepted"), N);
-	/* One row per label set, however many members. */
+	/*
+	 * One row per label set, however many members: three results, and
+	 * the last use of the one secret they were all signed with.
+	 */
 	ck_assert_int_eq(q("SELECT count(*) FROM metrics"
-	    " WHERE name <> 'minute'"), 3);
+	    " WHERE name <> 'minute'"), 4);
+	ck_assert_int_eq(q("SELECT count(*) FROM metrics WHERE name ="
+	    " 'secret_used_ms' AND l2 <> '' AND value > 0"), 1);
 	/* And their minutes, for the status page: the same counts. */
 	ck_assert_int_eq(q("SELECT sum(value) FROM metrics WHERE name ="
 	    " 'minute' AND l2 = 'requests:accepted'"), N);

@@ -158,7 +158,7 @@ verify(const struct scheme *s, const struct fixture *fx, const char *secret,
 	a.key = (const unsigned char *)secret;
 	a.keylen = strlen(secret);
 	a.expires_at = 0;
-	return scheme_verify(s, &r, &a, 1, TOL);
+	return scheme_verify(s, &r, &a, 1, TOL, NULL);
 }
 
 START_TEST(test_declared)
@@ -298,9 +298,10 @@ START_TEST(test_builtin)
 		    fx_header(&fx, "webhook-timestamp"),
 		    fx_header(&fx, "webhook-signature"),
 		    (const unsigned char *)fx.body, fx.bodylen, &a, 1, fx.now,
-		    TOL) : auth_verify_tsig(fx_header(&fx, "mux-signature"),
+		    TOL, NULL) : auth_verify_tsig(fx_header(&fx,
+		    "mux-signature"),
 		    (const unsigned char *)fx.body, fx.bodylen, &a, 1, fx.now,
-		    TOL), AUTH_OK);
+		    TOL, NULL), AUTH_OK);
 		m = preset(std ? "replicate" : "mux");
 		ck_assert_msg(mapping_eval(m, fx.body, fx.bodylen,
 		    fx_header_rw, &fx, &ev, why, sizeof(why)) == MAPPING_OK,

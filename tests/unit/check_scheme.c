@@ -496,7 +496,7 @@ verify(const struct scheme *s, const struct hdrs *h, const char *body,
 	struct scheme_req	r = mkreq(h, body, NOW_MS);
 	struct auth_secret	a = sec(key);
 
-	return scheme_verify(s, &r, &a, 1, 300);
+	return scheme_verify(s, &r, &a, 1, 300, NULL);
 }
 
 /*
@@ -574,16 +574,16 @@ START_TEST(test_known_answers)
 	ck_assert_msg(s != NULL, "%s: %s", known[_i].name, why);
 	r = mkreq(&h, body, NOW_MS);
 	r.query = known[_i].query;
-	ck_assert_msg(scheme_verify(s, &r, &a, 1, 300) == AUTH_OK, "%s",
+	ck_assert_msg(scheme_verify(s, &r, &a, 1, 300, NULL) == AUTH_OK, "%s",
 	    known[_i].name);
 	/* One byte of the body changed. */
 	body[2] = 'b';
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	body[2] = 'a';
 	/* Another secret. */
 	a = sec("another");
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	a = sec(known[_i].key);
 	/* Signed with the same secret, the same header comes out. */
@@ -715,6 +715,7 @@ START_TEST(test_secrets)
 	struct scheme_req	 r;
 	struct auth_secret	 a[3];
 	char			 good[AUTH_HEADER_MAX];
+	size_t			 m;
 
 	s = parse(TSIG);
 	ck_assert_ptr_nonnull(s);
@@ -722,23 +723,32 @@ START_TEST(test_secrets)
 	memset(&h, 0, sizeof(h));
 	hset(&h, "webhook-signature", good);
 	r = mkreq(&h, BODY, NOW_MS);
-	/* Rotation: the old and the new secret at once. */
+	/* Rotation: the old and the new secret at once; the new one named. */
 	a[0] = sec("old");
 	a[1] = sec("new");
-	ck_assert_int_eq(scheme_verify(s, &r, a, 2, 300), AUTH_OK);
+	m = 9;
+	ck_assert_int_eq(scheme_verify(s, &r, a, 2, 300, &m), AUTH_OK);
+	ck_assert_uint_eq(m, 1);
+	a[2] = a[0];
+	a[0] = a[1];
+	ck_assert_int_eq(scheme_verify(s, &r, a, 3, 300, &m), AUTH_OK);
+	ck_assert_uint_eq(m, 0);
+	a[0] = a[2];
 	/* The new one expired; expired only. */
 	a[1].expires_at = NOW_S;
-	ck_assert_int_eq(scheme_verify(s, &r, a, 2, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, a, 2, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
-	ck_assert_int_eq(scheme_verify(s, &r, a + 1, 1, 300), AUTH_NO_SECRET);
-	ck_assert_int_eq(scheme_verify(s, &r, NULL, 0, 300), AUTH_NO_SECRET);
+	ck_assert_int_eq(scheme_verify(s, &r, a + 1, 1, 300, NULL),
+	    AUTH_NO_SECRET);
+	ck_assert_int_eq(scheme_verify(s, &r, NULL, 0, 300, NULL),
+	    AUTH_NO_SECRET);
 	a[1].expires_at = NOW_S + 1;
-	ck_assert_int_eq(scheme_verify(s, &r, a + 1, 1, 300), AUTH_OK);
+	ck_assert_int_eq(scheme_verify(s, &r, a + 1, 1, 300, NULL), AUTH_OK);
 	/* Bad arguments. */
-	ck_assert_int_eq(scheme_verify(s, &r, a, 1, -1), AUTH_ERROR);
-	ck_assert_int_eq(scheme_verify(s, &r, NULL, 1, 300), AUTH_ERROR);
+	ck_assert_int_eq(scheme_verify(s, &r, a, 1, -1, NULL), AUTH_ERROR);
+	ck_assert_int_eq(scheme_verify(s, &r, NULL, 1, 300, NULL), AUTH_ERROR);
 	r.body = NULL;
-	ck_assert_int_eq(scheme_verify(s, &r, a, 1, 300), AUTH_ERROR);
+	ck_assert_int_eq(scheme_verify(s, &r, a, 1, 300, NULL), AUTH_ERROR);
 	scheme_free(s);
 }
 END_TEST
@@ -767,22 +777,23 @@ START_TEST(test_standard_webhooks)
 	hset(&h, "webhook-signature", "v1a,xx v2,yy "
 	    "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
 	r = mkreq(&h, body, INT64_C(1614265330) * 1000);
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_OK);
 	/* The id is signed: another id is another signature. */
 	hset(&h, "webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJeK");
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	hset(&h, "webhook-id", NULL);
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MISSING);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_MISSING);
 	hset(&h, "webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek");
 	/* A secret that does not decode is none. */
 	a = sec("whsec_!!");
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_NO_SECRET);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
+	    AUTH_NO_SECRET);
 	/* Without the prefix, the secret decodes as it is. */
 	a = sec("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_OK);
 	hset(&h, "webhook-timestamp", NULL);
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MISSING);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_MISSING);
 	scheme_free(s);
 }
 END_TEST
@@ -829,7 +840,7 @@ START_TEST(test_ed25519)
 	hset(&h, "X-Ed", sig);
 	r = mkreq(&h, "", NOW_MS);
 	a = sec(pk);
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_OK);
 	/* Signed from the seed, the same signature (Ed25519 is fixed). */
 	ck_assert_int_eq(scheme_sign(s, &r, (const unsigned char *)sk,
 	    strlen(sk), out, &nout), 0);
@@ -837,18 +848,19 @@ START_TEST(test_ed25519)
 	/* Any other message fails. */
 	r.body = (const unsigned char *)"x";
 	r.bodylen = 1;
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	/* A key of another length is none. */
 	a = sec("whpk_AAAA");
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_NO_SECRET);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
+	    AUTH_NO_SECRET);
 	/* A signature of another length does not match. */
 	ck_assert_int_lt(snprintf(v, sizeof(v), "%.40s", sig), (int)sizeof(v));
 	hset(&h, "X-Ed", v);
 	a = sec(pk);
 	r.body = (const unsigned char *)"";
 	r.bodylen = 0;
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	scheme_free(s);
 }
@@ -937,21 +949,24 @@ START_TEST(test_form)
 	hset(&h, "X-Twilio-Signature", "xnmYsJbF6V8EZdpIrsKkM1bMrIQ=");
 	r = mkreq(&h, body, NOW_MS);
 	r.query = "q=1";
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_OK);
 	/* The fields in another order are the same form. */
 	r.body = (const unsigned char *)"a=x+y%21&b=2";
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_OK);
 	r.body = (const unsigned char *)"a=x+y%21&b=3";
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	/* No form: a field twice, a bad escape, a raw space. */
 	r.body = (const unsigned char *)"a=1&a=1&b=2";
 	r.bodylen = strlen((const char *)r.body);
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MALFORMED);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
+	    AUTH_MALFORMED);
 	r.body = (const unsigned char *)"a=%2&b=22";
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MALFORMED);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
+	    AUTH_MALFORMED);
 	r.body = (const unsigned char *)"a=x y&b=22";
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MALFORMED);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
+	    AUTH_MALFORMED);
 	scheme_free(s);
 }
 END_TEST
@@ -977,17 +992,18 @@ START_TEST(test_url_query)
 	ck_assert_int_eq(scheme_sign(s, &r, (const unsigned char *)"k", 1,
 	    out, &nout), 0);
 	hset(&h, "s", out[0].value);
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_OK);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL), AUTH_OK);
 	r.query = "a=2";
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	r.query = "";
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300),
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
 	    AUTH_BAD_SIGNATURE);
 	memset(q, 'q', sizeof(q) - 1);
 	q[sizeof(q) - 1] = '\0';
 	r.query = q;
-	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300), AUTH_MALFORMED);
+	ck_assert_int_eq(scheme_verify(s, &r, &a, 1, 300, NULL),
+	    AUTH_MALFORMED);
 	scheme_free(s);
 }
 END_TEST
