@@ -21,6 +21,7 @@
 #include "provider/mapping.h"
 #include "provider/scheme.h"
 #include "store/admin.h"
+#include "store/metrics.h"
 #include "store/tenant.h"
 
 #define STEP_TORNADO	"disorder"	/* the step of the tester's jobs */
@@ -1032,6 +1033,8 @@ cleanup(struct ctx *c, char *why, size_t whylen)
 	enum config_status	 crc = CONFIG_OK;
 	char			 job[HB_ID_MAX + 1];
 	struct timespec		 pause = { 0, 100 * 1000 * 1000 };
+	char			 labels[2 * HB_ID_MAX + 8];
+	int64_t			 n;
 	int			 i, leased = 1;
 
 	if (c->made) {
@@ -1055,6 +1058,19 @@ cleanup(struct ctx *c, char *why, size_t whylen)
 		    "one of its actions is still being delivered");
 		return;
 	}
+	/*
+	 * Its counters too (its endpoints' and its destination's, all
+	 * named from the tenant), so that its requests and retries feed
+	 * no alert once it is gone.
+	 */
+	(void)snprintf(labels, sizeof(labels), "[\"%s\",\"%s\"]", c->tenant,
+	    c->org);
+	if ((rc = store_metrics_drop(c->st, labels, &n)) != STORE_OK) {
+		c->rep->left = 1;
+		say(why, whylen, "state.db: the counters of tenant %s stay"
+		    " (%s)", c->tenant, store_strerror(rc));
+	} else
+		c->rep->removed += n;
 	if (!c->made)
 		return;
 	for (i = c->jobs; i >= 1; i--) {

@@ -186,6 +186,26 @@ store_metrics_forget(struct store *s, const char *endpoints,
 	return store_status_of(rc);
 }
 
+enum store_status
+store_metrics_drop(struct store *s, const char *labels, int64_t *n)
+{
+	struct db_stmt	*st;
+	enum db_rc	 rc;
+
+	*n = 0;
+	if (labels == NULL)
+		return STORE_ERROR;
+	if ((st = store_stmt(s, STORE_Q_METRIC_DROP)) == NULL)
+		return store_last(s);
+	if (db_bind_opt(st, 1, labels) != DB_OK) {
+		db_reset(st);
+		return STORE_NOMEM;
+	}
+	if ((rc = db_step_done(st)) == DB_DONE)
+		*n = db_changes(st);
+	return store_status_of(rc);
+}
+
 /* A time stamp's row, name (a literal) at now_ms, sent. */
 static enum store_status
 stamp(struct store *s, const char *name, int64_t now_ms)

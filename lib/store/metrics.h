@@ -49,6 +49,15 @@ HB_API enum store_status store_metrics_forget(struct store *,
     const char *endpoints, const char *destinations, int64_t *n)
     HB_MUST_CHECK;
 
+/*
+ * Removes every series of the endpoints and destinations named in
+ * labels (a JSON array of names), but the chart's minutes: those of a
+ * tenant made for a while and gone (hookbox disorder's).  *n receives
+ * the rows removed.  One statement.
+ */
+HB_API enum store_status store_metrics_drop(struct store *,
+    const char *labels, int64_t *n) HB_MUST_CHECK;
+
 /* One destination's undelivered rows. */
 #define STORE_DEST_ERROR_MAX	255
 struct store_dest_gauge {

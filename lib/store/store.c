@@ -808,6 +808,14 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " OR (name IN ('deliveries', 'delivery_le', 'delivery_sum_us',"
 	    " 'delivery_count', 'delivered_ms') AND l1 NOT IN (SELECT"
 	    " json_array_elements_text(?2::json)))" },
+	/*
+	 * The series whose endpoint or destination (l1) is one of ?1 (a
+	 * JSON array), but the chart's minutes, which name neither.
+	 */
+	[STORE_Q_METRIC_DROP] = { "DELETE FROM metrics WHERE name <> 'minute'"
+	    " AND l1 IN (SELECT value FROM json_each(?1))",
+	    "DELETE FROM metrics WHERE name <> 'minute' AND l1 IN (SELECT"
+	    " json_array_elements_text(?1::json))" },
 	/* The status page's minutes before ?1 (text that sorts as time). */
 	[STORE_Q_MINUTE_PRUNE] = { "DELETE FROM metrics WHERE name = 'minute'"
 	    " AND l1 < ?1", "DELETE FROM metrics WHERE name = 'minute'"

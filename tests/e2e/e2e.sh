@@ -700,6 +700,10 @@ eq "disorder: no row of its own left" 0 \
     (SELECT count(*) FROM receipts WHERE tenant LIKE 'disorder-%') +
     (SELECT count(*) FROM outbox WHERE tenant LIKE 'disorder-%') +
     (SELECT count(*) FROM subjects WHERE tenant LIKE 'disorder-%')")"
+eq "disorder: no counter of its own left, for an alert to read" "0 0" \
+    "$(sqlite3 "file:$HOOKBOX_DIR/state.db?mode=ro" "SELECT count(*) FROM
+    metrics WHERE name <> 'minute' AND l1 LIKE 'disorder-%'") $(curl -s \
+    "$base/hooks/_metrics" | grep -c 'disorder-')"
 
 # ---- shutdown: SIGTERM stops the workers and removes the socket ----
 kill "$fcgi_pid"

@@ -2246,6 +2246,86 @@ flush(struct metrics_set *m)
 	metrics_set_clear(m);
 }
 
+static int
+by_row(const void *a, const void *b)
+{
+	const struct metrics_row	*x = a, *y = b;
+	int				 c;
+
+	if ((c = strcmp(x->name, y->name)) != 0 ||
+	    (c = strcmp(x->l1, y->l1)) != 0)
+		return c;
+	return strcmp(x->l2, y->l2);
+}
+
+/* The series named in state.db, one "name l1 l2 value" a line, sorted. */
+static char *
+series(void)
+{
+	struct metrics_set	 r;
+	static char		 buf[1024];
+	size_t			 o = 0;
+	int			 i;
+
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(store_metrics_read(st, &r), STORE_OK);
+	qsort(r.rows, (size_t)r.n, sizeof(*r.rows), by_row);
+	buf[0] = '\0';
+	for (i = 0; i < r.n; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s %s %s %lld\n",
+		    r.rows[i].name, r.rows[i].l1, r.rows[i].l2,
+		    (long long)r.rows[i].value);
+	metrics_set_free(&r);
+	return buf;
+}
+
+/*
+ * A tenant's series dropped by their labels (hookbox disorder's, once
+ * it is gone), the chart's minutes kept; prune forgets the last use of
+ * the secrets of an endpoint no longer configured, with its requests.
+ */
+START_TEST(metrics_drop_and_forget)
+{
+	struct metrics_set	m;
+	int64_t			n;
+
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(metrics_set_count(&m, "requests", "run-1",
+	    "accepted", 60000), 0);
+	ck_assert_int_eq(metrics_set_max(&m, "secret_used_ms", "run-1", "7",
+	    900), 0);
+	ck_assert_int_eq(metrics_set_count(&m, "deliveries", "run-1",
+	    "retry", 60000), 0);
+	ck_assert_int_eq(metrics_set_add(&m, "requests", "run-1-org",
+	    "duplicate", 2), 0);
+	ck_assert_int_eq(metrics_set_add(&m, "requests", "site", "accepted",
+	    4), 0);
+	ck_assert_int_eq(metrics_set_max(&m, "secret_used_ms", "site", "3",
+	    800), 0);
+	ck_assert_int_eq(metrics_set_max(&m, "secret_used_ms", "gone", "2",
+	    700), 0);
+	flush(&m);
+	ck_assert_int_eq(store_metrics_drop(st, "[\"run-1\",\"run-1-org\"]",
+	    &n), STORE_OK);
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(series(), "minute 0000000001 deliveries:retry 1\n"
+	    "minute 0000000001 requests:accepted 1\n"
+	    "requests site accepted 4\n"
+	    "secret_used_ms gone 2 700\n"
+	    "secret_used_ms site 3 800\n");
+	ck_assert_int_eq(store_metrics_drop(st, "[]", &n), STORE_OK);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(store_metrics_forget(st, "[\"site\"]", "[]", &n),
+	    STORE_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(series(), "minute 0000000001 deliveries:retry 1\n"
+	    "minute 0000000001 requests:accepted 1\n"
+	    "requests site accepted 4\n"
+	    "secret_used_ms site 3 800\n");
+	metrics_set_free(&m);
+}
+END_TEST
+
 /*
  * PostgreSQL: a batch's receipts whose bodies pass what a set's text
  * holds (store_put_set(): about a megabyte) take a statement each: all
@@ -3521,6 +3601,7 @@ store_suite(void)
 	tcase_add_test(ops, counts_by_state);
 	tcase_add_test(ops, destination_gauges);
 	tcase_add_test(ops, metrics_table);
+	tcase_add_test(ops, metrics_drop_and_forget);
 	tcase_add_test(ops, metrics_two_writers);
 	tcase_add_test(ops, put_set_large_bodies);
 	tcase_add_test(ops, status_view);
