@@ -7,9 +7,9 @@
 #   make check      install what is missing, build, run every test
 #   make run        install what the programs need (not Check), build, start
 #                   a demo on 127.0.0.1 (HOOKBOX_PORT, default 8088)
-#   make install    install the programs, the systemd units and the nginx
-#                   snippet into $(DESTDIR)$(PREFIX) (needs no root with
-#                   DESTDIR)
+#   make install    install the programs, the systemd units, the nginx
+#                   snippet and the rest (hookbox(7), INSTALLATION) into
+#                   $(DESTDIR)$(PREFIX) (needs no root with DESTDIR)
 #   make deb        build the Debian package, $(O)/deb/hookbox_VERSION_ARCH.deb
 #                   (HB_VERSION= another version), from a clean copy of
 #                   the tree, without root
@@ -429,8 +429,9 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man1/hookbox.1 \
 	    $(DESTDIR)$(MANDIR)/man7/hookbox.7 \
 	    $(DESTDIR)$(MANDIR)/man8/hookbox-fcgi.8 $(DESTDIR)$(COMPDIR)/hookbox
-	@echo "uninstall: removed the programs, units, nginx snippet," \
-	    "presets, man pages and completion under $(DESTDIR)$(PREFIX)"
+	@echo "uninstall: removed the programs, units, sysusers.d and" \
+	    "tmpfiles.d files, nginx snippet, set-up script, presets, man" \
+	    "pages and completion under $(DESTDIR)$(PREFIX)"
 	@echo "uninstall: kept the data directory (/var/lib/hookbox, or" \
 	    "\$$HOOKBOX_DIR or \$$HOOKBOX_DB's database: config.db and" \
 	    "state.db) and the operator's configuration (/etc/hookbox," \

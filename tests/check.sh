@@ -110,12 +110,11 @@ suites() {
 			run "tests/e2e/$script" sh tests/e2e/$script
 		done
 	done
-	# And a destination's outage and limits (timed to the cool-downs
-	# it sets; its own PostgreSQL server), the presets against their
-	# providers' libraries (libfaketime preloaded, which the sanitizers'
-	# runtime will not follow), and the Debian package, built, linted
-	# and installed in a container: the normal build's.
-	for script in page install mandrift completion outage providers deb; do
+	# And the presets against their providers' libraries (libfaketime
+	# preloaded, which the sanitizers' runtime will not follow), and
+	# the Debian package, built, linted and installed in a container:
+	# the normal build's.
+	for script in page install mandrift completion providers deb; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 }
@@ -132,8 +131,10 @@ scripts() {
 	done
 	# The systemd units started in a container, an upgrade from the
 	# previous release, the server set-up script, the demo, two hosts
-	# on one PostgreSQL: the normal build's programs only.
-	for script in upgrade setup run hosts pgfail units; do
+	# on one PostgreSQL, a destination's outage and limits (timed to
+	# the cool-downs it sets; its own PostgreSQL server): the normal
+	# build's programs only.
+	for script in upgrade setup run hosts pgfail units outage; do
 		run "tests/e2e/$script.sh build" sh "tests/e2e/$script.sh" build
 	done
 	# The responder's threads under load and a kill, under

@@ -72,13 +72,17 @@ v1=$(sed -n 's/^#define HB_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
     "$top/lib/base/hb.h")
 v2=$(echo "$v1" | awk -F. '{ $NF = $NF + 1; print }' OFS=.)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+# Both at once: each build is mostly one compiler at a time.
 for v in "$v1" "$v2"; do
-	if make -s -C "$top" deb O="$tmp/$v" HB_VERSION="$v" \
-	    > "$tmp/deb.log" 2>&1 &&
-	    [ -f "$tmp/$v/deb/hookbox_${v}_$arch.deb" ]; then
+	make -s -C "$top" deb O="$tmp/$v" HB_VERSION="$v" \
+	    > "$tmp/deb-$v.log" 2>&1 &
+done
+wait
+for v in "$v1" "$v2"; do
+	if [ -f "$tmp/$v/deb/hookbox_${v}_$arch.deb" ]; then
 		pass
 	else
-		fail "make deb $v: $(tail -n 20 "$tmp/deb.log")"
+		fail "make deb $v: $(tail -n 20 "$tmp/deb-$v.log")"
 		finish deb
 		exit
 	fi
