@@ -413,17 +413,22 @@ eq "destination set: the new secret" "$(cat "$tmp/bare")" \
 # ---- 10. rotation: secret add, list, revoke, --retire-others-after ----
 # The responder, as a CGI program: 401 for a signature no active secret
 # makes, 422 (unknown job, after authentication) for one that passes.
-hook_status() {	# SECRET_FILE [JOB]: the status of a POST signed with it
-	_body='{"type":"job_completed","job_id":"'"${2:-nosuch}"'","status":"completed"}'
+# cgi_post ENDPOINT SECRET_FILE BODY: the status of BODY posted to
+# ENDPOINT, signed with the secret; the responder's log in $tmp/hook.log.
+cgi_post() {
 	_t=$(date +%s)
-	_mac=$(printf '%s.%s' "$_t" "$_body" |
-	    openssl dgst -sha256 -hmac "$(cat "$1")" -r | cut -d' ' -f1)
-	printf '%s' "$_body" | env -i HOOKBOX_DIR="$HOOKBOX_DIR" \
+	_mac=$(printf '%s.%s' "$_t" "$3" |
+	    openssl dgst -sha256 -hmac "$(cat "$2")" -r | cut -d' ' -f1)
+	printf '%s' "$3" | env -i HOOKBOX_DIR="$HOOKBOX_DIR" \
 	    GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
-	    PATH_INFO=/hooks/tornado CONTENT_TYPE=application/json \
-	    CONTENT_LENGTH=${#_body} \
+	    PATH_INFO="/hooks/$1" CONTENT_TYPE=application/json \
+	    CONTENT_LENGTH=${#3} \
 	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" \
 	    2>"$tmp/hook.log" | sed -n 's/^Status: \([0-9]*\).*/\1/p'
+}
+hook_status() {	# SECRET_FILE [JOB]: the status of a POST signed with it
+	cgi_post tornado "$1" \
+	    '{"type":"job_completed","job_id":"'"${2:-nosuch}"'","status":"completed"}'
 }
 # last_used ID: secret ID's last_used_at in secret list --json ("" for null).
 last_used() {
@@ -830,22 +835,7 @@ sed 's|{"header": "webhook-id"}|"/id"|' "$tmp/cms2.json" |
     "$HB" endpoint add cms-body --tenant media --mapping - \
     --secret-file "$tmp/hmac" >/dev/null
 mapped_status() {	# ENDPOINT SECRET_FILE
-	_body='{"type":"asset.approved"}'
-	_t=$(date +%s)
-	_mac=$(printf '%s.%s' "$_t" "$_body" |
-	    openssl dgst -sha256 -hmac "$(cat "$2")" -r | cut -d' ' -f1)
-	printf '%s' "$_body" | env -i HOOKBOX_DIR="$HOOKBOX_DIR" \
-	    GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
-	    PATH_INFO="/hooks/$1" CONTENT_TYPE=application/json \
-	    CONTENT_LENGTH=${#_body} \
-	    HTTP_X_TORNADO_SIGNATURE="t=$_t,v1=$_mac" "$FCGI" \
-	    2>"$tmp/hook.log" | sed -n 's/^Status: \([0-9]*\).*/\1/p'
-}
-# last_used ID: secret ID's last_used_at in secret list --json ("" for null).
-last_used() {
-	sqlite3 :memory: "SELECT json_extract(value, '\$.last_used_at') FROM
-	    json_each('$("$HB" endpoint secret list --json tornado)')
-	    WHERE json_extract(value, '\$.id') = $1"
+	cgi_post "$1" "$2" '{"type":"asset.approved"}'
 }
 eq "mapped: a body without the mapped fields, 400" 400 \
     "$(mapped_status cms-body "$tmp/hmac")"
