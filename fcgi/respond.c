@@ -751,9 +751,7 @@ done:
 	 * watches before it revokes the old one.  A request the writer
 	 * answered was counted with its batch.
 	 */
-	if (open_shared(srv) != 0)
-		return;
-	if (rq.counted)
+	if (rq.counted || open_shared(srv) != 0)
 		return;
 	metrics_count(srv->shared->metrics, "requests", rq.endpoint,
 	    rq.result != NULL ? rq.result : "none", util_now_ms());

@@ -305,8 +305,8 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " source_url, output FROM jobs WHERE tenant = ?1 AND job_id = ?2" },
 	[CONFIG_Q_DEST_GET] = { DEST_GET("allow_internal") },
 	/* At most CONFIG_SECRETS_MAX + 1 rows. */
-	[CONFIG_Q_SECRETS] = { "SELECT secret, id FROM secrets WHERE endpoint = ?1"
-	    " AND (expires_at IS NULL OR expires_at > ?2)"
+	[CONFIG_Q_SECRETS] = { "SELECT secret, id FROM secrets"
+	    " WHERE endpoint = ?1 AND (expires_at IS NULL OR expires_at > ?2)"
 	    " ORDER BY id DESC LIMIT 9" },
 	[CONFIG_Q_SECRET_COUNT] =
 	    { "SELECT count(*) FROM secrets WHERE endpoint = ?1"
