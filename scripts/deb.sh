@@ -6,7 +6,8 @@
 # (or, outside a git checkout, the tree without its build directories).
 # VERSION defaults to the programs' own (HB_VERSION in lib/base/hb.h),
 # which debian/changelog, written here, gives the package.  Needs no
-# root; `make deps` installs what it needs.
+# root; `scripts/install-deps.sh deb` (or `make deps`, which installs
+# what the tests need too) installs what it needs.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: deb.sh OUTDIR [VERSION]}
@@ -18,7 +19,8 @@ case $version in
 esac
 for c in dpkg-buildpackage dh; do
 	command -v "$c" >/dev/null 2>&1 || {
-		echo "deb.sh: $c not found (make deps installs it)" >&2
+		echo "deb.sh: $c not found (scripts/install-deps.sh deb" \
+		    "installs it)" >&2
 		exit 1
 	}
 done

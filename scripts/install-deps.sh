@@ -1,17 +1,17 @@
 #!/bin/sh
-# scripts/install-deps.sh [-l] [run|check]
+# scripts/install-deps.sh [-l] [run|deb|check]
 # Installs the Debian packages hookbox needs: `run` what `make` and
 # `make run` need (the compiler, the libraries, nginx, curl, and
-# bash-completion, which loads what `make install` puts in COMPDIR), `check`
-# (the default) that and everything the tests use (Check, sqlite3,
-# spawn-fcgi, systemd-analyze, groff, ...; systemd-container's
+# bash-completion, which loads what `make install` puts in COMPDIR), `deb`
+# that and what `make deb` needs (dpkg-dev, build-essential, debhelper),
+# `check` (the default) that and everything the tests use (Check,
+# sqlite3, spawn-fcgi, systemd-analyze, groff, ...; systemd-container's
 # systemd-nspawn and iproute2's ip for tests/e2e/units.sh, which boots the
 # units in a container and gives its network a link-local address;
 # chromium for tests/e2e/page.sh, which loads the status page in it;
 # locales, whose sources tests/check.sh makes a German locale from, for a
-# PostgreSQL server whose messages are not in English; debhelper, with
-# dpkg-dev and build-essential (which dpkg-buildpackage checks for), for
-# `make deb`, and lintian, which tests/e2e/deb.sh runs on the package).
+# PostgreSQL server whose messages are not in English; lintian, which
+# tests/e2e/deb.sh runs on the package).
 # A no-op when everything is present.  Run as root (or with sudo on
 # PATH).  -l prints the set's packages, one a line, and installs nothing.
 set -eu
@@ -24,15 +24,16 @@ fi
 run_pkgs="gcc make pkg-config libc6-dev libsqlite3-dev libsodium-dev
 libcjson-dev libcurl4-openssl-dev libfcgi-dev libpq-dev nginx curl
 bash-completion"
-check_pkgs="$run_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
-util-linux passwd dpkg-dev debian-archive-keyring systemd groff-base
-postgresql systemd-container iproute2 chromium locales faketime
-build-essential debhelper lintian"
+deb_pkgs="$run_pkgs dpkg-dev build-essential debhelper"
+check_pkgs="$deb_pkgs sqlite3 libfcgi-bin check spawn-fcgi procps
+util-linux passwd debian-archive-keyring systemd groff-base postgresql
+systemd-container iproute2 chromium locales faketime lintian"
 case "${1:-check}" in
 run) pkgs=$run_pkgs ;;
+deb) pkgs=$deb_pkgs ;;
 check) pkgs=$check_pkgs ;;
 *)
-	echo "usage: install-deps.sh [-l] [run|check]" >&2
+	echo "usage: install-deps.sh [-l] [run|deb|check]" >&2
 	exit 2
 	;;
 esac

@@ -67,6 +67,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# What scripts/install-deps.sh deb installs is what the build needs.
+for p in dpkg-dev build-essential debhelper libfcgi-dev libpq-dev; do
+	contains "install-deps.sh's deb set: $p" " $p " \
+	    " $(sh "$top/scripts/install-deps.sh" -l deb | tr '\n' ' ')"
+done
+
 # ---- the two packages ----
 v1=$(sed -n 's/^#define HB_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
     "$top/lib/base/hb.h")
