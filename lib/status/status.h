@@ -68,13 +68,13 @@ HB_API const char *status_health(struct store *st, struct group *g,
 #define STATUS_DESTS_MAX	1000	/* destinations shown */
 #define STATUS_DEAD_MAX		20	/* dead (and unknown) actions listed */
 
-/* One destination: its undelivered rows, last error and last delivery. */
 /*
  * A heartbeat older than this many seconds: no dispatcher is recording
  * (it beats every few seconds while it runs, busy or idle).
  */
 #define STATUS_HEARTBEAT_STALE_S	60
 
+/* One destination: its undelivered rows, last error and last delivery. */
 struct status_dest {
 	struct store_dest_gauge	g;
 	int64_t			delivered_ms;	/* 0: none recorded */

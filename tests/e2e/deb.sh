@@ -39,19 +39,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/helpers/lib.sh"
 . "$top/tests/helpers/nspawn.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "deb: skipped (needs root to boot a container)"
+if ! ct_can deb dpkg-buildpackage dh lintian nginx curl sqlite3; then
 	finish deb
 	exit
 fi
-for c in systemd-nspawn nsenter dpkg-buildpackage dh lintian nginx curl \
-    sqlite3; do
-	if ! command -v "$c" >/dev/null 2>&1; then
-		fail "$c not found (make deps installs it)"
-		finish deb
-		exit
-	fi
-done
 
 tmp=$(mktemp -d)
 chmod 0755 "$tmp"

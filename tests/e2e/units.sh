@@ -49,18 +49,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/helpers/lib.sh"
 . "$top/tests/helpers/nspawn.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "units: skipped (needs root to boot a container)"
+if ! ct_can units ip nginx cgi-fcgi curl perl; then
 	finish units
 	exit
 fi
-for c in systemd-nspawn nsenter ip nginx cgi-fcgi curl perl; do
-	if ! command -v "$c" >/dev/null 2>&1; then
-		fail "$c not found (make deps installs it)"
-		finish units
-		exit
-	fi
-done
 
 user=hookbox-ut
 app=hookbox-ua		# an application's user, a registrar

@@ -2,6 +2,10 @@
 # systemd as PID 1 (systemd-nspawn), for the scripts that test what
 # systemd does with hookbox's units and package (sourced, after lib.sh).
 #
+# ct_can NAME CMD...: whether a container can be booted here, with each
+# CMD on PATH beside systemd-nspawn and nsenter: as root only (else NAME
+# is skipped, said), and a missing command is NAME's failure.  The
+# caller finishes NAME and exits when it returns non-zero.
 # ct_boot NAME LOG NSPAWN_ARGS...: boots the container NAME in the
 # background (-b, a network of its own, BPF allowed for systemd's IP
 # firewall), its console in LOG.  Without systemd on this host its
@@ -15,6 +19,21 @@
 # removes what nspawn left on the host.
 
 ct_pid="" ct_name="" ct_cg="" ct_leader=""
+
+ct_can() {
+	_who=$1
+	shift
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "$_who: skipped (needs root to boot a container)"
+		return 1
+	fi
+	for _c in systemd-nspawn nsenter "$@"; do
+		if ! command -v "$_c" >/dev/null 2>&1; then
+			fail "$_c not found (make deps installs it)"
+			return 1
+		fi
+	done
+}
 
 ct_boot() {
 	ct_name=$1
