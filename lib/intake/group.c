@@ -109,7 +109,6 @@ count_answers(struct group *g, struct item *batch)
 {
 	struct item	*it;
 	int64_t		 now = util_now_ms();
-
 	char		 id[24];
 
 	for (it = batch; it != NULL; it = it->next) {
