@@ -58,6 +58,10 @@ ifdef HB_VERSION
 CPPFLAGS += -DHB_VERSION='"$(HB_VERSION)"'
 endif
 LDLIBS	+= $(PKG_LIBS) -pthread
+# The programs load libpq when they first meet a PostgreSQL location
+# (lib/db/pg.c), so they do not link it; the library and the tests, which
+# call it themselves, do.
+PROG_LDLIBS = $(filter-out -lpq,$(LDLIBS))
 
 # SAN=1: the sanitizer build (ASan + UBSan), built in its own directory.
 ifeq ($(SAN),1)
@@ -244,7 +248,7 @@ $(O)/cli/%.o: cli/%.c $(CLI_HDRS) $(LIB_HDRS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(O)/hookbox: $(CLI_OBJS) $(O)/libhookbox.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(O)/libhookbox.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(O)/libhookbox.a $(PROG_LDLIBS)
 
 $(O)/fcgi/%.o: fcgi/%.c $(FCGI_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -252,7 +256,7 @@ $(O)/fcgi/%.o: fcgi/%.c $(FCGI_HDRS) $(LIB_HDRS)
 
 $(O)/hookbox-fcgi: $(FCGI_OBJS) $(O)/libhookbox.a
 	$(CC) $(LDFLAGS) -o $@ $(FCGI_OBJS) $(O)/libhookbox.a $(FCGI_LIBS) \
-	    $(LDLIBS)
+	    $(PROG_LDLIBS)
 
 # The test of the disorder tester (tests/e2e/run.sh): a demo whose responder
 # compares versions wrongly on purpose (an older event taken as newer),
@@ -270,7 +274,7 @@ $(MUTANT)/decide.o: $(MUTANT)/decide.c $(LIB_HDRS)
 $(MUTANT)/hookbox-fcgi: $(FCGI_OBJS) $(MUTANT)/decide.o $(O)/libhookbox.a \
     $(O)/hookbox
 	$(CC) $(LDFLAGS) -o $@ $(FCGI_OBJS) $(MUTANT)/decide.o \
-	    $(O)/libhookbox.a $(FCGI_LIBS) $(LDLIBS)
+	    $(O)/libhookbox.a $(FCGI_LIBS) $(PROG_LDLIBS)
 	ln -sf ../hookbox $(MUTANT)/hookbox
 
 $(O)/tests/%.o: tests/unit/%.c tests/unit/testutil.h $(LIB_HDRS)
@@ -280,11 +284,10 @@ $(O)/tests/%.o: tests/unit/%.c tests/unit/testutil.h $(LIB_HDRS)
 
 # check_respond drives fcgi/respond.c in-process, compiled like the tests;
 # webhook_receive() is wrapped so that the suite can count and force results,
-# and the calls that send a command to a database, so that it can count
-# config.db's round trips per request.
-CONFIG_TRIPS = -Wl,--wrap=PQexec,--wrap=PQexecPrepared,--wrap=PQprepare \
-	-Wl,--wrap=PQsendQuery,--wrap=PQsendQueryPrepared \
-	-Wl,--wrap=sqlite3_step,--wrap=sqlite3_exec
+# and the calls that send a command to a database (libpq's as db/pg.c finds
+# them, with dlsym()), so that it can count config.db's round trips per
+# request.
+CONFIG_TRIPS = -Wl,--wrap=dlsym,--wrap=sqlite3_step,--wrap=sqlite3_exec
 $(O)/tests/respond.o: fcgi/respond.c $(FCGI_HDRS) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DHB_FAULT -Ifcgi $(CFLAGS) -c -o $@ fcgi/respond.c
@@ -314,6 +317,9 @@ $(SLOWCOMMIT): tests/helpers/slowcommit.c
 $(SINK): tests/helpers/sink.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) $(LDFLAGS) -o $@ tests/helpers/sink.c
+
+# check_db watches what db/pg.c hands libpq to free.
+$(O)/tests/check_db: LDFLAGS += -Wl,--wrap=dlsym
 
 $(O)/tests/check_%: $(O)/tests/check_%.o $(TEST_COMMON) $(O)/libhookbox-fault.a
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(O)/libhookbox-fault.a \

@@ -137,9 +137,11 @@ const char *db_location_name(const char *location);
  * masked (0: the string holds no password, empty ones included), or -1:
  * libpq cannot parse it (buf then holds DB_CONNINFO_MALFORMED: nothing
  * of the string is echoed, as libpq's complaint would quote the token it
- * choked on), or buf is too short (buf then holds "").
+ * choked on), or libpq cannot be loaded (DB_CONNINFO_UNREAD; db_open()
+ * then says why), or buf is too short (buf then holds "").
  */
 #define DB_CONNINFO_MALFORMED	"(a PostgreSQL conninfo libpq cannot parse)"
+#define DB_CONNINFO_UNREAD	"(a PostgreSQL conninfo, libpq not loaded)"
 int db_conninfo_redact(const char *conninfo, char *buf, size_t len);
 
 /*
@@ -266,7 +268,9 @@ int db_companion_ok(const struct stat *sb, uid_t db_owner);
  * *out is NULL on failure, and why (len bytes) says what failed, never
  * with the conninfo's password: a conninfo libpq cannot parse is
  * DB_ERROR, "malformed PostgreSQL conninfo" (a configuration error, not
- * worth a retry); a server that cannot be reached is DB_GONE.  A
+ * worth a retry), and so is a libpq that cannot be loaded (db/pg.c
+ * loads it on first use, so a SQLite site need not have it); a server
+ * that cannot be reached is DB_GONE.  A
  * connection that is lost later is opened again by the next call that
  * needs it (db_exec(), db_stmt()), outside a transaction.  One lost
  * inside a transaction stays lost, every call DB_GONE, until the caller's

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -23,6 +24,89 @@
 
 #include "base/text.h"
 #include "db/db_int.h"
+
+/*
+ * libpq is loaded when the first PostgreSQL location is read or opened,
+ * not when a program starts: a SQLite site never maps it, nor the dozen
+ * libraries it brings (TLS, Kerberos, LDAP), whose pages and start-up
+ * allocations made up about 1.5 MB of the responder's worker and 5 MB of
+ * its supervisor (bench/http.sh, README "Performance").  Its functions are
+ * called through pq, filled from the library's own symbols once, by
+ * pq_load(); the soname is the one libpq-dev links against, so the ABI is
+ * the one this file is compiled for.
+ */
+#define PQ_SONAME	"libpq.so.5"
+#define PQ_FUNCS(X)							\
+	X(PQcancel) X(PQclear) X(PQcmdStatus) X(PQcmdTuples)		\
+	X(PQconnectdbParams) X(PQconninfoFree) X(PQconninfoParse)	\
+	X(PQconsumeInput) X(PQenterPipelineMode) X(PQerrorMessage)	\
+	X(PQexec) X(PQexecPrepared) X(PQexitPipelineMode) X(PQfinish)	\
+	X(PQfreeCancel) X(PQfreemem) X(PQgetCancel) X(PQgetResult)	\
+	X(PQgetisnull) X(PQgetlength) X(PQgetvalue) X(PQisBusy)		\
+	X(PQnfields) X(PQntuples) X(PQpipelineSync) X(PQprepare)	\
+	X(PQreset) X(PQresultErrorField) X(PQresultStatus)		\
+	X(PQsendPrepare) X(PQsendQuery) X(PQsendQueryPrepared)		\
+	X(PQsetNoticeReceiver) X(PQsocket) X(PQstatus)			\
+	X(PQtransactionStatus) X(PQunescapeBytea)
+
+#define PQ_FIELD(f)	__typeof__(f) *f;
+static struct {
+	PQ_FUNCS(PQ_FIELD)
+} pq;
+#undef PQ_FIELD
+
+static pthread_once_t	pq_once = PTHREAD_ONCE_INIT;
+static int		pq_loaded;
+static char		pq_why[256];	/* why not */
+
+/* POSIX has dlsym() answer a function as a data pointer. */
+_Static_assert(sizeof(void *) == sizeof(pq.PQexec),
+    "function and data pointers differ in size");
+
+static int
+pq_sym(void *lib, const char *name, void *fn)
+{
+	void	*p;
+
+	if ((p = dlsym(lib, name)) == NULL) {
+		(void)snprintf(pq_why, sizeof(pq_why), "%s has no %s",
+		    PQ_SONAME, name);
+		return -1;
+	}
+	memcpy(fn, &p, sizeof(p));
+	return 0;
+}
+
+static void
+pq_load(void)
+{
+	void		*lib;
+	const char	*e;
+
+	/* Never closed: OpenSSL, under libpq, keeps exit handlers. */
+	if ((lib = dlopen(PQ_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		e = dlerror();
+		(void)snprintf(pq_why, sizeof(pq_why), "PostgreSQL needs"
+		    " libpq (Debian package libpq5): %s", e != NULL ? e :
+		    PQ_SONAME);
+		return;
+	}
+#define PQ_LOAD(f)	if (pq_sym(lib, #f, &pq.f) != 0) return;
+	PQ_FUNCS(PQ_LOAD)
+#undef PQ_LOAD
+	pq_loaded = 1;
+}
+
+/* libpq loaded: 0, or -1 with why (len bytes) saying why not. */
+static int
+pq_ready(char *why, size_t len)
+{
+	(void)pthread_once(&pq_once, pq_load);
+	if (pq_loaded)
+		return 0;
+	(void)snprintf(why, len, "%s", pq_why);
+	return -1;
+}
 
 struct pg_stmt {
 	struct db_stmt	  base;
@@ -144,9 +228,9 @@ pg_track(struct pg_db *db, enum db_rc rc)
 {
 	PGTransactionStatusType	t;
 
-	if (PQstatus(db->pg) != CONNECTION_OK)
+	if (pq.PQstatus(db->pg) != CONNECTION_OK)
 		return;
-	t = PQtransactionStatus(db->pg);
+	t = pq.PQtransactionStatus(db->pg);
 	db->tx = t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
 	    t == PQTRANS_ACTIVE;
 	if (!db->tx)
@@ -165,16 +249,16 @@ pg_fail(struct pg_db *db, const PGresult *res)
 	size_t		 len;
 
 	if (res != NULL) {
-		msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		msg = pq.PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+		state = pq.PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	}
 	if (msg == NULL)
-		msg = PQerrorMessage(db->pg);
+		msg = pq.PQerrorMessage(db->pg);
 	(void)snprintf(db->err, sizeof(db->err), "%s", msg);
 	len = strlen(db->err);
 	while (len > 0 && db->err[len - 1] == '\n')
 		db->err[--len] = '\0';
-	if (PQstatus(db->pg) == CONNECTION_BAD)
+	if (pq.PQstatus(db->pg) == CONNECTION_BAD)
 		return db_fail(&db->base, DB_GONE, DB_C_NONE);
 	(void)db_fail(&db->base, res == NULL ? DB_NOMEM : pg_state_rc(state),
 	    pg_state_cons(state));
@@ -197,13 +281,13 @@ pg_res_free(PGresult *res)
 
 	if (res == NULL)
 		return;
-	nr = PQntuples(res);
-	nc = PQnfields(res);
+	nr = pq.PQntuples(res);
+	nc = pq.PQnfields(res);
 	for (r = 0; r < nr; r++)
 		for (c = 0; c < nc; c++)
-			sodium_memzero(PQgetvalue(res, r, c),
-			    (size_t)PQgetlength(res, r, c));
-	PQclear(res);
+			sodium_memzero(pq.PQgetvalue(res, r, c),
+			    (size_t)pq.PQgetlength(res, r, c));
+	pq.PQclear(res);
 }
 
 /* So is a blob read from one. */
@@ -212,7 +296,7 @@ pg_blob_free(struct pg_stmt *st)
 {
 	if (st->blob != NULL) {
 		sodium_memzero(st->blob, st->bloblen);
-		PQfreemem(st->blob);
+		pq.PQfreemem(st->blob);
 	}
 	st->blob = NULL;
 	st->bloblen = 0;
@@ -274,7 +358,7 @@ static void
 pg_close(struct db *db)
 {
 	if (pg_db(db)->pg != NULL)
-		PQfinish(pg_db(db)->pg);
+		pq.PQfinish(pg_db(db)->pg);
 	free(pg_db(db)->q);
 }
 
@@ -293,15 +377,15 @@ pg_notice(void *arg, const PGresult *res)
 	struct pg_db	*db = arg;
 	const char	*sev, *state, *msg;
 
-	sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
-	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	sev = pq.PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+	state = pq.PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	if (sev != NULL ? strcmp(sev, "WARNING") != 0 :
 	    state == NULL || strncmp(state, "01", 2) != 0)
 		return;
 	if (state != NULL && strcmp(state, "25P01") == 0)
 		return;
 	db->warned = 1;
-	msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	msg = pq.PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 	(void)snprintf(db->warning, sizeof(db->warning), "%s",
 	    msg != NULL ? msg : "");
 }
@@ -335,7 +419,7 @@ pg_info_free(PQconninfoOption *info)
 	for (o = info; o->keyword != NULL; o++)
 		if (o->val != NULL)
 			sodium_memzero(o->val, strlen(o->val));
-	PQconninfoFree(info);
+	pq.PQconninfoFree(info);
 }
 
 /*
@@ -369,11 +453,15 @@ db_conninfo_redact(const char *conninfo, char *buf, size_t len)
 	if (len == 0)
 		return -1;
 	buf[0] = '\0';
-	if ((info = PQconninfoParse(conninfo, &err)) == NULL) {
+	if (pq_ready(buf, len) != 0) {
+		(void)snprintf(buf, len, "%s", DB_CONNINFO_UNREAD);
+		return -1;
+	}
+	if ((info = pq.PQconninfoParse(conninfo, &err)) == NULL) {
 		/* libpq's complaint may quote the password: not kept. */
 		if (err != NULL) {
 			sodium_memzero(err, strlen(err));
-			PQfreemem(err);
+			pq.PQfreemem(err);
 		}
 		(void)snprintf(buf, len, "%s", DB_CONNINFO_MALFORMED);
 		return -1;
@@ -430,14 +518,16 @@ pg_open(const char *conninfo, const struct db_conf *conf,
 	enum db_rc		 rc = DB_NOMEM;
 
 	*out = NULL;
+	if (pq_ready(why, len) != 0)
+		return DB_ERROR;
 	/*
 	 * Parsed here first: libpq's own complaint about a malformed one
 	 * quotes the token it choked on, which may be the password.
 	 */
-	if ((info = PQconninfoParse(conninfo, &perr)) == NULL) {
+	if ((info = pq.PQconninfoParse(conninfo, &perr)) == NULL) {
 		if (perr != NULL) {
 			sodium_memzero(perr, strlen(perr));
-			PQfreemem(perr);
+			pq.PQfreemem(perr);
 			(void)snprintf(why, len, "malformed PostgreSQL"
 			    " conninfo");
 			return DB_ERROR;
@@ -519,14 +609,14 @@ pg_open(const char *conninfo, const struct db_conf *conf,
 	keys[k] = "application_name";
 	vals[k++] = conf->app != NULL ? conf->app : "hookbox";
 	keys[k] = vals[k] = NULL;
-	db->pg = PQconnectdbParams(keys, vals, 0);
+	db->pg = pq.PQconnectdbParams(keys, vals, 0);
 	if (db->pg == NULL) {
 		(void)snprintf(why, len, "out of memory");
 		goto fail;
 	}
-	if (PQstatus(db->pg) != CONNECTION_OK) {
+	if (pq.PQstatus(db->pg) != CONNECTION_OK) {
 		/* libpq's message names host and user, never the password. */
-		(void)snprintf(why, len, "%s", PQerrorMessage(db->pg));
+		(void)snprintf(why, len, "%s", pq.PQerrorMessage(db->pg));
 		why[strcspn(why, "\n")] = '\0';
 		/* ... and should it ever, it is not passed on. */
 		if (pw != NULL && *pw != '\0' && strstr(why, pw) != NULL)
@@ -536,7 +626,7 @@ pg_open(const char *conninfo, const struct db_conf *conf,
 		goto fail;
 	}
 	/* It stays with the connection when it is opened again. */
-	(void)PQsetNoticeReceiver(db->pg, pg_notice, db);
+	(void)pq.PQsetNoticeReceiver(db->pg, pg_notice, db);
 	sodium_memzero(options, olen);
 	free(options);
 	pg_info_free(info);
@@ -621,10 +711,10 @@ pg_result(struct pg_db *db, PGresult *res, const char *text)
 {
 	const char	*tag;
 
-	if (res == NULL || (PQresultStatus(res) != PGRES_COMMAND_OK &&
-	    PQresultStatus(res) != PGRES_TUPLES_OK))
+	if (res == NULL || (pq.PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    pq.PQresultStatus(res) != PGRES_TUPLES_OK))
 		return pg_fail(db, res);
-	tag = PQcmdStatus(res);
+	tag = pq.PQcmdStatus(res);
 	if ((pg_ends(text, pg_commit) && strcmp(tag, "COMMIT") != 0) ||
 	    (strcmp(tag, "ROLLBACK") == 0 && pg_word(text, "ROLLBACK") ==
 	    NULL && pg_word(text, "ABORT") == NULL)) {
@@ -651,10 +741,10 @@ pg_cancel_run(void *arg)
 	struct pg_cancel	*c = arg;
 	char			 err[256];
 
-	(void)PQcancel(c->cancel, err, sizeof(err));
+	(void)pq.PQcancel(c->cancel, err, sizeof(err));
 	(void)send(c->fd, "", 1, MSG_NOSIGNAL);
 	(void)close(c->fd);
-	PQfreeCancel(c->cancel);
+	pq.PQfreeCancel(c->cancel);
 	free(c);
 	return NULL;
 }
@@ -679,9 +769,9 @@ pg_cancel(struct pg_db *db)
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return -1;
-	if ((c->cancel = PQgetCancel(db->pg)) == NULL ||
+	if ((c->cancel = pq.PQgetCancel(db->pg)) == NULL ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-		PQfreeCancel(c->cancel);
+		pq.PQfreeCancel(c->cancel);
 		free(c);
 		return -1;
 	}
@@ -710,11 +800,11 @@ pg_cancel(struct pg_db *db)
 static void
 pg_drop(struct pg_db *db)
 {
-	int	fd = PQsocket(db->pg);
+	int	fd = pq.PQsocket(db->pg);
 
 	if (fd >= 0)
 		(void)shutdown(fd, SHUT_RDWR);
-	(void)PQconsumeInput(db->pg);
+	(void)pq.PQconsumeInput(db->pg);
 }
 
 /* fd readable within ms (at most), EINTR aside: 1, else 0. */
@@ -776,8 +866,8 @@ static PGresult *
 pg_get(struct pg_db *db, struct pg_bound *b)
 {
 	for (;;) {
-		if (b->gone || !PQisBusy(db->pg))
-			return PQgetResult(db->pg);
+		if (b->gone || !pq.PQisBusy(db->pg))
+			return pq.PQgetResult(db->pg);
 		if (db_mono_ms() >= b->end) {
 			if (b->cancelled) {
 				pg_drop(db);
@@ -790,8 +880,8 @@ pg_get(struct pg_db *db, struct pg_bound *b)
 			b->end = db_mono_ms() + DB_PG_CANCEL_MS;
 			continue;
 		}
-		(void)pg_wait(PQsocket(db->pg), b->end - db_mono_ms());
-		if (PQconsumeInput(db->pg) == 0)
+		(void)pg_wait(pq.PQsocket(db->pg), b->end - db_mono_ms());
+		if (pq.PQconsumeInput(db->pg) == 0)
 			b->gone = 1;
 	}
 }
@@ -824,7 +914,7 @@ pg_bound_end(struct pg_db *db, struct pg_bound *b, enum db_rc rc)
 	 * kept; the next call connects again.
 	 */
 	if (b->cfd >= 0) {
-		if (PQstatus(db->pg) == CONNECTION_OK &&
+		if (pq.PQstatus(db->pg) == CONNECTION_OK &&
 		    !pg_wait(b->cfd, b->end - db_mono_ms()))
 			pg_drop(db);
 		(void)close(b->cfd);
@@ -852,17 +942,17 @@ pg_commit_run(struct pg_db *db, const char *text, struct pg_stmt *st,
 	*out = NULL;
 	if (st != NULL) {
 		(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
-		sent = PQsendQueryPrepared(db->pg, name, st->nparams,
+		sent = pq.PQsendQueryPrepared(db->pg, name, st->nparams,
 		    (const char *const *)st->vals, st->lens, st->fmts, 0);
 	} else
-		sent = PQsendQuery(db->pg, text);
+		sent = pq.PQsendQuery(db->pg, text);
 	if (!sent)
 		return pg_fail(db, NULL);
 	db->base.trips++;
 	pg_bound_start(db, &b);
 	/* Lost, the rest comes at once: an error, then the end. */
 	while ((r = pg_get(db, &b)) != NULL) {
-		if (res != NULL && PQresultStatus(res) == PGRES_FATAL_ERROR)
+		if (res != NULL && pq.PQresultStatus(res) == PGRES_FATAL_ERROR)
 			pg_res_free(r);
 		else {
 			pg_res_free(res);
@@ -883,7 +973,7 @@ pg_session(struct pg_db *db)
 	enum db_rc	 rc;
 
 	db->base.trips++;
-	res = PQexec(db->pg, db->session);
+	res = pq.PQexec(db->pg, db->session);
 	rc = pg_result(db, res, db->session);
 	pg_res_free(res);
 	return rc;
@@ -898,14 +988,14 @@ pg_revive(struct pg_db *db)
 {
 	size_t	i;
 
-	if (PQstatus(db->pg) == CONNECTION_OK)
+	if (pq.PQstatus(db->pg) == CONNECTION_OK)
 		return DB_OK;
-	PQreset(db->pg);
+	pq.PQreset(db->pg);
 	for (i = 0; i < db->base.n; i++) {
 		pg_clear(pg_stmt_at(db, i));
 		pg_stmt_at(db, i)->prepared = 0;
 	}
-	if (PQstatus(db->pg) != CONNECTION_OK)
+	if (pq.PQstatus(db->pg) != CONNECTION_OK)
 		return pg_fail(db, NULL);
 	if (db->session != NULL)
 		return pg_session(db);
@@ -923,7 +1013,7 @@ static enum db_rc
 pg_ready(struct pg_db *db, const char *text, int *done)
 {
 	*done = 0;
-	if (PQstatus(db->pg) == CONNECTION_OK)
+	if (pq.PQstatus(db->pg) == CONNECTION_OK)
 		return DB_OK;
 	if (!db->tx)
 		return pg_revive(db);
@@ -958,7 +1048,7 @@ pg_exec(struct db *ddb, const char *text)
 		rc = pg_commit_run(db, text, NULL, &res);
 	else {
 		db->base.trips++;
-		res = PQexec(db->pg, text);
+		res = pq.PQexec(db->pg, text);
 		rc = pg_result(db, res, text);
 	}
 	pg_res_free(res);
@@ -981,9 +1071,9 @@ pg_in_tx(struct db *ddb)
 	PGTransactionStatusType	 t;
 
 	/* A lost connection's transaction is open until rolled back. */
-	if (PQstatus(db->pg) != CONNECTION_OK)
+	if (pq.PQstatus(db->pg) != CONNECTION_OK)
 		return db->tx;
-	t = PQtransactionStatus(db->pg);
+	t = pq.PQtransactionStatus(db->pg);
 	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
 	    t == PQTRANS_ACTIVE;
 }
@@ -1062,8 +1152,8 @@ pg_prepare(struct pg_stmt *st)
 
 	(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
 	pg_of(st)->base.trips++;
-	res = PQprepare(pg_of(st)->pg, name, st->sql, st->nparams, st->types);
-	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+	res = pq.PQprepare(pg_of(st)->pg, name, st->sql, st->nparams, st->types);
+	if (res == NULL || pq.PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = pg_fail(pg_of(st), res);
 	pg_res_free(res);
 	if (rc == DB_OK)
@@ -1162,7 +1252,7 @@ pg_run(struct pg_stmt *st)
 	else {
 		(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
 		db->base.trips++;
-		st->res = PQexecPrepared(db->pg, name, st->nparams,
+		st->res = pq.PQexecPrepared(db->pg, name, st->nparams,
 		    (const char *const *)st->vals, st->lens, st->fmts, 0);
 		rc = pg_result(db, st->res, st->sql);
 	}
@@ -1170,9 +1260,9 @@ pg_run(struct pg_stmt *st)
 		pg_clear(st);
 		return rc;
 	}
-	st->nrows = PQntuples(st->res);
+	st->nrows = pq.PQntuples(st->res);
 	st->row = -1;
-	n = PQcmdTuples(st->res);
+	n = pq.PQcmdTuples(st->res);
 	st->base.changes = n[0] != '\0' ? strtoll(n, NULL, 10) : 0;
 	return DB_OK;
 }
@@ -1215,21 +1305,21 @@ pg_send(struct db_stmt *dst)
 	if (db->nq == 0) {
 		if ((rc = pg_ready(db, st->sql, &done)) != DB_OK)
 			return rc;
-		if (done || PQenterPipelineMode(db->pg) == 0)
+		if (done || pq.PQenterPipelineMode(db->pg) == 0)
 			return pg_fail(db, NULL);
 	}
 	(void)snprintf(name, sizeof(name), "hb%zu", st->base.i);
 	if (!st->prepared) {
 		if (pg_queue(db, st, 1) != 0)
 			return db->base.last = DB_NOMEM;
-		if (PQsendPrepare(db->pg, name, st->sql, st->nparams,
+		if (pq.PQsendPrepare(db->pg, name, st->sql, st->nparams,
 		    st->types) == 0)
 			return pg_fail(db, NULL);
 		st->prepared = 1;	/* unless its answer says otherwise */
 	}
 	if (pg_queue(db, st, 0) != 0)
 		return db->base.last = DB_NOMEM;
-	if (PQsendQueryPrepared(db->pg, name, st->nparams,
+	if (pq.PQsendQueryPrepared(db->pg, name, st->nparams,
 	    (const char *const *)st->vals, st->lens, st->fmts, 0) == 0)
 		return pg_fail(db, NULL);
 	return DB_OK;
@@ -1243,14 +1333,14 @@ pg_answer(struct pg_db *db, const struct pg_sent *e, PGresult *r)
 	const char	*n;
 	enum db_rc	 rc;
 
-	if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED) {
+	if (pq.PQresultStatus(r) == PGRES_PIPELINE_ABORTED) {
 		if (e->prepare)
 			st->prepared = 0;	/* skipped: never made */
 		pg_res_free(r);
 		return DB_ERROR;	/* the first failure says why */
 	}
 	if (e->prepare) {
-		rc = PQresultStatus(r) == PGRES_COMMAND_OK ? DB_OK :
+		rc = pq.PQresultStatus(r) == PGRES_COMMAND_OK ? DB_OK :
 		    pg_fail(db, r);
 		if (rc != DB_OK)
 			st->prepared = 0;
@@ -1263,9 +1353,9 @@ pg_answer(struct pg_db *db, const struct pg_sent *e, PGresult *r)
 	}
 	pg_clear(st);
 	st->res = r;
-	st->nrows = PQntuples(r);
+	st->nrows = pq.PQntuples(r);
 	st->row = -1;
-	n = PQcmdTuples(r);
+	n = pq.PQcmdTuples(r);
 	st->base.changes = n[0] != '\0' ? strtoll(n, NULL, 10) : 0;
 	return DB_OK;
 }
@@ -1294,16 +1384,16 @@ pg_land(struct db *ddb, struct db_stmt *commit, size_t *failed)
 	if (commit != NULL && pg_send(commit) != DB_OK)
 		first = db->base.last;
 	pg_bound_start(db, &b);
-	if (PQpipelineSync(db->pg) == 0 && first == DB_OK)
+	if (pq.PQpipelineSync(db->pg) == 0 && first == DB_OK)
 		first = pg_fail(db, NULL);
 	db->base.trips++;
 	nq = db->nq;
 	for (i = 0; i < nq && !synced; i++) {
 		/* A NULL ends each command's results. */
-		while ((r = bounded ? pg_get(db, &b) : PQgetResult(db->pg)) ==
-		    NULL && PQstatus(db->pg) == CONNECTION_OK)
+		while ((r = bounded ? pg_get(db, &b) : pq.PQgetResult(db->pg)) ==
+		    NULL && pq.PQstatus(db->pg) == CONNECTION_OK)
 			continue;
-		if (r == NULL || PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+		if (r == NULL || pq.PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
 			synced = r != NULL;
 			pg_res_free(r);
 			if (first == DB_OK) {
@@ -1322,19 +1412,19 @@ pg_land(struct db *ddb, struct db_stmt *commit, size_t *failed)
 			k++;
 	}
 	/* The Sync's answer, unless the connection is lost. */
-	while (!synced && PQstatus(db->pg) == CONNECTION_OK) {
-		if ((r = bounded ? pg_get(db, &b) : PQgetResult(db->pg)) ==
+	while (!synced && pq.PQstatus(db->pg) == CONNECTION_OK) {
+		if ((r = bounded ? pg_get(db, &b) : pq.PQgetResult(db->pg)) ==
 		    NULL)
 			continue;
-		synced = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+		synced = pq.PQresultStatus(r) == PGRES_PIPELINE_SYNC;
 		pg_res_free(r);
 	}
 	for (; i < nq; i++)
 		if (db->q[i].prepare)
 			db->q[i].st->prepared = 0;
 	db->nq = 0;
-	if (PQstatus(db->pg) == CONNECTION_OK)
-		(void)PQexitPipelineMode(db->pg);
+	if (pq.PQstatus(db->pg) == CONNECTION_OK)
+		(void)pq.PQexitPipelineMode(db->pg);
 	pg_track(db, first);
 	if (commit == NULL)
 		db->warned = 0;		/* only a COMMIT's warning counts */
@@ -1371,7 +1461,7 @@ pg_col_null(struct db_stmt *dst, int col)
 {
 	struct pg_stmt	*st = pg_stmt(dst);
 
-	return st->res == NULL || PQgetisnull(st->res, st->row, col);
+	return st->res == NULL || pq.PQgetisnull(st->res, st->row, col);
 }
 
 static int64_t
@@ -1381,7 +1471,7 @@ pg_col_int64(struct db_stmt *dst, int col)
 
 	if (pg_col_null(dst, col))
 		return 0;
-	return strtoll(PQgetvalue(st->res, st->row, col), NULL, 10);
+	return strtoll(pq.PQgetvalue(st->res, st->row, col), NULL, 10);
 }
 
 static const char *
@@ -1391,7 +1481,7 @@ pg_col_text(struct db_stmt *dst, int col)
 
 	if (pg_col_null(dst, col))
 		return "";
-	return PQgetvalue(st->res, st->row, col);
+	return pq.PQgetvalue(st->res, st->row, col);
 }
 
 static const void *
@@ -1403,7 +1493,7 @@ pg_col_blob(struct db_stmt *dst, int col, size_t *len)
 		return "";
 	pg_blob_free(st);
 	/* Text results carry bytea as "\x" and hex. */
-	st->blob = PQunescapeBytea((const unsigned char *)PQgetvalue(st->res,
+	st->blob = pq.PQunescapeBytea((const unsigned char *)pq.PQgetvalue(st->res,
 	    st->row, col), len);
 	if (st->blob == NULL) {
 		*len = 0;

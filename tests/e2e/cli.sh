@@ -397,4 +397,28 @@ contains "disorder, a sample that is not there: named" \
 eq "disorder: no tenant made" "" "$("$HB" -d "$d" tenant list |
     grep disorder-)"
 
+# libpq: loaded for a PostgreSQL location, not linked, so a SQLite site
+# runs where it is missing, and a PostgreSQL location there says what is.
+for p in "$HB" "$(dirname "$HB")/hookbox-fcgi"; do
+	readelf -d "$p" | grep -q 'NEEDED.*libpq'
+	eq "$(basename "$p") does not link libpq" 1 $?
+done
+pq=$(ldconfig -p | awk '$1 == "libpq.so.5" { print $NF; exit }')
+if [ -z "$pq" ] || ! unshare -rm true 2>/dev/null; then
+	echo "cli: no libpq.so.5, or unshare -rm not permitted: libpq" \
+	    "hidden not tried"
+else
+	# shellcheck disable=SC2016
+	nopq='mount --bind /dev/null "$1" && shift && exec "$@"'
+	unshare -rm sh -c "$nopq" sh "$pq" "$HB" tenant list \
+	    > "$tmp/out" 2>&1
+	eq "libpq hidden: SQLite still served" 0 $?
+	contains "libpq hidden: SQLite's tenants listed" acme "$(cat "$tmp/out")"
+	unshare -rm sh -c "$nopq" sh "$pq" "$HB" \
+	    -d "host=$tmp dbname=hookbox" tenant list 2> "$tmp/err"
+	eq "libpq hidden: PostgreSQL refused" 1 $?
+	contains "libpq hidden: says what is missing" \
+	    "PostgreSQL needs libpq (Debian package libpq5)" "$(cat "$tmp/err")"
+fi
+
 finish cli

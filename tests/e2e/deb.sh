@@ -115,6 +115,10 @@ for f in ./usr/bin/hookbox ./usr/bin/hookbox-fcgi \
 done
 eq "the snippet is a configuration file" /etc/nginx/snippets/hookbox.conf \
     "$(dpkg-deb --ctrl-tarfile "$tmp/$v1/deb/$deb1" | tar -xOf - ./conffiles)"
+# The programs load libpq themselves (lib/db/pg.c), so dpkg-shlibdeps does
+# not see it: debian/control names it.
+dpkg-deb -f "$tmp/$v1/deb/$deb1" Depends | grep -q 'libpq5 (>= 14)'
+eq "the package depends on libpq5 (pipeline mode: 14)" 0 $?
 
 # ---- the container: this OS, its changes in memory ----
 mkdir -p "$root" "$up"

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -978,16 +977,22 @@ END_TEST
 /*
  * libpq's PQclear() and PQfreemem(), seen on their way: a secret (a
  * value, or the blob at watch) still in memory being freed is counted.
+ * db/pg.c finds libpq's functions with dlsym(), which the link wraps
+ * (see the Makefile): it is handed these two instead.
  */
 static const char	*secret;
 static const void	*watch;
 static size_t		 watch_len;
 static int		 left_behind, blob_freed;
+static __typeof__(PQclear)	*real_clear;
+static __typeof__(PQfreemem)	*real_freemem;
 
-void
-PQclear(PGresult *res)
+void	*__real_dlsym(void *, const char *);
+void	*__wrap_dlsym(void *, const char *);
+
+static void
+watch_clear(PGresult *res)
 {
-	void	(*real)(PGresult *);
 	int	 r, c;
 
 	if (res != NULL && secret != NULL)
@@ -997,14 +1002,12 @@ PQclear(PGresult *res)
 				    (size_t)PQgetlength(res, r, c), secret,
 				    strlen(secret)) != NULL)
 					left_behind++;
-	*(void **)&real = dlsym(RTLD_NEXT, "PQclear");
-	real(res);
+	real_clear(res);
 }
 
-void
-PQfreemem(void *p)
+static void
+watch_freemem(void *p)
 {
-	void		(*real)(void *);
 	const char	*b = p;
 	size_t		 i;
 
@@ -1017,8 +1020,23 @@ PQfreemem(void *p)
 			}
 		watch = NULL;
 	}
-	*(void **)&real = dlsym(RTLD_NEXT, "PQfreemem");
-	real(p);
+	real_freemem(p);
+}
+
+void *
+__wrap_dlsym(void *lib, const char *name)
+{
+	void	*p = __real_dlsym(lib, name);
+
+	if (p != NULL && strcmp(name, "PQclear") == 0) {
+		memcpy(&real_clear, &p, sizeof(p));
+		return (void *)watch_clear;
+	}
+	if (p != NULL && strcmp(name, "PQfreemem") == 0) {
+		memcpy(&real_freemem, &p, sizeof(p));
+		return (void *)watch_freemem;
+	}
+	return p;
 }
 
 /* A secret read from PostgreSQL is wiped before its memory is freed. */

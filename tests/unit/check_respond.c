@@ -2292,29 +2292,17 @@ END_TEST
 
 /*
  * Round trips: every libpq call that sends a command, and every SQLite
- * statement stepped or text run on config.db, counted (the link wraps
- * them, see the Makefile).  PostgreSQL's are counted on config.db's
- * connections only: the writer's says application_name hookbox-state.
+ * statement stepped or text run on config.db, counted.  db/pg.c finds
+ * libpq's functions with dlsym(), which the link wraps, as it wraps
+ * SQLite's two (see the Makefile): it is handed counting ones instead.
+ * PostgreSQL's are counted on config.db's connections only: the writer's
+ * says application_name hookbox-state.
  */
-PGresult *__real_PQexec(PGconn *, const char *);
-PGresult *__real_PQexecPrepared(PGconn *, const char *, int,
-    const char *const *, const int *, const int *, int);
-PGresult *__real_PQprepare(PGconn *, const char *, const char *, int,
-    const Oid *);
-int __real_PQsendQuery(PGconn *, const char *);
-int __real_PQsendQueryPrepared(PGconn *, const char *, int,
-    const char *const *, const int *, const int *, int);
+void *__real_dlsym(void *, const char *);
+void *__wrap_dlsym(void *, const char *);
 int __real_sqlite3_step(sqlite3_stmt *);
 int __real_sqlite3_exec(sqlite3 *, const char *,
     int (*)(void *, int, char **, char **), void *, char **);
-PGresult *__wrap_PQexec(PGconn *, const char *);
-PGresult *__wrap_PQexecPrepared(PGconn *, const char *, int,
-    const char *const *, const int *, const int *, int);
-PGresult *__wrap_PQprepare(PGconn *, const char *, const char *, int,
-    const Oid *);
-int __wrap_PQsendQuery(PGconn *, const char *);
-int __wrap_PQsendQueryPrepared(PGconn *, const char *, int,
-    const char *const *, const int *, const int *, int);
 int __wrap_sqlite3_step(sqlite3_stmt *);
 int __wrap_sqlite3_exec(sqlite3 *, const char *,
     int (*)(void *, int, char **, char **), void *, char **);
@@ -2341,42 +2329,70 @@ lite_trip(sqlite3 *db)
 		config_trips++;
 }
 
-PGresult *
-__wrap_PQexec(PGconn *c, const char *q)
+static __typeof__(PQexec)		*real_exec;
+static __typeof__(PQexecPrepared)	*real_exec_prepared;
+static __typeof__(PQprepare)		*real_prepare;
+static __typeof__(PQsendQuery)		*real_send;
+static __typeof__(PQsendQueryPrepared)	*real_send_prepared;
+
+static PGresult *
+count_exec(PGconn *c, const char *q)
 {
 	pg_trip(c);
-	return __real_PQexec(c, q);
+	return real_exec(c, q);
 }
 
-PGresult *
-__wrap_PQexecPrepared(PGconn *c, const char *n, int np,
+static PGresult *
+count_exec_prepared(PGconn *c, const char *n, int np,
     const char *const *v, const int *l, const int *f, int rf)
 {
 	pg_trip(c);
-	return __real_PQexecPrepared(c, n, np, v, l, f, rf);
+	return real_exec_prepared(c, n, np, v, l, f, rf);
 }
 
-PGresult *
-__wrap_PQprepare(PGconn *c, const char *n, const char *q, int np,
+static PGresult *
+count_prepare(PGconn *c, const char *n, const char *q, int np,
     const Oid *t)
 {
 	pg_trip(c);
-	return __real_PQprepare(c, n, q, np, t);
+	return real_prepare(c, n, q, np, t);
 }
 
-int
-__wrap_PQsendQuery(PGconn *c, const char *q)
+static int
+count_send(PGconn *c, const char *q)
 {
 	pg_trip(c);
-	return __real_PQsendQuery(c, q);
+	return real_send(c, q);
 }
 
-int
-__wrap_PQsendQueryPrepared(PGconn *c, const char *n, int np,
+static int
+count_send_prepared(PGconn *c, const char *n, int np,
     const char *const *v, const int *l, const int *f, int rf)
 {
 	pg_trip(c);
-	return __real_PQsendQueryPrepared(c, n, np, v, l, f, rf);
+	return real_send_prepared(c, n, np, v, l, f, rf);
+}
+
+/* libpq's function name, its real one kept in real, mine handed out. */
+#define COUNTED(f, real, mine)						\
+	if (strcmp(name, #f) == 0) {					\
+		memcpy(&(real), &p, sizeof(p));				\
+		return (void *)(mine);					\
+	}
+
+void *
+__wrap_dlsym(void *lib, const char *name)
+{
+	void	*p = __real_dlsym(lib, name);
+
+	if (p == NULL)
+		return NULL;
+	COUNTED(PQexec, real_exec, count_exec)
+	COUNTED(PQexecPrepared, real_exec_prepared, count_exec_prepared)
+	COUNTED(PQprepare, real_prepare, count_prepare)
+	COUNTED(PQsendQuery, real_send, count_send)
+	COUNTED(PQsendQueryPrepared, real_send_prepared, count_send_prepared)
+	return p;
 }
 
 int
