@@ -523,19 +523,24 @@ const struct db_text config_text[CONFIG_Q__N] = {
 	    " j.attempt, j.step, j.destination, j.source_url, j.output"
 	    " FROM config_version v LEFT JOIN jobs j"
 	    " ON j.tenant = ?1 AND j.job_id = ?2" },
-	/* A batch's (config_cache_jobs()): [[tenant, job], ...]. */
+	/*
+	 * A batch's (config_cache_jobs()): [[tenant, job], ...].  On
+	 * PostgreSQL each key's job is read through the jobs' key, as
+	 * store/store.c's look-ups are (LOOK_BY_KEY there says why).
+	 */
 	[CONFIG_Q_CACHE_JOBS] = { "SELECT v.version, k.t, k.j, j.tenant,"
 	    " j.job_id, j.attempt, j.step, j.destination, j.source_url, j.output"
 	    " FROM (SELECT json_extract(value, '$[0]') AS t,"
 	    " json_extract(value, '$[1]') AS j FROM json_each(?1)) k"
 	    " CROSS JOIN config_version v"
 	    " LEFT JOIN jobs j ON j.tenant = k.t AND j.job_id = k.j",
-	    "SELECT v.version, k.t, k.j, j.tenant, j.job_id, j.attempt, j.step,"
-	    " j.destination, j.source_url, j.output"
+	    "SELECT (SELECT version FROM config_version), k.t, k.j, j.tenant,"
+	    " j.job_id, j.attempt, j.step, j.destination, j.source_url, j.output"
 	    " FROM (SELECT k->>0 AS t, k->>1 AS j"
-	    " FROM json_array_elements(?1::json) k) k"
-	    " CROSS JOIN config_version v"
-	    " LEFT JOIN jobs j ON j.tenant = k.t AND j.job_id = k.j" },
+	    " FROM json_array_elements(?1::json) k) k LEFT JOIN LATERAL"
+	    " (SELECT tenant, job_id, attempt, step, destination, source_url,"
+	    " output FROM jobs WHERE tenant = k.t AND job_id = k.j LIMIT 1) j"
+	    " ON true" },
 	/* config/map.c's. */
 	[CONFIG_Q_ENDPOINT_SET_MAPPING] = { "UPDATE endpoints SET mapping = ?2,"
 	    " auth = ?3, key_header = CASE WHEN ?3 = 'scheme' THEN NULL ELSE"

@@ -237,7 +237,15 @@ static const char *const migrations[] = {
 	" (SELECT c.held_since FROM circuits c WHERE c.tenant = outbox.tenant" \
 	" AND c.destination = outbox.destination)"
 
-static const struct db_text sqltext[STORE_Q__N] = {
+/*
+ * Closes a look-up of one key's row on PostgreSQL: a key names one row at
+ * most, and the LIMIT keeps the look-up a subquery run per key (a nested
+ * loop over the key's index), which the planner would otherwise fold
+ * into a join.
+ */
+#define LOOK_BY_KEY	" LIMIT 1"
+
+const struct db_text store_text[STORE_Q__N] = {
 	[STORE_Q_BEGIN] = { "BEGIN IMMEDIATE",
 	    "BEGIN" },
 	[STORE_Q_COMMIT] = { "COMMIT" },
@@ -252,7 +260,10 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	/*
 	 * A batch's look-ups (store_look_batch()), each key set one JSON
 	 * array: [[endpoint, delivery id], ...], [[tenant, job], ...],
-	 * [action, ...].
+	 * [action, ...].  On PostgreSQL each key reads its one row through
+	 * the table's key (LOOK_BY_KEY): a plain join of the set, which the
+	 * planner takes for 100 rows, is hashed over a scan of the whole
+	 * table once it has some thousands of rows.
 	 */
 	[STORE_Q_LOOK_RECEIPTS] = { "SELECT r.endpoint, r.delivery_id, r.result,"
 	    " r.action_id FROM (SELECT json_extract(value, '$[0]') AS e,"
@@ -260,18 +271,18 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " JOIN receipts r ON r.endpoint = k.e AND r.delivery_id = k.d"
 	    " WHERE r.delivery_id IS NOT NULL",
 	    "SELECT r.endpoint, r.delivery_id, r.result, r.action_id"
-	    " FROM (SELECT k->>0 AS e, k->>1 AS d"
-	    " FROM json_array_elements(?1::json) k) k"
-	    " JOIN receipts r ON r.endpoint = k.e AND r.delivery_id = k.d"
-	    " WHERE r.delivery_id IS NOT NULL" },
+	    " FROM json_array_elements(?1::json) k CROSS JOIN LATERAL"
+	    " (SELECT endpoint, delivery_id, result, action_id FROM receipts"
+	    " WHERE endpoint = k->>0 AND delivery_id = k->>1"
+	    LOOK_BY_KEY ") r" },
 	[STORE_Q_LOOK_JOBS] = { "SELECT s.tenant, s.job_id, s.stage, s.terminal"
 	    " FROM (SELECT json_extract(value, '$[0]') AS t,"
 	    " json_extract(value, '$[1]') AS j FROM json_each(?1)) k"
 	    " JOIN job_state s ON s.tenant = k.t AND s.job_id = k.j",
 	    "SELECT s.tenant, s.job_id, s.stage, s.terminal"
-	    " FROM (SELECT k->>0 AS t, k->>1 AS j"
-	    " FROM json_array_elements(?1::json) k) k"
-	    " JOIN job_state s ON s.tenant = k.t AND s.job_id = k.j" },
+	    " FROM json_array_elements(?1::json) k CROSS JOIN LATERAL"
+	    " (SELECT tenant, job_id, stage, terminal FROM job_state"
+	    " WHERE tenant = k->>0 AND job_id = k->>1" LOOK_BY_KEY ") s" },
 	/*
 	 * A subject is namespace/subject; a state from before namespaces,
 	 * /subject (migration 5 -> 6), is every namespace's until it has
@@ -286,15 +297,18 @@ static const struct db_text sqltext[STORE_Q__N] = {
 	    " AND q.subject = k.j), '/' || substr(k.j, instr(k.j, '/') + 1))",
 	    "SELECT k.t, k.j, s.version, s.occurred_at, s.effect,"
 	    " s.step FROM (SELECT k->>0 AS t, k->>1 AS j"
-	    " FROM json_array_elements(?1::json) k) k"
-	    " JOIN subjects s ON s.tenant = k.t AND s.subject = coalesce("
+	    " FROM json_array_elements(?1::json) k) k CROSS JOIN LATERAL"
+	    " (SELECT version, occurred_at, effect, step FROM subjects"
+	    " WHERE tenant = k.t AND subject = coalesce("
 	    "(SELECT q.subject FROM subjects q WHERE q.tenant = k.t"
-	    " AND q.subject = k.j), '/' || substr(k.j, strpos(k.j, '/') + 1))" },
+	    " AND q.subject = k.j), '/' || substr(k.j, strpos(k.j, '/') + 1))"
+	    LOOK_BY_KEY ") s" },
 	[STORE_Q_LOOK_ACTIONS] = { "SELECT a.action_id, a.job_id"
 	    " FROM json_each(?1) k JOIN accepted a ON a.action_id = k.value",
 	    "SELECT a.action_id, a.job_id"
-	    " FROM json_array_elements_text(?1::json) k(v)"
-	    " JOIN accepted a ON a.action_id = k.v" },
+	    " FROM json_array_elements_text(?1::json) k(v) CROSS JOIN LATERAL"
+	    " (SELECT action_id, job_id FROM accepted WHERE action_id = k.v"
+	    LOOK_BY_KEY ") a" },
 	[STORE_Q_JOB_GET] = { "SELECT stage, terminal FROM job_state"
 	    " WHERE tenant = ?1 AND job_id = ?2" },
 	[STORE_Q_JOB_PUT] = { "INSERT INTO job_state(tenant, job_id, stage, terminal,"
@@ -1285,7 +1299,7 @@ store_open(const char *path, const struct store_opts *opts,
 	if ((caps & DB_CAP_FILE) &&
 	    (rc = file_make(s, path, opts->create)) != STORE_OK)
 		goto out;
-	if ((rc = store_status_of(db_open(path, &conf, sqltext, STORE_Q__N,
+	if ((rc = store_status_of(db_open(path, &conf, store_text, STORE_Q__N,
 	    &s->db, s->err, sizeof(s->err)))) != STORE_OK)
 		goto out;
 	s->err[0] = '\0';

@@ -132,6 +132,9 @@ enum store_q {
 	STORE_Q__N
 };
 
+/* The statement texts, indexed by enum store_q. */
+extern const struct db_text store_text[STORE_Q__N];
+
 /*
  * Maps a db/db.h result to a store status: a file's I/O error is STORE_IO;
  * a connection to a server lost is STORE_GONE, so that whoever holds the

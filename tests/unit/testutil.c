@@ -1,6 +1,7 @@
 /*
  * testutil.c: helpers shared by the Check suites.
  */
+#include <ctype.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -827,6 +828,46 @@ test_db_int(const char *path, const char *sql)
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	return v;
+}
+
+void
+test_pg_plan(const char *loc, const char *pg, const char *arg, char *buf,
+    size_t len)
+{
+	char		 sql[4096];
+	const char	*p, *v;
+	struct db	*db;
+	struct db_stmt	*st;
+	size_t		 o = sizeof("EXPLAIN ") - 1;
+	enum db_rc	 rc;
+	int		 n;
+
+	memcpy(sql, "EXPLAIN ", o);
+	for (p = pg; *p != '\0'; p++) {
+		if (p[0] == '?' && p[1] == '1' && !isdigit((unsigned char)p[2])) {
+			ck_assert_int_lt(o + strlen(arg) + 2, sizeof(sql));
+			sql[o++] = '\'';
+			for (v = arg; *v != '\0'; v++)
+				if ((sql[o++] = *v) == '\'')
+					sql[o++] = '\'';
+			sql[o++] = '\'';
+			p++;
+			continue;
+		}
+		ck_assert_int_lt(o + 1, sizeof(sql));
+		sql[o++] = *p;
+	}
+	sql[o] = '\0';
+	st = test_own_stmt(loc, sql, NULL, &db);
+	o = 0;
+	buf[0] = '\0';
+	while ((rc = db_step(st)) == DB_ROW) {
+		n = snprintf(buf + o, len - o, "%s\n", db_col_text(st, 0));
+		ck_assert(n >= 0 && (size_t)n < len - o);
+		o += (size_t)n;
+	}
+	ck_assert_msg(rc == DB_DONE, "%s: %s", sql, db_errmsg(db));
+	db_reset(st);
 }
 
 void

@@ -237,6 +237,15 @@ struct db_stmt *test_own_stmt(const char *loc, const char *sql,
 /* Runs sql (read-write); a failure fails the test with SQLite's message. */
 void test_db_exec(const char *path, const char *sql);
 
+/*
+ * PostgreSQL: the plan the server makes for pg, a statement's
+ * PostgreSQL text taking one parameter ?1, with arg as its literal
+ * value (the planner can no more estimate a set from it than from a
+ * parameter): EXPLAIN's lines, each ending in a newline, in buf.
+ */
+void test_pg_plan(const char *loc, const char *pg, const char *arg,
+    char *buf, size_t len);
+
 /* state.db's row counts, as one comparable string "r0 j0 a0 o0 c0". */
 void test_state_snapshot(const char *state_path, char *buf, size_t len);
 
