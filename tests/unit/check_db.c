@@ -667,9 +667,9 @@ setting_is(struct db *db, const char *name, const char *want)
 
 /*
  * The busy budget bounds lock waits (advisory locks too) and statements;
- * a budget of 0 fails at once on a lock, with a statement backstop; the
- * conninfo's own options are kept, and win; all of it holds on a
- * connection opened again.
+ * a budget of 0 fails at once on a lock, with a statement backstop; JIT
+ * is off; the conninfo's own options are kept, and win; all of it holds
+ * on a connection opened again.
  */
 START_TEST(test_pg_budget)
 {
@@ -683,6 +683,7 @@ START_TEST(test_pg_budget)
 	    why, sizeof(why)), DB_OK);
 	setting_is(b, "lock_timeout", "1ms");
 	setting_is(b, "statement_timeout", "5s");
+	setting_is(b, "jit", "off");
 	ck_assert_int_eq(db_exec(a, "SELECT pg_advisory_lock(4242)"), DB_OK);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(db_exec(b, "SELECT pg_advisory_lock(4242)"),
@@ -711,10 +712,11 @@ START_TEST(test_pg_budget)
 	    DB_OK);
 
 	(void)snprintf(info, sizeof(info), "%s options='-c search_path=%s"
-	    " -c statement_timeout=7000'", pg_conninfo(), schema);
+	    " -c statement_timeout=7000 -c jit=on'", pg_conninfo(), schema);
 	ck_assert_int_eq(db_open_pg(info, 5000, 0, texts, Q_N, &b, why,
 	    sizeof(why)), DB_OK);
 	setting_is(b, "statement_timeout", "7s");
+	setting_is(b, "jit", "on");
 	setting_is(b, "search_path", schema);
 	ck_assert_int_eq(count(b), 0);
 	cut(b, a);
