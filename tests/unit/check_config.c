@@ -791,7 +791,8 @@ START_TEST(test_pg_jobs_by_key)
 	test_pg_plan(dbpath, config_text[CONFIG_Q_CACHE_JOBS].pg,
 	    "[[\"acme\",\"job-5\"],[\"acme\",\"none\"]]", plan,
 	    sizeof(plan));
-	ck_assert_msg(strstr(plan, "Seq Scan on jobs") == NULL, "%s", plan);
+	ck_assert_msg(strstr(plan, "Seq Scan on jobs") == NULL &&
+	    strstr(plan, "Hash") == NULL, "%s", plan);
 	ck_assert_msg(strstr(plan, "Index Scan using jobs_pkey") != NULL, "%s",
 	    plan);
 	ck_assert_msg(strstr(plan, "rows=100 ") != NULL, "%s", plan);

@@ -2478,8 +2478,7 @@ START_TEST(look_by_key)
 	    " delivery_id, result) SELECT 1, 't', 'ep', 'callback', 'd-' || i,"
 	    " 'accepted' FROM generate_series(1, 12000) i;"
 	    "INSERT INTO subjects SELECT 't', 'ns/s-' || i, 7, 1, 'do', 's',"
-	    " 'x', 1 FROM generate_series(1, 12000) i;"
-	    "ANALYZE");
+	    " 'x', 1 FROM generate_series(1, 12000) i");
 	for (i = 0; i < sizeof(looks) / sizeof(looks[0]); i++) {
 		test_pg_plan(state_path, store_text[looks[i].q].pg,
 		    looks[i].keys, plan, sizeof(plan));
@@ -2487,7 +2486,8 @@ START_TEST(look_by_key)
 		    looks[i].table);
 		(void)snprintf(idx, sizeof(idx), "Index Scan using %s_",
 		    looks[i].table);
-		ck_assert_msg(strstr(plan, seq) == NULL, "%s", plan);
+		ck_assert_msg(strstr(plan, seq) == NULL &&
+		    strstr(plan, "Hash") == NULL, "%s", plan);
 		ck_assert_msg(strstr(plan, idx) != NULL ||
 		    strstr(plan, "Index Scan using receipts_delivery") != NULL,
 		    "%s", plan);
