@@ -30,7 +30,7 @@
  * not when a program starts: a SQLite site never maps it, nor the dozen
  * libraries it brings (TLS, Kerberos, LDAP), whose pages and start-up
  * allocations made up about 1.5 MB of the responder's worker and 5 MB of
- * its supervisor (bench/http.sh, README "Performance").  Its functions are
+ * its supervisor (bench/README.md).  Its functions are
  * called through pq, filled from the library's own symbols once, by
  * pq_load(); the soname is the one libpq-dev links against, so the ABI is
  * the one this file is compiled for.
