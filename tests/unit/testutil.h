@@ -239,9 +239,8 @@ void test_db_exec(const char *path, const char *sql);
 
 /*
  * PostgreSQL: the plan the server makes for pg, a statement's
- * PostgreSQL text taking one parameter ?1, with arg as its literal
- * value (the planner can no more estimate a set from it than from a
- * parameter): EXPLAIN's lines, each ending in a newline, in buf.
+ * PostgreSQL text taking one parameter ?1, bound to arg: EXPLAIN's
+ * lines, each ending in a newline, in buf.
  */
 void test_pg_plan(const char *loc, const char *pg, const char *arg,
     char *buf, size_t len);
