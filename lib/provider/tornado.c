@@ -37,18 +37,32 @@ struct field {
 	size_t		 off;		/* into struct raw, or NOWHERE */
 };
 
-/* Validated values, before classification. */
+/*
+ * A validated string: the document's own (s is NUL-terminated there), of
+ * which len bytes are the value; an F_TEXT_CUT value may be cut shorter.
+ * An absent field is "".
+ */
+struct val {
+	const char	*s;
+	size_t		 len;
+};
+
+/*
+ * Validated values, before classification: they point into the parsed
+ * document, and live as long as it does.  Copies would put some 9 KiB on
+ * every serving thread's stack (18 KiB for an event), and clear it.
+ */
 struct raw {
-	char	type[HB_ID_MAX + 1];
-	char	job_id[HB_ID_MAX + 1];
-	char	status[HB_ID_MAX + 1];
-	char	stage[HB_ID_MAX + 1];
-	char	batch_id[HB_ID_MAX + 1];
-	char	delivery_id[HB_ID_MAX + 1];
-	char	key[HB_TEXT_MAX + 1];
-	char	url[HB_TEXT_MAX + 1];
-	char	error[HB_TEXT_MAX + 1];
-	char	reason[HB_TEXT_MAX + 1];
+	struct val	type;
+	struct val	job_id;
+	struct val	status;
+	struct val	stage;
+	struct val	batch_id;
+	struct val	delivery_id;
+	struct val	key;
+	struct val	url;
+	struct val	error;
+	struct val	reason;
 };
 
 #define R(f) offsetof(struct raw, f)
@@ -141,8 +155,8 @@ cut_utf8(const char *s, size_t len, size_t max)
 
 /*
  * Applies a field table to a JSON object: checks presence and type, bounds
- * and UTF-8, and copies strings into the raw struct.  Absent and null are
- * the same.
+ * and UTF-8, and points the raw struct's values at the strings.  Absent
+ * and null are the same.
  */
 static enum tornado_err
 extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
@@ -151,7 +165,7 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 	const cJSON	*it;
 	const char	*name;
 	size_t		 i, len;
-	char		*dst;
+	struct val	*dst;
 
 	for (i = 0; i < n; i++) {
 		name = tab[i].name;
@@ -208,17 +222,9 @@ extract(const cJSON *obj, const struct field *tab, size_t n, struct raw *raw,
 		}
 		if (tab[i].off == NOWHERE)
 			continue;
-		dst = (char *)raw + tab[i].off;
-		memcpy(dst, it->valuestring, len);
-		dst[len] = '\0';
-		/*
-		 * Free text is the provider's to word, and a multi-line
-		 * message must not make a failure unrecordable: what a
-		 * terminal or a log would act on becomes a space.  The
-		 * receipt keeps the body as sent.
-		 */
-		if (tab[i].type == F_TEXT_CUT)
-			text_blank_hidden(dst);
+		dst = (struct val *)(void *)((char *)raw + tab[i].off);
+		dst->s = it->valuestring;
+		dst->len = len;
 		continue;
 badtype:
 		say(why, whylen, name, "wrong type");
@@ -253,16 +259,43 @@ normalize_type(const char *in, char *out, size_t outlen)
 	out[i] = '\0';
 }
 
+/* A raw struct with every value absent. */
+static void
+raw_reset(struct raw *r)
+{
+	static const struct val	none = { "", 0 };
+
+	r->type = r->job_id = r->status = r->stage = r->batch_id =
+	    r->delivery_id = r->key = r->url = r->error = r->reason = none;
+}
+
+/* Copies v into dst, of size dstlen, which extract()'s bounds fit. */
+static void
+put(char *dst, size_t dstlen, struct val v)
+{
+	if (v.len >= dstlen)
+		v.len = dstlen - 1;
+	memcpy(dst, v.s, v.len);
+	dst[v.len] = '\0';
+}
+
 static void
 copy_out(struct obs *o, const struct raw *r)
 {
-	memcpy(o->type, r->type, sizeof(o->type));
-	memcpy(o->job_id, r->job_id, sizeof(o->job_id));
-	memcpy(o->delivery_id, r->delivery_id, sizeof(o->delivery_id));
-	memcpy(o->file_key, r->key, sizeof(o->file_key));
-	memcpy(o->file_url, r->url, sizeof(o->file_url));
-	memcpy(o->error, r->error[0] != '\0' ? r->error : r->reason,
-	    sizeof(o->error));
+	put(o->type, sizeof(o->type), r->type);
+	put(o->job_id, sizeof(o->job_id), r->job_id);
+	put(o->delivery_id, sizeof(o->delivery_id), r->delivery_id);
+	put(o->file_key, sizeof(o->file_key), r->key);
+	put(o->file_url, sizeof(o->file_url), r->url);
+	put(o->error, sizeof(o->error), r->error.len > 0 ? r->error :
+	    r->reason);
+	/*
+	 * Free text is the provider's to word, and a multi-line message
+	 * must not make a failure unrecordable: what a terminal or a log
+	 * would act on becomes a space.  The receipt keeps the body as
+	 * sent.
+	 */
+	text_blank_hidden(o->error);
 }
 
 /*
@@ -277,13 +310,13 @@ classify_job(const struct raw *r, struct obs *o, char *why, size_t whylen)
 	char		type[HB_ID_MAX + 1];
 	enum obs_stage	stage;
 
-	normalize_type(r->type, type, sizeof(type));
+	normalize_type(r->type.s, type, sizeof(type));
 	copy_out(o, r);
 	o->event = OBS_EV_JOB;
 	o->status = OBS_ST_NONE;
 
 	if (strcmp(type, "batch_completed") == 0) {
-		if (r->batch_id[0] == '\0') {
+		if (r->batch_id.len == 0) {
 			say(why, whylen, "batch_id", "required");
 			return TORNADO_INVALID;
 		}
@@ -293,11 +326,11 @@ classify_job(const struct raw *r, struct obs *o, char *why, size_t whylen)
 	}
 
 	if (strcmp(type, "job_completed") == 0) {
-		if (r->status[0] == '\0' || text_eqi(r->status, "completed"))
+		if (r->status.len == 0 || text_eqi(r->status.s, "completed"))
 			o->status = OBS_ST_COMPLETED;
-		else if (text_eqi(r->status, "failed"))
+		else if (text_eqi(r->status.s, "failed"))
 			o->status = OBS_ST_FAILED;
-		else if (text_eqi(r->status, "skipped"))
+		else if (text_eqi(r->status.s, "skipped"))
 			o->status = OBS_ST_SKIPPED;
 		else {
 			say(why, whylen, "status", "unknown value");
@@ -309,7 +342,7 @@ classify_job(const struct raw *r, struct obs *o, char *why, size_t whylen)
 		o->status = OBS_ST_SKIPPED;
 
 	if (o->status != OBS_ST_NONE) {
-		if (r->job_id[0] == '\0') {
+		if (r->job_id.len == 0) {
 			say(why, whylen, "job_id", "required");
 			return TORNADO_INVALID;
 		}
@@ -319,8 +352,8 @@ classify_job(const struct raw *r, struct obs *o, char *why, size_t whylen)
 	}
 
 	/* Progress: field names are undocumented; stage or step. */
-	if (r->job_id[0] != '\0' && r->stage[0] != '\0' &&
-	    obs_stage_parse(r->stage, &stage) == 0) {
+	if (r->job_id.len > 0 && r->stage.len > 0 &&
+	    obs_stage_parse(r->stage.s, &stage) == 0) {
 		o->stage = stage;
 		return TORNADO_OK;
 	}
@@ -344,7 +377,7 @@ tornado_parse_callback(const char *body, size_t len, struct obs *out,
 	enum tornado_err	 rc;
 
 	obs_reset(out, OBS_SRC_JOB);
-	memset(&r, 0, sizeof(r));
+	raw_reset(&r);
 	if ((rc = parse_object(body, len, &doc, why, whylen)) != TORNADO_OK)
 		return rc;
 	rc = extract(doc, callback_fields, NFIELDS(callback_fields), &r,
@@ -365,8 +398,8 @@ tornado_parse_event(const char *body, size_t len, struct obs *out,
 	enum tornado_err	 rc;
 
 	obs_reset(out, OBS_SRC_ORG);
-	memset(&env, 0, sizeof(env));
-	memset(&r, 0, sizeof(r));
+	raw_reset(&env);
+	raw_reset(&r);
 	if ((rc = parse_object(body, len, &doc, why, whylen)) != TORNADO_OK)
 		return rc;
 	rc = extract(doc, event_fields, NFIELDS(event_fields), &env,
@@ -381,12 +414,43 @@ tornado_parse_event(const char *body, size_t len, struct obs *out,
 			goto out;
 	}
 	/* The envelope's type and delivery id are authoritative. */
-	memcpy(r.type, env.type, sizeof(r.type));
-	memcpy(r.delivery_id, env.delivery_id, sizeof(r.delivery_id));
+	r.type = env.type;
+	r.delivery_id = env.delivery_id;
 	rc = classify_job(&r, out, why, whylen);
 out:
 	cJSON_Delete(doc);
 	return rc;
+}
+
+/* Classifies validated status fields (a poll of the job's status). */
+static void
+classify_poll(struct raw *r, struct obs *o)
+{
+	enum obs_stage	stage;
+
+	r->type.s = "status";
+	r->type.len = sizeof("status") - 1;
+	copy_out(o, r);
+	o->event = OBS_EV_JOB;
+	if (text_eqi(r->status.s, "completed")) {
+		o->status = OBS_ST_COMPLETED;
+		o->stage = OBS_STAGE_COMPLETED;
+	} else if (text_eqi(r->status.s, "failed"))
+		o->status = OBS_ST_FAILED;
+	else if (text_eqi(r->status.s, "skipped"))
+		o->status = OBS_ST_SKIPPED;
+	else if (text_eqi(r->status.s, "warning"))
+		o->status = OBS_ST_WARNING;
+	else if (text_eqi(r->status.s, "pending") ||
+	    text_eqi(r->status.s, "processing")) {
+		/* The API's step names: Queued .. Finished. */
+		if (text_eqi(r->stage.s, "finished"))
+			o->stage = OBS_STAGE_COMPLETED;
+		else if (r->stage.len > 0 &&
+		    obs_stage_parse(r->stage.s, &stage) == 0)
+			o->stage = stage;
+	} else
+		o->event = OBS_EV_UNKNOWN;
 }
 
 enum tornado_err
@@ -396,39 +460,15 @@ tornado_parse_poll(const char *body, size_t len, struct obs *out,
 	struct raw		 r;
 	cJSON			*doc;
 	enum tornado_err	 rc;
-	enum obs_stage		 stage;
 
 	obs_reset(out, OBS_SRC_POLL);
-	memset(&r, 0, sizeof(r));
+	raw_reset(&r);
 	if ((rc = parse_object(body, len, &doc, why, whylen)) != TORNADO_OK)
 		return rc;
 	rc = extract(doc, status_fields, NFIELDS(status_fields), &r,
 	    why, whylen);
+	if (rc == TORNADO_OK)
+		classify_poll(&r, out);
 	cJSON_Delete(doc);
-	if (rc != TORNADO_OK)
-		return rc;
-
-	memcpy(r.type, "status", sizeof("status"));
-	copy_out(out, &r);
-	out->event = OBS_EV_JOB;
-	if (text_eqi(r.status, "completed")) {
-		out->status = OBS_ST_COMPLETED;
-		out->stage = OBS_STAGE_COMPLETED;
-	} else if (text_eqi(r.status, "failed"))
-		out->status = OBS_ST_FAILED;
-	else if (text_eqi(r.status, "skipped"))
-		out->status = OBS_ST_SKIPPED;
-	else if (text_eqi(r.status, "warning"))
-		out->status = OBS_ST_WARNING;
-	else if (text_eqi(r.status, "pending") ||
-	    text_eqi(r.status, "processing")) {
-		/* The API's step names: Queued .. Finished. */
-		if (text_eqi(r.stage, "finished"))
-			out->stage = OBS_STAGE_COMPLETED;
-		else if (r.stage[0] != '\0' &&
-		    obs_stage_parse(r.stage, &stage) == 0)
-			out->stage = stage;
-	} else
-		out->event = OBS_EV_UNKNOWN;
-	return TORNADO_OK;
+	return rc;
 }
