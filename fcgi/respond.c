@@ -604,37 +604,57 @@ misdirected(struct rq *rq)
 }
 
 /*
- * The webhook itself: POST /hooks/{endpoint}.  h and res are the
- * caller's, so that the log line can name the endpoint, the tenant and
- * the action once this returns.
+ * What a webhook request holds from its body's arrival to its log line,
+ * which names the endpoint, the tenant and the action from it: one
+ * allocation, the body after it.  On a serving thread's stack it would
+ * be some 16 KiB of every thread's resident size, for good; freed, it is
+ * the heap's.
  */
-static void
-hook(struct resp_server *srv, struct rq *rq, struct webhook_obs *h,
-    struct accept_res *res)
+struct hook_mem {
+	struct webhook_obs	 h;
+	struct accept_res	 res;
+	char			 body[];
+};
+
+/* Answers for which no request's memory was allocated. */
+static const struct accept_res	bad_length = {
+	.result = HB_MALFORMED,
+	.detail = "invalid Content-Length",
+};
+static const struct accept_res	no_memory = { .result = HB_NOMEM };
+
+/*
+ * The webhook itself: POST /hooks/{endpoint}.  Returns what the answer
+ * and rq point into, for the caller to free after the log line: NULL
+ * when nothing was allocated.
+ */
+static struct hook_mem *
+hook(struct resp_server *srv, struct rq *rq)
 {
 	const struct resp_io	*io = rq->io;
-	struct webhook_req		 req;
+	struct webhook_req	 req;
+	struct hook_mem		*m;
+	struct accept_res	*res;
 	const char		*s, *ctype;
 	int			 form = 0;
-	char			*body = NULL;
 	long long		 len = 0;
 	enum util_num		 num;
 
 	if (strcmp(rq->method, "POST") != 0) {
 		answer_reply(srv, rq, R_METHOD);
-		return;
+		return NULL;
 	}
 	/* JSON, or a form for an endpoint whose mapping reads forms. */
 	ctype = io->param(io->arg, "CONTENT_TYPE");
 	if (!is_type(ctype, "application/json") &&
 	    !(form = is_type(ctype, "application/x-www-form-urlencoded"))) {
 		answer_reply(srv, rq, R_MEDIA);
-		return;
+		return NULL;
 	}
 	/* Bound the input before allocating or reading any of it. */
 	if ((s = io->param(io->arg, "CONTENT_LENGTH")) == NULL || *s == '\0') {
 		answer_reply(srv, rq, R_LENGTH);
-		return;
+		return NULL;
 	}
 	/* 1*DIGIT (RFC 9110): util_parse_num() alone would take "-0". */
 	if ((num = util_parse_num(s, 0, LLONG_MAX, &len)) == UTIL_NUM_OK &&
@@ -643,65 +663,92 @@ hook(struct resp_server *srv, struct rq *rq, struct webhook_obs *h,
 	if (num == UTIL_NUM_LARGE)
 		len = LLONG_MAX;
 	else if (num != UTIL_NUM_OK) {
-		memset(res, 0, sizeof(*res));
-		res->result = HB_MALFORMED;
-		res->detail = "invalid Content-Length";
-		answer(srv, rq, 400, res, NULL);
-		return;
+		answer(srv, rq, 400, &bad_length, NULL);
+		return NULL;
 	}
 	if ((unsigned long long)len > srv->body_max) {
 		answer_reply(srv, rq, R_TOO_LARGE);
-		return;
+		return NULL;
 	}
 
-	memset(res, 0, sizeof(*res));
-	if (open_shared(srv) != 0)
-		res->result = HB_NOMEM;
-	else if ((body = malloc((size_t)len + 1)) == NULL)
-		res->result = HB_NOMEM;
-	else if (io->read(io->arg, body, (size_t)len) != (size_t)len) {
+	if (open_shared(srv) != 0 ||
+	    (m = malloc(sizeof(*m) + (size_t)len + 1)) == NULL) {
+		answer(srv, rq, status_of_result(no_memory.result), &no_memory,
+		    NULL);
+		return NULL;
+	}
+	memset(&m->h, 0, sizeof(m->h));
+	memset(&m->res, 0, sizeof(m->res));
+	res = &m->res;
+	if (io->read(io->arg, m->body, (size_t)len) != (size_t)len) {
 		/* Cut off (or interrupted): nothing done, so try again. */
 		res->result = HB_UNAVAILABLE;
 		res->detail = "body shorter than Content-Length";
 	} else {
-		body[len] = '\0';	/* a stray str*() stops here */
+		m->body[len] = '\0';	/* a stray str*() stops here */
 		memset(&req, 0, sizeof(req));
 		req.endpoint = rq->path;
 		req.header = header;
 		req.arg = io;
-		req.body = body;
+		req.body = m->body;
 		req.bodylen = (size_t)len;
 		req.query = io->param(io->arg, "QUERY_STRING");
 		req.form = form;
 		req.now_ms = util_now_ms();
 		/* No config.db connection is held while the COMMIT is. */
 		rq->counted = webhook_receive(srv->shared->configs,
-		    srv->shared->group, &req, h, res) == 0;
+		    srv->shared->group, &req, &m->h, res) == 0;
 	}
 	/* A configured endpoint's own name; else the path stays unnamed. */
-	if (h->ep.name[0] != '\0') {
-		rq->endpoint = h->ep.name;
-		rq->tenant = h->ep.tenant;
+	if (m->h.ep.name[0] != '\0') {
+		rq->endpoint = m->h.ep.name;
+		rq->tenant = m->h.ep.tenant;
 	}
+	rq->secret = m->h.secret;
 	answer(srv, rq, status_of_result(res->result), res, NULL);
-	free(body);
+	return m;
+}
+
+/*
+ * The request's log line and, unless the writer counted it with its
+ * batch, its count.
+ */
+static void
+log_count(struct resp_server *srv, const struct rq *rq)
+{
+	char	id[24];
+
+	log_request(rq);
+	/*
+	 * Counted in memory; state.db has it with the writer's next COMMIT
+	 * (an unauthenticated request writes nothing by itself), with the
+	 * last use of the secret it was signed with: what a rotation
+	 * watches before it revokes the old one.  A request the writer
+	 * answered was counted with its batch.
+	 */
+	if (rq->counted || open_shared(srv) != 0)
+		return;
+	metrics_count(srv->shared->metrics, "requests", rq->endpoint,
+	    rq->result != NULL ? rq->result : "none", util_now_ms());
+	if (rq->secret > 0) {
+		(void)snprintf(id, sizeof(id), "%lld", (long long)rq->secret);
+		metrics_max(srv->shared->metrics, "secret_used_ms",
+		    rq->endpoint, id, util_now_ms());
+	}
 }
 
 void
 respond(struct resp_server *srv, const struct resp_io *io)
 {
 	struct rq		 rq;
-	struct webhook_obs		 h;
-	struct accept_res	 res;
+	struct hook_mem		*m = NULL;
 	struct store		*st;
 	const char	*path;
-	char		 pathbuf[1024], id[24];
+	char		 pathbuf[1024];
 	size_t		 i;
 	int		 get;
 
 	memset(&rq, 0, sizeof(rq));
-	memset(&h, 0, sizeof(h));
-	memset(&res, 0, sizeof(res));
 	(void)clock_gettime(CLOCK_MONOTONIC, &rq.t0);
 	rq.io = io;
 	rq.endpoint = "unknown";
@@ -738,26 +785,9 @@ respond(struct resp_server *srv, const struct resp_io *io)
 		}
 		goto done;
 	}
-	hook(srv, &rq, &h, &res);
-	rq.secret = h.secret;
+	m = hook(srv, &rq);
 done:
-	if (rq.status == 0)
-		return;
-	log_request(&rq);
-	/*
-	 * Counted in memory; state.db has it with the writer's next COMMIT
-	 * (an unauthenticated request writes nothing by itself), with the
-	 * last use of the secret it was signed with: what a rotation
-	 * watches before it revokes the old one.  A request the writer
-	 * answered was counted with its batch.
-	 */
-	if (rq.counted || open_shared(srv) != 0)
-		return;
-	metrics_count(srv->shared->metrics, "requests", rq.endpoint,
-	    rq.result != NULL ? rq.result : "none", util_now_ms());
-	if (rq.secret > 0) {
-		(void)snprintf(id, sizeof(id), "%lld", (long long)rq.secret);
-		metrics_max(srv->shared->metrics, "secret_used_ms",
-		    rq.endpoint, id, util_now_ms());
-	}
+	if (rq.status != 0)
+		log_count(srv, &rq);
+	free(m);
 }
