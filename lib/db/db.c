@@ -220,6 +220,12 @@ db_checkpoint(struct db *db, int pages)
 	    DB_OK;
 }
 
+size_t
+db_shrink(struct db *db)
+{
+	return db->ops->shrink != NULL ? db->ops->shrink(db) : 0;
+}
+
 enum db_rc
 db_session(struct db *db, const char *text)
 {

@@ -307,6 +307,13 @@ int db_readonly(struct db *);
  */
 enum db_rc db_checkpoint(struct db *, int pages);
 
+/*
+ * SQLite: gives back the connection's page cache, outside a transaction
+ * (its pages are read from the file, or the kernel's cache, when next
+ * needed), and returns the bytes it held.  PostgreSQL: 0.
+ */
+size_t db_shrink(struct db *);
+
 /* Closes the connection and every statement.  NULL is a no-op. */
 void db_close(struct db *);
 

@@ -45,7 +45,7 @@ struct db {
  * (an index in range, a NULL text bound as NULL) and sets what it says
  * is shared (db_stmt()'s changes).  An operation a backend has no use
  * for is NULL, and db/db.c answers as db/db.h says of it: same_file 1, busy
- * nothing, readonly 0, checkpoint DB_OK, session db_exec().
+ * nothing, readonly 0, checkpoint DB_OK, shrink 0, session db_exec().
  */
 struct db_ops {
 	enum db_kind	  kind;
@@ -74,6 +74,7 @@ struct db_ops {
 	void		(*busy)(struct db *, int ms);
 	int		(*readonly)(struct db *);
 	enum db_rc	(*checkpoint)(struct db *, int pages);
+	size_t		(*shrink)(struct db *);
 	enum db_rc	(*session)(struct db *, const char *text);
 
 	const char     *(*errmsg)(const struct db *);

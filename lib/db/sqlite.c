@@ -373,6 +373,29 @@ lite_checkpoint(struct db *db, int pages)
 	return rc;
 }
 
+/* The bytes db's page cache holds. */
+static size_t
+lite_cache_used(sqlite3 *lite)
+{
+	int	cur = 0, hi = 0;
+
+	return sqlite3_db_status(lite, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi,
+	    0) == SQLITE_OK && cur > 0 ? (size_t)cur : 0;
+}
+
+static size_t
+lite_shrink(struct db *db)
+{
+	sqlite3	*lite = lite_db(db)->lite;
+	size_t	 before = lite_cache_used(lite), after;
+
+	if (!sqlite3_get_autocommit(lite))
+		return 0;
+	(void)sqlite3_db_release_memory(lite);
+	after = lite_cache_used(lite);
+	return before > after ? before - after : 0;
+}
+
 static const char *
 lite_errmsg(const struct db *db)
 {
@@ -546,6 +569,7 @@ const struct db_ops db_sqlite_ops = {
 	.busy = lite_busy,
 	.readonly = lite_readonly,
 	.checkpoint = lite_checkpoint,
+	.shrink = lite_shrink,
 	.errmsg = lite_errmsg,
 	.exec = lite_exec,
 	.in_tx = lite_in_tx,

@@ -617,6 +617,19 @@ group_submit(struct group *g, struct accept_prep *p,
 	return res->result;
 }
 
+size_t
+group_quiet(struct group *g)
+{
+	size_t	n = 0;
+
+	/* A batch running has the connection; else the lock keeps it. */
+	pthread_mutex_lock(&g->lock);
+	if (!g->running && g->st != NULL)
+		n = store_shrink(g->st);
+	pthread_mutex_unlock(&g->lock);
+	return n;
+}
+
 void
 group_stats(struct group *g, struct group_stats *out)
 {

@@ -117,4 +117,12 @@ HB_API enum hb_result group_submit(struct group *, struct accept_prep *p,
 
 HB_API void group_stats(struct group *, struct group_stats *);
 
+/*
+ * For a process that has gone quiet: unless a batch is running, the
+ * batches' connection gives back its page cache (store_shrink()), which
+ * the next batch reads again from the kernel's.  Returns the bytes it
+ * held.
+ */
+HB_API size_t group_quiet(struct group *);
+
 #endif

@@ -1392,6 +1392,12 @@ store_checkpoint(struct store *s)
 	return store_status_of(db_checkpoint(s->db, 0));
 }
 
+size_t
+store_shrink(struct store *s)
+{
+	return db_shrink(s->db);
+}
+
 enum store_status
 store_begin(struct store *s)
 {

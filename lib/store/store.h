@@ -118,6 +118,11 @@ HB_API enum store_status store_commit(struct store *) HB_MUST_CHECK;
  */
 HB_API enum store_status store_checkpoint(struct store *) HB_MUST_CHECK;
 /*
+ * Gives back the connection's page cache (db_shrink()), not inside a
+ * transaction; returns the bytes it held.
+ */
+HB_API size_t store_shrink(struct store *);
+/*
  * Non-zero when the state at path is a file whose writers run its
  * checkpoints (store_checkpoint()); a server runs its own, and wants no
  * connection for them.

@@ -272,6 +272,34 @@ START_TEST(test_transactions)
 }
 END_TEST
 
+/*
+ * db_shrink(): a file's page cache given back, never inside a
+ * transaction (its pages are the transaction's); a server's, none.
+ */
+START_TEST(test_shrink)
+{
+	struct db	*db = open_db(_i);
+	char		 name[16];
+	int		 i;
+
+	for (i = 0; i < 200; i++) {
+		(void)snprintf(name, sizeof(name), "row-%d", i);
+		insert(db, name, i, NULL, 0);
+	}
+	ck_assert_int_eq(count(db), 200);
+	ck_assert_int_eq(db_exec(db, "BEGIN"), DB_OK);
+	ck_assert_int_eq(count(db), 200);
+	ck_assert_uint_eq(db_shrink(db), 0);
+	ck_assert_int_eq(db_exec(db, "COMMIT"), DB_OK);
+	if (_i == LITE)
+		ck_assert_uint_ge(db_shrink(db), 4096);
+	ck_assert_uint_eq(db_shrink(db), 0);
+	/* And read again from the file. */
+	ck_assert_int_eq(count(db), 200);
+	db_close(db);
+}
+END_TEST
+
 START_TEST(test_quoted_and_bad)
 {
 	struct db	*db = open_db(_i);
@@ -1653,6 +1681,7 @@ db_suite(void)
 		tcase_add_loop_test(tc, test_rows_in_order, b, b + 1);
 		tcase_add_loop_test(tc, test_constraint, b, b + 1);
 		tcase_add_loop_test(tc, test_transactions, b, b + 1);
+		tcase_add_loop_test(tc, test_shrink, b, b + 1);
 		tcase_add_loop_test(tc, test_quoted_and_bad, b, b + 1);
 		tcase_add_loop_test(tc, test_busy, b, b + 1);
 		tcase_add_loop_test(tc, test_constraint_kinds, b, b + 1);

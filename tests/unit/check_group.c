@@ -1274,6 +1274,62 @@ START_TEST(free_answers_the_waiting)
 }
 END_TEST
 
+/* Calls group_quiet() over and over until stop is set. */
+static void *
+quieter(void *arg)
+{
+	atomic_int	*stop = arg;
+
+	while (!atomic_load(stop))
+		(void)group_quiet(grp);
+	return NULL;
+}
+
+/*
+ * A quiet process's writer gives back its page cache (SQLite; a server's
+ * connection has none to give), and the next batch reads its pages
+ * again; asked while batches run, it waits for none and breaks none.
+ */
+START_TEST(quiet_gives_back_the_cache)
+{
+	enum { N = 64 };
+	atomic_int	stop;
+	pthread_t	tid;
+	size_t		given;
+	char		want[64];
+	int		i;
+
+	/* Before the first batch, no connection: nothing held. */
+	ck_assert_uint_eq(group_quiet(grp), 0);
+	for (i = 0; i < N; i++)
+		fresh(&calls[i], i);
+	start_all(calls, N);
+	join_all(calls, N);
+	ck_assert_int_eq(answered(calls, N, HB_ACCEPTED), N);
+	(void)settle(N);
+	given = group_quiet(grp);
+	if (test_backend == TEST_SQLITE)
+		ck_assert_msg(given >= 4096, "the cache held %zu bytes", given);
+	else
+		ck_assert_uint_eq(given, 0);
+	ck_assert_uint_eq(group_quiet(grp), 0);
+
+	/* Asked all along while the next batches run. */
+	atomic_store(&stop, 0);
+	ck_assert_int_eq(pthread_create(&tid, NULL, quieter, &stop), 0);
+	for (i = 0; i < N; i++)
+		fresh(&calls[i], N + i);
+	start_all(calls, N);
+	join_all(calls, N);
+	atomic_store(&stop, 1);
+	ck_assert_int_eq(pthread_join(tid, NULL), 0);
+	ck_assert_int_eq(answered(calls, N, HB_ACCEPTED), N);
+	snprintf(want, sizeof(want), "r%d j%d a%d o%d c0", 2 * N, 2 * N,
+	    2 * N, 2 * N);
+	snapshot_is(state_path, want);
+}
+END_TEST
+
 static Suite *
 group_suite(void)
 {
@@ -1296,6 +1352,7 @@ group_suite(void)
 	tcase_add_test(tc, changed_while_waiting);
 	tcase_add_test(tc, state_file_replaced);
 	tcase_add_test(tc, free_answers_the_waiting);
+	tcase_add_test(tc, quiet_gives_back_the_cache);
 	suite_add_tcase(s, tc);
 	return s;
 }
