@@ -21,7 +21,8 @@
 # CPU time (user + system) the responder's processes used over the run,
 # per request wrk reported, in ms (target for hookbox: 0.1 at most); the
 # rss column is VmRSS in kB of each responder process after the run
-# (master+workers).
+# (master+workers), and the line under the table the same 3 s later,
+# once the responder has given back what the traffic freed.
 # The responder runs with its defaults (hookbox-fcgi -d DIR -s SOCKET);
 # FCGI_OPTS adds options ("-w 2 -t 1": the pre-forked model).  nop-fcgi
 # runs NOP_THREADS threads (default 4).  Set HOOKBOX_SYNC=normal to
@@ -205,6 +206,12 @@ for conns in $conns_list; do
 	[ "$4" -gt 0 ] && echo "mixed-50: $4 of the new half were duplicates" \
 	    "(the $nnew pre-signed new bodies ran out)"
 	first=$((first + 200000))
+	# What stays once the traffic stops: a threaded responder gives its
+	# freed heap back after a quiet second (hookbox-fcgi(8)).
+	sleep 3
+	rest=$(tree_rss "$fcgi")
+	[ "$hosts" = 2 ] && rest="$rest+$(tree_rss "$fcgi2")"
+	echo "rss-kB 3 s after the last row (at rest): $rest"
 	[ "$pg" = 1 ] && how="backend: postgresql" ||
 	    how="sync: ${HOOKBOX_SYNC:-full}"
 	echo "connections: $conns, duration: ${secs}s each, $how"

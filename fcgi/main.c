@@ -40,6 +40,12 @@ static volatile sig_atomic_t	in_request;
 #define THREADS_MAX		256
 /* Each thread's stack: the request path needs far less. */
 #define THREAD_STACK		(512 * 1024)
+/*
+ * A threaded process that has served requests and then none for a whole
+ * QUIET_S seconds gives back its writer's page cache and its freed heap
+ * (respond_quiet()), what a burst took (bench/README.md, Memory).
+ */
+#define QUIET_S			1
 
 /*
  * Prints the usage with each option's default to f and exits with code:
@@ -289,7 +295,10 @@ struct pool {
 	pthread_mutex_t			 lock;
 	pthread_cond_t			 idle;
 	int				 busy;
+	unsigned long			 served;	/* requests answered */
 	int				 stopping;
+	/* The main thread's alone: served at its last two looks. */
+	unsigned long			 seen, given;
 };
 
 static void *
@@ -319,12 +328,39 @@ pool_thread(void *arg)
 		respond(p->srv, &io);
 		fcgi_finish(&req);
 		pthread_mutex_lock(&p->lock);
+		p->served++;
 		if (--p->busy == 0 && p->stopping)
 			pthread_cond_signal(&p->idle);
 		stop = p->stopping;
 		pthread_mutex_unlock(&p->lock);
 	}
 	return NULL;
+}
+
+/*
+ * Waits up to QUIET_S seconds for a stop: returns 0 when one came, else
+ * -1, having called respond_quiet() if the pool served requests before
+ * the last wait and none since.
+ */
+static int
+wait_stop(struct pool *p, const sigset_t *stops)
+{
+	struct timespec		 ts = { QUIET_S, 0 };
+	unsigned long		 n;
+	int			 busy;
+
+	if (sigtimedwait(stops, NULL, &ts) > 0)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	n = p->served;
+	busy = p->busy;
+	pthread_mutex_unlock(&p->lock);
+	if (busy == 0 && n == p->seen && n != p->given) {
+		respond_quiet(p->srv->shared);
+		p->given = n;
+	}
+	p->seen = n;
+	return -1;
 }
 
 /*
@@ -339,7 +375,7 @@ serve_threads(struct resp_server *srv, int listen_fd, int n)
 	pthread_attr_t		 attr;
 	pthread_t		 tid;
 	sigset_t		 stops, old;
-	int			 i, sig, started = 0;
+	int			 i, started = 0;
 
 	memset(&p, 0, sizeof(p));
 	p.srv = srv;
@@ -382,7 +418,7 @@ serve_threads(struct resp_server *srv, int listen_fd, int n)
 		return 0;
 	}
 
-	while (sigwait(&stops, &sig) != 0)
+	while (wait_stop(&p, &stops) != 0)
 		continue;
 	pthread_mutex_lock(&p.lock);
 	p.stopping = 1;

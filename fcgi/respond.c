@@ -296,6 +296,14 @@ respond_shared_free(struct resp_shared *sh)
 	free(sh);
 }
 
+void
+respond_quiet(struct resp_shared *sh)
+{
+	if (sh != NULL)
+		(void)group_quiet(sh->group);
+	util_give_heap_back();
+}
+
 /* No shared state given: a writer and a pool of one, on this thread. */
 static int
 open_shared(struct resp_server *srv)
@@ -608,7 +616,7 @@ misdirected(struct rq *rq)
  * which names the endpoint, the tenant and the action from it: one
  * allocation, the body after it.  On a serving thread's stack it would
  * be some 16 KiB of every thread's resident size, for good; freed, it is
- * the heap's.
+ * the heap's, which the process gives back once quiet (main.c).
  */
 struct hook_mem {
 	struct webhook_obs	 h;

@@ -52,6 +52,13 @@ int respond_connections(int threads, int server);
 void respond_shared_free(struct resp_shared *);
 
 /*
+ * For a process that has served requests and then none for a while: the
+ * writer's page cache (group_quiet()) and then the freed heap
+ * (util_give_heap_back()) go back to the kernel.  NULL: the heap alone.
+ */
+void respond_quiet(struct resp_shared *);
+
+/*
  * One serving thread's long-lived state.  The data directory is the
  * operator's, fixed at start-up: a request cannot choose another one.
  * Handles are opened lazily and kept while their files stay where they

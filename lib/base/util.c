@@ -39,6 +39,14 @@ util_keep_heap(void)
 #endif
 }
 
+void
+util_give_heap_back(void)
+{
+#ifdef M_TRIM_THRESHOLD
+	(void)malloc_trim(0);
+#endif
+}
+
 enum util_num
 util_parse_num(const char *s, long long min, long long max, long long *out)
 {

@@ -32,6 +32,15 @@ HB_API int util_init(void) HB_MUST_CHECK;
  */
 HB_API void util_keep_heap(void);
 
+/*
+ * Gives back to the kernel every whole page of freed heap, in each heap
+ * (malloc_trim(3)): for such a process once it has gone quiet, as
+ * jemalloc's decay does, so that what a burst took does not stay
+ * resident until the next one.  It costs a walk of the free lists; the
+ * pages come back as they are next touched.
+ */
+HB_API void util_give_heap_back(void);
+
 /* What the one bounded integer parser found. */
 enum util_num {
 	UTIL_NUM_OK = 0,
