@@ -16,7 +16,9 @@
 #    what the killed batch committed without answering, and every job ends
 #    with exactly one action and one "accepted" answer.
 # Nothing here depends on when the kill lands: which requests it cuts is
-# counted and printed, never asserted.
+# counted and printed, never asserted.  Then three quiet seconds: the
+# worker gives back what the rounds took (its resident size falls, in the
+# plain build), and answers every callback again, a duplicate.
 set -u
 build=$(cd "${1:?usage: group.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -212,6 +214,26 @@ eq "one accepted receipt per action" 0 \
     "$(q "SELECT count(*) FROM accepted a WHERE (SELECT count(*) FROM
     receipts r WHERE r.action_id = a.action_id AND
     r.result = 'accepted') != 1")"
+
+# ---- quiet: the worker gives back what the rounds took, and serves on ----
+# A second with nothing to serve: the writer's page cache and the freed
+# heap go back (hookbox-fcgi(8), MEMORY).  The sanitizers' allocators
+# keep their own heaps, so only the plain build's size is compared.
+busy_kb=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$new/status")
+sleep 3
+rest_kb=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$new/status")
+echo "group: worker RSS $busy_kb kB after round two, $rest_kb kB 3 s later"
+if readelf --dyn-syms -W "$FCGI" | grep -q '__[at]san_init'; then :; else
+	[ "$rest_kb" -lt "$busy_kb" ] && pass ||
+	    fail "quiet: RSS $busy_kb kB, then $rest_kb kB"
+fi
+requests "$tmp/third.cfg" "$tmp/third" "$all"
+curl -s --parallel --parallel-max 32 -K "$tmp/third.cfg" \
+    > "$tmp/third.codes" 2> "$tmp/third.err"
+results "$tmp/third" "$tmp/third.codes" > "$tmp/third.res"
+eq "after the quiet, every callback again answered 200 duplicate" "$N" \
+    "$(grep -c ' 200 duplicate$' "$tmp/third.res")"
+eq "still one action per job" "$N" "$(q 'SELECT count(*) FROM outbox')"
 
 # ---- the sanitizer builds: no report from any worker ----
 if grep -q 'Sanitizer\|runtime error' "$tmp/fcgi.log"; then
