@@ -373,29 +373,6 @@ lite_checkpoint(struct db *db, int pages)
 	return rc;
 }
 
-/* The bytes db's page cache holds. */
-static size_t
-lite_cache_used(sqlite3 *lite)
-{
-	int	cur = 0, hi = 0;
-
-	return sqlite3_db_status(lite, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi,
-	    0) == SQLITE_OK && cur > 0 ? (size_t)cur : 0;
-}
-
-static size_t
-lite_shrink(struct db *db)
-{
-	sqlite3	*lite = lite_db(db)->lite;
-	size_t	 before = lite_cache_used(lite), after;
-
-	if (!sqlite3_get_autocommit(lite))
-		return 0;
-	(void)sqlite3_db_release_memory(lite);
-	after = lite_cache_used(lite);
-	return before > after ? before - after : 0;
-}
-
 static const char *
 lite_errmsg(const struct db *db)
 {
@@ -417,6 +394,30 @@ static int
 lite_in_tx(struct db *db)
 {
 	return !sqlite3_get_autocommit(lite_db(db)->lite);
+}
+
+/* The bytes db's page cache holds. */
+static size_t
+lite_cache_used(sqlite3 *lite)
+{
+	int	cur = 0, hi = 0;
+
+	return sqlite3_db_status(lite, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi,
+	    0) == SQLITE_OK && cur > 0 ? (size_t)cur : 0;
+}
+
+static size_t
+lite_shrink(struct db *db)
+{
+	sqlite3	*lite = lite_db(db)->lite;
+	size_t	 before, after;
+
+	if (lite_in_tx(db))
+		return 0;
+	before = lite_cache_used(lite);
+	(void)sqlite3_db_release_memory(lite);
+	after = lite_cache_used(lite);
+	return before > after ? before - after : 0;
 }
 
 /* Prepared on first use, kept; reset and unbound after. */
