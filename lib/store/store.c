@@ -1308,6 +1308,9 @@ store_open(const char *path, const struct store_opts *opts,
 	/* A server's schema is made and migrated by its owner's role. */
 	rc = caps & DB_CAP_SERVER ? server_schema(s, opts->create) :
 	    migrate(s);
+	if (rc == STORE_OK && (caps & DB_CAP_FILE) && opts->journal_in_memory)
+		rc = store_status_of(db_exec(s->db,
+		    "PRAGMA temp_store=MEMORY"));
 out:
 	if (rc != STORE_OK) {
 		(void)snprintf(open_err, sizeof(open_err), "%s",

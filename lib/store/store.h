@@ -52,6 +52,14 @@ struct store_opts {
 	int	checkpoint_pages;
 	/* SQLite's page cache, in KiB; 0: SQLite's default, 2000. */
 	int	cache_kib;
+	/*
+	 * A file's savepoints keep the pages they change in memory
+	 * (temp_store=MEMORY), not in a temporary file past 64 KiB, two
+	 * writes a page: for a writer whose transactions are bounded by
+	 * what its callers already hold, set after the schema's migration,
+	 * whose statements are not.
+	 */
+	int	journal_in_memory;
 };
 
 #define STORE_BUSY_MS_DEFAULT	5000

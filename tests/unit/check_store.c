@@ -14,6 +14,7 @@
  * Each test gets its own directory under one per test case, which the
  * parent process removes even when a test fails.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -2517,6 +2518,80 @@ START_TEST(look_by_key)
 END_TEST
 
 /*
+ * Non-zero while this process holds a file SQLite made for its own use
+ * ("etilqs_", deleted once open): a savepoint's journal spilled to disk.
+ */
+static int
+holds_temp_file(void)
+{
+	struct dirent	*e;
+	DIR		*d;
+	char		 path[PATH_MAX], to[PATH_MAX];
+	ssize_t		 n;
+	int		 found = 0;
+
+	ck_assert_ptr_nonnull(d = opendir("/proc/self/fd"));
+	while (!found && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || snprintf(path, sizeof(path),
+		    "/proc/self/fd/%s", e->d_name) >= (int)sizeof(path))
+			continue;
+		if ((n = readlink(path, to, sizeof(to) - 1)) > 0) {
+			to[n] = '\0';
+			found = strstr(to, "etilqs_") != NULL;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A batch's savepoint changes pages that were there before it, and keeps
+ * each one's original to roll back to: past 64 KiB SQLite writes them to
+ * a temporary file, two writes a page, unless the store keeps them in
+ * memory.  Both ways roll back alike.
+ */
+START_TEST(savepoint_journal_in_memory)
+{
+	static struct obs	 o;
+	struct store_opts	 opts;
+	struct store_job	 job;
+	struct store		*w;
+	char			 id[32];
+	int			 mem, i;
+
+	if (test_backend != TEST_SQLITE)
+		return;
+	job.stage = OBS_STAGE_COMPLETED;
+	job.terminal = OBS_ST_COMPLETED;
+	test_db_exec(state_path, "WITH RECURSIVE n(i) AS (SELECT 1"
+	    " UNION ALL SELECT i + 1 FROM n WHERE i < 4000)"
+	    " INSERT INTO job_state SELECT 't', 'job-' || i, 1, 'none',"
+	    " NULL, NULL, NULL, 1 FROM n");
+	for (mem = 0; mem < 2; mem++) {
+		memset(&opts, 0, sizeof(opts));
+		opts.busy_ms = 1000;
+		opts.journal_in_memory = mem;
+		ck_assert_int_eq(store_open(state_path, &opts, &w), STORE_OK);
+		ck_assert_int_eq(store_begin(w), STORE_OK);
+		ck_assert_int_eq(store_savepoint(w), STORE_OK);
+		/* One row in forty: a hundred pages, 400 KiB. */
+		for (i = 1; i <= 4000; i += 40) {
+			(void)snprintf(id, sizeof(id), "job-%d", i);
+			ck_assert_int_eq(store_job_put(w, "t", id, &job, &o, 2),
+			    STORE_OK);
+		}
+		ck_assert_int_eq(holds_temp_file(), !mem);
+		ck_assert_int_eq(store_rollback_to(w), STORE_OK);
+		ck_assert_int_eq(store_commit(w), STORE_OK);
+		store_close(w);
+		ck_assert_int_eq(holds_temp_file(), 0);
+	}
+	ck_assert_int_eq(qi("SELECT count(*) FROM job_state"
+	    " WHERE tenant = 't' AND stage = 1", NULL), 4000);
+}
+END_TEST
+
+/*
  * What the status page shows: the minutes ride the flush and go once
  * past the window (the operator's routes have none); each destination's
  * latest error and delivery; the dead rows; the same in JSON.
@@ -3676,6 +3751,7 @@ store_suite(void)
 	tcase_add_test(ops, metrics_drop_and_forget);
 	tcase_add_test(ops, metrics_two_writers);
 	tcase_add_test(ops, look_by_key);
+	tcase_add_test(ops, savepoint_journal_in_memory);
 	tcase_add_test(ops, put_set_large_bodies);
 	tcase_add_test(ops, status_view);
 	tcase_add_test(ops, state_names);
