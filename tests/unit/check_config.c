@@ -13,7 +13,6 @@
  */
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -267,6 +266,35 @@ file_has(const char *path, const void *needle, size_t nlen)
 	return has;
 }
 
+/* fd_accmode()'s walk: the file sought, and the mode found so far. */
+struct accmode {
+	const char	*path;
+	int		 mode;
+};
+
+static int
+accmode_of(const char *fd, const char *target, void *arg)
+{
+	struct accmode	*a = arg;
+	FILE		*f;
+	char		 link[PATH_MAX], line[256];
+	int		 m = -1;
+
+	if (strcmp(target, a->path) != 0)
+		return 0;
+	ck_assert_int_lt(snprintf(link, sizeof(link), "/proc/self/fdinfo/%s",
+	    fd), (int)sizeof(link));
+	f = fopen(link, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "flags:", 6) == 0)
+			m = (int)(strtoul(line + 6, NULL, 8) & O_ACCMODE);
+	fclose(f);
+	ck_assert_int_ne(m, -1);
+	a->mode = a->mode == -1 || a->mode == m ? m : -2;
+	return 0;
+}
+
 /*
  * The access mode (O_RDONLY, O_RDWR) of this process's descriptors open
  * on path: -1 when none is, -2 when they disagree.  Linux: reads
@@ -275,40 +303,10 @@ file_has(const char *path, const void *needle, size_t nlen)
 static int
 fd_accmode(const char *path)
 {
-	DIR		*d;
-	struct dirent	*de;
-	FILE		*f;
-	char		 link[PATH_MAX], target[PATH_MAX], line[256];
-	ssize_t		 n;
-	int		 mode = -1, m;
+	struct accmode	a = { path, -1 };
 
-	d = opendir("/proc/self/fd");
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		ck_assert_int_lt(snprintf(link, sizeof(link), "/proc/self/fd/%s",
-		    de->d_name), (int)sizeof(link));
-		if ((n = readlink(link, target, sizeof(target) - 1)) < 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(target, path) != 0)
-			continue;
-		ck_assert_int_lt(snprintf(link, sizeof(link),
-		    "/proc/self/fdinfo/%s", de->d_name), (int)sizeof(link));
-		f = fopen(link, "r");
-		ck_assert_ptr_nonnull(f);
-		m = -1;
-		while (fgets(line, sizeof(line), f) != NULL)
-			if (strncmp(line, "flags:", 6) == 0)
-				m = (int)(strtoul(line + 6, NULL, 8) &
-				    O_ACCMODE);
-		fclose(f);
-		ck_assert_int_ne(m, -1);
-		mode = mode == -1 || mode == m ? m : -2;
-	}
-	closedir(d);
-	return mode;
+	(void)test_each_fd(accmode_of, &a);
+	return a.mode;
 }
 
 /*

@@ -14,7 +14,6 @@
  * Each test gets its own directory under one per test case, which the
  * parent process removes even when a test fails.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -2517,31 +2516,23 @@ START_TEST(look_by_key)
 }
 END_TEST
 
+/* A file SQLite made for its own use ("etilqs_", deleted once open). */
+static int
+sqlite_temp(const char *fd, const char *target, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	return strstr(target, "etilqs_") != NULL;
+}
+
 /*
- * Non-zero while this process holds a file SQLite made for its own use
- * ("etilqs_", deleted once open): a savepoint's journal spilled to disk.
+ * Non-zero while this process holds a file SQLite made for its own use:
+ * a savepoint's journal spilled to disk.
  */
 static int
 holds_temp_file(void)
 {
-	struct dirent	*e;
-	DIR		*d;
-	char		 path[PATH_MAX], to[PATH_MAX];
-	ssize_t		 n;
-	int		 found = 0;
-
-	ck_assert_ptr_nonnull(d = opendir("/proc/self/fd"));
-	while (!found && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' || snprintf(path, sizeof(path),
-		    "/proc/self/fd/%s", e->d_name) >= (int)sizeof(path))
-			continue;
-		if ((n = readlink(path, to, sizeof(to) - 1)) > 0) {
-			to[n] = '\0';
-			found = strstr(to, "etilqs_") != NULL;
-		}
-	}
-	closedir(d);
-	return found;
+	return test_each_fd(sqlite_temp, NULL);
 }
 
 /*

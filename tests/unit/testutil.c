@@ -1,6 +1,7 @@
 /*
  * testutil.c: helpers shared by the Check suites.
  */
+#include <dirent.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -877,6 +878,30 @@ test_db_exec(const char *path, const char *sql)
 	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql,
 	    err != NULL ? err : "?");
 	sqlite3_close(db);
+}
+
+int
+test_each_fd(int (*fn)(const char *, const char *, void *), void *arg)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 link[PATH_MAX], target[PATH_MAX];
+	ssize_t		 n;
+	int		 rc = 0;
+
+	ck_assert_ptr_nonnull(d = opendir("/proc/self/fd"));
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		ck_assert_int_lt(snprintf(link, sizeof(link),
+		    "/proc/self/fd/%s", de->d_name), (int)sizeof(link));
+		if ((n = readlink(link, target, sizeof(target) - 1)) < 0)
+			continue;
+		target[n] = '\0';
+		rc = fn(de->d_name, target, arg);
+	}
+	closedir(d);
+	return rc;
 }
 
 void

@@ -238,6 +238,14 @@ struct db_stmt *test_own_stmt(const char *loc, const char *sql,
 void test_db_exec(const char *path, const char *sql);
 
 /*
+ * Calls fn with each descriptor this process holds open (its number, as
+ * /proc/self/fd names it) and what it is open on, until fn returns
+ * non-zero; returns that, or 0 once all were seen.  Linux.
+ */
+int test_each_fd(int (*fn)(const char *fd, const char *target, void *),
+    void *arg);
+
+/*
  * PostgreSQL: the plan the server makes for pg, a statement's
  * PostgreSQL text taking one parameter ?1, bound to arg: EXPLAIN's
  * lines, each ending in a newline, in buf.
